@@ -1,0 +1,62 @@
+// The Express application. Middleware is mounted one concern per file, in this
+// order: each step relies on the ones above it.
+import express, { type Express } from 'express';
+import type { Services } from '../core/services.ts';
+import { service } from '../core/version.ts';
+import { docsRouter } from './docs.ts';
+import { manifest, type Endpoint } from './manifest.ts';
+import { bodyParsers } from './middleware/body.ts';
+import { corsPolicy } from './middleware/cors.ts';
+import { requestLogging } from './middleware/logging.ts';
+import { errorHandler, notFound } from './middleware/problems.ts';
+import { requestId } from './middleware/request-id.ts';
+import { securityHeaders } from './middleware/security-headers.ts';
+import { mountEndpoints, routesByKey } from './mount.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import type { RouteDefinition } from './route.ts';
+import { allRoutes } from './routes.ts';
+
+export type AppOptions = {
+  /** Tests pass their own to exercise the machinery (e.g. a short timeout). */
+  endpoints?: Endpoint[];
+  routes?: RouteDefinition[];
+};
+
+export function createApp(services: Services, options: AppOptions = {}): Express {
+  const endpoints = options.endpoints ?? manifest;
+  const routes = routesByKey(endpoints, options.routes ?? allRoutes);
+  const openapi = buildOpenApiDocument(endpoints, routes, {
+    title: 'Content and Agent Platform API',
+    version: service.version,
+    ...(services.config.publicUrl ? { serverUrl: services.config.publicUrl } : {}),
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', services.config.trustProxy);
+  app.locals.catalog = { total: endpoints.length, implemented: routes.size };
+
+  // 1. Identify the request, so every later log line and problem carries its id.
+  app.use(requestId());
+  // 2. Log it once it finishes.
+  app.use(requestLogging(services.logger));
+  // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
+  app.use(securityHeaders());
+  const cors = corsPolicy(services.config.corsOrigins);
+  if (cors) app.use(cors);
+  // 4. Bodies: JSON and forms, bounded in size.
+  app.use(bodyParsers(services.config.bodyLimit));
+  // 5. The API description and its interactive documentation.
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+  app.use(docsRouter());
+  // 6. Every manifest endpoint, each under its own timeout.
+  const api = express.Router({ strict: false });
+  mountEndpoints(api, endpoints, routes, services);
+  app.use(api);
+  // 7. Whatever is left is a 404 problem; every error becomes a problem.
+  app.use(notFound());
+  app.use(errorHandler());
+  return app;
+}

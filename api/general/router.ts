@@ -1,0 +1,108 @@
+// General: service information and health probes. Public, cheap, and bounded
+// in time whatever state the dependencies are in.
+import { Problem } from '../../core/errors.ts';
+import { checkCache, checkDatabase, checkMigrations, checkWorkers } from '../../core/health.ts';
+import { service, uptimeSeconds } from '../../core/version.ts';
+import { defineRoute } from '../route.ts';
+import * as schemas from './schemas.ts';
+
+export type Catalog = { total: number; implemented: number };
+
+const baseUrl = (configured: string | undefined, req: { protocol: string; get(name: string): string | undefined }) =>
+  configured ?? `${req.protocol}://${req.get('host')}`;
+
+export const routes = [
+  defineRoute({
+    key: 'GET /',
+    description: 'The service name and version, where its documentation is, and how much of the API is built.',
+    responses: { 200: { description: 'Service information', schema: schemas.root } },
+    async handler(_input, { services }, { req }) {
+      const base = baseUrl(services.config.publicUrl, req);
+      const catalog = req.app.locals.catalog as Catalog;
+      return {
+        body: {
+          name: service.name,
+          version: service.version,
+          docs_url: `${base}/docs`,
+          openapi_url: `${base}/openapi.json`,
+          endpoints: catalog,
+        },
+      };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /health',
+    description:
+      'Overall status with each dependency: database, migrations, cache store and workers. 503 when the database is unreachable or not migrated.',
+    responses: {
+      200: { description: 'Healthy, or degraded in an optional part', schema: schemas.health },
+      503: { description: 'The database is down or not migrated', schema: schemas.health },
+    },
+    async handler(_input, { services }) {
+      const [database, migrations, cache, workers] = await Promise.all([
+        checkDatabase(services.db),
+        checkMigrations(services.db, services.migrations),
+        checkCache(services.cache),
+        checkWorkers(services.db),
+      ]);
+      const essential = database.status === 'up' && migrations.status === 'up';
+      const status = !essential ? 'down' : cache.status === 'up' && workers.status === 'up' ? 'ok' : 'degraded';
+      return {
+        status: essential ? 200 : 503,
+        headers: { 'Cache-Control': 'no-store' },
+        body: {
+          status,
+          version: service.version,
+          uptime_seconds: uptimeSeconds(),
+          checks: { database, migrations, cache: { ...cache, store: services.cache.kind }, workers },
+        },
+      };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /health/live',
+    description: 'The process is running and answering. Checks nothing else, so a database outage does not get the process restarted.',
+    responses: { 200: { description: 'Alive', schema: schemas.live } },
+    async handler() {
+      return { headers: { 'Cache-Control': 'no-store' }, body: { status: 'ok', uptime_seconds: uptimeSeconds() } };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /health/ready',
+    description: 'Ready for traffic: the database answers and every migration is applied. 503 (a problem with the checks) until then.',
+    responses: { 200: { description: 'Ready', schema: schemas.ready } },
+    async handler(_input, { services }) {
+      const [database, migrations] = await Promise.all([
+        checkDatabase(services.db),
+        checkMigrations(services.db, services.migrations),
+      ]);
+      const checks = { database, migrations };
+      if (database.status !== 'up' || migrations.status !== 'up') {
+        throw new Problem(503, database.status !== 'up' ? 'The database does not answer.' : 'Migrations are not applied.', {
+          extensions: { checks },
+          headers: { 'Retry-After': '5', 'Cache-Control': 'no-store' },
+        });
+      }
+      return { headers: { 'Cache-Control': 'no-store' }, body: { status: 'ready', checks } };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /health/cachestore',
+    description: 'Which cache store is in use (in-process, or Redis when REDIS_URL is set) and whether it answers. 503 when it does not.',
+    responses: { 200: { description: 'The cache store answers', schema: schemas.cacheStore } },
+    async handler(_input, { services }) {
+      const result = { ...(await checkCache(services.cache)), store: services.cache.kind };
+      if (result.status !== 'up') {
+        throw new Problem(503, `The ${result.store} cache store does not answer.`, {
+          extensions: { check: result },
+          headers: { 'Cache-Control': 'no-store' },
+        });
+      }
+      return { headers: { 'Cache-Control': 'no-store' }, body: result };
+    },
+  }),
+];

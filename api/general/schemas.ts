@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+export const check = z
+  .object({
+    status: z.enum(['up', 'down']),
+    latency_ms: z.number().describe('Time the check took, in milliseconds'),
+    error: z.string().optional().describe('Why the dependency is down'),
+  })
+  .meta({ id: 'DependencyCheck' });
+
+export const root = z
+  .object({
+    name: z.string(),
+    version: z.string(),
+    docs_url: z.url(),
+    openapi_url: z.url(),
+    endpoints: z.object({
+      total: z.number().int().describe('Endpoints in the route manifest'),
+      implemented: z.number().int().describe('Endpoints that are built; the rest answer 501'),
+    }),
+  })
+  .meta({ id: 'ServiceInfo' });
+
+export const health = z
+  .object({
+    status: z.enum(['ok', 'degraded', 'down']).describe('down: the database is unreachable or unmigrated; degraded: an optional part is'),
+    version: z.string(),
+    uptime_seconds: z.number().int(),
+    checks: z.object({
+      database: check,
+      migrations: check.extend({ pending: z.array(z.string()) }),
+      cache: check.extend({ store: z.enum(['memory', 'redis']) }),
+      workers: check.extend({ last_heartbeat_at: z.string().nullable() }),
+    }),
+  })
+  .meta({ id: 'Health' });
+
+export const live = z.object({ status: z.literal('ok'), uptime_seconds: z.number().int() }).meta({ id: 'Liveness' });
+
+export const ready = z
+  .object({
+    status: z.literal('ready'),
+    checks: z.object({ database: check, migrations: check.extend({ pending: z.array(z.string()) }) }),
+  })
+  .meta({ id: 'Readiness' });
+
+export const cacheStore = check.extend({ store: z.enum(['memory', 'redis']) }).meta({ id: 'CacheStoreHealth' });

@@ -1,0 +1,13 @@
+// CORS only when CORS_ORIGINS lists origins ("*" allows any). Bearer tokens
+// travel in a header, not a cookie, so credentials are never enabled.
+import cors from 'cors';
+import type { RequestHandler } from 'express';
+
+export function corsPolicy(origins: string[]): RequestHandler | undefined {
+  if (origins.length === 0) return undefined;
+  return cors({
+    origin: origins.includes('*') ? '*' : origins,
+    exposedHeaders: ['Location', 'Retry-After', 'X-Request-Id'],
+    maxAge: 600,
+  });
+}

@@ -1,0 +1,102 @@
+// Registers every manifest endpoint on the router: the route module that
+// claims it, or a 501 placeholder that says it is not built yet. Each one runs
+// under its manifest timeout.
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { z } from 'zod';
+import { Problem } from '../core/errors.ts';
+import type { Services } from '../core/services.ts';
+import { cancellableDb } from '../db/cancellable.ts';
+import { bySpecificity, toExpressPath, type Endpoint } from './manifest.ts';
+import { fromZodError, sendProblem } from './middleware/problems.ts';
+import { timeout, type Deadline } from './middleware/timeout.ts';
+import type { RouteDefinition, RouteInput } from './route.ts';
+
+export function routesByKey(endpoints: Endpoint[], routes: RouteDefinition[]): Map<string, RouteDefinition> {
+  const known = new Set(endpoints.map((endpoint) => endpoint.key));
+  const byKey = new Map<string, RouteDefinition>();
+  for (const route of routes) {
+    if (!known.has(route.key)) throw new Error(`Route ${route.key} is not in api/manifest.tsv`);
+    if (byKey.has(route.key)) throw new Error(`Route ${route.key} is defined twice`);
+    byKey.set(route.key, route);
+  }
+  return byKey;
+}
+
+export function mountEndpoints(router: Router, endpoints: Endpoint[], routes: Map<string, RouteDefinition>, services: Services): void {
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const endpoint of [...endpoints].sort(bySpecificity)) {
+    const route = routes.get(endpoint.key);
+    const expressPath = toExpressPath(endpoint.path);
+    const method = endpoint.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    router[method](expressPath, timeout(endpoint.timeoutMs), route ? run(route, services) : notImplemented(endpoint));
+    const normalised = expressPath.replace(/\/$/, '') || '/';
+    methodsByPath.set(normalised, (methodsByPath.get(normalised) ?? new Set()).add(endpoint.method));
+  }
+  // A known path with a method it does not have: 405 with Allow, not a 404.
+  for (const [expressPath, methods] of methodsByPath) {
+    const allow = [...methods].join(', ');
+    router.all(expressPath, (req, res) => {
+      sendProblem(req, res, new Problem(405, `${req.method} is not supported here; use ${allow}.`, { headers: { Allow: allow } }));
+    });
+  }
+}
+
+function notImplemented(endpoint: Endpoint): RequestHandler {
+  return (req, res) => {
+    sendProblem(
+      req,
+      res,
+      new Problem(501, `${endpoint.method} ${endpoint.path} (${endpoint.group}: ${endpoint.name}) is not implemented yet.`),
+    );
+  };
+}
+
+function run(route: RouteDefinition, services: Services): RequestHandler {
+  return async (req, res) => {
+    const { signal, deadline } = res.locals.deadline as Deadline;
+    const input = parseInput(route, req);
+    const reply = await route.handler(
+      input,
+      {
+        services,
+        requestId: (req as { id?: string }).id ?? '',
+        log: req.log,
+        signal,
+        deadline,
+        db: cancellableDb(services.db, signal),
+      },
+      { req, res },
+    );
+    if (res.headersSent) return;
+    send(res, reply.status ?? (reply.body === undefined ? 204 : 200), reply.body, reply.headers);
+  };
+}
+
+function send(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (body === undefined) res.status(status).end();
+  else res.status(status).json(body);
+}
+
+function parseInput(route: RouteDefinition, req: Request): RouteInput<never, never, never> {
+  const request = route.request ?? {};
+  if (request.body) {
+    const types = request.bodyTypes ?? ['application/json'];
+    const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
+    if (hasBody && !req.is(types)) {
+      throw new Problem(415, `Send the body as ${types.join(' or ')}.`, { headers: { 'Accept-Post': types.join(', ') } });
+    }
+  }
+  return {
+    params: validate(request.params, req.params, 'params'),
+    query: validate(request.query, req.query, 'query'),
+    body: validate(request.body, req.body, 'body'),
+  } as RouteInput<never, never, never>;
+}
+
+function validate(schema: z.ZodType | undefined, value: unknown, location: string): unknown {
+  if (!schema) return value ?? {};
+  const result = schema.safeParse(value ?? (location === 'body' ? undefined : {}));
+  if (!result.success) throw fromZodError(result.error, location);
+  return result.data;
+}

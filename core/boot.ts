@@ -1,0 +1,41 @@
+// Building and tearing down the services a process runs on.
+import { createPool } from '../db/pool.ts';
+import { readMigrationFiles } from '../db/migrations.ts';
+import { createCacheStore } from './cache/index.ts';
+import type { Config } from './config.ts';
+import { bootstrapAdmin } from './identity/bootstrap.ts';
+import type { Logger } from './logger.ts';
+import type { Services } from './services.ts';
+
+export async function createServices(config: Config, databaseUrl: string, logger: Logger, applicationName: string): Promise<Services> {
+  return {
+    config,
+    logger,
+    db: await createPool(databaseUrl, { maxPoolSize: config.databasePoolSize, applicationName }),
+    cache: createCacheStore(config.redisUrl),
+    migrations: readMigrationFiles(),
+  };
+}
+
+export async function closeServices(services: Services): Promise<void> {
+  await Promise.allSettled([services.db.end(), services.cache.close()]);
+}
+
+/** Creates the first global admin on an empty installation, saying so in the log. */
+export async function ensureAdmin(services: Services): Promise<void> {
+  const { config, logger } = services;
+  if (!config.admin) {
+    logger.warn('no ADMIN_EMAIL/ADMIN_PASSWORD set: no bootstrap admin is created in production');
+    return;
+  }
+  const id = await bootstrapAdmin(services.db, config.admin);
+  if (!id) return;
+  if (config.admin.isDefault) {
+    logger.warn(
+      { email: config.admin.email, password: config.admin.password },
+      'created the bootstrap admin with the local default credentials: set ADMIN_EMAIL and ADMIN_PASSWORD for anything but local use',
+    );
+  } else {
+    logger.info({ email: config.admin.email }, 'created the bootstrap admin');
+  }
+}

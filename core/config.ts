@@ -1,0 +1,119 @@
+// Every environment variable the service reads, parsed once at start.
+// Nothing else in the code base reads process.env: it receives a Config.
+import path from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const optionalUrl = z.url().optional();
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+/** Variables with their defaults; the README's configuration table mirrors this list. */
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: port.default(3000),
+  PUBLIC_URL: optionalUrl,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATABASE_POOL_SIZE: positiveInt.default(10),
+  DATA_DIR: z.string().min(1).default('.data'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  WORKER_CONCURRENCY: positiveInt.max(100).default(4),
+  WORKER_POLL_INTERVAL_MS: positiveInt.default(2000),
+  WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(20_000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(25_000),
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean),
+    ),
+  TRUST_PROXY: bool.default(false),
+  BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 512kb or 1mb')
+    .default('1mb'),
+  ADMIN_EMAIL: z.email().optional(),
+  ADMIN_PASSWORD: z.string().min(10, 'must be at least 10 characters').optional(),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+/** Raised when the environment is invalid; its message names every bad variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const localAdmin = { email: 'admin@example.com', password: 'change-me-now' };
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  // An empty variable means "unset": compose files and shells often export VAR=.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? 'environment');
+      const value = env[name];
+      const shown = value === undefined || /PASSWORD|SECRET|KEY/.test(name) ? '' : ` (got ${JSON.stringify(value)})`;
+      return `  ${name}: ${issue.message}${shown}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const values = parsed.data;
+  const production = values.NODE_ENV === 'production';
+  const dataDir = path.resolve(values.DATA_DIR);
+  return {
+    env: values.NODE_ENV,
+    production,
+    host: values.HOST,
+    port: values.PORT,
+    publicUrl: values.PUBLIC_URL?.replace(/\/$/, ''),
+    logLevel: values.LOG_LEVEL,
+    databaseUrl: values.DATABASE_URL,
+    databasePoolSize: values.DATABASE_POOL_SIZE,
+    dataDir,
+    mediaDir: path.join(dataDir, 'media'),
+    redisUrl: values.REDIS_URL,
+    worker: {
+      concurrency: values.WORKER_CONCURRENCY,
+      pollIntervalMs: values.WORKER_POLL_INTERVAL_MS,
+      shutdownGraceMs: values.WORKER_SHUTDOWN_GRACE_MS,
+    },
+    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
+    corsOrigins: values.CORS_ORIGINS,
+    trustProxy: values.TRUST_PROXY,
+    bodyLimit: values.BODY_LIMIT,
+    // Outside production a missing admin falls back to printed local defaults;
+    // in production no default credentials are ever created.
+    admin:
+      values.ADMIN_EMAIL && values.ADMIN_PASSWORD
+        ? { email: values.ADMIN_EMAIL, password: values.ADMIN_PASSWORD, isDefault: false }
+        : production
+          ? undefined
+          : {
+              email: values.ADMIN_EMAIL ?? localAdmin.email,
+              password: values.ADMIN_PASSWORD ?? localAdmin.password,
+              isDefault: true,
+            },
+  };
+}
+
+/** The database URL, or a clear stop when a process that needs one has none. */
+export function requireDatabaseUrl(config: Config): string {
+  if (!config.databaseUrl) {
+    throw new ConfigError('Invalid configuration:\n  DATABASE_URL: required for this command (npm start runs an embedded PostgreSQL instead)');
+  }
+  return config.databaseUrl;
+}

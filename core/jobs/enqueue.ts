@@ -1,0 +1,34 @@
+// Puts a graphile-worker job on the queue through the caller's connection, so
+// it commits or rolls back with the caller's transaction: a request that fails
+// after "enqueueing" leaves no job behind.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+
+export type EnqueueOptions = {
+  queueName?: string;
+  runAt?: Date;
+  maxAttempts?: number;
+  /** A job with the same key replaces the pending one instead of adding another. */
+  jobKey?: string;
+  priority?: number;
+};
+
+const queued = z.object({ id: z.string() });
+
+export async function enqueue(
+  connection: CommonQueryMethods,
+  task: string,
+  payload: Record<string, unknown>,
+  options: EnqueueOptions = {},
+): Promise<{ id: string }> {
+  return connection.one(sql.type(queued)`
+    select id::text from graphile_worker.add_job(
+      identifier => ${task},
+      payload => ${sql.json(payload as never)},
+      queue_name => ${options.queueName ?? null},
+      run_at => ${options.runAt?.toISOString() ?? null}::timestamptz,
+      max_attempts => ${options.maxAttempts ?? null}::integer,
+      job_key => ${options.jobKey ?? null},
+      priority => ${options.priority ?? null}::integer
+    )`);
+}

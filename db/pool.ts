@@ -1,0 +1,71 @@
+// The slonik pool every process uses. Rows are validated against the zod
+// schema given with sql.type(...): slonik only types results until a result
+// parser interceptor like this one is installed.
+import { z } from 'zod';
+import {
+  createPool as createSlonikPool,
+  createSqlTag,
+  createTypeParserPreset,
+  SchemaValidationError,
+  type DatabasePool,
+  type Interceptor,
+  type QueryResultRow,
+} from 'slonik';
+
+/** The SQL tag. `sql.typeAlias('void')` marks a statement that returns no rows. */
+export const sql = createSqlTag({ typeAliases: { void: z.object({}).strict() } });
+export type { DatabasePool, DatabasePoolConnection, DatabaseTransactionConnection, CommonQueryMethods } from 'slonik';
+
+const resultParser: Interceptor = {
+  name: 'result-parser',
+  transformRowAsync: async (context, query, row) => {
+    const parser = context.resultParser;
+    if (!parser) return row;
+    const result = await parser['~standard'].validate(row);
+    if (result.issues) throw new SchemaValidationError(query, row, result.issues);
+    return result.value as QueryResultRow;
+  },
+};
+
+// Rows go straight into JSON responses: timestamps become ISO strings (not
+// slonik's epoch numbers) and int8 becomes a number (JSON has no BigInt;
+// counts and credit sums stay far below 2^53, and a larger one fails loudly).
+const typeParsers = [
+  ...createTypeParserPreset().filter((parser) => !['int8', 'timestamp', 'timestamptz'].includes(parser.name)),
+  { name: 'int8', parse: (value: string) => toSafeInteger(value) },
+  { name: 'timestamptz', parse: (value: string) => new Date(Date.parse(value)).toISOString() },
+  { name: 'timestamp', parse: (value: string) => new Date(Date.parse(`${value}Z`)).toISOString() },
+];
+
+function toSafeInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) throw new RangeError(`int8 value ${value} exceeds the safe integer range`);
+  return number;
+}
+
+export type PoolOptions = {
+  maxPoolSize?: number;
+  applicationName?: string;
+  /** Server-side cap on any one statement; per-request timeouts cancel sooner. */
+  statementTimeoutMs?: number;
+};
+
+export async function createPool(url: string, options: PoolOptions = {}): Promise<DatabasePool> {
+  const connectionUri = withApplicationName(url, options.applicationName ?? 'content-platform');
+  const pool = await createSlonikPool(connectionUri, {
+    maxPoolSize: options.maxPoolSize ?? 10,
+    interceptors: [resultParser],
+    typeParsers,
+    statementTimeout: options.statementTimeoutMs ?? 300_000,
+    captureStackTrace: false,
+  });
+  // Without a listener, a connection error surfaces as an unhandled 'error' event.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+function withApplicationName(url: string, name: string): string {
+  const parsed = new URL(url);
+  if (!parsed.searchParams.has('application_name')) parsed.searchParams.set('application_name', name);
+  return parsed.toString();
+}

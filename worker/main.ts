@@ -1,0 +1,21 @@
+// `npm run worker` (Procfile: worker): a graphile-worker pool alone, against
+// DATABASE_URL. Run as many as the queue needs; they share it safely.
+import { closeServices, createServices } from '../core/boot.ts';
+import { loadConfig, requireDatabaseUrl } from '../core/config.ts';
+import { exitOnStartupError, handleShutdown } from '../core/lifecycle.ts';
+import { createLogger } from '../core/logger.ts';
+import { startWorker } from './runner.ts';
+
+try {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, { process: 'worker' });
+  const databaseUrl = requireDatabaseUrl(config);
+  const services = await createServices(config, databaseUrl, logger, 'worker');
+  const worker = await startWorker({ databaseUrl, config, db: services.db, logger });
+  handleShutdown(logger, [
+    { name: 'worker', run: worker.stop },
+    { name: 'services', run: () => closeServices(services) },
+  ], config.worker.shutdownGraceMs + 10_000);
+} catch (error) {
+  exitOnStartupError(error);
+}

@@ -1,0 +1,46 @@
+// How a task file is written: a zod schema for the payload and a run function.
+// The payload is parsed before anything else happens; a payload that can never
+// be valid is logged and dropped rather than retried 25 times.
+import type { Task } from 'graphile-worker';
+import type { z } from 'zod';
+import type { Config } from '../core/config.ts';
+import type { Logger } from '../core/logger.ts';
+import type { DatabasePool } from '../db/pool.ts';
+
+export type TaskContext = {
+  db: DatabasePool;
+  config: Config;
+  logger: Logger;
+  job: { id: string; attempts: number; maxAttempts: number };
+  workerId: string;
+  signal: AbortSignal;
+};
+
+export type TaskDefinition<S extends z.ZodType = z.ZodType> = {
+  payload: S;
+  run: (payload: z.output<S>, context: TaskContext) => Promise<void>;
+};
+
+export function defineTask<S extends z.ZodType>(definition: TaskDefinition<S>): TaskDefinition<S> {
+  return definition;
+}
+
+export type TaskDeps = { db: DatabasePool; config: Config; logger: Logger };
+
+export function toGraphileTask(identifier: string, definition: TaskDefinition, deps: TaskDeps): Task {
+  return async (rawPayload, helpers) => {
+    const logger = deps.logger.child({ task: identifier, job_id: helpers.job.id });
+    const parsed = definition.payload.safeParse(rawPayload ?? {});
+    if (!parsed.success) {
+      logger.error({ issues: parsed.error.issues }, 'invalid job payload; the job is dropped without running');
+      return;
+    }
+    await definition.run(parsed.data, {
+      ...deps,
+      logger,
+      job: { id: helpers.job.id, attempts: helpers.job.attempts, maxAttempts: helpers.job.max_attempts },
+      workerId: helpers.job.locked_by ?? 'unknown',
+      signal: helpers.abortSignal,
+    });
+  };
+}
