@@ -3,7 +3,7 @@
 // under its manifest timeout.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
-import { Problem } from '../core/errors.ts';
+import { Problem, type ProblemField } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { cancellableDb } from '../db/cancellable.ts';
 import { bySpecificity, toExpressPath, type Endpoint } from './manifest.ts';
@@ -11,14 +11,24 @@ import { fromZodError, sendProblem } from './middleware/problems.ts';
 import { timeout, type Deadline } from './middleware/timeout.ts';
 import type { RouteDefinition, RouteInput } from './route.ts';
 
+/** Trailing slashes are optional, so `GET /api/agents/` and `GET /api/agents` are one endpoint. */
+const sameEndpoint = (key: string) => key.replace(/(.)\/$/, '$1');
+
+/** The route claiming each manifest endpoint, by manifest key (aliases included). */
 export function routesByKey(endpoints: Endpoint[], routes: RouteDefinition[]): Map<string, RouteDefinition> {
-  const known = new Set(endpoints.map((endpoint) => endpoint.key));
-  const byKey = new Map<string, RouteDefinition>();
+  const claimed = new Map<string, RouteDefinition>();
   for (const route of routes) {
-    if (!known.has(route.key)) throw new Error(`Route ${route.key} is not in api/manifest.tsv`);
-    if (byKey.has(route.key)) throw new Error(`Route ${route.key} is defined twice`);
-    byKey.set(route.key, route);
+    const key = sameEndpoint(route.key);
+    if (claimed.has(key)) throw new Error(`Route ${route.key} is defined twice`);
+    claimed.set(key, route);
   }
+  const byKey = new Map<string, RouteDefinition>();
+  for (const endpoint of endpoints) {
+    const route = claimed.get(sameEndpoint(endpoint.key));
+    if (route) byKey.set(endpoint.key, route);
+  }
+  const known = new Set(endpoints.map((endpoint) => sameEndpoint(endpoint.key)));
+  for (const key of claimed.keys()) if (!known.has(key)) throw new Error(`Route ${key} is not in api/manifest.tsv`);
   return byKey;
 }
 
@@ -87,16 +97,21 @@ function parseInput(route: RouteDefinition, req: Request): RouteInput<never, nev
       throw new Problem(415, `Send the body as ${types.join(' or ')}.`, { headers: { 'Accept-Post': types.join(', ') } });
     }
   }
-  return {
-    params: validate(request.params, req.params, 'params'),
-    query: validate(request.query, req.query, 'query'),
-    body: validate(request.body, req.body, 'body'),
-  } as RouteInput<never, never, never>;
+  // All three are checked before answering, so the client sees every mistake at once.
+  const errors: ProblemField[] = [];
+  const input = {
+    params: validate(request.params, req.params, 'params', errors),
+    query: validate(request.query, req.query, 'query', errors),
+    body: validate(request.body, req.body, 'body', errors),
+  };
+  if (errors.length > 0) throw new Problem(422, 'The request is not valid; see errors.', { errors });
+  return input as RouteInput<never, never, never>;
 }
 
-function validate(schema: z.ZodType | undefined, value: unknown, location: string): unknown {
+function validate(schema: z.ZodType | undefined, value: unknown, location: string, errors: ProblemField[]): unknown {
   if (!schema) return value ?? {};
   const result = schema.safeParse(value ?? (location === 'body' ? undefined : {}));
-  if (!result.success) throw fromZodError(result.error, location);
-  return result.data;
+  if (result.success) return result.data;
+  errors.push(...(fromZodError(result.error, location).errors ?? []));
+  return undefined;
 }

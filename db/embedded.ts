@@ -124,7 +124,7 @@ function postgresOwner(): Owner {
  * cluster then lives in a folder of its own under the system temp directory.
  */
 function reachableDir(dir: string, owner: Owner, logger: Logger): string {
-  if (!owner || walkable(path.dirname(dir), owner)) return dir;
+  if (!owner || walkable(dir, owner)) return dir;
   const fallback = path.join(os.tmpdir(), `content-platform-pg-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`);
   logger.warn({ wanted: dir, using: fallback }, 'the postgres user cannot reach the data folder; keeping the cluster elsewhere');
   return fallback;

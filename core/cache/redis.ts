@@ -3,15 +3,27 @@ import type { CacheStore } from './store.ts';
 
 export function createRedisStore(url: string): CacheStore {
   // Fail fast instead of queueing commands while Redis is away: the cache is an
-  // optimisation, and a request must not hang waiting for it.
+  // optimisation, and a request must not hang waiting for it. No background
+  // reconnect loop either: the next command reconnects on demand.
   const client = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
+    // disconnect() otherwise keeps the process alive 2 s after a failed connection.
+    disconnectTimeout: 100,
+    retryStrategy: () => null,
   });
   client.on('error', () => undefined);
-  const connected = () => (client.status === 'ready' ? Promise.resolve() : client.connect().catch(() => undefined));
+  const connected = async () => {
+    if (client.status === 'ready') return;
+    try {
+      await client.connect();
+    } catch (error) {
+      // Another request is already connecting; its outcome decides this one's.
+      if (!/already connect/i.test((error as Error).message)) throw error;
+    }
+  };
   return {
     kind: 'redis',
     async get(key) {

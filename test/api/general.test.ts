@@ -1,0 +1,165 @@
+import type { Express } from 'express';
+import request from 'supertest';
+import { createApp } from '../../api/app.ts';
+import { createServices, closeServices } from '../../core/boot.ts';
+import { createLogger } from '../../core/logger.ts';
+import { enqueue } from '../../core/jobs/enqueue.ts';
+import { startTestApp, stopTestApp, testConfig, type TestApp } from '../helpers/app.ts';
+import { createTestDatabase } from '../helpers/database.ts';
+import { startFakeRedis, type FakeRedis } from '../helpers/fake-redis.ts';
+import { sql } from '../../db/pool.ts';
+import { startTcpProxy } from '../helpers/tcp-proxy.ts';
+
+let t: TestApp;
+
+/** An app whose database connection goes through a relay that is then cut. */
+async function withLostDatabase(check: (app: Express) => Promise<void>): Promise<void> {
+  const target = new URL(t.database.url);
+  const proxy = await startTcpProxy(target.hostname, Number(target.port));
+  target.port = String(proxy.port);
+  const services = await createServices(testConfig(), target.toString(), createLogger('silent'), 'test');
+  try {
+    await proxy.cut();
+    await check(createApp(services));
+  } finally {
+    await closeServices(services);
+  }
+}
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => stopTestApp(t));
+
+describe('GET /', () => {
+  it('names the service, links the docs and counts the built endpoints', async () => {
+    const res = await request(t.app).get('/').set('Host', 'api.test').expect(200);
+    expect(res.body).toEqual({
+      name: 'content-agent-platform',
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      docs_url: 'http://api.test/docs',
+      openapi_url: 'http://api.test/openapi.json',
+      endpoints: { total: 234, implemented: expect.any(Number) },
+    });
+    expect(res.body.endpoints.implemented).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('GET /health/live', () => {
+  it('answers without touching dependencies', async () => {
+    const res = await request(t.app).get('/health/live').expect(200);
+    expect(res.body).toEqual({ status: 'ok', uptime_seconds: expect.any(Number) });
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+});
+
+describe('GET /health/ready', () => {
+  it('is ready once the database answers and every migration is applied', async () => {
+    const res = await request(t.app).get('/health/ready').expect(200);
+    expect(res.body.status).toBe('ready');
+    expect(res.body.checks.database.status).toBe('up');
+    expect(res.body.checks.migrations).toMatchObject({ status: 'up', pending: [] });
+  });
+
+  it('is 503 while a migration is pending', async () => {
+    const pending = { id: t.services.migrations.length + 1, name: '9999_future.sql', sql: 'select 1', checksum: 'x' };
+    const app = createApp({ ...t.services, migrations: [...t.services.migrations, pending] });
+    const res = await request(app).get('/health/ready').expect(503);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.body.checks.migrations).toMatchObject({ status: 'down', pending: ['9999_future.sql'] });
+  });
+
+  it('is 503 on a database that was never migrated', async () => {
+    const empty = await createTestDatabase({ empty: true });
+    const services = await createServices(testConfig(), empty.url, createLogger('silent'), 'test');
+    try {
+      const res = await request(createApp(services)).get('/health/ready').expect(503);
+      expect(res.body.detail).toBe('Migrations are not applied.');
+    } finally {
+      await closeServices(services);
+      await empty.drop();
+    }
+  });
+
+  it('is 503 when the database stops answering', async () => {
+    await withLostDatabase(async (app) => {
+      const res = await request(app).get('/health/ready').expect(503);
+      expect(res.body.checks.database.status).toBe('down');
+      expect(res.body.detail).toBe('The database does not answer.');
+    });
+  });
+});
+
+describe('GET /health', () => {
+  it('reports each dependency; without a worker heartbeat the service is degraded', async () => {
+    const res = await request(t.app).get('/health').expect(200);
+    expect(res.body).toMatchObject({
+      status: 'degraded',
+      checks: {
+        database: { status: 'up', latency_ms: expect.any(Number) },
+        migrations: { status: 'up', pending: [] },
+        cache: { status: 'up', store: 'memory' },
+        workers: { status: 'down', last_heartbeat_at: null },
+      },
+    });
+  });
+
+  it('is ok once a worker has beaten recently', async () => {
+    await t.services.db.query(sql.typeAlias('void')`
+      insert into worker_heartbeats (name, worker_id) values ('queue', 'test-worker')`);
+    const res = await request(t.app).get('/health').expect(200);
+    expect(res.body.status).toBe('ok');
+    expect(res.body.checks.workers.last_heartbeat_at).toEqual(expect.any(String));
+    await t.services.db.query(sql.typeAlias('void')`delete from worker_heartbeats`);
+  });
+
+  it('is 503 and down when the database stops answering', async () => {
+    await withLostDatabase(async (app) => {
+      const res = await request(app).get('/health').expect(503);
+      expect(res.body.status).toBe('down');
+      expect(res.body.checks.database.status).toBe('down');
+    });
+  });
+
+  it('does not count queued jobs as a heartbeat', async () => {
+    await t.services.db.transaction((tx) => enqueue(tx, 'system__heartbeat', {}));
+    const res = await request(t.app).get('/health').expect(200);
+    expect(res.body.checks.workers.status).toBe('down');
+  });
+});
+
+describe('GET /health/cachestore', () => {
+  it('reports the in-process store when REDIS_URL is unset', async () => {
+    const res = await request(t.app).get('/health/cachestore').expect(200);
+    expect(res.body).toEqual({ status: 'up', store: 'memory', latency_ms: expect.any(Number) });
+  });
+
+  describe('with REDIS_URL', () => {
+    let redis: FakeRedis;
+    beforeAll(async () => {
+      redis = await startFakeRedis();
+    });
+    afterAll(() => redis.close());
+
+    it('reports Redis and that it answers', async () => {
+      const services = await createServices(testConfig({ REDIS_URL: redis.url }), t.database.url, createLogger('silent'), 'test');
+      try {
+        const res = await request(createApp(services)).get('/health/cachestore').expect(200);
+        expect(res.body).toEqual({ status: 'up', store: 'redis', latency_ms: expect.any(Number) });
+        expect(redis.commands).toContain('PING');
+      } finally {
+        await closeServices(services);
+      }
+    });
+
+    it('is 503 when Redis does not answer', async () => {
+      const services = await createServices(testConfig({ REDIS_URL: 'redis://127.0.0.1:1' }), t.database.url, createLogger('silent'), 'test');
+      try {
+        const res = await request(createApp(services)).get('/health/cachestore').expect(503);
+        expect(res.body.check).toMatchObject({ status: 'down', store: 'redis' });
+      } finally {
+        await closeServices(services);
+      }
+    });
+  });
+});

@@ -1,0 +1,53 @@
+// The endpoint timeout: the client gets a 504 problem and PostgreSQL stops
+// running the statement, rather than finishing work nobody will read.
+import request from 'supertest';
+import { z } from 'zod';
+import { manifest, parseManifest } from '../../api/manifest.ts';
+import { defineRoute } from '../../api/route.ts';
+import { allRoutes } from '../../api/routes.ts';
+import { sql } from '../../db/pool.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+
+const slow = parseManifest(['group\tmethod\tpath\tname\tauth\ttimeout', 'Test\tGET\t/slow\tSlow\tpublic\t1s'].join('\n'));
+
+const slowRoute = defineRoute({
+  key: 'GET /slow',
+  responses: { 200: { description: 'Never in time' } },
+  async handler(_input, { db }) {
+    await db.connect((connection) => connection.query(sql.unsafe`select pg_sleep(30) /* slow-endpoint */`));
+    return { body: { finished: true } };
+  },
+});
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ endpoints: [...manifest, ...slow], routes: [...allRoutes, slowRoute] });
+});
+afterAll(() => stopTestApp(t));
+
+const running = z.object({ count: z.number() });
+const sleepingStatements = () =>
+  t.services.db.oneFirst(sql.type(running)`
+    select count(*)::int as count from pg_stat_activity
+    where datname = current_database() and state = 'active' and query like '%slow-endpoint%' and pid <> pg_backend_pid()`);
+
+it('answers 504 at the deadline and cancels the running statement', async () => {
+  const started = Date.now();
+  const res = await request(t.app).get('/slow');
+  expect(res.status).toBe(504);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ type: '/problems/timeout', status: 504, detail: 'The request did not complete within 1 s.' });
+  expect(Date.now() - started).toBeLessThan(25_000);
+
+  // The cancel is sent at the deadline; give the server a moment to act on it.
+  let remaining = await sleepingStatements();
+  for (let i = 0; i < 50 && remaining > 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    remaining = await sleepingStatements();
+  }
+  expect(remaining).toBe(0);
+});
+
+it('keeps serving after a timeout', async () => {
+  await request(t.app).get('/health/ready').expect(200);
+});

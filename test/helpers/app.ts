@@ -1,0 +1,28 @@
+// The API for a test file: its own cloned database, the real app, no network
+// listener (supertest drives it directly).
+import type { Express } from 'express';
+import { createApp, type AppOptions } from '../../api/app.ts';
+import { closeServices, createServices } from '../../core/boot.ts';
+import { loadConfig, type Config } from '../../core/config.ts';
+import { createLogger } from '../../core/logger.ts';
+import type { Services } from '../../core/services.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+
+export type TestApp = { app: Express; services: Services; database: TestDatabase; config: Config };
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
+}
+
+export async function startTestApp(options: AppOptions & { env?: Record<string, string> } = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = testConfig({ DATABASE_URL: database.url, ...options.env });
+  const services = await createServices(config, database.url, createLogger(config.logLevel), 'test');
+  return { app: createApp(services, options), services, database, config };
+}
+
+export async function stopTestApp(testApp: TestApp | undefined): Promise<void> {
+  if (!testApp) return;
+  await closeServices(testApp.services);
+  await testApp.database.drop();
+}
