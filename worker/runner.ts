@@ -7,6 +7,7 @@ import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
 import type { DatabasePool } from '../db/pool.ts';
+import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
 
 export type WorkerHandle = { runner: Runner; stop(): Promise<void> };
@@ -18,13 +19,15 @@ export type StartWorkerOptions = {
   logger: Logger;
   /** Off in tests, which enqueue exactly what they need. */
   crontab?: string;
+  /** Tasks beside those in worker/tasks/ (tests add slow or failing ones). */
+  extraTasks?: Map<string, TaskDefinition>;
 };
 
 export const defaultCrontab = '* * * * * system__heartbeat ?fill=1m';
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
-  const definitions = await loadTaskDefinitions();
+  const definitions = new Map([...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])]);
   const runner = await run({
     connectionString: options.databaseUrl,
     concurrency: config.worker.concurrency,
@@ -36,6 +39,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     logger: workerLogger(logger),
     taskList: toTaskList(definitions, { db: options.db, config, logger }),
     crontab: options.crontab ?? defaultCrontab,
+    // Unbatched, graphile-worker does not await a job's completion before its
+    // pool ends, so a job finished during shutdown stays locked (and runs
+    // again hours later). Batched completions are flushed before the pool closes.
+    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
   });
   // Beat once now rather than at the next minute, so /health reflects this worker at once.
   await runner.addJob('system__heartbeat', {}, { jobKey: 'system__heartbeat' });

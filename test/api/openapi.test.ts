@@ -33,7 +33,7 @@ it('lists every manifest endpoint with its group, name, timeout and auth', () =>
 });
 
 it('documents implemented endpoints with their response schemas, the rest as 501', () => {
-  const implemented = new Set(allRoutes.map((route) => route.key));
+  const implemented = new Set<string>(allRoutes.map((route) => route.key));
   for (const endpoint of manifest) {
     const operation = document.paths[endpoint.path][endpoint.method.toLowerCase()];
     expect(operation['x-implemented']).toBe(implemented.has(endpoint.key));

@@ -1,0 +1,98 @@
+// The worker pool: loads the tasks in worker/tasks/, runs queued jobs,
+// validates payloads before any side effect, and drains on stop.
+import { z } from 'zod';
+import { enqueue } from '../../core/jobs/enqueue.ts';
+import { createLogger } from '../../core/logger.ts';
+import { sql } from '../../db/pool.ts';
+import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
+import { defineTask } from '../../worker/task.ts';
+import { loadTaskDefinitions } from '../../worker/tasks.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+
+let t: TestApp;
+let worker: WorkerHandle | undefined;
+beforeAll(async () => {
+  t = await startTestApp({ env: { WORKER_CONCURRENCY: '2', WORKER_POLL_INTERVAL_MS: '200' } });
+});
+afterEach(async () => {
+  await worker?.stop();
+  worker = undefined;
+});
+afterAll(() => stopTestApp(t));
+
+// Takes long enough that stop() is called while it runs.
+const slowTask = defineTask({
+  payload: z.object({ name: z.string() }),
+  async run({ name }, { db }) {
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await db.query(sql.typeAlias('void')`insert into worker_heartbeats (name, worker_id) values (${name}, 'slow')`);
+  },
+});
+
+const start = async () => {
+  worker = await startWorker({
+    databaseUrl: t.database.url,
+    config: t.config,
+    db: t.services.db,
+    logger: createLogger('silent'),
+    crontab: '',
+    extraTasks: new Map([['test__slow', slowTask]]),
+  });
+  return worker;
+};
+
+const heartbeat = z.object({ name: z.string(), worker_id: z.string() });
+const heartbeats = () => t.services.db.any(sql.type(heartbeat)`select name, worker_id from worker_heartbeats order by name`);
+const queued = () => t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from graphile_worker.jobs`);
+
+async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await probe();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+it('loads every task file under its file name', async () => {
+  const definitions = await loadTaskDefinitions();
+  expect([...definitions.keys()]).toContain('system__heartbeat');
+});
+
+it('runs a queued job to completion', async () => {
+  const handle = await start();
+  await enqueue(t.services.db, 'system__heartbeat', { name: 'run-test' });
+  const rows = await until(heartbeats, (list) => list.some((row) => row.name === 'run-test'));
+  expect(rows).toContainEqual({ name: 'run-test', worker_id: expect.stringMatching(/^pool-/) });
+  expect(await until(queued, (count) => count === 0)).toBe(0);
+  // The start-up heartbeat ran too.
+  expect(rows.map((row) => row.name)).toContain('queue');
+  await handle.stop();
+});
+
+it('drops a job whose payload is invalid without running it', async () => {
+  await start();
+  await enqueue(t.services.db, 'system__heartbeat', { name: 42 });
+  await until(queued, (count) => count === 0);
+  expect(await queued()).toBe(0);
+  expect((await heartbeats()).map((row) => row.name)).not.toContain(42);
+  expect((await heartbeats()).every((row) => typeof row.name === 'string')).toBe(true);
+});
+
+it('finishes the running job before stop() resolves', async () => {
+  const handle = await start();
+  await enqueue(t.services.db, 'test__slow', { name: 'drain-test' });
+  const running = () =>
+    t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+      select count(*)::int as count from graphile_worker._private_jobs where locked_by is not null`);
+  expect(await until(running, (count) => count === 1)).toBe(1);
+  expect((await heartbeats()).map((row) => row.name)).not.toContain('drain-test');
+  await handle.stop();
+  expect((await heartbeats()).map((row) => row.name)).toContain('drain-test');
+  // Nothing is left locked by the stopped worker.
+  const locked = await t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+    select count(*)::int as count from graphile_worker._private_jobs where locked_by is not null`);
+  const leftovers = await t.services.db.any(sql.type(z.object({ identifier: z.string(), attempts: z.number(), last_error: z.string().nullable() }))`select t.identifier, j.attempts, j.last_error from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id`);
+  expect(leftovers).toEqual([]);
+  expect(locked).toBe(0);
+});
