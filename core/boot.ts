@@ -11,10 +11,28 @@ export async function createServices(config: Config, databaseUrl: string, logger
   return {
     config,
     logger,
-    db: await createPool(databaseUrl, { maxPoolSize: config.databasePoolSize, applicationName }),
+    db: await connectWithRetry(() => createPool(databaseUrl, { maxPoolSize: config.databasePoolSize, applicationName }), logger),
     cache: createCacheStore(config.redisUrl),
     migrations: readMigrationFiles(),
   };
+}
+
+/**
+ * A process may start before its database (compose, a rolling restart): wait
+ * for it a while, saying so, instead of crash-looping. Readiness stays 503
+ * until the pool exists anyway.
+ */
+async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, waitMs = 30_000): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      logger.warn({ attempt, err: (error as Error).message }, 'database not reachable yet; retrying');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(attempt * 500, 3000)));
+    }
+  }
 }
 
 export async function closeServices(services: Services): Promise<void> {

@@ -8,17 +8,25 @@ import { loadConfig } from '../core/config.ts';
 import { exitOnStartupError, handleShutdown, type ShutdownStep } from '../core/lifecycle.ts';
 import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
-import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPostgres } from '../db/embedded.ts';
+import { ensureDatabase, startEmbeddedPostgres } from '../db/embedded.ts';
 import { migrate } from '../db/migrate.ts';
 import { startWorker } from '../worker/runner.ts';
 
-let embedded: EmbeddedPostgres | undefined;
+// Each part registers how to stop it as soon as it runs, at the front: a
+// signal at any moment, even mid-start, stops what exists, newest first
+// (HTTP, then the worker's drain, then pools, then PostgreSQL).
+const steps: ShutdownStep[] = [];
+const started = (step: ShutdownStep) => steps.unshift(step);
+
 try {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { process: 'start' });
+  handleShutdown(logger, steps, config.shutdownTimeoutMs + config.worker.shutdownGraceMs);
+
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({ dir: config.dataDir, logger });
+    const embedded = await startEmbeddedPostgres({ dir: config.dataDir, logger });
+    started({ name: 'postgres', run: () => embedded.stop() });
     await ensureDatabase(embedded.adminUrl, 'app');
     databaseUrl = embedded.urlFor('app');
   }
@@ -27,22 +35,16 @@ try {
   if (report.applied.length) logger.info({ applied: report.applied }, 'migrations applied');
 
   const services = await createServices(config, databaseUrl, logger, 'start');
+  started({ name: 'services', run: () => closeServices(services) });
   await ensureAdmin(services);
-  const api = await startApi(services);
   const worker = await startWorker({ databaseUrl, config, db: services.db, logger });
+  started({ name: 'worker', run: worker.stop });
+  const api = await startApi(services);
+  started({ name: 'http', run: api.close });
 
-  const steps: ShutdownStep[] = [
-    { name: 'http', run: api.close },
-    { name: 'worker', run: worker.stop },
-    { name: 'services', run: () => closeServices(services) },
-  ];
-  const database = embedded;
-  if (database) steps.push({ name: 'postgres', run: () => database.stop() });
-  handleShutdown(logger, steps, config.shutdownTimeoutMs + config.worker.shutdownGraceMs);
-
-  logger.info({ docs: `${api.url}/docs`, database: embedded ? 'embedded' : 'DATABASE_URL' }, 'ready');
+  logger.info({ docs: `${api.url}/docs`, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'ready');
   process.stdout.write(`\n  API documentation: ${api.url}/docs\n  Press Ctrl-C to stop.\n\n`);
 } catch (error) {
-  await embedded?.stop().catch(() => undefined);
+  for (const step of steps) await step.run().catch(() => undefined);
   exitOnStartupError(error);
 }

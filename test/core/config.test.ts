@@ -1,0 +1,76 @@
+// Configuration: parsed once, defaults for local use, and a bad value stops the
+// process with a message naming the variable.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../core/config.ts';
+
+const root = path.join(import.meta.dirname, '..', '..');
+
+it('has working defaults with an empty environment', () => {
+  const config = loadConfig({});
+  expect(config).toMatchObject({
+    env: 'development',
+    port: 3000,
+    databaseUrl: undefined,
+    dataDir: path.resolve('.data'),
+    mediaDir: path.resolve('.data', 'media'),
+    worker: { concurrency: 4 },
+    corsOrigins: [],
+    admin: { email: 'admin@example.com', isDefault: true },
+  });
+});
+
+it('parses values and lists', () => {
+  const config = loadConfig({ PORT: '8080', WORKER_CONCURRENCY: '8', CORS_ORIGINS: 'https://a.example, https://b.example', TRUST_PROXY: 'true' });
+  expect(config).toMatchObject({ port: 8080, worker: { concurrency: 8 }, corsOrigins: ['https://a.example', 'https://b.example'], trustProxy: true });
+});
+
+it('treats an empty variable as unset', () => {
+  expect(loadConfig({ DATABASE_URL: '', PORT: '' })).toMatchObject({ databaseUrl: undefined, port: 3000 });
+});
+
+it.each([
+  ['PORT', 'eighty'],
+  ['PORT', '70000'],
+  ['DATABASE_URL', 'mysql://localhost/db'],
+  ['WORKER_CONCURRENCY', '0'],
+  ['LOG_LEVEL', 'loud'],
+  ['REDIS_URL', 'localhost:6379'],
+  ['ADMIN_PASSWORD', 'short'],
+  ['BODY_LIMIT', 'lots'],
+])('rejects %s=%s naming the variable', (name, value) => {
+  expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+  expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${name}: `));
+});
+
+it('never echoes a secret back in the message', () => {
+  expect(() => loadConfig({ ADMIN_PASSWORD: 'short' })).toThrow(/ADMIN_PASSWORD: must be at least 10 characters$/);
+});
+
+it('creates no default admin in production', () => {
+  expect(loadConfig({ NODE_ENV: 'production' }).admin).toBeUndefined();
+  expect(loadConfig({ NODE_ENV: 'production', ADMIN_EMAIL: 'ops@example.com', ADMIN_PASSWORD: 'a-long-secret' }).admin).toEqual({
+    email: 'ops@example.com',
+    password: 'a-long-secret',
+    isDefault: false,
+  });
+});
+
+describe('a process started with a bad value', () => {
+  it.each(['api/main.ts', 'worker/main.ts', 'db/main.ts', 'scripts/start.ts'])('%s stops with exit 1 and names it', (entry) => {
+    const result = spawnSync(process.execPath, [path.join(root, entry)], {
+      env: { PATH: process.env.PATH, PORT: 'not-a-port', DATABASE_URL: 'postgres://127.0.0.1:1/none' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('Invalid configuration:\n  PORT: ');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('the API stops when DATABASE_URL is missing, saying what to do', () => {
+    const result = spawnSync(process.execPath, [path.join(root, 'api/main.ts')], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/DATABASE_URL: required for this command/);
+  });
+});
