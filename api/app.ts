@@ -25,11 +25,15 @@ export type AppOptions = {
 export function createApp(services: Services, options: AppOptions = {}): Express {
   const endpoints = options.endpoints ?? manifest;
   const routes = routesByKey(endpoints, options.routes ?? allRoutes);
-  const openapi = buildOpenApiDocument(endpoints, routes, {
-    title: 'Content and Agent Platform API',
-    version: service.version,
-    ...(services.config.publicUrl ? { serverUrl: services.config.publicUrl } : {}),
-  });
+  // Built on first request and kept: generating it costs ~25 MB of transient
+  // memory and some start-up time that a worker-heavy deployment never needs.
+  let openapi: ReturnType<typeof buildOpenApiDocument> | undefined;
+  const document = () =>
+    (openapi ??= buildOpenApiDocument(endpoints, routes, {
+      title: 'Content and Agent Platform API',
+      version: service.version,
+      ...(services.config.publicUrl ? { serverUrl: services.config.publicUrl } : {}),
+    }));
 
   const app = express();
   app.disable('x-powered-by');
@@ -48,7 +52,7 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.use(bodyParsers(services.config.bodyLimit));
   // 5. The API description and its interactive documentation.
   app.get('/openapi.json', (_req, res) => {
-    res.json(openapi);
+    res.json(document());
   });
   app.use(docsRouter());
   // 6. Every manifest endpoint, each under its own timeout.

@@ -1,5 +1,6 @@
 // Building and tearing down the services a process runs on.
-import { createPool } from '../db/pool.ts';
+import { z } from 'zod';
+import { createPool, sql } from '../db/pool.ts';
 import { readMigrationFiles } from '../db/migrations.ts';
 import { createCacheStore } from './cache/index.ts';
 import type { Config } from './config.ts';
@@ -44,6 +45,10 @@ export async function ensureAdmin(services: Services): Promise<void> {
   const { config, logger } = services;
   if (!config.admin) {
     logger.warn('no ADMIN_EMAIL/ADMIN_PASSWORD set: no bootstrap admin is created in production');
+    return;
+  }
+  if (!(await services.db.oneFirst(sql.type(z.object({ ready: z.boolean() }))`select to_regclass('public.users') is not null as ready`))) {
+    logger.warn('the database is not migrated yet: npm run migrate creates the bootstrap admin');
     return;
   }
   const id = await bootstrapAdmin(services.db, config.admin);

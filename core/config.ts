@@ -51,6 +51,9 @@ const envSchema = z.object({
 
 export type Config = ReturnType<typeof loadConfig>;
 
+/** Every variable read; the README's table is checked against this list. */
+export const configVariables = Object.keys(envSchema.shape);
+
 /** Raised when the environment is invalid; its message names every bad variable. */
 export class ConfigError extends Error {
   override name = 'ConfigError';

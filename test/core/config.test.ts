@@ -74,3 +74,10 @@ describe('a process started with a bad value', () => {
     expect(result.stderr).toMatch(/DATABASE_URL: required for this command/);
   });
 });
+
+it('documents every variable in the README', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { configVariables } = await import('../../core/config.ts');
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+  for (const name of configVariables) expect(readme).toContain(`| \`${name}\` |`);
+});

@@ -1,0 +1,102 @@
+// npm run bench: start-up time, request latency and memory, measured on this
+// machine with bounded loops against 127.0.0.1 only. Prints a table; asserts
+// nothing (tests assert behaviour, this measures it).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const root = path.join(import.meta.dirname, '..');
+
+type Proc = { child: ChildProcess; url: string; exited: Promise<unknown> };
+
+async function launch(entry: string, env: Record<string, string>): Promise<Proc> {
+  const child = spawn(process.execPath, [path.join(root, entry)], {
+    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let output = '';
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk) => {
+      output += chunk;
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+      if (match?.[1]) resolve({ child, url: match[1], exited });
+    });
+    child.once('exit', () => reject(new Error(`${entry} exited:\n${output}`)));
+  });
+}
+
+async function untilReady(url: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const res = await fetch(`${url}/health/ready`).catch(() => undefined);
+    if (res?.status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('not ready within 12 s');
+}
+
+async function stop(proc: Proc): Promise<void> {
+  proc.child.kill('SIGTERM');
+  await proc.exited;
+}
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+async function timeToReady(dataDir: string): Promise<{ ms: number; proc: Proc }> {
+  const started = performance.now();
+  const proc = await launch('scripts/start.ts', { DATA_DIR: dataDir });
+  await untilReady(proc.url);
+  return { ms: performance.now() - started, proc };
+}
+
+async function latency(url: string, count: number): Promise<{ p50: number; p99: number; perSecond: number }> {
+  const samples: number[] = [];
+  const began = performance.now();
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    const res = await fetch(url);
+    await res.arrayBuffer();
+    samples.push(performance.now() - t);
+  }
+  const total = performance.now() - began;
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
+  return { p50: at(0.5), p99: at(0.99), perSecond: (count / total) * 1000 };
+}
+
+const rows: [string, string][] = [];
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'platform-bench-'));
+chmodSync(dataDir, 0o755);
+try {
+  const first = await timeToReady(dataDir);
+  rows.push(['npm start → /health/ready 200, first run (initdb)', `${first.ms.toFixed(0)} ms`]);
+  await stop(first.proc);
+  const second = await timeToReady(dataDir);
+  rows.push(['npm start → /health/ready 200, second run', `${second.ms.toFixed(0)} ms`]);
+
+  // The API alone, against the running embedded database, for its own RSS.
+  const password = readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim();
+  const port = readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3];
+  const api = await launch('api/main.ts', { DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:${port}/app` });
+  await untilReady(api.url);
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  rows.push(['API process RSS, idle after start', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
+  for (const [name, target] of [
+    ['GET /health/live', '/health/live'],
+    ['GET /', '/'],
+    ['GET /health/ready (2 queries)', '/health/ready'],
+  ] as const) {
+    await latency(`${api.url}${target}`, 200);
+    const result = await latency(`${api.url}${target}`, 2000);
+    rows.push([`${name}: p50 / p99, sequential`, `${result.p50.toFixed(2)} / ${result.p99.toFixed(2)} ms (${result.perSecond.toFixed(0)} req/s)`]);
+  }
+  rows.push(['API process RSS after 6,600 requests', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
+  await stop(api);
+  await stop(second.proc);
+} finally {
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+const width = Math.max(...rows.map(([name]) => name.length));
+process.stdout.write(`\n${rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n')}\n`);
