@@ -98,7 +98,7 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined): Route
       .filter(Boolean)
       .join('\n\n'),
     request: {
-      params: params as RouteConfig['request'] extends infer R ? (R extends { params?: infer P } ? P : never) : never,
+      params,
       ...(route?.request?.query ? { query: route.request.query } : {}),
       ...(body
         ? { body: { required: true, content: Object.fromEntries(types.map((type) => [type, { schema: body }])) } }

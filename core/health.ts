@@ -61,13 +61,14 @@ const heartbeat = z.object({ ran_at: z.string(), age_seconds: z.number() });
 
 /** When a worker last ran the heartbeat job; the queue is stale when no worker has for a while. */
 export async function checkWorkers(db: DatabasePool): Promise<CheckResult & { last_heartbeat_at: string | null }> {
-  let last: z.infer<typeof heartbeat> | null = null;
+  let lastHeartbeatAt: string | null = null;
   const result = await timed(async () => {
-    last = await db.maybeOne(sql.type(heartbeat)`
+    const last = await db.maybeOne(sql.type(heartbeat)`
       select ran_at, extract(epoch from now() - ran_at)::float8 as age_seconds
       from worker_heartbeats where name = 'queue'`);
+    lastHeartbeatAt = last?.ran_at ?? null;
     // The heartbeat runs every minute; three missed beats mean no worker is taking jobs.
     if (!last || last.age_seconds > 180) throw new Error('no worker has run a job in the last 3 minutes');
   });
-  return { ...result, last_heartbeat_at: (last as z.infer<typeof heartbeat> | null)?.ran_at ?? null };
+  return { ...result, last_heartbeat_at: lastHeartbeatAt };
 }

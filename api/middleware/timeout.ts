@@ -13,8 +13,9 @@ export function timeout(ms: number): RequestHandler {
     const deadline = Date.now() + ms;
     res.locals.deadline = { signal: controller.signal, deadline } satisfies Deadline;
     const timer = setTimeout(() => {
-      controller.abort(new Problem(504, `The request did not complete within ${ms / 1000} s.`));
-      if (!res.headersSent) sendProblem(req, res, new Problem(504, `The request did not complete within ${ms / 1000} s.`));
+      const problem = new Problem(504, `The request did not complete within ${ms / 1000} s.`);
+      controller.abort(problem);
+      if (!res.headersSent) sendProblem(req, res, problem);
     }, ms);
     timer.unref();
     // A client that disconnects no longer needs the work done either.
