@@ -5,11 +5,13 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
 import { Problem, type ProblemField } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
+import { authenticate } from '../core/identity/authenticate.ts';
+import { invalidToken } from '../core/identity/tokens.ts';
 import { cancellableDb } from '../db/cancellable.ts';
 import { bySpecificity, toExpressPath, type Endpoint } from './manifest.ts';
 import { fromZodError, sendProblem } from './middleware/problems.ts';
 import { timeout, type Deadline } from './middleware/timeout.ts';
-import type { RouteDefinition, RouteInput } from './route.ts';
+import type { RouteContext, RouteDefinition, RouteInput } from './route.ts';
 
 /** Trailing slashes are optional, so `GET /api/agents/` and `GET /api/agents` are one endpoint. */
 const sameEndpoint = (key: string) => key.replace(/(.)\/$/, '$1');
@@ -38,7 +40,7 @@ export function mountEndpoints(router: Router, endpoints: Endpoint[], routes: Ma
     const route = routes.get(endpoint.key);
     const expressPath = toExpressPath(endpoint.path);
     const method = endpoint.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](expressPath, timeout(endpoint.timeoutMs), route ? run(route, services) : notImplemented(endpoint));
+    router[method](expressPath, timeout(endpoint.timeoutMs), route ? run(endpoint, route, services) : notImplemented(endpoint));
     const normalised = expressPath.replace(/\/$/, '') || '/';
     methodsByPath.set(normalised, (methodsByPath.get(normalised) ?? new Set()).add(endpoint.method));
   }
@@ -61,22 +63,28 @@ function notImplemented(endpoint: Endpoint): RequestHandler {
   };
 }
 
-function run(route: RouteDefinition, services: Services): RequestHandler {
+function run(endpoint: Endpoint, route: RouteDefinition, services: Services): RequestHandler {
+  const authenticated = endpoint.auth === 'bearer' && route.auth !== 'custom';
   return async (req, res) => {
     const { signal, deadline } = res.locals.deadline as Deadline;
+    // Who is asking comes before what they asked: a bad token is a 401 even with a bad body.
+    const auth = authenticated ? await authenticate(services.db, services.config, req.get('authorization')) : undefined;
     const input = parseInput(route, req);
-    const reply = await route.handler(
-      input,
-      {
-        services,
-        requestId: (req as { id?: string }).id ?? '',
-        log: req.log,
-        signal,
-        deadline,
-        db: cancellableDb(services.db, signal),
+    const context: RouteContext = {
+      services,
+      requestId: (req as { id?: string }).id ?? '',
+      log: req.log,
+      signal,
+      deadline,
+      db: cancellableDb(services.db, signal),
+      claims: auth?.claims,
+      ip: req.ip,
+      get actor() {
+        if (!auth) throw invalidToken();
+        return auth.actor;
       },
-      { req, res },
-    );
+    };
+    const reply = await route.handler(input, context, { req, res });
     if (res.headersSent) return;
     send(res, reply.status ?? (reply.body === undefined ? 204 : 200), reply.body, reply.headers);
   };

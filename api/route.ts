@@ -3,6 +3,8 @@
 // document) and a handler that parses, calls the domain and answers.
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
+import type { Actor } from '../core/actor.ts';
+import type { Claims } from '../core/identity/tokens.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Services } from '../core/services.ts';
 import type { RequestDb } from '../db/cancellable.ts';
@@ -18,6 +20,12 @@ export type RouteContext = {
   deadline: number;
   /** Database access whose statements are cancelled at the deadline. */
   db: RequestDb;
+  /** The authenticated caller; reading it on a public endpoint is a 401. */
+  actor: Actor;
+  /** The verified access-token claims, on bearer endpoints. */
+  claims: Claims | undefined;
+  /** The client's address (behind TRUST_PROXY, from X-Forwarded-For). */
+  ip: string | undefined;
 };
 
 export type Reply = {
@@ -51,6 +59,12 @@ export type RouteDefinition<
     /** Media types accepted for the body (default: JSON only). */
     bodyTypes?: ('application/json' | 'application/x-www-form-urlencoded')[];
   };
+  /**
+   * `access` (default): bearer endpoints require a valid access token before
+   * anything else runs. `custom`: the handler reads the Authorization header
+   * itself (the refresh-token endpoint takes a refresh token as its bearer).
+   */
+  auth?: 'access' | 'custom';
   /** Success responses by status; error responses are added from the manifest. */
   responses: Record<number, ResponseSpec>;
   handler: (input: RouteInput<P, Q, B>, context: RouteContext, http: { req: Request; res: Response }) => Promise<Reply>;

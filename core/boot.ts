@@ -5,6 +5,7 @@ import { readMigrationFiles } from '../db/migrations.ts';
 import { createCacheStore } from './cache/index.ts';
 import type { Config } from './config.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
+import { createRateLimits } from './identity/rate-limit.ts';
 import type { Logger } from './logger.ts';
 import type { Services } from './services.ts';
 
@@ -14,6 +15,7 @@ export async function createServices(config: Config, databaseUrl: string, logger
     logger,
     db: await connectWithRetry(() => createPool(databaseUrl, { maxPoolSize: config.databasePoolSize, applicationName }), logger),
     cache: createCacheStore(config.redisUrl),
+    rateLimits: createRateLimits(databaseUrl, config.rateLimits),
     migrations: readMigrationFiles(),
   };
 }
@@ -37,7 +39,7 @@ async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, wa
 }
 
 export async function closeServices(services: Services): Promise<void> {
-  await Promise.allSettled([services.db.end(), services.cache.close()]);
+  await Promise.allSettled([services.db.end(), services.cache.close(), services.rateLimits.close()]);
 }
 
 /** Creates the first global admin on an empty installation, saying so in the log. */

@@ -45,6 +45,27 @@ const envSchema = z.object({
     .string()
     .regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 512kb or 1mb')
     .default('1mb'),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  JWT_ISSUER: z.string().min(1).default('content-platform'),
+  JWT_AUDIENCE: z.string().min(1).default('content-platform-api'),
+  ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(86_400).default(900),
+  REFRESH_TOKEN_TTL_SECONDS: positiveInt.default(30 * 86_400),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  MAIL_FROM: z.string().min(3).default('Content Platform <no-reply@localhost>'),
+  OAUTH_GOOGLE_ISSUER: z.url().default('https://accounts.google.com'),
+  OAUTH_GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  OAUTH_GITHUB_CLIENT_ID: z.string().min(1).optional(),
+  OAUTH_GITHUB_CLIENT_SECRET: z.string().min(1).optional(),
+  OAUTH_GITHUB_BASE_URL: z.url().default('https://github.com'),
+  OAUTH_GITHUB_API_URL: z.url().default('https://api.github.com'),
+  OAUTH_REDIRECT_URI: z.url().optional(),
+  RATE_LIMIT_AUTH_PER_IP: positiveInt.default(60),
+  RATE_LIMIT_AUTH_PER_ACCOUNT: positiveInt.default(10),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(900),
   ADMIN_EMAIL: z.email().optional(),
   ADMIN_PASSWORD: z.string().min(10, 'must be at least 10 characters').optional(),
 });
@@ -98,6 +119,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     corsOrigins: values.CORS_ORIGINS,
     trustProxy: values.TRUST_PROXY,
     bodyLimit: values.BODY_LIMIT,
+    auth: {
+      // Outside production a fixed development secret keeps local tokens valid
+      // across restarts; production refuses to start without a real one.
+      jwtSecret: values.JWT_SECRET ?? (production ? missing('JWT_SECRET', 'required in production') : 'development-only-secret-do-not-use-in-production'),
+      issuer: values.JWT_ISSUER,
+      audience: values.JWT_AUDIENCE,
+      accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL_SECONDS,
+      refreshTokenTtlSeconds: values.REFRESH_TOKEN_TTL_SECONDS,
+    },
+    mail: { smtpUrl: values.SMTP_URL, from: values.MAIL_FROM },
+    oauth: {
+      redirectUri: values.OAUTH_REDIRECT_URI,
+      google: values.OAUTH_GOOGLE_CLIENT_ID
+        ? { issuer: values.OAUTH_GOOGLE_ISSUER, clientId: values.OAUTH_GOOGLE_CLIENT_ID, clientSecret: values.OAUTH_GOOGLE_CLIENT_SECRET }
+        : undefined,
+      github: values.OAUTH_GITHUB_CLIENT_ID
+        ? {
+            clientId: values.OAUTH_GITHUB_CLIENT_ID,
+            clientSecret: values.OAUTH_GITHUB_CLIENT_SECRET,
+            baseUrl: values.OAUTH_GITHUB_BASE_URL.replace(/\/$/, ''),
+            apiUrl: values.OAUTH_GITHUB_API_URL.replace(/\/$/, ''),
+          }
+        : undefined,
+    },
+    rateLimits: {
+      perIp: values.RATE_LIMIT_AUTH_PER_IP,
+      perAccount: values.RATE_LIMIT_AUTH_PER_ACCOUNT,
+      windowSeconds: values.RATE_LIMIT_WINDOW_SECONDS,
+    },
     // Outside production a missing admin falls back to printed local defaults;
     // in production no default credentials are ever created.
     admin:
@@ -111,6 +161,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
               isDefault: true,
             },
   };
+}
+
+function missing(name: string, why: string): never {
+  throw new ConfigError(`Invalid configuration:\n  ${name}: ${why}`);
 }
 
 /** The database URL, or a clear stop when a process that needs one has none. */

@@ -2,6 +2,7 @@
 // passed explicitly, never imported as a global.
 import type { CacheStore } from './cache/store.ts';
 import type { Config } from './config.ts';
+import type { RateLimits } from './identity/rate-limit.ts';
 import type { Logger } from './logger.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { MigrationFile } from '../db/migrations.ts';
@@ -10,6 +11,7 @@ export type Services = {
   config: Config;
   db: DatabasePool;
   cache: CacheStore;
+  rateLimits: RateLimits;
   logger: Logger;
   /** The migration files this build expects applied; readiness compares against them. */
   migrations: MigrationFile[];

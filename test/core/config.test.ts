@@ -43,13 +43,19 @@ it.each([
   expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${name}: `));
 });
 
+it('requires a real JWT secret in production', () => {
+  expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/JWT_SECRET: required in production/);
+  expect(() => loadConfig({ JWT_SECRET: 'short' })).toThrow(/JWT_SECRET: must be at least 32 characters$/);
+});
+
 it('never echoes a secret back in the message', () => {
   expect(() => loadConfig({ ADMIN_PASSWORD: 'short' })).toThrow(/ADMIN_PASSWORD: must be at least 10 characters$/);
 });
 
 it('creates no default admin in production', () => {
-  expect(loadConfig({ NODE_ENV: 'production' }).admin).toBeUndefined();
-  expect(loadConfig({ NODE_ENV: 'production', ADMIN_EMAIL: 'ops@example.com', ADMIN_PASSWORD: 'a-long-secret' }).admin).toEqual({
+  const secret = { JWT_SECRET: 'x'.repeat(32) };
+  expect(loadConfig({ NODE_ENV: 'production', ...secret }).admin).toBeUndefined();
+  expect(loadConfig({ NODE_ENV: 'production', ...secret, ADMIN_EMAIL: 'ops@example.com', ADMIN_PASSWORD: 'a-long-secret' }).admin).toEqual({
     email: 'ops@example.com',
     password: 'a-long-secret',
     isDefault: false,

@@ -1,0 +1,90 @@
+// Service accounts: machine clients of a tenant, managed by its admins.
+import { z } from 'zod';
+import { pageQuery, pageSchema } from '../../core/pagination.ts';
+import {
+  createServiceAccount,
+  deleteServiceAccount,
+  getServiceAccount,
+  listServiceAccounts,
+  scope,
+  serviceAccount,
+  serviceAccountWithSecret,
+  updateServiceAccount,
+} from '../../core/identity/service-accounts.ts';
+import { defineRoute } from '../route.ts';
+import { created, noContent, uuidParams } from '../schemas.ts';
+
+const params = uuidParams('service_account_id');
+
+const newAccount = z.strictObject({
+  tenant_id: z.uuid().optional().describe('Required unless you administer exactly one tenant'),
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(2000).optional(),
+  scopes: z.array(scope).max(20).default([]),
+});
+
+const changes = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  description: z.string().max(2000).optional(),
+  scopes: z.array(scope).max(20).optional(),
+  status: z.enum(['active', 'disabled']).optional(),
+  rotate_secret: z.boolean().optional().describe('Issues a new client_secret (returned once); the old one stops working'),
+});
+
+export const routes = [
+  defineRoute({
+    key: 'GET /api/service-accounts/',
+    description: 'Service accounts of the tenants the caller administers (all, for global admins).',
+    request: { query: pageQuery.extend({ tenant_id: z.uuid().optional() }) },
+    responses: { 200: { description: 'A page of service accounts', schema: pageSchema(serviceAccount) } },
+    async handler({ query }, { db, actor }) {
+      return { body: await db.connect((connection) => listServiceAccounts(connection, actor, query)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /api/service-accounts/',
+    description: 'Creates a service account; the answer carries its client_secret, shown this once.',
+    request: { body: newAccount },
+    responses: created('The account with its secret', serviceAccountWithSecret),
+    async handler({ body }, { db, actor }) {
+      return {
+        status: 201,
+        headers: { 'Cache-Control': 'no-store' },
+        body: await db.connect((connection) => createServiceAccount(connection, actor, body)),
+      };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /api/service-accounts/{service_account_id}',
+    request: { params },
+    responses: { 200: { description: 'The account', schema: serviceAccount } },
+    async handler({ params }, { db, actor }) {
+      return { body: await db.connect((connection) => getServiceAccount(connection, actor, params.service_account_id)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'PATCH /api/service-accounts/{service_account_id}',
+    request: { params, body: changes },
+    responses: { 200: { description: 'The account (with client_secret when rotated)', schema: serviceAccount.extend({ client_secret: z.string().optional() }) } },
+    async handler({ params, body }, { db, actor }) {
+      return {
+        headers: { 'Cache-Control': 'no-store' },
+        body: await db.connect((connection) => updateServiceAccount(connection, actor, params.service_account_id, body)),
+      };
+    },
+  }),
+
+  defineRoute({
+    key: 'DELETE /api/service-accounts/{service_account_id}',
+    description: 'Deletes the account; its tokens stop working at once.',
+    request: { params },
+    responses: noContent('Deleted'),
+    async handler({ params }, { db, actor }) {
+      await db.connect((connection) => deleteServiceAccount(connection, actor, params.service_account_id));
+      return {};
+    },
+  }),
+];

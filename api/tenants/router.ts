@@ -1,0 +1,159 @@
+// Tenant management (/admin/tenants): global admins only, except
+// /admin/tenants/current/info, which tells any signed-in user their tenants.
+import { z } from 'zod';
+import { roles } from '../../core/identity/access.ts';
+import { currentUser, describeCurrentUser } from '../../core/identity/current-user.ts';
+import { user } from '../../core/identity/users.ts';
+import { pageQuery, pageSchema } from '../../core/pagination.ts';
+import {
+  assignUserToTenant,
+  availableUsersForTenant,
+  listTenantUsers,
+  membership,
+  removeUserFromTenant,
+  tenantUser,
+  updateTenantRole,
+} from '../../core/tenancy/memberships.ts';
+import { cloneTenant, createTenant, deleteTenant, getTenant, listTenants, slug, tenant, updateTenant } from '../../core/tenancy/tenants.ts';
+import { defineRoute } from '../route.ts';
+import { created, noContent, uuidParams } from '../schemas.ts';
+
+const params = uuidParams('tenant_id');
+const memberParams = uuidParams('tenant_id', 'user_id');
+const settings = z.record(z.string(), z.unknown());
+
+const newTenant = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  slug: slug.optional().describe('Derived from the name when omitted'),
+  monthly_credit_limit: z.number().int().min(0).nullable().optional(),
+  settings: settings.optional(),
+});
+
+const tenantChanges = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  slug: slug.optional(),
+  status: z.enum(['active', 'suspended', 'blocked']).optional(),
+  monthly_credit_limit: z.number().int().min(0).nullable().optional(),
+  settings: settings.optional(),
+});
+
+const roleBody = z.strictObject({ role: z.enum(roles) });
+
+export const routes = [
+  defineRoute({
+    key: 'GET /admin/tenants/',
+    request: { query: pageQuery },
+    responses: { 200: { description: 'A page of tenants', schema: pageSchema(tenant) } },
+    async handler({ query }, { db, actor }) {
+      return { body: await db.connect((connection) => listTenants(connection, actor, query)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /admin/tenants/',
+    request: { body: newTenant },
+    responses: created('The tenant', tenant),
+    async handler({ body }, { db, actor }) {
+      return { status: 201, body: await db.connect((connection) => createTenant(connection, actor, body)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/tenants/current/info',
+    description: 'For any signed-in user: who they are, the tenants they belong to with their role, and the sites they can reach.',
+    responses: { 200: { description: 'The caller’s tenant context', schema: currentUser } },
+    async handler(_input, { db, actor }) {
+      return { body: await db.connect((connection) => describeCurrentUser(connection, actor)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/tenants/{tenant_id}',
+    request: { params },
+    responses: { 200: { description: 'The tenant', schema: tenant } },
+    async handler({ params }, { db, actor }) {
+      return { body: await db.connect((connection) => getTenant(connection, actor, params.tenant_id)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'PATCH /admin/tenants/{tenant_id}',
+    request: { params, body: tenantChanges },
+    responses: { 200: { description: 'The updated tenant', schema: tenant } },
+    async handler({ params, body }, { db, actor }) {
+      return { body: await db.connect((connection) => updateTenant(connection, actor, params.tenant_id, body)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'DELETE /admin/tenants/{tenant_id}',
+    description: 'Deletes the tenant with its memberships and service accounts. Refused (409) while it still has sites: delete those first.',
+    request: { params },
+    responses: noContent('Deleted'),
+    async handler({ params }, { services, actor }) {
+      await deleteTenant(services.db, actor, params.tenant_id);
+      return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/tenants/{tenant_id}/available-users',
+    description: 'Users who are not members of the tenant yet.',
+    request: { params, query: pageQuery },
+    responses: { 200: { description: 'A page of users', schema: pageSchema(user) } },
+    async handler({ params, query }, { db, actor }) {
+      return { body: await db.connect((connection) => availableUsersForTenant(connection, actor, params.tenant_id, query)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /admin/tenants/{tenant_id}/clone',
+    description:
+      'A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug), memberships and site assignments. ' +
+      'Users are shared, not copied; service accounts are not copied.',
+    request: { params, body: newTenant.pick({ name: true, slug: true }) },
+    responses: created('The new tenant', tenant),
+    async handler({ params, body }, { services, actor }) {
+      return { status: 201, body: await cloneTenant(services.db, actor, params.tenant_id, body) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/tenants/{tenant_id}/users',
+    request: { params, query: pageQuery },
+    responses: { 200: { description: 'A page of members with their role', schema: pageSchema(tenantUser) } },
+    async handler({ params, query }, { db, actor }) {
+      return { body: await db.connect((connection) => listTenantUsers(connection, actor, params.tenant_id, query)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /admin/tenants/{tenant_id}/users/{user_id}',
+    description: 'Adds the user to the tenant with a role (default author). Already a member: 409.',
+    request: { params: memberParams, body: z.strictObject({ role: z.enum(roles).default('author') }).default({ role: 'author' }) },
+    responses: created('The membership', membership),
+    async handler({ params, body }, { db, actor }) {
+      return { status: 201, body: await db.connect((connection) => assignUserToTenant(connection, actor, params.tenant_id, params.user_id, body.role)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'PATCH /admin/tenants/{tenant_id}/users/{user_id}',
+    request: { params: memberParams, body: roleBody },
+    responses: { 200: { description: 'The membership', schema: membership } },
+    async handler({ params, body }, { db, actor }) {
+      return { body: await db.connect((connection) => updateTenantRole(connection, actor, params.tenant_id, params.user_id, body.role)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'DELETE /admin/tenants/{tenant_id}/users/{user_id}',
+    description: 'Removes the user from the tenant and from its sites.',
+    request: { params: memberParams },
+    responses: noContent('Removed'),
+    async handler({ params }, { services, actor }) {
+      await removeUserFromTenant(services.db, actor, params.tenant_id, params.user_id);
+      return {};
+    },
+  }),
+];

@@ -1,0 +1,88 @@
+// Users: the global directory, administered by global admins. Anyone may read
+// and update themselves (name, and password with the current one).
+import { z } from 'zod';
+import { createUser, deleteUser, getUser, listUsers, password, setGlobalAdmin, updateUser, user } from '../../core/identity/users.ts';
+import { pageQuery, pageSchema } from '../../core/pagination.ts';
+import { defineRoute } from '../route.ts';
+import { created, noContent, uuidParams } from '../schemas.ts';
+
+const params = uuidParams('user_id');
+
+const newUser = z.strictObject({
+  email: z.email().max(320),
+  password,
+  full_name: z.string().trim().min(1).max(200),
+  email_verified: z.boolean().optional().describe('Default true: the administrator vouches for the address'),
+});
+
+const changes = z.strictObject({
+  email: z.email().max(320).optional().describe('Global admins only'),
+  full_name: z.string().trim().min(1).max(200).optional(),
+  password: password.optional().describe('Changing your own needs current_password; other sessions end'),
+  current_password: z.string().max(1024).optional(),
+  status: z.enum(['active', 'blocked']).optional().describe('Global admins only; blocking ends the user’s sessions'),
+  email_verified: z.boolean().optional().describe('Global admins only'),
+});
+
+export const routes = [
+  defineRoute({
+    key: 'GET /users/',
+    description: 'All users (global admins). `search` matches e-mail or name.',
+    request: { query: pageQuery.extend({ search: z.string().max(200).optional() }) },
+    responses: { 200: { description: 'A page of users', schema: pageSchema(user) } },
+    async handler({ query }, { db, actor }) {
+      return { body: await db.connect((connection) => listUsers(connection, actor, query)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /users/',
+    description: 'Creates a user (global admins). Passwords have at least 10 characters. A taken e-mail address is a 409.',
+    request: { body: newUser },
+    responses: created('The user', user),
+    async handler({ body }, { db, actor }) {
+      return { status: 201, body: await db.connect((connection) => createUser(connection, actor, body)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /users/{user_id}',
+    description: 'A user: yourself, or anyone for a global admin (others are 404).',
+    request: { params },
+    responses: { 200: { description: 'The user', schema: user } },
+    async handler({ params }, { db, actor }) {
+      return { body: await db.connect((connection) => getUser(connection, actor, params.user_id)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'PATCH /users/{user_id}',
+    description: 'Updates a user. Yourself: full_name, password (with current_password). Global admins: also email, status, email_verified.',
+    request: { params, body: changes },
+    responses: { 200: { description: 'The updated user', schema: user } },
+    async handler({ params, body }, { services, actor }) {
+      return { body: await updateUser(services.db, actor, params.user_id, body) };
+    },
+  }),
+
+  defineRoute({
+    key: 'DELETE /users/{user_id}',
+    description: 'Deletes a user and their memberships and sessions (global admins; not yourself).',
+    request: { params },
+    responses: noContent('Deleted'),
+    async handler({ params }, { db, actor }) {
+      await db.connect((connection) => deleteUser(connection, actor, params.user_id));
+      return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'PATCH /users/{user_id}/global-admin',
+    description: 'Grants or withdraws global admin status (global admins). The last global admin cannot be withdrawn (409).',
+    request: { params, body: z.strictObject({ is_global_admin: z.boolean() }) },
+    responses: { 200: { description: 'The updated user', schema: user } },
+    async handler({ params, body }, { services, actor }) {
+      return { body: await setGlobalAdmin(services.db, actor, params.user_id, body.is_global_admin) };
+    },
+  }),
+];

@@ -1,0 +1,17 @@
+// Who is calling: a signed-in user (with a session) or a service account
+// (limited to its tenant and scopes). Every domain function takes one.
+export type UserActor = {
+  kind: 'user';
+  userId: string;
+  sessionId: string;
+  isGlobalAdmin: boolean;
+};
+
+export type ServiceActor = {
+  kind: 'service';
+  serviceAccountId: string;
+  tenantId: string;
+  scopes: string[];
+};
+
+export type Actor = UserActor | ServiceActor;

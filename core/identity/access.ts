@@ -1,0 +1,60 @@
+// The access rules, in one place. Resources of a tenant the caller cannot see
+// are "not found" (404), never "forbidden": their existence is not revealed.
+// 403 means: you can see it, but your role may not do this.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Actor, UserActor } from '../actor.ts';
+import { Problem, notFound } from '../errors.ts';
+
+export type Role = 'admin' | 'editor' | 'author';
+export const roles = ['admin', 'editor', 'author'] as const;
+
+export const scopes = ['sites:read', 'content:read', 'content:write', 'media:read', 'media:write', 'jobs:read', 'jobs:write', 'search:read'] as const;
+
+const forbiddenProblem = (detail: string) => new Problem(403, detail);
+
+export function requireUser(actor: Actor): UserActor {
+  if (actor.kind !== 'user') throw forbiddenProblem('Service accounts may not do this; it needs a signed-in user.');
+  return actor;
+}
+
+export function requireGlobalAdmin(actor: Actor): UserActor {
+  const user = requireUser(actor);
+  if (!user.isGlobalAdmin) throw forbiddenProblem('Only global administrators may do this.');
+  return user;
+}
+
+export function requireScope(actor: Actor, scope: (typeof scopes)[number]): void {
+  if (actor.kind === 'service' && !actor.scopes.includes(scope)) {
+    throw forbiddenProblem(`The service account lacks the ${scope} scope.`);
+  }
+}
+
+/** The caller's role in a tenant: global admins act as its admin; null when it is not theirs to see. */
+export async function tenantRole(db: CommonQueryMethods, actor: Actor, tenantId: string): Promise<Role | 'service' | null> {
+  if (actor.kind === 'service') return actor.tenantId === tenantId ? 'service' : null;
+  if (actor.isGlobalAdmin) return 'admin';
+  return db.maybeOneFirst(sql.type(z.object({ role: z.enum(roles) }))`
+    select role from memberships where tenant_id = ${tenantId} and user_id = ${actor.userId}`);
+}
+
+/** Tenant administration: 404 when the tenant is not the caller's, 403 below admin. */
+export async function requireTenantAdmin(db: CommonQueryMethods, actor: Actor, tenantId: string): Promise<void> {
+  const role = await tenantRole(db, actor, tenantId);
+  if (!role) throw notFound('No such tenant.');
+  if (role !== 'admin') throw forbiddenProblem('Only the tenant’s administrators may do this.');
+}
+
+/**
+ * The caller's role on a site. Tenant admins (and global admins) reach every
+ * site of the tenant; editors and authors the sites they are assigned to;
+ * service accounts every site of their tenant, within their scopes.
+ */
+export async function siteRole(db: CommonQueryMethods, actor: Actor, site: { id: string; tenant_id: string }): Promise<Role | 'service' | null> {
+  if (actor.kind === 'service') return actor.tenantId === site.tenant_id ? 'service' : null;
+  if (actor.isGlobalAdmin) return 'admin';
+  return db.maybeOneFirst(sql.type(z.object({ role: z.enum(roles) }))`
+    select m.role from memberships m
+    where m.tenant_id = ${site.tenant_id} and m.user_id = ${actor.userId}
+      and (m.role = 'admin' or exists (select 1 from site_users su where su.site_id = ${site.id} and su.user_id = m.user_id))`);
+}

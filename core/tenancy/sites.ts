@@ -1,0 +1,125 @@
+// Sites: the unit content lives in. Addressed by id or by a globally unique
+// slug, which therefore may not look like an id nor like a top-level path.
+// Deleting a site removes everything it owns (its rows cascade).
+import { z } from 'zod';
+import { CheckIntegrityConstraintViolationError, UniqueIntegrityConstraintViolationError } from 'slonik';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import { Problem, conflict, notFound } from '../errors.ts';
+import { requireScope, requireTenantAdmin, siteRole, tenantRole, type Role } from '../identity/access.ts';
+import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
+import { slug } from './tenants.ts';
+
+// First path segments of the API: a site with one of these slugs could not be addressed.
+const reserved = new Set(['admin', 'api', 'auth', 'docs', 'health', 'openapi.json', 'payments', 'public', 'search', 'sites', 'subscription', 'system-prompts', 'transferprompts', 'users', 'problems']);
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const siteSlug = slug.refine((value) => !reserved.has(value) && !uuidShape.test(value), 'is reserved or looks like an id');
+export const locale = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en or pt-BR');
+
+export const site = z
+  .object({
+    id: z.uuid(),
+    tenant_id: z.uuid(),
+    slug: z.string(),
+    name: z.string(),
+    default_locale: z.string(),
+    locales: z.array(z.string()),
+    domain: z.string().nullable(),
+    settings: z.record(z.string(), z.unknown()),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Site' });
+
+export type Site = z.infer<typeof site>;
+
+export const siteColumns = sql.fragment`sites.id, sites.tenant_id, sites.slug, sites.name, sites.default_locale, sites.locales, sites.domain, sites.settings, sites.created_at`;
+
+export async function resolveSite(db: CommonQueryMethods, identifier: string): Promise<Site | null> {
+  return uuidShape.test(identifier)
+    ? db.maybeOne(sql.type(site)`select ${siteColumns} from sites where id = ${identifier}`)
+    : db.maybeOne(sql.type(site)`select ${siteColumns} from sites where slug = ${identifier.toLowerCase()}`);
+}
+
+/** The site and the caller's role on it: 404 when it is not theirs to see, 403 when `admin` is needed and they are not. */
+export async function loadSite(db: CommonQueryMethods, actor: Actor, identifier: string, need: 'read' | 'admin' = 'read'): Promise<{ site: Site; role: Role | 'service' }> {
+  const found = await resolveSite(db, identifier);
+  const role = found ? await siteRole(db, actor, found) : null;
+  if (!found || !role) throw notFound('No such site.');
+  if (need === 'admin' && role !== 'admin') throw new Problem(403, 'Only the tenant’s administrators may do this.');
+  requireScope(actor, 'sites:read');
+  return { site: found, role };
+}
+
+/** Sites the caller can reach, optionally within one tenant. */
+function visible(actor: Actor) {
+  if (actor.kind === 'service') return sql.fragment`sites.tenant_id = ${actor.tenantId}`;
+  if (actor.isGlobalAdmin) return sql.fragment`true`;
+  return sql.fragment`exists (
+    select 1 from memberships m where m.tenant_id = sites.tenant_id and m.user_id = ${actor.userId}
+      and (m.role = 'admin' or exists (select 1 from site_users su where su.site_id = sites.id and su.user_id = m.user_id)))`;
+}
+
+export async function listSites(db: CommonQueryMethods, actor: Actor, query: PageQuery, tenantId?: string) {
+  requireScope(actor, 'sites:read');
+  if (tenantId && !(await tenantRole(db, actor, tenantId))) throw notFound('No such tenant.');
+  const where = sql.fragment`${visible(actor)} and ${tenantId ? sql.fragment`sites.tenant_id = ${tenantId}` : sql.fragment`true`}`;
+  const rows = await db.any(sql.type(site)`
+    select ${siteColumns} from sites where ${where} and ${after(query, 'sites')}
+    order by sites.created_at, sites.id limit ${query.limit + 1}`);
+  return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from sites where ${where}`));
+}
+
+export type NewSite = {
+  tenant_id: string;
+  name: string;
+  slug: string;
+  default_locale?: string | undefined;
+  locales?: string[] | undefined;
+  domain?: string | null | undefined;
+  settings?: Record<string, unknown> | undefined;
+};
+
+function rejected(error: unknown): never {
+  if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('That slug or domain is taken.');
+  if (error instanceof CheckIntegrityConstraintViolationError) {
+    throw new Problem(422, 'default_locale must be one of locales.', { errors: [{ path: 'body.default_locale', message: 'must be one of locales' }] });
+  }
+  throw error;
+}
+
+export async function createSite(db: CommonQueryMethods, actor: Actor, input: NewSite): Promise<Site> {
+  await requireTenantAdmin(db, actor, input.tenant_id);
+  const defaultLocale = input.default_locale ?? input.locales?.[0] ?? 'en';
+  const locales = input.locales ?? [defaultLocale];
+  return db
+    .one(sql.type(site)`
+      insert into sites (tenant_id, name, slug, default_locale, locales, domain, settings)
+      values (${input.tenant_id}, ${input.name}, ${input.slug}, ${defaultLocale}, ${sql.array(locales, 'text')},
+              ${input.domain ?? null}, ${sql.jsonb((input.settings ?? {}) as never)})
+      returning ${siteColumns}`)
+    .catch(rejected);
+}
+
+export type SiteChanges = Partial<Omit<NewSite, 'tenant_id'>>;
+
+export async function updateSite(db: CommonQueryMethods, actor: Actor, identifier: string, changes: SiteChanges): Promise<Site> {
+  const { site: current } = await loadSite(db, actor, identifier, 'admin');
+  return db
+    .one(sql.type(site)`
+      update sites set
+        name = coalesce(${changes.name ?? null}, name),
+        slug = coalesce(${changes.slug ?? null}, slug),
+        default_locale = coalesce(${changes.default_locale ?? null}, default_locale),
+        locales = coalesce(${changes.locales ? sql.array(changes.locales, 'text') : null}::text[], locales),
+        domain = case when ${'domain' in changes}::boolean then ${changes.domain ?? null} else domain end,
+        settings = coalesce(${changes.settings ? sql.jsonb(changes.settings as never) : null}::jsonb, settings)
+      where id = ${current.id}
+      returning ${siteColumns}`)
+    .catch(rejected);
+}
+
+export async function deleteSite(db: CommonQueryMethods, actor: Actor, identifier: string): Promise<void> {
+  const { site: current } = await loadSite(db, actor, identifier, 'admin');
+  await db.query(sql.typeAlias('void')`delete from sites where id = ${current.id}`);
+}

@@ -1,0 +1,163 @@
+// Tenants: administered by global admins (/admin/tenants). Deleting a tenant
+// that still has sites is refused (409): sites hold the content, so they are
+// deleted one by one, deliberately, first.
+import { z } from 'zod';
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import { conflict, notFound } from '../errors.ts';
+import { requireGlobalAdmin } from '../identity/access.ts';
+import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
+
+export const slug = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'lowercase letters, digits and single hyphens');
+
+export const tenant = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    slug: z.string(),
+    status: z.enum(['active', 'suspended', 'blocked']),
+    monthly_credit_limit: z.number().int().nullable(),
+    settings: z.record(z.string(), z.unknown()),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Tenant' });
+
+export type Tenant = z.infer<typeof tenant>;
+
+const columns = sql.fragment`tenants.id, tenants.name, tenants.slug, tenants.status, tenants.monthly_credit_limit, tenants.settings, tenants.created_at`;
+
+/** A name turned into a slug: "Acme Corp." → "acme-corp". */
+export function slugify(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 50)
+    .replace(/-+$/, '');
+  return base || 'tenant';
+}
+
+function taken<T>(promise: Promise<T>, what: string): Promise<T> {
+  return promise.catch((error) => {
+    if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict(`${what} is taken.`);
+    throw error;
+  });
+}
+
+export async function findTenant(db: CommonQueryMethods, id: string): Promise<Tenant | null> {
+  return db.maybeOne(sql.type(tenant)`select ${columns} from tenants where id = ${id}`);
+}
+
+export async function getTenant(db: CommonQueryMethods, actor: Actor, id: string): Promise<Tenant> {
+  requireGlobalAdmin(actor);
+  const found = await findTenant(db, id);
+  if (!found) throw notFound('No such tenant.');
+  return found;
+}
+
+export async function listTenants(db: CommonQueryMethods, actor: Actor, query: PageQuery) {
+  requireGlobalAdmin(actor);
+  const rows = await db.any(sql.type(tenant)`
+    select ${columns} from tenants where ${after(query, 'tenants')} order by tenants.created_at, tenants.id limit ${query.limit + 1}`);
+  return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from tenants`));
+}
+
+export type NewTenant = { name: string; slug?: string | undefined; monthly_credit_limit?: number | null | undefined; settings?: Record<string, unknown> | undefined };
+
+/** Inserts a tenant; without a slug one is derived from the name and made unique. */
+export async function insertTenant(db: CommonQueryMethods, input: NewTenant): Promise<Tenant> {
+  const wanted = input.slug ?? slugify(input.name);
+  const free = input.slug
+    ? wanted
+    : await db.oneFirst(sql.type(z.object({ slug: z.string() }))`
+        select candidate as slug from (
+          select ${wanted} as candidate, 0 as n
+          union all select ${wanted} || '-' || n, n from generate_series(2, 1000) n
+        ) c where not exists (select 1 from tenants where slug = c.candidate) order by n limit 1`);
+  return taken(
+    db.one(sql.type(tenant)`
+      insert into tenants (name, slug, monthly_credit_limit, settings)
+      values (${input.name}, ${free}, ${input.monthly_credit_limit ?? null}, ${sql.jsonb((input.settings ?? {}) as never)})
+      returning ${columns}`),
+    `The slug ${free}`,
+  );
+}
+
+export async function createTenant(db: CommonQueryMethods, actor: Actor, input: NewTenant): Promise<Tenant> {
+  requireGlobalAdmin(actor);
+  return insertTenant(db, input);
+}
+
+export type TenantChanges = Partial<{ name: string; slug: string; status: Tenant['status']; monthly_credit_limit: number | null; settings: Record<string, unknown> }>;
+
+export async function updateTenant(db: CommonQueryMethods, actor: Actor, id: string, changes: TenantChanges): Promise<Tenant> {
+  requireGlobalAdmin(actor);
+  const updated = await taken(
+    db.maybeOne(sql.type(tenant)`
+      update tenants set
+        name = coalesce(${changes.name ?? null}, name),
+        slug = coalesce(${changes.slug ?? null}, slug),
+        status = coalesce(${changes.status ?? null}, status),
+        monthly_credit_limit = case when ${'monthly_credit_limit' in changes}::boolean then ${changes.monthly_credit_limit ?? null}::bigint else monthly_credit_limit end,
+        settings = coalesce(${changes.settings ? sql.jsonb(changes.settings as never) : null}::jsonb, settings)
+      where id = ${id}
+      returning ${columns}`),
+    'That slug',
+  );
+  if (!updated) throw notFound('No such tenant.');
+  return updated;
+}
+
+export async function deleteTenant(db: DatabasePool, actor: Actor, id: string): Promise<void> {
+  requireGlobalAdmin(actor);
+  await db.transaction(async (tx) => {
+    const found = await tx.maybeOne(sql.type(z.object({ sites: z.number() }))`
+      select (select count(*)::int from sites where tenant_id = t.id) as sites from tenants t where t.id = ${id} for update`);
+    if (!found) throw notFound('No such tenant.');
+    if (found.sites > 0) throw conflict(`The tenant still has ${found.sites} site(s); delete them first.`);
+    await tx.query(sql.typeAlias('void')`delete from tenants where id = ${id}`);
+  });
+}
+
+/**
+ * A copy of a tenant: its settings, its sites (with new slugs) and who may
+ * use them (memberships and site assignments). Users are shared, not copied;
+ * service accounts are not copied, since their secrets must not be.
+ */
+export async function cloneTenant(db: DatabasePool, actor: Actor, id: string, input: NewTenant): Promise<Tenant> {
+  requireGlobalAdmin(actor);
+  return db.transaction(async (tx) => {
+    const source = await findTenant(tx, id);
+    if (!source) throw notFound('No such tenant.');
+    const copy = await insertTenant(tx, {
+      name: input.name,
+      slug: input.slug,
+      monthly_credit_limit: source.monthly_credit_limit,
+      settings: source.settings,
+    });
+    await tx.query(sql.typeAlias('void')`
+      insert into memberships (tenant_id, user_id, role) select ${copy.id}, user_id, role from memberships where tenant_id = ${id}`);
+    await taken(
+      tx.query(sql.typeAlias('void')`
+        with copied as (
+          insert into sites (tenant_id, slug, name, default_locale, locales, settings)
+          select ${copy.id}, left(${copy.slug} || '-' || slug, 63), name, default_locale, locales, settings
+          from sites where tenant_id = ${id}
+          returning id, slug
+        ), pairs as (
+          select c.id as new_id, s.id as old_id from copied c
+          join sites s on s.tenant_id = ${id} and left(${copy.slug} || '-' || s.slug, 63) = c.slug
+        )
+        insert into site_users (tenant_id, site_id, user_id)
+        select ${copy.id}, p.new_id, su.user_id from pairs p join site_users su on su.site_id = p.old_id`),
+      'A copied site slug',
+    );
+    return copy;
+  });
+}
