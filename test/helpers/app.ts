@@ -11,7 +11,14 @@ import { createTestDatabase, type TestDatabase } from './database.ts';
 export type TestApp = { app: Express; services: Services; database: TestDatabase; config: Config };
 
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
+  // Limits high enough that only the tests about rate limiting meet them.
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    RATE_LIMIT_AUTH_PER_IP: '100000',
+    RATE_LIMIT_AUTH_PER_ACCOUNT: '100000',
+    ...env,
+  });
 }
 
 export async function startTestApp(options: AppOptions & { env?: Record<string, string> } = {}): Promise<TestApp> {
