@@ -93,7 +93,10 @@ create table email_outbox (
   text_body text not null,
   kind text not null,
   created_at timestamptz not null default now(),
+  -- 'smtp', or 'log' where no SMTP server is configured (local use).
+  delivered_via text,
   sent_at timestamptz,
+  attempts integer not null default 0,
   last_error text
 );
 

@@ -1,0 +1,89 @@
+// Sign-up, e-mail verification and password reset. All public and rate
+// limited; the non-committal answers are identical whatever the address.
+import { z } from 'zod';
+import {
+  confirmPasswordReset,
+  requestPasswordReset,
+  resendVerification,
+  signup,
+  verifyEmail,
+} from '../../core/identity/signup.ts';
+import { password, user } from '../../core/identity/users.ts';
+import { tenant } from '../../core/tenancy/tenants.ts';
+import { defineRoute } from '../route.ts';
+import { noContent } from '../schemas.ts';
+
+const accepted = z.object({ detail: z.string() }).meta({ id: 'Accepted' });
+const email = z.email().max(320);
+const token = z.string().min(10).max(4000);
+
+const sentIfExists = 'If the address belongs to an account that needs it, a message is on its way.';
+
+export const routes = [
+  defineRoute({
+    key: 'POST /auth/signup/',
+    description:
+      'Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). ' +
+      'Signing in needs the address verified first. A taken address is a 409.',
+    request: {
+      body: z.strictObject({
+        email,
+        password,
+        full_name: z.string().trim().min(1).max(200),
+        tenant_name: z.string().trim().min(1).max(200).optional().describe('Default: "<full name>\'s workspace"'),
+      }),
+    },
+    responses: { 201: { description: 'Signed up; check your e-mail', schema: z.object({ user, tenant }) } },
+    async handler({ body }, { services, ip }) {
+      await services.rateLimits.hit('signup', ip, body.email);
+      return { status: 201, body: await signup(services.db, services.config, body) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /auth/signup/verify-email',
+    description: 'Confirms the address with the token from the e-mail. An invalid, expired or used token is a 400.',
+    request: { body: z.strictObject({ token }) },
+    responses: noContent('Verified'),
+    async handler({ body }, { services }) {
+      await verifyEmail(services.db, services.config, body.token);
+      return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /auth/signup/resend-verification',
+    description: 'Sends a new verification link to an unverified account. Always 202, whether or not the address has one.',
+    request: { body: z.strictObject({ email }) },
+    responses: { 202: { description: 'Accepted', schema: accepted } },
+    async handler({ body }, { services, ip }) {
+      await services.rateLimits.hit('resend-verification', ip, body.email);
+      await resendVerification(services.db, services.config, body.email);
+      return { status: 202, body: { detail: sentIfExists } };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /auth/password-reset-request',
+    description: 'E-mails a password reset link (1 h, single use). Always 202, whether or not the address has an account.',
+    request: { body: z.strictObject({ email }) },
+    responses: { 202: { description: 'Accepted', schema: accepted } },
+    async handler({ body }, { services, ip }) {
+      await services.rateLimits.hit('password-reset', ip, body.email);
+      await requestPasswordReset(services.db, services.config, body.email);
+      return { status: 202, body: { detail: sentIfExists } };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /auth/password-reset-confirm',
+    description: 'Sets a new password with the token from the e-mail, and ends every session of the account.',
+    request: { body: z.strictObject({ token, new_password: password }) },
+    responses: noContent('Password changed'),
+    async handler({ body }, { services, ip }) {
+      await services.rateLimits.hit('password-reset-confirm', ip);
+      await confirmPasswordReset(services.db, services.config, body.token, body.new_password);
+      return {};
+    },
+  }),
+];

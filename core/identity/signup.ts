@@ -1,0 +1,90 @@
+// Self-service accounts: sign-up (a user and a tenant of their own, which they
+// administer), e-mail verification, and password reset. The answers to
+// "resend" and "reset" never reveal whether an address has an account.
+import { z } from 'zod';
+import { sql, type DatabasePool } from '../../db/pool.ts';
+import type { Config } from '../config.ts';
+import { queueEmail } from '../mail/outbox.ts';
+import { addMember } from '../tenancy/memberships.ts';
+import { insertTenant, type Tenant } from '../tenancy/tenants.ts';
+import { consumeEmailToken, issueEmailToken } from './email-tokens.ts';
+import { hashPassword } from './password.ts';
+import { revokeAllSessions } from './sessions.ts';
+import { insertUser, type User } from './users.ts';
+
+export type SignupInput = { email: string; password: string; full_name: string; tenant_name?: string | undefined };
+
+const appUrl = (config: Config) => config.publicUrl ?? `http://localhost:${config.port}`;
+
+function verificationEmail(config: Config, to: string, token: string) {
+  return {
+    to,
+    kind: 'email_verification',
+    subject: 'Confirm your e-mail address',
+    text:
+      `Confirm your address to finish signing up:\n\n${appUrl(config)}/verify-email?token=${token}\n\n` +
+      `Or send this token to POST /auth/signup/verify-email:\n\ntoken: ${token}\n\nThe link works once, for 24 hours.\n`,
+  };
+}
+
+export async function signup(db: DatabasePool, config: Config, input: SignupInput): Promise<{ user: User; tenant: Tenant }> {
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction(async (tx) => {
+    const user = await insertUser(tx, { ...input, password_hash: passwordHash, email_verified: false });
+    const tenant = await insertTenant(tx, { name: input.tenant_name ?? `${input.full_name}'s workspace` });
+    await addMember(tx, tenant.id, user.id, 'admin');
+    const token = await issueEmailToken(tx, config, user.id, 'email_verification');
+    await queueEmail(tx, verificationEmail(config, user.email, token));
+    return { user, tenant };
+  });
+}
+
+export async function verifyEmail(db: DatabasePool, config: Config, token: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const userId = await consumeEmailToken(tx, config, token, 'email_verification');
+    await tx.query(sql.typeAlias('void')`update users set email_verified = true where id = ${userId}`);
+  });
+}
+
+const account = z.object({ id: z.string(), email: z.string(), email_verified: z.boolean(), status: z.string() });
+
+const findAccount = (db: DatabasePool, email: string) =>
+  db.maybeOne(sql.type(account)`select id, email, email_verified, status from users where lower(email) = lower(${email})`);
+
+/** Sends a new link when the address has an unverified account; otherwise does nothing, silently. */
+export async function resendVerification(db: DatabasePool, config: Config, email: string): Promise<void> {
+  const found = await findAccount(db, email);
+  if (!found || found.email_verified || found.status !== 'active') return;
+  await db.transaction(async (tx) => {
+    const token = await issueEmailToken(tx, config, found.id, 'email_verification');
+    await queueEmail(tx, verificationEmail(config, found.email, token));
+  });
+}
+
+export async function requestPasswordReset(db: DatabasePool, config: Config, email: string): Promise<void> {
+  const found = await findAccount(db, email);
+  if (!found || found.status !== 'active') return;
+  await db.transaction(async (tx) => {
+    const token = await issueEmailToken(tx, config, found.id, 'password_reset');
+    await queueEmail(tx, {
+      to: found.email,
+      kind: 'password_reset',
+      subject: 'Reset your password',
+      text:
+        `Someone (hopefully you) asked to reset your password. Choose a new one here:\n\n${appUrl(config)}/reset-password?token=${token}\n\n` +
+        `Or send this token with the new password to POST /auth/password-reset-confirm:\n\ntoken: ${token}\n\n` +
+        `The link works once, for an hour. If you did not ask, ignore this message.\n`,
+    });
+  });
+}
+
+/** Sets the new password and ends every session: whoever had the old one is out. */
+export async function confirmPasswordReset(db: DatabasePool, config: Config, token: string, newPassword: string): Promise<void> {
+  const passwordHash = await hashPassword(newPassword);
+  await db.transaction(async (tx) => {
+    const userId = await consumeEmailToken(tx, config, token, 'password_reset');
+    // Following the link proved control of the address, too.
+    await tx.query(sql.typeAlias('void')`update users set password_hash = ${passwordHash}, email_verified = true where id = ${userId}`);
+    await revokeAllSessions(tx, userId, 'password reset');
+  });
+}
