@@ -1,6 +1,7 @@
 // Every built route module. An endpoint of the manifest without a route here
 // answers 501 until its issue is done.
 import { routes as auth } from './auth/router.ts';
+import { routes as oauth } from './auth/oauth.ts';
 import { routes as signup } from './auth/signup.ts';
 import { routes as general } from './general/router.ts';
 import type { RouteDefinition } from './route.ts';
@@ -10,4 +11,4 @@ import { routes as sites } from './sites/router.ts';
 import { routes as tenants } from './tenants/router.ts';
 import { routes as users } from './users/router.ts';
 
-export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts];
+export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...oauth, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts];
