@@ -1,0 +1,46 @@
+// Walks every implemented route with every kind of caller and compares the
+// status with test/access/matrix.tsv, the checked-in statement of who may do
+// what. A route added without a matrix row fails here.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { allRoutes } from '../../api/routes.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+import { requests, tenantAIntact } from './requests.ts';
+import { buildWorld, callers, type CallerName, type World } from './world.ts';
+
+const [header, ...lines] = readFileSync(path.join(import.meta.dirname, 'matrix.tsv'), 'utf8').trim().split('\n');
+const columns = header!.split('\t');
+const rows = lines.map((line) => {
+  const cells = line.split('\t');
+  const expected = Object.fromEntries(callers.map((caller) => [caller, Number(cells[columns.indexOf(caller)])])) as Record<CallerName, number>;
+  return { key: `${cells[0]} ${cells[1]}`, method: cells[0]!.toLowerCase() as 'get', expected };
+});
+
+let t: TestApp;
+let world: World;
+beforeAll(async () => {
+  t = await startTestApp();
+  world = await buildWorld(t);
+});
+afterAll(() => stopTestApp(t));
+
+it('has a row, and a request, for every implemented route', () => {
+  const implemented = allRoutes.map((route) => route.key).sort();
+  expect(rows.map((row) => row.key).sort()).toEqual(implemented);
+  expect(Object.keys(requests).sort()).toEqual(implemented);
+  expect(columns.slice(2)).toEqual([...callers]);
+});
+
+describe.each(rows.map((row) => [row.key, row] as const))('%s', (key, row) => {
+  it.each(callers.map((caller) => [caller, row.expected[caller]] as const))('%s → %i', async (caller, status) => {
+    const built = await requests[key]!(world);
+    const credentials = await world.credentials(caller);
+    const token = built.bearer === 'refresh' ? credentials.refresh : credentials.access;
+    let call = request(t.app)[row.method](built.path);
+    if (token) call = call.set('Authorization', `Bearer ${token}`);
+    const res = built.body ? await call.send(built.body) : await call;
+    expect({ status: res.status, detail: res.status === status ? undefined : res.body?.detail }).toEqual({ status, detail: undefined });
+    expect(await tenantAIntact(world)).toBe(true);
+  });
+});

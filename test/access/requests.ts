@@ -1,0 +1,110 @@
+// For each matrix route, a request that the most privileged caller would get
+// a success for: fresh targets where the request changes or removes them.
+import { z } from 'zod';
+import { addMember } from '../../core/tenancy/memberships.ts';
+import { createServiceAccount } from '../../core/identity/service-accounts.ts';
+import { sql } from '../../db/pool.ts';
+import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/factories.ts';
+import type { World } from './world.ts';
+
+export type MatrixRequest = {
+  path: string;
+  body?: Record<string, unknown>;
+  /** Send the caller's refresh token, not its access token, as the bearer. */
+  bearer?: 'refresh';
+};
+
+type Builder = (world: World) => Promise<MatrixRequest>;
+
+const admin = (world: World) => ({ kind: 'user' as const, userId: world.userIds.global_admin!, sessionId: 'setup', isGlobalAdmin: true });
+
+const memberOfA = async (world: World, role: 'admin' | 'editor' | 'author' = 'author') => {
+  const user = await newUser(world.t);
+  await addMember(world.t.services.db, world.tenantA.id, user.id, role);
+  return user;
+};
+
+const freshAccount = (world: World) =>
+  createServiceAccount(world.t.services.db, admin(world), { tenant_id: world.tenantA.id, name: 'target', scopes: ['sites:read'] });
+
+const fixed = (path: string, body?: Record<string, unknown>): Builder => async () => ({ path, ...(body ? { body } : {}) });
+
+export const requests: Record<string, Builder> = {
+  'GET /': fixed('/'),
+  'GET /health': fixed('/health'),
+  'GET /health/live': fixed('/health/live'),
+  'GET /health/ready': fixed('/health/ready'),
+  'GET /health/cachestore': fixed('/health/cachestore'),
+
+  'POST /auth/login': async (world) => ({ path: '/auth/login', body: { username: (await newUser(world.t)).email, password, grant_type: 'password' } }),
+  'POST /auth/logout': fixed('/auth/logout'),
+  'POST /auth/refresh-token': async () => ({ path: '/auth/refresh-token', bearer: 'refresh' }),
+  'GET /auth/currentuser': fixed('/auth/currentuser'),
+  'GET /auth/token-info': fixed('/auth/token-info'),
+  'POST /auth/token': async (world) => ({
+    path: '/auth/token',
+    body: { grant_type: 'client_credentials', client_id: world.serviceAccount.client_id, client_secret: world.serviceAccount.client_secret },
+  }),
+  'POST /auth/signup/': async (world) => ({ path: '/auth/signup/', body: { email: `new-${world.unique()}@example.com`, password, full_name: 'New Person' } }),
+  'POST /auth/signup/verify-email': fixed('/auth/signup/verify-email', { token: 'not-a-valid-verification-token' }),
+  'POST /auth/signup/resend-verification': fixed('/auth/signup/resend-verification', { email: 'someone@example.com' }),
+  'POST /auth/password-reset-request': fixed('/auth/password-reset-request', { email: 'someone@example.com' }),
+  'POST /auth/password-reset-confirm': fixed('/auth/password-reset-confirm', { token: 'not-a-valid-reset-token', new_password: 'a long new password' }),
+  // No provider is configured in this app: every caller gets the same 404.
+  'GET /auth/signup/oauth/{provider}': fixed('/auth/signup/oauth/google'),
+  'POST /auth/signup/oauth/callback': fixed('/auth/signup/oauth/callback', { code: 'code', state: 'unknown-state' }),
+
+  'GET /users/': fixed('/users/'),
+  'POST /users/': async (world) => ({ path: '/users/', body: { email: `made-${world.unique()}@example.com`, password, full_name: 'Made' } }),
+  'GET /users/{user_id}': async (world) => ({ path: `/users/${(await memberOfA(world)).id}` }),
+  'PATCH /users/{user_id}': async (world) => ({ path: `/users/${(await memberOfA(world)).id}`, body: { full_name: 'Renamed' } }),
+  'DELETE /users/{user_id}': async (world) => ({ path: `/users/${(await memberOfA(world)).id}` }),
+  'PATCH /users/{user_id}/global-admin': async (world) => ({ path: `/users/${(await memberOfA(world)).id}/global-admin`, body: { is_global_admin: false } }),
+  'GET /users/{user_id}/sites': async (world) => ({ path: `/users/${(await memberOfA(world)).id}/sites` }),
+
+  'GET /admin/tenants/': fixed('/admin/tenants/'),
+  'POST /admin/tenants/': async (world) => ({ path: '/admin/tenants/', body: { name: `Made ${world.unique()}` } }),
+  'GET /admin/tenants/current/info': fixed('/admin/tenants/current/info'),
+  'GET /admin/tenants/{tenant_id}': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}` }),
+  'PATCH /admin/tenants/{tenant_id}': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}`, body: { name: 'Tenant A' } }),
+  'DELETE /admin/tenants/{tenant_id}': async (world) => ({ path: `/admin/tenants/${(await newTenant(world.t)).id}` }),
+  'GET /admin/tenants/{tenant_id}/available-users': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}/available-users` }),
+  'POST /admin/tenants/{tenant_id}/clone': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}/clone`, body: { name: `Clone ${world.unique()}` } }),
+  'GET /admin/tenants/{tenant_id}/users': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}/users` }),
+  'POST /admin/tenants/{tenant_id}/users/{user_id}': async (world) => ({
+    path: `/admin/tenants/${world.tenantA.id}/users/${(await newUser(world.t)).id}`,
+    body: { role: 'editor' },
+  }),
+  'PATCH /admin/tenants/{tenant_id}/users/{user_id}': async (world) => ({
+    path: `/admin/tenants/${world.tenantA.id}/users/${(await memberOfA(world)).id}`,
+    body: { role: 'editor' },
+  }),
+  'DELETE /admin/tenants/{tenant_id}/users/{user_id}': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}/users/${(await memberOfA(world)).id}` }),
+
+  'GET /sites/': fixed('/sites/'),
+  'POST /sites/': async (world) => ({ path: '/sites/', body: { tenant_id: world.tenantA.id, name: 'New site', slug: `new-${world.unique()}` } }),
+  'GET /sites/by-tenant/{tenant_id}': async (world) => ({ path: `/sites/by-tenant/${world.tenantA.id}` }),
+  'GET /sites/{site_identifier}': async (world) => ({ path: `/sites/${world.siteA.slug}` }),
+  'PATCH /sites/{site_identifier}': async (world) => ({ path: `/sites/${world.siteA.id}`, body: { name: 'Site A1' } }),
+  'DELETE /sites/{site_identifier}': async (world) => ({ path: `/sites/${(await newSite(world.t, world.tenantA)).id}` }),
+  'GET /sites/{site_identifier}/users': async (world) => ({ path: `/sites/${world.siteA.slug}/users` }),
+  'GET /sites/{site_identifier}/available-users': async (world) => ({ path: `/sites/${world.siteA.slug}/available-users` }),
+  'POST /sites/{site_identifier}/users/{user_id}': async (world) => ({ path: `/sites/${world.siteA.id}/users/${(await memberOfA(world)).id}` }),
+  'DELETE /sites/{site_identifier}/users/{user_id}': async (world) => {
+    const user = await memberOfA(world);
+    await assignToSite(world.t, world.siteA, user.id);
+    return { path: `/sites/${world.siteA.id}/users/${user.id}` };
+  },
+
+  'GET /api/service-accounts/': fixed('/api/service-accounts/'),
+  'POST /api/service-accounts/': async (world) => ({ path: '/api/service-accounts/', body: { tenant_id: world.tenantA.id, name: 'New bot', scopes: ['sites:read'] } }),
+  'GET /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${world.serviceAccount.id}` }),
+  'PATCH /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${world.serviceAccount.id}`, body: { description: 'still the matrix bot' } }),
+  'DELETE /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${(await freshAccount(world)).id}` }),
+};
+
+/** After each request, tenant A must still be whole for the next one. */
+export async function tenantAIntact(world: World): Promise<boolean> {
+  return world.t.services.db.exists(sql.type(z.object({}))`select 1 from sites where id = ${world.siteA.id}`);
+}
+
