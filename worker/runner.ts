@@ -23,7 +23,7 @@ export type StartWorkerOptions = {
   extraTasks?: Map<string, TaskDefinition>;
 };
 
-export const defaultCrontab = '* * * * * system__heartbeat ?fill=1m';
+export const defaultCrontab = ['* * * * * system__heartbeat ?fill=1m', '17 * * * * maintenance__cleanup'].join('\n');
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;

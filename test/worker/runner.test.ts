@@ -96,3 +96,19 @@ it('finishes the running job before stop() resolves', async () => {
   expect(leftovers).toEqual([]);
   expect(locked).toBe(0);
 });
+
+it('removes expired rows and keeps live ones', async () => {
+  const { db } = t.services;
+  const user = await db.oneFirst(sql.type(z.object({ id: z.string() }))`insert into users (email) values ('cleanup@example.com') returning id`);
+  await db.query(sql.unsafe`
+    insert into rate_limits (key, points, expire) values ('old', 1, 1000), ('live', 1, (extract(epoch from now()) * 1000 + 60000)::bigint)`);
+  await db.query(sql.unsafe`
+    insert into sessions (user_id, expires_at, revoked_at) values
+      (${user}, now() + interval '1 day', now() - interval '8 days'),
+      (${user}, now() + interval '1 day', null)`);
+  await start();
+  await enqueue(db, 'maintenance__cleanup', {});
+  await until(queued, (count) => count === 0);
+  expect(await db.anyFirst(sql.type(z.object({ key: z.string() }))`select key from rate_limits order by key`)).toEqual(['live']);
+  expect(await db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from sessions where user_id = ${user}`)).toBe(1);
+});
