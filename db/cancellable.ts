@@ -11,11 +11,27 @@ export type RequestDb = {
 
 const backend = z.object({ pid: z.number() });
 
+// Backend pids by slonik connection id (stable for a physical connection), so
+// the pid costs one round trip per connection, not one per request. Ids of
+// closed connections are dropped wholesale when the map grows past any pool size.
+const pids = new WeakMap<DatabasePool, Map<string, number>>();
+
+async function backendPid(pool: DatabasePool, connection: DatabasePoolConnection): Promise<number> {
+  let known = pids.get(pool);
+  if (!known || known.size > 1000) pids.set(pool, (known = new Map()));
+  let pid = known.get(connection.connectionId);
+  if (pid === undefined) {
+    pid = await connection.oneFirst(sql.type(backend)`select pg_backend_pid() as pid`);
+    known.set(connection.connectionId, pid);
+  }
+  return pid;
+}
+
 export function cancellableDb(pool: DatabasePool, signal: AbortSignal): RequestDb {
   const connect = <T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T> => {
     signal.throwIfAborted();
     return pool.connect(async (connection) => {
-      const pid = await connection.oneFirst(sql.type(backend)`select pg_backend_pid() as pid`);
+      const pid = await backendPid(pool, connection);
       const cancel = () => {
         pool.query(sql.unsafe`select pg_cancel_backend(${pid})`).catch(() => undefined);
       };
