@@ -33,9 +33,19 @@ const resultParser: Interceptor = {
 const typeParsers = [
   ...createTypeParserPreset().filter((parser) => !['int8', 'timestamp', 'timestamptz'].includes(parser.name)),
   { name: 'int8', parse: (value: string) => toSafeInteger(value) },
-  { name: 'timestamptz', parse: (value: string) => new Date(Date.parse(value)).toISOString() },
-  { name: 'timestamp', parse: (value: string) => new Date(Date.parse(`${value}Z`)).toISOString() },
+  { name: 'timestamptz', parse: (value: string) => withMicroseconds(value, new Date(Date.parse(value)).toISOString()) },
+  { name: 'timestamp', parse: (value: string) => withMicroseconds(value, new Date(Date.parse(`${value}Z`)).toISOString()) },
 ];
+
+/**
+ * PostgreSQL keeps microseconds, a Date only milliseconds: the rest is put
+ * back so a timestamp read and sent back (a pagination cursor) compares equal
+ * to the stored one, instead of sorting before it.
+ */
+function withMicroseconds(text: string, iso: string): string {
+  const micros = /\.\d{3}(\d{1,3})/.exec(text)?.[1];
+  return micros ? iso.replace(/Z$/, `${micros.padEnd(3, '0')}Z`) : iso;
+}
 
 function toSafeInteger(value: string): number {
   const number = Number(value);

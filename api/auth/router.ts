@@ -51,7 +51,11 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) return undefined;
-  return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+  try {
+    return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+  } catch {
+    return undefined; // malformed percent-encoding: no usable credentials
+  }
 }
 
 export const routes = [

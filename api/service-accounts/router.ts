@@ -16,17 +16,20 @@ import { created, noContent, uuidParams } from '../schemas.ts';
 
 const params = uuidParams('service_account_id');
 
+// Listing a scope twice means it once.
+const scopeList = z.array(scope).max(20).transform((list) => [...new Set(list)]);
+
 const newAccount = z.strictObject({
   tenant_id: z.uuid().optional().describe('Required unless you administer exactly one tenant'),
   name: z.string().trim().min(1).max(200),
   description: z.string().max(2000).optional(),
-  scopes: z.array(scope).max(20).default([]),
+  scopes: scopeList.default([]),
 });
 
 const changes = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   description: z.string().max(2000).optional(),
-  scopes: z.array(scope).max(20).optional(),
+  scopes: scopeList.optional(),
   status: z.enum(['active', 'disabled']).optional(),
   rotate_secret: z.boolean().optional().describe('Issues a new client_secret (returned once); the old one stops working'),
 });

@@ -34,8 +34,10 @@ export function requireScope(actor: Actor, scope: (typeof scopes)[number]): void
 export async function tenantRole(db: CommonQueryMethods, actor: Actor, tenantId: string): Promise<Role | 'service' | null> {
   if (actor.kind === 'service') return actor.tenantId === tenantId ? 'service' : null;
   if (actor.isGlobalAdmin) return 'admin';
+  // Membership of a suspended or blocked tenant grants nothing.
   return db.maybeOneFirst(sql.type(z.object({ role: z.enum(roles) }))`
-    select role from memberships where tenant_id = ${tenantId} and user_id = ${actor.userId}`);
+    select m.role from memberships m join tenants t on t.id = m.tenant_id and t.status = 'active'
+    where m.tenant_id = ${tenantId} and m.user_id = ${actor.userId}`);
 }
 
 /** Tenant administration: 404 when the tenant is not the caller's, 403 below admin. */
@@ -54,7 +56,7 @@ export async function siteRole(db: CommonQueryMethods, actor: Actor, site: { id:
   if (actor.kind === 'service') return actor.tenantId === site.tenant_id ? 'service' : null;
   if (actor.isGlobalAdmin) return 'admin';
   return db.maybeOneFirst(sql.type(z.object({ role: z.enum(roles) }))`
-    select m.role from memberships m
+    select m.role from memberships m join tenants t on t.id = m.tenant_id and t.status = 'active'
     where m.tenant_id = ${site.tenant_id} and m.user_id = ${actor.userId}
       and (m.role = 'admin' or exists (select 1 from site_users su where su.site_id = ${site.id} and su.user_id = m.user_id))`);
 }

@@ -4,6 +4,7 @@
 // token limited to the tenant and the account's scopes.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
@@ -84,11 +85,17 @@ export async function createServiceAccount(db: CommonQueryMethods, actor: Actor,
   const tenantId = await targetTenant(db, actor, input.tenant_id);
   await requireTenantAdmin(db, actor, tenantId);
   const secret = newSecret('sas_');
-  const created = await db.one(sql.type(serviceAccount)`
-    insert into service_accounts as a (tenant_id, name, description, scopes, client_id, secret_hash, created_by)
-    values (${tenantId}, ${input.name}, ${input.description ?? ''}, ${sql.array(input.scopes, 'text')}, ${newClientId()},
-            ${sql.binary(digest(secret))}, ${actor.kind === 'user' ? actor.userId : null})
-    returning ${columns}`);
+  const created = await db
+    .one(sql.type(serviceAccount)`
+      insert into service_accounts as a (tenant_id, name, description, scopes, client_id, secret_hash, created_by)
+      values (${tenantId}, ${input.name}, ${input.description ?? ''}, ${sql.array(input.scopes, 'text')}, ${newClientId()},
+              ${sql.binary(digest(secret))}, ${actor.kind === 'user' ? actor.userId : null})
+      returning ${columns}`)
+    .catch((error: unknown) => {
+      // A global admin passes requireTenantAdmin for any tenant id, even one that does not exist.
+      if (error instanceof ForeignKeyIntegrityConstraintViolationError) throw notFound('No such tenant.');
+      throw error;
+    });
   return { ...created, client_secret: secret };
 }
 

@@ -43,7 +43,9 @@ export async function getUser(db: CommonQueryMethods, actor: Actor, id: string):
 
 export async function listUsers(db: CommonQueryMethods, actor: Actor, query: PageQuery & { search?: string | undefined }) {
   requireGlobalAdmin(actor);
-  const filter = query.search ? sql.fragment`(users.email ilike ${`%${query.search}%`} or users.full_name ilike ${`%${query.search}%`})` : sql.fragment`true`;
+  // The search is literal: % and _ (and the escape character \) lose their LIKE meaning.
+  const pattern = query.search ? `%${query.search.replace(/[\\%_]/g, '\\$&')}%` : '';
+  const filter = query.search ? sql.fragment`(users.email ilike ${pattern} or users.full_name ilike ${pattern})` : sql.fragment`true`;
   const rows = await db.any(sql.type(user)`
     select ${userColumns} from users where ${filter} and ${after(query, 'users')}
     order by users.created_at, users.id limit ${query.limit + 1}`);
@@ -90,7 +92,7 @@ export async function updateUser(db: DatabasePool, actor: Actor, id: string, cha
   if (self && changes.status === 'blocked') throw conflict('You cannot block yourself.');
   const existing = await db.maybeOne(sql.type(z.object({ password_hash: z.string().nullable() }))`select password_hash from users where id = ${id}`);
   if (!existing) throw notFound('No such user.');
-  if (changes.password && self && !caller.isGlobalAdmin) {
+  if (changes.password && self) {
     // Changing your own password proves you know the current one (if you have one).
     if (existing.password_hash && !(changes.current_password && (await verifyPassword(existing.password_hash, changes.current_password)))) {
       throw new Problem(422, 'The current password is wrong.', { errors: [{ path: 'body.current_password', message: 'does not match' }] });

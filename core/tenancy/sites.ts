@@ -2,13 +2,13 @@
 // slug, which therefore may not look like an id nor like a top-level path.
 // Deleting a site removes everything it owns (its rows cascade).
 import { z } from 'zod';
-import { CheckIntegrityConstraintViolationError, UniqueIntegrityConstraintViolationError } from 'slonik';
+import { CheckIntegrityConstraintViolationError, ForeignKeyIntegrityConstraintViolationError, UniqueIntegrityConstraintViolationError } from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
 import { requireScope, requireTenantAdmin, siteRole, tenantRole, type Role } from '../identity/access.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
-import { slug } from './tenants.ts';
+import { findTenant, slug } from './tenants.ts';
 
 // First path segments of the API: a site with one of these slugs could not be addressed.
 const reserved = new Set(['admin', 'api', 'auth', 'docs', 'health', 'openapi.json', 'payments', 'public', 'search', 'sites', 'subscription', 'system-prompts', 'transferprompts', 'users', 'problems']);
@@ -56,13 +56,15 @@ function visible(actor: Actor) {
   if (actor.kind === 'service') return sql.fragment`sites.tenant_id = ${actor.tenantId}`;
   if (actor.isGlobalAdmin) return sql.fragment`true`;
   return sql.fragment`exists (
-    select 1 from memberships m where m.tenant_id = sites.tenant_id and m.user_id = ${actor.userId}
+    select 1 from memberships m join tenants t on t.id = m.tenant_id and t.status = 'active'
+    where m.tenant_id = sites.tenant_id and m.user_id = ${actor.userId}
       and (m.role = 'admin' or exists (select 1 from site_users su where su.site_id = sites.id and su.user_id = m.user_id)))`;
 }
 
 export async function listSites(db: CommonQueryMethods, actor: Actor, query: PageQuery, tenantId?: string) {
   requireScope(actor, 'sites:read');
-  if (tenantId && !(await tenantRole(db, actor, tenantId))) throw notFound('No such tenant.');
+  // A global admin has a role in any tenant id, even one that does not exist.
+  if (tenantId && (!(await tenantRole(db, actor, tenantId)) || !(await findTenant(db, tenantId)))) throw notFound('No such tenant.');
   const where = sql.fragment`${visible(actor)} and ${tenantId ? sql.fragment`sites.tenant_id = ${tenantId}` : sql.fragment`true`}`;
   const rows = await db.any(sql.type(site)`
     select ${siteColumns} from sites where ${where} and ${after(query, 'sites')}
@@ -82,6 +84,8 @@ export type NewSite = {
 
 function rejected(error: unknown): never {
   if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('That slug or domain is taken.');
+  // Only a global admin gets this far with a tenant id that does not exist.
+  if (error instanceof ForeignKeyIntegrityConstraintViolationError) throw notFound('No such tenant.');
   if (error instanceof CheckIntegrityConstraintViolationError) {
     throw new Problem(422, 'default_locale must be one of locales.', { errors: [{ path: 'body.default_locale', message: 'must be one of locales' }] });
   }

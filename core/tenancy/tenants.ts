@@ -35,6 +35,8 @@ const columns = sql.fragment`tenants.id, tenants.name, tenants.slug, tenants.sta
 export function slugify(name: string): string {
   const base = name
     .normalize('NFKD')
+    // NFKD splits "Á" into "A" and a combining accent; drop the accent, not the letter after it.
+    .replace(/\p{M}/gu, '')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
@@ -125,6 +127,9 @@ export async function deleteTenant(db: DatabasePool, actor: Actor, id: string): 
   });
 }
 
+/** A copied site's slug: the new tenant's slug as a prefix, cut to 63 characters without a trailing hyphen. */
+const copiedSlug = (prefix: string, slug: ReturnType<typeof sql.identifier>) => sql.fragment`rtrim(left(${prefix} || '-' || ${slug}, 63), '-')`;
+
 /**
  * A copy of a tenant: its settings, its sites (with new slugs) and who may
  * use them (memberships and site assignments). Users are shared, not copied;
@@ -147,12 +152,12 @@ export async function cloneTenant(db: DatabasePool, actor: Actor, id: string, in
       tx.query(sql.typeAlias('void')`
         with copied as (
           insert into sites (tenant_id, slug, name, default_locale, locales, settings)
-          select ${copy.id}, left(${copy.slug} || '-' || slug, 63), name, default_locale, locales, settings
+          select ${copy.id}, ${copiedSlug(copy.slug, sql.identifier(['sites', 'slug']))}, name, default_locale, locales, settings
           from sites where tenant_id = ${id}
           returning id, slug
         ), pairs as (
           select c.id as new_id, s.id as old_id from copied c
-          join sites s on s.tenant_id = ${id} and left(${copy.slug} || '-' || s.slug, 63) = c.slug
+          join sites s on s.tenant_id = ${id} and ${copiedSlug(copy.slug, sql.identifier(['s', 'slug']))} = c.slug
         )
         insert into site_users (tenant_id, site_id, user_id)
         select ${copy.id}, p.new_id, su.user_id from pairs p join site_users su on su.site_id = p.old_id`),

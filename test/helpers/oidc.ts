@@ -11,6 +11,10 @@ export async function startOidcProvider(redirectUri: string): Promise<OidcServer
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // oidc-provider warns on the console about its development defaults
+  // (in-memory store, generated keys), which is exactly what a test wants.
+  const warn = console.warn;
+  console.warn = () => undefined;
   const provider = new Provider(issuer, {
     clients: [
       {
@@ -27,7 +31,10 @@ export async function startOidcProvider(redirectUri: string): Promise<OidcServer
     }),
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: ['test-cookie-key'] },
+    // Fixed lifetimes, so the provider does not announce its defaults on the console.
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, AuthorizationCode: 60, IdToken: 600 },
   });
+  console.warn = warn;
   server.on('request', provider.callback());
   return {
     issuer,
