@@ -86,7 +86,9 @@ export async function revokeSession(db: CommonQueryMethods, sessionId: string, r
     update sessions set revoked_at = now(), revoked_reason = ${reason} where id = ${sessionId} and revoked_at is null`);
 }
 
-export async function revokeAllSessions(db: CommonQueryMethods, userId: string, reason: string): Promise<void> {
+/** Ends every session of the user, but `except` (the caller's own, when they changed their password). */
+export async function revokeAllSessions(db: CommonQueryMethods, userId: string, reason: string, except?: string): Promise<void> {
   await db.query(sql.typeAlias('void')`
-    update sessions set revoked_at = now(), revoked_reason = ${reason} where user_id = ${userId} and revoked_at is null`);
+    update sessions set revoked_at = now(), revoked_reason = ${reason}
+    where user_id = ${userId} and revoked_at is null and id is distinct from ${except ?? null}::uuid`);
 }

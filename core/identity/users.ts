@@ -117,8 +117,7 @@ export async function updateUser(db: DatabasePool, actor: Actor, id: string, cha
     }
     // A new password or a block ends the sessions that exist; your own current one survives a password change.
     if (hash || changes.status === 'blocked') {
-      await revokeAllSessions(tx, id, hash ? 'password changed' : 'user blocked');
-      if (self && hash) await tx.query(sql.typeAlias('void')`update sessions set revoked_at = null, revoked_reason = null where id = ${caller.sessionId}`);
+      await revokeAllSessions(tx, id, hash ? 'password changed' : 'user blocked', self ? caller.sessionId : undefined);
     }
     return updated;
   });
