@@ -5,6 +5,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
 import { Problem, type ProblemField } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
+import { idempotencyKey, idempotent, requestHash, type StoredReply } from '../core/idempotency.ts';
 import { authenticate } from '../core/identity/authenticate.ts';
 import { invalidToken } from '../core/identity/tokens.ts';
 import { cancellableDb } from '../db/cancellable.ts';
@@ -84,10 +85,22 @@ function run(endpoint: Endpoint, route: RouteDefinition, services: Services): Re
         return auth.actor;
       },
     };
-    const reply = await route.handler(input, context, { req, res });
+    const answer = async () => {
+      const reply = await route.handler(input, context, { req, res });
+      return { status: reply.status ?? (reply.body === undefined ? 204 : 200), body: reply.body, headers: reply.headers ?? {} };
+    };
+    const key = route.idempotent ? req.get('idempotency-key') : undefined;
+    const reply = key === undefined ? { ...(await answer()), replayed: false } : await replayable(services, endpoint, context, key, input, answer);
     if (res.headersSent) return;
-    send(res, reply.status ?? (reply.body === undefined ? 204 : 200), reply.body, reply.headers);
+    send(res, reply.status, reply.body, { ...reply.headers, ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}) });
   };
+}
+
+async function replayable(services: Services, endpoint: Endpoint, context: RouteContext, key: string, input: unknown, answer: () => Promise<StoredReply>) {
+  const valid = idempotencyKey.safeParse(key);
+  if (!valid.success) throw new Problem(422, valid.error.issues[0]?.message, { errors: [{ path: 'headers.idempotency-key', message: 'invalid' }] });
+  const actor = context.claims ? (context.actor.kind === 'user' ? context.actor.userId : context.actor.serviceAccountId) : 'anonymous';
+  return idempotent(services.db, { actorId: actor, route: endpoint.key, key, hash: requestHash(input) }, answer);
 }
 
 function send(res: Response, status: number, body: unknown, headers: Record<string, string> = {}): void {

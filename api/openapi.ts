@@ -22,6 +22,14 @@ export const problemSchema = z
   .loose()
   .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
 
+const idempotencyHeader = z.object({
+  'idempotency-key': z
+    .string()
+    .max(255)
+    .optional()
+    .describe('Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422'),
+});
+
 const problemResponse = (description: string): ResponseConfig => ({
   description,
   content: { 'application/problem+json': { schema: problemSchema } },
@@ -100,6 +108,7 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined): Route
     request: {
       params,
       ...(route?.request?.query ? { query: route.request.query } : {}),
+      ...(route?.idempotent ? { headers: idempotencyHeader } : {}),
       ...(body
         ? { body: { required: true, content: Object.fromEntries(types.map((type) => [type, { schema: body }])) } }
         : {}),

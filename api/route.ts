@@ -65,6 +65,8 @@ export type RouteDefinition<
    * itself (the refresh-token endpoint takes a refresh token as its bearer).
    */
   auth?: 'access' | 'custom';
+  /** Honour an Idempotency-Key header: replay the first answer to a repeated request. */
+  idempotent?: boolean;
   /** Success responses by status; error responses are added from the manifest. */
   responses: Record<number, ResponseSpec>;
   handler: (input: RouteInput<P, Q, B>, context: RouteContext, http: { req: Request; res: Response }) => Promise<Reply>;

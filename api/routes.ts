@@ -8,7 +8,9 @@ import type { RouteDefinition } from './route.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
 import { routes as sites } from './sites/router.ts';
+import { routes as tenantCredits } from './tenant-credits/router.ts';
 import { routes as tenants } from './tenants/router.ts';
+import { routes as transactions } from './transactions/router.ts';
 import { routes as users } from './users/router.ts';
 
-export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...oauth, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts];
+export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...oauth, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts, ...transactions, ...tenantCredits];

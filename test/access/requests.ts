@@ -2,6 +2,7 @@
 // a success for: fresh targets where the request changes or removes them.
 import { z } from 'zod';
 import { addMember } from '../../core/tenancy/memberships.ts';
+import { allocateToTenant } from '../../core/credits/ledger.ts';
 import { createServiceAccount } from '../../core/identity/service-accounts.ts';
 import { sql } from '../../db/pool.ts';
 import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/factories.ts';
@@ -101,6 +102,36 @@ export const requests: Record<string, Builder> = {
   'GET /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${world.serviceAccount.id}` }),
   'PATCH /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${world.serviceAccount.id}`, body: { description: 'still the matrix bot' } }),
   'DELETE /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${(await freshAccount(world)).id}` }),
+
+  'GET /{site_identifier}/transactions/': async (world) => ({ path: `/${world.siteA.slug}/transactions/` }),
+  'GET /{site_identifier}/transactions/cost-settings': async (world) => ({ path: `/${world.siteA.slug}/transactions/cost-settings` }),
+  'PUT /{site_identifier}/transactions/cost-settings': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/cost-settings`,
+    body: { settings: [{ kind: 'speech', price: 2 }] },
+  }),
+  'POST /{site_identifier}/transactions/credits/add': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/credits/add`,
+    body: { user_id: world.userIds.author, amount: 5, reason: 'matrix' },
+  }),
+  'POST /{site_identifier}/transactions/credits/allocate-from-tenant': async (world) => {
+    // The pool must hold enough for whoever is allowed to move credits out of it.
+    await allocateToTenant(world.t.services.db, admin(world), world.tenantA.id, 5, 'matrix top-up');
+    return { path: `/${world.siteA.slug}/transactions/credits/allocate-from-tenant`, body: { user_id: world.userIds.author, amount: 5 } };
+  },
+  'GET /{site_identifier}/transactions/credits/balance': async (world) => ({ path: `/${world.siteA.slug}/transactions/credits/balance` }),
+  'GET /{site_identifier}/transactions/credits/balance-with-tenant': async (world) => ({ path: `/${world.siteA.slug}/transactions/credits/balance-with-tenant` }),
+  'POST /{site_identifier}/transactions/credits/check': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/credits/check`,
+    body: { kind: 'speech', units: 30 },
+  }),
+  'GET /{site_identifier}/transactions/credits/site-users': async (world) => ({ path: `/${world.siteA.slug}/transactions/credits/site-users` }),
+  'GET /{site_identifier}/transactions/monthly-usage': async (world) => ({ path: `/${world.siteA.slug}/transactions/monthly-usage` }),
+  'GET /{site_identifier}/transactions/stats': async (world) => ({ path: `/${world.siteA.slug}/transactions/stats` }),
+  'POST /admin/global-cost-settings/tenant-credits/allocate': async (world) => ({
+    path: '/admin/global-cost-settings/tenant-credits/allocate',
+    body: { tenant_id: world.tenantA.id, amount: 10, reason: 'matrix' },
+  }),
+  'GET /admin/global-cost-settings/tenant-credits/{tenant_id}': async (world) => ({ path: `/admin/global-cost-settings/tenant-credits/${world.tenantA.id}` }),
 };
 
 /** After each request, tenant A must still be whole for the next one. */

@@ -1,0 +1,200 @@
+// Transactions: a site's credits — balances, movements, prices and usage —
+// read from and written to the ledger (core/credits).
+import { z } from 'zod';
+import { balance } from '../../core/credits/accounts.ts';
+import { allocateFromTenant, balanceWithTenant, grantToUser, userBalance } from '../../core/credits/ledger.ts';
+import { effectivePrices, price, priceOf, quote, setSiteOverrides, units } from '../../core/credits/prices.ts';
+import { entryKinds, listTransactions, month, monthlyUsage, siteUserCredits, transaction, transactionStats, userCredits } from '../../core/credits/reports.ts';
+import { requireUser } from '../../core/identity/access.ts';
+import { pageQuery, pageSchema } from '../../core/pagination.ts';
+import { loadSite } from '../../core/tenancy/sites.ts';
+import { defineRoute } from '../route.ts';
+import { siteParams } from '../schemas.ts';
+
+const movement = z.strictObject({
+  user_id: z.uuid(),
+  amount: z.number().int().min(1).max(1_000_000_000),
+  reason: z.string().trim().max(500).optional(),
+});
+
+const userQuery = z.object({ user_id: z.uuid().optional().describe('Another user (tenant admins)') });
+
+const prices = z.object({ items: z.array(price) });
+
+export const routes = [
+  defineRoute({
+    key: 'GET /{site_identifier}/transactions/',
+    description: 'Ledger entries of the site, oldest first. Tenant admins see everyone’s (filter with user_id); others their own.',
+    request: { params: siteParams, query: pageQuery.extend({ user_id: z.uuid().optional(), kind: z.enum(entryKinds).optional() }) },
+    responses: { 200: { description: 'A page of entries', schema: pageSchema(transaction) } },
+    async handler({ params, query }, { db, actor }) {
+      return { body: await db.connect((connection) => listTransactions(connection, actor, params.site_identifier, query)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/transactions/cost-settings',
+    description: 'What each kind of job costs on this site: the global price, or the site’s own where it sets one.',
+    request: { params: siteParams },
+    responses: { 200: { description: 'Prices by job kind', schema: prices } },
+    async handler({ params }, { db, actor }) {
+      return {
+        body: await db.connect(async (connection) => {
+          const { site } = await loadSite(connection, actor, params.site_identifier);
+          return { items: await effectivePrices(connection, site.id) };
+        }),
+      };
+    },
+  }),
+
+  defineRoute({
+    key: 'PUT /{site_identifier}/transactions/cost-settings',
+    description: 'Tenant admins set the site’s own prices for the kinds listed; price null returns a kind to the global price.',
+    request: {
+      params: siteParams,
+      body: z.strictObject({
+        settings: z
+          .array(z.strictObject({ kind: z.string().max(50), price: z.number().min(0).max(1_000_000).nullable(), unit: z.enum(units).optional() }))
+          .min(1)
+          .max(100),
+      }),
+    },
+    responses: { 200: { description: 'The prices now in force', schema: prices } },
+    async handler({ params, body }, { services, db, actor }) {
+      const { site } = await db.connect((connection) => loadSite(connection, actor, params.site_identifier, 'admin'));
+      return { body: { items: await setSiteOverrides(services.db, site.id, body.settings) } };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /{site_identifier}/transactions/credits/add',
+    idempotent: true,
+    description: 'Global admins grant credits, from outside the system, to a member of the site’s tenant. Honours Idempotency-Key.',
+    request: { params: siteParams, body: movement },
+    responses: { 201: { description: 'The user’s credits on the site now', schema: balance } },
+    async handler({ params, body }, { services, actor }) {
+      return { status: 201, body: await grantToUser(services.db, actor, params.site_identifier, body) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /{site_identifier}/transactions/credits/allocate-from-tenant',
+    idempotent: true,
+    description:
+      'Tenant admins move credits from the tenant’s pool to a member’s account on this site, within the tenant’s monthly limit ' +
+      '(402 /problems/monthly-limit-exceeded) and the pool’s balance (402 /problems/insufficient-credits). Honours Idempotency-Key.',
+    request: { params: siteParams, body: movement },
+    responses: { 201: { description: 'Both accounts after the move', schema: z.object({ user: balance, tenant_pool: balance }) } },
+    async handler({ params, body }, { services, actor }) {
+      return { status: 201, body: await allocateFromTenant(services.db, actor, params.site_identifier, body) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/transactions/credits/balance',
+    description: 'Your credits on the site, or (tenant admins) another member’s with user_id.',
+    request: { params: siteParams, query: userQuery },
+    responses: { 200: { description: 'Credits', schema: balance.extend({ user_id: z.uuid() }) } },
+    async handler({ params, query }, { db, actor }) {
+      const found = await db.connect((connection) => userBalance(connection, actor, params.site_identifier, query.user_id));
+      return { body: { user_id: found.userId, ...found.balance } };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/transactions/credits/balance-with-tenant',
+    description: 'Your credits on the site with the tenant’s monthly limit; tenant admins also see the pool.',
+    request: { params: siteParams, query: userQuery },
+    responses: {
+      200: {
+        description: 'Credits and tenant context',
+        schema: z.object({
+          user_id: z.uuid(),
+          user: balance,
+          tenant: z.object({
+            id: z.uuid(),
+            name: z.string(),
+            monthly_limit: z.number().int().nullable(),
+            allocated_this_month: z.number().int(),
+            pool: balance.nullable().describe('Tenant admins only'),
+          }),
+        }),
+      },
+    },
+    async handler({ params, query }, { db, actor }) {
+      return { body: await db.connect((connection) => balanceWithTenant(connection, actor, params.site_identifier, query.user_id)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /{site_identifier}/transactions/credits/check',
+    description: 'Whether you (or, for tenant admins, user_id) can afford `units` of a kind of job on this site, and what it costs.',
+    request: {
+      params: siteParams,
+      body: z.strictObject({ kind: z.string().max(50), units: z.number().positive().max(1e9), user_id: z.uuid().optional() }),
+    },
+    responses: { 200: { description: 'The quote', schema: z.object({ affordable: z.boolean(), available: z.number().int(), quote }) } },
+    async handler({ params, body }, { db, actor }) {
+      return {
+        body: await db.connect(async (connection) => {
+          const found = await userBalance(connection, actor, params.site_identifier, body.user_id);
+          const cost = await priceOf(connection, found.site.id, body.kind, body.units);
+          return { affordable: found.balance.available >= cost.cost, available: found.balance.available, quote: cost };
+        }),
+      };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/transactions/credits/site-users',
+    description: 'Tenant admins: every user who can work on the site, with their credits there.',
+    request: { params: siteParams },
+    responses: { 200: { description: 'Users and credits', schema: z.object({ items: z.array(userCredits) }) } },
+    async handler({ params }, { db, actor }) {
+      return { body: await db.connect((connection) => siteUserCredits(connection, actor, params.site_identifier)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/transactions/monthly-usage',
+    description: 'Credits spent in a month (UTC; default the current one) by job kind, by user and by day. Others than tenant admins see their own.',
+    request: { params: siteParams, query: z.object({ month: month.optional() }) },
+    responses: {
+      200: {
+        description: 'Usage',
+        schema: z.object({
+          month: z.string(),
+          total: z.number().int(),
+          by_kind: z.record(z.string(), z.number().int()),
+          by_user: z.record(z.string(), z.number().int()),
+          by_day: z.record(z.string(), z.number().int()),
+        }),
+      },
+    },
+    async handler({ params, query }, { db, actor }) {
+      return { body: await db.connect((connection) => monthlyUsage(connection, actor, params.site_identifier, query.month)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/transactions/stats',
+    description: 'Totals per entry kind and what the site’s accounts hold (yours only, unless you administer the tenant).',
+    request: { params: siteParams },
+    responses: {
+      200: {
+        description: 'Totals',
+        schema: z.object({
+          by_kind: z.record(z.string(), z.object({ entries: z.number().int(), amount: z.number().int() })),
+          accounts: z.number().int(),
+          balance: z.number().int(),
+          reserved: z.number().int(),
+          available: z.number().int(),
+        }),
+      },
+    },
+    async handler({ params }, { db, actor }) {
+      requireUser(actor);
+      return { body: await db.connect((connection) => transactionStats(connection, actor, params.site_identifier)) };
+    },
+  }),
+];

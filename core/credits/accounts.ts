@@ -1,0 +1,86 @@
+// Credit accounts and the one way to change them: an entry in the ledger and
+// the matching change to the account's balance, in the same transaction. The
+// conditional UPDATE (and the table's checks behind it) is what keeps a
+// balance from going below zero when many requests race for it.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { Problem, problemType } from '../errors.ts';
+
+export type Balance = { balance: number; reserved: number; available: number };
+
+export const balance = z
+  .object({
+    balance: z.number().int().describe('Credits held, reserved ones included'),
+    reserved: z.number().int().describe('Held for jobs that are still running'),
+    available: z.number().int().describe('What can be spent now'),
+  })
+  .meta({ id: 'CreditBalance' });
+
+const idOnly = z.object({ id: z.string() });
+
+/** The tenant's pool, made on first use. */
+export async function poolAccount(db: CommonQueryMethods, tenantId: string): Promise<string> {
+  await db.query(sql.typeAlias('void')`
+    insert into credit_accounts (tenant_id) values (${tenantId}) on conflict do nothing`);
+  return db.oneFirst(sql.type(idOnly)`select id from credit_accounts where tenant_id = ${tenantId} and site_id is null`);
+}
+
+/** A user's credits on a site, made on first use. */
+export async function userAccount(db: CommonQueryMethods, site: { id: string; tenant_id: string }, userId: string): Promise<string> {
+  await db.query(sql.typeAlias('void')`
+    insert into credit_accounts (tenant_id, site_id, user_id) values (${site.tenant_id}, ${site.id}, ${userId}) on conflict do nothing`);
+  return db.oneFirst(sql.type(idOnly)`select id from credit_accounts where site_id = ${site.id} and user_id = ${userId}`);
+}
+
+const balanceRow = z.object({ balance: z.number(), reserved: z.number() });
+
+export async function readBalance(db: CommonQueryMethods, accountId: string | null): Promise<Balance> {
+  const row = accountId ? await db.maybeOne(sql.type(balanceRow)`select balance, reserved from credit_accounts where id = ${accountId}`) : null;
+  const held = row ?? { balance: 0, reserved: 0 };
+  return { ...held, available: held.balance - held.reserved };
+}
+
+export type Entry = {
+  accountId: string;
+  tenantId: string;
+  siteId?: string | null;
+  userId?: string | null;
+  kind: 'grant' | 'purchase' | 'allocation' | 'reservation' | 'release' | 'debit' | 'refund' | 'adjustment';
+  amount: number;
+  reservedChange?: number;
+  transferId?: string | null;
+  jobId?: string | null;
+  operation?: string | null;
+  paymentId?: string | null;
+  actorId?: string | null;
+  reason?: string;
+};
+
+export const insufficientCredits = (available: number, required: number) =>
+  new Problem(402, `Not enough credits: ${required} needed, ${available} available.`, {
+    type: problemType('insufficient-credits'),
+    title: 'Insufficient credits',
+    extensions: { available, required },
+  });
+
+/** Records the entry and applies it; a change that would overdraw the account is a 402, and nothing is written. */
+export async function applyEntry(db: CommonQueryMethods, entry: Entry): Promise<Balance> {
+  const reservedChange = entry.reservedChange ?? 0;
+  const updated = await db.maybeOne(sql.type(balanceRow)`
+    update credit_accounts set balance = balance + ${entry.amount}, reserved = reserved + ${reservedChange}
+    where id = ${entry.accountId}
+      and balance + ${entry.amount} >= 0
+      and reserved + ${reservedChange} >= 0
+      and reserved + ${reservedChange} <= balance + ${entry.amount}
+    returning balance, reserved`);
+  if (!updated) {
+    const current = await readBalance(db, entry.accountId);
+    throw insufficientCredits(current.available, Math.max(-entry.amount, reservedChange));
+  }
+  await db.query(sql.typeAlias('void')`
+    insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, transfer_id, job_id, operation, payment_id, actor_id, reason)
+    values (${entry.tenantId}, ${entry.accountId}, ${entry.siteId ?? null}, ${entry.userId ?? null}, ${entry.kind}, ${entry.amount},
+            ${reservedChange}, ${entry.transferId ?? null}, ${entry.jobId ?? null}, ${entry.operation ?? null}, ${entry.paymentId ?? null},
+            ${entry.actorId ?? null}, ${entry.reason ?? ''})`);
+  return { ...updated, available: updated.balance - updated.reserved };
+}

@@ -1,0 +1,62 @@
+// What operations cost: global defaults, overridden per site, by job kind.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { Problem } from '../errors.ts';
+
+export const units = ['item', 'second', '1k_characters', '1k_tokens', 'page'] as const;
+
+export const price = z
+  .object({
+    kind: z.string(),
+    unit: z.enum(units),
+    price: z.number().describe('Credits per unit'),
+    description: z.string(),
+    source: z.enum(['global', 'site']).describe('site: this site overrides the global price'),
+  })
+  .meta({ id: 'Price' });
+
+export type Price = z.infer<typeof price>;
+
+export async function effectivePrices(db: CommonQueryMethods, siteId: string): Promise<Price[]> {
+  const rows = await db.any(sql.type(price)`
+    select distinct on (kind) kind, unit, price::float8 as price, description,
+           case when site_id is null then 'global' else 'site' end as source
+    from cost_settings where site_id is null or site_id = ${siteId}
+    order by kind, site_id nulls last`);
+  return [...rows];
+}
+
+export type Override = { kind: string; price: number | null; unit?: (typeof units)[number] | undefined };
+
+/** Sets the site's prices for the kinds given; a null price goes back to the global one. */
+export async function setSiteOverrides(db: DatabasePool, siteId: string, overrides: Override[]): Promise<Price[]> {
+  return db.transaction(async (tx) => {
+    const known = new Map((await effectivePrices(tx, siteId)).map((entry) => [entry.kind, entry]));
+    for (const override of overrides) {
+      const current = known.get(override.kind);
+      if (!current) {
+        throw new Problem(422, `No price is defined for the kind ${override.kind}.`, { errors: [{ path: 'body.settings', message: `unknown kind ${override.kind}` }] });
+      }
+      if (override.price === null) {
+        await tx.query(sql.typeAlias('void')`delete from cost_settings where site_id = ${siteId} and kind = ${override.kind}`);
+        continue;
+      }
+      await tx.query(sql.typeAlias('void')`
+        insert into cost_settings (site_id, kind, unit, price, description)
+        values (${siteId}, ${override.kind}, ${override.unit ?? current.unit}, ${override.price}, ${current.description})
+        on conflict (site_id, kind) do update set unit = excluded.unit, price = excluded.price`);
+    }
+    return effectivePrices(tx, siteId);
+  });
+}
+
+export const quote = z
+  .object({ kind: z.string(), unit: z.enum(units), unit_price: z.number(), units: z.number(), cost: z.number().int() })
+  .meta({ id: 'Quote' });
+
+/** The cost of `units` of `kind` on the site, rounded up to whole credits. */
+export async function priceOf(db: CommonQueryMethods, siteId: string, kind: string, amount: number): Promise<z.infer<typeof quote>> {
+  const found = (await effectivePrices(db, siteId)).find((entry) => entry.kind === kind);
+  if (!found) throw new Problem(422, `No price is defined for the kind ${kind}.`, { errors: [{ path: 'body.kind', message: 'unknown kind' }] });
+  return { kind, unit: found.unit, unit_price: found.price, units: amount, cost: Math.ceil(found.price * amount - 1e-9) };
+}
