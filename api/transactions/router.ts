@@ -5,7 +5,6 @@ import { balance } from '../../core/credits/accounts.ts';
 import { allocateFromTenant, balanceWithTenant, grantToUser, userBalance } from '../../core/credits/ledger.ts';
 import { effectivePrices, price, priceOf, quote, setSiteOverrides, units } from '../../core/credits/prices.ts';
 import { entryKinds, listTransactions, month, monthlyUsage, siteUserCredits, transaction, transactionStats, userCredits } from '../../core/credits/reports.ts';
-import { requireUser } from '../../core/identity/access.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { loadSite } from '../../core/tenancy/sites.ts';
 import { defineRoute } from '../route.ts';
@@ -193,7 +192,6 @@ export const routes = [
       },
     },
     async handler({ params }, { db, actor }) {
-      requireUser(actor);
       return { body: await db.connect((connection) => transactionStats(connection, actor, params.site_identifier)) };
     },
   }),

@@ -2,6 +2,7 @@
 // are "not found" (404), never "forbidden": their existence is not revealed.
 // 403 means: you can see it, but your role may not do this.
 import { z } from 'zod';
+import type { ValueExpression } from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor, UserActor } from '../actor.ts';
 import { Problem, notFound } from '../errors.ts';
@@ -10,6 +11,16 @@ export type Role = 'admin' | 'editor' | 'author';
 export const roles = ['admin', 'editor', 'author'] as const;
 
 export const scopes = ['sites:read', 'content:read', 'content:write', 'media:read', 'media:write', 'jobs:read', 'jobs:write', 'search:read'] as const;
+
+/**
+ * The one statement of who reaches a site, as SQL over a membership `m`:
+ * memberships count only in an active tenant (`activeMemberships`), and one
+ * reaches a site when it is the tenant's admin or is assigned to the site.
+ */
+export const activeMemberships = sql.fragment`memberships m join tenants t on t.id = m.tenant_id and t.status = 'active'`;
+
+export const reachesSite = (siteId: ValueExpression) =>
+  sql.fragment`(m.role = 'admin' or exists (select 1 from site_users su where su.site_id = ${siteId} and su.user_id = m.user_id))`;
 
 const forbiddenProblem = (detail: string) => new Problem(403, detail);
 
@@ -36,7 +47,7 @@ export async function tenantRole(db: CommonQueryMethods, actor: Actor, tenantId:
   if (actor.isGlobalAdmin) return 'admin';
   // Membership of a suspended or blocked tenant grants nothing.
   return db.maybeOneFirst(sql.type(z.object({ role: z.enum(roles) }))`
-    select m.role from memberships m join tenants t on t.id = m.tenant_id and t.status = 'active'
+    select m.role from ${activeMemberships}
     where m.tenant_id = ${tenantId} and m.user_id = ${actor.userId}`);
 }
 
@@ -56,7 +67,6 @@ export async function siteRole(db: CommonQueryMethods, actor: Actor, site: { id:
   if (actor.kind === 'service') return actor.tenantId === site.tenant_id ? 'service' : null;
   if (actor.isGlobalAdmin) return 'admin';
   return db.maybeOneFirst(sql.type(z.object({ role: z.enum(roles) }))`
-    select m.role from memberships m join tenants t on t.id = m.tenant_id and t.status = 'active'
-    where m.tenant_id = ${site.tenant_id} and m.user_id = ${actor.userId}
-      and (m.role = 'admin' or exists (select 1 from site_users su where su.site_id = ${site.id} and su.user_id = m.user_id))`);
+    select m.role from ${activeMemberships}
+    where m.tenant_id = ${site.tenant_id} and m.user_id = ${actor.userId} and ${reachesSite(site.id)}`);
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { notFound } from '../errors.ts';
-import { requireUser, roles } from './access.ts';
+import { activeMemberships, reachesSite, requireUser, roles } from './access.ts';
 import { findUser, user } from './users.ts';
 
 const membershipView = z.object({
@@ -26,9 +26,9 @@ export async function describeCurrentUser(db: CommonQueryMethods, actor: Actor):
     from memberships m join tenants t on t.id = m.tenant_id
     where m.user_id = ${caller.userId} order by t.name, t.id`);
   const sites = await db.any(sql.type(siteView)`
-    select s.id, s.tenant_id, s.slug, s.name, m.role from sites s
-    join memberships m on m.tenant_id = s.tenant_id and m.user_id = ${caller.userId}
-    where m.role = 'admin' or exists (select 1 from site_users su where su.site_id = s.id and su.user_id = m.user_id)
+    select s.id, s.tenant_id, s.slug, s.name, m.role from ${activeMemberships}
+    join sites s on s.tenant_id = m.tenant_id
+    where m.user_id = ${caller.userId} and ${reachesSite(sql.identifier(['s', 'id']))}
     order by s.name, s.id`);
   return { ...found, memberships: [...memberships], sites: [...sites] };
 }

@@ -5,7 +5,7 @@ import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { conflict, notFound } from '../errors.ts';
-import { requireUser, roles } from '../identity/access.ts';
+import { activeMemberships, reachesSite, requireUser, roles } from '../identity/access.ts';
 import { user, userColumns } from '../identity/users.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { loadSite, site, siteColumns } from './sites.ts';
@@ -79,8 +79,8 @@ export async function listUserSites(db: CommonQueryMethods, actor: Actor, userId
     if (!shared) throw notFound('No such user.');
   }
   const reachable = sql.fragment`${scope} and exists (
-    select 1 from memberships m where m.tenant_id = sites.tenant_id and m.user_id = ${userId}
-      and (m.role = 'admin' or exists (select 1 from site_users su where su.site_id = sites.id and su.user_id = m.user_id)))`;
+    select 1 from ${activeMemberships}
+    where m.tenant_id = sites.tenant_id and m.user_id = ${userId} and ${reachesSite(sql.identifier(['sites', 'id']))})`;
   const rows = await db.any(sql.type(site)`
     select ${siteColumns} from sites where ${reachable} and ${after(query, 'sites')}
     order by sites.created_at, sites.id limit ${query.limit + 1}`);

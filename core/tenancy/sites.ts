@@ -6,7 +6,7 @@ import { CheckIntegrityConstraintViolationError, ForeignKeyIntegrityConstraintVi
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
-import { requireScope, requireTenantAdmin, siteRole, tenantRole, type Role } from '../identity/access.ts';
+import { activeMemberships, reachesSite, requireScope, requireTenantAdmin, siteRole, tenantRole, type Role } from '../identity/access.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { findTenant, slug } from './tenants.ts';
 
@@ -56,9 +56,8 @@ function visible(actor: Actor) {
   if (actor.kind === 'service') return sql.fragment`sites.tenant_id = ${actor.tenantId}`;
   if (actor.isGlobalAdmin) return sql.fragment`true`;
   return sql.fragment`exists (
-    select 1 from memberships m join tenants t on t.id = m.tenant_id and t.status = 'active'
-    where m.tenant_id = sites.tenant_id and m.user_id = ${actor.userId}
-      and (m.role = 'admin' or exists (select 1 from site_users su where su.site_id = sites.id and su.user_id = m.user_id)))`;
+    select 1 from ${activeMemberships}
+    where m.tenant_id = sites.tenant_id and m.user_id = ${actor.userId} and ${reachesSite(sql.identifier(['sites', 'id']))})`;
 }
 
 export async function listSites(db: CommonQueryMethods, actor: Actor, query: PageQuery, tenantId?: string) {
