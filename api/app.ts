@@ -4,7 +4,7 @@ import express, { type Express } from 'express';
 import type { Services } from '../core/services.ts';
 import { service } from '../core/version.ts';
 import { docsRouter } from './docs.ts';
-import { manifest, type Endpoint } from './manifest.ts';
+import { allEndpoints, type Endpoint } from './manifest.ts';
 import { bodyParsers } from './middleware/body.ts';
 import { corsPolicy } from './middleware/cors.ts';
 import { requestLogging } from './middleware/logging.ts';
@@ -23,7 +23,7 @@ export type AppOptions = {
 };
 
 export function createApp(services: Services, options: AppOptions = {}): Express {
-  const endpoints = options.endpoints ?? manifest;
+  const endpoints = options.endpoints ?? allEndpoints;
   const routes = routesByKey(endpoints, options.routes ?? allRoutes);
   // Built on first request and kept: generating it costs ~25 MB of transient
   // memory and some start-up time that a worker-heavy deployment never needs.
@@ -38,7 +38,12 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', services.config.trustProxy);
-  app.locals.catalog = { total: endpoints.length, implemented: routes.size };
+  const spec = endpoints.filter((endpoint) => endpoint.source === 'spec');
+  app.locals.catalog = {
+    total: spec.length,
+    implemented: spec.filter((endpoint) => routes.has(endpoint.key)).length,
+    beyond_spec: endpoints.length - spec.length,
+  };
 
   // 1. Identify the request, so every later log line and problem carries its id.
   app.use(requestId());

@@ -2,6 +2,8 @@
 // auth, timeout), read from api/manifest.tsv — the project's own copy of the
 // specification's endpoint list. Routes are registered from it, so an endpoint
 // cannot be forgotten, and its timeout is enforced from here.
+// api/extensions.tsv lists, in the same form, the endpoints we add beyond the
+// specification (jobs, admin jobs, metrics).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -17,11 +19,13 @@ export type Endpoint = {
   timeoutMs: number;
   /** `METHOD path`, the key route modules use to claim an endpoint. */
   key: string;
+  /** Listed by the specification, or added beyond it (api/extensions.tsv). */
+  source: 'spec' | 'extension';
 };
 
 export const manifestFile = path.join(import.meta.dirname, 'manifest.tsv');
 
-export function parseManifest(text: string): Endpoint[] {
+export function parseManifest(text: string, source: Endpoint['source'] = 'spec'): Endpoint[] {
   const [header, ...lines] = text.trim().split('\n');
   if (header?.trim() !== ['group', 'method', 'path', 'name', 'auth', 'timeout'].join('\t')) {
     throw new Error('manifest.tsv must start with the header: group method path name auth timeout');
@@ -42,11 +46,17 @@ export function parseManifest(text: string): Endpoint[] {
       auth,
       timeoutMs: Number(seconds[1]) * 1000,
       key: `${method} ${routePath}`,
+      source,
     };
   });
 }
 
 export const manifest: Endpoint[] = parseManifest(readFileSync(manifestFile, 'utf8'));
+
+export const extensions: Endpoint[] = parseManifest(readFileSync(path.join(import.meta.dirname, 'extensions.tsv'), 'utf8'), 'extension');
+
+/** What the API serves: the specification's endpoints and ours. */
+export const allEndpoints: Endpoint[] = [...manifest, ...extensions];
 
 /** `/{site_identifier}/jobs/{job_id}` → `/:site_identifier/jobs/:job_id` (Express 5 syntax). */
 export function toExpressPath(specPath: string): string {

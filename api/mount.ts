@@ -31,7 +31,7 @@ export function routesByKey(endpoints: Endpoint[], routes: RouteDefinition[]): M
     if (route) byKey.set(endpoint.key, route);
   }
   const known = new Set(endpoints.map((endpoint) => sameEndpoint(endpoint.key)));
-  for (const key of claimed.keys()) if (!known.has(key)) throw new Error(`Route ${key} is not in api/manifest.tsv`);
+  for (const key of claimed.keys()) if (!known.has(key)) throw new Error(`Route ${key} is in neither api/manifest.tsv nor api/extensions.tsv`);
   return byKey;
 }
 

@@ -1,9 +1,13 @@
 // Every built route module. An endpoint of the manifest without a route here
 // answers 501 until its issue is done.
+import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as auth } from './auth/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
 import { routes as signup } from './auth/signup.ts';
 import { routes as general } from './general/router.ts';
+import { routes as jobs } from './jobs/router.ts';
+import { routes as media } from './media/router.ts';
+import { routes as metrics } from './metrics/router.ts';
 import type { RouteDefinition } from './route.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
@@ -13,4 +17,4 @@ import { routes as tenants } from './tenants/router.ts';
 import { routes as transactions } from './transactions/router.ts';
 import { routes as users } from './users/router.ts';
 
-export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...oauth, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts, ...transactions, ...tenantCredits];
+export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...oauth, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts, ...transactions, ...tenantCredits, ...jobs, ...adminJobs, ...media, ...metrics];

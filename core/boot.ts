@@ -6,6 +6,7 @@ import { createCacheStore } from './cache/index.ts';
 import type { Config } from './config.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
 import { createRateLimits } from './identity/rate-limit.ts';
+import { JobEvents } from './jobs/events.ts';
 import type { Logger } from './logger.ts';
 import type { Services } from './services.ts';
 
@@ -17,6 +18,7 @@ export async function createServices(config: Config, databaseUrl: string, logger
     cache: createCacheStore(config.redisUrl),
     rateLimits: createRateLimits(databaseUrl, config.rateLimits),
     migrations: readMigrationFiles(),
+    jobEvents: new JobEvents(databaseUrl, logger),
   };
 }
 
@@ -39,7 +41,7 @@ async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, wa
 }
 
 export async function closeServices(services: Services): Promise<void> {
-  await Promise.allSettled([services.db.end(), services.cache.close(), services.rateLimits.close()]);
+  await Promise.allSettled([services.db.end(), services.cache.close(), services.rateLimits.close(), services.jobEvents.close()]);
 }
 
 /** Creates the first global admin on an empty installation, saying so in the log. */

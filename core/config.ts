@@ -30,7 +30,25 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: positiveInt.max(100).default(4),
   WORKER_POLL_INTERVAL_MS: positiveInt.default(2000),
   WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(20_000),
+  WORKER_HEARTBEAT_MS: positiveInt.default(10_000),
+  WORKER_LOST_AFTER_MS: positiveInt.default(45_000),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(25_000),
+  JOB_TENANT_CONCURRENCY: positiveInt.max(50).default(2),
+  JOB_MAX_ATTEMPTS: positiveInt.max(25).default(5),
+  JOB_RETENTION_DAYS: positiveInt.default(30),
+  SPEECH_PROVIDER: z.enum(['local', 'openai', 'async']).default('local'),
+  SPEECH_MAX_CHARACTERS: positiveInt.max(100_000).default(5000),
+  AI_BASE_URL: optionalUrl,
+  AI_API_KEY: z.string().min(1).optional(),
+  AI_SPEECH_MODEL: z.string().min(1).default('tts-1'),
+  AI_TIMEOUT_MS: positiveInt.default(60_000),
+  MEDIA_PROVIDER_URL: optionalUrl,
+  MEDIA_PROVIDER_API_KEY: z.string().min(1).optional(),
+  MEDIA_PROVIDER_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  ESPEAK_PATH: z.string().min(1).optional(),
+  FFMPEG_PATH: z.string().min(1).optional(),
+  FFPROBE_PATH: z.string().min(1).optional(),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CORS_ORIGINS: z
     .string()
     .default('')
@@ -98,6 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const values = parsed.data;
   const production = values.NODE_ENV === 'production';
   const dataDir = path.resolve(values.DATA_DIR);
+  const mediaDir = path.join(dataDir, 'media');
   return {
     env: values.NODE_ENV,
     production,
@@ -108,13 +127,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
     dataDir,
-    mediaDir: path.join(dataDir, 'media'),
+    mediaDir,
     redisUrl: values.REDIS_URL,
     worker: {
       concurrency: values.WORKER_CONCURRENCY,
       pollIntervalMs: values.WORKER_POLL_INTERVAL_MS,
       shutdownGraceMs: values.WORKER_SHUTDOWN_GRACE_MS,
+      heartbeatMs: values.WORKER_HEARTBEAT_MS,
+      lostAfterMs: values.WORKER_LOST_AFTER_MS,
     },
+    jobs: {
+      tenantConcurrency: values.JOB_TENANT_CONCURRENCY,
+      maxAttempts: values.JOB_MAX_ATTEMPTS,
+      retentionDays: values.JOB_RETENTION_DAYS,
+    },
+    speech: { provider: values.SPEECH_PROVIDER, maxCharacters: values.SPEECH_MAX_CHARACTERS },
+    ai: { baseUrl: values.AI_BASE_URL?.replace(/\/$/, ''), apiKey: values.AI_API_KEY, speechModel: values.AI_SPEECH_MODEL, timeoutMs: values.AI_TIMEOUT_MS },
+    mediaProvider: {
+      url: values.MEDIA_PROVIDER_URL?.replace(/\/$/, ''),
+      apiKey: values.MEDIA_PROVIDER_API_KEY,
+      webhookSecret: values.MEDIA_PROVIDER_WEBHOOK_SECRET,
+    },
+    binaries: { espeak: values.ESPEAK_PATH, ffmpeg: values.FFMPEG_PATH, ffprobe: values.FFPROBE_PATH },
+    storage: { driver: 'local' as const, root: mediaDir },
+    metricsToken: values.METRICS_TOKEN,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: values.CORS_ORIGINS,
     trustProxy: values.TRUST_PROXY,

@@ -3,6 +3,7 @@
 import type { CacheStore } from './cache/store.ts';
 import type { Config } from './config.ts';
 import type { RateLimits } from './identity/rate-limit.ts';
+import type { JobEvents } from './jobs/events.ts';
 import type { Logger } from './logger.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { MigrationFile } from '../db/migrations.ts';
@@ -13,6 +14,8 @@ export type Services = {
   cache: CacheStore;
   rateLimits: RateLimits;
   logger: Logger;
+  /** Job changes as they happen (LISTEN/NOTIFY); connects on first use. */
+  jobEvents: JobEvents;
   /** The migration files this build expects applied; readiness compares against them. */
   migrations: MigrationFile[];
 };

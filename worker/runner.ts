@@ -2,11 +2,18 @@
 // business (see core/lifecycle.ts): stop() drains — running jobs finish, and
 // after the grace period their AbortSignal fires and unfinished ones are
 // released for another worker.
-import { run, type Runner } from 'graphile-worker';
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Config } from '../core/config.ts';
+import { JobEvents } from '../core/jobs/events.ts';
 import type { Logger } from '../core/logger.ts';
+import { createStorage } from '../core/storage/index.ts';
 import { workerLogger } from '../core/worker-logger.ts';
 import type { DatabasePool } from '../db/pool.ts';
+import type { JobHandler } from './jobs/handler.ts';
+import { jobKinds } from './jobs/kinds.ts';
+import { startLiveness } from './liveness.ts';
 import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
 
@@ -21,6 +28,8 @@ export type StartWorkerOptions = {
   crontab?: string;
   /** Tasks beside those in worker/tasks/ (tests add slow or failing ones). */
   extraTasks?: Map<string, TaskDefinition>;
+  /** Kinds of platform job beside the built-in ones (tests add no-op, slow and flaky kinds). */
+  extraKinds?: Map<string, JobHandler>;
 };
 
 export const defaultCrontab = ['* * * * * system__heartbeat ?fill=1m', '17 * * * * maintenance__cleanup'].join('\n');
@@ -28,7 +37,21 @@ export const defaultCrontab = ['* * * * * system__heartbeat ?fill=1m', '17 * * *
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
   const definitions = new Map([...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])]);
+  const jobEvents = new JobEvents(options.databaseUrl, logger);
+  const deps = {
+    db: options.db,
+    config,
+    logger,
+    events: jobEvents,
+    storage: createStorage(config),
+    kinds: new Map([...jobKinds, ...(options.extraKinds ?? [])]),
+  };
+  // The ids graphile-worker gives its workers are what it locks runs with; the heartbeat reports them.
+  const workerIds = new Set<string>();
+  const events: WorkerEvents = new EventEmitter();
+  events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
   const runner = await run({
+    events,
     connectionString: options.databaseUrl,
     concurrency: config.worker.concurrency,
     // One connection per concurrent job, plus one for LISTEN and one spare.
@@ -37,7 +60,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     noHandleSignals: true,
     gracefulShutdownAbortTimeout: config.worker.shutdownGraceMs,
     logger: workerLogger(logger),
-    taskList: toTaskList(definitions, { db: options.db, config, logger }),
+    taskList: toTaskList(definitions, deps),
     crontab: options.crontab ?? defaultCrontab,
     // Unbatched, graphile-worker does not await a job's completion before its
     // pool ends, so a job finished during shutdown stays locked (and runs
@@ -46,10 +69,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   // Beat once now rather than at the next minute, so /health reflects this worker at once.
   await runner.addJob('system__heartbeat', {}, { jobKey: 'system__heartbeat' });
-  logger.info({ concurrency: config.worker.concurrency, tasks: [...definitions.keys()] }, 'worker started');
+  const liveness = await startLiveness({ db: options.db, config, logger, processId: `${process.pid}-${randomUUID()}`, workerIds: () => [...workerIds] });
+  logger.info({ concurrency: config.worker.concurrency, tasks: [...definitions.keys()], kinds: [...deps.kinds.keys()] }, 'worker started');
   let stopping: Promise<void> | undefined;
-  return {
-    runner,
-    stop: () => (stopping ??= runner.stop('shutdown').then(() => logger.info('worker stopped'))),
+  const stop = async () => {
+    await runner.stop('shutdown');
+    await liveness.stop();
+    await jobEvents.close();
+    logger.info('worker stopped');
   };
+  return { runner, stop: () => (stopping ??= stop()) };
 }

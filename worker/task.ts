@@ -4,13 +4,24 @@
 import type { Task } from 'graphile-worker';
 import type { z } from 'zod';
 import type { Config } from '../core/config.ts';
+import type { JobEvents } from '../core/jobs/events.ts';
 import type { Logger } from '../core/logger.ts';
+import type { Storage } from '../core/storage/storage.ts';
 import type { DatabasePool } from '../db/pool.ts';
+import type { JobHandler } from './jobs/handler.ts';
 
-export type TaskContext = {
+/** What every task may use: built once per worker process. */
+export type TaskDeps = {
   db: DatabasePool;
   config: Config;
   logger: Logger;
+  events: JobEvents;
+  storage: Storage;
+  /** The kinds of platform job this worker runs (tests add their own). */
+  kinds: Map<string, JobHandler>;
+};
+
+export type TaskContext = TaskDeps & {
   job: { id: string; attempts: number; maxAttempts: number };
   workerId: string;
   signal: AbortSignal;
@@ -24,8 +35,6 @@ export type TaskDefinition<S extends z.ZodType = z.ZodType> = {
 export function defineTask<S extends z.ZodType>(definition: TaskDefinition<S>): TaskDefinition<S> {
   return definition;
 }
-
-export type TaskDeps = { db: DatabasePool; config: Config; logger: Logger };
 
 export function toGraphileTask(identifier: string, definition: TaskDefinition, deps: TaskDeps): Task {
   return async (rawPayload, helpers) => {

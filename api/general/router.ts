@@ -6,7 +6,7 @@ import { service, uptimeSeconds } from '../../core/version.ts';
 import { defineRoute } from '../route.ts';
 import * as schemas from './schemas.ts';
 
-export type Catalog = { total: number; implemented: number };
+export type Catalog = { total: number; implemented: number; beyond_spec: number };
 
 const baseUrl = (configured: string | undefined, req: { protocol: string; get(name: string): string | undefined }) =>
   configured ?? `${req.protocol}://${req.get('host')}`;

@@ -15,8 +15,9 @@ export const root = z
     docs_url: z.url(),
     openapi_url: z.url(),
     endpoints: z.object({
-      total: z.number().int().describe('Endpoints in the route manifest'),
-      implemented: z.number().int().describe('Endpoints that are built; the rest answer 501'),
+      total: z.number().int().describe('Endpoints of the specification'),
+      implemented: z.number().int().describe('Of those, the ones built; the rest answer 501'),
+      beyond_spec: z.number().int().describe('Endpoints added beyond the specification (jobs, admin jobs, metrics)'),
     }),
   })
   .meta({ id: 'ServiceInfo' });

@@ -1,0 +1,51 @@
+// A job's changes as server-sent events: the current state at once, then one
+// `job` event per change of state or progress, until the job ends (or the
+// client leaves, or the endpoint's timeout passes). A comment every 15 s keeps
+// proxies from closing a quiet stream.
+import type { Response } from 'express';
+import { sql } from '../../db/pool.ts';
+import { isFinished, jobColumns, jobRow, toJob, type Job } from '../../core/jobs/model.ts';
+import type { RouteContext } from '../route.ts';
+
+const keepAliveMs = 15_000;
+
+export async function streamJobEvents(context: RouteContext, res: Response, first: Job): Promise<void> {
+  res.status(200).set({
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    'X-Accel-Buffering': 'no',
+    Connection: 'keep-alive',
+  });
+  res.flushHeaders();
+  let sent = 0;
+  let last = '';
+  const send = (job: Job) => {
+    // Two notifications may carry the same state; the client hears each state once.
+    const data = JSON.stringify(job);
+    if (data === last) return;
+    last = data;
+    res.write(`id: ${++sent}\nevent: job\ndata: ${data}\n\n`);
+  };
+  send(first);
+  if (isFinished(first.status)) {
+    res.end();
+    return;
+  }
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), keepAliveMs);
+  try {
+    await context.services.jobEvents.waitUntil(
+      first.id,
+      async () => {
+        const row = await context.services.db.one(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${first.id}`);
+        const job = toJob(row);
+        send(job);
+        return isFinished(job.status);
+      },
+      Math.max(0, context.deadline - Date.now() - 500),
+      context.signal,
+    );
+  } finally {
+    clearInterval(keepAlive);
+    res.end();
+  }
+}

@@ -1,0 +1,146 @@
+// What operators need to see what is stuck: every tenant's jobs with filters,
+// one job with its attempts, retry of a failed job, cancel, and the counts.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import type { Config } from '../config.ts';
+import { applyEntry } from '../credits/accounts.ts';
+import { Problem, notFound } from '../errors.ts';
+import { requireGlobalAdmin } from '../identity/access.ts';
+import { after, countOf, toPage } from '../pagination.ts';
+import { isFinished, job, jobColumns, jobError, jobRow, toJob } from './model.ts';
+import { alreadyFinished, filters, jobListQuery } from './queries.ts';
+import { schedule } from './queue.ts';
+import { cancel, lockJob } from './settle.ts';
+
+export const adminJobQuery = jobListQuery.extend({
+  tenant_id: z.uuid().optional(),
+  site_id: z.uuid().optional(),
+  user_id: z.uuid().optional(),
+});
+
+export const adminJob = job.extend({ tenant_id: z.uuid(), locked_by: z.string().nullable() }).meta({ id: 'AdminJob' });
+
+export const attempt = z
+  .object({
+    attempt: z.number().int(),
+    worker_id: z.string(),
+    started_at: z.string(),
+    finished_at: z.string().nullable(),
+    outcome: z.enum(['succeeded', 'failed', 'retrying', 'waiting', 'lost', 'canceled']).nullable().describe('null: still running'),
+    error: jobError.nullable(),
+  })
+  .meta({ id: 'JobAttempt' });
+
+const toAdminJob = (row: z.infer<typeof jobRow>) => ({ ...toJob(row), tenant_id: row.tenant_id, locked_by: row.locked_by });
+
+export async function listAllJobs(db: CommonQueryMethods, actor: Actor, query: z.infer<typeof adminJobQuery>) {
+  requireGlobalAdmin(actor);
+  const matching = sql.fragment`select ${jobColumns} from jobs where true ${filters(query)}
+    ${query.tenant_id ? sql.fragment`and jobs.tenant_id = ${query.tenant_id}` : sql.fragment``}
+    ${query.site_id ? sql.fragment`and jobs.site_id = ${query.site_id}` : sql.fragment``}
+    ${query.user_id ? sql.fragment`and jobs.user_id = ${query.user_id}` : sql.fragment``}`;
+  const rows = await db.any(sql.type(jobRow)`${matching} and ${after(query, 'jobs')} order by jobs.created_at, jobs.id limit ${query.limit + 1}`);
+  const page = await toPage(rows, query, () => countOf(db, matching));
+  return { ...page, items: page.items.map(toAdminJob) };
+}
+
+export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobId: string) {
+  requireGlobalAdmin(actor);
+  const row = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId}`);
+  if (!row) throw notFound('No such job.');
+  const attempts = await db.any(sql.type(attempt)`
+    select attempt, worker_id, started_at, finished_at, outcome, error from job_attempts where job_id = ${jobId} order by attempt`);
+  return { ...toAdminJob(row), attempts: [...attempts] };
+}
+
+/** A failed job runs again from the start: credits are reserved again (402 when they no longer cover it). */
+export async function retryJob(db: DatabasePool, config: Config, actor: Actor, jobId: string) {
+  const admin = requireGlobalAdmin(actor);
+  return db.transaction(async (tx) => {
+    const job = await lockJob(tx, jobId);
+    if (!job) throw notFound('No such job.');
+    if (job.status !== 'failed') throw new Problem(409, `Only failed jobs can be retried; this one is ${job.status}.`);
+    if (job.credits_reserved > 0 && job.account_id) {
+      await applyEntry(tx, {
+        accountId: job.account_id,
+        tenantId: job.tenant_id,
+        siteId: job.site_id,
+        userId: job.user_id,
+        kind: 'reservation',
+        amount: 0,
+        reservedChange: job.credits_reserved,
+        jobId: job.id,
+        operation: job.kind,
+        actorId: admin.userId,
+        reason: 'Reserved again for a retry',
+      });
+    }
+    const row = await tx.one(sql.type(jobRow)`
+      update jobs set status = 'queued', progress = 0, stage = 'retrying', error = null, output = null, finished_at = null,
+                      provider = null, provider_ref = null, provider_result = null, waiting_at = null
+      where id = ${jobId} returning ${jobColumns}`);
+    await schedule(tx, row, config.jobs.tenantConcurrency);
+    return toAdminJob(row);
+  });
+}
+
+export async function adminCancelJob(db: DatabasePool, actor: Actor, jobId: string) {
+  requireGlobalAdmin(actor);
+  return db.transaction(async (tx) => {
+    const job = await lockJob(tx, jobId);
+    if (!job) throw notFound('No such job.');
+    if (isFinished(job.status)) throw alreadyFinished(job.status);
+    return toAdminJob(await cancel(tx, job, 'Canceled by an administrator'));
+  });
+}
+
+export const jobStats = z
+  .object({
+    by_status_and_kind: z.array(z.object({ status: z.string(), kind: z.string(), count: z.number().int() })),
+    queued: z.array(
+      z.object({
+        kind: z.string(),
+        count: z.number().int(),
+        oldest_age_seconds: z.number().describe('How long the oldest queued job of this kind has waited'),
+      }),
+    ),
+    workers: z.array(
+      z.object({
+        id: z.string(),
+        hostname: z.string(),
+        pid: z.number().int(),
+        concurrency: z.number().int(),
+        running: z.number().int(),
+        started_at: z.string(),
+        beat_at: z.string(),
+        alive: z.boolean().describe('false: its heartbeat stopped; its jobs are released for others'),
+      }),
+    ),
+    queue: z.object({
+      pending: z.number().int().describe('Runs waiting in the worker queue, all tasks'),
+      locked: z.number().int().describe('Runs a worker holds now'),
+      failed_permanently: z.number().int(),
+    }),
+  })
+  .meta({ id: 'JobStats' });
+
+export async function jobStatistics(db: CommonQueryMethods, actor: Actor, config: Config): Promise<z.infer<typeof jobStats>> {
+  requireGlobalAdmin(actor);
+  const byStatus = await db.any(sql.type(jobStats.shape.by_status_and_kind.element)`
+    select status, kind, count(*)::int as count from jobs group by status, kind order by status, kind`);
+  const queued = await db.any(sql.type(jobStats.shape.queued.element)`
+    select kind, count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as oldest_age_seconds
+    from jobs where status = 'queued' group by kind order by kind`);
+  const workers = await db.any(sql.type(jobStats.shape.workers.element)`
+    select p.id, p.hostname, p.pid, p.concurrency, p.started_at, p.beat_at,
+           p.beat_at > now() - ${config.worker.lostAfterMs} * interval '1 millisecond' as alive,
+           (select count(*)::int from jobs where jobs.locked_by = any(p.worker_ids) and jobs.status = 'running') as running
+    from worker_processes p order by p.started_at`);
+  const queue = await db.one(sql.type(jobStats.shape.queue)`
+    select count(*) filter (where locked_at is null and attempts < max_attempts)::int as pending,
+           count(*) filter (where locked_at is not null)::int as locked,
+           count(*) filter (where attempts >= max_attempts and locked_at is null)::int as failed_permanently
+    from graphile_worker.jobs`);
+  return { by_status_and_kind: [...byStatus], queued: [...queued], workers: [...workers], queue };
+}

@@ -1,0 +1,75 @@
+// The job as users and admins see it, and the one list of its columns.
+import { z } from 'zod';
+import { sql } from '../../db/pool.ts';
+
+export const jobStatuses = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
+export type JobStatus = (typeof jobStatuses)[number];
+
+/** States a job never leaves. */
+export const finished: readonly JobStatus[] = ['succeeded', 'failed', 'canceled'];
+export const isFinished = (status: JobStatus) => finished.includes(status);
+
+export const jobError = z
+  .object({
+    code: z.string().describe('Stable, machine-readable: provider_unavailable, provider_rejected, invalid_input, not_configured, canceled, ...'),
+    message: z.string(),
+    transient: z.boolean().optional().describe('true: the job will be (or was) retried'),
+  })
+  .meta({ id: 'JobError' });
+
+export type JobErrorBody = z.infer<typeof jobError>;
+
+export const job = z
+  .object({
+    id: z.uuid(),
+    site_id: z.uuid(),
+    user_id: z.uuid().nullable().describe('The user who submitted it; null for a service account'),
+    kind: z.string().describe('speech, image, video, ...'),
+    status: z.enum(jobStatuses),
+    progress: z.number().min(0).max(1),
+    stage: z.string().describe('What it is doing now, in words'),
+    input: z.record(z.string(), z.unknown()),
+    output: z.record(z.string(), z.unknown()).nullable(),
+    error: jobError.nullable(),
+    attempts: z.number().int(),
+    max_attempts: z.number().int(),
+    credits_reserved: z.number().int(),
+    credits_charged: z.number().int(),
+    provider: z.string().nullable(),
+    media_id: z.uuid().nullable(),
+    media_ids: z.array(z.uuid()),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    waiting_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+    canceled_at: z.string().nullable(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Job' });
+
+export type Job = z.infer<typeof job>;
+
+/** What the domain needs beside the public fields. */
+export const jobRow = job.extend({
+  tenant_id: z.uuid(),
+  account_id: z.uuid().nullable(),
+  provider_ref: z.string().nullable(),
+  provider_result: z.unknown().nullable(),
+  locked_by: z.string().nullable(),
+});
+
+export type JobRow = z.infer<typeof jobRow>;
+
+export const jobColumns = sql.fragment`
+  jobs.id, jobs.tenant_id, jobs.site_id, jobs.user_id, jobs.kind, jobs.status, jobs.progress::float8 as progress, jobs.stage,
+  jobs.input, jobs.output, jobs.error, jobs.attempts, jobs.max_attempts, jobs.account_id, jobs.credits_reserved,
+  jobs.credits_charged, jobs.provider, jobs.provider_ref, jobs.provider_result, jobs.locked_by, jobs.media_id, jobs.media_ids,
+  jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
+
+/** The public shape: internal bookkeeping stays inside. */
+export function toJob(row: JobRow): Job {
+  const { tenant_id: _t, account_id: _a, provider_ref: _r, provider_result: _p, locked_by: _l, ...visible } = row;
+  return visible;
+}
+
+export const jobPath = (siteIdentifier: string, jobId: string) => `/${siteIdentifier}/jobs/${jobId}`;

@@ -1,0 +1,62 @@
+// Jobs of a site, as its users see them: editors, admins and service
+// accounts see every job of the site; authors see the jobs they submitted.
+// Anything else is "not found".
+import { z } from 'zod';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import { Problem, notFound } from '../errors.ts';
+import { requireScope } from '../identity/access.ts';
+import { after, countOf, pageQuery, toPage, type PageQuery } from '../pagination.ts';
+import { loadSite } from '../tenancy/sites.ts';
+import { isFinished, jobColumns, jobRow, jobStatuses, toJob, type Job } from './model.ts';
+import { cancel, lockJob } from './settle.ts';
+
+export const jobFilters = z.object({
+  status: z.enum(jobStatuses).optional(),
+  kind: z.string().regex(/^[a-z][a-z0-9_]*$/).max(50).optional(),
+});
+
+export const jobListQuery = pageQuery.extend(jobFilters.shape);
+export type JobListQuery = PageQuery & z.infer<typeof jobFilters>;
+
+/** The jobs of the site the caller may see, as a WHERE fragment. */
+async function scope(db: CommonQueryMethods, actor: Actor, identifier: string, scopeName: 'jobs:read' | 'jobs:write') {
+  const { site, role } = await loadSite(db, actor, identifier);
+  requireScope(actor, scopeName);
+  const own = role === 'author' && actor.kind === 'user' ? sql.fragment`and jobs.user_id = ${actor.userId}` : sql.fragment``;
+  return { site, where: sql.fragment`jobs.site_id = ${site.id} ${own}` };
+}
+
+export function filters(query: z.infer<typeof jobFilters>) {
+  return sql.fragment`${query.status ? sql.fragment`and jobs.status = ${query.status}` : sql.fragment``}
+    ${query.kind ? sql.fragment`and jobs.kind = ${query.kind}` : sql.fragment``}`;
+}
+
+export async function getJob(db: CommonQueryMethods, actor: Actor, identifier: string, jobId: string): Promise<Job> {
+  const { where } = await scope(db, actor, identifier, 'jobs:read');
+  const row = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where ${where} and jobs.id = ${jobId}`);
+  if (!row) throw notFound('No such job.');
+  return toJob(row);
+}
+
+export async function listJobs(db: CommonQueryMethods, actor: Actor, identifier: string, query: JobListQuery) {
+  const { where } = await scope(db, actor, identifier, 'jobs:read');
+  const matching = sql.fragment`select ${jobColumns} from jobs where ${where} ${filters(query)}`;
+  const rows = await db.any(sql.type(jobRow)`${matching} and ${after(query, 'jobs')} order by jobs.created_at, jobs.id limit ${query.limit + 1}`);
+  const page = await toPage(rows, query, () => countOf(db, matching));
+  return { ...page, items: page.items.map(toJob) };
+}
+
+export const alreadyFinished = (status: string) =>
+  new Problem(409, `The job has already ${status === 'canceled' ? 'been canceled' : status}; only queued, running or waiting jobs can be canceled.`);
+
+export async function cancelJob(db: DatabasePool, actor: Actor, identifier: string, jobId: string): Promise<Job> {
+  return db.transaction(async (tx) => {
+    const { where } = await scope(tx, actor, identifier, 'jobs:write');
+    const visible = await tx.exists(sql.type(z.object({}))`select 1 from jobs where ${where} and jobs.id = ${jobId}`);
+    const job = visible ? await lockJob(tx, jobId) : null;
+    if (!job) throw notFound('No such job.');
+    if (isFinished(job.status)) throw alreadyFinished(job.status);
+    return toJob(await cancel(tx, job, 'Canceled on request'));
+  });
+}

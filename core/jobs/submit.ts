@@ -1,0 +1,58 @@
+// Submitting a job, in one transaction: the job row, the credits it may cost
+// reserved on the payer's account, and the queue entry. A 402 (or any failure)
+// leaves none of the three behind.
+import { sql, type DatabasePool } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import type { Config } from '../config.ts';
+import { applyEntry, poolAccount, userAccount } from '../credits/accounts.ts';
+import { priceOf } from '../credits/prices.ts';
+import { requireScope } from '../identity/access.ts';
+import { loadSite, type Site } from '../tenancy/sites.ts';
+import { jobColumns, jobRow, toJob, type Job } from './model.ts';
+import { schedule } from './queue.ts';
+
+export type Submission = {
+  kind: string;
+  input: Record<string, unknown>;
+  /** The most units (seconds, images, ...) the job is expected to use: what is reserved. */
+  estimatedUnits: number;
+};
+
+const actorId = (actor: Actor) => (actor.kind === 'user' ? actor.userId : actor.serviceAccountId);
+
+/** Users pay from their credits on the site; service accounts from the tenant's pool. */
+async function payer(db: Parameters<typeof userAccount>[0], actor: Actor, site: Site): Promise<string> {
+  return actor.kind === 'user' ? userAccount(db, site, actor.userId) : poolAccount(db, site.tenant_id);
+}
+
+export async function submitJob(db: DatabasePool, config: Config, actor: Actor, identifier: string, submission: Submission): Promise<{ site: Site; job: Job }> {
+  return db.transaction(async (tx) => {
+    const { site } = await loadSite(tx, actor, identifier);
+    requireScope(actor, 'jobs:write');
+    const { cost } = await priceOf(tx, site.id, submission.kind, submission.estimatedUnits);
+    const account = await payer(tx, actor, site);
+    const row = await tx.one(sql.type(jobRow)`
+      insert into jobs (tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved)
+      values (${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${submission.kind},
+              ${sql.jsonb(submission.input as never)}, ${config.jobs.maxAttempts}, ${account}, ${cost})
+      returning ${jobColumns}`);
+    if (cost > 0) {
+      await applyEntry(tx, {
+        accountId: account,
+        tenantId: site.tenant_id,
+        siteId: site.id,
+        userId: actor.kind === 'user' ? actor.userId : null,
+        kind: 'reservation',
+        amount: 0,
+        reservedChange: cost,
+        jobId: row.id,
+        operation: submission.kind,
+        actorId: actorId(actor),
+        reason: `Reserved for ${submission.kind} job`,
+      });
+    }
+    await schedule(tx, row, config.jobs.tenantConcurrency);
+    return { site, job: toJob(row) };
+  });
+}
+

@@ -1,0 +1,61 @@
+// Media items: the files the platform holds for a site. Jobs create them when
+// they finish (in the transaction that settles the job); the media library
+// reads and edits them.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+
+export const mediaKinds = ['image', 'video', 'audio', 'document'] as const;
+
+export const mediaItem = z
+  .object({
+    id: z.uuid(),
+    site_id: z.uuid(),
+    folder_id: z.uuid().nullable(),
+    kind: z.enum(mediaKinds),
+    mime_type: z.string(),
+    size_bytes: z.number().int(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    duration_seconds: z.number().nullable(),
+    status: z.enum(['processing', 'ready', 'failed']),
+    file_name: z.string(),
+    alt: z.string(),
+    title: z.string(),
+    caption: z.string(),
+    tags: z.array(z.string()),
+    job_id: z.uuid().nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'MediaItem' });
+
+export type MediaItem = z.infer<typeof mediaItem>;
+
+export const mediaColumns = sql.fragment`
+  media_items.id, media_items.site_id, media_items.folder_id, media_items.kind, media_items.mime_type, media_items.size_bytes,
+  media_items.width, media_items.height, media_items.duration_seconds, media_items.status, media_items.file_name, media_items.alt,
+  media_items.title, media_items.caption, media_items.tags, media_items.job_id, media_items.created_at`;
+
+/** A file already in storage, to be recorded as a media item. */
+export type MediaDraft = {
+  kind: (typeof mediaKinds)[number];
+  mimeType: string;
+  sizeBytes: number;
+  storageKey: string;
+  fileName: string;
+  durationSeconds?: number | null;
+  width?: number | null;
+  height?: number | null;
+  title?: string;
+};
+
+export type MediaOwner = { tenantId: string; siteId: string; jobId: string | null; createdBy: string | null };
+
+export async function insertMedia(db: CommonQueryMethods, owner: MediaOwner, draft: MediaDraft): Promise<MediaItem> {
+  return db.one(sql.type(mediaItem)`
+    insert into media_items (tenant_id, site_id, kind, mime_type, size_bytes, duration_seconds, width, height, status,
+                             storage_key, file_name, title, job_id, created_by)
+    values (${owner.tenantId}, ${owner.siteId}, ${draft.kind}, ${draft.mimeType}, ${draft.sizeBytes}, ${draft.durationSeconds ?? null},
+            ${draft.width ?? null}, ${draft.height ?? null}, 'ready', ${draft.storageKey}, ${draft.fileName}, ${draft.title ?? ''},
+            ${owner.jobId}, ${owner.createdBy})
+    returning ${mediaColumns}`);
+}

@@ -1,0 +1,27 @@
+// Text to speech, as submitted: shared by the endpoint that validates it and
+// the worker job that performs it.
+import { z } from 'zod';
+
+export const speechInput = z
+  .object({
+    text: z.string().trim().min(1).describe('What to say; at most SPEECH_MAX_CHARACTERS characters'),
+    voice: z
+      .string()
+      .regex(/^[a-z0-9_-]{1,40}$/i, 'letters, digits, - and _')
+      .default('default')
+      .describe('default, female, male, or a voice name the configured provider knows'),
+    language: z
+      .string()
+      .regex(/^[a-z]{2,3}(-[a-z0-9]{2,8})*$/i, 'a BCP 47 tag such as en or en-US')
+      .default('en'),
+    speed: z.number().min(0.5).max(2).default(1),
+    format: z.enum(['mp3', 'wav', 'ogg']).default('mp3'),
+    title: z.string().trim().max(200).optional().describe('Title of the media item made'),
+  })
+  .meta({ id: 'SpeechRequest' });
+
+export type SpeechInput = z.output<typeof speechInput>;
+
+// Speech runs at about 15 characters a second at speed 1; reserve for 12 so
+// slow voices are covered, plus a second of leading and trailing silence.
+export const estimateSeconds = (input: Pick<SpeechInput, 'text' | 'speed'>) => Math.ceil(input.text.length / 12 / input.speed) + 1;

@@ -1,0 +1,46 @@
+// Files in a local folder (DATA_DIR/media by default). Writes go to a
+// temporary file renamed into place, so a reader never sees half a file and a
+// crash leaves no partial object under a real key.
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomUUID } from 'node:crypto';
+import { checkKey, type Storage, type StoredObject } from './storage.ts';
+
+export function localStorage(root: string): Storage {
+  const fileOf = (key: string) => path.join(root, checkKey(key));
+  return {
+    driver: 'local',
+    async put(key, body): Promise<StoredObject> {
+      const file = fileOf(key);
+      await mkdir(path.dirname(file), { recursive: true });
+      const temporary = `${file}.${randomUUID()}.partial`;
+      try {
+        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temporary));
+        await rename(temporary, file);
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw error;
+      }
+      return { key, size: (await stat(file)).size };
+    },
+    async read(key, range) {
+      const file = fileOf(key);
+      if ((await this.size(key)) === null) return null;
+      return createReadStream(file, range ? { start: range.start, end: range.end } : {});
+    },
+    async size(key) {
+      try {
+        return (await stat(fileOf(key))).size;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw error;
+      }
+    },
+    async delete(key) {
+      await rm(fileOf(key), { force: true });
+    },
+  };
+}

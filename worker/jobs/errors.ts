@@ -1,0 +1,24 @@
+// How a job handler says what went wrong. A transient error (a provider timed
+// out, answered 5xx or 429) is retried with backoff while attempts remain; a
+// permanent one (the provider refused the input, nothing is configured) fails
+// the job at once. Anything else thrown is a bug of ours: retried, then failed
+// as internal_error, and logged.
+export class JobError extends Error {
+  override name = 'JobError';
+  readonly code: string;
+  readonly transient: boolean;
+
+  constructor(code: string, message: string, options: { transient: boolean; cause?: unknown }) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    this.code = code;
+    this.transient = options.transient;
+  }
+}
+
+export const permanent = (code: string, message: string, cause?: unknown) => new JobError(code, message, { transient: false, cause });
+export const transient = (code: string, message: string, cause?: unknown) => new JobError(code, message, { transient: true, cause });
+
+export function describe(error: unknown): JobError {
+  if (error instanceof JobError) return error;
+  return transient('internal_error', 'The job hit an unexpected error; it is retried, and the operators are told.', error);
+}

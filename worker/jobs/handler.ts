@@ -1,0 +1,35 @@
+// What a kind of job is: its input schema and the work. A handler either
+// finishes (output, units used, files made) or hands the work to an
+// asynchronous provider and waits for its webhook, after which `finish` runs.
+import type { z } from 'zod';
+import type { Config } from '../../core/config.ts';
+import type { JobRow } from '../../core/jobs/model.ts';
+import type { Success } from '../../core/jobs/settle.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { Storage } from '../../core/storage/storage.ts';
+import type { DatabasePool } from '../../db/pool.ts';
+
+export type JobContext = {
+  job: JobRow;
+  db: DatabasePool;
+  config: Config;
+  logger: Logger;
+  storage: Storage;
+  /** Aborted when the job is canceled or the worker shuts down: stop, and kill what you spawned. */
+  signal: AbortSignal;
+  /** Reports progress (0–1) and what is happening, for pollers and event streams. */
+  progress(fraction: number, stage: string): Promise<void>;
+};
+
+export type Outcome = ({ status: 'succeeded' } & Success) | { status: 'waiting'; provider: string; providerRef: string };
+
+export type JobHandler<S extends z.ZodType = z.ZodType> = {
+  input: S;
+  run(input: z.output<S>, context: JobContext): Promise<Outcome>;
+  /** Completes the work with what the asynchronous provider delivered. */
+  finish?(input: z.output<S>, delivered: unknown, context: JobContext): Promise<Outcome>;
+};
+
+export function defineJob<S extends z.ZodType>(handler: JobHandler<S>): JobHandler {
+  return handler as unknown as JobHandler;
+}

@@ -1,0 +1,5 @@
+// Every kind of job the worker can run, by the `kind` stored on the job.
+import type { JobHandler } from './handler.ts';
+import speech from './speech.ts';
+
+export const jobKinds = new Map<string, JobHandler>([['speech', speech]]);

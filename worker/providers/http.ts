@@ -1,0 +1,32 @@
+// Calls to a provider over HTTP, with the failures sorted the one way every
+// provider needs: unreachable, timed out, 429 and 5xx are transient (retried
+// with backoff); other 4xx mean the provider refused this input (permanent).
+import { permanent, transient } from '../jobs/errors.ts';
+
+export type ProviderCall = { url: string; method?: 'GET' | 'POST'; apiKey?: string | undefined; json?: unknown; timeoutMs: number; signal: AbortSignal };
+
+export async function callProvider(name: string, call: ProviderCall): Promise<Response> {
+  const timeout = AbortSignal.timeout(call.timeoutMs);
+  let response: Response;
+  try {
+    response = await fetch(call.url, {
+      method: call.method ?? 'POST',
+      headers: {
+        ...(call.json === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(call.apiKey ? { authorization: `Bearer ${call.apiKey}` } : {}),
+      },
+      ...(call.json === undefined ? {} : { body: JSON.stringify(call.json) }),
+      signal: AbortSignal.any([call.signal, timeout]),
+    });
+  } catch (error) {
+    if (call.signal.aborted) throw call.signal.reason ?? error;
+    if (timeout.aborted) throw transient('provider_timeout', `${name} did not answer within ${call.timeoutMs} ms.`, error);
+    throw transient('provider_unavailable', `${name} could not be reached.`, error);
+  }
+  if (response.ok) return response;
+  const detail = (await response.text().catch(() => '')).slice(0, 300);
+  if (response.status === 429 || response.status >= 500) {
+    throw transient('provider_unavailable', `${name} answered ${response.status}${detail ? `: ${detail}` : ''}.`);
+  }
+  throw permanent('provider_rejected', `${name} refused the request (${response.status})${detail ? `: ${detail}` : ''}.`);
+}

@@ -1,0 +1,24 @@
+// Speech from an OpenAI-compatible endpoint: POST {AI_BASE_URL}/audio/speech.
+import type { Config } from '../../../core/config.ts';
+import { callProvider } from '../http.ts';
+import type { SyncSpeechProvider } from './provider.ts';
+
+// Our neutral voice names mapped to the endpoint's; anything else is passed through.
+const voices: Record<string, string> = { default: 'alloy', female: 'nova', male: 'onyx' };
+
+export function openAiSpeech(config: Config): SyncSpeechProvider {
+  return {
+    name: 'openai',
+    mode: 'sync',
+    async synthesize(request, signal) {
+      const response = await callProvider('The speech provider', {
+        url: `${config.ai.baseUrl}/audio/speech`,
+        apiKey: config.ai.apiKey,
+        json: { model: config.ai.speechModel, input: request.text, voice: voices[request.voice] ?? request.voice, speed: request.speed, response_format: 'wav' },
+        timeoutMs: config.ai.timeoutMs,
+        signal,
+      });
+      return { audio: Buffer.from(await response.arrayBuffer()), speedApplied: true };
+    },
+  };
+}
