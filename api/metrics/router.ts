@@ -2,6 +2,7 @@
 // or a global admin's access token. Anyone else gets 401 or 403.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Registry } from 'prom-client';
+import { z } from 'zod';
 import { authenticate, bearerToken } from '../../core/identity/authenticate.ts';
 import { requireGlobalAdmin } from '../../core/identity/access.ts';
 import { jobMetrics } from '../../core/jobs/metrics.ts';
@@ -17,7 +18,7 @@ export const routes = [
     key: 'GET /metrics',
     auth: 'custom',
     description: 'Prometheus metrics: queue depth and age per kind, jobs per state, recent durations and failures, live workers. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.',
-    responses: { 200: { description: 'Metrics in the Prometheus text format', contentType: 'text/plain' } },
+    responses: { 200: { description: 'Metrics in the Prometheus text format', contentType: 'text/plain', schema: z.string() } },
     async handler(_input, { services }, { req, res }) {
       const header = req.get('authorization');
       const token = services.config.metricsToken;

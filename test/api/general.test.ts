@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../api/app.ts';
+import { extensions } from '../../api/manifest.ts';
 import { createServices, closeServices } from '../../core/boot.ts';
 import { createLogger } from '../../core/logger.ts';
 import { enqueue } from '../../core/jobs/enqueue.ts';
@@ -38,7 +39,7 @@ describe('GET /', () => {
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
       docs_url: 'http://api.test/docs',
       openapi_url: 'http://api.test/openapi.json',
-      endpoints: { total: 234, implemented: expect.any(Number) },
+      endpoints: { total: 234, implemented: expect.any(Number), beyond_spec: extensions.length },
     });
     expect(res.body.endpoints.implemented).toBeGreaterThanOrEqual(5);
   });

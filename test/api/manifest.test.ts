@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { manifest, parseManifest, pathParams, toExpressPath } from '../../api/manifest.ts';
+import { allEndpoints, extensions, manifest, parseManifest, pathParams, toExpressPath } from '../../api/manifest.ts';
 import { allRoutes } from '../../api/routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 
@@ -27,8 +27,8 @@ it('lists the 234 endpoints in 32 groups', () => {
   expect(facts(manifest)).toEqual(facts(spec));
 });
 
-it('claims only manifest endpoints with its route modules', () => {
-  const keys = new Set(manifest.map((endpoint) => endpoint.key));
+it('claims only manifest and extension endpoints with its route modules', () => {
+  const keys = new Set(allEndpoints.map((endpoint) => endpoint.key));
   for (const route of allRoutes) expect(keys.has(route.key)).toBe(true);
 });
 
@@ -38,6 +38,15 @@ it('converts specification paths to Express paths', () => {
 });
 
 const sample = (name: string) => (name === 'site_identifier' ? 'demo-site' : name === 'provider' ? 'google' : name === 'prompt_type' ? 'system' : '00000000-0000-4000-8000-000000000001');
+
+it('adds endpoints beyond the specification without shadowing any of it', () => {
+  const specKeys = new Set(manifest.map((endpoint) => endpoint.key));
+  expect(extensions.length).toBeGreaterThan(0);
+  for (const endpoint of extensions) {
+    expect(endpoint.source).toBe('extension');
+    expect(specKeys.has(endpoint.key)).toBe(false);
+  }
+});
 
 describe.each(manifest.map((endpoint) => [endpoint.key, endpoint] as const))('%s', (_key, endpoint) => {
   it('is registered and reaches its own handler', async () => {

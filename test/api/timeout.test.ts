@@ -2,7 +2,7 @@
 // running the statement, rather than finishing work nobody will read.
 import request from 'supertest';
 import { z } from 'zod';
-import { manifest, parseManifest } from '../../api/manifest.ts';
+import { allEndpoints as manifest, parseManifest } from '../../api/manifest.ts';
 import { defineRoute } from '../../api/route.ts';
 import { allRoutes } from '../../api/routes.ts';
 import { sql } from '../../db/pool.ts';

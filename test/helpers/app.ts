@@ -1,5 +1,7 @@
 // The API for a test file: its own cloned database, the real app, no network
 // listener (supertest drives it directly).
+import os from 'node:os';
+import path from 'node:path';
 import type { Express } from 'express';
 import { createApp, type AppOptions } from '../../api/app.ts';
 import { closeServices, createServices } from '../../core/boot.ts';
@@ -17,6 +19,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_AUTH_PER_IP: '100000',
     RATE_LIMIT_AUTH_PER_ACCOUNT: '100000',
+    // Stored media go to the system's temporary folder, never into the checkout.
+    DATA_DIR: path.join(os.tmpdir(), `platform-test-data-${process.pid}`),
     ...env,
   });
 }

@@ -1,0 +1,123 @@
+// AI providers on 127.0.0.1 for tests: an OpenAI-compatible speech endpoint
+// and an asynchronous media provider that accepts jobs and lets the test
+// deliver results to the platform's signed webhook. Answers are scripted per
+// call; every request is recorded.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { sign } from '../../core/media/webhook.ts';
+
+/** A mono 16-bit PCM WAV of a 440 Hz tone: real audio that ffmpeg and ffprobe read. */
+export function toneWav(seconds: number, rate = 22_050): Buffer {
+  const samples = Math.round(seconds * rate);
+  const data = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 8000), i * 2);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE(rate * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
+/** ok: audio of `seconds`; an HTTP status: that error; hang: never answers (until close). */
+export type Script = { kind: 'ok'; seconds: number } | { kind: 'status'; status: number } | { kind: 'hang' };
+
+export type Recorded = { method: string; path: string; headers: http.IncomingHttpHeaders; body: unknown };
+
+export type FakeProviders = {
+  url: string;
+  requests: Recorded[];
+  /** Answers for the next calls to /audio/speech, in order; after them, `fallback`. */
+  speech: Script[];
+  fallback: Script;
+  /** Jobs accepted at /v1/jobs: the provider's id, the callback and what was asked. */
+  accepted: { id: string; callback_url: string; reference: string; input: unknown }[];
+  /** Audio served at /files/{name}, for deliveries by URL. */
+  files: Map<string, Buffer>;
+  /** Resolves when the next request reaches the fake (for "kill the worker mid-call"). */
+  nextRequest(): Promise<Recorded>;
+  close(): Promise<void>;
+};
+
+export async function startFakeProviders(): Promise<FakeProviders> {
+  const hanging = new Set<http.ServerResponse>();
+  let waiters: ((recorded: Recorded) => void)[] = [];
+  const state: Omit<FakeProviders, 'url' | 'close' | 'nextRequest'> = { requests: [], speech: [], fallback: { kind: 'ok', seconds: 2 }, accepted: [], files: new Map() };
+  const server = http.createServer(async (req, res) => {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    let body: unknown = raw;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      // not JSON: kept as text
+    }
+    const recorded = { method: req.method ?? '', path: url.pathname, headers: req.headers, body };
+    state.requests.push(recorded);
+    const notify = waiters;
+    waiters = [];
+    for (const waiter of notify) waiter(recorded);
+    if (req.method === 'POST' && url.pathname === '/audio/speech') {
+      const script = state.speech.shift() ?? state.fallback;
+      if (script.kind === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      if (script.kind === 'status') {
+        res.writeHead(script.status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `scripted ${script.status}` } }));
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'audio/wav' });
+      res.end(toneWav(script.seconds));
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/jobs') {
+      const request = body as { callback_url: string; reference: string; input: unknown };
+      const id = `prov-${randomUUID()}`;
+      state.accepted.push({ id, callback_url: request.callback_url, reference: request.reference, input: request.input });
+      res.writeHead(202, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ id }));
+      return;
+    }
+    const file = url.pathname.startsWith('/files/') ? state.files.get(url.pathname.slice('/files/'.length)) : undefined;
+    if (req.method === 'GET' && file) {
+      res.writeHead(200, { 'Content-Type': 'audio/wav' });
+      res.end(file);
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}`,
+    nextRequest: () => new Promise<Recorded>((resolve) => waiters.push(resolve)),
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+}
+
+/** Headers that sign `body` as the media provider would (Standard Webhooks scheme). */
+export function signedDelivery(secret: string, body: unknown, options: { id?: string; timestamp?: number } = {}) {
+  const id = options.id ?? `evt-${randomUUID()}`;
+  const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
+  const raw = JSON.stringify(body);
+  return {
+    raw,
+    headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${sign(secret, id, timestamp, raw)}` },
+  };
+}

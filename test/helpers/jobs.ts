@@ -1,0 +1,110 @@
+// Jobs in tests: rows made directly (for reading and access tests), an
+// in-process worker on the test database with extra kinds of job, credits,
+// and waiting for a job to reach a state.
+import { z } from 'zod';
+import { applyEntry, userAccount, poolAccount } from '../../core/credits/accounts.ts';
+import { createLogger } from '../../core/logger.ts';
+import { jobColumns, jobRow, type JobRow, type JobStatus } from '../../core/jobs/model.ts';
+import type { Site } from '../../core/tenancy/sites.ts';
+import { sql } from '../../db/pool.ts';
+import type { JobHandler } from '../../worker/jobs/handler.ts';
+import { defineJob } from '../../worker/jobs/handler.ts';
+import { permanent, transient } from '../../worker/jobs/errors.ts';
+import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
+import type { TestApp } from './app.ts';
+import { testConfig } from './app.ts';
+
+/** A job row as the API would have made it, in any state, without queueing it. */
+export async function newJob(
+  t: TestApp,
+  site: Site,
+  fields: Partial<{ userId: string | null; kind: string; status: JobStatus; input: Record<string, unknown>; provider: string; providerRef: string }> = {},
+): Promise<JobRow> {
+  const status = fields.status ?? 'queued';
+  const finished = ['succeeded', 'failed', 'canceled'].includes(status);
+  return t.services.db.one(sql.type(jobRow)`
+    insert into jobs (tenant_id, site_id, user_id, kind, status, input, provider, provider_ref, finished_at, waiting_at, error)
+    values (${site.tenant_id}, ${site.id}, ${fields.userId ?? null}, ${fields.kind ?? 'speech'}, ${status},
+            ${sql.jsonb((fields.input ?? { text: 'Hello' }) as never)}, ${fields.provider ?? null}, ${fields.providerRef ?? null},
+            ${finished ? sql.fragment`now()` : null}, ${status === 'waiting' ? sql.fragment`now()` : null},
+            ${status === 'failed' ? sql.jsonb({ code: 'provider_rejected', message: 'no' } as never) : null})
+    returning ${jobColumns}`);
+}
+
+export async function readJob(t: TestApp, id: string): Promise<JobRow> {
+  return t.services.db.one(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${id}`);
+}
+
+/** Credits for a user on a site, or (no user) in the tenant's pool. */
+export async function giveCredits(t: TestApp, site: Site, amount: number, userId?: string): Promise<void> {
+  await t.services.db.transaction(async (tx) => {
+    const account = userId ? await userAccount(tx, site, userId) : await poolAccount(tx, site.tenant_id);
+    await applyEntry(tx, { accountId: account, tenantId: site.tenant_id, siteId: userId ? site.id : null, userId: userId ?? null, kind: 'grant', amount, reason: 'test' });
+  });
+}
+
+/** Polls the row: for assertions after the fact, not for timing. */
+export async function waitForJob(t: TestApp, id: string, statuses: JobStatus[], ms = 30_000): Promise<JobRow> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const job = await readJob(t, id);
+    if (statuses.includes(job.status) || Date.now() > deadline) return job;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export const ledgerFor = (t: TestApp, jobId: string) =>
+  t.services.db.any(sql.type(z.object({ kind: z.string(), amount: z.number(), reserved_change: z.number() }))`
+    select kind, amount, reserved_change from credit_entries where job_id = ${jobId}
+    order by created_at, array_position(array['reservation', 'debit', 'release'], kind)`);
+
+/** Kinds of job for tests, priced at 1 credit per unit (see priceTestKinds). */
+export const testKinds = new Map<string, JobHandler>([
+  ['test_noop', defineJob({ input: z.object({}).loose(), run: async () => ({ status: 'succeeded', output: {}, units: 1 }) })],
+  [
+    'test_sleep',
+    defineJob({
+      input: z.object({ ms: z.number().int().min(0).max(60_000) }),
+      async run({ ms }, { signal, progress }) {
+        await progress(0.5, 'sleeping');
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(resolve, ms);
+          signal.addEventListener('abort', () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          });
+        });
+        return { status: 'succeeded', output: { slept: ms }, units: 1 };
+      },
+    }),
+  ],
+  [
+    'test_fail',
+    defineJob({
+      input: z.object({ transient: z.boolean() }),
+      async run({ transient: isTransient }) {
+        throw isTransient ? transient('provider_unavailable', 'try later') : permanent('provider_rejected', 'never');
+      },
+    }),
+  ],
+]);
+
+export async function priceTestKinds(t: TestApp): Promise<void> {
+  await t.services.db.query(sql.typeAlias('void')`
+    insert into cost_settings (kind, unit, price, description)
+    select kind, 'item', 1, 'test' from unnest(${sql.array([...testKinds.keys()], 'text')}) as kind
+    on conflict do nothing`);
+}
+
+/** A worker on the test database with the test kinds; `env` tunes its configuration. */
+export async function startTestWorker(t: TestApp, env: Record<string, string> = {}): Promise<WorkerHandle> {
+  const config = testConfig({
+    DATABASE_URL: t.database.url,
+    DATA_DIR: t.config.dataDir,
+    WORKER_POLL_INTERVAL_MS: '100',
+    WORKER_HEARTBEAT_MS: '200',
+    WORKER_LOST_AFTER_MS: '1500',
+    ...env,
+  });
+  return startWorker({ databaseUrl: t.database.url, config, db: t.services.db, logger: createLogger(config.logLevel), crontab: '', extraKinds: testKinds });
+}
