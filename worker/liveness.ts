@@ -46,7 +46,7 @@ export async function reapLost(db: DatabasePool, config: Config, logger: Logger)
       where beat_at < now() - ${config.worker.lostAfterMs} * interval '1 millisecond'
       for update skip locked`);
     for (const process of gone) {
-      await tx.query(sql.typeAlias('void')`select graphile_worker.force_unlock_workers(${sql.array(process.worker_ids, 'text')})`);
+      await tx.query(sql.typeAlias('void')`select from graphile_worker.force_unlock_workers(${sql.array(process.worker_ids, 'text')})`);
       await tx.query(sql.typeAlias('void')`
         update jobs set stage = 'worker lost; runs again' where status = 'running' and locked_by = any(${sql.array(process.worker_ids, 'text')})`);
       await tx.query(sql.typeAlias('void')`delete from worker_processes where id = ${process.id}`);

@@ -67,7 +67,7 @@ export async function fail(db: CommonQueryMethods, job: JobRow, error: JobErrorB
 export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string): Promise<JobRow> {
   await moveCredits(db, job, 'release', job.credits_reserved, 'Job canceled');
   // A locked (running) queue entry is not deleted; the worker sees the job canceled and stops.
-  await db.query(sql.typeAlias('void')`select graphile_worker.remove_job(${`job:${job.id}`})`);
+  await db.query(sql.typeAlias('void')`select from graphile_worker.remove_job(${`job:${job.id}`})`);
   return update(db, job.id, sql.fragment`
     status = 'canceled', error = ${sql.jsonb({ code: 'canceled', message: reason } as never)},
     canceled_at = now(), finished_at = now(), locked_by = null`);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { allRoutes } from '../../api/routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
-import { requests, tenantAIntact } from './requests.ts';
+import { matrixWebhookSecret, requests, tenantAIntact } from './requests.ts';
 import { buildWorld, callers, type CallerName, type World } from './world.ts';
 
 const [header, ...lines] = readFileSync(path.join(import.meta.dirname, 'matrix.tsv'), 'utf8').trim().split('\n');
@@ -20,7 +20,7 @@ const rows = lines.map((line) => {
 let t: TestApp;
 let world: World;
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ env: { MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret } });
   world = await buildWorld(t);
 });
 afterAll(() => stopTestApp(t));
@@ -39,7 +39,9 @@ describe.each(rows.map((row) => [row.key, row] as const))('%s', (key, row) => {
     const token = built.bearer === 'refresh' ? credentials.refresh : credentials.access;
     let call = request(t.app)[row.method](built.path);
     if (token) call = call.set('Authorization', `Bearer ${token}`);
-    const res = built.body ? await call.send(built.body) : await call;
+    if (built.headers) call = call.set(built.headers);
+    const body = built.raw ?? built.body;
+    const res = body ? await call.send(body) : await call;
     expect({ status: res.status, detail: res.status === status ? undefined : res.body?.detail }).toEqual({ status, detail: undefined });
     expect(await tenantAIntact(world)).toBe(true);
   });

@@ -5,7 +5,10 @@ import { addMember } from '../../core/tenancy/memberships.ts';
 import { allocateToTenant } from '../../core/credits/ledger.ts';
 import { createServiceAccount } from '../../core/identity/service-accounts.ts';
 import { sql } from '../../db/pool.ts';
+import type { JobStatus } from '../../core/jobs/model.ts';
 import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/factories.ts';
+import { signedDelivery } from '../helpers/fake-providers.ts';
+import { giveCredits, newJob } from '../helpers/jobs.ts';
 import type { World } from './world.ts';
 
 export type MatrixRequest = {
@@ -13,7 +16,22 @@ export type MatrixRequest = {
   body?: Record<string, unknown>;
   /** Send the caller's refresh token, not its access token, as the bearer. */
   bearer?: 'refresh';
+  /** Extra headers, and a body sent exactly as given (signed webhooks). */
+  headers?: Record<string, string>;
+  raw?: string;
 };
+
+export const matrixWebhookSecret = 'matrix-webhook-secret-0123456789';
+
+/** A job of tenant A's site, submitted by its admin (authors see only their own jobs). */
+const jobOfA = (world: World, status: JobStatus = 'queued', extra: Parameters<typeof newJob>[2] = {}) =>
+  newJob(world.t, world.siteA, { userId: world.userIds.tenant_admin!, status, ...extra });
+
+/** Enough credits on site A for every caller who may submit a job (service accounts pay from the pool). */
+async function creditEveryone(world: World) {
+  for (const caller of ['author', 'editor', 'tenant_admin', 'global_admin'] as const) await giveCredits(world.t, world.siteA, 100, world.userIds[caller]!);
+  await giveCredits(world.t, world.siteA, 100);
+}
 
 type Builder = (world: World) => Promise<MatrixRequest>;
 
@@ -132,6 +150,30 @@ export const requests: Record<string, Builder> = {
     body: { tenant_id: world.tenantA.id, amount: 10, reason: 'matrix' },
   }),
   'GET /admin/global-cost-settings/tenant-credits/{tenant_id}': async (world) => ({ path: `/admin/global-cost-settings/tenant-credits/${world.tenantA.id}` }),
+
+  'GET /{site_identifier}/jobs/': async (world) => ({ path: `/${world.siteA.slug}/jobs/` }),
+  'GET /{site_identifier}/jobs/{job_id}': async (world) => ({ path: `/${world.siteA.slug}/jobs/${(await jobOfA(world)).id}` }),
+  'POST /{site_identifier}/jobs/{job_id}/cancel': async (world) => ({ path: `/${world.siteA.slug}/jobs/${(await jobOfA(world)).id}/cancel` }),
+  // A finished job: the stream sends its state once and ends.
+  'GET /{site_identifier}/jobs/{job_id}/events': async (world) => ({ path: `/${world.siteA.slug}/jobs/${(await jobOfA(world, 'succeeded')).id}/events` }),
+  'GET /admin/jobs/': fixed('/admin/jobs/'),
+  'GET /admin/jobs/stats': fixed('/admin/jobs/stats'),
+  'GET /admin/jobs/{job_id}': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}` }),
+  'POST /admin/jobs/{job_id}/retry': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world, 'failed')).id}/retry` }),
+  'POST /admin/jobs/{job_id}/cancel': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}/cancel` }),
+  // No METRICS_TOKEN in this app: global admins only.
+  'GET /metrics': fixed('/metrics'),
+  'POST /{site_identifier}/media/tts': async (world) => {
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/media/tts`, body: { text: 'Matrix speech.' } };
+  },
+  // Public and signed: the token, whoever's, plays no part.
+  'POST /{site_identifier}/media/webhook/mediaprovider': async (world) => {
+    const ref = `matrix-${world.unique()}`;
+    await jobOfA(world, 'waiting', { provider: 'mediaprovider', providerRef: ref });
+    const { raw, headers } = signedDelivery(matrixWebhookSecret, { job_ref: ref, status: 'failed', error: { message: 'matrix' } });
+    return { path: `/${world.siteA.slug}/media/webhook/mediaprovider`, raw, headers };
+  },
 };
 
 /** After each request, tenant A must still be whole for the next one. */
