@@ -46,10 +46,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     storage: createStorage(config),
     kinds: new Map([...jobKinds, ...(options.extraKinds ?? [])]),
   };
-  // The ids graphile-worker gives its workers are what it locks runs with; the heartbeat reports them.
-  const workerIds = new Set<string>();
+  // graphile-worker locks runs with its pool's id (not each worker's); the heartbeat reports it.
+  const lockIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
-  events.on('worker:create', ({ worker }) => workerIds.add(worker.workerId));
+  events.on('pool:create', ({ workerPool }) => lockIds.add(workerPool.id));
   const runner = await run({
     events,
     connectionString: options.databaseUrl,
@@ -69,7 +69,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   // Beat once now rather than at the next minute, so /health reflects this worker at once.
   await runner.addJob('system__heartbeat', {}, { jobKey: 'system__heartbeat' });
-  const liveness = await startLiveness({ db: options.db, config, logger, processId: `${process.pid}-${randomUUID()}`, workerIds: () => [...workerIds] });
+  const liveness = await startLiveness({ db: options.db, config, logger, processId: `${process.pid}-${randomUUID()}`, workerIds: () => [...lockIds] });
   logger.info({ concurrency: config.worker.concurrency, tasks: [...definitions.keys()], kinds: [...deps.kinds.keys()] }, 'worker started');
   let stopping: Promise<void> | undefined;
   const stop = async () => {

@@ -1,11 +1,9 @@
 // Media endpoints built so far: text to speech (a job) and the asynchronous
 // media provider's signed webhook. The library itself comes with the media issue.
 import { Problem } from '../../core/errors.ts';
-import { requireScope } from '../../core/identity/access.ts';
 import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
 import { deliveryReceipt, receiveDelivery } from '../../core/media/webhook.ts';
 import { submitJob } from '../../core/jobs/submit.ts';
-import type { WithRawBody } from '../middleware/body.ts';
 import { answerJob, jobResponses } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
@@ -26,11 +24,11 @@ export const routes = [
       if (body.text.length > limit) {
         throw new Problem(422, `The text is longer than ${limit} characters.`, { errors: [{ path: 'body.text', message: `at most ${limit} characters` }] });
       }
-      requireScope(actor, 'media:write');
       const { job } = await submitJob(services.db, services.config, actor, params.site_identifier, {
         kind: 'speech',
         input: body,
         estimatedUnits: estimateSeconds(body),
+        scope: 'media:write',
       });
       return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
     },
@@ -46,7 +44,8 @@ export const routes = [
     responses: { 200: { description: 'Received', schema: deliveryReceipt } },
     async handler({ params }, { services }, { req }) {
       const headers = { id: req.get('webhook-id'), timestamp: req.get('webhook-timestamp'), signature: req.get('webhook-signature') };
-      return { body: await receiveDelivery(services.db, services.config, params.site_identifier, headers, (req as WithRawBody).rawBody) };
+      const raw = Buffer.isBuffer(req.body) ? req.body : undefined;
+      return { body: await receiveDelivery(services.db, services.config, params.site_identifier, headers, raw) };
     },
   }),
 ];

@@ -1,20 +1,21 @@
 // Request bodies: JSON, and the form encoding that OAuth-style login uses.
 // Malformed JSON and oversized bodies become problems in ./problems.ts.
-import type { IncomingMessage } from 'node:http';
-import express from 'express';
+import express, { type RequestHandler } from 'express';
 
-/** Signed webhooks verify the bytes that were sent, not a re-serialisation of the parsed JSON. */
-export type WithRawBody = { rawBody?: Buffer };
+/**
+ * Signed webhooks verify the bytes that were sent, before anything reads
+ * them: their bodies stay raw (a Buffer), whatever the content type, and the
+ * JSON parser after this skips a body already read.
+ */
+function rawWebhookBodies(limit: string): RequestHandler {
+  const raw = express.raw({ limit, type: () => true });
+  return (req, res, next) => (/\/webhook\//.test(req.path) ? raw(req, res, next) : next());
+}
 
 export function bodyParsers(limit: string) {
   return [
-    express.json({
-      limit,
-      type: ['application/json', 'application/*+json'],
-      verify: (req: IncomingMessage & WithRawBody, _res, buffer) => {
-        if (req.url?.includes('/webhook/')) req.rawBody = buffer;
-      },
-    }),
+    rawWebhookBodies(limit),
+    express.json({ limit, type: ['application/json', 'application/*+json'] }),
     express.urlencoded({ limit, extended: false }),
   ];
 }

@@ -6,7 +6,7 @@ import type { Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
 import { applyEntry, poolAccount, userAccount } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
-import { requireScope } from '../identity/access.ts';
+import { requireScope, type scopes } from '../identity/access.ts';
 import { loadSite, type Site } from '../tenancy/sites.ts';
 import { jobColumns, jobRow, toJob, type Job } from './model.ts';
 import { schedule } from './queue.ts';
@@ -16,6 +16,8 @@ export type Submission = {
   input: Record<string, unknown>;
   /** The most units (seconds, images, ...) the job is expected to use: what is reserved. */
   estimatedUnits: number;
+  /** A service account needs this scope too (media jobs: media:write), checked once the site is known. */
+  scope?: (typeof scopes)[number];
 };
 
 const actorId = (actor: Actor) => (actor.kind === 'user' ? actor.userId : actor.serviceAccountId);
@@ -29,6 +31,7 @@ export async function submitJob(db: DatabasePool, config: Config, actor: Actor, 
   return db.transaction(async (tx) => {
     const { site } = await loadSite(tx, actor, identifier);
     requireScope(actor, 'jobs:write');
+    if (submission.scope) requireScope(actor, submission.scope);
     const { cost } = await priceOf(tx, site.id, submission.kind, submission.estimatedUnits);
     const account = await payer(tx, actor, site);
     const row = await tx.one(sql.type(jobRow)`

@@ -74,8 +74,9 @@ create table job_attempts (
   primary key (job_id, attempt)
 );
 
--- Worker processes say they are alive every few seconds. The graphile worker
--- ids of a process whose beat stopped are unlocked by the others.
+-- Worker processes say they are alive every few seconds. The ids a process's
+-- graphile-worker pool locks runs with (worker_ids) are unlocked by the others
+-- once its beat stops.
 create table worker_processes (
   id text primary key,
   worker_ids text[] not null default '{}',

@@ -29,7 +29,7 @@ export function toneWav(seconds: number, rate = 22_050): Buffer {
 }
 
 /** ok: audio of `seconds`; an HTTP status: that error; hang: never answers (until close). */
-export type Script = { kind: 'ok'; seconds: number } | { kind: 'status'; status: number } | { kind: 'hang' };
+export type Script = { kind: 'ok'; seconds: number; delayMs?: number } | { kind: 'status'; status: number } | { kind: 'hang' };
 
 export type Recorded = { method: string; path: string; headers: http.IncomingHttpHeaders; body: unknown };
 
@@ -78,6 +78,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
         res.end(JSON.stringify({ error: { message: `scripted ${script.status}` } }));
         return;
       }
+      if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
       res.writeHead(200, { 'Content-Type': 'audio/wav' });
       res.end(toneWav(script.seconds));
       return;

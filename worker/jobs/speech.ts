@@ -13,7 +13,11 @@ import { defineJob, type JobContext, type Outcome } from './handler.ts';
 async function store(input: SpeechInput, audio: Buffer, speedApplied: boolean, context: JobContext, provider: string): Promise<Outcome> {
   const { job, config, storage, signal } = context;
   await context.progress(0.6, 'encoding');
-  const encoded = await encodeAudio(config, audio, input.format, signal, speedApplied ? 1 : input.speed);
+  const encoded = await encodeAudio(config, audio, input.format, signal, speedApplied ? 1 : input.speed).catch((error: unknown) => {
+    // The same bytes would fail the same way on every retry.
+    if (signal.aborted) throw error;
+    throw permanent('provider_invalid_response', 'The audio the provider returned could not be decoded.', error);
+  });
   const { durationSeconds } = await probeBuffer(config, encoded);
   if (!(durationSeconds > 0)) throw permanent('speech_failed', 'The provider returned no audible speech.');
   await context.progress(0.85, 'storing');

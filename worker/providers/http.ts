@@ -17,6 +17,8 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
       },
       ...(call.json === undefined ? {} : { body: JSON.stringify(call.json) }),
       signal: AbortSignal.any([call.signal, timeout]),
+      // A provider that redirects could send us anywhere (an internal address): not followed.
+      redirect: 'manual',
     });
   } catch (error) {
     if (call.signal.aborted) throw call.signal.reason ?? error;
@@ -24,6 +26,7 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
     throw transient('provider_unavailable', `${name} could not be reached.`, error);
   }
   if (response.ok) return response;
+  if (response.status >= 300 && response.status < 400) throw permanent('provider_rejected', `${name} answered with a redirect, which is not followed.`);
   const detail = (await response.text().catch(() => '')).slice(0, 300);
   if (response.status === 429 || response.status >= 500) {
     throw transient('provider_unavailable', `${name} answered ${response.status}${detail ? `: ${detail}` : ''}.`);

@@ -1,0 +1,198 @@
+// The job platform under faults: a worker process killed in the middle of a
+// job (its run is released by the survivors' heartbeat check and runs again,
+// debited once), a run replayed after its job succeeded, a worker shut down
+// mid-job, transient errors until the attempts run out, two worker processes
+// sharing the queue, and one tenant's flood not starving another's job.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Actor } from '../../core/actor.ts';
+import { schedule } from '../../core/jobs/queue.ts';
+import { submitJob } from '../../core/jobs/submit.ts';
+import { addMember } from '../../core/tenancy/memberships.ts';
+import type { Site } from '../../core/tenancy/sites.ts';
+import { sql } from '../../db/pool.ts';
+import type { WorkerHandle } from '../../worker/runner.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+import { newSite, newTenant, newUser } from '../helpers/factories.ts';
+import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
+import { giveCredits, ledgerFor, priceTestKinds, readJob, startTestWorker, waitForJob } from '../helpers/jobs.ts';
+
+let t: TestApp;
+let fake: FakeProviders;
+const workers: WorkerHandle[] = [];
+const children: ChildProcess[] = [];
+
+type Member = { site: Site; actor: Actor };
+
+async function member(): Promise<Member> {
+  const tenant = await newTenant(t);
+  const site = await newSite(t, tenant);
+  const user = await newUser(t);
+  await addMember(t.services.db, tenant.id, user.id, 'admin');
+  await giveCredits(t, site, 10_000, user.id);
+  return { site, actor: { kind: 'user', userId: user.id, sessionId: 'test', isGlobalAdmin: false } };
+}
+
+const submit = (who: Member, kind: string, input: Record<string, unknown>, units = 5) =>
+  submitJob(t.services.db, t.config, who.actor, who.site.slug, { kind, input, estimatedUnits: units }).then((result) => result.job);
+
+const workerEnv = () => ({
+  SPEECH_PROVIDER: 'openai',
+  AI_BASE_URL: fake.url,
+  AI_API_KEY: 'test-key',
+  WORKER_POLL_INTERVAL_MS: '100',
+  WORKER_HEARTBEAT_MS: '200',
+  WORKER_LOST_AFTER_MS: '1500',
+});
+
+/** `npm run worker` as its own process, as operators run it. */
+async function spawnWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, '../../worker/main.ts')], {
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_CHILD_OUTPUT ?? 'silent', DATABASE_URL: t.database.url, DATA_DIR: t.config.dataDir, WORKER_CONCURRENCY: '1', ...workerEnv(), ...env },
+    stdio: process.env.TEST_CHILD_OUTPUT ? 'inherit' : 'ignore',
+  });
+  children.push(child);
+  const deadline = Date.now() + 30_000;
+  while (!(await registered(child.pid!))) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error('the worker process did not start');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return child;
+}
+
+const registered = (pid: number) => t.services.db.exists(sql.type(z.object({}))`select 1 from worker_processes where pid = ${pid}`);
+
+const attemptOutcomes = async (jobId: string) =>
+  [...(await t.services.db.anyFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
+    select outcome from job_attempts where job_id = ${jobId} order by attempt`))];
+
+const debits = (jobId: string) =>
+  t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from credit_entries where job_id = ${jobId} and kind = 'debit'`);
+
+beforeAll(async () => {
+  fake = await startFakeProviders();
+  t = await startTestApp({ env: { JOB_MAX_ATTEMPTS: '3', JOB_TENANT_CONCURRENCY: '1' } });
+  await priceTestKinds(t);
+});
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+  }
+  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+  fake.speech.length = 0;
+  fake.fallback = { kind: 'ok', seconds: 2 };
+});
+afterAll(async () => {
+  await stopTestApp(t);
+  await fake.close();
+});
+
+it('runs a job again after its worker process is killed mid-job, and debits it once', async () => {
+  const who = await member();
+  fake.speech.push({ kind: 'hang' });
+  const victim = await spawnWorker();
+  const called = fake.nextRequest();
+  const job = await submit(who, 'speech', { text: 'Killed in the middle of speaking.', voice: 'default', language: 'en', speed: 1, format: 'mp3' });
+  await called;
+  expect((await readJob(t, job.id)).status).toBe('running');
+  victim.kill('SIGKILL');
+  await new Promise((resolve) => victim.once('exit', resolve));
+
+  // A survivor notices the silent heartbeat, releases the run, and takes it.
+  workers.push(await startTestWorker(t, workerEnv()));
+  const done = await waitForJob(t, job.id, ['succeeded', 'failed'], 60_000);
+  expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });
+  expect(await attemptOutcomes(job.id)).toEqual(['lost', 'succeeded']);
+  expect(await debits(job.id)).toBe(1);
+  expect((await ledgerFor(t, job.id)).map((entry) => entry.kind)).toEqual(['reservation', 'debit', 'release']);
+  const media = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`select id from media_items where job_id = ${job.id}`);
+  expect(media).toEqual([done.media_id]);
+  // The dead process is gone from the heartbeat table.
+  expect(await registered(victim.pid!)).toBe(false);
+});
+
+it('does nothing when a run is replayed after its job succeeded (a completion the queue lost)', async () => {
+  const who = await member();
+  workers.push(await startTestWorker(t, workerEnv()));
+  const job = await submit(who, 'test_noop', {});
+  const done = await waitForJob(t, job.id, ['succeeded', 'failed']);
+  expect(done.status).toBe('succeeded');
+  await schedule(t.services.db, done, t.config.jobs.tenantConcurrency);
+  const queuedRuns = () => t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+    select count(*)::int as count from graphile_worker.jobs where key = ${`job:${job.id}`}`);
+  const deadline = Date.now() + 20_000;
+  while ((await queuedRuns()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  expect(await queuedRuns()).toBe(0);
+  expect(await readJob(t, job.id)).toMatchObject({ status: 'succeeded', attempts: 1, credits_charged: done.credits_charged });
+  expect(await debits(job.id)).toBe(1);
+});
+
+it('hands a running job back when its worker shuts down, and another worker finishes it', async () => {
+  const who = await member();
+  const stopping = await startTestWorker(t, { ...workerEnv(), WORKER_SHUTDOWN_GRACE_MS: '200' });
+  const job = await submit(who, 'test_sleep', { ms: 30_000 });
+  await waitForJob(t, job.id, ['running']);
+  await stopping.stop();
+  expect(await readJob(t, job.id)).toMatchObject({ status: 'queued', error: { code: 'worker_stopped', transient: true } });
+  await t.services.db.query(sql.typeAlias('void')`update jobs set input = '{"ms": 10}' where id = ${job.id}`);
+  workers.push(await startTestWorker(t, workerEnv()));
+  const done = await waitForJob(t, job.id, ['succeeded', 'failed'], 60_000);
+  expect(done.status).toBe('succeeded');
+  expect(await attemptOutcomes(job.id)).toEqual(['retrying', 'succeeded']);
+});
+
+it('retries a transient error with backoff and fails it, with its code, when the attempts run out', async () => {
+  const who = await member();
+  workers.push(await startTestWorker(t, workerEnv()));
+  const job = await submit(who, 'test_fail', { transient: true });
+  const done = await waitForJob(t, job.id, ['failed', 'succeeded'], 60_000);
+  expect(done).toMatchObject({ status: 'failed', attempts: 3, error: { code: 'provider_unavailable', transient: false } });
+  expect(await attemptOutcomes(job.id)).toEqual(['retrying', 'retrying', 'failed']);
+  const started = await t.services.db.anyFirst(sql.type(z.object({ started_at: z.string() }))`
+    select started_at from job_attempts where job_id = ${job.id} order by attempt`);
+  // graphile-worker waits e^attempts seconds between runs: about 2.7 s, then 7.4 s.
+  expect(Date.parse(started[1]!) - Date.parse(started[0]!)).toBeGreaterThan(2000);
+  expect((await ledgerFor(t, job.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
+}, 60_000);
+
+it('shares the queue between two worker processes', async () => {
+  const who = await member();
+  fake.fallback = { kind: 'ok', seconds: 1, delayMs: 400 };
+  const first = await spawnWorker();
+  const second = await spawnWorker();
+  const jobs = [];
+  // Several lanes for this tenant, so its jobs can run side by side.
+  for (let i = 0; i < 6; i++) {
+    jobs.push(await submitJob(t.services.db, { ...t.config, jobs: { ...t.config.jobs, tenantConcurrency: 4 } }, who.actor, who.site.slug, {
+      kind: 'speech',
+      input: { text: `Job number ${i}.`, voice: 'default', language: 'en', speed: 1, format: 'wav' },
+      estimatedUnits: 5,
+    }));
+  }
+  for (const { job } of jobs) expect((await waitForJob(t, job.id, ['succeeded', 'failed'], 60_000)).status).toBe('succeeded');
+  const pids = await t.services.db.anyFirst(sql.type(z.object({ pid: z.number() }))`
+    select distinct p.pid from job_attempts a join worker_processes p on a.worker_id = any(p.worker_ids)
+    where a.job_id = any(${sql.array(jobs.map(({ job }) => job.id), 'uuid')})`);
+  expect([...pids].sort()).toEqual([first.pid, second.pid].sort());
+});
+
+it('does not let one tenant’s flood of jobs starve another tenant’s single job', async () => {
+  const busy = await member();
+  const quiet = await member();
+  workers.push(await startTestWorker(t, { ...workerEnv(), WORKER_CONCURRENCY: '2' }));
+  const flood = [];
+  for (let i = 0; i < 30; i++) flood.push(await submit(busy, 'test_sleep', { ms: 100 }, 1));
+  const single = await submit(quiet, 'test_sleep', { ms: 100 }, 1);
+  const done = await waitForJob(t, single.id, ['succeeded', 'failed'], 60_000);
+  expect(done.status).toBe('succeeded');
+  // With JOB_TENANT_CONCURRENCY=1 the flood holds one of the two slots; the other serves the quiet tenant.
+  const floodLeft = await t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+    select count(*)::int as count from jobs where id = any(${sql.array(flood.map((job) => job.id), 'uuid')})
+      and (finished_at is null or finished_at > ${done.finished_at!}::timestamptz)`);
+  expect(floodLeft).toBeGreaterThan(20);
+  for (const job of flood) await waitForJob(t, job.id, ['succeeded'], 60_000);
+}, 90_000);
