@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { speechFigures, throughputFigures } from './jobs.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -134,6 +135,8 @@ try {
   rows.push(['GET /auth/currentuser (JWT + session + 3 queries), 8 at a time', `${me.perSecond.toFixed(0)} req/s, p50 ${me.p50.toFixed(2)} ms, p99 ${me.p99.toFixed(2)} ms`]);
   rows.push(['API process RSS after the runs above', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);
+  rows.push(...(await speechFigures(second.proc.url, token)));
+  rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
   await stop(second.proc);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });

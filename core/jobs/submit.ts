@@ -39,6 +39,9 @@ export async function submitJob(db: DatabasePool, config: Config, actor: Actor, 
       values (${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${submission.kind},
               ${sql.jsonb(submission.input as never)}, ${config.jobs.maxAttempts}, ${account}, ${cost})
       returning ${jobColumns}`);
+    await schedule(tx, row, config.jobs.tenantConcurrency);
+    // Last, so the payer's account row is locked only for the end of the transaction:
+    // concurrent submits by one payer queue on that lock, and each holds it briefly.
     if (cost > 0) {
       await applyEntry(tx, {
         accountId: account,
@@ -54,7 +57,6 @@ export async function submitJob(db: DatabasePool, config: Config, actor: Actor, 
         reason: `Reserved for ${submission.kind} job`,
       });
     }
-    await schedule(tx, row, config.jobs.tenantConcurrency);
     return { site, job: toJob(row) };
   });
 }

@@ -30,23 +30,28 @@ async function closeAttempt(db: Parameters<typeof lockJob>[0], job: JobRow, outc
     where job_id = ${job.id} and attempt = ${job.attempts} and outcome is null`);
 }
 
+/**
+ * One statement, so it is atomic without a transaction: the job is taken if
+ * it can run (queued; running under a worker that was lost; or waiting with
+ * the provider's result delivered), a lost run's open attempt is closed, and
+ * this run's attempt opened.
+ */
 async function claim(db: DatabasePool, jobId: string, workerId: string): Promise<JobRow | null> {
-  return db.transaction(async (tx) => {
-    const job = await lockJob(tx, jobId);
-    if (!job) return null;
-    const runnable = job.status === 'queued' || job.status === 'running' || (job.status === 'waiting' && job.provider_result !== null);
-    if (!runnable) return null;
-    // Still running: its worker was lost and its queue entry released to us.
-    await tx.query(sql.typeAlias('void')`
-      update job_attempts set finished_at = now(), outcome = 'lost' where job_id = ${jobId} and outcome is null`);
-    const claimed = await tx.one(sql.type(jobRow)`
+  return db.maybeOne(sql.type(jobRow)`
+    with claimed as (
       update jobs set status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), locked_by = ${workerId},
                       stage = case when provider_result is null then 'starting' else 'finishing' end
-      where id = ${jobId} returning ${jobColumns}`);
-    await tx.query(sql.typeAlias('void')`
-      insert into job_attempts (job_id, attempt, worker_id) values (${jobId}, ${claimed.attempts}, ${workerId})`);
-    return claimed;
-  });
+      where id = ${jobId} and (status in ('queued', 'running') or (status = 'waiting' and provider_result is not null))
+      returning *
+    ),
+    lost as (
+      update job_attempts set finished_at = now(), outcome = 'lost'
+      where job_id = ${jobId} and outcome is null and exists (select from claimed)
+    ),
+    opened as (
+      insert into job_attempts (job_id, attempt, worker_id) select id, attempts, ${workerId} from claimed
+    )
+    select ${jobColumns} from claimed as jobs`);
 }
 
 /**

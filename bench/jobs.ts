@@ -1,0 +1,143 @@
+// Job platform figures for npm run bench:
+// - enqueue → start latency through the API (POST /{site}/media/tts, one at a
+//   time, each waited for), from the job's own timestamps;
+// - text-to-speech jobs per minute with `npm start`'s worker (4 at a time);
+// - no-op jobs per second through the whole platform (job row, credits
+//   reserved and debited, per-tenant lanes, claim and settle) beside raw
+//   graphile-worker on the same database, same concurrency, same run.
+import pg from 'pg';
+import { run } from 'graphile-worker';
+import { z } from 'zod';
+import { loadConfig } from '../core/config.ts';
+import { applyEntry, userAccount } from '../core/credits/accounts.ts';
+import { submitJob } from '../core/jobs/submit.ts';
+import { createLogger } from '../core/logger.ts';
+import { workerLogger } from '../core/worker-logger.ts';
+import { migrate } from '../db/migrate.ts';
+import { createPool, sql } from '../db/pool.ts';
+import { defineJob } from '../worker/jobs/handler.ts';
+import { startWorker } from '../worker/runner.ts';
+
+type Row = [string, string];
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+
+async function api<T>(url: string, token: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const res = await fetch(url, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+type JobBody = { id: string; status: string; created_at: string; started_at: string | null; finished_at: string | null };
+
+/** Through the API of `npm start` (which runs a worker of concurrency 4). */
+export async function speechFigures(url: string, token: string): Promise<Row[]> {
+  const me = await api<{ id: string }>(`${url}/auth/currentuser`, token, 'GET');
+  const tenant = await api<{ id: string }>(`${url}/admin/tenants/`, token, 'POST', { name: 'Bench' });
+  await api(`${url}/admin/tenants/${tenant.id}/users/${me.id}`, token, 'POST', { role: 'admin' });
+  const site = await api<{ slug: string }>(`${url}/sites/`, token, 'POST', { tenant_id: tenant.id, name: 'Bench', slug: `bench-${Date.now()}` });
+  await api(`${url}/${site.slug}/transactions/credits/add`, token, 'POST', { user_id: me.id, amount: 1_000_000 });
+  const speak = (i: number, wait?: number) =>
+    api<JobBody>(`${url}/${site.slug}/media/tts`, token, 'POST', { text: `Benchmark sentence number ${i}, spoken by the platform.`, format: 'mp3' }, wait ? { Prefer: `wait=${wait}` } : {});
+
+  await speak(0, 30); // warm: the first call loads what later calls reuse
+  const pickup: number[] = [];
+  for (let i = 1; i <= 30; i++) {
+    const job = await speak(i, 30);
+    if (job.status !== 'succeeded' || !job.started_at) throw new Error(`speech job ended ${job.status}`);
+    pickup.push(Date.parse(job.started_at) - Date.parse(job.created_at));
+  }
+  pickup.sort((a, b) => a - b);
+
+  const count = 24;
+  const began = performance.now();
+  const submitted = await Promise.all(Array.from({ length: count }, (_, i) => speak(100 + i)));
+  for (const job of submitted) {
+    const done = await api<JobBody>(`${url}/${site.slug}/jobs/${job.id}`, token, 'GET', undefined, { Prefer: 'wait=55' });
+    if (done.status !== 'succeeded') throw new Error(`speech job ended ${done.status}`);
+  }
+  const minutes = (performance.now() - began) / 60_000;
+  return [
+    ['Job enqueue → start through the API (POST /media/tts), p50 / p99 of 30', `${quantile(pickup, 0.5).toFixed(1)} / ${quantile(pickup, 0.99).toFixed(1)} ms`],
+    [`Text to speech (espeak-ng + ffmpeg → mp3), ${count} submitted at once, worker of 4`, `${(count / minutes).toFixed(0)} jobs/min`],
+  ];
+}
+
+const benchKind = defineJob({ input: z.object({}).loose(), run: async () => ({ status: 'succeeded', output: {}, units: 1 }) });
+
+async function until(check: () => Promise<boolean>, ms = 300_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** In `width` lanes at once, `count` calls of `each`. */
+async function fanOut(count: number, width: number, each: (i: number) => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < count) await each(next++);
+  }));
+}
+
+/** On a database of its own on the same server, so `npm start`'s worker does not take these jobs. */
+export async function throughputFigures(adminUrl: string, count = 1000, concurrency = 4): Promise<Row[]> {
+  const name = `bench_jobs_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
+  const rows: Row[] = [];
+  try {
+    await migrate(databaseUrl);
+    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: String(concurrency), JOB_TENANT_CONCURRENCY: String(concurrency) });
+    const logger = createLogger('silent');
+    const db = await createPool(databaseUrl, { maxPoolSize: 12 });
+    const ids = z.object({ tenant: z.string(), site: z.string(), slug: z.string(), user: z.string() });
+    const made = await db.one(sql.type(ids)`
+      with t as (insert into tenants (name, slug) values ('Bench', 'bench') returning id),
+           s as (insert into sites (tenant_id, name, slug) select id, 'Bench', 'bench' from t returning id, slug),
+           u as (insert into users (email, full_name, email_verified) values ('bench@example.com', 'Bench', true) returning id),
+           m as (insert into memberships (tenant_id, user_id, role) select t.id, u.id, 'admin' from t, u returning 1),
+           c as (insert into cost_settings (kind, unit, price) values ('bench_noop', 'item', 1) returning 1)
+      select t.id as tenant, s.id as site, s.slug, u.id as user from t, s, u, (select count(*) from m) mm, (select count(*) from c) cc`);
+    await db.transaction(async (tx) => {
+      const account = await userAccount(tx, { id: made.site, tenant_id: made.tenant }, made.user);
+      await applyEntry(tx, { accountId: account, tenantId: made.tenant, siteId: made.site, userId: made.user, kind: 'grant', amount: count * 10 });
+    });
+    const actor = { kind: 'user' as const, userId: made.user, sessionId: 'bench', isGlobalAdmin: false };
+
+    // The platform: submit (job row + reservation + add_job) and run (claim, settle with debit and release).
+    const worker = await startWorker({ databaseUrl, config, db, logger, crontab: '', extraKinds: new Map([['bench_noop', benchKind]]) });
+    const finished = () => db.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where status = 'succeeded'`);
+    let began = performance.now();
+    await fanOut(count, 8, () => submitJob(db, config, actor, made.slug, { kind: 'bench_noop', input: {}, estimatedUnits: 1 }));
+    await until(async () => (await finished()) >= count);
+    const platform = (count / (performance.now() - began)) * 1000;
+    await worker.stop();
+
+    // Raw graphile-worker: the same number of no-op jobs, the same concurrency, the same enqueueing.
+    const runner = await run({ connectionString: databaseUrl, concurrency, noHandleSignals: true, pollInterval: config.worker.pollIntervalMs, logger: workerLogger(logger), crontab: '', taskList: { bench__noop: async () => {} } });
+    const pending = () => db.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'bench__noop'`);
+    began = performance.now();
+    await fanOut(count, 8, () => db.query(sql.typeAlias('void')`select from graphile_worker.add_job('bench__noop', '{}'::json)`));
+    await until(async () => (await pending()) === 0);
+    const raw = (count / (performance.now() - began)) * 1000;
+    await runner.stop();
+    await db.end();
+    rows.push(
+      [`No-op jobs through the platform (${count}, worker of ${concurrency})`, `${platform.toFixed(0)} jobs/s`],
+      [`No-op jobs through raw graphile-worker (${count}, same concurrency)`, `${raw.toFixed(0)} jobs/s`],
+      ['Platform / raw graphile-worker', `${(platform / raw).toFixed(2)}`],
+    );
+  } finally {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+  return rows;
+}
