@@ -5,11 +5,10 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Actor } from '../../core/actor.ts';
 import { submitJob } from '../../core/jobs/submit.ts';
-import type { WorkerHandle } from '../../worker/runner.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
 import { serviceAccount, type Caller } from '../helpers/factories.ts';
-import { globalAdmin, staffedTenant, type Auth, type Staffed } from '../helpers/identity.ts';
-import { giveCredits, newJob, priceTestKinds, startTestWorker, waitForJob } from '../helpers/jobs.ts';
+import type { Auth, Staffed } from '../helpers/identity.ts';
+import { giveCredits, jobsSuite, newJob, startTestWorker, waitForJob } from '../helpers/jobs.ts';
 
 const metricsToken = 'metrics-scraper-token-0123456789';
 
@@ -18,26 +17,13 @@ let a: Staffed;
 let b: Staffed;
 let admin: Caller;
 let bot: Auth;
-let worker: WorkerHandle | undefined;
+
+const suite = jobsSuite({ METRICS_TOKEN: metricsToken });
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { METRICS_TOKEN: metricsToken } });
-  await priceTestKinds(t);
-  a = await staffedTenant(t);
-  b = await staffedTenant(t);
-  admin = await globalAdmin(t);
+  ({ t, a, b, admin } = suite);
   bot = (await serviceAccount(t, a.tenant, ['sites:read', 'jobs:read', 'jobs:write'], a.admin)).auth;
   await giveCredits(t, a.site, 1000, a.editor.user.id);
-});
-
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await stopTestApp(t);
 });
 
 const scraper = { Authorization: `Bearer ${metricsToken}` };
@@ -135,7 +121,7 @@ describe('GET /metrics', () => {
   });
 
   it('reports a failed job by kind and code, durations of successes, and live workers', async () => {
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const failed = await submit('test_fail', { transient: false });
     const succeeded = await submit('test_noop', {});
     expect((await waitForJob(t, failed.id, ['failed', 'succeeded'])).status).toBe('failed');
@@ -149,8 +135,8 @@ describe('GET /metrics', () => {
     }
     expect(sample(samples, 'cap_workers_alive')?.value).toBeGreaterThanOrEqual(1);
 
-    await worker.stop();
-    worker = undefined;
+    await suite.worker.stop();
+    suite.worker = undefined;
     expect(sample((await scrape()).samples, 'cap_workers_alive')?.value).toBe(0);
   });
 });

@@ -11,8 +11,9 @@ import type { JobHandler } from '../../worker/jobs/handler.ts';
 import { defineJob } from '../../worker/jobs/handler.ts';
 import { permanent, transient } from '../../worker/jobs/errors.ts';
 import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
-import type { TestApp } from './app.ts';
-import { testConfig } from './app.ts';
+import { startTestApp, stopTestApp, testConfig, type TestApp } from './app.ts';
+import type { Caller } from './factories.ts';
+import { globalAdmin, staffedTenant, type Staffed } from './identity.ts';
 
 /** A job row as the API would have made it, in any state, without queueing it. */
 export async function newJob(
@@ -107,4 +108,27 @@ export async function startTestWorker(t: TestApp, env: Record<string, string> = 
     ...env,
   });
   return startWorker({ databaseUrl: t.database.url, config, db: t.services.db, logger: createLogger(config.logLevel), crontab: '', extraKinds: testKinds });
+}
+
+/** What the job test files share: an app with the test kinds priced, two staffed tenants, a global admin, and a worker slot emptied after each test. */
+export type JobsSuite = { t: TestApp; a: Staffed; b: Staffed; admin: Caller; worker: WorkerHandle | undefined };
+
+export function jobsSuite(env: Record<string, string> = {}): JobsSuite {
+  const suite = { worker: undefined } as JobsSuite;
+  beforeAll(async () => {
+    suite.t = await startTestApp({ env });
+    await priceTestKinds(suite.t);
+    suite.a = await staffedTenant(suite.t);
+    suite.b = await staffedTenant(suite.t);
+    suite.admin = await globalAdmin(suite.t);
+  });
+  afterEach(async () => {
+    await suite.worker?.stop();
+    suite.worker = undefined;
+  });
+  afterAll(async () => {
+    await suite.worker?.stop();
+    await stopTestApp(suite.t);
+  });
+  return suite;
 }

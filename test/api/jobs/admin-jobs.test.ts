@@ -9,40 +9,26 @@ import { job as jobSchema } from '../../../core/jobs/model.ts';
 import { submitJob } from '../../../core/jobs/submit.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
-import type { WorkerHandle } from '../../../worker/runner.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import type { TestApp } from '../../helpers/app.ts';
 import { newSite, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
-import { globalAdmin, idsOf, staffedTenant, type Auth, type Staffed } from '../../helpers/identity.ts';
-import { giveCredits, ledgerFor, newJob, priceTestKinds, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { idsOf, type Auth, type Staffed } from '../../helpers/identity.ts';
+import { giveCredits, jobsSuite, ledgerFor, newJob, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
 let t: TestApp;
 let a: Staffed;
 let b: Staffed;
 let admin: Caller;
 let bot: Auth;
-let worker: WorkerHandle | undefined;
 
 const missing = '00000000-0000-4000-8000-000000000000';
 
+const suite = jobsSuite();
+
 beforeAll(async () => {
-  t = await startTestApp();
-  await priceTestKinds(t);
-  a = await staffedTenant(t);
-  b = await staffedTenant(t);
-  admin = await globalAdmin(t);
+  ({ t, a, b, admin } = suite);
   bot = (await serviceAccount(t, a.tenant, ['sites:read', 'jobs:read', 'jobs:write'], a.admin)).auth;
   await giveCredits(t, a.site, 1000, a.editor.user.id);
   await giveCredits(t, b.site, 1000, b.editor.user.id);
-});
-
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await stopTestApp(t);
 });
 
 const actorOf = (caller: Caller): Actor => ({ kind: 'user', userId: caller.user.id, sessionId: 'test', isGlobalAdmin: false });
@@ -73,7 +59,7 @@ async function waitForAttempts(jobId: string, count: number, ms = 30_000) {
 
 /** A job that ran once with a worker and failed permanently (provider_rejected). */
 async function failedJob(caller: Caller, site: Site, units = 3) {
-  const running = worker ?? (await startTestWorker(t));
+  const running = suite.worker ?? (await startTestWorker(t));
   try {
     const { id } = await submit(caller, site, 'test_fail', { transient: false }, units);
     const done = await waitForJob(t, id, ['failed', 'succeeded', 'canceled']);
@@ -81,7 +67,7 @@ async function failedJob(caller: Caller, site: Site, units = 3) {
     await waitForAttempts(id, 1);
     return done;
   } finally {
-    if (running !== worker) await running.stop();
+    if (running !== suite.worker) await running.stop();
   }
 }
 
@@ -204,7 +190,7 @@ describe('POST /admin/jobs/{job_id}/retry', () => {
       { kind: 'reservation', amount: 0, reserved_change: 4 },
     ]);
 
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const attempts = await waitForAttempts(failed.id, 2);
     expect(attempts).toEqual([
       { attempt: 1, outcome: 'failed' },
@@ -317,12 +303,12 @@ describe('GET /admin/jobs/stats', () => {
   });
 
   it('lists a running worker process as alive, and drops it once stopped', async () => {
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const own = (await stats()).workers.filter((row) => row.pid === process.pid);
     expect(own).toHaveLength(1);
     expect(own[0]).toMatchObject({ alive: true, concurrency: expect.any(Number), running: expect.any(Number), hostname: expect.any(String) });
-    await worker.stop();
-    worker = undefined;
+    await suite.worker.stop();
+    suite.worker = undefined;
     expect((await stats()).workers.filter((row) => row.pid === process.pid)).toEqual([]);
   });
 
@@ -335,7 +321,7 @@ describe('GET /admin/jobs/stats', () => {
   // to graphile_worker.force_unlock_workers, so a lost process's runs are never
   // released. Observed: running 0 (expected 1) while a test_sleep job runs.
   it('counts the job a live worker process is running', async () => {
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const sleeping = await submit(a.editor, a.site, 'test_sleep', { ms: 20_000 });
     try {
       expect((await waitForJob(t, sleeping.id, ['running', 'succeeded', 'failed'])).status).toBe('running');
@@ -355,7 +341,7 @@ describe('GET /admin/jobs/stats', () => {
 
 describe('POST /admin/jobs/{job_id}/cancel of a running job', () => {
   it('stops the run: canceled, attempt closed as canceled, nothing debited', async () => {
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const sleeping = await submit(a.editor, a.site, 'test_sleep', { ms: 20_000 }, 3);
     expect((await waitForJob(t, sleeping.id, ['running', 'succeeded', 'failed'])).status).toBe('running');
     const busy = await stats();

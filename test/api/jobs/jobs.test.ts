@@ -11,11 +11,10 @@ import { job as jobSchema, type JobStatus } from '../../../core/jobs/model.ts';
 import { submitJob } from '../../../core/jobs/submit.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
-import type { WorkerHandle } from '../../../worker/runner.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import type { TestApp } from '../../helpers/app.ts';
 import { assignToSite, newSite, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
-import { globalAdmin, idsOf, staffedTenant, type Auth, type Staffed } from '../../helpers/identity.ts';
-import { giveCredits, ledgerFor, newJob, priceTestKinds, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { idsOf, type Auth, type Staffed } from '../../helpers/identity.ts';
+import { giveCredits, jobsSuite, ledgerFor, newJob, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
 let t: TestApp;
 let a: Staffed;
@@ -26,32 +25,19 @@ let admin: Caller;
 let reader: Auth;
 let writer: Auth;
 let noJobsScope: Auth;
-let worker: WorkerHandle | undefined;
 
 const missing = '00000000-0000-4000-8000-000000000000';
 
+const suite = jobsSuite();
+
 beforeAll(async () => {
-  t = await startTestApp();
-  await priceTestKinds(t);
-  a = await staffedTenant(t);
-  b = await staffedTenant(t);
+  ({ t, a, b, admin } = suite);
   author = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] });
   otherAuthor = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] });
-  admin = await globalAdmin(t);
   reader = (await serviceAccount(t, a.tenant, ['sites:read', 'jobs:read'], a.admin)).auth;
   writer = (await serviceAccount(t, a.tenant, ['sites:read', 'jobs:read', 'jobs:write'], a.admin)).auth;
   noJobsScope = (await serviceAccount(t, a.tenant, ['sites:read'], a.admin)).auth;
   for (const caller of [a.editor, author, otherAuthor]) await giveCredits(t, a.site, 1000, caller.user.id);
-});
-
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await stopTestApp(t);
 });
 
 const actorOf = (caller: Caller): Actor => ({ kind: 'user', userId: caller.user.id, sessionId: 'test', isGlobalAdmin: false });
@@ -274,7 +260,7 @@ describe('GET /{site}/jobs/{job_id}', () => {
     const waiting = request(t.app).get(`/${a.site.slug}/jobs/${submitted.id}`).set(a.editor.auth).set('Prefer', 'wait=20').then((res) => res);
     // The worker starts once the request is waiting, so the job cannot finish before it asks.
     expect(await waitForWatched(1)).toBe(1);
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const res = await waiting;
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: submitted.id, status: 'succeeded', output: { slept: 800 }, progress: 1, credits_charged: 1 });
@@ -348,7 +334,7 @@ describe('POST /{site}/jobs/{job_id}/cancel', () => {
   });
 
   it('stops a running job: canceled, its attempt closed as canceled, nothing debited', async () => {
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const submitted = await submit(a.editor, 'test_sleep', { ms: 20_000 }, 5);
     expect((await waitForJob(t, submitted.id, ['running', 'succeeded', 'failed'])).status).toBe('running');
 
@@ -381,7 +367,7 @@ describe('GET /{site}/jobs/{job_id}/events', () => {
     const streaming = readStream(request(t.app).get(`/${a.site.id}/jobs/${submitted.id}/events`).set(a.editor.auth)).then((res) => res);
     // The worker starts once the stream is watching, so every state is seen.
     expect(await waitForWatched(1)).toBe(1);
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const res = await streaming;
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
