@@ -18,18 +18,31 @@ export const balance = z
 
 const idOnly = z.object({ id: z.string() });
 
+/**
+ * The account's id, made on first use, usually in one statement: the insert's
+ * row when it made one, else the existing row. When another transaction made
+ * it a moment ago, this statement's snapshot cannot see it, so a second
+ * statement (with a fresh snapshot) reads it.
+ */
+async function accountId(db: CommonQueryMethods, insert: ReturnType<typeof sql.fragment>, existing: ReturnType<typeof sql.fragment>): Promise<string> {
+  const id = await db.maybeOneFirst(sql.type(idOnly)`
+    with made as (${insert} on conflict do nothing returning id)
+    select id from made union all (select id from credit_accounts where ${existing}) limit 1`);
+  return id ?? db.oneFirst(sql.type(idOnly)`select id from credit_accounts where ${existing}`);
+}
+
 /** The tenant's pool, made on first use. */
 export async function poolAccount(db: CommonQueryMethods, tenantId: string): Promise<string> {
-  await db.query(sql.typeAlias('void')`
-    insert into credit_accounts (tenant_id) values (${tenantId}) on conflict do nothing`);
-  return db.oneFirst(sql.type(idOnly)`select id from credit_accounts where tenant_id = ${tenantId} and site_id is null`);
+  return accountId(db, sql.fragment`insert into credit_accounts (tenant_id) values (${tenantId})`, sql.fragment`tenant_id = ${tenantId} and site_id is null`);
 }
 
 /** A user's credits on a site, made on first use. */
 export async function userAccount(db: CommonQueryMethods, site: { id: string; tenant_id: string }, userId: string): Promise<string> {
-  await db.query(sql.typeAlias('void')`
-    insert into credit_accounts (tenant_id, site_id, user_id) values (${site.tenant_id}, ${site.id}, ${userId}) on conflict do nothing`);
-  return db.oneFirst(sql.type(idOnly)`select id from credit_accounts where site_id = ${site.id} and user_id = ${userId}`);
+  return accountId(
+    db,
+    sql.fragment`insert into credit_accounts (tenant_id, site_id, user_id) values (${site.tenant_id}, ${site.id}, ${userId})`,
+    sql.fragment`site_id = ${site.id} and user_id = ${userId}`,
+  );
 }
 
 const balanceRow = z.object({ balance: z.number(), reserved: z.number() });
@@ -66,21 +79,26 @@ export const insufficientCredits = (available: number, required: number) =>
 /** Records the entry and applies it; a change that would overdraw the account is a 402, and nothing is written. */
 export async function applyEntry(db: CommonQueryMethods, entry: Entry): Promise<Balance> {
   const reservedChange = entry.reservedChange ?? 0;
+  // One statement: the entry is written only if the conditional update matched.
   const updated = await db.maybeOne(sql.type(balanceRow)`
-    update credit_accounts set balance = balance + ${entry.amount}, reserved = reserved + ${reservedChange}
-    where id = ${entry.accountId}
-      and balance + ${entry.amount} >= 0
-      and reserved + ${reservedChange} >= 0
-      and reserved + ${reservedChange} <= balance + ${entry.amount}
-    returning balance, reserved`);
+    with updated as (
+      update credit_accounts set balance = balance + ${entry.amount}, reserved = reserved + ${reservedChange}
+      where id = ${entry.accountId}
+        and balance + ${entry.amount} >= 0
+        and reserved + ${reservedChange} >= 0
+        and reserved + ${reservedChange} <= balance + ${entry.amount}
+      returning balance, reserved
+    ), recorded as (
+      insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, transfer_id, job_id, operation, payment_id, actor_id, reason)
+      select ${entry.tenantId}, ${entry.accountId}, ${entry.siteId ?? null}, ${entry.userId ?? null}, ${entry.kind}, ${entry.amount},
+             ${reservedChange}, ${entry.transferId ?? null}, ${entry.jobId ?? null}, ${entry.operation ?? null}, ${entry.paymentId ?? null},
+             ${entry.actorId ?? null}, ${entry.reason ?? ''}
+      from updated
+    )
+    select balance, reserved from updated`);
   if (!updated) {
     const current = await readBalance(db, entry.accountId);
     throw insufficientCredits(current.available, Math.max(-entry.amount, reservedChange));
   }
-  await db.query(sql.typeAlias('void')`
-    insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, transfer_id, job_id, operation, payment_id, actor_id, reason)
-    values (${entry.tenantId}, ${entry.accountId}, ${entry.siteId ?? null}, ${entry.userId ?? null}, ${entry.kind}, ${entry.amount},
-            ${reservedChange}, ${entry.transferId ?? null}, ${entry.jobId ?? null}, ${entry.operation ?? null}, ${entry.paymentId ?? null},
-            ${entry.actorId ?? null}, ${entry.reason ?? ''})`);
   return { ...updated, available: updated.balance - updated.reserved };
 }
