@@ -48,6 +48,13 @@ const envSchema = z.object({
   ESPEAK_PATH: z.string().min(1).optional(),
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
+  STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ENDPOINT: optionalUrl,
+  S3_FORCE_PATH_STYLE: bool.default(false),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CORS_ORIGINS: z
     .string()
@@ -149,7 +156,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       webhookSecret: values.MEDIA_PROVIDER_WEBHOOK_SECRET,
     },
     binaries: { espeak: values.ESPEAK_PATH, ffmpeg: values.FFMPEG_PATH, ffprobe: values.FFPROBE_PATH },
-    storage: { driver: 'local' as const, root: mediaDir },
+    storage:
+      values.STORAGE_DRIVER === 's3'
+        ? {
+            driver: 's3' as const,
+            bucket: values.S3_BUCKET ?? missing('S3_BUCKET', 'required when STORAGE_DRIVER=s3'),
+            region: values.S3_REGION,
+            endpoint: values.S3_ENDPOINT,
+            forcePathStyle: values.S3_FORCE_PATH_STYLE,
+            accessKeyId: values.S3_ACCESS_KEY_ID,
+            secretAccessKey: values.S3_SECRET_ACCESS_KEY,
+          }
+        : { driver: 'local' as const, root: mediaDir },
     metricsToken: values.METRICS_TOKEN,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: values.CORS_ORIGINS,

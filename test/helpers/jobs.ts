@@ -1,6 +1,7 @@
 // Jobs in tests: rows made directly (for reading and access tests), an
 // in-process worker on the test database with extra kinds of job, credits,
 // and waiting for a job to reach a state.
+import path from 'node:path';
 import { z } from 'zod';
 import { applyEntry, userAccount, poolAccount } from '../../core/credits/accounts.ts';
 import { createLogger } from '../../core/logger.ts';
@@ -131,4 +132,10 @@ export function jobsSuite(env: Record<string, string> = {}): JobsSuite {
     await stopTestApp(suite.t);
   });
   return suite;
+}
+
+/** Where the local storage driver keeps an object (tests run with the local driver unless they say otherwise). */
+export function localFile(t: TestApp, key: string): string {
+  if (t.config.storage.driver !== 'local') throw new Error('this test app stores files in S3');
+  return path.join(t.config.storage.root, key);
 }

@@ -18,7 +18,7 @@ import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { newSite, newTenant, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { startFakeProviders, type FakeProviders } from '../../helpers/fake-providers.ts';
-import { giveCredits, ledgerFor, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { giveCredits, ledgerFor, localFile, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
 // The app's text limit is 100 characters: the happy paths use ~60.
 const maxCharacters = 100;
@@ -90,7 +90,7 @@ const countQueued = (tenantId: string) =>
 /** The stored file of a finished job: its media row, and what ffprobe reads in the file. */
 async function storedAudio(mediaId: string) {
   const media = await readMedia(mediaId);
-  const file = path.join(t.config.storage.root, media.storage_key);
+  const file = localFile(t, media.storage_key);
   expect(existsSync(file)).toBe(true);
   return { media, file, probed: await probe(t.config, file) };
 }

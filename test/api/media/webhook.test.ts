@@ -18,7 +18,7 @@ import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { newSite, newTenant, signedIn, type Caller } from '../../helpers/factories.ts';
 import { signedDelivery, startFakeProviders, toneWav, type FakeProviders } from '../../helpers/fake-providers.ts';
-import { giveCredits, ledgerFor, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { giveCredits, ledgerFor, localFile, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
 const secret = 'webhook-secret-0123456789abcdef';
 const finished = ['succeeded', 'failed', 'canceled'] as const;
@@ -108,7 +108,7 @@ it('hands the job over, then a signed success is accepted and finished: audio st
   const media = await t.services.db.one(sql.type(mediaRow)`
     select storage_key, mime_type, duration_seconds, kind, status from media_items where id = ${done.media_id}`);
   expect(media).toMatchObject({ kind: 'audio', status: 'ready', mime_type: 'audio/mpeg' });
-  const file = path.join(t.config.storage.root, media.storage_key);
+  const file = localFile(t, media.storage_key);
   expect(existsSync(file)).toBe(true);
   const probed = await probe(t.config, file);
   expect(probed.formatName).toBe('mp3');
