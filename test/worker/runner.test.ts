@@ -112,3 +112,25 @@ it('removes expired rows and keeps live ones', async () => {
   expect(await db.anyFirst(sql.type(z.object({ key: z.string() }))`select key from rate_limits order by key`)).toEqual(['live']);
   expect(await db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from sessions where user_id = ${user}`)).toBe(1);
 });
+
+it('deletes finished jobs and handled webhook ids past the retention period, and nothing else', async () => {
+  const { db } = t.services;
+  const tenant = await db.oneFirst(sql.type(z.object({ id: z.string() }))`insert into tenants (name, slug) values ('Kept', 'kept') returning id`);
+  const site = await db.oneFirst(sql.type(z.object({ id: z.string() }))`insert into sites (tenant_id, name, slug) values (${tenant}, 'Kept', 'kept') returning id`);
+  const retention = t.config.jobs.retentionDays;
+  const job = (name: string, status: string, finishedDaysAgo: number | null) => sql.fragment`
+    (${tenant}, ${site}, 'speech', ${status}, ${sql.jsonb({ name } as never)},
+     ${finishedDaysAgo === null ? null : sql.fragment`now() - ${finishedDaysAgo} * interval '1 day'`})`;
+  await db.query(sql.typeAlias('void')`
+    insert into jobs (tenant_id, site_id, kind, status, input, finished_at) values
+      ${job('old success', 'succeeded', retention + 1)}, ${job('old failure', 'failed', retention + 2)},
+      ${job('recent', 'succeeded', retention - 1)}, ${job('waiting for long', 'waiting', null)}`);
+  await db.query(sql.typeAlias('void')`
+    insert into webhook_events (source, event_id, received_at) values
+      ('mediaprovider', 'old', now() - ${retention + 1} * interval '1 day'), ('mediaprovider', 'recent', now())`);
+  await start();
+  await enqueue(db, 'maintenance__cleanup', {});
+  await until(queued, (count) => count === 0);
+  expect([...(await db.anyFirst(sql.type(z.object({ name: z.string() }))`select input->>'name' as name from jobs order by 1`))]).toEqual(['recent', 'waiting for long']);
+  expect([...(await db.anyFirst(sql.type(z.object({ event_id: z.string() }))`select event_id from webhook_events`))]).toEqual(['recent']);
+});
