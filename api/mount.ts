@@ -4,6 +4,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
 import { Problem, type ProblemField } from '../core/errors.ts';
+import { unstorableFields } from '../core/storable.ts';
 import type { Services } from '../core/services.ts';
 import { idempotencyKey, idempotent, requestHash, type StoredReply } from '../core/idempotency.ts';
 import { authenticate } from '../core/identity/authenticate.ts';
@@ -125,6 +126,7 @@ function parseInput(route: RouteDefinition, req: Request): RouteInput<never, nev
     query: validate(request.query, req.query, 'query', errors),
     body: validate(request.body, req.body, 'body', errors),
   };
+  if (errors.length === 0) for (const [location, value] of Object.entries(input)) unstorableFields(value, location, errors);
   if (errors.length > 0) throw new Problem(422, 'The request is not valid; see errors.', { errors });
   return input as RouteInput<never, never, never>;
 }

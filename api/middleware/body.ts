@@ -7,9 +7,11 @@ import express, { type RequestHandler } from 'express';
  * them: their bodies stay raw (a Buffer), whatever the content type, and the
  * JSON parser after this skips a body already read.
  */
+const webhookPath = /^\/[^/]+\/media\/webhook\/[^/]+\/?$/;
+
 function rawWebhookBodies(limit: string): RequestHandler {
   const raw = express.raw({ limit, type: () => true });
-  return (req, res, next) => (/\/webhook\//.test(req.path) ? raw(req, res, next) : next());
+  return (req, res, next) => (webhookPath.test(req.path) ? raw(req, res, next) : next());
 }
 
 export function bodyParsers(limit: string) {

@@ -22,6 +22,16 @@ export function fromZodError(error: ZodError, location?: string): Problem {
 
 type HttpError = Error & { status?: number; statusCode?: number; type?: string; expose?: boolean };
 
+// PostgreSQL refuses to store NUL characters and unpaired UTF-16 surrogates in
+// text and jsonb (SQLSTATE 22P05, 22021); JSON allows them. That is the
+// client's input, not our failure. Slonik keeps the driver's error as `cause`.
+function unstorableText(error: unknown): boolean {
+  for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 3; current = current.cause as typeof current, depth++) {
+    if (current.code === '22P05' || current.code === '22021') return true;
+  }
+  return false;
+}
+
 export function toProblem(error: unknown): Problem | undefined {
   if (error instanceof Problem) return error;
   if (error instanceof ZodError) return fromZodError(error);
@@ -35,6 +45,9 @@ export function toProblem(error: unknown): Problem | undefined {
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new Problem(415, httpError.message);
+  }
+  if (unstorableText(error)) {
+    return new Problem(422, 'The request contains text that cannot be stored: a NUL character (\\u0000) or an unpaired surrogate.');
   }
   const status = httpError?.status ?? httpError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

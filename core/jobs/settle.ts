@@ -68,6 +68,9 @@ export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string
   await moveCredits(db, job, 'release', job.credits_reserved, 'Job canceled');
   // A locked (running) queue entry is not deleted; the worker sees the job canceled and stops.
   await db.query(sql.typeAlias('void')`select from graphile_worker.remove_job(${`job:${job.id}`})`);
+  // Closed here, since a run whose worker is gone would never close it (a live run's own close then changes nothing).
+  await db.query(sql.typeAlias('void')`
+    update job_attempts set finished_at = now(), outcome = 'canceled' where job_id = ${job.id} and outcome is null`);
   return update(db, job.id, sql.fragment`
     status = 'canceled', error = ${sql.jsonb({ code: 'canceled', message: reason } as never)},
     canceled_at = now(), finished_at = now(), locked_by = null`);

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { sql, type DatabasePool } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
+import { unstorableFields } from '../storable.ts';
 import { jobColumns, jobRow } from '../jobs/model.ts';
 import { schedule } from '../jobs/queue.ts';
 import { fail } from '../jobs/settle.ts';
@@ -19,6 +20,7 @@ export const toleranceSeconds = 5 * 60;
 export const delivery = z
   .object({
     job_ref: z.string().min(1).max(200).describe('The provider’s id for the work, as it answered when the job was submitted'),
+    reference: z.uuid().optional().describe('Our job id, as sent to the provider with the work'),
     status: z.enum(['succeeded', 'failed']),
     output: z.record(z.string(), z.unknown()).optional().describe('For speech: audio_base64 or audio_url'),
     error: z.object({ code: z.string().max(100).optional(), message: z.string().max(1000) }).optional(),
@@ -73,6 +75,8 @@ export async function receiveDelivery(db: DatabasePool, config: Config, siteIden
   if (!parsed.success) {
     throw new Problem(422, 'The delivery is not valid.', { errors: parsed.error.issues.map((issue) => ({ path: ['body', ...issue.path].join('.'), message: issue.message })) });
   }
+  const unstorable = unstorableFields(parsed.data, 'body');
+  if (unstorable.length > 0) throw new Problem(422, 'The delivery is not valid.', { errors: unstorable });
   const body = parsed.data;
   return db.transaction(async (tx) => {
     const fresh = await tx.maybeOneFirst(sql.type(z.object({ fresh: z.boolean() }))`
@@ -83,8 +87,17 @@ export async function receiveDelivery(db: DatabasePool, config: Config, siteIden
       ? await tx.maybeOne(sql.type(jobRow)`
           select ${jobColumns} from jobs where provider = 'mediaprovider' and provider_ref = ${body.job_ref} and site_id = ${site.id} for update`)
       : null;
-    // Rolls back the event too, so a corrected delivery with the same id can still be made.
-    if (!job) throw notFound('No job of this site waits for that job_ref.');
+    if (!job) {
+      // A fast provider may call back before the worker has recorded its job_ref:
+      // a retryable 409 rather than a 404. Either rolls back the event, so the
+      // same delivery can be made again.
+      const handing = site && body.reference
+        ? await tx.exists(sql.type(z.object({}))`
+            select 1 from jobs where id = ${body.reference} and site_id = ${site.id} and status = 'running' and provider_ref is null`)
+        : false;
+      if (handing) throw new Problem(409, 'The job is still being handed to the provider; deliver again shortly.', { headers: { 'Retry-After': '2' } });
+      throw notFound('No job of this site waits for that job_ref.');
+    }
     if (job.status !== 'waiting' || job.provider_result !== null) return { received: true as const, outcome: 'ignored' as const, job_id: job.id };
     if (body.status === 'failed') {
       await fail(tx, job, { code: 'provider_failed', message: body.error?.message ?? 'The media provider reported a failure.' });

@@ -42,6 +42,9 @@ create table jobs (
 );
 create index jobs_site_idx on jobs (site_id, created_at, id);
 create index jobs_list_idx on jobs (created_at, id);
+create index jobs_tenant_idx on jobs (tenant_id, created_at, id);
+create index jobs_user_idx on jobs (user_id) where user_id is not null;
+create index jobs_account_idx on jobs (account_id) where account_id is not null;
 create index jobs_status_idx on jobs (status, kind) where status in ('queued', 'running', 'waiting');
 create index jobs_finished_idx on jobs (finished_at) where finished_at is not null;
 create unique index jobs_provider_ref_key on jobs (provider, provider_ref) where provider_ref is not null;

@@ -7,15 +7,27 @@
 //    is removed).
 // A transient error with attempts left puts the job back to queued and
 // rethrows, so graphile-worker retries it with exponential backoff.
+import { z } from 'zod';
 import { sql, type DatabasePool } from '../../db/pool.ts';
 import type { Config } from '../../core/config.ts';
 import type { JobEvents } from '../../core/jobs/events.ts';
 import { jobColumns, jobRow, type JobRow } from '../../core/jobs/model.ts';
+import { schedule } from '../../core/jobs/queue.ts';
 import { fail, lockJob, park, requeue, succeed } from '../../core/jobs/settle.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Storage } from '../../core/storage/storage.ts';
 import { describe, permanent, type JobError } from './errors.ts';
 import type { JobHandler, Outcome } from './handler.ts';
+
+/**
+ * Thrown when another worker took the job over (this one was thought lost):
+ * graphile-worker then fails this run's queue entry only if this worker still
+ * holds it, which it does not, so the successor's entry is left alone.
+ */
+class TakenOver extends Error {
+  override name = 'TakenOver';
+}
+const takenOver = () => new TakenOver('Another worker took this job over; this run changed nothing.');
 
 export type RunnerDeps = { db: DatabasePool; config: Config; logger: Logger; events: JobEvents; storage: Storage; kinds: Map<string, JobHandler> };
 
@@ -61,8 +73,11 @@ async function claim(db: DatabasePool, jobId: string, workerId: string): Promise
 async function settle(db: DatabasePool, job: JobRow, apply: (tx: Parameters<typeof lockJob>[0], current: JobRow) => Promise<unknown>) {
   return db.transaction(async (tx): Promise<'settled' | 'canceled' | 'taken over'> => {
     const current = await lockJob(tx, job.id);
-    if (!current || current.status === 'canceled') return 'canceled';
-    if (current.status !== 'running' || current.locked_by !== job.locked_by || current.attempts !== job.attempts) return 'taken over';
+    if (!current) return 'canceled';
+    // Another claim counts attempts up; a cancel leaves them as they are.
+    if (current.attempts !== job.attempts) return 'taken over';
+    if (current.status === 'canceled') return 'canceled';
+    if (current.status !== 'running' || current.locked_by !== job.locked_by) return 'taken over';
     await apply(tx, current);
     return 'settled';
   });
@@ -77,6 +92,10 @@ export async function runJob(deps: RunnerDeps, jobId: string, run: QueueRun): Pr
   const unsubscribe = await deps.events.subscribe(job.id, (event) => {
     if (event.status === 'canceled') canceled.abort(permanent('canceled', 'The job was canceled.'));
   });
+  // A cancel committed between the claim and the subscription sent no event we heard.
+  if ((await db.maybeOneFirst(sql.type(z.object({ status: z.string() }))`select status from jobs where id = ${job.id}`)) === 'canceled') {
+    canceled.abort(permanent('canceled', 'The job was canceled.'));
+  }
   const signal = AbortSignal.any([canceled.signal, run.signal]);
   let outcome: Outcome | undefined;
   try {
@@ -115,24 +134,30 @@ export async function runJob(deps: RunnerDeps, jobId: string, run: QueueRun): Pr
     });
     if (settled === 'settled') log.info({ status: done.status }, 'job settled');
     else await discard(deps, job, settled === 'canceled' ? outcome : undefined, settled);
+    if (settled === 'taken over') throw takenOver();
   } catch (thrown) {
+    if (thrown instanceof TakenOver) throw thrown;
     if (canceled.signal.aborted) {
       await discard(deps, job, outcome, 'canceled');
       return;
     }
     if (run.signal.aborted) {
-      // Shutting down: hand the job back untouched; graphile-worker releases the run for another worker.
-      await settle(db, job, async (tx, current) => {
+      // Shutting down: the job goes back to the queue as a fresh run (this run's
+      // attempts may be spent, and stopping is not the job's fault), and this
+      // run ends normally.
+      const settled = await settle(db, job, async (tx, current) => {
         await requeue(tx, current, { code: 'worker_stopped', message: 'The worker stopped; the job runs again.' });
         await closeAttempt(tx, current, 'retrying');
+        await schedule(tx, current, deps.config.jobs.tenantConcurrency);
       });
-      throw thrown;
+      if (settled === 'taken over') throw takenOver();
+      return;
     }
     const error = describe(thrown);
     const last = !error.transient || run.attempts >= run.maxAttempts;
     if (error.code === 'internal_error') log.error({ err: thrown }, 'job failed unexpectedly');
     else log.warn({ code: error.code, err: error.message, last }, 'job attempt failed');
-    await settle(db, job, async (tx, current) => {
+    const settled = await settle(db, job, async (tx, current) => {
       if (last) {
         await fail(tx, current, { code: error.code, message: error.message });
         await closeAttempt(tx, current, 'failed', error);
@@ -141,6 +166,7 @@ export async function runJob(deps: RunnerDeps, jobId: string, run: QueueRun): Pr
         await closeAttempt(tx, current, 'retrying', error);
       }
     });
+    if (settled === 'taken over') throw takenOver();
     if (!last) throw error;
   } finally {
     unsubscribe();

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { speechInput, type SpeechInput } from '../../core/media/speech.ts';
 import { audioFormats, encodeAudio, probeBuffer } from '../media/ffmpeg.ts';
-import { callProvider } from '../providers/http.ts';
+import { callProvider, readBody } from '../providers/http.ts';
 import { speechProvider } from '../providers/speech/provider.ts';
 import { permanent } from './errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
@@ -76,7 +76,7 @@ export default defineJob({
         timeoutMs: context.config.ai.timeoutMs,
         signal: context.signal,
       });
-      audio = Buffer.from(await response.arrayBuffer());
+      audio = await readBody('The media provider', response);
     }
     return store(input, audio, true, context, 'mediaprovider');
   },

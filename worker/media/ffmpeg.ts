@@ -27,7 +27,12 @@ export async function withTemporaryDir<T>(use: (dir: string) => Promise<T>): Pro
   }
 }
 
-function run(command: ffmpeg.FfmpegCommand, output: string, signal: AbortSignal): Promise<void> {
+// No encode of ours takes this long; a hung ffmpeg must not hold its job forever.
+const ffmpegTimeoutMs = 10 * 60_000;
+
+function run(command: ffmpeg.FfmpegCommand, output: string, jobSignal: AbortSignal): Promise<void> {
+  const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(ffmpegTimeoutMs)]);
+  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const abort = () => command.kill('SIGKILL');
     signal.addEventListener('abort', abort, { once: true });

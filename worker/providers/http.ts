@@ -33,3 +33,24 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
   }
   throw permanent('provider_rejected', `${name} refused the request (${response.status})${detail ? `: ${detail}` : ''}.`);
 }
+
+// Far above any speech or image we ask for; a provider sending more is refused
+// rather than filling the worker's memory.
+export const maxProviderBytes = 200 * 1024 * 1024;
+
+/** The response's bytes, refused (permanently) past `maxBytes`, declared or not. */
+export async function readBody(name: string, response: Response, maxBytes = maxProviderBytes): Promise<Buffer> {
+  const tooLarge = () => permanent('provider_invalid_response', `${name} sent more than ${maxBytes} bytes.`);
+  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      await response.body?.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}

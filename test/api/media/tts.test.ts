@@ -307,6 +307,16 @@ describe('validation', () => {
     expect(await countJobs(site.id)).toBe(0);
   });
 
+  it.each([
+    ['a NUL character', 'Hello\u0000world'],
+    ['an unpaired surrogate', 'Hello \ud800 world'],
+  ])('refuses text with %s, which PostgreSQL cannot store, with 422 rather than 500', async (_name, text) => {
+    const { site, user } = await world(100);
+    const res = await tts(site, user.auth, { text }).expect(422);
+    expect(res.body.errors).toEqual([{ path: 'body.text', message: expect.stringMatching(/cannot be stored/) }]);
+    expect(await countJobs(site.id)).toBe(0);
+  });
+
   it('accepts text of exactly SPEECH_MAX_CHARACTERS', async () => {
     const { site, user } = await world(100);
     await tts(site, user.auth, { text: 'x'.repeat(maxCharacters) }).expect(202);

@@ -18,7 +18,7 @@ import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { newSite, newTenant, signedIn, type Caller } from '../../helpers/factories.ts';
 import { signedDelivery, startFakeProviders, toneWav, type FakeProviders } from '../../helpers/fake-providers.ts';
-import { giveCredits, ledgerFor, localFile, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { giveCredits, ledgerFor, localFile, newJob, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
 const secret = 'webhook-secret-0123456789abcdef';
 const finished = ['succeeded', 'failed', 'canceled'] as const;
@@ -371,5 +371,26 @@ describe('deliveries refused', () => {
     } finally {
       await stopTestApp(bare);
     }
+  });
+});
+
+describe('early and odd deliveries', () => {
+  it('answers a retryable 409 when the result arrives before the worker recorded the provider’s job_ref', async () => {
+    const w = await world();
+    const running = await newJob(t, w.site, { userId: w.user.user.id, status: 'running' });
+    const early = signedDelivery(secret, { job_ref: 'prov-not-recorded-yet', reference: running.id, status: 'succeeded', output: { audio_base64: toneWav(1).toString('base64') } });
+    const res = await deliver(w.site.slug, early).expect(409);
+    expect(res.headers['retry-after']).toBe('2');
+    // Nothing was recorded, so the provider's retry with the same event id is handled then.
+    expect(await recorded(early.headers['webhook-id'])).toBe(0);
+    // Without our reference the same delivery is simply unknown.
+    await deliver(w.site.slug, signedDelivery(secret, { job_ref: 'prov-not-recorded-yet', status: 'succeeded' })).expect(404);
+  });
+
+  it('keeps JSON bodies parsed for a site whose slug is webhook', async () => {
+    const tenant = await newTenant(t);
+    const site = await newSite(t, tenant, 'webhook');
+    const admin = await signedIn(t, { tenant, role: 'admin' });
+    await request(t.app).put(`/${site.slug}/transactions/cost-settings`).set(admin.auth).send({ settings: [{ kind: 'speech', price: 2 }] }).expect(200);
   });
 });

@@ -20,7 +20,11 @@ export function espeakVoice(request: SpeechRequest): string {
   return `${request.language.toLowerCase()}${variant}`;
 }
 
-function collect(command: string, args: string[], input: string, signal: AbortSignal): Promise<Buffer> {
+// espeak-ng speaks 5,000 characters in well under a minute; a hung one is killed.
+const espeakTimeoutMs = 2 * 60_000;
+
+function collect(command: string, args: string[], input: string, jobSignal: AbortSignal): Promise<Buffer> {
+  const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(espeakTimeoutMs)]);
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { signal, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];

@@ -1,6 +1,6 @@
 // Speech from an OpenAI-compatible endpoint: POST {AI_BASE_URL}/audio/speech.
 import type { Config } from '../../../core/config.ts';
-import { callProvider } from '../http.ts';
+import { callProvider, readBody } from '../http.ts';
 import type { SyncSpeechProvider } from './provider.ts';
 
 // Our neutral voice names mapped to the endpoint's; anything else is passed through.
@@ -18,7 +18,7 @@ export function openAiSpeech(config: Config): SyncSpeechProvider {
         timeoutMs: config.ai.timeoutMs,
         signal,
       });
-      return { audio: Buffer.from(await response.arrayBuffer()), speedApplied: true };
+      return { audio: await readBody('The speech provider', response), speedApplied: true };
     },
   };
 }
