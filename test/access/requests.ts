@@ -27,6 +27,12 @@ export const matrixWebhookSecret = 'matrix-webhook-secret-0123456789';
 const jobOfA = (world: World, status: JobStatus = 'queued', extra: Parameters<typeof newJob>[2] = {}) =>
   newJob(world.t, world.siteA, { userId: world.userIds.tenant_admin!, status, ...extra });
 
+/** A folder of site A made by its admin (authors may change only their own). */
+const folderOfA = (world: World) =>
+  world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into media_folders (tenant_id, site_id, name, created_by)
+    values (${world.tenantA.id}, ${world.siteA.id}, ${`folder-${world.unique()}`}, ${world.userIds.tenant_admin!}) returning id`);
+
 /** Enough credits on site A for every caller who may submit a job (service accounts pay from the pool). */
 async function creditEveryone(world: World) {
   for (const caller of ['author', 'editor', 'tenant_admin', 'global_admin'] as const) await giveCredits(world.t, world.siteA, 100, world.userIds[caller]!);
@@ -167,6 +173,19 @@ export const requests: Record<string, Builder> = {
     await creditEveryone(world);
     return { path: `/${world.siteA.slug}/media/tts`, body: { text: 'Matrix speech.' } };
   },
+  'GET /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/` }),
+  'POST /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/`, body: { name: `made-${world.unique()}` } }),
+  'GET /{site_identifier}/media/folders/tree': async (world) => ({ path: `/${world.siteA.slug}/media/folders/tree` }),
+  'GET /{site_identifier}/media/folders/{folder_id}': async (world) => ({ path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}` }),
+  'PATCH /{site_identifier}/media/folders/{folder_id}': async (world) => ({
+    path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}`,
+    body: { name: `renamed-${world.unique()}` },
+  }),
+  'POST /{site_identifier}/media/folders/{folder_id}/move': async (world) => ({
+    path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}/move`,
+    body: { parent_id: await folderOfA(world) },
+  }),
+  'DELETE /{site_identifier}/media/folders/{folder_id}': async (world) => ({ path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}` }),
   // Public and signed: the token, whoever's, plays no part.
   'POST /{site_identifier}/media/webhook/mediaprovider': async (world) => {
     const ref = `matrix-${world.unique()}`;

@@ -1,0 +1,201 @@
+// Media folders: a tree per site. Everyone who reaches the site (service
+// accounts with media:read) sees the folders; authors create folders and
+// change the ones they made; editors and admins (and media:write service
+// accounts) change any. A move that would put a folder inside itself is a 409,
+// checked under a per-site lock so two crossing moves cannot make a cycle.
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import { z } from 'zod';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import { Problem, conflict, notFound } from '../errors.ts';
+import { requireScope, type Role } from '../identity/access.ts';
+import type { Logger } from '../logger.ts';
+import { after, countOf, pageQuery, toPage } from '../pagination.ts';
+import type { Storage } from '../storage/storage.ts';
+import { loadSite, type Site } from '../tenancy/sites.ts';
+
+export const folder = z
+  .object({
+    id: z.uuid(),
+    site_id: z.uuid(),
+    parent_id: z.uuid().nullable(),
+    name: z.string(),
+    created_by: z.uuid().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'MediaFolder' });
+
+export type Folder = z.infer<typeof folder>;
+
+export type FolderNode = Folder & { item_count: number; total_item_count: number; children: FolderNode[] };
+
+export const folderNode: z.ZodType<FolderNode> = folder
+  .extend({
+    item_count: z.number().int().describe('Media items directly in this folder'),
+    total_item_count: z.number().int().describe('Media items in this folder and every folder below it'),
+    get children() {
+      return z.array(folderNode);
+    },
+  })
+  .meta({ id: 'MediaFolderNode' });
+
+const columns = sql.fragment`f.id, f.site_id, f.parent_id, f.name, f.created_by, f.created_at, f.updated_at`;
+
+export const folderName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .refine((name) => !/[/\\]/.test(name), 'may not contain / or \\');
+
+export const folderListQuery = pageQuery.extend({
+  parent_id: z.union([z.uuid(), z.literal('root')]).optional().describe('Only the children of this folder; `root` for top-level folders'),
+});
+
+type Access = { site: Site; role: Role | 'service' };
+
+async function access(db: CommonQueryMethods, actor: Actor, identifier: string, write: boolean): Promise<Access> {
+  const found = await loadSite(db, actor, identifier);
+  requireScope(actor, write ? 'media:write' : 'media:read');
+  return found;
+}
+
+/** Authors change only what they made; 403, since they can see it. */
+function requireChange(access: Access, actor: Actor, target: Folder): void {
+  if (access.role === 'author' && actor.kind === 'user' && target.created_by !== actor.userId) {
+    throw new Problem(403, 'Authors may change only the folders they made.');
+  }
+}
+
+async function findFolder(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Folder> {
+  const row = await db.maybeOne(sql.type(folder)`
+    select ${columns} from media_folders f where f.site_id = ${siteId} and f.id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
+  if (!row) throw notFound('No such folder.');
+  return row;
+}
+
+/** The parent named in a body: 422 (not 404) when it is not a folder of this site, since it is input. */
+async function findParent(db: CommonQueryMethods, siteId: string, parentId: string | null | undefined): Promise<string | null> {
+  if (!parentId) return null;
+  const exists = await db.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${siteId} and id = ${parentId}`);
+  if (!exists) throw new Problem(422, 'The parent folder is not a folder of this site.', { errors: [{ path: 'body.parent_id', message: 'no such folder in this site' }] });
+  return parentId;
+}
+
+const siblingTaken = (error: unknown) => {
+  if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('A folder of that name is already there.');
+  throw error;
+};
+
+export async function listFolders(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof folderListQuery>) {
+  const { site } = await access(db, actor, identifier, false);
+  const parent = query.parent_id === 'root' ? sql.fragment`and f.parent_id is null` : query.parent_id ? sql.fragment`and f.parent_id = ${query.parent_id}` : sql.fragment``;
+  const matching = sql.fragment`select ${columns} from media_folders f where f.site_id = ${site.id} ${parent}`;
+  const rows = await db.any(sql.type(folder)`${matching} and ${after(query, 'f')} order by f.created_at, f.id limit ${query.limit + 1}`);
+  return toPage([...rows], query, () => countOf(db, matching));
+}
+
+export async function getFolder(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<Folder> {
+  const { site } = await access(db, actor, identifier, false);
+  return findFolder(db, site.id, id);
+}
+
+export async function createFolder(db: DatabasePool, actor: Actor, identifier: string, input: { name: string; parent_id?: string | null | undefined }) {
+  return db.transaction(async (tx) => {
+    const { site } = await access(tx, actor, identifier, true);
+    const parent = await findParent(tx, site.id, input.parent_id);
+    return tx
+      .one(sql.type(folder)`
+        insert into media_folders as f (tenant_id, site_id, parent_id, name, created_by)
+        values (${site.tenant_id}, ${site.id}, ${parent}, ${input.name}, ${actor.kind === 'user' ? actor.userId : null})
+        returning ${columns}`)
+      .catch(siblingTaken);
+  });
+}
+
+/** One folder change at a time per site: a move's cycle check must see every other move. */
+const lockTree = (db: CommonQueryMethods, siteId: string) => db.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext('media-folders:' || ${siteId}))`);
+
+/** Renames and/or moves; `parent_id` null moves to the top, absent leaves it where it is. */
+export async function updateFolder(db: DatabasePool, actor: Actor, identifier: string, id: string, changes: { name?: string | undefined; parent_id?: string | null | undefined }) {
+  return db.transaction(async (tx) => {
+    const found = await access(tx, actor, identifier, true);
+    await lockTree(tx, found.site.id);
+    const current = await findFolder(tx, found.site.id, id, true);
+    requireChange(found, actor, current);
+    let parent = current.parent_id;
+    if (changes.parent_id !== undefined) {
+      parent = await findParent(tx, found.site.id, changes.parent_id);
+      if (parent && (await isWithin(tx, parent, id))) throw conflict('A folder cannot be moved into itself or into a folder below it.');
+    }
+    return tx
+      .one(sql.type(folder)`
+        update media_folders as f set name = ${changes.name ?? current.name}, parent_id = ${parent}
+        where f.id = ${id} returning ${columns}`)
+      .catch(siblingTaken);
+  });
+}
+
+/** Whether `candidate` is `ancestor` or lies below it. */
+async function isWithin(db: CommonQueryMethods, candidate: string, ancestor: string): Promise<boolean> {
+  return db.exists(sql.type(z.object({}))`
+    with recursive up as (
+      select id, parent_id from media_folders where id = ${candidate}
+      union all
+      select f.id, f.parent_id from media_folders f join up on f.id = up.parent_id
+    )
+    select 1 from up where id = ${ancestor}`);
+}
+
+const subtree = (rootId: string) => sql.fragment`
+  with recursive down as (
+    select id from media_folders where id = ${rootId}
+    union all
+    select f.id from media_folders f join down on f.parent_id = down.id
+  )`;
+
+/**
+ * Deletes an empty folder; with `recursive`, the folders below it and the
+ * media items in all of them too (their files are removed from storage once
+ * the rows are gone). Otherwise a folder with anything in it is a 409.
+ */
+export async function deleteFolder(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, recursive: boolean) {
+  const keys = await db.transaction(async (tx) => {
+    const found = await access(tx, actor, identifier, true);
+    await lockTree(tx, found.site.id);
+    const current = await findFolder(tx, found.site.id, id, true);
+    requireChange(found, actor, current);
+    const contents = await tx.one(sql.type(z.object({ folders: z.number(), items: z.number() }))`
+      ${subtree(id)}
+      select (select count(*)::int - 1 from down) as folders,
+             (select count(*)::int from media_items where folder_id in (select id from down)) as items`);
+    if (!recursive && (contents.folders > 0 || contents.items > 0)) {
+      throw new Problem(409, `The folder holds ${contents.folders} folder(s) and ${contents.items} item(s); empty it first or pass recursive=true.`);
+    }
+    const removed = await tx.anyFirst(sql.type(z.object({ storage_key: z.string() }))`
+      ${subtree(id)}
+      delete from media_items where folder_id in (select id from down) returning storage_key`);
+    await tx.query(sql.typeAlias('void')`${subtree(id)} delete from media_folders where id in (select id from down)`);
+    return removed;
+  });
+  // After the commit: a file whose row is gone is never served again, even if removing it fails.
+  for (const key of keys) {
+    await storage.delete(key).catch((error: unknown) => logger.warn({ key, err: (error as Error).message }, 'could not remove a deleted media file'));
+  }
+}
+
+export async function folderTree(db: CommonQueryMethods, actor: Actor, identifier: string): Promise<{ items: FolderNode[]; unfiled_item_count: number }> {
+  const { site } = await access(db, actor, identifier, false);
+  const rows = await db.any(sql.type(folder.extend({ item_count: z.number() }))`
+    select ${columns}, (select count(*)::int from media_items m where m.folder_id = f.id) as item_count
+    from media_folders f where f.site_id = ${site.id} order by f.name, f.id`);
+  const nodes = new Map<string, FolderNode>(rows.map((row) => [row.id, { ...row, total_item_count: row.item_count, children: [] }]));
+  const roots: FolderNode[] = [];
+  for (const node of nodes.values()) (node.parent_id ? nodes.get(node.parent_id)?.children : roots)?.push(node);
+  const total = (node: FolderNode): number => (node.total_item_count = node.item_count + node.children.reduce((sum, child) => sum + total(child), 0));
+  roots.forEach(total);
+  const unfiled = await db.oneFirst(sql.type(z.object({ count: z.number() }))`
+    select count(*)::int as count from media_items where site_id = ${site.id} and folder_id is null`);
+  return { items: roots, unfiled_item_count: unfiled };
+}
