@@ -1,14 +1,86 @@
-// Media endpoints built so far: text to speech (a job) and the asynchronous
-// media provider's signed webhook. The library itself comes with the media issue.
+// Media endpoints built so far: the library (find, read, describe, file,
+// delete), text to speech (a job) and the asynchronous media provider's signed
+// webhook. Upload, view and generation come with the rest of the media issue.
+import { z } from 'zod';
 import { Problem } from '../../core/errors.ts';
+import { mediaItem } from '../../core/media/items.ts';
+import { countMedia, deleteMedia, getMedia, listMedia, mediaChanges, mediaFilters, mediaListQuery, moveMedia, updateMedia } from '../../core/media/library.ts';
+import { pageSchema } from '../../core/pagination.ts';
+import { createStorage } from '../../core/storage/index.ts';
 import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
 import { deliveryReceipt, receiveDelivery } from '../../core/media/webhook.ts';
 import { submitJob } from '../../core/jobs/submit.ts';
 import { answerJob, jobResponses } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
-import { siteParams } from '../schemas.ts';
+import { noContent, siteParams } from '../schemas.ts';
+
+const mediaParams = siteParams.extend({ media_id: z.uuid() });
+
+const readItem = defineRoute({
+  key: 'GET /{site_identifier}/media/{media_id}',
+  request: { params: mediaParams },
+  responses: { 200: { description: 'The media item', schema: mediaItem } },
+  async handler({ params }, { db, actor }) {
+    return { body: await db.connect((connection) => getMedia(connection, actor, params.site_identifier, params.media_id)) };
+  },
+});
 
 export const routes = [
+  defineRoute({
+    key: 'GET /{site_identifier}/media/',
+    description: 'Media items of the site, oldest first; filter by folder, kind, status, tag, text and creation date.',
+    request: { params: siteParams, query: mediaListQuery },
+    responses: { 200: { description: 'A page of media items', schema: pageSchema(mediaItem) } },
+    async handler({ params, query }, { db, actor }) {
+      return { body: await db.connect((connection) => listMedia(connection, actor, params.site_identifier, query)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/media/count',
+    description: 'How many media items match the same filters as the list.',
+    request: { params: siteParams, query: mediaFilters },
+    responses: { 200: { description: 'The count', schema: z.object({ count: z.number().int() }) } },
+    async handler({ params, query }, { db, actor }) {
+      return { body: await db.connect((connection) => countMedia(connection, actor, params.site_identifier, query)) };
+    },
+  }),
+
+  readItem,
+  // The same item under the specification's second path.
+  { ...readItem, key: 'GET /{site_identifier}/media/by-id/{media_id}' as const },
+
+  defineRoute({
+    key: 'PATCH /{site_identifier}/media/{media_id}',
+    description: 'Changes the alt text, title, caption, tags (lower-cased, without repeats) or focal point. Authors change only the media they added.',
+    request: { params: mediaParams, body: mediaChanges },
+    responses: { 200: { description: 'The media item', schema: mediaItem } },
+    async handler({ params, body }, { services, actor }) {
+      return { body: await updateMedia(services.db, actor, params.site_identifier, params.media_id, body) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /{site_identifier}/media/{media_id}/move',
+    description: 'Files the item into a folder of the site, or into none with null.',
+    request: { params: mediaParams, body: z.strictObject({ folder_id: z.uuid().nullable() }) },
+    responses: { 200: { description: 'The media item', schema: mediaItem } },
+    async handler({ params, body }, { services, actor }) {
+      return { body: await moveMedia(services.db, actor, params.site_identifier, params.media_id, body.folder_id) };
+    },
+  }),
+
+  defineRoute({
+    key: 'DELETE /{site_identifier}/media/{media_id}',
+    description: 'Deletes the item and its file.',
+    request: { params: mediaParams },
+    responses: noContent('Deleted'),
+    async handler({ params }, { services, actor }) {
+      await deleteMedia(services.db, createStorage(services.config), services.logger, actor, params.site_identifier, params.media_id);
+      return {};
+    },
+  }),
+
   defineRoute({
     key: 'POST /{site_identifier}/media/tts',
     idempotent: true,

@@ -5,6 +5,7 @@ import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound, problemType } from '../errors.ts';
+import { containing } from '../like.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { requireGlobalAdmin, requireUser } from './access.ts';
 import { hashPassword, verifyPassword } from './password.ts';
@@ -43,8 +44,7 @@ export async function getUser(db: CommonQueryMethods, actor: Actor, id: string):
 
 export async function listUsers(db: CommonQueryMethods, actor: Actor, query: PageQuery & { search?: string | undefined }) {
   requireGlobalAdmin(actor);
-  // The search is literal: % and _ (and the escape character \) lose their LIKE meaning.
-  const pattern = query.search ? `%${query.search.replace(/[\\%_]/g, '\\$&')}%` : '';
+  const pattern = query.search ? containing(query.search) : '';
   const filter = query.search ? sql.fragment`(users.email ilike ${pattern} or users.full_name ilike ${pattern})` : sql.fragment`true`;
   const rows = await db.any(sql.type(user)`
     select ${userColumns} from users where ${filter} and ${after(query, 'users')}

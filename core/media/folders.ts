@@ -11,6 +11,7 @@ import { Problem, conflict, notFound } from '../errors.ts';
 import { requireScope, type Role } from '../identity/access.ts';
 import type { Logger } from '../logger.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
+import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
 import { loadSite, type Site } from '../tenancy/sites.ts';
 
@@ -179,10 +180,7 @@ export async function deleteFolder(db: DatabasePool, storage: Storage, logger: L
     await tx.query(sql.typeAlias('void')`${subtree(id)} delete from media_folders where id in (select id from down)`);
     return removed;
   });
-  // After the commit: a file whose row is gone is never served again, even if removing it fails.
-  for (const key of keys) {
-    await storage.delete(key).catch((error: unknown) => logger.warn({ key, err: (error as Error).message }, 'could not remove a deleted media file'));
-  }
+  await removeFiles(storage, logger, keys);
 }
 
 export async function folderTree(db: CommonQueryMethods, actor: Actor, identifier: string): Promise<{ items: FolderNode[]; unfiled_item_count: number }> {

@@ -23,8 +23,11 @@ export const mediaItem = z
     title: z.string(),
     caption: z.string(),
     tags: z.array(z.string()),
+    focal_point: z.object({ x: z.number(), y: z.number() }).nullable().describe('The subject, 0–1 from the left and the top'),
     job_id: z.uuid().nullable(),
+    created_by: z.uuid().nullable(),
     created_at: z.string(),
+    updated_at: z.string(),
   })
   .meta({ id: 'MediaItem' });
 
@@ -33,7 +36,8 @@ export type MediaItem = z.infer<typeof mediaItem>;
 export const mediaColumns = sql.fragment`
   media_items.id, media_items.site_id, media_items.folder_id, media_items.kind, media_items.mime_type, media_items.size_bytes,
   media_items.width, media_items.height, media_items.duration_seconds, media_items.status, media_items.file_name, media_items.alt,
-  media_items.title, media_items.caption, media_items.tags, media_items.job_id, media_items.created_at`;
+  media_items.title, media_items.caption, media_items.tags, media_items.focal_point, media_items.job_id, media_items.created_by,
+  media_items.created_at, media_items.updated_at`;
 
 /** A file already in storage, to be recorded as a media item. */
 export type MediaDraft = {

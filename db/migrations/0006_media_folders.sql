@@ -23,3 +23,8 @@ create trigger media_folders_updated_at before update on media_folders
 alter table media_items add constraint media_items_folder_fkey
   foreign key (folder_id) references media_folders (id) on delete set null;
 create index media_items_folder_idx on media_items (folder_id) where folder_id is not null;
+
+-- Where the subject of an image is (0–1 from the left and the top), for crops.
+alter table media_items add column focal_point jsonb
+  check (focal_point is null or (jsonb_typeof(focal_point->'x') = 'number' and jsonb_typeof(focal_point->'y') = 'number'));
+create index media_items_tags_idx on media_items using gin (tags);

@@ -33,6 +33,13 @@ const folderOfA = (world: World) =>
     insert into media_folders (tenant_id, site_id, name, created_by)
     values (${world.tenantA.id}, ${world.siteA.id}, ${`folder-${world.unique()}`}, ${world.userIds.tenant_admin!}) returning id`);
 
+/** A media item of site A added by its admin (its file is not needed here). */
+const mediaOfA = (world: World) =>
+  world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into media_items (tenant_id, site_id, kind, mime_type, storage_key, status, created_by)
+    values (${world.tenantA.id}, ${world.siteA.id}, 'image', 'image/png', ${`${world.tenantA.id}/${world.siteA.id}/matrix-${world.unique()}.png`}, 'ready',
+            ${world.userIds.tenant_admin!}) returning id`);
+
 /** Enough credits on site A for every caller who may submit a job (service accounts pay from the pool). */
 async function creditEveryone(world: World) {
   for (const caller of ['author', 'editor', 'tenant_admin', 'global_admin'] as const) await giveCredits(world.t, world.siteA, 100, world.userIds[caller]!);
@@ -173,6 +180,16 @@ export const requests: Record<string, Builder> = {
     await creditEveryone(world);
     return { path: `/${world.siteA.slug}/media/tts`, body: { text: 'Matrix speech.' } };
   },
+  'GET /{site_identifier}/media/': async (world) => ({ path: `/${world.siteA.slug}/media/` }),
+  'GET /{site_identifier}/media/count': async (world) => ({ path: `/${world.siteA.slug}/media/count?kind=image` }),
+  'GET /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}` }),
+  'GET /{site_identifier}/media/by-id/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/by-id/${await mediaOfA(world)}` }),
+  'PATCH /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}`, body: { alt: 'A matrix' } }),
+  'POST /{site_identifier}/media/{media_id}/move': async (world) => ({
+    path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/move`,
+    body: { folder_id: await folderOfA(world) },
+  }),
+  'DELETE /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}` }),
   'GET /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/` }),
   'POST /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/`, body: { name: `made-${world.unique()}` } }),
   'GET /{site_identifier}/media/folders/tree': async (world) => ({ path: `/${world.siteA.slug}/media/folders/tree` }),

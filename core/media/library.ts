@@ -1,0 +1,133 @@
+// The media library of a site: find, read, describe, file into folders and
+// delete media items. Everyone who reaches the site (service accounts with
+// media:read) reads; authors change the items they made; editors, admins and
+// media:write service accounts change any.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import { Problem, notFound } from '../errors.ts';
+import { requireScope, type Role } from '../identity/access.ts';
+import { containing } from '../like.ts';
+import type { Logger } from '../logger.ts';
+import { after, countOf, pageQuery, toPage } from '../pagination.ts';
+import { removeFiles } from '../storage/index.ts';
+import type { Storage } from '../storage/storage.ts';
+import { loadSite, type Site } from '../tenancy/sites.ts';
+import { mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
+
+export const mediaFilters = z.object({
+  folder_id: z.union([z.uuid(), z.literal('none')]).optional().describe('Items in this folder; `none` for items in no folder'),
+  kind: z.enum(mediaKinds).optional(),
+  status: z.enum(['processing', 'ready', 'failed']).optional(),
+  tag: z.string().trim().min(1).max(50).optional().describe('Items carrying this tag'),
+  q: z.string().trim().min(1).max(200).optional().describe('Text in the title, alt text, caption or file name'),
+  created_after: z.iso.datetime({ offset: true }).optional(),
+  created_before: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const mediaListQuery = pageQuery.extend(mediaFilters.shape);
+
+const tags = z
+  .array(z.string().trim().toLowerCase().min(1).max(50))
+  .max(50)
+  .transform((list) => [...new Set(list)]);
+
+export const mediaChanges = z
+  .strictObject({
+    alt: z.string().trim().max(1000).optional(),
+    title: z.string().trim().max(300).optional(),
+    caption: z.string().trim().max(2000).optional(),
+    tags: tags.optional(),
+    focal_point: z.object({ x: z.number().min(0).max(1), y: z.number().min(0).max(1) }).nullable().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'Send at least one field to change.');
+
+type Access = { site: Site; role: Role | 'service' };
+
+async function access(db: CommonQueryMethods, actor: Actor, identifier: string, write: boolean): Promise<Access> {
+  const found = await loadSite(db, actor, identifier);
+  requireScope(actor, write ? 'media:write' : 'media:read');
+  return found;
+}
+
+function filters(siteId: string, query: z.infer<typeof mediaFilters>) {
+  const parts = [sql.fragment`media_items.site_id = ${siteId}`];
+  if (query.folder_id === 'none') parts.push(sql.fragment`media_items.folder_id is null`);
+  else if (query.folder_id) parts.push(sql.fragment`media_items.folder_id = ${query.folder_id}`);
+  if (query.kind) parts.push(sql.fragment`media_items.kind = ${query.kind}`);
+  if (query.status) parts.push(sql.fragment`media_items.status = ${query.status}`);
+  if (query.tag) parts.push(sql.fragment`media_items.tags @> ${sql.array([query.tag.toLowerCase()], 'text')}`);
+  if (query.q) {
+    const pattern = containing(query.q);
+    parts.push(sql.fragment`(media_items.title ilike ${pattern} or media_items.alt ilike ${pattern}
+      or media_items.caption ilike ${pattern} or media_items.file_name ilike ${pattern})`);
+  }
+  if (query.created_after) parts.push(sql.fragment`media_items.created_at >= ${query.created_after}::timestamptz`);
+  if (query.created_before) parts.push(sql.fragment`media_items.created_at < ${query.created_before}::timestamptz`);
+  return sql.join(parts, sql.fragment` and `);
+}
+
+export async function listMedia(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof mediaListQuery>) {
+  const { site } = await access(db, actor, identifier, false);
+  const matching = sql.fragment`select ${mediaColumns} from media_items where ${filters(site.id, query)}`;
+  const rows = await db.any(sql.type(mediaItem)`${matching} and ${after(query, 'media_items')} order by media_items.created_at, media_items.id limit ${query.limit + 1}`);
+  return toPage([...rows], query, () => countOf(db, matching));
+}
+
+export async function countMedia(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof mediaFilters>) {
+  const { site } = await access(db, actor, identifier, false);
+  return { count: await countOf(db, sql.fragment`select 1 from media_items where ${filters(site.id, query)}`) };
+}
+
+async function findMedia(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<MediaItem> {
+  const row = await db.maybeOne(sql.type(mediaItem)`
+    select ${mediaColumns} from media_items where site_id = ${siteId} and id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
+  if (!row) throw notFound('No such media item.');
+  return row;
+}
+
+export async function getMedia(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<MediaItem> {
+  const { site } = await access(db, actor, identifier, false);
+  return findMedia(db, site.id, id);
+}
+
+/** Opens the item for a change by the caller: 404 when unseen, 403 for an author's change to another's item. */
+async function forChange(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
+  const found = await access(db, actor, identifier, true);
+  const item = await findMedia(db, found.site.id, id, true);
+  if (found.role === 'author' && actor.kind === 'user' && item.created_by !== actor.userId) {
+    throw new Problem(403, 'Authors may change only the media they added.');
+  }
+  return { ...found, item };
+}
+
+export async function updateMedia(db: DatabasePool, actor: Actor, identifier: string, id: string, changes: z.infer<typeof mediaChanges>) {
+  return db.transaction(async (tx) => {
+    const { item } = await forChange(tx, actor, identifier, id);
+    return tx.one(sql.type(mediaItem)`
+      update media_items set alt = ${changes.alt ?? item.alt}, title = ${changes.title ?? item.title}, caption = ${changes.caption ?? item.caption},
+             tags = ${sql.array(changes.tags ?? item.tags, 'text')},
+             focal_point = ${changes.focal_point === undefined ? (item.focal_point ? sql.jsonb(item.focal_point) : null) : changes.focal_point ? sql.jsonb(changes.focal_point) : null}
+      where id = ${id} returning ${mediaColumns}`);
+  });
+}
+
+/** Files the item into a folder of the same site, or into none. */
+export async function moveMedia(db: DatabasePool, actor: Actor, identifier: string, id: string, folderId: string | null) {
+  return db.transaction(async (tx) => {
+    const { site } = await forChange(tx, actor, identifier, id);
+    if (folderId && !(await tx.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${site.id} and id = ${folderId}`))) {
+      throw new Problem(422, 'The folder is not a folder of this site.', { errors: [{ path: 'body.folder_id', message: 'no such folder in this site' }] });
+    }
+    return tx.one(sql.type(mediaItem)`update media_items set folder_id = ${folderId} where id = ${id} returning ${mediaColumns}`);
+  });
+}
+
+/** Deletes the item, then its file. */
+export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string) {
+  const key = await db.transaction(async (tx) => {
+    await forChange(tx, actor, identifier, id);
+    return tx.oneFirst(sql.type(z.object({ storage_key: z.string() }))`delete from media_items where id = ${id} returning storage_key`);
+  });
+  await removeFiles(storage, logger, [key]);
+}
