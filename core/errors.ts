@@ -23,6 +23,7 @@ const titles: Record<number, [slug: string, title: string]> = {
   409: ['conflict', 'Conflict'],
   413: ['payload-too-large', 'Payload Too Large'],
   415: ['unsupported-media-type', 'Unsupported Media Type'],
+  416: ['range-not-satisfiable', 'Range Not Satisfiable'],
   422: ['validation-failed', 'Unprocessable Content'],
   429: ['rate-limited', 'Too Many Requests'],
   500: ['internal', 'Internal Server Error'],

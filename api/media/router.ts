@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import { Problem } from '../../core/errors.ts';
 import { mediaItem } from '../../core/media/items.ts';
-import { countMedia, deleteMedia, getMedia, listMedia, mediaChanges, mediaFilters, mediaListQuery, moveMedia, updateMedia } from '../../core/media/library.ts';
+import { authenticate } from '../../core/identity/authenticate.ts';
+import { countMedia, deleteMedia, getMedia, listMedia, mediaChanges, mediaFile, mediaFilters, mediaListQuery, moveMedia, updateMedia } from '../../core/media/library.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { createStorage } from '../../core/storage/index.ts';
 import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
@@ -12,6 +13,7 @@ import { deliveryReceipt, receiveDelivery } from '../../core/media/webhook.ts';
 import { submitJob } from '../../core/jobs/submit.ts';
 import { answerJob, jobResponses } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
+import { streamMedia } from './view.ts';
 import { noContent, siteParams } from '../schemas.ts';
 
 const mediaParams = siteParams.extend({ media_id: z.uuid() });
@@ -49,6 +51,25 @@ export const routes = [
   readItem,
   // The same item under the specification's second path.
   { ...readItem, key: 'GET /{site_identifier}/media/by-id/{media_id}' as const },
+
+  defineRoute({
+    key: 'GET /{site_identifier}/media/{media_id}/view',
+    auth: 'custom',
+    description:
+      'The file itself, with ETag / Last-Modified (304 on If-None-Match or If-Modified-Since) and byte ranges (206; 416 outside the file) for seeking. ' +
+      'Needs a bearer token that reaches the site (media:read for service accounts); unauthenticated delivery comes with public sites.',
+    request: { params: mediaParams },
+    responses: {
+      200: { description: 'The whole file, in its own media type', contentType: 'application/octet-stream', schema: z.string().describe('binary') },
+      206: { description: 'The byte range asked for', contentType: 'application/octet-stream', schema: z.string().describe('binary') },
+    },
+    async handler({ params }, { services }, { req, res }) {
+      const { actor } = await authenticate(services.db, services.config, req.get('authorization'));
+      const { item, storageKey } = await services.db.connect((connection) => mediaFile(connection, actor, params.site_identifier, params.media_id));
+      await streamMedia(req, res, createStorage(services.config), item, storageKey, 'private, max-age=300');
+      return {};
+    },
+  }),
 
   defineRoute({
     key: 'PATCH /{site_identifier}/media/{media_id}',

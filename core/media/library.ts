@@ -131,3 +131,11 @@ export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Lo
   });
   await removeFiles(storage, logger, [key]);
 }
+
+/** The item and where its file is, for streaming it to a caller who may read it. */
+export async function mediaFile(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
+  const { site } = await access(db, actor, identifier, false);
+  const item = await findMedia(db, site.id, id);
+  const storageKey = await db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+  return { item, storageKey };
+}

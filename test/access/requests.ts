@@ -6,6 +6,7 @@ import { allocateToTenant } from '../../core/credits/ledger.ts';
 import { createServiceAccount } from '../../core/identity/service-accounts.ts';
 import { sql } from '../../db/pool.ts';
 import type { JobStatus } from '../../core/jobs/model.ts';
+import { createStorage } from '../../core/storage/index.ts';
 import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/factories.ts';
 import { signedDelivery } from '../helpers/fake-providers.ts';
 import { giveCredits, newJob } from '../helpers/jobs.ts';
@@ -189,6 +190,12 @@ export const requests: Record<string, Builder> = {
     path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/move`,
     body: { folder_id: await folderOfA(world) },
   }),
+  'GET /{site_identifier}/media/{media_id}/view': async (world) => {
+    const id = await mediaOfA(world);
+    const key = await world.t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+    await createStorage(world.t.config).put(key, Buffer.from('matrix'), 'image/png');
+    return { path: `/${world.siteA.slug}/media/${id}/view` };
+  },
   'DELETE /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}` }),
   'GET /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/` }),
   'POST /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/`, body: { name: `made-${world.unique()}` } }),
