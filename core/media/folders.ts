@@ -84,6 +84,9 @@ async function findParent(db: CommonQueryMethods, siteId: string, parentId: stri
   return parentId;
 }
 
+/** One folder change at a time per site: a move's cycle check must see every other move, and a create its parent. */
+const lockTree = (db: CommonQueryMethods, siteId: string) => db.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext('media-folders:' || ${siteId}))`);
+
 const siblingTaken = (error: unknown) => {
   if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('A folder of that name is already there.');
   throw error;
@@ -105,6 +108,8 @@ export async function getFolder(db: CommonQueryMethods, actor: Actor, identifier
 export async function createFolder(db: DatabasePool, actor: Actor, identifier: string, input: { name: string; parent_id?: string | null | undefined }) {
   return db.transaction(async (tx) => {
     const { site } = await access(tx, actor, identifier, true);
+    // Under the tree lock, so a parent being deleted recursively is either still there or already gone (422).
+    await lockTree(tx, site.id);
     const parent = await findParent(tx, site.id, input.parent_id);
     return tx
       .one(sql.type(folder)`
@@ -114,9 +119,6 @@ export async function createFolder(db: DatabasePool, actor: Actor, identifier: s
       .catch(siblingTaken);
   });
 }
-
-/** One folder change at a time per site: a move's cycle check must see every other move. */
-const lockTree = (db: CommonQueryMethods, siteId: string) => db.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext('media-folders:' || ${siteId}))`);
 
 /** Renames and/or moves; `parent_id` null moves to the top, absent leaves it where it is. */
 export async function updateFolder(db: DatabasePool, actor: Actor, identifier: string, id: string, changes: { name?: string | undefined; parent_id?: string | null | undefined }) {
@@ -167,12 +169,19 @@ export async function deleteFolder(db: DatabasePool, storage: Storage, logger: L
     await lockTree(tx, found.site.id);
     const current = await findFolder(tx, found.site.id, id, true);
     requireChange(found, actor, current);
-    const contents = await tx.one(sql.type(z.object({ folders: z.number(), items: z.number() }))`
+    const mine = actor.kind === 'user' ? actor.userId : null;
+    const contents = await tx.one(sql.type(z.object({ folders: z.number(), items: z.number(), others: z.number() }))`
       ${subtree(id)}
       select (select count(*)::int - 1 from down) as folders,
-             (select count(*)::int from media_items where folder_id in (select id from down)) as items`);
+             (select count(*)::int from media_items where folder_id in (select id from down)) as items,
+             (select count(*)::int from media_folders where id in (select id from down) and created_by is distinct from ${mine})
+               + (select count(*)::int from media_items where folder_id in (select id from down) and created_by is distinct from ${mine}) as others`);
     if (!recursive && (contents.folders > 0 || contents.items > 0)) {
       throw new Problem(409, `The folder holds ${contents.folders} folder(s) and ${contents.items} item(s); empty it first or pass recursive=true.`);
+    }
+    // Authors delete only what they made, also below their own folder.
+    if (found.role === 'author' && contents.others > 0) {
+      throw new Problem(403, 'Authors may delete only what they made; this folder holds folders or media of others.');
     }
     const removed = await tx.anyFirst(sql.type(z.object({ storage_key: z.string() }))`
       ${subtree(id)}

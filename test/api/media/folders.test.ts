@@ -565,6 +565,8 @@ describe('DELETE /{site}/media/folders/{folder_id}', () => {
     expect(idsOf((await request(t.app).get(base(site)).set(a.editor.auth).expect(200)).body)).toEqual([keep.id]);
     // recursive=false is the default, and an empty folder needs nothing more.
     await request(t.app).delete(`${at(site, keep.id)}?recursive=false`).set(a.editor.auth).expect(204);
+    const alone = await create(a.editor.auth, site, 'Alone');
+    await request(t.app).delete(`${at(site, alone.id)}?recursive=true`).set(a.editor.auth).expect(204);
     expect((await tree(site)).items).toEqual([]);
   });
 
@@ -727,6 +729,8 @@ describe('concurrency', () => {
     }
   });
 
+  // A create takes the per-site tree lock that the recursive delete holds, so it finds the parent gone (422), not a
+  // foreign-key violation (500).
   it('answers 422 to a folder created inside a folder that a recursive delete removes at the same time, never a 500', async () => {
     const site = await freshSite();
     const doomed = await create(a.editor.auth, site, 'Doomed');
@@ -746,7 +750,7 @@ describe('concurrency', () => {
       const deleting = request(t.app).delete(`${at(site, doomed.id)}?recursive=true`).set(a.editor.auth).then((res) => res);
       expect(await waitForLockWait('delete from media_items')).toBe(true);
       const creating = request(t.app).post(base(site)).set(a.editor.auth).send({ name: 'Late', parent_id: doomed.id }).then((res) => res);
-      expect(await waitForLockWait('insert into media_folders')).toBe(true);
+      expect(await waitForLockWait('pg_advisory_xact_lock')).toBe(true);
       release();
       await holder;
       const [deleted, created] = await Promise.all([deleting, creating]);
@@ -759,4 +763,17 @@ describe('concurrency', () => {
     await request(t.app).get(at(site, doomed.id)).set(a.editor.auth).expect(404);
     await expectAcyclic(site);
   });
+});
+
+it('lets an author delete their own folder recursively only when everything below it is theirs', async () => {
+  const site = await freshSite();
+  const author = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [site] });
+  const own = await create(author.auth, site, 'Mine');
+  const theirs = await create(a.editor.auth, site, 'Editor inside', own.id);
+  const denied = await request(t.app).delete(`${at(site, own.id)}?recursive=true`).set(author.auth).expect(403);
+  expect(denied.body.detail).toMatch(/only what they made/);
+  await request(t.app).get(at(site, theirs.id)).set(a.editor.auth).expect(200);
+  await request(t.app).delete(at(site, theirs.id)).set(a.editor.auth).expect(204);
+  await create(author.auth, site, 'Also mine', own.id);
+  await request(t.app).delete(`${at(site, own.id)}?recursive=true`).set(author.auth).expect(204);
 });
