@@ -10,9 +10,10 @@ import { insertMedia, mediaKinds, type MediaItem } from '../../../core/media/ite
 import { createStorage } from '../../../core/storage/index.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
+import { mediaCast } from '../../helpers/media.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
-import { assignToSite, newSite, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
-import { expectPaginates, globalAdmin, idsOf, staffedTenant, type Auth, type Staffed } from '../../helpers/identity.ts';
+import { assignToSite, newSite, serviceAccount, type Caller } from '../../helpers/factories.ts';
+import { expectPaginates, idsOf, type Auth, type Staffed } from '../../helpers/identity.ts';
 import { localFile } from '../../helpers/jobs.ts';
 
 let t: TestApp;
@@ -34,14 +35,7 @@ const itemKeys = [
 
 beforeAll(async () => {
   t = await startTestApp();
-  a = await staffedTenant(t);
-  b = await staffedTenant(t);
-  admin = await globalAdmin(t);
-  author = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] });
-  otherAuthor = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] });
-  reader = (await serviceAccount(t, a.tenant, ['sites:read', 'media:read'], a.admin)).auth;
-  writer = (await serviceAccount(t, a.tenant, ['sites:read', 'media:read', 'media:write'], a.admin)).auth;
-  noMediaScope = (await serviceAccount(t, a.tenant, ['sites:read'], a.admin)).auth;
+  ({ a, b, admin, author, otherAuthor, reader, writer, noMediaScope } = await mediaCast(t));
 });
 afterAll(() => stopTestApp(t));
 
