@@ -13,6 +13,7 @@ import { deliveryReceipt, receiveDelivery } from '../../core/media/webhook.ts';
 import { submitJob } from '../../core/jobs/submit.ts';
 import { answerJob, jobResponses } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
+import { receiveUpload } from './upload.ts';
 import { streamMedia } from './view.ts';
 import { noContent, siteParams } from '../schemas.ts';
 
@@ -35,6 +36,21 @@ export const routes = [
     responses: { 200: { description: 'A page of media items', schema: pageSchema(mediaItem) } },
     async handler({ params, query }, { db, actor }) {
       return { body: await db.connect((connection) => listMedia(connection, actor, params.site_identifier, query)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /{site_identifier}/media/',
+    description:
+      'Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, ' +
+      '`tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside ' +
+      'JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by ' +
+      'MEDIA_MAX_UPLOAD_BYTES (413).',
+    request: { params: siteParams },
+    responses: { 201: { description: 'The media item', schema: mediaItem } },
+    async handler({ params }, context, { req }) {
+      const item = await receiveUpload(req, context, params.site_identifier);
+      return { status: 201, body: item, headers: { Location: `/${params.site_identifier}/media/${item.id}` } };
     },
   }),
 

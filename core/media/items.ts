@@ -50,6 +50,10 @@ export type MediaDraft = {
   width?: number | null;
   height?: number | null;
   title?: string;
+  folderId?: string | null;
+  alt?: string;
+  caption?: string;
+  tags?: string[];
 };
 
 export type MediaOwner = { tenantId: string; siteId: string; jobId: string | null; createdBy: string | null };
@@ -57,9 +61,10 @@ export type MediaOwner = { tenantId: string; siteId: string; jobId: string | nul
 export async function insertMedia(db: CommonQueryMethods, owner: MediaOwner, draft: MediaDraft): Promise<MediaItem> {
   return db.one(sql.type(mediaItem)`
     insert into media_items (tenant_id, site_id, kind, mime_type, size_bytes, duration_seconds, width, height, status,
-                             storage_key, file_name, title, job_id, created_by)
+                             storage_key, file_name, title, folder_id, alt, caption, tags, job_id, created_by)
     values (${owner.tenantId}, ${owner.siteId}, ${draft.kind}, ${draft.mimeType}, ${draft.sizeBytes}, ${draft.durationSeconds ?? null},
             ${draft.width ?? null}, ${draft.height ?? null}, 'ready', ${draft.storageKey}, ${draft.fileName}, ${draft.title ?? ''},
+            ${draft.folderId ?? null}, ${draft.alt ?? ''}, ${draft.caption ?? ''}, ${sql.array(draft.tags ?? [], 'text')},
             ${owner.jobId}, ${owner.createdBy})
     returning ${mediaColumns}`);
 }

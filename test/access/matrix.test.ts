@@ -40,6 +40,7 @@ describe.each(rows.map((row) => [row.key, row] as const))('%s', (key, row) => {
     let call = request(t.app)[row.method](built.path);
     if (token) call = call.set('Authorization', `Bearer ${token}`);
     if (built.headers) call = call.set(built.headers);
+    if (built.file) call = call.attach('file', built.file, 'matrix.png');
     const body = built.raw ?? built.body;
     const res = body ? await call.send(body) : await call;
     expect({ status: res.status, detail: res.status === status ? undefined : res.body?.detail }).toEqual({ status, detail: undefined });

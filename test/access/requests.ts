@@ -20,6 +20,8 @@ export type MatrixRequest = {
   /** Extra headers, and a body sent exactly as given (signed webhooks). */
   headers?: Record<string, string>;
   raw?: string;
+  /** A file sent as multipart/form-data in the part named file. */
+  file?: Buffer;
 };
 
 export const matrixWebhookSecret = 'matrix-webhook-secret-0123456789';
@@ -182,6 +184,11 @@ export const requests: Record<string, Builder> = {
     return { path: `/${world.siteA.slug}/media/tts`, body: { text: 'Matrix speech.' } };
   },
   'GET /{site_identifier}/media/': async (world) => ({ path: `/${world.siteA.slug}/media/` }),
+  // A 1×1 PNG.
+  'POST /{site_identifier}/media/': async (world) => ({
+    path: `/${world.siteA.slug}/media/`,
+    file: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'),
+  }),
   'GET /{site_identifier}/media/count': async (world) => ({ path: `/${world.siteA.slug}/media/count?kind=image` }),
   'GET /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}` }),
   'GET /{site_identifier}/media/by-id/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/by-id/${await mediaOfA(world)}` }),

@@ -1,0 +1,78 @@
+// Reads a multipart/form-data upload as it arrives: the `file` part streams
+// to storage (never whole in memory), the other parts are the item's fields.
+// Too large → 413 and nothing kept; a type outside the allowlist → 415.
+import busboy from 'busboy';
+import type { Request } from 'express';
+import { Problem } from '../../core/errors.ts';
+import { recordUpload, storeUpload, uploadFields, uploadTarget } from '../../core/media/upload.ts';
+import type { MediaItem } from '../../core/media/items.ts';
+import { createStorage, removeFiles } from '../../core/storage/index.ts';
+import { unstorableFields } from '../../core/storable.ts';
+import type { RouteContext } from '../route.ts';
+import { fromZodError } from '../middleware/problems.ts';
+
+type Stored = Awaited<ReturnType<typeof storeUpload>>;
+
+export async function receiveUpload(req: Request, context: RouteContext, identifier: string): Promise<MediaItem> {
+  if (!req.is('multipart/form-data')) {
+    throw new Problem(415, 'Send the file as multipart/form-data, in a part named file.', { headers: { 'Accept-Post': 'multipart/form-data' } });
+  }
+  const { services, actor } = context;
+  const site = await uploadTarget(services.db, actor, identifier);
+  const storage = createStorage(services.config);
+  const limit = services.config.media.maxUploadBytes;
+
+  const parsed = await new Promise<{ stored: Promise<Stored> | undefined; fields: Record<string, string>; fileName: string; truncated: boolean; extra: boolean }>((resolve, reject) => {
+    let form: busboy.Busboy;
+    try {
+      form = busboy({ headers: req.headers, limits: { fileSize: limit, files: 1, fields: 20, fieldSize: 16 * 1024, parts: 40 } });
+    } catch (error) {
+      reject(new Problem(400, `The multipart body cannot be read: ${(error as Error).message}.`));
+      return;
+    }
+    const fields: Record<string, string> = {};
+    let stored: Promise<Stored> | undefined;
+    let fileName = '';
+    let truncated = false;
+    let extra = false;
+    form.on('field', (name, value) => {
+      fields[name] = value;
+    });
+    form.on('file', (name, stream, info) => {
+      if (name !== 'file' || stored) {
+        extra = true;
+        stream.resume();
+        return;
+      }
+      fileName = info.filename ?? '';
+      stream.on('limit', () => {
+        truncated = true;
+      });
+      stored = storeUpload(storage, site, stream);
+      // A refused type leaves the rest of the part unread: drain it so the form can finish.
+      stored.catch(() => stream.resume());
+    });
+    form.on('filesLimit', () => {
+      extra = true;
+    });
+    form.on('error', (error: Error) => reject(new Problem(400, `The multipart body cannot be read: ${error.message}.`)));
+    form.on('close', () => resolve({ stored, fields, fileName, truncated, extra }));
+    // The endpoint's timeout, or a client that leaves, ends the upload.
+    context.signal.addEventListener('abort', () => req.unpipe(form), { once: true });
+    req.pipe(form);
+  });
+
+  if (!parsed.stored) throw new Problem(422, 'Send the file in a part named file.', { errors: [{ path: 'body.file', message: 'required' }] });
+  const file = await parsed.stored;
+  const refuse = async (problem: Problem) => {
+    await removeFiles(storage, services.logger, [file.key]);
+    return problem;
+  };
+  if (parsed.truncated) throw await refuse(new Problem(413, `The file is larger than ${limit} bytes.`));
+  if (parsed.extra) throw await refuse(new Problem(422, 'Send exactly one file, in a part named file.', { errors: [{ path: 'body.file', message: 'one file only' }] }));
+  const fields = uploadFields.safeParse(parsed.fields);
+  if (!fields.success) throw await refuse(fromZodError(fields.error, 'body'));
+  const unstorable = unstorableFields(fields.data, 'body');
+  if (unstorable.length > 0) throw await refuse(new Problem(422, 'The request is not valid; see errors.', { errors: unstorable }));
+  return recordUpload(services.db, storage, services.logger, actor, site, { ...file, fileName: parsed.fileName }, fields.data);
+}

@@ -1,0 +1,126 @@
+// Uploading a file into the media library. The bytes stream to storage under
+// a key we generate; their type is read from the bytes themselves (the
+// client's word is not taken) and only an allowlist is kept. SVG is refused:
+// it can carry script, and we do not sanitise it.
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { fileTypeStream } from 'file-type';
+import { z } from 'zod';
+import { sql, type DatabasePool } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import { Problem, problemType } from '../errors.ts';
+import { requireScope } from '../identity/access.ts';
+import type { Logger } from '../logger.ts';
+import { removeFiles } from '../storage/index.ts';
+import type { Storage } from '../storage/storage.ts';
+import { loadSite, locale, type Site } from '../tenancy/sites.ts';
+import { insertMedia, mediaKinds, type MediaItem } from './items.ts';
+
+/** What may be uploaded, by the type sniffed from the bytes. */
+export const uploadTypes: Record<string, (typeof mediaKinds)[number]> = {
+  'image/jpeg': 'image',
+  'image/png': 'image',
+  'image/webp': 'image',
+  'image/gif': 'image',
+  'image/avif': 'image',
+  'video/mp4': 'video',
+  'video/webm': 'video',
+  'video/quicktime': 'video',
+  'audio/mpeg': 'audio',
+  'audio/wav': 'audio',
+  'audio/ogg': 'audio',
+  'audio/mp4': 'audio',
+  'audio/x-m4a': 'audio',
+  'application/pdf': 'document',
+};
+
+export const unsupportedType = (found: string) =>
+  new Problem(415, `Files of type ${found} cannot be uploaded; accepted: ${Object.keys(uploadTypes).join(', ')}.`, {
+    type: problemType('unsupported-media-type'),
+  });
+
+const tagList = z
+  .string()
+  .max(3000)
+  .transform((text, context) => {
+    const trimmed = text.trim();
+    let items: unknown = trimmed.split(',');
+    if (trimmed.startsWith('[')) {
+      try {
+        items = JSON.parse(trimmed);
+      } catch {
+        context.addIssue({ code: 'custom', message: 'a JSON array of strings, or words separated by commas' });
+        return z.NEVER;
+      }
+    }
+    return Array.isArray(items) ? items.map((item) => String(item).trim().toLowerCase()).filter(Boolean) : [];
+  })
+  .pipe(z.array(z.string().max(50)).max(50))
+  .transform((list) => [...new Set(list)]);
+
+/** The form fields beside the file. */
+export const uploadFields = z.strictObject({
+  folder_id: z.uuid().optional(),
+  alt: z.string().trim().max(1000).optional(),
+  title: z.string().trim().max(300).optional(),
+  caption: z.string().trim().max(2000).optional(),
+  tags: tagList.optional().describe('Comma-separated, or a JSON array'),
+  locale: locale.optional(),
+});
+
+export type UploadFields = z.infer<typeof uploadFields>;
+
+/** Who may upload to the site: anyone who reaches it; service accounts need media:write. */
+export async function uploadTarget(db: DatabasePool, actor: Actor, identifier: string): Promise<Site> {
+  const { site } = await db.connect((connection) => loadSite(connection, actor, identifier));
+  requireScope(actor, 'media:write');
+  return site;
+}
+
+/** Sniffs the stream's type and stores it; 415 (nothing kept) for a type outside the allowlist. */
+export async function storeUpload(storage: Storage, site: Site, file: Readable): Promise<{ key: string; mimeType: string; size: number }> {
+  const typed = await fileTypeStream(file, { sampleSize: 4100 });
+  const mimeType = typed.fileType?.mime;
+  if (!mimeType || !uploadTypes[mimeType]) {
+    typed.destroy();
+    throw unsupportedType(mimeType ?? 'unknown (no known signature: text, SVG or an unsupported format)');
+  }
+  const key = `${site.tenant_id}/${site.id}/${randomUUID()}`;
+  const stored = await storage.put(key, typed, mimeType);
+  return { key, mimeType, size: stored.size };
+}
+
+/** Records the stored file as a media item; the file is removed if the fields or the folder are not right. */
+export async function recordUpload(
+  db: DatabasePool,
+  storage: Storage,
+  logger: Logger,
+  actor: Actor,
+  site: Site,
+  file: { key: string; mimeType: string; size: number; fileName: string },
+  fields: UploadFields,
+): Promise<MediaItem> {
+  try {
+    return await db.transaction(async (tx) => {
+      if (fields.folder_id && !(await tx.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${site.id} and id = ${fields.folder_id}`))) {
+        throw new Problem(422, 'The folder is not a folder of this site.', { errors: [{ path: 'body.folder_id', message: 'no such folder in this site' }] });
+      }
+      return insertMedia(tx, { tenantId: site.tenant_id, siteId: site.id, jobId: null, createdBy: actor.kind === 'user' ? actor.userId : null }, {
+        kind: uploadTypes[file.mimeType]!,
+        mimeType: file.mimeType,
+        sizeBytes: file.size,
+        storageKey: file.key,
+        // Kept as a label only: the stored key never comes from it.
+        fileName: file.fileName.replace(/[\u0000-\u001f\u007f/\\]/g, '_').slice(0, 255),
+        title: fields.title ?? '',
+        folderId: fields.folder_id ?? null,
+        alt: fields.alt ?? '',
+        caption: fields.caption ?? '',
+        tags: fields.tags ?? [],
+      });
+    });
+  } catch (error) {
+    await removeFiles(storage, logger, [file.key]);
+    throw error;
+  }
+}
