@@ -6,6 +6,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { speechFigures, throughputFigures } from './jobs.ts';
+import { uploadFigures } from './media.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -104,6 +105,7 @@ try {
   const port = readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3];
   const api = await launch('api/main.ts', {
     DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:${port}/app`,
+    DATA_DIR: dataDir,
     // The benchmark signs in far more often than a person would.
     RATE_LIMIT_AUTH_PER_ACCOUNT: '1000000',
     RATE_LIMIT_AUTH_PER_IP: '1000000',
@@ -134,6 +136,7 @@ try {
   const me = await concurrently(`${api.url}/auth/currentuser`, 3000, 8, { headers: { Authorization: `Bearer ${token}` } });
   rows.push(['GET /auth/currentuser (JWT + session + 3 queries), 8 at a time', `${me.perSecond.toFixed(0)} req/s, p50 ${me.p50.toFixed(2)} ms, p99 ${me.p99.toFixed(2)} ms`]);
   rows.push(['API process RSS after the runs above', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
+  rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   await stop(api);
   rows.push(...(await speechFigures(second.proc.url, token)));
   rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
