@@ -50,6 +50,7 @@ const envSchema = z.object({
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
   MEDIA_MAX_UPLOAD_BYTES: positiveInt.default(256 * 1024 * 1024),
+  MEDIA_MAX_PIXELS: positiveInt.default(50_000_000),
   STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
@@ -171,7 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
             secretAccessKey: values.S3_SECRET_ACCESS_KEY,
           }
         : { driver: 'local' as const, root: mediaDir },
-    media: { maxUploadBytes: values.MEDIA_MAX_UPLOAD_BYTES },
+    media: { maxUploadBytes: values.MEDIA_MAX_UPLOAD_BYTES, maxPixels: values.MEDIA_MAX_PIXELS },
     metricsToken: values.METRICS_TOKEN,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: values.CORS_ORIGINS,

@@ -73,16 +73,19 @@ export const routes = [
     auth: 'custom',
     description:
       'The file itself, with ETag / Last-Modified (304 on If-None-Match or If-Modified-Since) and byte ranges (206; 416 outside the file) for seeking. ' +
-      'Needs a bearer token that reaches the site (media:read for service accounts); unauthenticated delivery comes with public sites.',
-    request: { params: mediaParams },
+      '`?variant=` serves one of the item’s variants. Needs a bearer token that reaches the site (media:read for service accounts); unauthenticated delivery comes with public sites.',
+    request: {
+      params: mediaParams,
+      query: z.object({ variant: z.string().regex(/^[a-z0-9_-]{1,40}$/).optional().describe('A variant listed on the item (w320, w640..., poster)') }),
+    },
     responses: {
       200: { description: 'The whole file, in its own media type', contentType: 'application/octet-stream', schema: z.string().describe('binary') },
       206: { description: 'The byte range asked for', contentType: 'application/octet-stream', schema: z.string().describe('binary') },
     },
-    async handler({ params }, { services }, { req, res }) {
+    async handler({ params, query }, { services }, { req, res }) {
       const { actor } = await authenticate(services.db, services.config, req.get('authorization'));
-      const { item, storageKey } = await services.db.connect((connection) => mediaFile(connection, actor, params.site_identifier, params.media_id));
-      await streamMedia(req, res, createStorage(services.config), item, storageKey, 'private, max-age=300');
+      const file = await services.db.connect((connection) => mediaFile(connection, actor, params.site_identifier, params.media_id, query.variant));
+      await streamMedia(req, res, createStorage(services.config), { ...file, variant: query.variant }, 'private, max-age=300');
       return {};
     },
   }),

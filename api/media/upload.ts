@@ -74,5 +74,5 @@ export async function receiveUpload(req: Request, context: RouteContext, identif
   if (!fields.success) throw await refuse(fromZodError(fields.error, 'body'));
   const unstorable = unstorableFields(fields.data, 'body');
   if (unstorable.length > 0) throw await refuse(new Problem(422, 'The request is not valid; see errors.', { errors: unstorable }));
-  return recordUpload(services.db, storage, services.logger, actor, site, { ...file, fileName: parsed.fileName }, fields.data);
+  return recordUpload(services.db, services.config, storage, services.logger, actor, site, { ...file, fileName: parsed.fileName }, fields.data);
 }

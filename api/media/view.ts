@@ -8,7 +8,9 @@ import { Problem } from '../../core/errors.ts';
 import type { MediaItem } from '../../core/media/items.ts';
 import type { Storage } from '../../core/storage/storage.ts';
 
-export const etagOf = (item: MediaItem, size: number) => `"${item.id}-${Date.parse(item.updated_at).toString(36)}-${size.toString(36)}"`;
+export const etagOf = (item: MediaItem, size: number, variant = '') => `"${item.id}${variant ? `-${variant}` : ''}-${Date.parse(item.updated_at).toString(36)}-${size.toString(36)}"`;
+
+export type MediaFile = { item: MediaItem; storageKey: string; mimeType: string; variant?: string | undefined };
 
 function notModified(req: Request, etag: string, lastModified: Date): boolean {
   const ifNoneMatch = req.get('if-none-match');
@@ -17,10 +19,11 @@ function notModified(req: Request, etag: string, lastModified: Date): boolean {
   return Number.isFinite(since) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
 }
 
-export async function streamMedia(req: Request, res: Response, storage: Storage, item: MediaItem, storageKey: string, cacheControl: string): Promise<void> {
+export async function streamMedia(req: Request, res: Response, storage: Storage, file: MediaFile, cacheControl: string): Promise<void> {
+  const { item, storageKey } = file;
   const size = await storage.size(storageKey);
   if (size === null) throw new Problem(404, 'The media item’s file is missing.');
-  const etag = etagOf(item, size);
+  const etag = etagOf(item, size, file.variant);
   const lastModified = new Date(item.updated_at);
   res.set({
     ETag: etag,
@@ -52,7 +55,7 @@ export async function streamMedia(req: Request, res: Response, storage: Storage,
   }
   const body = await storage.read(storageKey, range);
   if (!body) throw new Problem(404, 'The media item’s file is missing.');
-  res.status(range ? 206 : 200).type(item.mime_type);
+  res.status(range ? 206 : 200).type(file.mimeType);
   res.set('Content-Length', String(range ? range.end - range.start + 1 : size));
   if (range) res.set('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
   if (req.method === 'HEAD') {

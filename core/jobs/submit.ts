@@ -1,14 +1,14 @@
 // Submitting a job, in one transaction: the job row, the credits it may cost
 // reserved on the payer's account, and the queue entry. A 402 (or any failure)
 // leaves none of the three behind.
-import { sql, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
 import { applyEntry, poolAccount, userAccount } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
 import { requireScope, type scopes } from '../identity/access.ts';
 import { loadSite, type Site } from '../tenancy/sites.ts';
-import { jobColumns, jobRow, toJob, type Job } from './model.ts';
+import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
 import { schedule } from './queue.ts';
 
 export type Submission = {
@@ -27,37 +27,46 @@ async function payer(db: Parameters<typeof userAccount>[0], actor: Actor, site: 
   return actor.kind === 'user' ? userAccount(db, site, actor.userId) : poolAccount(db, site.tenant_id);
 }
 
+/** A job made by a submit, or as part of another change (an upload's processing). */
+export type NewJob = { site: Site; actor: Actor; kind: string; input: Record<string, unknown>; accountId: string | null; cost: number };
+
+/** The job row, its queue entry and its reservation, in the caller's transaction. */
+export async function insertJob(tx: CommonQueryMethods, config: Config, job: NewJob): Promise<JobRow> {
+  const { site, actor } = job;
+  const row = await tx.one(sql.type(jobRow)`
+    insert into jobs (tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved)
+    values (${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
+            ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost})
+    returning ${jobColumns}`);
+  await schedule(tx, row, config.jobs.tenantConcurrency);
+  // Last, so the payer's account row is locked only for the end of the transaction:
+  // concurrent submits by one payer queue on that lock, and each holds it briefly.
+  if (job.cost > 0 && job.accountId) {
+    await applyEntry(tx, {
+      accountId: job.accountId,
+      tenantId: site.tenant_id,
+      siteId: site.id,
+      userId: actor.kind === 'user' ? actor.userId : null,
+      kind: 'reservation',
+      amount: 0,
+      reservedChange: job.cost,
+      jobId: row.id,
+      operation: job.kind,
+      actorId: actorId(actor),
+      reason: `Reserved for ${job.kind} job`,
+    });
+  }
+  return row;
+}
+
 export async function submitJob(db: DatabasePool, config: Config, actor: Actor, identifier: string, submission: Submission): Promise<{ site: Site; job: Job }> {
   return db.transaction(async (tx) => {
     const { site } = await loadSite(tx, actor, identifier);
     requireScope(actor, 'jobs:write');
     if (submission.scope) requireScope(actor, submission.scope);
     const { cost } = await priceOf(tx, site.id, submission.kind, submission.estimatedUnits);
-    const account = await payer(tx, actor, site);
-    const row = await tx.one(sql.type(jobRow)`
-      insert into jobs (tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved)
-      values (${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${submission.kind},
-              ${sql.jsonb(submission.input as never)}, ${config.jobs.maxAttempts}, ${account}, ${cost})
-      returning ${jobColumns}`);
-    await schedule(tx, row, config.jobs.tenantConcurrency);
-    // Last, so the payer's account row is locked only for the end of the transaction:
-    // concurrent submits by one payer queue on that lock, and each holds it briefly.
-    if (cost > 0) {
-      await applyEntry(tx, {
-        accountId: account,
-        tenantId: site.tenant_id,
-        siteId: site.id,
-        userId: actor.kind === 'user' ? actor.userId : null,
-        kind: 'reservation',
-        amount: 0,
-        reservedChange: cost,
-        jobId: row.id,
-        operation: submission.kind,
-        actorId: actorId(actor),
-        reason: `Reserved for ${submission.kind} job`,
-      });
-    }
+    const accountId = await payer(tx, actor, site);
+    const row = await insertJob(tx, config, { site, actor, kind: submission.kind, input: submission.input, accountId, cost });
     return { site, job: toJob(row) };
   });
 }
-

@@ -12,6 +12,7 @@ import { requireScope, type Role } from '../identity/access.ts';
 import type { Logger } from '../logger.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { removeFiles } from '../storage/index.ts';
+import { deleteMediaRows } from './items.ts';
 import type { Storage } from '../storage/storage.ts';
 import { loadSite, type Site } from '../tenancy/sites.ts';
 
@@ -183,9 +184,7 @@ export async function deleteFolder(db: DatabasePool, storage: Storage, logger: L
     if (found.role === 'author' && contents.others > 0) {
       throw new Problem(403, 'Authors may delete only what they made; this folder holds folders or media of others.');
     }
-    const removed = await tx.anyFirst(sql.type(z.object({ storage_key: z.string() }))`
-      ${subtree(id)}
-      delete from media_items where folder_id in (select id from down) returning storage_key`);
+    const removed = await deleteMediaRows(tx, sql.fragment`folder_id in (${subtree(id)} select id from down)`);
     await tx.query(sql.typeAlias('void')`${subtree(id)} delete from media_folders where id in (select id from down)`);
     return removed;
   });

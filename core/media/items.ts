@@ -24,6 +24,11 @@ export const mediaItem = z
     caption: z.string(),
     tags: z.array(z.string()),
     focal_point: z.object({ x: z.number(), y: z.number() }).nullable().describe('The subject, 0–1 from the left and the top'),
+    dominant_color: z.string().nullable().describe('#rrggbb, for images once processed'),
+    variants: z
+      .array(z.object({ name: z.string(), mime_type: z.string(), width: z.number().int().nullable(), height: z.number().int().nullable(), size_bytes: z.number().int() }))
+      .describe('Responsive sizes of an image, a video’s poster: fetch one with view?variant=name'),
+    processing_error: z.string().nullable().describe('Why processing failed (status failed)'),
     job_id: z.uuid().nullable(),
     created_by: z.uuid().nullable(),
     created_at: z.string(),
@@ -36,8 +41,9 @@ export type MediaItem = z.infer<typeof mediaItem>;
 export const mediaColumns = sql.fragment`
   media_items.id, media_items.site_id, media_items.folder_id, media_items.kind, media_items.mime_type, media_items.size_bytes,
   media_items.width, media_items.height, media_items.duration_seconds, media_items.status, media_items.file_name, media_items.alt,
-  media_items.title, media_items.caption, media_items.tags, media_items.focal_point, media_items.job_id, media_items.created_by,
-  media_items.created_at, media_items.updated_at`;
+  media_items.title, media_items.caption, media_items.tags, media_items.focal_point, media_items.dominant_color,
+  coalesce((select jsonb_agg(v - 'key') from jsonb_array_elements(media_items.variants) as v), '[]') as variants,
+  media_items.processing_error, media_items.job_id, media_items.created_by, media_items.created_at, media_items.updated_at`;
 
 /** A file already in storage, to be recorded as a media item. */
 export type MediaDraft = {
@@ -54,6 +60,8 @@ export type MediaDraft = {
   alt?: string;
   caption?: string;
   tags?: string[];
+  /** processing: a job still reads its metadata and makes its variants. */
+  status?: 'processing' | 'ready';
 };
 
 export type MediaOwner = { tenantId: string; siteId: string; jobId: string | null; createdBy: string | null };
@@ -63,8 +71,19 @@ export async function insertMedia(db: CommonQueryMethods, owner: MediaOwner, dra
     insert into media_items (tenant_id, site_id, kind, mime_type, size_bytes, duration_seconds, width, height, status,
                              storage_key, file_name, title, folder_id, alt, caption, tags, job_id, created_by)
     values (${owner.tenantId}, ${owner.siteId}, ${draft.kind}, ${draft.mimeType}, ${draft.sizeBytes}, ${draft.durationSeconds ?? null},
-            ${draft.width ?? null}, ${draft.height ?? null}, 'ready', ${draft.storageKey}, ${draft.fileName}, ${draft.title ?? ''},
+            ${draft.width ?? null}, ${draft.height ?? null}, ${draft.status ?? 'ready'}, ${draft.storageKey}, ${draft.fileName}, ${draft.title ?? ''},
             ${draft.folderId ?? null}, ${draft.alt ?? ''}, ${draft.caption ?? ''}, ${sql.array(draft.tags ?? [], 'text')},
             ${owner.jobId}, ${owner.createdBy})
     returning ${mediaColumns}`);
+}
+
+/**
+ * Deletes the items matched by `where` and answers every storage key they
+ * held (the file and its variants), for removal once the transaction commits.
+ */
+export async function deleteMediaRows(db: CommonQueryMethods, where: ReturnType<typeof sql.fragment>): Promise<string[]> {
+  const rows = await db.any(sql.type(z.object({ keys: z.array(z.string()) }))`
+    delete from media_items where ${where}
+    returning array_prepend(storage_key, array(select v->>'key' from jsonb_array_elements(variants) as v)) as keys`);
+  return rows.flatMap((row) => row.keys);
 }

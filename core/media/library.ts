@@ -13,7 +13,7 @@ import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
 import { loadSite, type Site } from '../tenancy/sites.ts';
-import { mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
+import { deleteMediaRows, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
 
 export const mediaFilters = z.object({
   folder_id: z.union([z.uuid(), z.literal('none')]).optional().describe('Items in this folder; `none` for items in no folder'),
@@ -123,19 +123,24 @@ export async function moveMedia(db: DatabasePool, actor: Actor, identifier: stri
   });
 }
 
-/** Deletes the item, then its file. */
+/** Deletes the item, then its file and variants. */
 export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string) {
-  const key = await db.transaction(async (tx) => {
+  const keys = await db.transaction(async (tx) => {
     await forChange(tx, actor, identifier, id);
-    return tx.oneFirst(sql.type(z.object({ storage_key: z.string() }))`delete from media_items where id = ${id} returning storage_key`);
+    return deleteMediaRows(tx, sql.fragment`id = ${id}`);
   });
-  await removeFiles(storage, logger, [key]);
+  await removeFiles(storage, logger, keys);
 }
 
-/** The item and where its file is, for streaming it to a caller who may read it. */
-export async function mediaFile(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
+/** The item and where its file (or one of its variants) is, for streaming it to a caller who may read it. */
+export async function mediaFile(db: CommonQueryMethods, actor: Actor, identifier: string, id: string, variant?: string) {
   const { site } = await access(db, actor, identifier, false);
   const item = await findMedia(db, site.id, id);
-  const storageKey = await db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
-  return { item, storageKey };
+  const file = variant
+    ? await db.maybeOne(sql.type(z.object({ storage_key: z.string(), mime_type: z.string() }))`
+        select v->>'key' as storage_key, v->>'mime_type' as mime_type
+        from media_items, jsonb_array_elements(media_items.variants) as v where media_items.id = ${id} and v->>'name' = ${variant}`)
+    : await db.one(sql.type(z.object({ storage_key: z.string(), mime_type: z.string() }))`select storage_key, mime_type from media_items where id = ${id}`);
+  if (!file) throw notFound(`This media item has no variant ${variant}; its variants are listed on the item.`);
+  return { item, storageKey: file.storage_key, mimeType: file.mime_type };
 }

@@ -14,7 +14,9 @@ import type { Logger } from '../logger.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
 import { loadSite, locale, type Site } from '../tenancy/sites.ts';
-import { insertMedia, mediaKinds, type MediaItem } from './items.ts';
+import { insertMedia, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
+import { insertJob } from '../jobs/submit.ts';
+import type { Config } from '../config.ts';
 
 /** What may be uploaded, by the type sniffed from the bytes. */
 export const uploadTypes: Record<string, (typeof mediaKinds)[number]> = {
@@ -93,6 +95,7 @@ export async function storeUpload(storage: Storage, site: Site, file: Readable):
 /** Records the stored file as a media item; the file is removed if the fields or the folder are not right. */
 export async function recordUpload(
   db: DatabasePool,
+  config: Config,
   storage: Storage,
   logger: Logger,
   actor: Actor,
@@ -105,7 +108,7 @@ export async function recordUpload(
       if (fields.folder_id && !(await tx.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${site.id} and id = ${fields.folder_id}`))) {
         throw new Problem(422, 'The folder is not a folder of this site.', { errors: [{ path: 'body.folder_id', message: 'no such folder in this site' }] });
       }
-      return insertMedia(tx, { tenantId: site.tenant_id, siteId: site.id, jobId: null, createdBy: actor.kind === 'user' ? actor.userId : null }, {
+      const item = await insertMedia(tx, { tenantId: site.tenant_id, siteId: site.id, jobId: null, createdBy: actor.kind === 'user' ? actor.userId : null }, {
         kind: uploadTypes[file.mimeType]!,
         mimeType: file.mimeType,
         sizeBytes: file.size,
@@ -117,7 +120,11 @@ export async function recordUpload(
         alt: fields.alt ?? '',
         caption: fields.caption ?? '',
         tags: fields.tags ?? [],
+        status: 'processing',
       });
+      // Metadata and variants are read by a worker; the item says processing until then.
+      const job = await insertJob(tx, config, { site, actor, kind: 'media_process', input: { media_id: item.id }, accountId: null, cost: 0 });
+      return tx.one(sql.type(mediaItem)`update media_items set job_id = ${job.id} where id = ${item.id} returning ${mediaColumns}`);
     });
   } catch (error) {
     await removeFiles(storage, logger, [file.key]);

@@ -28,3 +28,12 @@ create index media_items_folder_idx on media_items (folder_id) where folder_id i
 alter table media_items add column focal_point jsonb
   check (focal_point is null or (jsonb_typeof(focal_point->'x') = 'number' and jsonb_typeof(focal_point->'y') = 'number'));
 create index media_items_tags_idx on media_items using gin (tags);
+
+-- What processing after upload found: the dominant colour, and the variants
+-- made (responsive sizes, a video's poster), each with its own storage key.
+alter table media_items add column dominant_color text check (dominant_color is null or dominant_color ~ '^#[0-9a-f]{6}$');
+alter table media_items add column variants jsonb not null default '[]';
+alter table media_items add column processing_error text;
+
+-- Processing an upload is part of the upload: it costs nothing.
+insert into cost_settings (kind, unit, price, description) values ('media_process', 'item', 0, 'Metadata and variants of an upload');

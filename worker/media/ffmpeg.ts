@@ -16,7 +16,7 @@ export const audioFormats = {
 
 export type AudioFormat = keyof typeof audioFormats;
 
-export type Probe = { durationSeconds: number; formatName: string; codec: string | null; sampleRate: number | null };
+export type Probe = { durationSeconds: number; formatName: string; codec: string | null; sampleRate: number | null; width: number | null; height: number | null };
 
 export async function withTemporaryDir<T>(use: (dir: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cap-media-'));
@@ -71,12 +71,15 @@ export async function probe(config: Config, file: string): Promise<Probe> {
     ffmpeg.setFfprobePath(ffprobe);
     ffmpeg.ffprobe(file, (error: Error | null, result: ffmpeg.FfprobeData) => (error ? reject(error) : resolve(result)));
   });
-  const stream = data.streams.find((candidate) => candidate.codec_type === 'audio' || candidate.codec_type === 'video');
+  const video = data.streams.find((candidate) => candidate.codec_type === 'video');
+  const stream = video ?? data.streams.find((candidate) => candidate.codec_type === 'audio');
   return {
     durationSeconds: Number(data.format.duration ?? 0),
     formatName: data.format.format_name ?? '',
     codec: stream?.codec_name ?? null,
     sampleRate: stream?.sample_rate ? Number(stream.sample_rate) : null,
+    width: video?.width ?? null,
+    height: video?.height ?? null,
   };
 }
 
@@ -85,5 +88,16 @@ export async function probeBuffer(config: Config, data: Buffer): Promise<Probe> 
     const file = path.join(dir, 'probe');
     await writeFile(file, data);
     return probe(config, file);
+  });
+}
+
+/** A JPEG of the video's frame at `atSeconds` (or its first frame, for a shorter video): its poster. */
+export async function posterFrame(config: Config, file: string, atSeconds: number, signal: AbortSignal): Promise<Buffer> {
+  const { ffmpeg: ffmpegPath } = binaries(config);
+  return withTemporaryDir(async (dir) => {
+    const target = path.join(dir, 'poster.jpg');
+    const command = ffmpeg(file).setFfmpegPath(ffmpegPath).seekInput(atSeconds).outputOptions(['-frames:v 1', '-q:v 3']);
+    await run(command, target, signal);
+    return readFile(target);
   });
 }

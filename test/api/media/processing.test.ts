@@ -1,0 +1,111 @@
+// After an upload a worker reads the file: an image's size, dominant colour
+// and WebP widths; a video's duration, size and poster; an audio's duration.
+// A decompression bomb fails at once and says why. Variants are served with
+// ?variant= and deleted with their item.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import sharp from 'sharp';
+import request from 'supertest';
+import { z } from 'zod';
+import { sql } from '../../../db/pool.ts';
+import type { WorkerHandle } from '../../../worker/runner.ts';
+import { binaries } from '../../../worker/media/binaries.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { toneWav } from '../../helpers/fake-providers.ts';
+import { localFile, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { mediaCast, type MediaCast } from '../../helpers/media.ts';
+
+let t: TestApp;
+let cast: MediaCast;
+let worker: WorkerHandle;
+let scratch: string;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { MEDIA_MAX_PIXELS: '20000000' } });
+  cast = await mediaCast(t);
+  worker = await startTestWorker(t, { MEDIA_MAX_PIXELS: '20000000' });
+  scratch = mkdtempSync(path.join(os.tmpdir(), 'processing-test-'));
+});
+afterAll(async () => {
+  await worker.stop();
+  await stopTestApp(t);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Uploads, waits for the processing job, and answers the item as it is then. */
+async function uploaded(file: Buffer, name: string) {
+  const { a } = cast;
+  const res = await request(t.app).post(`/${a.site.slug}/media/`).set(a.editor.auth).attach('file', file, name).expect(201);
+  const job = await waitForJob(t, res.body.job_id, ['succeeded', 'failed']);
+  const item = await request(t.app).get(`/${a.site.slug}/media/${res.body.id}`).set(a.editor.auth).expect(200);
+  return { job, item: item.body };
+}
+
+const keysOf = (id: string) =>
+  t.services.db.one(sql.type(z.object({ storage_key: z.string(), variant_keys: z.array(z.string()) }))`
+    select storage_key, array(select v->>'key' from jsonb_array_elements(variants) v) as variant_keys from media_items where id = ${id}`);
+
+it('reads an image: size, dominant colour, WebP widths below its own, served by ?variant=', async () => {
+  const photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 20, g: 120, b: 200 } } }).jpeg().toBuffer();
+  const { job, item } = await uploaded(photo, 'photo.jpg');
+  expect(job.status).toBe('succeeded');
+  expect(item).toMatchObject({ status: 'ready', kind: 'image', mime_type: 'image/jpeg', width: 800, height: 600, processing_error: null });
+  expect(item.dominant_color).toMatch(/^#[0-9a-f]{6}$/);
+  expect(item.variants.map((variant: { name: string }) => variant.name)).toEqual(['w320', 'w640']);
+  expect(item.variants[0]).toEqual({ name: 'w320', mime_type: 'image/webp', width: 320, height: 240, size_bytes: expect.any(Number) });
+  const small = await request(t.app).get(`/${cast.a.site.slug}/media/${item.id}/view?variant=w320`).set(cast.a.editor.auth).buffer(true).expect(200);
+  expect(small.headers['content-type']).toBe('image/webp');
+  expect((await sharp(small.body as Buffer).metadata()).width).toBe(320);
+  await request(t.app).get(`/${cast.a.site.slug}/media/${item.id}/view?variant=w9999`).set(cast.a.editor.auth).expect(404);
+  // Deleting the item removes the original and every variant.
+  const { storage_key, variant_keys } = await keysOf(item.id);
+  for (const key of [storage_key, ...variant_keys]) expect(existsSync(localFile(t, key))).toBe(true);
+  await request(t.app).delete(`/${cast.a.site.slug}/media/${item.id}`).set(cast.a.editor.auth).expect(204);
+  for (const key of [storage_key, ...variant_keys]) expect(existsSync(localFile(t, key))).toBe(false);
+});
+
+it('fails a decompression bomb at once, marks the item failed and says why', async () => {
+  // 6000 × 6000 of one colour: a few kB of PNG, 36 million pixels when decoded.
+  const bomb = await sharp({ create: { width: 6000, height: 6000, channels: 3, background: '#000' } }).png({ compressionLevel: 9 }).toBuffer();
+  expect(bomb.length).toBeLessThan(200_000);
+  const { job, item } = await uploaded(bomb, 'bomb.png');
+  expect(job).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'image_too_large' } });
+  expect(item).toMatchObject({ status: 'failed', width: null, variants: [] });
+  expect(item.processing_error).toMatch(/MEDIA_MAX_PIXELS/);
+});
+
+it('reads a video: duration, size and a poster frame, and serves byte ranges of it for seeking', async () => {
+  const file = path.join(scratch, 'clip.mp4');
+  await promisify(execFile)(binaries(t.config).ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=2:size=320x240:rate=10', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', file]);
+  const video = readFileSync(file);
+  const { job, item } = await uploaded(video, 'clip.mp4');
+  expect(job.status).toBe('succeeded');
+  expect(item).toMatchObject({ status: 'ready', kind: 'video', mime_type: 'video/mp4', width: 320, height: 240 });
+  expect(item.duration_seconds).toBeGreaterThan(1.8);
+  expect(item.duration_seconds).toBeLessThan(2.2);
+  expect(item.variants).toEqual([{ name: 'poster', mime_type: 'image/jpeg', width: 320, height: 240, size_bytes: expect.any(Number) }]);
+  const view = `/${cast.a.site.slug}/media/${item.id}/view`;
+  const middle = await request(t.app).get(view).set(cast.a.editor.auth).set('Range', 'bytes=100-1099').buffer(true).expect(206);
+  expect(middle.headers['content-range']).toBe(`bytes 100-1099/${video.length}`);
+  expect((middle.body as Buffer).equals(video.subarray(100, 1100))).toBe(true);
+  const poster = await request(t.app).get(`${view}?variant=poster`).set(cast.a.editor.auth).buffer(true).expect(200);
+  expect((await sharp(poster.body as Buffer).metadata()).format).toBe('jpeg');
+});
+
+it('reads an audio file’s duration', async () => {
+  const { job, item } = await uploaded(toneWav(1.5), 'tone.wav');
+  expect(job.status).toBe('succeeded');
+  expect(item).toMatchObject({ status: 'ready', kind: 'audio', width: null, variants: [] });
+  expect(item.duration_seconds).toBeCloseTo(1.5, 1);
+});
+
+it('marks a file that cannot be read as failed without retrying it', async () => {
+  // A JPEG signature on bytes that are no image: the type passes the sniff, the decode fails.
+  const broken = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(2000, 7)]);
+  const { job, item } = await uploaded(broken, 'broken.jpg');
+  expect(job).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'unreadable_file' } });
+  expect(item.status).toBe('failed');
+});

@@ -1,0 +1,104 @@
+// After an upload: read the file's metadata and make its variants, then mark
+// the item ready. Images (sharp, with a pixel limit so a decompression bomb
+// fails at once): dimensions, dominant colour, WebP widths for responsive
+// use. Video (ffprobe, ffmpeg): duration, dimensions and a poster frame.
+// Audio: duration. Variants are stored under keys derived from the item's,
+// so a rerun overwrites them. A failure marks the item failed, with the reason.
+import { createWriteStream } from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import sharp, { type Metadata } from 'sharp';
+import { z } from 'zod';
+import { sql } from '../../db/pool.ts';
+import type { Storage } from '../../core/storage/storage.ts';
+import { posterFrame, probe, withTemporaryDir } from '../media/ffmpeg.ts';
+import { JobError, permanent } from './errors.ts';
+import { defineJob, type JobContext } from './handler.ts';
+
+const responsiveWidths = [320, 640, 1280, 1920];
+
+type Variant = { name: string; key: string; mime_type: string; width: number | null; height: number | null; size_bytes: number };
+type Found = { width?: number | null; height?: number | null; duration_seconds?: number | null; dominant_color?: string | null; variants: Variant[] };
+
+const itemRow = z.object({ storage_key: z.string(), kind: z.enum(['image', 'video', 'audio', 'document']) });
+
+const hex = (value: number) => value.toString(16).padStart(2, '0');
+
+async function download(storage: Storage, key: string, file: string): Promise<void> {
+  const body = await storage.read(key);
+  if (!body) throw permanent('media_missing', 'The uploaded file is no longer in storage.');
+  await pipeline(body, createWriteStream(file));
+}
+
+async function image(file: string, key: string, context: JobContext): Promise<Found> {
+  const limits = { limitInputPixels: context.config.media.maxPixels, failOn: 'error' as const };
+  let meta: Metadata;
+  try {
+    meta = await sharp(file, limits).metadata();
+    // metadata() reads the header only; decoding is where a bomb or a broken file shows.
+    const { dominant } = await sharp(file, limits).stats();
+    const width = meta.autoOrient?.width ?? meta.width ?? null;
+    const height = meta.autoOrient?.height ?? meta.height ?? null;
+    const variants: Variant[] = [];
+    for (const target of responsiveWidths.filter((candidate) => width !== null && candidate < width)) {
+      const { data, info } = await sharp(file, limits).autoOrient().resize({ width: target }).webp({ quality: 80 }).toBuffer({ resolveWithObject: true });
+      const variantKey = `${key}.w${target}.webp`;
+      await context.storage.put(variantKey, data, 'image/webp');
+      variants.push({ name: `w${target}`, key: variantKey, mime_type: 'image/webp', width: info.width, height: info.height, size_bytes: data.length });
+    }
+    return { width, height, dominant_color: `#${hex(dominant.r)}${hex(dominant.g)}${hex(dominant.b)}`, variants };
+  } catch (error) {
+    if (error instanceof JobError) throw error;
+    const message = (error as Error).message;
+    if (/pixel limit/i.test(message)) {
+      throw permanent('image_too_large', `The image has more pixels than MEDIA_MAX_PIXELS (${context.config.media.maxPixels}).`, error);
+    }
+    throw permanent('unreadable_file', `The image cannot be read: ${message}`, error);
+  }
+}
+
+async function timed(file: string, key: string, kind: 'video' | 'audio', context: JobContext): Promise<Found> {
+  const probed = await probe(context.config, file).catch((error: unknown) => {
+    throw permanent('unreadable_file', `The file cannot be read as ${kind}: ${(error as Error).message.slice(0, 200)}`, error);
+  });
+  const found: Found = { duration_seconds: probed.durationSeconds || null, width: probed.width, height: probed.height, variants: [] };
+  if (kind === 'video' && probed.width) {
+    const poster = await posterFrame(context.config, file, Math.min(1, probed.durationSeconds / 2), context.signal);
+    const meta = await sharp(poster).metadata();
+    const posterKey = `${key}.poster.jpg`;
+    await context.storage.put(posterKey, poster, 'image/jpeg');
+    found.variants.push({ name: 'poster', key: posterKey, mime_type: 'image/jpeg', width: meta.width ?? null, height: meta.height ?? null, size_bytes: poster.length });
+  }
+  return found;
+}
+
+export default defineJob({
+  input: z.object({ media_id: z.uuid() }),
+  async run({ media_id: mediaId }, context) {
+    const { db, job } = context;
+    const item = await db.maybeOne(sql.type(itemRow)`select storage_key, kind from media_items where id = ${mediaId} and site_id = ${job.site_id}`);
+    if (!item) throw permanent('media_missing', 'The media item was deleted before it was processed.');
+    await context.progress(0.1, 'reading the file');
+    try {
+      const found = await withTemporaryDir(async (dir) => {
+        const file = path.join(dir, 'original');
+        await download(context.storage, item.storage_key, file);
+        await context.progress(0.3, 'reading metadata and making variants');
+        if (item.kind === 'image') return image(file, item.storage_key, context);
+        if (item.kind === 'video' || item.kind === 'audio') return timed(file, item.storage_key, item.kind, context);
+        return { variants: [] };
+      });
+      await db.query(sql.typeAlias('void')`
+        update media_items set status = 'ready', processing_error = null, width = ${found.width ?? null}, height = ${found.height ?? null},
+               duration_seconds = ${found.duration_seconds ?? null}, dominant_color = ${found.dominant_color ?? null},
+               variants = ${sql.jsonb(found.variants as never)}
+        where id = ${mediaId}`);
+      return { status: 'succeeded', units: 1, output: { media_id: mediaId, variants: found.variants.map((variant) => variant.name) } };
+    } catch (error) {
+      if (error instanceof JobError && !error.transient) {
+        await db.query(sql.typeAlias('void')`update media_items set status = 'failed', processing_error = ${error.message} where id = ${mediaId}`);
+      }
+      throw error;
+    }
+  },
+});
