@@ -35,17 +35,20 @@ async function image(file: string, key: string, context: JobContext): Promise<Fo
   let meta: Metadata;
   try {
     meta = await sharp(file, limits).metadata();
-    // metadata() reads the header only; decoding is where a bomb or a broken file shows.
-    const { dominant } = await sharp(file, limits).stats();
     const width = meta.autoOrient?.width ?? meta.width ?? null;
     const height = meta.autoOrient?.height ?? meta.height ?? null;
     const variants: Variant[] = [];
+    let smallest: Buffer | undefined;
     for (const target of responsiveWidths.filter((candidate) => width !== null && candidate < width)) {
+      // Each resize decodes with shrink-on-load; the pixel limit applies to every decode.
       const { data, info } = await sharp(file, limits).autoOrient().resize({ width: target }).webp({ quality: 80 }).toBuffer({ resolveWithObject: true });
+      smallest ??= data;
       const variantKey = `${key}.w${target}.webp`;
       await context.storage.put(variantKey, data, 'image/webp');
       variants.push({ name: `w${target}`, key: variantKey, mime_type: 'image/webp', width: info.width, height: info.height, size_bytes: data.length });
     }
+    // The dominant colour of the smallest version is the image's, at a fraction of the cost.
+    const { dominant } = await sharp(smallest ?? file, limits).stats();
     return { width, height, dominant_color: `#${hex(dominant.r)}${hex(dominant.g)}${hex(dominant.b)}`, variants };
   } catch (error) {
     if (error instanceof JobError) throw error;
