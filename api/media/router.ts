@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { Problem } from '../../core/errors.ts';
 import { mediaItem } from '../../core/media/items.ts';
 import { authenticate } from '../../core/identity/authenticate.ts';
-import { countMedia, deleteMedia, getMedia, listMedia, mediaChanges, mediaFile, mediaFilters, mediaListQuery, moveMedia, updateMedia } from '../../core/media/library.ts';
+import { countMedia, deleteMedia, forChange as forChangeOf, getMedia, listMedia, mediaChanges, mediaFile, mediaFilters, mediaListQuery, moveMedia, updateMedia } from '../../core/media/library.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { createStorage } from '../../core/storage/index.ts';
 import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
@@ -13,7 +13,9 @@ import { deliveryReceipt, receiveDelivery } from '../../core/media/webhook.ts';
 import { submitJob } from '../../core/jobs/submit.ts';
 import { answerJob, jobResponses } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
-import { receiveUpload } from './upload.ts';
+import { receiveFile, receiveUpload, refuseFile } from './upload.ts';
+import { editOperations, editorAccess, imageEditorAccess, listVersions, mediaVersion, saveEdited } from '../../core/media/versions.ts';
+import { fromZodError } from '../middleware/problems.ts';
 import { streamMedia } from './view.ts';
 import { noContent, siteParams } from '../schemas.ts';
 
@@ -87,6 +89,54 @@ export const routes = [
       const file = await services.db.connect((connection) => mediaFile(connection, actor, params.site_identifier, params.media_id, query.variant));
       await streamMedia(req, res, createStorage(services.config), { ...file, variant: query.variant }, 'private, max-age=300');
       return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/media/{media_id}/image-editor-access',
+    description: 'Whether you may edit this image and why (reason), your role, and what an AI edit would cost you.',
+    request: { params: mediaParams },
+    responses: { 200: { description: 'The answer', schema: editorAccess } },
+    async handler({ params }, { db, actor }) {
+      return { body: await db.connect((connection) => imageEditorAccess(connection, actor, params.site_identifier, params.media_id)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/media/{media_id}/image-versions',
+    description: 'The versions of the item, newest first: the current one, then each it replaced, kept when an edit was saved.',
+    request: { params: mediaParams },
+    responses: { 200: { description: 'The versions', schema: z.object({ items: z.array(mediaVersion) }) } },
+    async handler({ params }, { db, actor }) {
+      return { body: await db.connect((connection) => listVersions(connection, actor, params.site_identifier, params.media_id)) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /{site_identifier}/media/{media_id}/save-edited-image',
+    description:
+      'Saves a new version of an image: either JSON `{operations: [...]}` (crop, rotate, resize, flip, adjust — applied in order with sharp) ' +
+      'or multipart/form-data with the new image in a part named `file`. The replaced version is kept (see image-versions); the item ' +
+      'processes again for its variants. Authors edit only the media they added.',
+    request: { params: mediaParams },
+    responses: { 200: { description: 'The item, now at its new version', schema: mediaItem } },
+    async handler({ params }, context, { req }) {
+      const { services, actor } = context;
+      const storage = createStorage(services.config);
+      const save = (edit: Parameters<typeof saveEdited>[7]) =>
+        saveEdited(services.db, services.config, storage, services.logger, actor, params.site_identifier, params.media_id, edit);
+      if (req.is('application/json')) {
+        const body = editOperations.safeParse(req.body);
+        if (!body.success) throw fromZodError(body.error, 'body');
+        return { body: await save({ kind: 'operations', operations: body.data.operations }) };
+      }
+      // A file: the item must be changeable by the caller before anything is stored.
+      const { site } = await services.db.connect((connection) => forChangeOf(connection, actor, params.site_identifier, params.media_id));
+      const file = await receiveFile(req, context, site, storage);
+      if (Object.keys(file.fields).length > 0) {
+        throw await refuseFile(context, storage, file.key, new Problem(422, 'Send only the file.', { errors: [{ path: 'body', message: 'no other parts' }] }));
+      }
+      return { body: await save({ kind: 'file', key: file.key, mimeType: file.mimeType, size: file.size }) };
     },
   }),
 

@@ -6,6 +6,8 @@ import type { Request } from 'express';
 import { Problem } from '../../core/errors.ts';
 import { recordUpload, storeUpload, uploadFields, uploadTarget } from '../../core/media/upload.ts';
 import type { MediaItem } from '../../core/media/items.ts';
+import type { Storage } from '../../core/storage/storage.ts';
+import type { Site } from '../../core/tenancy/sites.ts';
 import { createStorage, removeFiles } from '../../core/storage/index.ts';
 import { unstorableFields } from '../../core/storable.ts';
 import type { RouteContext } from '../route.ts';
@@ -13,15 +15,18 @@ import { fromZodError } from '../middleware/problems.ts';
 
 type Stored = Awaited<ReturnType<typeof storeUpload>>;
 
-export async function receiveUpload(req: Request, context: RouteContext, identifier: string): Promise<MediaItem> {
+export type ReceivedFile = Stored & { fileName: string; fields: Record<string, string> };
+
+/**
+ * Reads a multipart body whose one file part, named file, streams to storage
+ * for the site. Answers the stored file and the other parts; anything wrong
+ * (too large, not exactly one file) is refused with the stored file removed.
+ */
+export async function receiveFile(req: Request, context: RouteContext, site: Site, storage: Storage): Promise<ReceivedFile> {
   if (!req.is('multipart/form-data')) {
     throw new Problem(415, 'Send the file as multipart/form-data, in a part named file.', { headers: { 'Accept-Post': 'multipart/form-data' } });
   }
-  const { services, actor } = context;
-  const site = await uploadTarget(services.db, actor, identifier);
-  const storage = createStorage(services.config);
-  const limit = services.config.media.maxUploadBytes;
-
+  const limit = context.services.config.media.maxUploadBytes;
   const parsed = await new Promise<{ stored: Promise<Stored> | undefined; fields: Record<string, string>; fileName: string; truncated: boolean; extra: boolean }>((resolve, reject) => {
     let form: busboy.Busboy;
     try {
@@ -61,18 +66,29 @@ export async function receiveUpload(req: Request, context: RouteContext, identif
     context.signal.addEventListener('abort', () => req.unpipe(form), { once: true });
     req.pipe(form);
   });
-
   if (!parsed.stored) throw new Problem(422, 'Send the file in a part named file.', { errors: [{ path: 'body.file', message: 'required' }] });
   const file = await parsed.stored;
-  const refuse = async (problem: Problem) => {
-    await removeFiles(storage, services.logger, [file.key]);
-    return problem;
-  };
-  if (parsed.truncated) throw await refuse(new Problem(413, `The file is larger than ${limit} bytes.`));
-  if (parsed.extra) throw await refuse(new Problem(422, 'Send exactly one file, in a part named file.', { errors: [{ path: 'body.file', message: 'one file only' }] }));
-  const fields = uploadFields.safeParse(parsed.fields);
-  if (!fields.success) throw await refuse(fromZodError(fields.error, 'body'));
+  if (parsed.truncated) throw await refuseFile(context, storage, file.key, new Problem(413, `The file is larger than ${limit} bytes.`));
+  if (parsed.extra) {
+    throw await refuseFile(context, storage, file.key, new Problem(422, 'Send exactly one file, in a part named file.', { errors: [{ path: 'body.file', message: 'one file only' }] }));
+  }
+  return { ...file, fileName: parsed.fileName, fields: parsed.fields };
+}
+
+/** Removes a stored file that will not be kept, and answers the problem to throw. */
+export async function refuseFile(context: RouteContext, storage: Storage, key: string, problem: Problem): Promise<Problem> {
+  await removeFiles(storage, context.services.logger, [key]);
+  return problem;
+}
+
+export async function receiveUpload(req: Request, context: RouteContext, identifier: string): Promise<MediaItem> {
+  const { services, actor } = context;
+  const site = await uploadTarget(services.db, actor, identifier);
+  const storage = createStorage(services.config);
+  const file = await receiveFile(req, context, site, storage);
+  const fields = uploadFields.safeParse(file.fields);
+  if (!fields.success) throw await refuseFile(context, storage, file.key, fromZodError(fields.error, 'body'));
   const unstorable = unstorableFields(fields.data, 'body');
-  if (unstorable.length > 0) throw await refuse(new Problem(422, 'The request is not valid; see errors.', { errors: unstorable }));
-  return recordUpload(services.db, services.config, storage, services.logger, actor, site, { ...file, fileName: parsed.fileName }, fields.data);
+  if (unstorable.length > 0) throw await refuseFile(context, storage, file.key, new Problem(422, 'The request is not valid; see errors.', { errors: unstorable }));
+  return recordUpload(services.db, services.config, storage, services.logger, actor, site, file, fields.data);
 }

@@ -79,11 +79,13 @@ export async function insertMedia(db: CommonQueryMethods, owner: MediaOwner, dra
 
 /**
  * Deletes the items matched by `where` and answers every storage key they
- * held (the file and its variants), for removal once the transaction commits.
+ * held (the file, its variants and earlier versions), for removal once the
+ * transaction commits.
  */
 export async function deleteMediaRows(db: CommonQueryMethods, where: ReturnType<typeof sql.fragment>): Promise<string[]> {
   const rows = await db.any(sql.type(z.object({ keys: z.array(z.string()) }))`
     delete from media_items where ${where}
-    returning array_prepend(storage_key, array(select v->>'key' from jsonb_array_elements(variants) as v)) as keys`);
+    returning array_prepend(storage_key, array(select v->>'key' from jsonb_array_elements(variants) as v)
+                                      || array(select mv.storage_key from media_versions mv where mv.media_id = media_items.id)) as keys`);
   return rows.flatMap((row) => row.keys);
 }

@@ -92,7 +92,7 @@ export async function getMedia(db: CommonQueryMethods, actor: Actor, identifier:
 }
 
 /** Opens the item for a change by the caller: 404 when unseen, 403 for an author's change to another's item. */
-async function forChange(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
+export async function forChange(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
   const found = await access(db, actor, identifier, true);
   const item = await findMedia(db, found.site.id, id, true);
   if (found.role === 'author' && actor.kind === 'user' && item.created_by !== actor.userId) {

@@ -36,6 +36,8 @@ const folderOfA = (world: World) =>
     insert into media_folders (tenant_id, site_id, name, created_by)
     values (${world.tenantA.id}, ${world.siteA.id}, ${`folder-${world.unique()}`}, ${world.userIds.tenant_admin!}) returning id`);
 
+const onePixelPng = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
 /** A media item of site A added by its admin (its file is not needed here). */
 const mediaOfA = (world: World) =>
   world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
@@ -184,11 +186,7 @@ export const requests: Record<string, Builder> = {
     return { path: `/${world.siteA.slug}/media/tts`, body: { text: 'Matrix speech.' } };
   },
   'GET /{site_identifier}/media/': async (world) => ({ path: `/${world.siteA.slug}/media/` }),
-  // A 1×1 PNG.
-  'POST /{site_identifier}/media/': async (world) => ({
-    path: `/${world.siteA.slug}/media/`,
-    file: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'),
-  }),
+  'POST /{site_identifier}/media/': async (world) => ({ path: `/${world.siteA.slug}/media/`, file: onePixelPng }),
   'GET /{site_identifier}/media/count': async (world) => ({ path: `/${world.siteA.slug}/media/count?kind=image` }),
   'GET /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}` }),
   'GET /{site_identifier}/media/by-id/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/by-id/${await mediaOfA(world)}` }),
@@ -202,6 +200,14 @@ export const requests: Record<string, Builder> = {
     const key = await world.t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
     await createStorage(world.t.config).put(key, Buffer.from('matrix'), 'image/png');
     return { path: `/${world.siteA.slug}/media/${id}/view` };
+  },
+  'GET /{site_identifier}/media/{media_id}/image-editor-access': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/image-editor-access` }),
+  'GET /{site_identifier}/media/{media_id}/image-versions': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/image-versions` }),
+  'POST /{site_identifier}/media/{media_id}/save-edited-image': async (world) => {
+    const id = await mediaOfA(world);
+    const key = await world.t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+    await createStorage(world.t.config).put(key, onePixelPng, 'image/png');
+    return { path: `/${world.siteA.slug}/media/${id}/save-edited-image`, body: { operations: [{ op: 'flip', direction: 'vertical' }] } };
   },
   'DELETE /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}` }),
   'GET /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/` }),

@@ -1,0 +1,201 @@
+// Editing images: who may (and why not), the versions an item has had, and
+// saving an edit as a new version — from an uploaded file or from a list of
+// operations applied with sharp, in the order given. The replaced file stays
+// as a version; the item's variants are made again by the processing job.
+import { randomUUID } from 'node:crypto';
+import sharp, { type FormatEnum, type Sharp } from 'sharp';
+import { z } from 'zod';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import type { Config } from '../config.ts';
+import { readBalance } from '../credits/accounts.ts';
+import { priceOf } from '../credits/prices.ts';
+import { Problem } from '../errors.ts';
+import { insertJob } from '../jobs/submit.ts';
+import type { Logger } from '../logger.ts';
+import { removeFiles } from '../storage/index.ts';
+import type { Storage } from '../storage/storage.ts';
+import { forChange, getMedia } from './library.ts';
+import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
+
+const whole = z.number().int();
+
+export const operation = z.discriminatedUnion('op', [
+  z.strictObject({ op: z.literal('crop'), left: whole.min(0), top: whole.min(0), width: whole.min(1), height: whole.min(1) }),
+  z.strictObject({ op: z.literal('rotate'), angle: z.number().min(-360).max(360).describe('Degrees clockwise; other than a right angle, the corners are filled white') }),
+  z
+    .strictObject({
+      op: z.literal('resize'),
+      width: whole.min(1).max(10_000).optional(),
+      height: whole.min(1).max(10_000).optional(),
+      fit: z.enum(['cover', 'contain', 'fill', 'inside', 'outside']).default('inside'),
+    })
+    .refine((resize) => resize.width !== undefined || resize.height !== undefined, 'Give width, height or both.'),
+  z.strictObject({ op: z.literal('flip'), direction: z.enum(['horizontal', 'vertical']) }),
+  z
+    .strictObject({
+      op: z.literal('adjust'),
+      brightness: z.number().min(0).max(3).optional(),
+      saturation: z.number().min(0).max(3).optional(),
+      hue: z.number().int().min(-360).max(360).optional(),
+    })
+    .refine((adjust) => adjust.brightness !== undefined || adjust.saturation !== undefined || adjust.hue !== undefined, 'Give brightness, saturation or hue.'),
+]);
+
+export type Operation = z.infer<typeof operation>;
+
+export const editOperations = z.strictObject({ operations: z.array(operation).min(1).max(20) });
+
+export const editorAccess = z
+  .object({
+    allowed: z.boolean(),
+    reason: z.enum(['allowed', 'not_an_image', 'still_processing', 'not_yours', 'missing_scope']).describe('Why editing is or is not allowed'),
+    role: z.string().describe('Your role on the site: admin, editor, author or service'),
+    ai_edit: z.object({ price: z.number().int(), available: z.number().int(), affordable: z.boolean() }).describe('What an AI edit of this image costs you, and whether you can pay it'),
+  })
+  .meta({ id: 'ImageEditorAccess' });
+
+/** Whether the caller may edit the item, and why; a 404 only when the item is not theirs to see. */
+export async function imageEditorAccess(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<z.infer<typeof editorAccess>> {
+  const item = await getMedia(db, actor, identifier, id);
+  const site = await db.one(sql.type(z.object({ tenant_id: z.string() }))`select tenant_id from sites where id = ${item.site_id}`);
+  const role = await (async () => {
+    try {
+      await forChange(db, actor, identifier, id);
+      return null;
+    } catch (error) {
+      if (error instanceof Problem && error.status === 403) return error.message.includes('scope') ? 'missing_scope' : 'not_yours';
+      throw error;
+    }
+  })();
+  const { cost } = await priceOf(db, item.site_id, 'image_edit', 1);
+  const account =
+    actor.kind === 'user'
+      ? await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from credit_accounts where site_id = ${item.site_id} and user_id = ${actor.userId}`)
+      : await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from credit_accounts where tenant_id = ${site.tenant_id} and site_id is null`);
+  const { available } = await readBalance(db, account);
+  const reason = item.kind !== 'image' ? 'not_an_image' : role ?? (item.status === 'processing' ? 'still_processing' : 'allowed');
+  const callerRole = actor.kind === 'service' ? 'service' : ((await db.maybeOneFirst(sql.type(z.object({ role: z.string() }))`
+    select role from memberships where tenant_id = ${site.tenant_id} and user_id = ${actor.userId}`)) ?? (actor.isGlobalAdmin ? 'admin' : 'author'));
+  return { allowed: reason === 'allowed', reason, role: callerRole, ai_edit: { price: cost, available, affordable: available >= cost } };
+}
+
+export const mediaVersion = z
+  .object({
+    version: z.number().int(),
+    current: z.boolean(),
+    mime_type: z.string(),
+    size_bytes: z.number().int(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    created_by: z.uuid().nullable(),
+    created_at: z.string(),
+    replaced_at: z.string().nullable(),
+  })
+  .meta({ id: 'MediaVersion' });
+
+/** Newest first: the current file, then the ones it replaced. */
+export async function listVersions(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
+  const item = await getMedia(db, actor, identifier, id);
+  const rows = await db.any(sql.type(mediaVersion)`
+    select version, true as current, mime_type, size_bytes, width, height, coalesce(version_created_by, created_by) as created_by,
+           version_created_at as created_at, null as replaced_at
+    from media_items where id = ${item.id}
+    union all
+    select version, false, mime_type, size_bytes, width, height, created_by, created_at, replaced_at
+    from media_versions where media_id = ${item.id}
+    order by version desc`);
+  return { items: [...rows] };
+}
+
+type OutputFormat = 'jpeg' | 'png' | 'webp' | 'avif';
+
+const outputFormats = new Map<string, OutputFormat>([
+  ['image/jpeg', 'jpeg'],
+  ['image/png', 'png'],
+  ['image/webp', 'webp'],
+  ['image/avif', 'avif'],
+]);
+
+/** Applies the operations one after another (sharp would otherwise reorder them), decoding once. */
+export async function applyOperations(input: Buffer, operations: Operation[], format: OutputFormat, maxPixels: number): Promise<Buffer> {
+  const limits = { limitInputPixels: maxPixels, failOn: 'error' as const };
+  let { data, info } = await sharp(input, limits).autoOrient().raw().toBuffer({ resolveWithObject: true });
+  for (const step of operations) {
+    let image: Sharp = sharp(data, { ...limits, raw: { width: info.width, height: info.height, channels: info.channels } });
+    if (step.op === 'crop') {
+      if (step.left + step.width > info.width || step.top + step.height > info.height) {
+        throw new Problem(422, `The crop falls outside the ${info.width}×${info.height} image.`, { errors: [{ path: 'body.operations', message: 'crop outside the image' }] });
+      }
+      image = image.extract({ left: step.left, top: step.top, width: step.width, height: step.height });
+    } else if (step.op === 'rotate') {
+      image = image.rotate(step.angle, { background: '#ffffff' });
+    } else if (step.op === 'resize') {
+      image = image.resize({ ...(step.width ? { width: step.width } : {}), ...(step.height ? { height: step.height } : {}), fit: step.fit });
+    } else if (step.op === 'flip') {
+      image = step.direction === 'vertical' ? image.flip() : image.flop();
+    } else {
+      image = image.modulate({ ...(step.brightness !== undefined ? { brightness: step.brightness } : {}), ...(step.saturation !== undefined ? { saturation: step.saturation } : {}), ...(step.hue !== undefined ? { hue: step.hue } : {}) });
+    }
+    ({ data, info } = await image.raw().toBuffer({ resolveWithObject: true }));
+  }
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).toFormat(format as keyof FormatEnum).toBuffer();
+}
+
+/** The edited image's bytes: operations on the current file, or an uploaded file already stored. */
+export type Edit = { kind: 'operations'; operations: Operation[] } | { kind: 'file'; key: string; mimeType: string; size: number };
+
+export async function saveEdited(db: DatabasePool, config: Config, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, edit: Edit): Promise<MediaItem> {
+  // The file of this edit, once stored: removed again if the edit is not saved.
+  let made: string | undefined = edit.kind === 'file' ? edit.key : undefined;
+  try {
+    const { site, item } = await db.connect((connection) => forChange(connection, actor, identifier, id));
+    if (item.kind !== 'image') throw new Problem(409, `Only images can be edited; this item is ${item.kind}.`);
+    let next: { key: string; mimeType: string; size: number; output?: Buffer };
+    if (edit.kind === 'file') {
+      if (!edit.mimeType.startsWith('image/')) throw new Problem(415, `The new version must be an image; this file is ${edit.mimeType}.`);
+      next = edit;
+    } else {
+      const current = await db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+      const input = await bytesOf(storage, current);
+      if (input.length === 0) throw new Problem(409, 'The image’s file is missing; it cannot be edited.');
+      const format = outputFormats.get(item.mime_type) ?? 'png';
+      const output = await applyOperations(input, edit.operations, format, config.media.maxPixels).catch((error: unknown) => {
+        if (error instanceof Problem) throw error;
+        throw new Problem(422, `The operations cannot be applied: ${(error as Error).message}.`, { errors: [{ path: 'body.operations', message: 'cannot be applied' }] });
+      });
+      made = `${site.tenant_id}/${site.id}/${randomUUID()}`;
+      const mimeType = `image/${format}`;
+      next = { key: made, mimeType, size: (await storage.put(made, output, mimeType)).size, output };
+    }
+    const meta = await sharp(next.output ?? (await bytesOf(storage, next.key)), { limitInputPixels: config.media.maxPixels }).metadata().catch(() => null);
+    const { saved, staleVariants } = await db.transaction(async (tx) => {
+      const locked = await forChange(tx, actor, identifier, id);
+      const previous = await tx.oneFirst(sql.type(z.object({ variant_keys: z.array(z.string()) }))`
+        select array(select v->>'key' from jsonb_array_elements(variants) v) as variant_keys from media_items where id = ${id}`);
+      await tx.query(sql.typeAlias('void')`
+        insert into media_versions (tenant_id, media_id, version, storage_key, mime_type, size_bytes, width, height, created_by, created_at)
+        select tenant_id, id, version, storage_key, mime_type, size_bytes, width, height, coalesce(version_created_by, created_by), version_created_at
+        from media_items where id = ${id}`);
+      const job = await insertJob(tx, config, { site: locked.site, actor, kind: 'media_process', input: { media_id: id }, accountId: null, cost: 0 });
+      const row = await tx.one(sql.type(mediaItem)`
+        update media_items set storage_key = ${next.key}, mime_type = ${next.mimeType}, size_bytes = ${next.size}, version = version + 1,
+               width = ${meta?.width ?? null}, height = ${meta?.height ?? null}, status = 'processing', variants = '[]', dominant_color = null,
+               processing_error = null, job_id = ${job.id}, version_created_by = ${actor.kind === 'user' ? actor.userId : null},
+               version_created_at = now()
+        where id = ${id} returning ${mediaColumns}`);
+      return { saved: row, staleVariants: previous };
+    });
+    made = undefined;
+    // The old original stays as a version; its variants are made again for the new one.
+    await removeFiles(storage, logger, staleVariants);
+    return saved;
+  } finally {
+    if (made) await removeFiles(storage, logger, [made]);
+  }
+}
+
+async function bytesOf(storage: Storage, key: string): Promise<Buffer> {
+  const body = await storage.read(key);
+  return body ? Buffer.concat(await body.toArray()) : Buffer.alloc(0);
+}
