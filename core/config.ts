@@ -39,6 +39,8 @@ const envSchema = z.object({
   JOB_WAITING_HOURS: positiveInt.default(24),
   SPEECH_PROVIDER: z.enum(['local', 'openai', 'async']).default('local'),
   SPEECH_MAX_CHARACTERS: positiveInt.max(100_000).default(5000),
+  IMAGE_PROVIDER: z.enum(['local', 'openai']).default('local'),
+  AI_IMAGE_MODEL: z.string().min(1).default('gpt-image-1'),
   AI_BASE_URL: optionalUrl,
   AI_API_KEY: z.string().min(1).optional(),
   AI_SPEECH_MODEL: z.string().min(1).default('tts-1'),
@@ -153,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       waitingHours: values.JOB_WAITING_HOURS,
     },
     speech: { provider: values.SPEECH_PROVIDER, maxCharacters: values.SPEECH_MAX_CHARACTERS },
+    images: { provider: values.IMAGE_PROVIDER, model: values.AI_IMAGE_MODEL },
     ai: { baseUrl: values.AI_BASE_URL?.replace(/\/$/, ''), apiKey: values.AI_API_KEY, speechModel: values.AI_SPEECH_MODEL, timeoutMs: values.AI_TIMEOUT_MS },
     mediaProvider: {
       url: values.MEDIA_PROVIDER_URL?.replace(/\/$/, ''),

@@ -9,6 +9,8 @@ import { countMedia, deleteMedia, forChange as forChangeOf, getMedia, listMedia,
 import { pageSchema } from '../../core/pagination.ts';
 import { createStorage } from '../../core/storage/index.ts';
 import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
+import { imageRequest } from '../../core/media/generation.ts';
+import { requireFolder } from '../../core/media/folders.ts';
 import { deliveryReceipt, receiveDelivery } from '../../core/media/webhook.ts';
 import { submitJob } from '../../core/jobs/submit.ts';
 import { answerJob, jobResponses } from '../jobs/answer.ts';
@@ -192,6 +194,24 @@ export const routes = [
         estimatedUnits: estimateSeconds(body),
         scope: 'media:write',
       });
+      return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /{site_identifier}/media/generate',
+    idempotent: true,
+    description:
+      'Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). ' +
+      'Credits for `count` images are reserved now (402 when not available) and debited per image made. The local provider draws ' +
+      'deterministic abstract images (the same prompt and seed, the same images); IMAGE_PROVIDER=openai calls an OpenAI-compatible endpoint. ' +
+      'Honours Idempotency-Key and `Prefer: wait=N`.',
+    request: { params: siteParams, body: imageRequest },
+    responses: jobResponses,
+    async handler({ params, body }, context, { req }) {
+      const { services, actor } = context;
+      if (body.folder_id) await services.db.connect((connection) => requireFolder(connection, actor, params.site_identifier, body.folder_id!));
+      const { job } = await submitJob(services.db, services.config, actor, params.site_identifier, { kind: 'image', input: body, estimatedUnits: body.count, scope: 'media:write' });
       return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
     },
   }),

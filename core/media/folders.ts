@@ -205,3 +205,11 @@ export async function folderTree(db: CommonQueryMethods, actor: Actor, identifie
     select count(*)::int as count from media_items where site_id = ${site.id} and folder_id is null`);
   return { items: roots, unfiled_item_count: unfiled };
 }
+
+/** A folder of the site, named in a request body: 422 (at body.folder_id) when it is not one. */
+export async function requireFolder(db: CommonQueryMethods, actor: Actor, identifier: string, folderId: string): Promise<void> {
+  const { site } = await access(db, actor, identifier, false);
+  if (!(await db.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${site.id} and id = ${folderId}`))) {
+    throw new Problem(422, 'The folder is not a folder of this site.', { errors: [{ path: 'body.folder_id', message: 'no such folder in this site' }] });
+  }
+}

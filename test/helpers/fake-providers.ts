@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import sharp from 'sharp';
 import { sign } from '../../core/media/webhook.ts';
 import { toneHeader } from '../../core/media/wav.ts';
 
@@ -27,6 +28,8 @@ export type FakeProviders = {
   /** Answers for the next calls to /audio/speech, in order; after them, `fallback`. */
   speech: Script[];
   fallback: Script;
+  /** Answers for the next calls to /images/generations (ok: as many PNGs as asked for, of the size asked for). */
+  images: Script[];
   /** Jobs accepted at /v1/jobs: the provider's id, the callback and what was asked. */
   accepted: { id: string; callback_url: string; reference: string; input: unknown }[];
   /** Audio served at /files/{name}, for deliveries by URL. */
@@ -39,7 +42,7 @@ export type FakeProviders = {
 export async function startFakeProviders(): Promise<FakeProviders> {
   const hanging = new Set<http.ServerResponse>();
   let waiters: ((recorded: Recorded) => void)[] = [];
-  const state: Omit<FakeProviders, 'url' | 'close' | 'nextRequest'> = { requests: [], speech: [], fallback: { kind: 'ok', seconds: 2 }, accepted: [], files: new Map() };
+  const state: Omit<FakeProviders, 'url' | 'close' | 'nextRequest'> = { requests: [], speech: [], images: [], fallback: { kind: 'ok', seconds: 2 }, accepted: [], files: new Map() };
   const server = http.createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -69,6 +72,22 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
       res.writeHead(200, { 'Content-Type': 'audio/wav' });
       res.end(toneWav(script.seconds));
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/images/generations') {
+      const script = state.images.shift() ?? { kind: 'ok', seconds: 0 };
+      if (script.kind !== 'ok') {
+        res.writeHead(script.kind === 'status' ? script.status : 500, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'scripted failure' } }));
+        return;
+      }
+      const asked = body as { n?: number; size?: string };
+      const [width, height] = (asked.size ?? '256x256').split('x').map(Number) as [number, number];
+      const images = await Promise.all(
+        Array.from({ length: asked.n ?? 1 }, (_, i) => sharp({ create: { width, height, channels: 3, background: { r: 40 * i, g: 100, b: 200 } } }).png().toBuffer()),
+      );
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ created: Date.now(), data: images.map((image) => ({ b64_json: image.toString('base64') })) }));
       return;
     }
     if (req.method === 'POST' && url.pathname === '/v1/jobs') {

@@ -1,9 +1,11 @@
 // Every kind of job the worker can run, by the `kind` stored on the job.
 import type { JobHandler } from './handler.ts';
+import image from './image.ts';
 import mediaProcess from './media_process.ts';
 import speech from './speech.ts';
 
 export const jobKinds = new Map<string, JobHandler>([
   ['speech', speech],
   ['media_process', mediaProcess],
+  ['image', image],
 ]);
