@@ -41,6 +41,8 @@ const envSchema = z.object({
   SPEECH_MAX_CHARACTERS: positiveInt.max(100_000).default(5000),
   IMAGE_PROVIDER: z.enum(['local', 'openai']).default('local'),
   AI_IMAGE_MODEL: z.string().min(1).default('gpt-image-1'),
+  TEXT_PROVIDER: z.enum(['local', 'openai']).default('local'),
+  AI_TEXT_MODEL: z.string().min(1).default('gpt-4o-mini'),
   AI_BASE_URL: optionalUrl,
   AI_API_KEY: z.string().min(1).optional(),
   AI_SPEECH_MODEL: z.string().min(1).default('tts-1'),
@@ -156,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     speech: { provider: values.SPEECH_PROVIDER, maxCharacters: values.SPEECH_MAX_CHARACTERS },
     images: { provider: values.IMAGE_PROVIDER, model: values.AI_IMAGE_MODEL },
+    text: { provider: values.TEXT_PROVIDER, model: values.AI_TEXT_MODEL },
     ai: { baseUrl: values.AI_BASE_URL?.replace(/\/$/, ''), apiKey: values.AI_API_KEY, speechModel: values.AI_SPEECH_MODEL, timeoutMs: values.AI_TIMEOUT_MS },
     mediaProvider: {
       url: values.MEDIA_PROVIDER_URL?.replace(/\/$/, ''),

@@ -217,6 +217,27 @@ export const routes = [
   }),
 
   defineRoute({
+    key: 'POST /{site_identifier}/media/{media_id}/generate-metadata',
+    idempotent: true,
+    description:
+      'Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. ' +
+      'Locally they come from technical metadata and the file name, and the job’s output says so; TEXT_PROVIDER=openai asks a vision-capable model.',
+    request: { params: mediaParams, body: z.strictObject({ overwrite: z.boolean().default(false) }).default({ overwrite: false }) },
+    responses: jobResponses,
+    async handler({ params, body }, context, { req }) {
+      const { services, actor } = context;
+      await services.db.connect((connection) => forChangeOf(connection, actor, params.site_identifier, params.media_id));
+      const { job } = await submitJob(services.db, services.config, actor, params.site_identifier, {
+        kind: 'media_metadata',
+        input: { media_id: params.media_id, overwrite: body.overwrite },
+        estimatedUnits: 1,
+        scope: 'media:write',
+      });
+      return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
+    },
+  }),
+
+  defineRoute({
     key: 'POST /{site_identifier}/media/webhook/mediaprovider',
     description:
       'Where the asynchronous media provider delivers a result. Signed with MEDIA_PROVIDER_WEBHOOK_SECRET: `webhook-id`, `webhook-timestamp` (Unix seconds, within 5 minutes) and ' +

@@ -90,6 +90,12 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       res.end(JSON.stringify({ created: Date.now(), data: images.map((image) => ({ b64_json: image.toString('base64') })) }));
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/chat/completions') {
+      const content = JSON.stringify({ alt: 'A red square on white', caption: 'Red square.', tags: ['Red', 'Square'] });
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content } }] }));
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/v1/jobs') {
       const request = body as { callback_url: string; reference: string; input: unknown };
       const id = `prov-${randomUUID()}`;

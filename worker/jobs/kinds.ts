@@ -1,6 +1,7 @@
 // Every kind of job the worker can run, by the `kind` stored on the job.
 import type { JobHandler } from './handler.ts';
 import image from './image.ts';
+import mediaMetadata from './media_metadata.ts';
 import mediaProcess from './media_process.ts';
 import speech from './speech.ts';
 
@@ -8,4 +9,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['speech', speech],
   ['media_process', mediaProcess],
   ['image', image],
+  ['media_metadata', mediaMetadata],
 ]);
