@@ -217,6 +217,36 @@ export const routes = [
   }),
 
   defineRoute({
+    key: 'POST /{site_identifier}/media/{media_id}/edit-with-ai',
+    idempotent: true,
+    description:
+      'Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). ' +
+      'Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style ' +
+      'filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with ' +
+      'unsupported_instruction. IMAGE_PROVIDER=openai sends it to an OpenAI-compatible /images/edits.',
+    request: { params: mediaParams, body: z.strictObject({ instruction: z.string().trim().min(1).max(1000), mask_media_id: z.uuid().optional() }) },
+    responses: jobResponses,
+    async handler({ params, body }, context, { req }) {
+      const { services, actor } = context;
+      await services.db.connect(async (connection) => {
+        const { item, site } = await forChangeOf(connection, actor, params.site_identifier, params.media_id);
+        if (item.kind !== 'image') throw new Problem(409, `Only images can be edited; this item is ${item.kind}.`);
+        if (body.mask_media_id) {
+          const mask = await getMedia(connection, actor, site.id, body.mask_media_id).catch(() => null);
+          if (mask?.kind !== 'image') throw new Problem(422, 'The mask is not an image of this site.', { errors: [{ path: 'body.mask_media_id', message: 'no such image in this site' }] });
+        }
+      });
+      const { job } = await submitJob(services.db, services.config, actor, params.site_identifier, {
+        kind: 'image_edit',
+        input: { media_id: params.media_id, instruction: body.instruction, ...(body.mask_media_id ? { mask_media_id: body.mask_media_id } : {}) },
+        estimatedUnits: 1,
+        scope: 'media:write',
+      });
+      return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
+    },
+  }),
+
+  defineRoute({
     key: 'POST /{site_identifier}/media/{media_id}/generate-metadata',
     idempotent: true,
     description:

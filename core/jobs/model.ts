@@ -52,6 +52,7 @@ export type Job = z.infer<typeof job>;
 /** What the domain needs beside the public fields. */
 export const jobRow = job.extend({
   tenant_id: z.uuid(),
+  actor_id: z.uuid().nullable(),
   account_id: z.uuid().nullable(),
   provider_ref: z.string().nullable(),
   provider_result: z.unknown().nullable(),
@@ -61,14 +62,14 @@ export const jobRow = job.extend({
 export type JobRow = z.infer<typeof jobRow>;
 
 export const jobColumns = sql.fragment`
-  jobs.id, jobs.tenant_id, jobs.site_id, jobs.user_id, jobs.kind, jobs.status, jobs.progress::float8 as progress, jobs.stage,
+  jobs.id, jobs.tenant_id, jobs.actor_id, jobs.site_id, jobs.user_id, jobs.kind, jobs.status, jobs.progress::float8 as progress, jobs.stage,
   jobs.input, jobs.output, jobs.error, jobs.attempts, jobs.max_attempts, jobs.account_id, jobs.credits_reserved,
   jobs.credits_charged, jobs.provider, jobs.provider_ref, jobs.provider_result, jobs.locked_by, jobs.media_id, jobs.media_ids,
   jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
 
 /** The public shape: internal bookkeeping stays inside. */
 export function toJob(row: JobRow): Job {
-  const { tenant_id: _t, account_id: _a, provider_ref: _r, provider_result: _p, locked_by: _l, ...visible } = row;
+  const { tenant_id: _t, actor_id: _actor, account_id: _a, provider_ref: _r, provider_result: _p, locked_by: _l, ...visible } = row;
   return visible;
 }
 

@@ -29,6 +29,7 @@ export const mediaItem = z
       .array(z.object({ name: z.string(), mime_type: z.string(), width: z.number().int().nullable(), height: z.number().int().nullable(), size_bytes: z.number().int() }))
       .describe('Responsive sizes of an image, a video’s poster: fetch one with view?variant=name'),
     processing_error: z.string().nullable().describe('Why processing failed (status failed)'),
+    version: z.number().int().describe('Raised by each saved edit; earlier versions are listed by image-versions'),
     job_id: z.uuid().nullable(),
     created_by: z.uuid().nullable(),
     created_at: z.string(),
@@ -43,7 +44,7 @@ export const mediaColumns = sql.fragment`
   media_items.width, media_items.height, media_items.duration_seconds, media_items.status, media_items.file_name, media_items.alt,
   media_items.title, media_items.caption, media_items.tags, media_items.focal_point, media_items.dominant_color,
   coalesce((select jsonb_agg(v - 'key') from jsonb_array_elements(media_items.variants) as v), '[]') as variants,
-  media_items.processing_error, media_items.job_id, media_items.created_by, media_items.created_at, media_items.updated_at`;
+  media_items.processing_error, media_items.version, media_items.job_id, media_items.created_by, media_items.created_at, media_items.updated_at`;
 
 /** A file already in storage, to be recorded as a media item. */
 export type MediaDraft = {

@@ -16,6 +16,7 @@ import type { Logger } from '../logger.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
 import { forChange, getMedia } from './library.ts';
+import type { Site } from '../tenancy/sites.ts';
 import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
 
 const whole = z.number().int();
@@ -171,20 +172,7 @@ export async function saveEdited(db: DatabasePool, config: Config, storage: Stor
     const meta = await sharp(next.output ?? (await bytesOf(storage, next.key)), { limitInputPixels: config.media.maxPixels }).metadata().catch(() => null);
     const { saved, staleVariants } = await db.transaction(async (tx) => {
       const locked = await forChange(tx, actor, identifier, id);
-      const previous = await tx.oneFirst(sql.type(z.object({ variant_keys: z.array(z.string()) }))`
-        select array(select v->>'key' from jsonb_array_elements(variants) v) as variant_keys from media_items where id = ${id}`);
-      await tx.query(sql.typeAlias('void')`
-        insert into media_versions (tenant_id, media_id, version, storage_key, mime_type, size_bytes, width, height, created_by, created_at)
-        select tenant_id, id, version, storage_key, mime_type, size_bytes, width, height, coalesce(version_created_by, created_by), version_created_at
-        from media_items where id = ${id}`);
-      const job = await insertJob(tx, config, { site: locked.site, actor, kind: 'media_process', input: { media_id: id }, accountId: null, cost: 0 });
-      const row = await tx.one(sql.type(mediaItem)`
-        update media_items set storage_key = ${next.key}, mime_type = ${next.mimeType}, size_bytes = ${next.size}, version = version + 1,
-               width = ${meta?.width ?? null}, height = ${meta?.height ?? null}, status = 'processing', variants = '[]', dominant_color = null,
-               processing_error = null, job_id = ${job.id}, version_created_by = ${actor.kind === 'user' ? actor.userId : null},
-               version_created_at = now()
-        where id = ${id} returning ${mediaColumns}`);
-      return { saved: row, staleVariants: previous };
+      return recordVersion(tx, config, { site: locked.site, actor, mediaId: id, file: next, width: meta?.width ?? null, height: meta?.height ?? null, jobId: null });
     });
     made = undefined;
     // The old original stays as a version; its variants are made again for the new one.
@@ -195,7 +183,43 @@ export async function saveEdited(db: DatabasePool, config: Config, storage: Stor
   }
 }
 
-async function bytesOf(storage: Storage, key: string): Promise<Buffer> {
+export type NewVersion = {
+  site: Site;
+  /** Who made it: processing runs on their behalf. */
+  actor: Actor;
+  mediaId: string;
+  file: { key: string; mimeType: string; size: number };
+  width: number | null;
+  height: number | null;
+  /** The job that made it (an AI edit), so a rerun of that job makes no second version. */
+  jobId: string | null;
+};
+
+/**
+ * Makes the stored file the item's current version, in the caller's
+ * transaction: the replaced one is kept in media_versions, and the item is
+ * processed again. Answers the item and the variant keys that are now stale.
+ */
+export async function recordVersion(tx: CommonQueryMethods, config: Config, version: NewVersion): Promise<{ saved: MediaItem; staleVariants: string[] }> {
+  const id = version.mediaId;
+  const stale = await tx.oneFirst(sql.type(z.object({ variant_keys: z.array(z.string()) }))`
+    select array(select v->>'key' from jsonb_array_elements(variants) v) as variant_keys from media_items where id = ${id} for update`);
+  await tx.query(sql.typeAlias('void')`
+    insert into media_versions (tenant_id, media_id, version, storage_key, mime_type, size_bytes, width, height, created_by, created_at)
+    select tenant_id, id, version, storage_key, mime_type, size_bytes, width, height, coalesce(version_created_by, created_by), version_created_at
+    from media_items where id = ${id}`);
+  const job = await insertJob(tx, config, { site: version.site, actor: version.actor, kind: 'media_process', input: { media_id: id }, accountId: null, cost: 0 });
+  const saved = await tx.one(sql.type(mediaItem)`
+    update media_items set storage_key = ${version.file.key}, mime_type = ${version.file.mimeType}, size_bytes = ${version.file.size},
+           version = version + 1, width = ${version.width}, height = ${version.height}, status = 'processing', variants = '[]',
+           dominant_color = null, processing_error = null, job_id = ${job.id},
+           version_created_by = ${version.actor.kind === 'user' ? version.actor.userId : null}, version_created_at = now(),
+           version_job_id = ${version.jobId}
+    where id = ${id} returning ${mediaColumns}`);
+  return { saved, staleVariants: stale };
+}
+
+export async function bytesOf(storage: Storage, key: string): Promise<Buffer> {
   const body = await storage.read(key);
   return body ? Buffer.concat(await body.toArray()) : Buffer.alloc(0);
 }

@@ -4,6 +4,8 @@ alter table media_items add column version integer not null default 1 check (ver
 -- Who made the current version, and when (null and the creation time for an item never edited).
 alter table media_items add column version_created_by uuid references users (id) on delete set null;
 alter table media_items add column version_created_at timestamptz not null default now();
+-- The job (an AI edit) that made the current version, so a rerun of it does not make another.
+alter table media_items add column version_job_id uuid;
 
 create table media_versions (
   id uuid primary key default gen_random_uuid(),

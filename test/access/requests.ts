@@ -181,6 +181,10 @@ export const requests: Record<string, Builder> = {
   'POST /admin/jobs/{job_id}/cancel': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}/cancel` }),
   // No METRICS_TOKEN in this app: global admins only.
   'GET /metrics': fixed('/metrics'),
+  'POST /{site_identifier}/media/{media_id}/edit-with-ai': async (world) => {
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/edit-with-ai`, body: { instruction: 'make it black and white' } };
+  },
   'POST /{site_identifier}/media/{media_id}/generate-metadata': async (world) => {
     await creditEveryone(world);
     return { path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/generate-metadata`, body: {} };

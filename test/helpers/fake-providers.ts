@@ -90,6 +90,12 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       res.end(JSON.stringify({ created: Date.now(), data: images.map((image) => ({ b64_json: image.toString('base64') })) }));
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/images/edits') {
+      const edited = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 0, g: 200, b: 0, alpha: 1 } } }).png().toBuffer();
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ created: Date.now(), data: [{ b64_json: edited.toString('base64') }] }));
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/chat/completions') {
       const content = JSON.stringify({ alt: 'A red square on white', caption: 'Red square.', tags: ['Red', 'Square'] });
       res.writeHead(200, { 'Content-Type': 'application/json' });

@@ -1,6 +1,7 @@
 // Every kind of job the worker can run, by the `kind` stored on the job.
 import type { JobHandler } from './handler.ts';
 import image from './image.ts';
+import imageEdit from './image_edit.ts';
 import mediaMetadata from './media_metadata.ts';
 import mediaProcess from './media_process.ts';
 import speech from './speech.ts';
@@ -9,5 +10,6 @@ export const jobKinds = new Map<string, JobHandler>([
   ['speech', speech],
   ['media_process', mediaProcess],
   ['image', image],
+  ['image_edit', imageEdit],
   ['media_metadata', mediaMetadata],
 ]);

@@ -3,7 +3,7 @@
 // with backoff); other 4xx mean the provider refused this input (permanent).
 import { permanent, transient } from '../jobs/errors.ts';
 
-export type ProviderCall = { url: string; method?: 'GET' | 'POST'; apiKey?: string | undefined; json?: unknown; timeoutMs: number; signal: AbortSignal };
+export type ProviderCall = { url: string; method?: 'GET' | 'POST'; apiKey?: string | undefined; json?: unknown; form?: FormData; timeoutMs: number; signal: AbortSignal };
 
 export async function callProvider(name: string, call: ProviderCall): Promise<Response> {
   const timeout = AbortSignal.timeout(call.timeoutMs);
@@ -16,6 +16,7 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
         ...(call.apiKey ? { authorization: `Bearer ${call.apiKey}` } : {}),
       },
       ...(call.json === undefined ? {} : { body: JSON.stringify(call.json) }),
+      ...(call.form ? { body: call.form } : {}),
       signal: AbortSignal.any([call.signal, timeout]),
       // A provider that redirects could send us anywhere (an internal address): not followed.
       redirect: 'manual',
