@@ -5,6 +5,7 @@
 import { sql } from '../../db/pool.ts';
 import { isFinished, job as jobSchema, jobColumns, jobPath, jobRow, toJob, type Job } from '../../core/jobs/model.ts';
 import type { Reply, RouteContext } from '../route.ts';
+import { submitJob, type Submission } from '../../core/jobs/submit.ts';
 
 /** The wait asked for in a Prefer header, in seconds; undefined when none. */
 export function preferredWait(prefer: string | undefined): number | undefined {
@@ -44,3 +45,9 @@ export const jobResponses = {
   200: { description: 'The job, finished within the wait asked for', schema: jobSchema },
   202: { description: 'The job, accepted and not finished yet; poll Location or watch its events', schema: jobSchema },
 };
+
+/** Submits the job (one transaction: row, reservation, queue entry) and answers it as the endpoint that made it. */
+export async function submitAndAnswer(context: RouteContext, prefer: string | undefined, identifier: string, submission: Submission): Promise<Reply> {
+  const { job } = await submitJob(context.services.db, context.services.config, context.actor, identifier, submission);
+  return answerJob(context, prefer, identifier, job, 'submitted');
+}

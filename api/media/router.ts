@@ -12,8 +12,7 @@ import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
 import { imageRequest } from '../../core/media/generation.ts';
 import { requireFolder } from '../../core/media/folders.ts';
 import { deliveryReceipt, receiveDelivery } from '../../core/media/webhook.ts';
-import { submitJob } from '../../core/jobs/submit.ts';
-import { answerJob, jobResponses } from '../jobs/answer.ts';
+import { jobResponses, submitAndAnswer } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
 import { receiveFile, receiveUpload, refuseFile } from './upload.ts';
 import { editOperations, editorAccess, imageEditorAccess, listVersions, mediaVersion, saveEdited } from '../../core/media/versions.ts';
@@ -183,18 +182,16 @@ export const routes = [
     request: { params: siteParams, body: speechInput },
     responses: jobResponses,
     async handler({ params, body }, context, { req }) {
-      const { services, actor } = context;
-      const limit = services.config.speech.maxCharacters;
+      const limit = context.services.config.speech.maxCharacters;
       if (body.text.length > limit) {
         throw new Problem(422, `The text is longer than ${limit} characters.`, { errors: [{ path: 'body.text', message: `at most ${limit} characters` }] });
       }
-      const { job } = await submitJob(services.db, services.config, actor, params.site_identifier, {
+      return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {
         kind: 'speech',
         input: body,
         estimatedUnits: estimateSeconds(body),
         scope: 'media:write',
       });
-      return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
     },
   }),
 
@@ -211,8 +208,7 @@ export const routes = [
     async handler({ params, body }, context, { req }) {
       const { services, actor } = context;
       if (body.folder_id) await services.db.connect((connection) => requireFolder(connection, actor, params.site_identifier, body.folder_id!));
-      const { job } = await submitJob(services.db, services.config, actor, params.site_identifier, { kind: 'image', input: body, estimatedUnits: body.count, scope: 'media:write' });
-      return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
+      return submitAndAnswer(context, req.get('prefer'), params.site_identifier, { kind: 'image', input: body, estimatedUnits: body.count, scope: 'media:write' });
     },
   }),
 
@@ -236,13 +232,12 @@ export const routes = [
           if (mask?.kind !== 'image') throw new Problem(422, 'The mask is not an image of this site.', { errors: [{ path: 'body.mask_media_id', message: 'no such image in this site' }] });
         }
       });
-      const { job } = await submitJob(services.db, services.config, actor, params.site_identifier, {
+      return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {
         kind: 'image_edit',
         input: { media_id: params.media_id, instruction: body.instruction, ...(body.mask_media_id ? { mask_media_id: body.mask_media_id } : {}) },
         estimatedUnits: 1,
         scope: 'media:write',
       });
-      return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
     },
   }),
 
@@ -257,13 +252,12 @@ export const routes = [
     async handler({ params, body }, context, { req }) {
       const { services, actor } = context;
       await services.db.connect((connection) => forChangeOf(connection, actor, params.site_identifier, params.media_id));
-      const { job } = await submitJob(services.db, services.config, actor, params.site_identifier, {
+      return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {
         kind: 'media_metadata',
         input: { media_id: params.media_id, overwrite: body.overwrite },
         estimatedUnits: 1,
         scope: 'media:write',
       });
-      return answerJob(context, req.get('prefer'), params.site_identifier, job, 'submitted');
     },
   }),
 

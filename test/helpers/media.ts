@@ -1,7 +1,10 @@
 // The cast of the media test files: tenants A and B (staffed), a global admin,
 // two authors assigned to A's site, and service accounts of A that read media,
 // write media, or have no media scope at all.
-import type { TestApp } from './app.ts';
+import type { WorkerHandle } from '../../worker/runner.ts';
+import { startTestApp, stopTestApp, type TestApp } from './app.ts';
+import { startFakeProviders, type FakeProviders } from './fake-providers.ts';
+import { giveCredits } from './jobs.ts';
 import { serviceAccount, signedIn, type Caller } from './factories.ts';
 import { globalAdmin, staffedTenant, type Auth, type Staffed } from './identity.ts';
 
@@ -20,4 +23,27 @@ export async function mediaCast(t: TestApp): Promise<MediaCast> {
     writer: (await serviceAccount(t, a.tenant, ['sites:read', 'media:read', 'media:write'], a.admin)).auth,
     noMediaScope: (await serviceAccount(t, a.tenant, ['sites:read'], a.admin)).auth,
   };
+}
+
+/** What the media job test files share: fake providers, an app, the cast (A's editor holding 1,000 credits), and a worker slot emptied after each test. */
+export type MediaSuite = { t: TestApp; cast: MediaCast; fake: FakeProviders; worker: WorkerHandle | undefined };
+
+export function mediaSuite(): MediaSuite {
+  const suite = { worker: undefined } as MediaSuite;
+  beforeAll(async () => {
+    suite.fake = await startFakeProviders();
+    suite.t = await startTestApp();
+    suite.cast = await mediaCast(suite.t);
+    await giveCredits(suite.t, suite.cast.a.site, 1000, suite.cast.a.editor.user.id);
+  });
+  afterEach(async () => {
+    await suite.worker?.stop();
+    suite.worker = undefined;
+  });
+  afterAll(async () => {
+    await suite.worker?.stop();
+    await stopTestApp(suite.t);
+    await suite.fake.close();
+  });
+  return suite;
 }

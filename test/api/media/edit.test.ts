@@ -4,30 +4,17 @@ import sharp from 'sharp';
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
-import type { WorkerHandle } from '../../../worker/runner.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
-import { startFakeProviders, toneWav, type FakeProviders } from '../../helpers/fake-providers.ts';
-import { giveCredits, ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
-import { mediaCast, type MediaCast } from '../../helpers/media.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import { toneWav, type FakeProviders } from '../../helpers/fake-providers.ts';
+import { ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { mediaSuite, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;
 let fake: FakeProviders;
-let worker: WorkerHandle | undefined;
-
-beforeAll(async () => {
-  fake = await startFakeProviders();
-  t = await startTestApp();
-  cast = await mediaCast(t);
-  await giveCredits(t, cast.a.site, 1000, cast.a.editor.user.id);
-});
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
-});
-afterAll(async () => {
-  await stopTestApp(t);
-  await fake.close();
+const suite = mediaSuite();
+beforeAll(() => {
+  ({ t, cast, fake } = suite);
 });
 
 /** A white 200×100 image with a red square in the middle. */
@@ -39,7 +26,7 @@ const subject = () =>
 
 async function uploaded(file: Buffer, name = 'subject.png') {
   const res = await request(t.app).post(`/${cast.a.site.slug}/media/`).set(cast.a.editor.auth).attach('file', file, name).expect(201);
-  if (worker) await waitForJob(t, res.body.job_id, ['succeeded', 'failed']);
+  if (suite.worker) await waitForJob(t, res.body.job_id, ['succeeded', 'failed']);
   return res.body.id as string;
 }
 
@@ -52,7 +39,7 @@ const alphaAt = async (png: Buffer, x: number, y: number) => {
 };
 
 it('removes a plain background locally, as a new version, and charges once', async () => {
-  worker = await startTestWorker(t);
+  suite.worker = await startTestWorker(t);
   const id = await uploaded(await subject());
   const job = await edit(id, { instruction: 'Remove the background please' }).expect(200);
   expect(job.body).toMatchObject({ status: 'succeeded', credits_charged: 10, output: { version: 2, applied: ['remove the background'], provider: 'local' } });
@@ -78,7 +65,7 @@ it('makes one version when the job runs again after saving it (its settlement fa
     end $$`);
   await t.services.db.query(sql.unsafe`create trigger crash_first_settle before update on jobs for each row execute function crash_first_settle()`);
   try {
-    worker = await startTestWorker(t);
+    suite.worker = await startTestWorker(t);
     const done = await waitForJob(t, submitted.body.id, ['succeeded', 'failed'], 60_000);
     expect(done).toMatchObject({ status: 'succeeded', attempts: 2, credits_charged: 10 });
     const versions = await request(t.app).get(`/${cast.a.site.slug}/media/${id}/image-versions`).set(cast.a.editor.auth).expect(200);
@@ -92,7 +79,7 @@ it('makes one version when the job runs again after saving it (its settlement fa
 });
 
 it('keeps what a mask keeps, upscales, and turns an image black and white', async () => {
-  worker = await startTestWorker(t);
+  suite.worker = await startTestWorker(t);
   const id = await uploaded(await subject());
   // The mask keeps only the left half.
   const mask = await sharp({ create: { width: 200, height: 100, channels: 3, background: '#000000' } })
@@ -116,7 +103,7 @@ it('keeps what a mask keeps, upscales, and turns an image black and white', asyn
 });
 
 it('fails an instruction the local editor cannot honour, saying what it can, and charges nothing', async () => {
-  worker = await startTestWorker(t);
+  suite.worker = await startTestWorker(t);
   const id = await uploaded(await subject());
   const job = await edit(id, { instruction: 'put a hat on the square' }).expect(200);
   expect(job.body).toMatchObject({ status: 'failed', credits_charged: 0, error: { code: 'unsupported_instruction' } });
@@ -125,7 +112,7 @@ it('fails an instruction the local editor cannot honour, saying what it can, and
 });
 
 it('sends the instruction to an OpenAI-compatible /images/edits when configured', async () => {
-  worker = await startTestWorker(t, { IMAGE_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
+  suite.worker = await startTestWorker(t, { IMAGE_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
   const id = await uploaded(await subject());
   const job = await edit(id, { instruction: 'make it look like a watercolour' }).expect(200);
   expect(job.body).toMatchObject({ status: 'succeeded', output: { provider: 'openai' } });

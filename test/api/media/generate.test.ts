@@ -3,30 +3,17 @@ import sharp from 'sharp';
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
-import type { WorkerHandle } from '../../../worker/runner.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
-import { startFakeProviders, type FakeProviders } from '../../helpers/fake-providers.ts';
-import { giveCredits, ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
-import { mediaCast, type MediaCast } from '../../helpers/media.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import type { FakeProviders } from '../../helpers/fake-providers.ts';
+import { ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { mediaSuite, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;
 let fake: FakeProviders;
-let worker: WorkerHandle | undefined;
-
-beforeAll(async () => {
-  fake = await startFakeProviders();
-  t = await startTestApp();
-  cast = await mediaCast(t);
-  await giveCredits(t, cast.a.site, 1000, cast.a.editor.user.id);
-});
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
-});
-afterAll(async () => {
-  await stopTestApp(t);
-  await fake.close();
+const suite = mediaSuite();
+beforeAll(() => {
+  ({ t, cast, fake } = suite);
 });
 
 const generate = (body: Record<string, unknown>, auth = cast.a.editor.auth) => request(t.app).post(`/${cast.a.site.slug}/media/generate`).set(auth).send(body);
@@ -34,7 +21,7 @@ const fileOf = async (id: string) =>
   Buffer.from((await request(t.app).get(`/${cast.a.site.slug}/media/${id}/view`).set(cast.a.editor.auth).buffer(true).expect(200)).body as Buffer);
 
 it('makes the images as media items in the folder asked for, deterministic for a prompt and seed, and charges per image', async () => {
-  worker = await startTestWorker(t);
+  suite.worker = await startTestWorker(t);
   const folder = await request(t.app).post(`/${cast.a.site.slug}/media/folders/`).set(cast.a.editor.auth).send({ name: 'Generated' }).expect(201);
   const body = { prompt: 'A lighthouse at dusk', size: '256x256', count: 2, seed: 7, format: 'webp', folder_id: folder.body.id };
   const res = await generate(body).set('Prefer', 'wait=30').expect(200);
@@ -54,7 +41,7 @@ it('makes the images as media items in the folder asked for, deterministic for a
 });
 
 it('calls an OpenAI-compatible endpoint when configured, and fails a refusal at once without charging', async () => {
-  worker = await startTestWorker(t, { IMAGE_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
+  suite.worker = await startTestWorker(t, { IMAGE_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
   const ok = await generate({ prompt: 'Two cats', size: '512x512', count: 2 }).set('Prefer', 'wait=30').expect(200);
   expect(ok.body).toMatchObject({ status: 'succeeded', credits_charged: 20, output: { provider: 'openai', count: 2 } });
   const call = fake.requests.find((recorded) => recorded.path === '/images/generations');

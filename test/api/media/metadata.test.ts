@@ -3,30 +3,17 @@
 // so), or by an OpenAI-compatible chat endpoint that sees the image.
 import sharp from 'sharp';
 import request from 'supertest';
-import type { WorkerHandle } from '../../../worker/runner.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
-import { startFakeProviders, type FakeProviders } from '../../helpers/fake-providers.ts';
-import { giveCredits, ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
-import { mediaCast, type MediaCast } from '../../helpers/media.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import type { FakeProviders } from '../../helpers/fake-providers.ts';
+import { ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { mediaSuite, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;
 let fake: FakeProviders;
-let worker: WorkerHandle | undefined;
-
-beforeAll(async () => {
-  fake = await startFakeProviders();
-  t = await startTestApp();
-  cast = await mediaCast(t);
-  await giveCredits(t, cast.a.site, 100, cast.a.editor.user.id);
-});
-afterEach(async () => {
-  await worker?.stop();
-  worker = undefined;
-});
-afterAll(async () => {
-  await stopTestApp(t);
-  await fake.close();
+const suite = mediaSuite();
+beforeAll(() => {
+  ({ t, cast, fake } = suite);
 });
 
 /** Uploads an image; with a worker running, waits until it is processed. */
@@ -41,7 +28,7 @@ const describe_ = (id: string, body: Record<string, unknown> = {}, auth = cast.a
   request(t.app).post(`/${cast.a.site.slug}/media/${id}/generate-metadata`).set(auth).set('Prefer', 'wait=30').send(body);
 
 it('describes an image locally from what is known of it, fills only empty fields, and says how it was made', async () => {
-  worker = await startTestWorker(t);
+  suite.worker = await startTestWorker(t);
   const id = await uploadedImage('harbour-at-night.png');
   await request(t.app).patch(`/${cast.a.site.slug}/media/${id}`).set(cast.a.editor.auth).send({ caption: 'Kept caption' }).expect(200);
   const job = await describe_(id).expect(200);
@@ -58,7 +45,7 @@ it('describes an image locally from what is known of it, fills only empty fields
 });
 
 it('asks an OpenAI-compatible chat endpoint, showing it the image, when TEXT_PROVIDER=openai', async () => {
-  worker = await startTestWorker(t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
+  suite.worker = await startTestWorker(t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
   const id = await uploadedImage('square.png');
   const job = await describe_(id, { overwrite: true }).expect(200);
   expect(job.body).toMatchObject({ status: 'succeeded', output: { generated: { source: 'openai', tags: ['red', 'square'] } } });
