@@ -8,13 +8,12 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
-import { requireScope, type Role } from '../identity/access.ts';
 import type { Logger } from '../logger.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { removeFiles } from '../storage/index.ts';
+import { mediaAccess, requireOwnChange, requireSiteFolder, type MediaAccess } from './access.ts';
 import { deleteMediaRows } from './items.ts';
 import type { Storage } from '../storage/storage.ts';
-import { loadSite, type Site } from '../tenancy/sites.ts';
 
 export const folder = z
   .object({
@@ -55,20 +54,8 @@ export const folderListQuery = pageQuery.extend({
   parent_id: z.union([z.uuid(), z.literal('root')]).optional().describe('Only the children of this folder; `root` for top-level folders'),
 });
 
-type Access = { site: Site; role: Role | 'service' };
 
-async function access(db: CommonQueryMethods, actor: Actor, identifier: string, write: boolean): Promise<Access> {
-  const found = await loadSite(db, actor, identifier);
-  requireScope(actor, write ? 'media:write' : 'media:read');
-  return found;
-}
-
-/** Authors change only what they made; 403, since they can see it. */
-function requireChange(access: Access, actor: Actor, target: Folder): void {
-  if (access.role === 'author' && actor.kind === 'user' && target.created_by !== actor.userId) {
-    throw new Problem(403, 'Authors may change only the folders they made.');
-  }
-}
+const requireChange = (found: MediaAccess, actor: Actor, target: Folder) => requireOwnChange(found, actor, target.created_by, 'the folders they made');
 
 async function findFolder(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Folder> {
   const row = await db.maybeOne(sql.type(folder)`
@@ -77,11 +64,10 @@ async function findFolder(db: CommonQueryMethods, siteId: string, id: string, lo
   return row;
 }
 
-/** The parent named in a body: 422 (not 404) when it is not a folder of this site, since it is input. */
+/** The parent named in a body, checked to be a folder of the site (422 otherwise). */
 async function findParent(db: CommonQueryMethods, siteId: string, parentId: string | null | undefined): Promise<string | null> {
   if (!parentId) return null;
-  const exists = await db.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${siteId} and id = ${parentId}`);
-  if (!exists) throw new Problem(422, 'The parent folder is not a folder of this site.', { errors: [{ path: 'body.parent_id', message: 'no such folder in this site' }] });
+  await requireSiteFolder(db, siteId, parentId, 'parent_id');
   return parentId;
 }
 
@@ -94,7 +80,7 @@ const siblingTaken = (error: unknown) => {
 };
 
 export async function listFolders(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof folderListQuery>) {
-  const { site } = await access(db, actor, identifier, false);
+  const { site } = await mediaAccess(db, actor, identifier, false);
   const parent = query.parent_id === 'root' ? sql.fragment`and f.parent_id is null` : query.parent_id ? sql.fragment`and f.parent_id = ${query.parent_id}` : sql.fragment``;
   const matching = sql.fragment`select ${columns} from media_folders f where f.site_id = ${site.id} ${parent}`;
   const rows = await db.any(sql.type(folder)`${matching} and ${after(query, 'f')} order by f.created_at, f.id limit ${query.limit + 1}`);
@@ -102,13 +88,13 @@ export async function listFolders(db: CommonQueryMethods, actor: Actor, identifi
 }
 
 export async function getFolder(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<Folder> {
-  const { site } = await access(db, actor, identifier, false);
+  const { site } = await mediaAccess(db, actor, identifier, false);
   return findFolder(db, site.id, id);
 }
 
 export async function createFolder(db: DatabasePool, actor: Actor, identifier: string, input: { name: string; parent_id?: string | null | undefined }) {
   return db.transaction(async (tx) => {
-    const { site } = await access(tx, actor, identifier, true);
+    const { site } = await mediaAccess(tx, actor, identifier, true);
     // Under the tree lock, so a parent being deleted recursively is either still there or already gone (422).
     await lockTree(tx, site.id);
     const parent = await findParent(tx, site.id, input.parent_id);
@@ -124,7 +110,7 @@ export async function createFolder(db: DatabasePool, actor: Actor, identifier: s
 /** Renames and/or moves; `parent_id` null moves to the top, absent leaves it where it is. */
 export async function updateFolder(db: DatabasePool, actor: Actor, identifier: string, id: string, changes: { name?: string | undefined; parent_id?: string | null | undefined }) {
   return db.transaction(async (tx) => {
-    const found = await access(tx, actor, identifier, true);
+    const found = await mediaAccess(tx, actor, identifier, true);
     await lockTree(tx, found.site.id);
     const current = await findFolder(tx, found.site.id, id, true);
     requireChange(found, actor, current);
@@ -166,7 +152,7 @@ const subtree = (rootId: string) => sql.fragment`
  */
 export async function deleteFolder(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, recursive: boolean) {
   const keys = await db.transaction(async (tx) => {
-    const found = await access(tx, actor, identifier, true);
+    const found = await mediaAccess(tx, actor, identifier, true);
     await lockTree(tx, found.site.id);
     const current = await findFolder(tx, found.site.id, id, true);
     requireChange(found, actor, current);
@@ -192,7 +178,7 @@ export async function deleteFolder(db: DatabasePool, storage: Storage, logger: L
 }
 
 export async function folderTree(db: CommonQueryMethods, actor: Actor, identifier: string): Promise<{ items: FolderNode[]; unfiled_item_count: number }> {
-  const { site } = await access(db, actor, identifier, false);
+  const { site } = await mediaAccess(db, actor, identifier, false);
   const rows = await db.any(sql.type(folder.extend({ item_count: z.number() }))`
     select ${columns}, (select count(*)::int from media_items m where m.folder_id = f.id) as item_count
     from media_folders f where f.site_id = ${site.id} order by f.name, f.id`);
@@ -208,8 +194,6 @@ export async function folderTree(db: CommonQueryMethods, actor: Actor, identifie
 
 /** A folder of the site, named in a request body: 422 (at body.folder_id) when it is not one. */
 export async function requireFolder(db: CommonQueryMethods, actor: Actor, identifier: string, folderId: string): Promise<void> {
-  const { site } = await access(db, actor, identifier, false);
-  if (!(await db.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${site.id} and id = ${folderId}`))) {
-    throw new Problem(422, 'The folder is not a folder of this site.', { errors: [{ path: 'body.folder_id', message: 'no such folder in this site' }] });
-  }
+  const { site } = await mediaAccess(db, actor, identifier, false);
+  await requireSiteFolder(db, site.id, folderId, 'folder_id');
 }

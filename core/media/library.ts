@@ -5,14 +5,13 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
-import { Problem, notFound } from '../errors.ts';
-import { requireScope, type Role } from '../identity/access.ts';
+import { notFound } from '../errors.ts';
 import { containing } from '../like.ts';
 import type { Logger } from '../logger.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
-import { loadSite, type Site } from '../tenancy/sites.ts';
+import { mediaAccess, requireOwnChange, requireSiteFolder } from './access.ts';
 import { deleteMediaRows, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
 
 export const mediaFilters = z.object({
@@ -42,13 +41,6 @@ export const mediaChanges = z
   })
   .refine((body) => Object.keys(body).length > 0, 'Send at least one field to change.');
 
-type Access = { site: Site; role: Role | 'service' };
-
-async function access(db: CommonQueryMethods, actor: Actor, identifier: string, write: boolean): Promise<Access> {
-  const found = await loadSite(db, actor, identifier);
-  requireScope(actor, write ? 'media:write' : 'media:read');
-  return found;
-}
 
 function filters(siteId: string, query: z.infer<typeof mediaFilters>) {
   const parts = [sql.fragment`media_items.site_id = ${siteId}`];
@@ -68,14 +60,14 @@ function filters(siteId: string, query: z.infer<typeof mediaFilters>) {
 }
 
 export async function listMedia(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof mediaListQuery>) {
-  const { site } = await access(db, actor, identifier, false);
+  const { site } = await mediaAccess(db, actor, identifier, false);
   const matching = sql.fragment`select ${mediaColumns} from media_items where ${filters(site.id, query)}`;
   const rows = await db.any(sql.type(mediaItem)`${matching} and ${after(query, 'media_items')} order by media_items.created_at, media_items.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, matching));
 }
 
 export async function countMedia(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof mediaFilters>) {
-  const { site } = await access(db, actor, identifier, false);
+  const { site } = await mediaAccess(db, actor, identifier, false);
   return { count: await countOf(db, sql.fragment`select 1 from media_items where ${filters(site.id, query)}`) };
 }
 
@@ -87,17 +79,15 @@ async function findMedia(db: CommonQueryMethods, siteId: string, id: string, loc
 }
 
 export async function getMedia(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<MediaItem> {
-  const { site } = await access(db, actor, identifier, false);
+  const { site } = await mediaAccess(db, actor, identifier, false);
   return findMedia(db, site.id, id);
 }
 
 /** Opens the item for a change by the caller: 404 when unseen, 403 for an author's change to another's item. */
 export async function forChange(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
-  const found = await access(db, actor, identifier, true);
+  const found = await mediaAccess(db, actor, identifier, true);
   const item = await findMedia(db, found.site.id, id, true);
-  if (found.role === 'author' && actor.kind === 'user' && item.created_by !== actor.userId) {
-    throw new Problem(403, 'Authors may change only the media they added.');
-  }
+  requireOwnChange(found, actor, item.created_by, 'the media they added');
   return { ...found, item };
 }
 
@@ -116,9 +106,7 @@ export async function updateMedia(db: DatabasePool, actor: Actor, identifier: st
 export async function moveMedia(db: DatabasePool, actor: Actor, identifier: string, id: string, folderId: string | null) {
   return db.transaction(async (tx) => {
     const { site } = await forChange(tx, actor, identifier, id);
-    if (folderId && !(await tx.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${site.id} and id = ${folderId}`))) {
-      throw new Problem(422, 'The folder is not a folder of this site.', { errors: [{ path: 'body.folder_id', message: 'no such folder in this site' }] });
-    }
+    if (folderId) await requireSiteFolder(tx, site.id, folderId, 'folder_id');
     return tx.one(sql.type(mediaItem)`update media_items set folder_id = ${folderId} where id = ${id} returning ${mediaColumns}`);
   });
 }
@@ -134,7 +122,7 @@ export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Lo
 
 /** The item and where its file (or one of its variants) is, for streaming it to a caller who may read it. */
 export async function mediaFile(db: CommonQueryMethods, actor: Actor, identifier: string, id: string, variant?: string) {
-  const { site } = await access(db, actor, identifier, false);
+  const { site } = await mediaAccess(db, actor, identifier, false);
   const item = await findMedia(db, site.id, id);
   const file = variant
     ? await db.maybeOne(sql.type(z.object({ storage_key: z.string(), mime_type: z.string() }))`

@@ -9,13 +9,13 @@ import { z } from 'zod';
 import { sql, type DatabasePool } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, problemType } from '../errors.ts';
-import { requireScope } from '../identity/access.ts';
 import type { Logger } from '../logger.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
-import { loadSite, locale, type Site } from '../tenancy/sites.ts';
+import { locale, type Site } from '../tenancy/sites.ts';
 import { insertMedia, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
 import { insertJob } from '../jobs/submit.ts';
+import { mediaAccess, requireSiteFolder } from './access.ts';
 import type { Config } from '../config.ts';
 
 /** What may be uploaded, by the type sniffed from the bytes. */
@@ -74,9 +74,7 @@ export type UploadFields = z.infer<typeof uploadFields>;
 
 /** Who may upload to the site: anyone who reaches it; service accounts need media:write. */
 export async function uploadTarget(db: DatabasePool, actor: Actor, identifier: string): Promise<Site> {
-  const { site } = await db.connect((connection) => loadSite(connection, actor, identifier));
-  requireScope(actor, 'media:write');
-  return site;
+  return (await db.connect((connection) => mediaAccess(connection, actor, identifier, true))).site;
 }
 
 /** Sniffs the stream's type and stores it; 415 (nothing kept) for a type outside the allowlist. */
@@ -105,9 +103,7 @@ export async function recordUpload(
 ): Promise<MediaItem> {
   try {
     return await db.transaction(async (tx) => {
-      if (fields.folder_id && !(await tx.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${site.id} and id = ${fields.folder_id}`))) {
-        throw new Problem(422, 'The folder is not a folder of this site.', { errors: [{ path: 'body.folder_id', message: 'no such folder in this site' }] });
-      }
+      if (fields.folder_id) await requireSiteFolder(tx, site.id, fields.folder_id, 'folder_id');
       const item = await insertMedia(tx, { tenantId: site.tenant_id, siteId: site.id, jobId: null, createdBy: actor.kind === 'user' ? actor.userId : null }, {
         kind: uploadTypes[file.mimeType]!,
         mimeType: file.mimeType,

@@ -15,6 +15,7 @@ import { insertJob } from '../jobs/submit.ts';
 import type { Logger } from '../logger.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
+import { changeRefusal, mediaAccess } from './access.ts';
 import { forChange, getMedia } from './library.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
@@ -58,27 +59,17 @@ export const editorAccess = z
 
 /** Whether the caller may edit the item, and why; a 404 only when the item is not theirs to see. */
 export async function imageEditorAccess(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<z.infer<typeof editorAccess>> {
+  const found = await mediaAccess(db, actor, identifier, false);
   const item = await getMedia(db, actor, identifier, id);
-  const site = await db.one(sql.type(z.object({ tenant_id: z.string() }))`select tenant_id from sites where id = ${item.site_id}`);
-  const role = await (async () => {
-    try {
-      await forChange(db, actor, identifier, id);
-      return null;
-    } catch (error) {
-      if (error instanceof Problem && error.status === 403) return error.message.includes('scope') ? 'missing_scope' : 'not_yours';
-      throw error;
-    }
-  })();
   const { cost } = await priceOf(db, item.site_id, 'image_edit', 1);
   const account =
     actor.kind === 'user'
       ? await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from credit_accounts where site_id = ${item.site_id} and user_id = ${actor.userId}`)
-      : await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from credit_accounts where tenant_id = ${site.tenant_id} and site_id is null`);
+      : await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from credit_accounts where tenant_id = ${found.site.tenant_id} and site_id is null`);
   const { available } = await readBalance(db, account);
-  const reason = item.kind !== 'image' ? 'not_an_image' : role ?? (item.status === 'processing' ? 'still_processing' : 'allowed');
-  const callerRole = actor.kind === 'service' ? 'service' : ((await db.maybeOneFirst(sql.type(z.object({ role: z.string() }))`
-    select role from memberships where tenant_id = ${site.tenant_id} and user_id = ${actor.userId}`)) ?? (actor.isGlobalAdmin ? 'admin' : 'author'));
-  return { allowed: reason === 'allowed', reason, role: callerRole, ai_edit: { price: cost, available, affordable: available >= cost } };
+  const refusal = changeRefusal(found, actor, item.created_by);
+  const reason = item.kind !== 'image' ? 'not_an_image' : refusal ?? (item.status === 'processing' ? 'still_processing' : 'allowed');
+  return { allowed: reason === 'allowed', reason, role: found.role, ai_edit: { price: cost, available, affordable: available >= cost } };
 }
 
 export const mediaVersion = z
