@@ -71,7 +71,7 @@ export async function countMedia(db: CommonQueryMethods, actor: Actor, identifie
   return { count: await countOf(db, sql.fragment`select 1 from media_items where ${filters(site.id, query)}`) };
 }
 
-async function findMedia(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<MediaItem> {
+export async function findMedia(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<MediaItem> {
   const row = await db.maybeOne(sql.type(mediaItem)`
     select ${mediaColumns} from media_items where site_id = ${siteId} and id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
   if (!row) throw notFound('No such media item.');

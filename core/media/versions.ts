@@ -16,7 +16,7 @@ import type { Logger } from '../logger.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
 import { changeRefusal, mediaAccess } from './access.ts';
-import { forChange, getMedia } from './library.ts';
+import { findMedia, forChange, getMedia } from './library.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
 
@@ -60,7 +60,7 @@ export const editorAccess = z
 /** Whether the caller may edit the item, and why; a 404 only when the item is not theirs to see. */
 export async function imageEditorAccess(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<z.infer<typeof editorAccess>> {
   const found = await mediaAccess(db, actor, identifier, false);
-  const item = await getMedia(db, actor, identifier, id);
+  const item = await findMedia(db, found.site.id, id);
   const { cost } = await priceOf(db, item.site_id, 'image_edit', 1);
   const account =
     actor.kind === 'user'
