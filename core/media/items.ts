@@ -46,6 +46,9 @@ export const mediaColumns = sql.fragment`
   coalesce((select jsonb_agg(v - 'key') from jsonb_array_elements(media_items.variants) as v), '[]') as variants,
   media_items.processing_error, media_items.version, media_items.job_id, media_items.created_by, media_items.created_at, media_items.updated_at`;
 
+/** A variant as stored: the key stays inside (answers strip it). */
+export type StoredVariant = { name: string; key: string; mime_type: string; width: number | null; height: number | null; size_bytes: number };
+
 /** A file already in storage, to be recorded as a media item. */
 export type MediaDraft = {
   kind: (typeof mediaKinds)[number];
@@ -63,6 +66,7 @@ export type MediaDraft = {
   tags?: string[];
   /** processing: a job still reads its metadata and makes its variants. */
   status?: 'processing' | 'ready';
+  variants?: StoredVariant[];
 };
 
 export type MediaOwner = { tenantId: string; siteId: string; jobId: string | null; createdBy: string | null };
@@ -70,11 +74,11 @@ export type MediaOwner = { tenantId: string; siteId: string; jobId: string | nul
 export async function insertMedia(db: CommonQueryMethods, owner: MediaOwner, draft: MediaDraft): Promise<MediaItem> {
   return db.one(sql.type(mediaItem)`
     insert into media_items (tenant_id, site_id, kind, mime_type, size_bytes, duration_seconds, width, height, status,
-                             storage_key, file_name, title, folder_id, alt, caption, tags, job_id, created_by)
+                             storage_key, file_name, title, folder_id, alt, caption, tags, variants, job_id, created_by)
     values (${owner.tenantId}, ${owner.siteId}, ${draft.kind}, ${draft.mimeType}, ${draft.sizeBytes}, ${draft.durationSeconds ?? null},
             ${draft.width ?? null}, ${draft.height ?? null}, ${draft.status ?? 'ready'}, ${draft.storageKey}, ${draft.fileName}, ${draft.title ?? ''},
             ${draft.folderId ?? null}, ${draft.alt ?? ''}, ${draft.caption ?? ''}, ${sql.array(draft.tags ?? [], 'text')},
-            ${owner.jobId}, ${owner.createdBy})
+            ${sql.jsonb((draft.variants ?? []) as never)}, ${owner.jobId}, ${owner.createdBy})
     returning ${mediaColumns}`);
 }
 

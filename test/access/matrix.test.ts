@@ -20,7 +20,13 @@ const rows = lines.map((line) => {
 let t: TestApp;
 let world: World;
 beforeAll(async () => {
-  t = await startTestApp({ env: { MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret } });
+  t = await startTestApp({ env: {
+      MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret,
+      // The video variants' back ends count as configured; no job of the matrix runs.
+      MEDIA_PROVIDER_URL: 'http://127.0.0.1:9',
+      AI_BASE_URL: 'http://127.0.0.1:9',
+      PUBLIC_URL: 'http://127.0.0.1:9',
+    }, });
   world = await buildWorld(t);
 });
 afterAll(() => stopTestApp(t));

@@ -193,6 +193,18 @@ export const requests: Record<string, Builder> = {
     await creditEveryone(world);
     return { path: `/${world.siteA.slug}/media/generate`, body: { prompt: 'Matrix image', size: '256x256' } };
   },
+  'POST /{site_identifier}/media/generatevideo': async (world) => {
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/media/generatevideo`, body: { prompt: 'Matrix video.', size: '640x360' } };
+  },
+  'POST /{site_identifier}/media/generatevideo-varianta': async (world) => {
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/media/generatevideo-varianta`, body: { prompt: 'Matrix video.', size: '640x360' } };
+  },
+  'POST /{site_identifier}/media/generatevideo-variantb': async (world) => {
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/media/generatevideo-variantb`, body: { prompt: 'Matrix video.', size: '640x360' } };
+  },
   'POST /{site_identifier}/media/tts': async (world) => {
     await creditEveryone(world);
     return { path: `/${world.siteA.slug}/media/tts`, body: { text: 'Matrix speech.' } };

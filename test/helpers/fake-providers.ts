@@ -32,8 +32,10 @@ export type FakeProviders = {
   images: Script[];
   /** Jobs accepted at /v1/jobs: the provider's id, the callback and what was asked. */
   accepted: { id: string; callback_url: string; reference: string; input: unknown }[];
-  /** Audio served at /files/{name}, for deliveries by URL. */
+  /** Audio or video served at /files/{name}, for deliveries by URL. */
   files: Map<string, Buffer>;
+  /** The OpenAI-compatible /videos API: the clip served once done, how many polls answer in_progress first, and a failure to answer instead. */
+  videos: { clip: Buffer; pollsBeforeDone: number; failWith?: string; created: Record<string, unknown>[] };
   /** Resolves when the next request reaches the fake (for "kill the worker mid-call"). */
   nextRequest(): Promise<Recorded>;
   close(): Promise<void>;
@@ -42,7 +44,8 @@ export type FakeProviders = {
 export async function startFakeProviders(): Promise<FakeProviders> {
   const hanging = new Set<http.ServerResponse>();
   let waiters: ((recorded: Recorded) => void)[] = [];
-  const state: Omit<FakeProviders, 'url' | 'close' | 'nextRequest'> = { requests: [], speech: [], images: [], fallback: { kind: 'ok', seconds: 2 }, accepted: [], files: new Map() };
+  const state: Omit<FakeProviders, 'url' | 'close' | 'nextRequest'> = { requests: [], speech: [], images: [], fallback: { kind: 'ok', seconds: 2 }, accepted: [], files: new Map(), videos: { clip: Buffer.alloc(0), pollsBeforeDone: 2, created: [] } };
+  const polls = new Map<string, number>();
   const server = http.createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -110,9 +113,37 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       res.end(JSON.stringify({ id }));
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/videos') {
+      const id = `video_${randomUUID()}`;
+      state.videos.created.push(body as Record<string, unknown>);
+      polls.set(id, 0);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ id, object: 'video', status: 'queued', progress: 0 }));
+      return;
+    }
+    const video = /^\/videos\/([^/]+)(\/content)?$/.exec(url.pathname);
+    if (req.method === 'GET' && video && polls.has(video[1]!)) {
+      const id = video[1]!;
+      if (video[2]) {
+        res.writeHead(200, { 'Content-Type': 'video/mp4' });
+        res.end(state.videos.clip);
+        return;
+      }
+      const seen = polls.get(id)! + 1;
+      polls.set(id, seen);
+      const done = seen > state.videos.pollsBeforeDone;
+      const answer = !done
+        ? { id, status: 'in_progress', progress: Math.round((100 * seen) / (state.videos.pollsBeforeDone + 1)) }
+        : state.videos.failWith
+          ? { id, status: 'failed', error: { message: state.videos.failWith } }
+          : { id, status: 'completed', progress: 100 };
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(answer));
+      return;
+    }
     const file = url.pathname.startsWith('/files/') ? state.files.get(url.pathname.slice('/files/'.length)) : undefined;
     if (req.method === 'GET' && file) {
-      res.writeHead(200, { 'Content-Type': 'audio/wav' });
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream' });
       res.end(file);
       return;
     }

@@ -1,6 +1,13 @@
 // The cast of the media test files: tenants A and B (staffed), a global admin,
 // two authors assigned to A's site, and service accounts of A that read media,
 // write media, or have no media scope at all.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Config } from '../../core/config.ts';
+import { binaries } from '../../worker/media/binaries.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from './app.ts';
 import { startFakeProviders, type FakeProviders } from './fake-providers.ts';
@@ -28,11 +35,11 @@ export async function mediaCast(t: TestApp): Promise<MediaCast> {
 /** What the media job test files share: fake providers, an app, the cast (A's editor holding 1,000 credits), and a worker slot emptied after each test. */
 export type MediaSuite = { t: TestApp; cast: MediaCast; fake: FakeProviders; worker: WorkerHandle | undefined };
 
-export function mediaSuite(): MediaSuite {
+export function mediaSuite(env: (fake: FakeProviders) => Record<string, string> = () => ({})): MediaSuite {
   const suite = { worker: undefined } as MediaSuite;
   beforeAll(async () => {
     suite.fake = await startFakeProviders();
-    suite.t = await startTestApp();
+    suite.t = await startTestApp({ env: env(suite.fake) });
     suite.cast = await mediaCast(suite.t);
     await giveCredits(suite.t, suite.cast.a.site, 1000, suite.cast.a.editor.user.id);
   });
@@ -46,4 +53,17 @@ export function mediaSuite(): MediaSuite {
     await suite.fake.close();
   });
   return suite;
+}
+
+/** An H.264 MP4 of ffmpeg's test pattern: a real video that ffprobe reads. */
+export async function testClip(config: Config, seconds: number, size = '320x240'): Promise<Buffer> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'clip-'));
+  try {
+    const file = path.join(dir, 'clip.mp4');
+    const args = ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=duration=${seconds}:size=${size}:rate=10`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', file];
+    await promisify(execFile)(binaries(config).ffmpeg, args);
+    return await readFile(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

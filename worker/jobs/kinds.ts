@@ -5,6 +5,7 @@ import imageEdit from './image_edit.ts';
 import mediaMetadata from './media_metadata.ts';
 import mediaProcess from './media_process.ts';
 import speech from './speech.ts';
+import video from './video.ts';
 
 export const jobKinds = new Map<string, JobHandler>([
   ['speech', speech],
@@ -12,4 +13,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['image', image],
   ['image_edit', imageEdit],
   ['media_metadata', mediaMetadata],
+  ['video', video],
 ]);

@@ -10,15 +10,16 @@ import { pipeline } from 'node:stream/promises';
 import sharp, { type Metadata } from 'sharp';
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
+import type { StoredVariant } from '../../core/media/items.ts';
 import type { Storage } from '../../core/storage/storage.ts';
-import { posterFrame, probe, withTemporaryDir } from '../media/ffmpeg.ts';
+import { probe, withTemporaryDir } from '../media/ffmpeg.ts';
+import { storePoster } from '../media/poster.ts';
 import { JobError, permanent } from './errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
 const responsiveWidths = [320, 640, 1280, 1920];
 
-type Variant = { name: string; key: string; mime_type: string; width: number | null; height: number | null; size_bytes: number };
-type Found = { width?: number | null; height?: number | null; duration_seconds?: number | null; dominant_color?: string | null; variants: Variant[] };
+type Found = { width?: number | null; height?: number | null; duration_seconds?: number | null; dominant_color?: string | null; variants: StoredVariant[] };
 
 const itemRow = z.object({ storage_key: z.string(), kind: z.enum(['image', 'video', 'audio', 'document']) });
 
@@ -37,7 +38,7 @@ async function image(file: string, key: string, context: JobContext): Promise<Fo
     meta = await sharp(file, limits).metadata();
     const width = meta.autoOrient?.width ?? meta.width ?? null;
     const height = meta.autoOrient?.height ?? meta.height ?? null;
-    const variants: Variant[] = [];
+    const variants: StoredVariant[] = [];
     let smallest: Buffer | undefined;
     for (const target of responsiveWidths.filter((candidate) => width !== null && candidate < width)) {
       // Each resize decodes with shrink-on-load; the pixel limit applies to every decode.
@@ -66,11 +67,7 @@ async function timed(file: string, key: string, kind: 'video' | 'audio', context
   });
   const found: Found = { duration_seconds: probed.durationSeconds || null, width: probed.width, height: probed.height, variants: [] };
   if (kind === 'video' && probed.width) {
-    const poster = await posterFrame(context.config, file, Math.min(1, probed.durationSeconds / 2), context.signal);
-    const meta = await sharp(poster).metadata();
-    const posterKey = `${key}.poster.jpg`;
-    await context.storage.put(posterKey, poster, 'image/jpeg');
-    found.variants.push({ name: 'poster', key: posterKey, mime_type: 'image/jpeg', width: meta.width ?? null, height: meta.height ?? null, size_bytes: poster.length });
+    found.variants.push(await storePoster(context.config, context.storage, file, key, probed.durationSeconds, context.signal));
   }
   return found;
 }

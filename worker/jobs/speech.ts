@@ -2,10 +2,9 @@
 // for, the file is stored under a key derived from the job (a rerun after a
 // crash overwrites it rather than leaving a second file), and the settling
 // transaction records the media item and debits the seconds of audio.
-import { z } from 'zod';
 import { speechInput, type SpeechInput } from '../../core/media/speech.ts';
 import { audioFormats, encodeAudio, probeBuffer } from '../media/ffmpeg.ts';
-import { callProvider, readBody } from '../providers/http.ts';
+import { deliveredFile } from '../providers/mediaprovider.ts';
 import { speechProvider } from '../providers/speech/provider.ts';
 import { permanent } from './errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
@@ -42,11 +41,6 @@ async function store(input: SpeechInput, audio: Buffer, speedApplied: boolean, c
   };
 }
 
-const delivered = z.union([
-  z.object({ audio_base64: z.base64().min(1) }),
-  z.object({ audio_url: z.url() }),
-]);
-
 export default defineJob({
   input: speechInput,
   async run(input, context) {
@@ -60,24 +54,7 @@ export default defineJob({
     return store(input, speech.audio, speech.speedApplied, context, provider.name);
   },
   async finish(input, result, context) {
-    const parsed = delivered.safeParse(result);
-    if (!parsed.success) throw permanent('provider_invalid_response', 'The media provider delivered no audio.');
-    let audio: Buffer;
-    if ('audio_base64' in parsed.data) {
-      audio = Buffer.from(parsed.data.audio_base64, 'base64');
-    } else {
-      // Only from the provider itself: a delivered URL elsewhere is not fetched.
-      const origin = new URL(context.config.mediaProvider.url ?? 'http://invalid').origin;
-      if (new URL(parsed.data.audio_url).origin !== origin) throw permanent('provider_invalid_response', 'The audio URL is not on the media provider.');
-      const response = await callProvider('The media provider', {
-        url: parsed.data.audio_url,
-        method: 'GET',
-        apiKey: context.config.mediaProvider.apiKey,
-        timeoutMs: context.config.ai.timeoutMs,
-        signal: context.signal,
-      });
-      audio = await readBody('The media provider', response);
-    }
+    const audio = await deliveredFile(result, 'audio', context);
     return store(input, audio, true, context, 'mediaprovider');
   },
 });

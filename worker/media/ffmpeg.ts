@@ -16,7 +16,7 @@ export const audioFormats = {
 
 export type AudioFormat = keyof typeof audioFormats;
 
-export type Probe = { durationSeconds: number; formatName: string; codec: string | null; sampleRate: number | null; width: number | null; height: number | null };
+export type Probe = { durationSeconds: number; formatName: string; codec: string | null; sampleRate: number | null; width: number | null; height: number | null; hasAudio: boolean };
 
 export async function withTemporaryDir<T>(use: (dir: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cap-media-'));
@@ -30,8 +30,9 @@ export async function withTemporaryDir<T>(use: (dir: string) => Promise<T>): Pro
 // No encode of ours takes this long; a hung ffmpeg must not hold its job forever.
 const ffmpegTimeoutMs = 10 * 60_000;
 
-function run(command: ffmpeg.FfmpegCommand, output: string, jobSignal: AbortSignal): Promise<void> {
-  const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(ffmpegTimeoutMs)]);
+/** Runs the command into `output`; an abort (or `timeoutMs`) kills ffmpeg. */
+export function run(command: ffmpeg.FfmpegCommand, output: string, jobSignal: AbortSignal, timeoutMs = ffmpegTimeoutMs): Promise<void> {
+  const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(timeoutMs)]);
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
     const abort = () => command.kill('SIGKILL');
@@ -80,6 +81,7 @@ export async function probe(config: Config, file: string): Promise<Probe> {
     sampleRate: stream?.sample_rate ? Number(stream.sample_rate) : null,
     width: video?.width ?? null,
     height: video?.height ?? null,
+    hasAudio: data.streams.some((candidate) => candidate.codec_type === 'audio'),
   };
 }
 

@@ -2,37 +2,29 @@
 // and WebP widths; a video's duration, size and poster; an audio's duration.
 // A decompression bomb fails at once and says why. Variants are served with
 // ?variant= and deleted with their item.
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { existsSync } from 'node:fs';
 import sharp from 'sharp';
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
-import { binaries } from '../../../worker/media/binaries.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { toneWav } from '../../helpers/fake-providers.ts';
 import { localFile, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
-import { mediaCast, type MediaCast } from '../../helpers/media.ts';
+import { mediaCast, testClip, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;
 let worker: WorkerHandle;
-let scratch: string;
 
 beforeAll(async () => {
   t = await startTestApp({ env: { MEDIA_MAX_PIXELS: '20000000' } });
   cast = await mediaCast(t);
   worker = await startTestWorker(t, { MEDIA_MAX_PIXELS: '20000000' });
-  scratch = mkdtempSync(path.join(os.tmpdir(), 'processing-test-'));
 });
 afterAll(async () => {
   await worker.stop();
   await stopTestApp(t);
-  rmSync(scratch, { recursive: true, force: true });
 });
 
 /** Uploads, waits for the processing job, and answers the item as it is then. */
@@ -78,9 +70,7 @@ it('fails a decompression bomb at once, marks the item failed and says why', asy
 });
 
 it('reads a video: duration, size and a poster frame, and serves byte ranges of it for seeking', async () => {
-  const file = path.join(scratch, 'clip.mp4');
-  await promisify(execFile)(binaries(t.config).ffmpeg, ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=duration=2:size=320x240:rate=10', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', file]);
-  const video = readFileSync(file);
+  const video = await testClip(t.config, 2);
   const { job, item } = await uploaded(video, 'clip.mp4');
   expect(job.status).toBe('succeeded');
   expect(item).toMatchObject({ status: 'ready', kind: 'video', mime_type: 'video/mp4', width: 320, height: 240 });
