@@ -9,6 +9,7 @@ import { routes as jobs } from './jobs/router.ts';
 import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
 import { routes as mediaVideo } from './media/video.ts';
+import { routes as publicMedia } from './public-media/router.ts';
 import { routes as metrics } from './metrics/router.ts';
 import type { RouteDefinition } from './route.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
@@ -19,4 +20,4 @@ import { routes as tenants } from './tenants/router.ts';
 import { routes as transactions } from './transactions/router.ts';
 import { routes as users } from './users/router.ts';
 
-export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...oauth, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts, ...transactions, ...tenantCredits, ...jobs, ...adminJobs, ...media, ...mediaVideo, ...mediaFolders, ...metrics];
+export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...oauth, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts, ...transactions, ...tenantCredits, ...jobs, ...adminJobs, ...media, ...mediaVideo, ...mediaFolders, ...publicMedia, ...metrics];

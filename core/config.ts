@@ -61,6 +61,7 @@ const envSchema = z.object({
   FFPROBE_PATH: z.string().min(1).optional(),
   MEDIA_MAX_UPLOAD_BYTES: positiveInt.default(256 * 1024 * 1024),
   MEDIA_MAX_PIXELS: positiveInt.default(50_000_000),
+  MEDIA_EXIF_GPS: bool.default(false),
   STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
@@ -68,6 +69,7 @@ const envSchema = z.object({
   S3_FORCE_PATH_STYLE: bool.default(false),
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_REDIRECT_SECONDS: z.coerce.number().int().min(0).max(7 * 24 * 3600).default(0),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CORS_ORIGINS: z
     .string()
@@ -188,9 +190,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
             forcePathStyle: values.S3_FORCE_PATH_STYLE,
             accessKeyId: values.S3_ACCESS_KEY_ID,
             secretAccessKey: values.S3_SECRET_ACCESS_KEY,
+            redirectSeconds: values.S3_REDIRECT_SECONDS,
           }
         : { driver: 'local' as const, root: mediaDir },
-    media: { maxUploadBytes: values.MEDIA_MAX_UPLOAD_BYTES, maxPixels: values.MEDIA_MAX_PIXELS },
+    media: { maxUploadBytes: values.MEDIA_MAX_UPLOAD_BYTES, maxPixels: values.MEDIA_MAX_PIXELS, exifGps: values.MEDIA_EXIF_GPS },
     metricsToken: values.METRICS_TOKEN,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: values.CORS_ORIGINS,

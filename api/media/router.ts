@@ -17,7 +17,8 @@ import { defineRoute } from '../route.ts';
 import { receiveFile, receiveUpload, refuseFile } from './upload.ts';
 import { editOperations, editorAccess, imageEditorAccess, listVersions, mediaVersion, saveEdited } from '../../core/media/versions.ts';
 import { fromZodError } from '../middleware/problems.ts';
-import { streamMedia } from './view.ts';
+import { redirectSeconds, streamMedia, viewResponses } from './view.ts';
+import { viewQuery } from '../../core/media/files.ts';
 import { noContent, siteParams } from '../schemas.ts';
 
 const mediaParams = siteParams.extend({ media_id: z.uuid() });
@@ -76,19 +77,15 @@ export const routes = [
     auth: 'custom',
     description:
       'The file itself, with ETag / Last-Modified (304 on If-None-Match or If-Modified-Since) and byte ranges (206; 416 outside the file) for seeking. ' +
-      '`?variant=` serves one of the item’s variants. Needs a bearer token that reaches the site (media:read for service accounts); unauthenticated delivery comes with public sites.',
-    request: {
-      params: mediaParams,
-      query: z.object({ variant: z.string().regex(/^[a-z0-9_-]{1,40}$/).optional().describe('A variant listed on the item (w320, w640..., poster)') }),
-    },
-    responses: {
-      200: { description: 'The whole file, in its own media type', contentType: 'application/octet-stream', schema: z.string().describe('binary') },
-      206: { description: 'The byte range asked for', contentType: 'application/octet-stream', schema: z.string().describe('binary') },
-    },
+      '`?variant=` serves one of the item’s variants; `?width=` (320, 640, 1280, 1920) and `format` (webp, avif) the responsive size that fits. ' +
+      'With S3 and S3_REDIRECT_SECONDS, a 302 to a presigned URL instead. Needs a bearer token that reaches the site (media:read for service accounts); ' +
+      'GET /public/{site}/media/{id}/view serves public sites without one.',
+    request: { params: mediaParams, query: viewQuery },
+    responses: viewResponses,
     async handler({ params, query }, { services }, { req, res }) {
       const { actor } = await authenticate(services.db, services.config, req.get('authorization'));
-      const file = await services.db.connect((connection) => mediaFile(connection, actor, params.site_identifier, params.media_id, query.variant));
-      await streamMedia(req, res, createStorage(services.config), { ...file, variant: query.variant }, 'private, max-age=300');
+      const file = await services.db.connect((connection) => mediaFile(connection, actor, params.site_identifier, params.media_id, query));
+      await streamMedia(req, res, createStorage(services.config), file, 'private, max-age=300', redirectSeconds(services.config));
       return {};
     },
   }),

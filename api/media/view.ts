@@ -1,16 +1,28 @@
 // Streams a media item's file: ETag and Last-Modified for revalidation (304),
 // single byte ranges (206, for audio and video seeking; 416 when none of it
 // is there), and headers that keep a browser from treating the bytes as
-// anything but what they are.
+// anything but what they are. With S3 and S3_REDIRECT_SECONDS, the answer is
+// instead a redirect to a presigned URL, so the bytes bypass the API.
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
+import { z } from 'zod';
+import type { Config } from '../../core/config.ts';
 import { Problem } from '../../core/errors.ts';
+import type { MediaFile } from '../../core/media/files.ts';
 import type { MediaItem } from '../../core/media/items.ts';
 import type { Storage } from '../../core/storage/storage.ts';
 
-export const etagOf = (item: MediaItem, size: number, variant = '') => `"${item.id}${variant ? `-${variant}` : ''}-${Date.parse(item.updated_at).toString(36)}-${size.toString(36)}"`;
+/** How long presigned redirects live; 0 when views stream through the API. */
+export const redirectSeconds = (config: Config) => (config.storage.driver === 's3' ? config.storage.redirectSeconds : 0);
 
-export type MediaFile = { item: MediaItem; storageKey: string; mimeType: string; variant?: string | undefined };
+const binary = { contentType: 'application/octet-stream', schema: z.string().describe('binary') };
+export const viewResponses = {
+  200: { description: 'The whole file, in its own media type', ...binary },
+  206: { description: 'The byte range asked for', ...binary },
+  302: { description: 'With S3_REDIRECT_SECONDS: a presigned URL of the file, in Location', ...binary },
+};
+
+export const etagOf = (item: MediaItem, size: number, variant = '') => `"${item.id}${variant ? `-${variant}` : ''}-${Date.parse(item.updated_at).toString(36)}-${size.toString(36)}"`;
 
 function notModified(req: Request, etag: string, lastModified: Date): boolean {
   const ifNoneMatch = req.get('if-none-match');
@@ -19,8 +31,14 @@ function notModified(req: Request, etag: string, lastModified: Date): boolean {
   return Number.isFinite(since) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
 }
 
-export async function streamMedia(req: Request, res: Response, storage: Storage, file: MediaFile, cacheControl: string): Promise<void> {
+export async function streamMedia(req: Request, res: Response, storage: Storage, file: MediaFile, cacheControl: string, redirectSeconds = 0): Promise<void> {
   const { item, storageKey } = file;
+  if (redirectSeconds > 0 && storage.signedUrl) {
+    // The redirect is as private as the URL it carries, and cached for less than the URL lives.
+    res.set('Cache-Control', `private, max-age=${Math.min(300, Math.floor(redirectSeconds / 2))}`);
+    res.redirect(302, await storage.signedUrl(storageKey, redirectSeconds, file.mimeType));
+    return;
+  }
   const size = await storage.size(storageKey);
   if (size === null) throw new Problem(404, 'The media item’s file is missing.');
   const etag = etagOf(item, size, file.variant);

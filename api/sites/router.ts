@@ -19,6 +19,7 @@ const newSite = z.strictObject({
   locales: z.array(locale).min(1).max(100).optional(),
   domain: domain.nullable().optional(),
   settings: z.record(z.string(), z.unknown()).optional(),
+  visibility: z.enum(['private', 'public']).optional().describe('Default private; public sites are served by the /public endpoints without a token'),
 });
 
 const siteChanges = newSite.omit({ tenant_id: true }).partial();

@@ -25,6 +25,8 @@ export const mediaItem = z
     tags: z.array(z.string()),
     focal_point: z.object({ x: z.number(), y: z.number() }).nullable().describe('The subject, 0–1 from the left and the top'),
     dominant_color: z.string().nullable().describe('#rrggbb, for images once processed'),
+    blurhash: z.string().nullable().describe('A blurred placeholder of an image (blurha.sh), for showing before it loads'),
+    exif: z.record(z.string(), z.unknown()).nullable().describe('Camera, lens, exposure and date from an image’s EXIF; never its GPS position'),
     variants: z
       .array(z.object({ name: z.string(), mime_type: z.string(), width: z.number().int().nullable(), height: z.number().int().nullable(), size_bytes: z.number().int() }))
       .describe('Responsive sizes of an image, a video’s poster: fetch one with view?variant=name'),
@@ -42,7 +44,7 @@ export type MediaItem = z.infer<typeof mediaItem>;
 export const mediaColumns = sql.fragment`
   media_items.id, media_items.site_id, media_items.folder_id, media_items.kind, media_items.mime_type, media_items.size_bytes,
   media_items.width, media_items.height, media_items.duration_seconds, media_items.status, media_items.file_name, media_items.alt,
-  media_items.title, media_items.caption, media_items.tags, media_items.focal_point, media_items.dominant_color,
+  media_items.title, media_items.caption, media_items.tags, media_items.focal_point, media_items.dominant_color, media_items.blurhash, media_items.exif,
   coalesce((select jsonb_agg(v - 'key') from jsonb_array_elements(media_items.variants) as v), '[]') as variants,
   media_items.processing_error, media_items.version, media_items.job_id, media_items.created_by, media_items.created_at, media_items.updated_at`;
 

@@ -11,6 +11,7 @@ import type { Logger } from '../logger.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
+import { fileOf, type MediaFile, type ViewQuery } from './files.ts';
 import { mediaAccess, requireOwnChange, requireSiteFolder } from './access.ts';
 import { deleteMediaRows, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
 
@@ -120,15 +121,8 @@ export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Lo
   await removeFiles(storage, logger, keys);
 }
 
-/** The item and where its file (or one of its variants) is, for streaming it to a caller who may read it. */
-export async function mediaFile(db: CommonQueryMethods, actor: Actor, identifier: string, id: string, variant?: string) {
+/** The item and where the file asked for is, for streaming it to a caller who may read it. */
+export async function mediaFile(db: CommonQueryMethods, actor: Actor, identifier: string, id: string, query: ViewQuery): Promise<MediaFile> {
   const { site } = await mediaAccess(db, actor, identifier, false);
-  const item = await findMedia(db, site.id, id);
-  const file = variant
-    ? await db.maybeOne(sql.type(z.object({ storage_key: z.string(), mime_type: z.string() }))`
-        select v->>'key' as storage_key, v->>'mime_type' as mime_type
-        from media_items, jsonb_array_elements(media_items.variants) as v where media_items.id = ${id} and v->>'name' = ${variant}`)
-    : await db.one(sql.type(z.object({ storage_key: z.string(), mime_type: z.string() }))`select storage_key, mime_type from media_items where id = ${id}`);
-  if (!file) throw notFound(`This media item has no variant ${variant}; its variants are listed on the item.`);
-  return { item, storageKey: file.storage_key, mimeType: file.mime_type };
+  return fileOf(db, await findMedia(db, site.id, id), query);
 }

@@ -13,6 +13,8 @@ export interface Storage {
   read(key: string, range?: { start: number; end: number }): Promise<Readable | null>;
   size(key: string): Promise<number | null>;
   delete(key: string): Promise<void>;
+  /** A URL that reads the object without our credentials for `seconds`, served with this content type; only stores that can sign have it. */
+  signedUrl?(key: string, seconds: number, contentType: string): Promise<string>;
 }
 
 const safeKey = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/i;

@@ -27,13 +27,14 @@ export const site = z
     locales: z.array(z.string()),
     domain: z.string().nullable(),
     settings: z.record(z.string(), z.unknown()),
+    visibility: z.enum(['private', 'public']).describe('public: the /public endpoints serve its ready media and published content without a token'),
     created_at: z.string(),
   })
   .meta({ id: 'Site' });
 
 export type Site = z.infer<typeof site>;
 
-export const siteColumns = sql.fragment`sites.id, sites.tenant_id, sites.slug, sites.name, sites.default_locale, sites.locales, sites.domain, sites.settings, sites.created_at`;
+export const siteColumns = sql.fragment`sites.id, sites.tenant_id, sites.slug, sites.name, sites.default_locale, sites.locales, sites.domain, sites.settings, sites.visibility, sites.created_at`;
 
 export async function resolveSite(db: CommonQueryMethods, identifier: string): Promise<Site | null> {
   return uuidShape.test(identifier)
@@ -79,6 +80,7 @@ export type NewSite = {
   locales?: string[] | undefined;
   domain?: string | null | undefined;
   settings?: Record<string, unknown> | undefined;
+  visibility?: 'private' | 'public' | undefined;
 };
 
 function rejected(error: unknown): never {
@@ -97,9 +99,9 @@ export async function createSite(db: CommonQueryMethods, actor: Actor, input: Ne
   const locales = input.locales ?? [defaultLocale];
   return db
     .one(sql.type(site)`
-      insert into sites (tenant_id, name, slug, default_locale, locales, domain, settings)
+      insert into sites (tenant_id, name, slug, default_locale, locales, domain, settings, visibility)
       values (${input.tenant_id}, ${input.name}, ${input.slug}, ${defaultLocale}, ${sql.array(locales, 'text')},
-              ${input.domain ?? null}, ${sql.jsonb((input.settings ?? {}) as never)})
+              ${input.domain ?? null}, ${sql.jsonb((input.settings ?? {}) as never)}, ${input.visibility ?? 'private'})
       returning ${siteColumns}`)
     .catch(rejected);
 }
@@ -116,7 +118,8 @@ export async function updateSite(db: CommonQueryMethods, actor: Actor, identifie
         default_locale = coalesce(${changes.default_locale ?? null}, default_locale),
         locales = coalesce(${changes.locales ? sql.array(changes.locales, 'text') : null}::text[], locales),
         domain = case when ${'domain' in changes}::boolean then ${changes.domain ?? null} else domain end,
-        settings = coalesce(${changes.settings ? sql.jsonb(changes.settings as never) : null}::jsonb, settings)
+        settings = coalesce(${changes.settings ? sql.jsonb(changes.settings as never) : null}::jsonb, settings),
+        visibility = coalesce(${changes.visibility ?? null}, visibility)
       where id = ${current.id}
       returning ${siteColumns}`)
     .catch(rejected);

@@ -38,6 +38,12 @@ const folderOfA = (world: World) =>
 
 const onePixelPng = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
+/** Site A made public (its slug), for the public delivery endpoints: anyone, with a token or without, reads them. */
+async function publicSiteA(world: World): Promise<string> {
+  await world.t.services.db.query(sql.typeAlias('void')`update sites set visibility = 'public' where id = ${world.siteA.id}`);
+  return world.siteA.slug;
+}
+
 /** A media item of site A added by its admin (its file is not needed here). */
 const mediaOfA = (world: World) =>
   world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
@@ -224,6 +230,13 @@ export const requests: Record<string, Builder> = {
     const key = await world.t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
     await createStorage(world.t.config).put(key, Buffer.from('matrix'), 'image/png');
     return { path: `/${world.siteA.slug}/media/${id}/view` };
+  },
+  'GET /public/{site_identifier}/media/{media_id}': async (world) => ({ path: `/public/${await publicSiteA(world)}/media/${await mediaOfA(world)}` }),
+  'GET /public/{site_identifier}/media/{media_id}/view': async (world) => {
+    const id = await mediaOfA(world);
+    const key = await world.t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+    await createStorage(world.t.config).put(key, Buffer.from('matrix'), 'image/png');
+    return { path: `/public/${await publicSiteA(world)}/media/${id}/view` };
   },
   'GET /{site_identifier}/media/{media_id}/image-editor-access': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/image-editor-access` }),
   'GET /{site_identifier}/media/{media_id}/image-versions': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/image-versions` }),

@@ -1,29 +1,35 @@
 // After an upload: read the file's metadata and make its variants, then mark
 // the item ready. Images (sharp, with a pixel limit so a decompression bomb
-// fails at once): dimensions, dominant colour, WebP widths for responsive
-// use. Video (ffprobe, ffmpeg): duration, dimensions and a poster frame.
+// fails at once): dimensions, EXIF (without GPS unless asked), dominant
+// colour, blurhash, WebP and AVIF widths for responsive use. Video (ffprobe, ffmpeg): duration, dimensions and a poster frame.
 // Audio: duration. Variants are stored under keys derived from the item's,
 // so a rerun overwrites them. A failure marks the item failed, with the reason.
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import sharp, { type Metadata } from 'sharp';
+import sharp from 'sharp';
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
 import type { StoredVariant } from '../../core/media/items.ts';
 import type { Storage } from '../../core/storage/storage.ts';
 import { probe, withTemporaryDir } from '../media/ffmpeg.ts';
+import { pickExif } from '../media/exif.ts';
 import { storePoster } from '../media/poster.ts';
+import { deriveImages } from '../media/responsive.ts';
 import { JobError, permanent } from './errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
-const responsiveWidths = [320, 640, 1280, 1920];
-
-type Found = { width?: number | null; height?: number | null; duration_seconds?: number | null; dominant_color?: string | null; variants: StoredVariant[] };
+type Found = {
+  width?: number | null;
+  height?: number | null;
+  duration_seconds?: number | null;
+  dominant_color?: string | null;
+  blurhash?: string | null;
+  exif?: Record<string, unknown> | null;
+  variants: StoredVariant[];
+};
 
 const itemRow = z.object({ storage_key: z.string(), kind: z.enum(['image', 'video', 'audio', 'document']) });
-
-const hex = (value: number) => value.toString(16).padStart(2, '0');
 
 async function download(storage: Storage, key: string, file: string): Promise<void> {
   const body = await storage.read(key);
@@ -33,24 +39,19 @@ async function download(storage: Storage, key: string, file: string): Promise<vo
 
 async function image(file: string, key: string, context: JobContext): Promise<Found> {
   const limits = { limitInputPixels: context.config.media.maxPixels, failOn: 'error' as const };
-  let meta: Metadata;
   try {
-    meta = await sharp(file, limits).metadata();
+    const meta = await sharp(file, limits).metadata();
     const width = meta.autoOrient?.width ?? meta.width ?? null;
     const height = meta.autoOrient?.height ?? meta.height ?? null;
-    const variants: StoredVariant[] = [];
-    let smallest: Buffer | undefined;
-    for (const target of responsiveWidths.filter((candidate) => width !== null && candidate < width)) {
-      // Each resize decodes with shrink-on-load; the pixel limit applies to every decode.
-      const { data, info } = await sharp(file, limits).autoOrient().resize({ width: target }).webp({ quality: 80 }).toBuffer({ resolveWithObject: true });
-      smallest ??= data;
-      const variantKey = `${key}.w${target}.webp`;
-      await context.storage.put(variantKey, data, 'image/webp');
-      variants.push({ name: `w${target}`, key: variantKey, mime_type: 'image/webp', width: info.width, height: info.height, size_bytes: data.length });
-    }
-    // The dominant colour of the smallest version is the image's, at a fraction of the cost.
-    const { dominant } = await sharp(smallest ?? file, limits).stats();
-    return { width, height, dominant_color: `#${hex(dominant.r)}${hex(dominant.g)}${hex(dominant.b)}`, variants };
+    const derived = await deriveImages(file, key, width ?? 0, limits, context.storage);
+    return {
+      width,
+      height,
+      dominant_color: derived.dominantColor,
+      blurhash: derived.blurhash,
+      exif: pickExif(meta.exif, context.config.media.exifGps),
+      variants: derived.variants,
+    };
   } catch (error) {
     if (error instanceof JobError) throw error;
     const message = (error as Error).message;
@@ -91,6 +92,7 @@ export default defineJob({
       await db.query(sql.typeAlias('void')`
         update media_items set status = 'ready', processing_error = null, width = ${found.width ?? null}, height = ${found.height ?? null},
                duration_seconds = ${found.duration_seconds ?? null}, dominant_color = ${found.dominant_color ?? null},
+               blurhash = ${found.blurhash ?? null}, exif = ${found.exif ? sql.jsonb(found.exif as never) : null},
                variants = ${sql.jsonb(found.variants as never)}
         where id = ${mediaId}`);
       return { status: 'succeeded', units: 1, output: { media_id: mediaId, variants: found.variants.map((variant) => variant.name) } };

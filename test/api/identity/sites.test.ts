@@ -23,6 +23,7 @@ const siteShape = (fields: Record<string, unknown> = {}) => ({
   locales: ['en'],
   domain: null,
   settings: {},
+  visibility: 'private',
   created_at: expect.any(String),
   ...fields,
 });
@@ -290,6 +291,10 @@ describe('PATCH /sites/{site_identifier}', () => {
     expect(renamed.body).toEqual({ ...res.body, name: 'Renamed' });
     const cleared = await request(t.app).patch(`/sites/${site.id}`).set(admin.auth).send({ domain: null }).expect(200);
     expect(cleared.body).toEqual({ ...renamed.body, domain: null });
+    const published = await request(t.app).patch(`/sites/${site.id}`).set(admin.auth).send({ visibility: 'public' }).expect(200);
+    expect(published.body).toEqual({ ...cleared.body, visibility: 'public' });
+    await request(t.app).patch(`/sites/${site.id}`).set(admin.auth).send({ visibility: 'everyone' }).expect(422);
+    expect((await stored(site.id)).visibility).toBe('public');
   });
 
   it('changes the slug, addressed by slug: the old slug stops working, the new one works', async () => {

@@ -7,6 +7,7 @@ import sharp from 'sharp';
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
+import { pickExif } from '../../../worker/media/exif.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { toneWav } from '../../helpers/fake-providers.ts';
@@ -40,14 +41,41 @@ const keysOf = (id: string) =>
   t.services.db.one(sql.type(z.object({ storage_key: z.string(), variant_keys: z.array(z.string()) }))`
     select storage_key, array(select v->>'key' from jsonb_array_elements(variants) v) as variant_keys from media_items where id = ${id}`);
 
-it('reads an image: size, dominant colour, WebP widths below its own, served by ?variant=', async () => {
-  const photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 20, g: 120, b: 200 } } }).jpeg().toBuffer();
+it('reads an image: size, dominant colour, blurhash, EXIF without GPS, WebP and AVIF widths below its own, served by ?variant= and ?width=', async () => {
+  const photo = await sharp({ create: { width: 800, height: 600, channels: 3, background: { r: 20, g: 120, b: 200 } } })
+    .jpeg()
+    .withExif({
+      IFD0: { Make: 'Acme', Model: 'Lens One', Copyright: 'Ada' },
+      IFD2: { FNumber: '28/10', ISOSpeedRatings: '200' },
+      IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '52/1 22/1 30/1', GPSLongitudeRef: 'E', GPSLongitude: '4/1 53/1 0/1' },
+    })
+    .toBuffer();
+  // The photo does carry a position, which MEDIA_EXIF_GPS=true would keep.
+  expect(pickExif((await sharp(photo).metadata()).exif, true)).toMatchObject({ GPSLatitudeRef: 'N', GPSLatitude: [52, 22, 30] });
   const { job, item } = await uploaded(photo, 'photo.jpg');
   expect(job.status).toBe('succeeded');
   expect(item).toMatchObject({ status: 'ready', kind: 'image', mime_type: 'image/jpeg', width: 800, height: 600, processing_error: null });
   expect(item.dominant_color).toMatch(/^#[0-9a-f]{6}$/);
-  expect(item.variants.map((variant: { name: string }) => variant.name)).toEqual(['w320', 'w640']);
+  // A blurhash of 4 × 3 components is 28 characters of its base 83.
+  expect(item.blurhash).toMatch(/^[0-9A-Za-z#$%*+,-.:;=?@[\]^_{|}~]{28}$/);
+  expect(item.exif).toMatchObject({ Make: 'Acme', Model: 'Lens One', Copyright: 'Ada', FNumber: 2.8 });
+  expect(Object.keys(item.exif).filter((field) => field.startsWith('GPS'))).toEqual([]);
+  expect(item.variants.map((variant: { name: string }) => variant.name)).toEqual(['w320', 'w640', 'w320-avif', 'w640-avif']);
   expect(item.variants[0]).toEqual({ name: 'w320', mime_type: 'image/webp', width: 320, height: 240, size_bytes: expect.any(Number) });
+  expect(item.variants[3]).toEqual({ name: 'w640-avif', mime_type: 'image/avif', width: 640, height: 480, size_bytes: expect.any(Number) });
+  const view = `/${cast.a.site.slug}/media/${item.id}/view`;
+  // ?width= picks the smallest preset at least that wide, else the widest there is; format picks AVIF.
+  for (const [query, type, width] of [
+    ['width=320', 'image/webp', 320],
+    ['width=640&format=avif', 'image/avif', 640],
+    ['width=1920&format=avif', 'image/avif', 640],
+    ['format=avif', 'image/avif', 640],
+  ] as const) {
+    const res = await request(t.app).get(`${view}?${query}`).set(cast.a.editor.auth).buffer(true).expect(200);
+    expect([query, res.headers['content-type']]).toEqual([query, type]);
+    expect((await sharp(res.body as Buffer).metadata()).width).toBe(width);
+  }
+  for (const query of ['width=500', 'width=640&format=gif', 'variant=w320&width=320']) await request(t.app).get(`${view}?${query}`).set(cast.a.editor.auth).expect(422);
   const small = await request(t.app).get(`/${cast.a.site.slug}/media/${item.id}/view?variant=w320`).set(cast.a.editor.auth).buffer(true).expect(200);
   expect(small.headers['content-type']).toBe('image/webp');
   expect((await sharp(small.body as Buffer).metadata()).width).toBe(320);
