@@ -9,3 +9,6 @@ export const siteParams = z.object({ site_identifier: z.string().min(1).max(100)
 export const created = (description: string, schema: z.ZodType) => ({ 201: { description, schema } });
 
 export const noContent = (description: string) => ({ 204: { description } });
+
+/** A query flag: true or false, false when absent. */
+export const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');

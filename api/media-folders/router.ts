@@ -4,7 +4,7 @@ import { createFolder, deleteFolder, folder, folderListQuery, folderName, folder
 import { createStorage } from '../../core/storage/index.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { defineRoute } from '../route.ts';
-import { noContent, siteParams } from '../schemas.ts';
+import { flag, noContent, siteParams } from '../schemas.ts';
 
 const folderParams = siteParams.extend({ folder_id: z.uuid() });
 const parentId = z.uuid().nullable().describe('The folder to put it in; null for the top level');
@@ -81,14 +81,16 @@ export const routes = [
 
   defineRoute({
     key: 'DELETE /{site_identifier}/media/folders/{folder_id}',
-    description: 'Deletes an empty folder (409 otherwise). With `recursive=true`, also the folders below it and the media items in them, files included.',
+    description:
+      'Deletes an empty folder (409 otherwise). With `recursive=true`, also the folders below it and the media items in them, files included; ' +
+      '409 with the `references` when one of those items is in use, unless `force=true`.',
     request: {
       params: folderParams,
-      query: z.object({ recursive: z.enum(['true', 'false']).default('false').transform((value) => value === 'true') }),
+      query: z.object({ recursive: flag, force: flag.describe('With recursive: delete even items something uses') }),
     },
     responses: noContent('Deleted'),
     async handler({ params, query }, { services, actor }) {
-      await deleteFolder(services.db, createStorage(services.config), services.logger, actor, params.site_identifier, params.folder_id, query.recursive);
+      await deleteFolder(services.db, createStorage(services.config), services.logger, actor, params.site_identifier, params.folder_id, query.recursive, query.force);
       return {};
     },
   }),

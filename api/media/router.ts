@@ -19,9 +19,10 @@ import { editOperations, editorAccess, imageEditorAccess, listVersions, mediaVer
 import { fromZodError } from '../middleware/problems.ts';
 import { redirectSeconds, streamMedia, viewResponses } from './view.ts';
 import { viewQuery } from '../../core/media/files.ts';
-import { noContent, siteParams } from '../schemas.ts';
+import { flag, noContent, siteParams } from '../schemas.ts';
 
 const mediaParams = siteParams.extend({ media_id: z.uuid() });
+const forceQuery = z.object({ force: flag.describe('Delete even while something uses it') });
 
 const readItem = defineRoute({
   key: 'GET /{site_identifier}/media/{media_id}',
@@ -160,11 +161,13 @@ export const routes = [
 
   defineRoute({
     key: 'DELETE /{site_identifier}/media/{media_id}',
-    description: 'Deletes the item and its file.',
-    request: { params: mediaParams },
+    description:
+      'Deletes the item, its file, variants and earlier versions. While something uses it (a job not yet finished that will read it) the answer is 409 ' +
+      'with the `references`, unless `force=true`.',
+    request: { params: mediaParams, query: forceQuery },
     responses: noContent('Deleted'),
-    async handler({ params }, { services, actor }) {
-      await deleteMedia(services.db, createStorage(services.config), services.logger, actor, params.site_identifier, params.media_id);
+    async handler({ params, query }, { services, actor }) {
+      await deleteMedia(services.db, createStorage(services.config), services.logger, actor, params.site_identifier, params.media_id, query.force);
       return {};
     },
   }),

@@ -13,6 +13,7 @@ import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { removeFiles } from '../storage/index.ts';
 import { mediaAccess, requireOwnChange, requireSiteFolder, type MediaAccess } from './access.ts';
 import { deleteMediaRows } from './items.ts';
+import { requireUnreferenced } from './references.ts';
 import type { Storage } from '../storage/storage.ts';
 
 export const folder = z
@@ -148,9 +149,10 @@ const subtree = (rootId: string) => sql.fragment`
 /**
  * Deletes an empty folder; with `recursive`, the folders below it and the
  * media items in all of them too (their files are removed from storage once
- * the rows are gone). Otherwise a folder with anything in it is a 409.
+ * the rows are gone). Otherwise a folder with anything in it is a 409, as is
+ * one holding an item in use, unless `force`.
  */
-export async function deleteFolder(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, recursive: boolean) {
+export async function deleteFolder(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, recursive: boolean, force = false) {
   const keys = await db.transaction(async (tx) => {
     const found = await mediaAccess(tx, actor, identifier, true);
     await lockTree(tx, found.site.id);
@@ -170,7 +172,9 @@ export async function deleteFolder(db: DatabasePool, storage: Storage, logger: L
     if (found.role === 'author' && contents.others > 0) {
       throw new Problem(403, 'Authors may delete only what they made; this folder holds folders or media of others.');
     }
-    const removed = await deleteMediaRows(tx, sql.fragment`folder_id in (${subtree(id)} select id from down)`);
+    const below = sql.fragment`folder_id in (${subtree(id)} select id from down)`;
+    await requireUnreferenced(tx, found.site.id, sql.fragment`select id from media_items where ${below}`, force);
+    const removed = await deleteMediaRows(tx, below);
     await tx.query(sql.typeAlias('void')`${subtree(id)} delete from media_folders where id in (select id from down)`);
     return removed;
   });

@@ -11,6 +11,7 @@ import type { Logger } from '../logger.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
+import { requireUnreferenced } from './references.ts';
 import { fileOf, type MediaFile, type ViewQuery } from './files.ts';
 import { mediaAccess, requireOwnChange, requireSiteFolder } from './access.ts';
 import { deleteMediaRows, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
@@ -112,10 +113,11 @@ export async function moveMedia(db: DatabasePool, actor: Actor, identifier: stri
   });
 }
 
-/** Deletes the item, then its file and variants. */
-export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string) {
+/** Deletes the item, then its file and variants; 409 while something uses it, unless `force`. */
+export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, force = false) {
   const keys = await db.transaction(async (tx) => {
-    await forChange(tx, actor, identifier, id);
+    const { site } = await forChange(tx, actor, identifier, id);
+    await requireUnreferenced(tx, site.id, sql.fragment`select ${id}::uuid`, force);
     return deleteMediaRows(tx, sql.fragment`id = ${id}`);
   });
   await removeFiles(storage, logger, keys);

@@ -1,0 +1,48 @@
+// What still uses a media item. Deleting an item in use answers 409 naming
+// what uses it, unless the caller forces it. Today the users are jobs not yet
+// finished that will read the item: an AI edit of it (or with it as the mask),
+// its metadata, a video that shows it. Agent avatars, page elements and posts
+// join `sources` as they are built. A forced delete leaves those jobs to fail
+// as media_missing, which charges nothing.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { Problem } from '../errors.ts';
+
+export const mediaReference = z
+  .object({ media_id: z.uuid(), type: z.enum(['job']), id: z.uuid(), detail: z.string() })
+  .meta({ id: 'MediaReference' });
+
+export type MediaReference = z.infer<typeof mediaReference>;
+
+type Ids = ReturnType<typeof sql.fragment>;
+
+const sources: ((siteId: string, ids: Ids) => ReturnType<typeof sql.fragment>)[] = [
+  (siteId, ids) => sql.fragment`
+    select m.id as media_id, 'job' as type, j.id, j.kind || ' job (' || j.status || ')' as detail
+    from (${ids}) as m (id)
+    join jobs j on j.site_id = ${siteId} and j.status in ('queued', 'running', 'waiting') and j.kind <> 'media_process'
+     and (j.input->>'media_id' = m.id::text or j.input->>'mask_media_id' = m.id::text
+          or j.input->'request'->'scenes' @> jsonb_build_array(jsonb_build_object('media_id', m.id::text)))`,
+];
+
+/** What uses the items `ids` selects (a query answering one column of media ids), at most 50. */
+export async function referencesTo(db: CommonQueryMethods, siteId: string, ids: Ids): Promise<readonly MediaReference[]> {
+  const union = sql.join(
+    sources.map((source) => source(siteId, ids)),
+    sql.fragment` union all `,
+  );
+  return db.any(sql.type(mediaReference)`select * from (${union}) as found order by media_id, id limit 50`);
+}
+
+/** 409 naming what uses the items, unless `force`. */
+export async function requireUnreferenced(db: CommonQueryMethods, siteId: string, ids: Ids, force: boolean): Promise<void> {
+  if (force) return;
+  const references = await referencesTo(db, siteId, ids);
+  if (references.length) {
+    throw new Problem(409, `In use: ${references.map((reference) => reference.detail).join('; ')}. Pass force=true to delete it anyway.`, {
+      type: '/problems/media-in-use',
+      title: 'Media in use',
+      extensions: { references },
+    });
+  }
+}
