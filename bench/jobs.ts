@@ -10,6 +10,7 @@ import { run } from 'graphile-worker';
 import { z } from 'zod';
 import { loadConfig } from '../core/config.ts';
 import { applyEntry, userAccount } from '../core/credits/accounts.ts';
+import { api, benchSite } from './http.ts';
 import { submitJob } from '../core/jobs/submit.ts';
 import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
@@ -22,25 +23,12 @@ type Row = [string, string];
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
-async function api<T>(url: string, token: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-  const res = await fetch(url, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!res.ok) throw new Error(`${method} ${url} answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as T;
-}
 
 type JobBody = { id: string; status: string; created_at: string; started_at: string | null; finished_at: string | null };
 
 /** Through the API of `npm start` (which runs a worker of concurrency 4). */
 export async function speechFigures(url: string, token: string): Promise<Row[]> {
-  const me = await api<{ id: string }>(`${url}/auth/currentuser`, token, 'GET');
-  const tenant = await api<{ id: string }>(`${url}/admin/tenants/`, token, 'POST', { name: 'Bench' });
-  await api(`${url}/admin/tenants/${tenant.id}/users/${me.id}`, token, 'POST', { role: 'admin' });
-  const site = await api<{ slug: string }>(`${url}/sites/`, token, 'POST', { tenant_id: tenant.id, name: 'Bench', slug: `bench-${Date.now()}` });
-  await api(`${url}/${site.slug}/transactions/credits/add`, token, 'POST', { user_id: me.id, amount: 1_000_000 });
+  const site = await benchSite(url, token, 'Bench', 1_000_000);
   const speak = (i: number, wait?: number) =>
     api<JobBody>(`${url}/${site.slug}/media/tts`, token, 'POST', { text: `Benchmark sentence number ${i}, spoken by the platform.`, format: 'mp3' }, wait ? { Prefer: `wait=${wait}` } : {});
 

@@ -6,7 +6,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { speechFigures, throughputFigures } from './jobs.ts';
-import { thumbnailFigures, uploadFigures } from './media.ts';
+import { thumbnailFigures, uploadFigures, videoFigures } from './media.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -140,6 +140,7 @@ try {
   await stop(api);
   rows.push(...(await speechFigures(second.proc.url, token)));
   rows.push(...(await thumbnailFigures(second.proc.url, token)));
+  rows.push(...(await videoFigures(second.proc.url, token)));
   rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
   await stop(second.proc);
 } finally {

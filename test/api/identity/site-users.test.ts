@@ -192,7 +192,7 @@ describe('GET /users/{user_id}/sites', () => {
     const other = await newSite(t, tenant);
     const mine = await request(t.app).get(`/users/${editor.user.id}/sites`).set(editor.auth).expect(200);
     expect(mine.body).toEqual({
-      items: [{ id: site.id, tenant_id: tenant.id, slug: site.slug, name: site.name, default_locale: 'en', locales: ['en'], domain: null, settings: {}, created_at: expect.any(String) }],
+      items: [{ id: site.id, tenant_id: tenant.id, slug: site.slug, name: site.name, default_locale: 'en', locales: ['en'], domain: null, settings: {}, visibility: 'private', created_at: expect.any(String) }],
       next_cursor: null,
     });
     expect(idsOf((await request(t.app).get(`/users/${admin.user.id}/sites`).set(admin.auth).expect(200)).body)).toEqual([site.id, other.id]);

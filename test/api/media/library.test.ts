@@ -30,7 +30,7 @@ const missing = '00000000-0000-4000-8000-000000000000';
 
 const itemKeys = [
   'id', 'site_id', 'folder_id', 'kind', 'mime_type', 'size_bytes', 'width', 'height', 'duration_seconds', 'status', 'file_name',
-  'alt', 'title', 'caption', 'tags', 'focal_point', 'dominant_color', 'variants', 'processing_error', 'version', 'job_id', 'created_by', 'created_at', 'updated_at',
+  'alt', 'title', 'caption', 'tags', 'focal_point', 'dominant_color', 'blurhash', 'exif', 'variants', 'processing_error', 'version', 'job_id', 'created_by', 'created_at', 'updated_at',
 ].sort();
 
 beforeAll(async () => {
