@@ -22,7 +22,7 @@ export const delivery = z
     job_ref: z.string().min(1).max(200).describe('The provider’s id for the work, as it answered when the job was submitted'),
     reference: z.uuid().optional().describe('Our job id, as sent to the provider with the work'),
     status: z.enum(['succeeded', 'failed']),
-    output: z.record(z.string(), z.unknown()).optional().describe('For speech: audio_base64 or audio_url'),
+    output: z.record(z.string(), z.unknown()).optional().describe('For speech: audio_base64 or audio_url; for video: video_base64 or video_url (a URL on the provider’s own origin)'),
     error: z.object({ code: z.string().max(100).optional(), message: z.string().max(1000) }).optional(),
   })
   .meta({ id: 'MediaProviderDelivery' });
