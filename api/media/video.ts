@@ -2,13 +2,13 @@
 // (each chosen by configuration). Everything that would make the job fail at
 // once is refused here instead, before credits are reserved: a back end not
 // configured (503), a folder or scene image not of this site, a narration too
-// long for its scene (422).
+// long for its scene, what the chosen back end cannot do (422).
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, problemType, type ProblemField } from '../../core/errors.ts';
 import type { Actor } from '../../core/actor.ts';
 import { mediaAccess, requireSiteFolder } from '../../core/media/access.ts';
-import { estimateVideoSeconds, missingVideoConfig, overlongScenes, videoBackend, videoRequest, type VideoRequest } from '../../core/media/video.ts';
+import { estimateVideoSeconds, missingVideoConfig, overlongScenes, unsupportedByBackend, videoBackend, videoRequest, type VideoRequest } from '../../core/media/video.ts';
 import { jobResponses, submitAndAnswer } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
@@ -25,7 +25,7 @@ async function checkReferences(db: CommonQueryMethods, actor: Actor, identifier:
     )})`,
   );
   const errors: ProblemField[] = wanted
-    .filter((scene) => !images.includes(scene.id))
+    .filter((scene) => !images.includes(scene.id.toLowerCase()))
     .map((scene) => ({ path: `body.scenes.${scene.index}.media_id`, message: 'no such image in this site' }));
   if (errors.length) throw new Problem(422, 'A scene names an image that is not in this site.', { errors });
 }
@@ -54,6 +54,8 @@ export const routes = endpoints.map(({ path, endpoint, variable }) =>
       await services.db.connect((connection) => checkReferences(connection, actor, params.site_identifier, body));
       const overlong = overlongScenes(body);
       if (overlong.length) throw new Problem(422, 'A scene’s narration is too long for one scene.', { errors: overlong });
+      const unsupported = unsupportedByBackend(body, backend);
+      if (unsupported.length) throw new Problem(422, `${variable}=${backend} cannot make this video.`, { errors: unsupported });
       const missing = missingVideoConfig(services.config, backend);
       if (missing) throw new Problem(503, `${variable}=${backend}: ${missing}`, { type: problemType('not-configured'), title: 'Not configured' });
       return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {

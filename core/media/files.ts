@@ -8,6 +8,9 @@ import { notFound } from '../errors.ts';
 import type { MediaItem } from './items.ts';
 
 export const presetWidths = [320, 640, 1280, 1920] as const;
+
+/** The variant an image has when its upload gives where it was taken: the same picture without metadata, for the public view. */
+export const strippedVariant = 'stripped';
 export const presetFormats = ['webp', 'avif'] as const;
 
 /** The name a responsive variant is stored under: w640 (WebP), w640-avif. */

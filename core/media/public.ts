@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { notFound } from '../errors.ts';
 import { resolveSite } from '../tenancy/sites.ts';
-import { fileOf, type MediaFile, type ViewQuery } from './files.ts';
+import { fileOf, strippedVariant, type MediaFile, type ViewQuery } from './files.ts';
 import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
 
 export const publicMediaItem = mediaItem
@@ -44,8 +44,12 @@ export async function findPublicMedia(db: CommonQueryMethods, identifier: string
   return item;
 }
 
+/** The file of a public item; its original, when that tells where it was taken, only without its metadata. */
 export async function publicMediaFile(db: CommonQueryMethods, identifier: string, id: string, query: ViewQuery): Promise<MediaFile> {
-  return fileOf(db, await findPublicMedia(db, identifier, id), query);
+  const item = await findPublicMedia(db, identifier, id);
+  const original = !query.variant && !query.width && !query.format;
+  const stripped = item.variants.some((variant) => variant.name === strippedVariant);
+  return fileOf(db, item, original && stripped ? { variant: strippedVariant } : query);
 }
 
 /** Only what the public schema names leaves the service. */

@@ -21,8 +21,10 @@ const sources: ((siteId: string, ids: Ids) => ReturnType<typeof sql.fragment>)[]
     select m.id as media_id, 'job' as type, j.id, j.kind || ' job (' || j.status || ')' as detail
     from (${ids}) as m (id)
     join jobs j on j.site_id = ${siteId} and j.status in ('queued', 'running', 'waiting') and j.kind <> 'media_process'
-     and (j.input->>'media_id' = m.id::text or j.input->>'mask_media_id' = m.id::text
-          or j.input->'request'->'scenes' @> jsonb_build_array(jsonb_build_object('media_id', m.id::text)))`,
+     -- Ids are compared in lower case: an id may have been sent in upper case and stored as sent.
+     and (lower(j.input->>'media_id') = m.id::text or lower(j.input->>'mask_media_id') = m.id::text
+          or exists (select 1 from jsonb_array_elements(case jsonb_typeof(j.input->'request'->'scenes') when 'array' then j.input->'request'->'scenes' else '[]' end) as scene
+                     where lower(scene->>'media_id') = m.id::text))`,
 ];
 
 /** What uses the items `ids` selects (a query answering one column of media ids), at most 50. */

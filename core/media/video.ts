@@ -97,8 +97,19 @@ function localEstimate(request: VideoRequest): number {
   return planScenes(request).reduce((total, scene) => total + Math.min(maxSceneSeconds, Math.max(scene.minSeconds, spokenSeconds(scene, request))), 0);
 }
 
-// OpenAI's /videos makes clips of 4, 8 or 12 seconds.
+// OpenAI's /videos makes clips of 4, 8 or 12 seconds, landscape or portrait.
 export const openAiSeconds = [4, 8, 12] as const;
+export const openAiSizes: readonly string[] = ['1280x720', '720x1280'];
+
+/** What a back end other than local cannot do with this request, as 422 errors. */
+export function unsupportedByBackend(request: VideoRequest, backend: VideoBackend): { path: string; message: string }[] {
+  if (backend === 'local') return [];
+  const errors = (request.scenes ?? []).flatMap((scene, index) =>
+    scene.media_id ? [{ path: `body.scenes.${index}.media_id`, message: `the ${backend} back end cannot show images of the site` }] : [],
+  );
+  if (backend === 'openai' && !openAiSizes.includes(request.size)) errors.push({ path: 'body.size', message: `the openai back end makes ${openAiSizes.join(' or ')}` });
+  return errors;
+}
 
 /** The clip length asked of an OpenAI-compatible back end: the shortest that holds the plan, at most 12 s. */
 export function openAiClipSeconds(request: VideoRequest): number {
@@ -119,6 +130,10 @@ export function videoBackend(config: Config, endpoint: 'main' | 'varianta' | 'va
 /** Why a back end cannot run with this configuration, or null when it can. */
 export function missingVideoConfig(config: Config, backend: VideoBackend): string | null {
   if (backend === 'openai' && !config.ai.baseUrl) return 'The openai video back end needs AI_BASE_URL (and usually AI_API_KEY).';
+  // The local back end pictures and narrates with the configured image and speech providers.
+  if (backend === 'local' && !config.ai.baseUrl && (config.images.provider === 'openai' || config.speech.provider === 'openai')) {
+    return 'The local video back end uses IMAGE_PROVIDER / SPEECH_PROVIDER=openai, which need AI_BASE_URL.';
+  }
   if (backend === 'mediaprovider' && (!config.mediaProvider.url || !config.mediaProvider.webhookSecret || !config.publicUrl)) {
     return 'The mediaprovider video back end needs MEDIA_PROVIDER_URL, MEDIA_PROVIDER_WEBHOOK_SECRET and PUBLIC_URL.';
   }

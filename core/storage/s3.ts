@@ -60,7 +60,8 @@ export function s3Storage(options: S3Options): Storage {
       await client.send(new DeleteObjectCommand({ Bucket, Key: checkKey(key) }));
     },
     signedUrl(key, seconds, contentType) {
-      // The same protections as when we stream it: its own type, never sniffed, never run as a page.
+      // Served as its own type, inline. S3 cannot add our nosniff and sandbox headers; what gets here is only
+      // what uploads accept (no HTML, no SVG), which a browser does not run as a page.
       const command = new GetObjectCommand({ Bucket, Key: checkKey(key), ResponseContentType: contentType, ResponseContentDisposition: 'inline' });
       return getSignedUrl(client, command, { expiresIn: seconds });
     },

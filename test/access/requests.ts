@@ -209,7 +209,7 @@ export const requests: Record<string, Builder> = {
   },
   'POST /{site_identifier}/media/generatevideo-variantb': async (world) => {
     await creditEveryone(world);
-    return { path: `/${world.siteA.slug}/media/generatevideo-variantb`, body: { prompt: 'Matrix video.', size: '640x360' } };
+    return { path: `/${world.siteA.slug}/media/generatevideo-variantb`, body: { prompt: 'Matrix video.', size: '1280x720' } };
   },
   'POST /{site_identifier}/media/tts': async (world) => {
     await creditEveryone(world);

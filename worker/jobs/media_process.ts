@@ -13,9 +13,9 @@ import { sql } from '../../db/pool.ts';
 import type { StoredVariant } from '../../core/media/items.ts';
 import type { Storage } from '../../core/storage/storage.ts';
 import { probe, withTemporaryDir } from '../media/ffmpeg.ts';
-import { pickExif } from '../media/exif.ts';
+import { hasLocation, pickExif } from '../media/exif.ts';
 import { storePoster } from '../media/poster.ts';
-import { deriveImages } from '../media/responsive.ts';
+import { deriveImages, withoutMetadata } from '../media/responsive.ts';
 import { JobError, permanent } from './errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
@@ -44,6 +44,7 @@ async function image(file: string, key: string, context: JobContext): Promise<Fo
     const width = meta.autoOrient?.width ?? meta.width ?? null;
     const height = meta.autoOrient?.height ?? meta.height ?? null;
     const derived = await deriveImages(file, key, width ?? 0, limits, context.storage);
+    if (!context.config.media.exifGps && hasLocation(meta.exif)) derived.variants.push(await withoutMetadata(file, key, meta.format, limits, context.storage));
     return {
       width,
       height,

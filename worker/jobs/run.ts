@@ -181,6 +181,8 @@ async function discard(deps: RunnerDeps, job: JobRow, outcome: Outcome | undefin
   deps.logger.info({ job_id: job.id, why }, 'job run discarded');
   await closeAttempt(deps.db, job, 'canceled');
   if (outcome?.status === 'succeeded') {
-    for (const media of outcome.media ?? []) await deps.storage.delete(media.storageKey);
+    for (const media of outcome.media ?? []) {
+      for (const key of [media.storageKey, ...(media.variants ?? []).map((variant) => variant.key)]) await deps.storage.delete(key);
+    }
   }
 }

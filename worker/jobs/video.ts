@@ -22,6 +22,7 @@ async function store(input: VideoJobInput, file: string, poster: Buffer | null, 
   const { job, storage, db, config, signal } = context;
   const probed = await probe(config, file).catch(() => null);
   if (!probed?.width || !(probed.durationSeconds > 0)) throw permanent('provider_invalid_response', `The ${provider} back end made something that is not a video.`);
+  if (!probed.formatName.split(',').includes('mp4')) throw permanent('provider_invalid_response', `The ${provider} back end made ${probed.formatName}, not MP4.`);
   await context.progress(0.95, 'storing');
   const key = `${job.tenant_id}/${job.site_id}/video-${job.id}.mp4`;
   const stored = await storage.put(key, createReadStream(file), 'video/mp4');

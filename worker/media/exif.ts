@@ -23,15 +23,22 @@ function clean(value: unknown): unknown {
   return undefined;
 }
 
-export function pickExif(raw: Buffer | undefined, withGps: boolean): Record<string, unknown> | null {
+function parse(raw: Buffer | undefined): ReturnType<typeof exifReader> | null {
   if (!raw?.length) return null;
-  let parsed: ReturnType<typeof exifReader>;
   try {
-    parsed = exifReader(raw);
+    return exifReader(raw);
   } catch {
     // Broken EXIF is common and never a reason to refuse the image.
     return null;
   }
+}
+
+/** Whether the image's EXIF gives where it was taken. */
+export const hasLocation = (raw: Buffer | undefined) => Object.keys(parse(raw)?.GPSInfo ?? {}).length > 0;
+
+export function pickExif(raw: Buffer | undefined, withGps: boolean): Record<string, unknown> | null {
+  const parsed = parse(raw);
+  if (!parsed) return null;
   const picked: Record<string, unknown> = {};
   for (const [group, fields] of Object.entries(kept)) {
     if (group === 'GPSInfo' && !withGps) continue;

@@ -4,7 +4,7 @@
 // resized from the one above it.
 import { encode } from 'blurhash';
 import sharp, { type OutputInfo, type Sharp, type SharpOptions } from 'sharp';
-import { presetName, presetWidths } from '../../core/media/files.ts';
+import { presetName, presetWidths, strippedVariant } from '../../core/media/files.ts';
 import type { StoredVariant } from '../../core/media/items.ts';
 import type { Storage } from '../../core/storage/storage.ts';
 
@@ -42,4 +42,17 @@ export async function deriveImages(file: string, key: string, width: number, lim
   // WebP variants first, in the order of their widths: how they were listed before AVIF came.
   variants.sort((a, b) => a.mime_type.localeCompare(b.mime_type) * -1 || (a.width ?? 0) - (b.width ?? 0));
   return { variants, dominantColor: `#${hex(dominant.r)}${hex(dominant.g)}${hex(dominant.b)}`, blurhash };
+}
+
+/**
+ * The original again without its metadata (sharp writes none unless asked):
+ * the public view serves it instead of the upload, whose EXIF tells where the
+ * photo was taken. Encoded once more, in the upload's own format.
+ */
+export async function withoutMetadata(file: string, key: string, format: string | undefined, limits: SharpOptions, storage: Storage): Promise<StoredVariant> {
+  const target = format === 'heif' ? 'avif' : format === 'png' || format === 'webp' || format === 'gif' || format === 'avif' ? format : 'jpeg';
+  const { data, info } = await sharp(file, limits).autoOrient().toFormat(target, target === 'jpeg' ? { quality: 90 } : {}).toBuffer({ resolveWithObject: true });
+  const variantKey = `${key}.stripped.${target}`;
+  await storage.put(variantKey, data, `image/${target}`);
+  return { name: strippedVariant, key: variantKey, mime_type: `image/${target}`, width: info.width, height: info.height, size_bytes: data.length };
 }

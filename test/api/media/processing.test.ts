@@ -60,7 +60,12 @@ it('reads an image: size, dominant colour, blurhash, EXIF without GPS, WebP and 
   expect(item.blurhash).toMatch(/^[0-9A-Za-z#$%*+,-.:;=?@[\]^_{|}~]{28}$/);
   expect(item.exif).toMatchObject({ Make: 'Acme', Model: 'Lens One', Copyright: 'Ada', FNumber: 2.8 });
   expect(Object.keys(item.exif).filter((field) => field.startsWith('GPS'))).toEqual([]);
-  expect(item.variants.map((variant: { name: string }) => variant.name)).toEqual(['w320', 'w640', 'w320-avif', 'w640-avif']);
+  // The upload says where it was taken: a copy without metadata is kept for the public view.
+  expect(item.variants.map((variant: { name: string }) => variant.name)).toEqual(['w320', 'w640', 'w320-avif', 'w640-avif', 'stripped']);
+  const stripped = await request(t.app).get(`/${cast.a.site.slug}/media/${item.id}/view?variant=stripped`).set(cast.a.editor.auth).buffer(true).expect(200);
+  expect(stripped.headers['content-type']).toBe('image/jpeg');
+  const strippedMeta = await sharp(stripped.body as Buffer).metadata();
+  expect([strippedMeta.width, strippedMeta.height, strippedMeta.exif]).toEqual([800, 600, undefined]);
   expect(item.variants[0]).toEqual({ name: 'w320', mime_type: 'image/webp', width: 320, height: 240, size_bytes: expect.any(Number) });
   expect(item.variants[3]).toEqual({ name: 'w640-avif', mime_type: 'image/avif', width: 640, height: 480, size_bytes: expect.any(Number) });
   const view = `/${cast.a.site.slug}/media/${item.id}/view`;

@@ -93,6 +93,25 @@ describe('on a public site', () => {
     await request(t.app).get(publicPath(item.id)).expect(404);
   });
 
+  it('serves a photo that says where it was taken without its metadata; its owner still gets the upload', async () => {
+    const located = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#888888' } })
+      .jpeg()
+      .withExif({ IFD0: { Make: 'Acme' }, IFD3: { GPSLatitudeRef: 'N', GPSLatitude: '52/1 22/1 30/1', GPSLongitudeRef: 'E', GPSLongitude: '4/1 53/1 0/1' } })
+      .toBuffer();
+    const item = await uploaded(t, cast, located, 'home.jpg');
+    await publish('public');
+    try {
+      const open = await request(t.app).get(`${publicPath(item.id)}/view`).buffer(true).expect(200);
+      expect(open.headers['content-type']).toBe('image/jpeg');
+      const openMeta = await sharp(open.body as Buffer).metadata();
+  expect([openMeta.width, openMeta.height, openMeta.exif]).toEqual([300, 200, undefined]);
+      const own = await request(t.app).get(`/${cast.a.site.slug}/media/${item.id}/view`).set(cast.a.editor.auth).buffer(true).expect(200);
+      expect((own.body as Buffer).equals(located)).toBe(true);
+    } finally {
+      await publish('private');
+    }
+  });
+
   it('answers the same 404 for items not ready, of another site, of a suspended tenant, or unknown', async () => {
     const ready = await uploaded(t, cast, await photo(), 'ready.jpg');
     await publish('public');

@@ -201,6 +201,15 @@ describe('refusals before anything is queued', () => {
     await submit('-varianta', { prompt: 'x' }, cast.b.admin.auth).expect(404);
     await submit('', { prompt: 'x' }, cast.noMediaScope).expect(403);
     await submit('-variantb', { prompt: 'x' }, cast.reader).expect(403);
+    // What the other back ends cannot do: show the site's images; the openai one, sizes other than 1280x720 and 720x1280.
+    const image = await t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+      insert into media_items (tenant_id, site_id, kind, mime_type, storage_key, status) values (${cast.a.tenant.id}, ${cast.a.site.id}, 'image', 'image/png', ${`x/${Date.now()}.png`}, 'ready') returning id`);
+    const shown = await submit('-varianta', { scenes: [{ narration: 'a' }, { media_id: image.toUpperCase() }] }).expect(422);
+    expect(shown.body.errors).toEqual([{ path: 'body.scenes.1.media_id', message: 'the mediaprovider back end cannot show images of the site' }]);
+    const small = await submit('-variantb', { prompt: 'x', size: '640x360' }).expect(422);
+    expect(small.body.errors).toEqual([expect.objectContaining({ path: 'body.size' })]);
+    // Locally an image named in upper case is found: the request gets as far as the credits.
+    await submit('', { scenes: [{ narration: 'a' }, { media_id: image.toUpperCase(), duration_seconds: 1 }] }, cast.author.auth).expect(402);
     expect(await videoJobs()).toBe(before);
   });
 
@@ -208,6 +217,14 @@ describe('refusals before anything is queued', () => {
     const bare = await startTestApp();
     try {
       const { a } = await mediaCast(bare);
+      const imagesByOpenAi = await startTestApp({ env: { IMAGE_PROVIDER: 'openai' } });
+      try {
+        const { a: other } = await mediaCast(imagesByOpenAi);
+        const res = await request(imagesByOpenAi.app).post(`/${other.site.slug}/media/generatevideo`).set(other.editor.auth).send({ prompt: 'x' }).expect(503);
+        expect(res.body.detail).toMatch(/VIDEO_PROVIDER=local: .*AI_BASE_URL/);
+      } finally {
+        await stopTestApp(imagesByOpenAi);
+      }
       for (const variant of ['-varianta', '-variantb']) {
         const res = await request(bare.app).post(`/${a.site.slug}/media/generatevideo${variant}`).set(a.editor.auth).send({ prompt: 'x' }).expect(503);
         expect(res.body).toMatchObject({ type: '/problems/not-configured', status: 503 });

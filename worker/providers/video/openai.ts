@@ -20,8 +20,6 @@ const clip = z.object({
   error: z.object({ message: z.string().optional() }).nullish(),
 });
 
-/** The sizes these APIs make: the frame's orientation decides. */
-const clipSize = (request: VideoRequest) => (request.size === '720x1280' ? '720x1280' : '1280x720');
 
 /** What the clip shows: the prompt, or the script's scenes in order. */
 const describe = (request: VideoRequest) => request.prompt ?? (request.scenes ?? []).map((scene) => scene.image_prompt ?? scene.narration ?? '').join(' ');
@@ -38,7 +36,7 @@ export async function renderByOpenAi(request: VideoRequest, dir: string, context
 
   let id = job.provider === 'openai' ? job.provider_ref : null;
   if (!id) {
-    const created = await read(await call('/videos', { model: config.video.model, prompt: describe(request), seconds: String(openAiClipSeconds(request)), size: clipSize(request) }));
+    const created = await read(await call('/videos', { model: config.video.model, prompt: describe(request), seconds: String(openAiClipSeconds(request)), size: request.size }));
     id = created.id;
     await context.db.query(sql.typeAlias('void')`update jobs set provider = 'openai', provider_ref = ${id} where id = ${job.id}`);
   }
@@ -46,7 +44,10 @@ export async function renderByOpenAi(request: VideoRequest, dir: string, context
   for (;;) {
     const state = await read(await call(`/videos/${encodeURIComponent(id)}`));
     if (state.status === 'completed') break;
-    if (state.status === 'failed') throw permanent('provider_rejected', `${name} could not make the video: ${state.error?.message ?? 'no reason given'}.`);
+    // Anything but queued or in progress (failed, cancelled, expired...) will not become a video.
+    if (state.status !== 'queued' && state.status !== 'in_progress') {
+      throw permanent('provider_rejected', `${name} could not make the video (${state.status}): ${state.error?.message ?? 'no reason given'}.`);
+    }
     if (Date.now() > deadline) throw permanent('provider_timeout', `${name} had not finished the video after ${config.video.renderTimeoutMs} ms.`);
     await context.progress(0.1 + 0.7 * Math.min(1, (state.progress ?? 0) / 100), `rendering at the provider (${state.status})`);
     await sleep(config.video.pollIntervalMs, undefined, { signal });
