@@ -84,6 +84,17 @@ export async function insertMedia(db: CommonQueryMethods, owner: MediaOwner, dra
     returning ${mediaColumns}`);
 }
 
+/** Where an image of the site is stored, or null when it is gone (or not an image). */
+export async function imageKey(db: CommonQueryMethods, siteId: string, id: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id} and site_id = ${siteId} and kind = 'image'`);
+}
+
+/** The folder a job was asked to file into, or null when it was deleted since the submit (the item then goes to the top level). */
+export async function folderStillThere(db: CommonQueryMethods, siteId: string, folderId: string | undefined): Promise<string | null> {
+  if (!folderId) return null;
+  return db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from media_folders where id = ${folderId} and site_id = ${siteId}`);
+}
+
 /**
  * Deletes the items matched by `where` and answers every storage key they
  * held (the file, its variants and earlier versions), for removal once the

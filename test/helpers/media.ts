@@ -2,12 +2,12 @@
 // two authors assigned to A's site, and service accounts of A that read media,
 // write media, or have no media scope at all.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Config } from '../../core/config.ts';
 import { binaries } from '../../worker/media/binaries.ts';
+import { withTemporaryDir } from '../../worker/media/ffmpeg.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from './app.ts';
 import { startFakeProviders, type FakeProviders } from './fake-providers.ts';
@@ -57,13 +57,10 @@ export function mediaSuite(env: (fake: FakeProviders) => Record<string, string> 
 
 /** An H.264 MP4 of ffmpeg's test pattern: a real video that ffprobe reads. */
 export async function testClip(config: Config, seconds: number, size = '320x240'): Promise<Buffer> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'clip-'));
-  try {
+  return withTemporaryDir(async (dir) => {
     const file = path.join(dir, 'clip.mp4');
     const args = ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=duration=${seconds}:size=${size}:rate=10`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', file];
     await promisify(execFile)(binaries(config).ffmpeg, args);
-    return await readFile(file);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+    return readFile(file);
+  });
 }

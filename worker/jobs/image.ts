@@ -3,10 +3,8 @@
 // the settling transaction records them as media items and debits one unit
 // per image.
 import sharp from 'sharp';
-import { z } from 'zod';
-import { sql } from '../../db/pool.ts';
 import { imageRequest } from '../../core/media/generation.ts';
-import type { MediaDraft } from '../../core/media/items.ts';
+import { folderStillThere, type MediaDraft } from '../../core/media/items.ts';
 import { imageProvider } from '../providers/image/provider.ts';
 import { permanent } from './errors.ts';
 import { defineJob } from './handler.ts';
@@ -18,10 +16,7 @@ export default defineJob({
     const provider = imageProvider(context.config);
     await context.progress(0.1, 'generating');
     const images = await provider.generate(input, context.signal);
-    // A folder deleted since the submit: the images go to the top level instead.
-    const folder = input.folder_id
-      ? await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from media_folders where id = ${input.folder_id} and site_id = ${job.site_id}`)
-      : null;
+    const folder = await folderStillThere(db, job.site_id, input.folder_id);
     const media: MediaDraft[] = [];
     for (const [index, image] of images.entries()) {
       await context.progress(0.5 + (0.4 * index) / images.length, `storing image ${index + 1} of ${images.length}`);

@@ -5,6 +5,7 @@
 import sharp from 'sharp';
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
+import { imageKey } from '../../core/media/items.ts';
 import { recordVersion, bytesOf } from '../../core/media/versions.ts';
 import { removeFiles } from '../../core/storage/index.ts';
 import { resolveSite } from '../../core/tenancy/sites.ts';
@@ -25,10 +26,7 @@ export default defineJob({
     if (item.version_job_id === job.id) {
       return { status: 'succeeded', units: 1, output: { media_id: input.media_id, version: item.version, note: 'already applied by an earlier run' } };
     }
-    const maskKey = input.mask_media_id
-      ? await db.maybeOneFirst(sql.type(z.object({ storage_key: z.string() }))`
-          select storage_key from media_items where id = ${input.mask_media_id} and site_id = ${job.site_id} and kind = 'image'`)
-      : null;
+    const maskKey = input.mask_media_id ? await imageKey(db, job.site_id, input.mask_media_id) : null;
     if (input.mask_media_id && !maskKey) throw permanent('media_missing', 'The mask was deleted before the edit.');
     await context.progress(0.2, 'editing');
     const source = await bytesOf(storage, item.storage_key);

@@ -6,10 +6,8 @@
 import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
-import { sql } from '../../db/pool.ts';
 import { videoJobInput, type VideoJobInput } from '../../core/media/video.ts';
-import type { StoredVariant } from '../../core/media/items.ts';
+import { folderStillThere, type StoredVariant } from '../../core/media/items.ts';
 import { probe, withTemporaryDir } from '../media/ffmpeg.ts';
 import { storePoster } from '../media/poster.ts';
 import { deliveredFile, submitToMediaProvider } from '../providers/mediaprovider.ts';
@@ -33,11 +31,8 @@ async function store(input: VideoJobInput, file: string, poster: Buffer | null, 
   } else {
     variant = await storePoster(config, storage, file, key, probed.durationSeconds, signal);
   }
-  // A folder deleted since the submit: the video goes to the top level instead.
   const { request } = input;
-  const folder = request.folder_id
-    ? await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from media_folders where id = ${request.folder_id} and site_id = ${job.site_id}`)
-    : null;
+  const folder = await folderStillThere(db, job.site_id, request.folder_id);
   const seconds = Math.round(probed.durationSeconds * 1000) / 1000;
   const title = request.title ?? (request.prompt ?? request.scenes?.map((scene) => scene.narration ?? scene.image_prompt ?? '').join(' ') ?? '').slice(0, 80);
   return {

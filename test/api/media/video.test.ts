@@ -3,14 +3,11 @@
 // (scene pictures, espeak narration, ffmpeg); variant A hands it to the media
 // provider and finishes on its signed webhook; variant B asks an
 // OpenAI-compatible /videos API and polls it.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { estimateVideoSeconds, videoRequest } from '../../../core/media/video.ts';
-import { probe, type Probe } from '../../../worker/media/ffmpeg.ts';
+import { probeBuffer, type Probe } from '../../../worker/media/ffmpeg.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { signedDelivery, type FakeProviders } from '../../helpers/fake-providers.ts';
 import { ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
@@ -47,14 +44,7 @@ const submit = (variant: '' | '-varianta' | '-variantb', body: Record<string, un
 /** Downloads the item's file and probes it with ffprobe. */
 async function probed(mediaId: string): Promise<Probe> {
   const file = await request(t.app).get(`/${site()}/media/${mediaId}/view`).set(cast.a.editor.auth).buffer(true).expect(200);
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'video-test-'));
-  try {
-    const target = path.join(dir, 'video.mp4');
-    await writeFile(target, file.body as Buffer);
-    return await probe(t.config, target);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  return probeBuffer(t.config, file.body as Buffer);
 }
 
 const stages = (jobId: string) => t.services.db.anyFirst(sql.type(z.object({ stage: z.string() }))`select stage from stage_log where job_id = ${jobId} order by at`);

@@ -6,8 +6,7 @@
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import sharp from 'sharp';
-import { z } from 'zod';
-import { sql } from '../../../db/pool.ts';
+import { imageKey } from '../../../core/media/items.ts';
 import { bytesOf } from '../../../core/media/versions.ts';
 import { maxSceneSeconds, narrationTailSeconds, planScenes, type PlannedScene, type VideoRequest } from '../../../core/media/video.ts';
 import { joinSegments, renderScene } from '../../media/compose.ts';
@@ -30,10 +29,8 @@ function sourceSize(width: number, height: number) {
 
 async function picture(scene: PlannedScene, index: number, request: VideoRequest, context: JobContext): Promise<Buffer> {
   if (scene.mediaId) {
-    const item = await context.db.maybeOne(
-      sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${scene.mediaId} and site_id = ${context.job.site_id} and kind = 'image'`,
-    );
-    const bytes = item ? await bytesOf(context.storage, item.storage_key) : Buffer.alloc(0);
+    const key = await imageKey(context.db, context.job.site_id, scene.mediaId);
+    const bytes = key ? await bytesOf(context.storage, key) : Buffer.alloc(0);
     if (!bytes.length) throw permanent('media_missing', `The image of scene ${index + 1} was deleted.`);
     return bytes;
   }
