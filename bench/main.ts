@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { speechFigures, throughputFigures } from './jobs.ts';
 import { thumbnailFigures, uploadFigures, videoFigures } from './media.ts';
+import { requestPathFigures } from './request-path.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -20,11 +21,16 @@ async function launch(entry: string, env: Record<string, string>): Promise<Proc>
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let output = '';
   return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk) => {
+    // The log is read until the URL appears, then only drained: a loaded API logs every request.
+    const read = (chunk: Buffer) => {
       output += chunk;
       const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (match?.[1]) resolve({ child, url: match[1], exited });
-    });
+      if (!match?.[1]) return;
+      child.stdout?.off('data', read).resume();
+      output = '';
+      resolve({ child, url: match[1], exited });
+    };
+    child.stdout?.on('data', read);
     child.once('exit', () => reject(new Error(`${entry} exited:\n${output}`)));
   });
 }
@@ -90,6 +96,10 @@ async function concurrently(url: string, count: number, width: number, init: Req
   return { perSecond: (count / total) * 1000, p50: at(0.5), p99: at(0.99) };
 }
 
+// `npm run bench -- request-path` runs only the sections named.
+const only = new Set(process.argv.slice(2));
+const section = (name: string) => only.size === 0 || only.has(name);
+
 const rows: [string, string][] = [];
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'platform-bench-'));
 chmodSync(dataDir, 0o755);
@@ -133,15 +143,25 @@ try {
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ username: 'admin@example.com', password: 'change-me-now' }),
   })).json()) as { access_token: string }).access_token;
-  const me = await concurrently(`${api.url}/auth/currentuser`, 3000, 8, { headers: { Authorization: `Bearer ${token}` } });
-  rows.push(['GET /auth/currentuser (JWT + session + 3 queries), 8 at a time', `${me.perSecond.toFixed(0)} req/s, p50 ${me.p50.toFixed(2)} ms, p99 ${me.p99.toFixed(2)} ms`]);
-  rows.push(['API process RSS after the runs above', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
-  rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
+  const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${port}/app`;
+  if (section('request-path')) {
+    const launchApi = async (url: string) => {
+      const counted = await launch('api/main.ts', { DATABASE_URL: url, DATA_DIR: dataDir });
+      await untilReady(counted.url);
+      return { url: counted.url, stop: () => stop(counted) };
+    };
+    rows.push(...(await requestPathFigures(api.url, token, databaseUrl, launchApi)));
+    rows.push(['API process RSS after the request-path load', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
+  }
+  if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
+  rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);
-  rows.push(...(await speechFigures(second.proc.url, token)));
-  rows.push(...(await thumbnailFigures(second.proc.url, token)));
-  rows.push(...(await videoFigures(second.proc.url, token)));
-  rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
+  if (section('jobs')) rows.push(...(await speechFigures(second.proc.url, token)));
+  if (section('media')) {
+    rows.push(...(await thumbnailFigures(second.proc.url, token)));
+    rows.push(...(await videoFigures(second.proc.url, token)));
+  }
+  if (section('jobs')) rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
   await stop(second.proc);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });

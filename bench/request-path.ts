@@ -1,0 +1,112 @@
+// Request-path figures for npm run bench: the API's cheapest route, its
+// authenticated and public single-row reads, and who-am-I, each loaded at 32
+// connections beside bare Express (hello) and bare Express + node-postgres
+// (one row by primary key) started here, in the same run, against the same
+// database. Also how many database round trips each read costs with warm
+// caches, counted on the wire.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { startRoundTripCounter, type RoundTripCounter } from '../test/helpers/pg-round-trips.ts';
+import { api, benchSite } from './http.ts';
+import { load, loadClient, type Load } from './load.ts';
+
+type Row = [string, string];
+
+type Baseline = { child: ChildProcess; url: string; exited: Promise<unknown> };
+
+async function startBaseline(file: string, env: Record<string, string>): Promise<Baseline> {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'baselines', file)], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return new Promise((resolve, reject) => {
+    child.stdout?.once('data', (chunk: Buffer) => resolve({ child, url: (JSON.parse(chunk.toString()) as { url: string }).url, exited }));
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
+  });
+}
+
+async function stopBaseline(baseline: Baseline): Promise<void> {
+  baseline.child.kill('SIGTERM');
+  await baseline.exited;
+}
+
+/** A small PNG, uploaded to a public site and waited for until processed. */
+async function readyItem(url: string, token: string): Promise<{ site: string; id: string }> {
+  const { default: sharp } = await import('sharp');
+  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 80, b: 40 } } }).png().toBuffer();
+  const site = await benchSite(url, token, 'Read bench');
+  await api(`${url}/sites/${site.slug}`, token, 'PATCH', { visibility: 'public' });
+  const form = new FormData();
+  form.append('file', new Blob([png], { type: 'image/png' }), 'bench.png');
+  const res = await fetch(`${url}/${site.slug}/media/`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: form });
+  if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+  const { id } = (await res.json()) as { id: string };
+  for (let i = 0; i < 300; i++) {
+    const item = await api<{ status: string }>(`${url}/${site.slug}/media/${id}`, token, 'GET');
+    if (item.status === 'ready') return { site: site.slug, id };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the bench image was not processed within 30 s');
+}
+
+/** Database round trips per request, after `warm` requests, averaged over `count` sequential ones. */
+async function roundTrips(counter: RoundTripCounter, url: string, headers: Record<string, string> = {}, warm = 5, count = 100): Promise<number> {
+  const get = async () => {
+    const res = await fetch(url, { headers });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+  };
+  for (let i = 0; i < warm; i++) await get();
+  counter.reset();
+  for (let i = 0; i < count; i++) await get();
+  return counter.count() / count;
+}
+
+const rate = (result: Load) => `${result.perSecond.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms`;
+const ratio = (result: Load, baseline: Load) => `${(result.perSecond / baseline.perSecond).toFixed(2)}×`;
+
+export type ApiLauncher = (databaseUrl: string) => Promise<{ url: string; stop(): Promise<void> }>;
+
+export async function requestPathFigures(apiUrl: string, token: string, databaseUrl: string, launchApi: ApiLauncher): Promise<Row[]> {
+  const { site, id } = await readyItem(apiUrl, token);
+  const bearer = { Authorization: `Bearer ${token}` };
+  const hello = await startBaseline('express-hello.ts', {});
+  const withPg = await startBaseline('express-pg.ts', { DATABASE_URL: databaseUrl });
+  try {
+    const helloLoad = await load(`${hello.url}/`);
+    const pgLoad = await load(`${withPg.url}/media/${id}`);
+    const live = await load(`${apiUrl}/health/live`);
+    const read = await load(`${apiUrl}/${site}/media/${id}`, { headers: bearer });
+    const publicRead = await load(`${apiUrl}/public/${site}/media/${id}`);
+    const me = await load(`${apiUrl}/auth/currentuser`, { headers: bearer });
+    // Counted on a second API process and baseline whose database connections go through a counting relay.
+    const counter = await startRoundTripCounter(databaseUrl);
+    const countedApi = await launchApi(counter.url);
+    const countedPg = await startBaseline('express-pg.ts', { DATABASE_URL: counter.url });
+    const trips = {
+      read: await roundTrips(counter, `${countedApi.url}/${site}/media/${id}`, bearer),
+      publicRead: await roundTrips(counter, `${countedApi.url}/public/${site}/media/${id}`),
+      me: await roundTrips(counter, `${countedApi.url}/auth/currentuser`, bearer),
+      baseline: await roundTrips(counter, `${countedPg.url}/media/${id}`),
+    };
+    await Promise.all([countedApi.stop(), stopBaseline(countedPg)]);
+    await counter.close();
+    const perRequest = (n: number) => n.toFixed(2);
+    return [
+      [`Load client (32 connections, 8 s after 1 s of warm-up)`, loadClient],
+      ['Bare Express: hello', rate(helloLoad)],
+      ['Bare Express + pg: one row by primary key', rate(pgLoad)],
+      ['GET /health/live', `${rate(live)}; ${ratio(live, helloLoad)} Express hello`],
+      ['GET /{site}/media/{id} (bearer)', `${rate(read)}; ${ratio(read, pgLoad)} Express + pg`],
+      ['GET /public/{site}/media/{id}', `${rate(publicRead)}; ${ratio(publicRead, pgLoad)} Express + pg`],
+      ['GET /auth/currentuser (bearer)', `${rate(me)}; ${ratio(me, pgLoad)} Express + pg`],
+      [
+        'Database round trips per request: media (bearer) / public media / currentuser / Express + pg',
+        `${perRequest(trips.read)} / ${perRequest(trips.publicRead)} / ${perRequest(trips.me)} / ${perRequest(trips.baseline)}`,
+      ],
+    ];
+  } finally {
+    await Promise.all([stopBaseline(hello), stopBaseline(withPg)]);
+  }
+}
