@@ -11,10 +11,14 @@ try {
   const services = await createServices(config, requireDatabaseUrl(config), logger, 'api');
   await ensureAdmin(services);
   const api = await startApi(services);
-  handleShutdown(logger, [
-    { name: 'http', run: api.close },
-    { name: 'services', run: () => closeServices(services) },
-  ], config.shutdownTimeoutMs);
+  handleShutdown(
+    logger,
+    [
+      { name: 'http', run: api.close },
+      { name: 'services', run: () => closeServices(services) },
+    ],
+    config.shutdownTimeoutMs,
+  );
   logger.info({ docs: `${api.url}/docs` }, 'API documentation');
 } catch (error) {
   exitOnStartupError(error);

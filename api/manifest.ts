@@ -34,7 +34,8 @@ export function parseManifest(text: string, source: Endpoint['source'] = 'spec')
     const [group, method, routePath, name, auth, timeout] = line.split('\t').map((cell) => cell.trim());
     const where = `manifest.tsv line ${index + 2}`;
     if (!group || !routePath?.startsWith('/') || !name) throw new Error(`${where}: incomplete row`);
-    if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method ?? '')) throw new Error(`${where}: bad method ${method}`);
+    if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method ?? ''))
+      throw new Error(`${where}: bad method ${method}`);
     if (auth !== 'bearer' && auth !== 'public') throw new Error(`${where}: auth must be bearer or public`);
     const seconds = /^(\d+)s$/.exec(timeout ?? '');
     if (!seconds) throw new Error(`${where}: timeout must look like 30s`);
@@ -53,7 +54,10 @@ export function parseManifest(text: string, source: Endpoint['source'] = 'spec')
 
 export const manifest: Endpoint[] = parseManifest(readFileSync(manifestFile, 'utf8'));
 
-export const extensions: Endpoint[] = parseManifest(readFileSync(path.join(import.meta.dirname, 'extensions.tsv'), 'utf8'), 'extension');
+export const extensions: Endpoint[] = parseManifest(
+  readFileSync(path.join(import.meta.dirname, 'extensions.tsv'), 'utf8'),
+  'extension',
+);
 
 /** What the API serves: the specification's endpoints and ours. */
 export const allEndpoints: Endpoint[] = [...manifest, ...extensions];

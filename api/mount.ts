@@ -32,17 +32,27 @@ export function routesByKey(endpoints: Endpoint[], routes: RouteDefinition[]): M
     if (route) byKey.set(endpoint.key, route);
   }
   const known = new Set(endpoints.map((endpoint) => sameEndpoint(endpoint.key)));
-  for (const key of claimed.keys()) if (!known.has(key)) throw new Error(`Route ${key} is in neither api/manifest.tsv nor api/extensions.tsv`);
+  for (const key of claimed.keys())
+    if (!known.has(key)) throw new Error(`Route ${key} is in neither api/manifest.tsv nor api/extensions.tsv`);
   return byKey;
 }
 
-export function mountEndpoints(router: Router, endpoints: Endpoint[], routes: Map<string, RouteDefinition>, services: Services): void {
+export function mountEndpoints(
+  router: Router,
+  endpoints: Endpoint[],
+  routes: Map<string, RouteDefinition>,
+  services: Services,
+): void {
   const methodsByPath = new Map<string, Set<string>>();
   for (const endpoint of [...endpoints].sort(bySpecificity)) {
     const route = routes.get(endpoint.key);
     const expressPath = toExpressPath(endpoint.path);
     const method = endpoint.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](expressPath, timeout(endpoint.timeoutMs), route ? run(endpoint, route, services) : notImplemented(endpoint));
+    router[method](
+      expressPath,
+      timeout(endpoint.timeoutMs),
+      route ? run(endpoint, route, services) : notImplemented(endpoint),
+    );
     const normalised = expressPath.replace(/\/$/, '') || '/';
     methodsByPath.set(normalised, (methodsByPath.get(normalised) ?? new Set()).add(endpoint.method));
   }
@@ -50,7 +60,11 @@ export function mountEndpoints(router: Router, endpoints: Endpoint[], routes: Ma
   for (const [expressPath, methods] of methodsByPath) {
     const allow = [...methods].join(', ');
     router.all(expressPath, (req, res) => {
-      sendProblem(req, res, new Problem(405, `${req.method} is not supported here; use ${allow}.`, { headers: { Allow: allow } }));
+      sendProblem(
+        req,
+        res,
+        new Problem(405, `${req.method} is not supported here; use ${allow}.`, { headers: { Allow: allow } }),
+      );
     });
   }
 }
@@ -60,7 +74,10 @@ function notImplemented(endpoint: Endpoint): RequestHandler {
     sendProblem(
       req,
       res,
-      new Problem(501, `${endpoint.method} ${endpoint.path} (${endpoint.group}: ${endpoint.name}) is not implemented yet.`),
+      new Problem(
+        501,
+        `${endpoint.method} ${endpoint.path} (${endpoint.group}: ${endpoint.name}) is not implemented yet.`,
+      ),
     );
   };
 }
@@ -88,19 +105,43 @@ function run(endpoint: Endpoint, route: RouteDefinition, services: Services): Re
     };
     const answer = async () => {
       const reply = await route.handler(input, context, { req, res });
-      return { status: reply.status ?? (reply.body === undefined ? 204 : 200), body: reply.body, headers: reply.headers ?? {} };
+      return {
+        status: reply.status ?? (reply.body === undefined ? 204 : 200),
+        body: reply.body,
+        headers: reply.headers ?? {},
+      };
     };
     const key = route.idempotent ? req.get('idempotency-key') : undefined;
-    const reply = key === undefined ? { ...(await answer()), replayed: false } : await replayable(services, endpoint, context, key, input, answer);
+    const reply =
+      key === undefined
+        ? { ...(await answer()), replayed: false }
+        : await replayable(services, endpoint, context, key, input, answer);
     if (res.headersSent) return;
-    send(res, reply.status, reply.body, { ...reply.headers, ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}) });
+    send(res, reply.status, reply.body, {
+      ...reply.headers,
+      ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+    });
   };
 }
 
-async function replayable(services: Services, endpoint: Endpoint, context: RouteContext, key: string, input: unknown, answer: () => Promise<StoredReply>) {
+async function replayable(
+  services: Services,
+  endpoint: Endpoint,
+  context: RouteContext,
+  key: string,
+  input: unknown,
+  answer: () => Promise<StoredReply>,
+) {
   const valid = idempotencyKey.safeParse(key);
-  if (!valid.success) throw new Problem(422, valid.error.issues[0]?.message, { errors: [{ path: 'headers.idempotency-key', message: 'invalid' }] });
-  const actor = context.claims ? (context.actor.kind === 'user' ? context.actor.userId : context.actor.serviceAccountId) : 'anonymous';
+  if (!valid.success)
+    throw new Problem(422, valid.error.issues[0]?.message, {
+      errors: [{ path: 'headers.idempotency-key', message: 'invalid' }],
+    });
+  const actor = context.claims
+    ? context.actor.kind === 'user'
+      ? context.actor.userId
+      : context.actor.serviceAccountId
+    : 'anonymous';
   return idempotent(services.db, { actorId: actor, route: endpoint.key, key, hash: requestHash(input) }, answer);
 }
 
@@ -116,7 +157,9 @@ function parseInput(route: RouteDefinition, req: Request): RouteInput<never, nev
     const types = request.bodyTypes ?? ['application/json'];
     const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
     if (hasBody && !req.is(types)) {
-      throw new Problem(415, `Send the body as ${types.join(' or ')}.`, { headers: { 'Accept-Post': types.join(', ') } });
+      throw new Problem(415, `Send the body as ${types.join(' or ')}.`, {
+        headers: { 'Accept-Post': types.join(', ') },
+      });
     }
   }
   // All three are checked before answering, so the client sees every mistake at once.
@@ -126,7 +169,8 @@ function parseInput(route: RouteDefinition, req: Request): RouteInput<never, nev
     query: validate(request.query, req.query, 'query', errors),
     body: validate(request.body, req.body, 'body', errors),
   };
-  if (errors.length === 0) for (const [location, value] of Object.entries(input)) unstorableFields(value, location, errors);
+  if (errors.length === 0)
+    for (const [location, value] of Object.entries(input)) unstorableFields(value, location, errors);
   if (errors.length > 0) throw new Problem(422, 'The request is not valid; see errors.', { errors });
   return input as RouteInput<never, never, never>;
 }

@@ -1,7 +1,12 @@
 // The OpenAPI 3.1 document, generated from the manifest and the routes' zod
 // schemas — the same schemas that validate requests, so the two cannot drift.
 // Endpoints not built yet are listed too, documented as answering 501.
-import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  type ResponseConfig,
+  type RouteConfig,
+} from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { pathParams, type Endpoint } from './manifest.ts';
 import type { RouteDefinition } from './route.ts';
@@ -27,7 +32,9 @@ const idempotencyHeader = z.object({
     .string()
     .max(255)
     .optional()
-    .describe('Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422'),
+    .describe(
+      'Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422',
+    ),
 });
 
 const problemResponse = (description: string): ResponseConfig => ({
@@ -70,13 +77,17 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
 }
 
 function describe(endpoint: Endpoint, route: RouteDefinition | undefined): RouteConfig {
-  const params = route?.request?.params ?? z.object(Object.fromEntries(pathParams(endpoint.path).map((name) => [name, z.string()])));
+  const params =
+    route?.request?.params ?? z.object(Object.fromEntries(pathParams(endpoint.path).map((name) => [name, z.string()])));
   const body = route?.request?.body;
   const responses: Record<string, ResponseConfig> = {};
   if (route) {
     for (const [status, spec] of Object.entries(route.responses)) {
       responses[status] = spec.schema
-        ? { description: spec.description, content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } } }
+        ? {
+            description: spec.description,
+            content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } },
+          }
         : { description: spec.description };
     }
   } else {
@@ -102,7 +113,10 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined): Route
     path: endpoint.path,
     tags: [endpoint.group],
     summary: endpoint.name,
-    description: [route ? route.description : 'Not implemented yet: answers 501.', `Timeout: ${endpoint.timeoutMs / 1000} s.`]
+    description: [
+      route ? route.description : 'Not implemented yet: answers 501.',
+      `Timeout: ${endpoint.timeoutMs / 1000} s.`,
+    ]
       .filter(Boolean)
       .join('\n\n'),
     request: {
@@ -121,7 +135,9 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined): Route
 
 function uniqueOperationId(endpoint: Endpoint, taken: Set<string>): string {
   const words = endpoint.name.split(/[^A-Za-z0-9]+/).filter(Boolean);
-  const base = words.map((word, index) => (index === 0 ? word.toLowerCase() : word[0]!.toUpperCase() + word.slice(1).toLowerCase())).join('');
+  const base = words
+    .map((word, index) => (index === 0 ? word.toLowerCase() : word[0]!.toUpperCase() + word.slice(1).toLowerCase()))
+    .join('');
   let id = base;
   // The manifest lists some endpoints twice, with and without a trailing slash.
   for (let n = 2; taken.has(id); n++) id = `${base}${n}`;

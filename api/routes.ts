@@ -20,4 +20,23 @@ import { routes as tenants } from './tenants/router.ts';
 import { routes as transactions } from './transactions/router.ts';
 import { routes as users } from './users/router.ts';
 
-export const allRoutes: RouteDefinition[] = [...general, ...auth, ...signup, ...oauth, ...users, ...tenants, ...sites, ...siteUsers, ...serviceAccounts, ...transactions, ...tenantCredits, ...jobs, ...adminJobs, ...media, ...mediaVideo, ...mediaFolders, ...publicMedia, ...metrics];
+export const allRoutes: RouteDefinition[] = [
+  ...general,
+  ...auth,
+  ...signup,
+  ...oauth,
+  ...users,
+  ...tenants,
+  ...sites,
+  ...siteUsers,
+  ...serviceAccounts,
+  ...transactions,
+  ...tenantCredits,
+  ...jobs,
+  ...adminJobs,
+  ...media,
+  ...mediaVideo,
+  ...mediaFolders,
+  ...publicMedia,
+  ...metrics,
+];

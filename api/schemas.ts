@@ -11,4 +11,7 @@ export const created = (description: string, schema: z.ZodType) => ({ 201: { des
 export const noContent = (description: string) => ({ 204: { description } });
 
 /** A query flag: true or false, false when absent. */
-export const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');
+export const flag = z
+  .enum(['true', 'false'])
+  .default('false')
+  .transform((value) => value === 'true');

@@ -1,7 +1,13 @@
 // The bench's calls to a running service: JSON in and out with the bench
 // user's token, and a fresh tenant and site for each set of figures.
 
-export async function api<T>(url: string, token: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+export async function api<T>(
+  url: string,
+  token: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<T> {
   const res = await fetch(url, {
     method,
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...headers },
@@ -18,6 +24,7 @@ export async function benchSite(url: string, token: string, name: string, credit
   await api(`${url}/admin/tenants/${tenant.id}/users/${me.id}`, token, 'POST', { role: 'admin' });
   const slug = `${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-${Date.now()}`;
   const site = await api<{ slug: string }>(`${url}/sites/`, token, 'POST', { tenant_id: tenant.id, name, slug });
-  if (credits) await api(`${url}/${site.slug}/transactions/credits/add`, token, 'POST', { user_id: me.id, amount: credits });
+  if (credits)
+    await api(`${url}/${site.slug}/transactions/credits/add`, token, 'POST', { user_id: me.id, amount: credits });
   return site;
 }

@@ -21,16 +21,28 @@ import { startWorker } from '../worker/runner.ts';
 
 type Row = [string, string];
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
-
-type JobBody = { id: string; status: string; created_at: string; started_at: string | null; finished_at: string | null };
+type JobBody = {
+  id: string;
+  status: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+};
 
 /** Through the API of `npm start` (which runs a worker of concurrency 4). */
 export async function speechFigures(url: string, token: string): Promise<Row[]> {
   const site = await benchSite(url, token, 'Bench', 1_000_000);
   const speak = (i: number, wait?: number) =>
-    api<JobBody>(`${url}/${site.slug}/media/tts`, token, 'POST', { text: `Benchmark sentence number ${i}, spoken by the platform.`, format: 'mp3' }, wait ? { Prefer: `wait=${wait}` } : {});
+    api<JobBody>(
+      `${url}/${site.slug}/media/tts`,
+      token,
+      'POST',
+      { text: `Benchmark sentence number ${i}, spoken by the platform.`, format: 'mp3' },
+      wait ? { Prefer: `wait=${wait}` } : {},
+    );
 
   await speak(0, 30); // warm: the first call loads what later calls reuse
   const pickup: number[] = [];
@@ -45,17 +57,28 @@ export async function speechFigures(url: string, token: string): Promise<Row[]> 
   const began = performance.now();
   const submitted = await Promise.all(Array.from({ length: count }, (_, i) => speak(100 + i)));
   for (const job of submitted) {
-    const done = await api<JobBody>(`${url}/${site.slug}/jobs/${job.id}`, token, 'GET', undefined, { Prefer: 'wait=55' });
+    const done = await api<JobBody>(`${url}/${site.slug}/jobs/${job.id}`, token, 'GET', undefined, {
+      Prefer: 'wait=55',
+    });
     if (done.status !== 'succeeded') throw new Error(`speech job ended ${done.status}`);
   }
   const minutes = (performance.now() - began) / 60_000;
   return [
-    ['Job enqueue → start through the API (POST /media/tts), p50 / p99 of 30', `${quantile(pickup, 0.5).toFixed(1)} / ${quantile(pickup, 0.99).toFixed(1)} ms`],
-    [`Text to speech (espeak-ng + ffmpeg → mp3), ${count} submitted at once, worker of 4`, `${(count / minutes).toFixed(0)} jobs/min`],
+    [
+      'Job enqueue → start through the API (POST /media/tts), p50 / p99 of 30',
+      `${quantile(pickup, 0.5).toFixed(1)} / ${quantile(pickup, 0.99).toFixed(1)} ms`,
+    ],
+    [
+      `Text to speech (espeak-ng + ffmpeg → mp3), ${count} submitted at once, worker of 4`,
+      `${(count / minutes).toFixed(0)} jobs/min`,
+    ],
   ];
 }
 
-const benchKind = defineJob({ input: z.object({}).loose(), run: async () => ({ status: 'succeeded', output: {}, units: 1 }) });
+const benchKind = defineJob({
+  input: z.object({}).loose(),
+  run: async () => ({ status: 'succeeded', output: {}, units: 1 }),
+});
 
 async function until(check: () => Promise<boolean>, ms = 300_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -68,9 +91,11 @@ async function until(check: () => Promise<boolean>, ms = 300_000): Promise<void>
 /** In `width` lanes at once, `count` calls of `each`. */
 async function fanOut(count: number, width: number, each: (i: number) => Promise<unknown>) {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < count) await each(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) await each(next++);
+    }),
+  );
 }
 
 /** On a database of its own on the same server, so `npm start`'s worker does not take these jobs. */
@@ -83,7 +108,14 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
   const rows: Row[] = [];
   try {
     await migrate(databaseUrl);
-    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', WORKER_CONCURRENCY: String(concurrency), JOB_TENANT_CONCURRENCY: String(concurrency) });
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      JWT_SECRET: 'x'.repeat(32),
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'silent',
+      WORKER_CONCURRENCY: String(concurrency),
+      JOB_TENANT_CONCURRENCY: String(concurrency),
+    });
     const logger = createLogger('silent');
     const db = await createPool(databaseUrl, { maxPoolSize: 12 });
     const ids = z.object({ tenant: z.string(), site: z.string(), slug: z.string(), user: z.string() });
@@ -96,24 +128,58 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
       select t.id as tenant, s.id as site, s.slug, u.id as user from t, s, u, (select count(*) from m) mm, (select count(*) from c) cc`);
     await db.transaction(async (tx) => {
       const account = await userAccount(tx, { id: made.site, tenant_id: made.tenant }, made.user);
-      await applyEntry(tx, { accountId: account, tenantId: made.tenant, siteId: made.site, userId: made.user, kind: 'grant', amount: count * 10 });
+      await applyEntry(tx, {
+        accountId: account,
+        tenantId: made.tenant,
+        siteId: made.site,
+        userId: made.user,
+        kind: 'grant',
+        amount: count * 10,
+      });
     });
     const actor = { kind: 'user' as const, userId: made.user, sessionId: 'bench', isGlobalAdmin: false };
 
     // The platform: submit (job row + reservation + add_job) and run (claim, settle with debit and release).
-    const worker = await startWorker({ databaseUrl, config, db, logger, crontab: '', extraKinds: new Map([['bench_noop', benchKind]]) });
-    const finished = () => db.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where status = 'succeeded'`);
+    const worker = await startWorker({
+      databaseUrl,
+      config,
+      db,
+      logger,
+      crontab: '',
+      extraKinds: new Map([['bench_noop', benchKind]]),
+    });
+    const finished = () =>
+      db.oneFirst(
+        sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where status = 'succeeded'`,
+      );
     let began = performance.now();
-    await fanOut(count, 8, () => submitJob(db, config, actor, made.slug, { kind: 'bench_noop', input: {}, estimatedUnits: 1 }));
+    await fanOut(count, 8, () =>
+      submitJob(db, config, actor, made.slug, { kind: 'bench_noop', input: {}, estimatedUnits: 1 }),
+    );
     await until(async () => (await finished()) >= count);
     const platform = (count / (performance.now() - began)) * 1000;
     await worker.stop();
 
     // Raw graphile-worker: the same number of no-op jobs, the same concurrency, the same enqueueing.
-    const runner = await run({ connectionString: databaseUrl, concurrency, noHandleSignals: true, pollInterval: config.worker.pollIntervalMs, logger: workerLogger(logger), crontab: '', taskList: { bench__noop: async () => {} } });
-    const pending = () => db.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'bench__noop'`);
+    const runner = await run({
+      connectionString: databaseUrl,
+      concurrency,
+      noHandleSignals: true,
+      pollInterval: config.worker.pollIntervalMs,
+      logger: workerLogger(logger),
+      crontab: '',
+      taskList: { bench__noop: async () => {} },
+    });
+    const pending = () =>
+      db.oneFirst(
+        sql.type(
+          z.object({ n: z.number() }),
+        )`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'bench__noop'`,
+      );
     began = performance.now();
-    await fanOut(count, 8, () => db.query(sql.typeAlias('void')`select from graphile_worker.add_job('bench__noop', '{}'::json)`));
+    await fanOut(count, 8, () =>
+      db.query(sql.typeAlias('void')`select from graphile_worker.add_job('bench__noop', '{}'::json)`),
+    );
     await until(async () => (await pending()) === 0);
     const raw = (count / (performance.now() - began)) * 1000;
     await runner.stop();

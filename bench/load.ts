@@ -22,8 +22,20 @@ function milliseconds(text: string): number {
   return match[2] === 'us' ? value / 1000 : match[2] === 's' ? value * 1000 : value;
 }
 
-async function withWrk(url: string, connections: number, seconds: number, headers: Record<string, string>): Promise<Load> {
-  const args = ['-t2', `-c${connections}`, `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]), url];
+async function withWrk(
+  url: string,
+  connections: number,
+  seconds: number,
+  headers: Record<string, string>,
+): Promise<Load> {
+  const args = [
+    '-t2',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
+    url,
+  ];
   const { stdout } = await run('wrk', args);
   const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const p50 = milliseconds(/\s50%\s+(\S+)/.exec(stdout)?.[1] ?? '');
@@ -32,12 +44,36 @@ async function withWrk(url: string, connections: number, seconds: number, header
   return { client: 'wrk', perSecond, p50, p99, non2xx };
 }
 
-async function withAutocannon(url: string, connections: number, seconds: number, headers: Record<string, string>): Promise<Load> {
+async function withAutocannon(
+  url: string,
+  connections: number,
+  seconds: number,
+  headers: Record<string, string>,
+): Promise<Load> {
   const bin = new URL('../node_modules/autocannon/autocannon.js', import.meta.url).pathname;
-  const args = [bin, '--json', '-c', String(connections), '-d', String(seconds), ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}=${value}`]), url];
+  const args = [
+    bin,
+    '--json',
+    '-c',
+    String(connections),
+    '-d',
+    String(seconds),
+    ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}=${value}`]),
+    url,
+  ];
   const { stdout } = await run(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 });
-  const result = JSON.parse(stdout) as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number };
-  return { client: 'autocannon', perSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+  const result = JSON.parse(stdout) as {
+    requests: { average: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+  };
+  return {
+    client: 'autocannon',
+    perSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+  };
 }
 
 /** Warms the target for a second, then loads it; throws when any answer was not 2xx. */

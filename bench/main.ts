@@ -49,7 +49,8 @@ async function stop(proc: Proc): Promise<void> {
   await proc.exited;
 }
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 async function timeToReady(dataDir: string): Promise<{ ms: number; proc: Proc }> {
   const started = performance.now();
@@ -130,19 +131,29 @@ try {
   ] as const) {
     await latency(`${api.url}${target}`, 200);
     const result = await latency(`${api.url}${target}`, 2000);
-    rows.push([`${name}: p50 / p99, sequential`, `${result.p50.toFixed(2)} / ${result.p99.toFixed(2)} ms (${result.perSecond.toFixed(0)} req/s)`]);
+    rows.push([
+      `${name}: p50 / p99, sequential`,
+      `${result.p50.toFixed(2)} / ${result.p99.toFixed(2)} ms (${result.perSecond.toFixed(0)} req/s)`,
+    ]);
   }
   const logins = await concurrently(`${api.url}/auth/login`, 120, 4, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ username: 'admin@example.com', password: 'change-me-now', grant_type: 'password' }),
   });
-  rows.push(['POST /auth/login (argon2id), 4 at a time', `${logins.perSecond.toFixed(1)} logins/s, p50 ${logins.p50.toFixed(0)} ms`]);
-  const token = ((await (await fetch(`${api.url}/auth/login`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ username: 'admin@example.com', password: 'change-me-now' }),
-  })).json()) as { access_token: string }).access_token;
+  rows.push([
+    'POST /auth/login (argon2id), 4 at a time',
+    `${logins.perSecond.toFixed(1)} logins/s, p50 ${logins.p50.toFixed(0)} ms`,
+  ]);
+  const token = (
+    (await (
+      await fetch(`${api.url}/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ username: 'admin@example.com', password: 'change-me-now' }),
+      })
+    ).json()) as { access_token: string }
+  ).access_token;
   const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${port}/app`;
   if (section('request-path')) {
     const launchApi = async (url: string) => {
@@ -161,7 +172,8 @@ try {
     rows.push(...(await thumbnailFigures(second.proc.url, token)));
     rows.push(...(await videoFigures(second.proc.url, token)));
   }
-  if (section('jobs')) rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
+  if (section('jobs'))
+    rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
   await stop(second.proc);
 } finally {
   rmSync(dataDir, { recursive: true, force: true });

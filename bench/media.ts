@@ -6,15 +6,18 @@ import { api, benchSite } from './http.ts';
 
 type Row = [string, string];
 
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 /** A multipart body around a WAV of `bytes` bytes, produced as it is sent. */
 async function* multipart(boundary: string, bytes: number) {
-  yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`);
+  yield Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+  );
   yield toneHeader(bytes);
   const chunk = Buffer.alloc(1024 * 1024, 0x10);
-  for (let sent = 0; sent < bytes; sent += chunk.length) yield sent + chunk.length <= bytes ? chunk : chunk.subarray(0, bytes - sent);
+  for (let sent = 0; sent < bytes; sent += chunk.length)
+    yield sent + chunk.length <= bytes ? chunk : chunk.subarray(0, bytes - sent);
   yield Buffer.from(`\r\n--${boundary}--\r\n`);
 }
 
@@ -29,22 +32,32 @@ export async function uploadFigures(url: string, token: string, apiPid: number):
   const res = await fetch(`${url}/${site.slug}/media/`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
-    body: multipart(boundary, bytes) as unknown as RequestInit["body"],
+    body: multipart(boundary, bytes) as unknown as RequestInit['body'],
     duplex: 'half',
   } as RequestInit);
   const seconds = (performance.now() - began) / 1000;
   clearInterval(sampler);
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
   return [
-    ['Upload of 200 MB (multipart, streamed to local storage)', `${((bytes / 1024 / 1024) / seconds).toFixed(0)} MB/s (${seconds.toFixed(1)} s)`],
-    ['API process RSS during that upload: before → peak', `${baseline.toFixed(0)} → ${peak.toFixed(0)} MB (+${(peak - baseline).toFixed(0)} MB)`],
+    [
+      'Upload of 200 MB (multipart, streamed to local storage)',
+      `${(bytes / 1024 / 1024 / seconds).toFixed(0)} MB/s (${seconds.toFixed(1)} s)`,
+    ],
+    [
+      'API process RSS during that upload: before → peak',
+      `${baseline.toFixed(0)} → ${peak.toFixed(0)} MB (+${(peak - baseline).toFixed(0)} MB)`,
+    ],
   ];
 }
 
 /** Images processed by the platform (upload + media_process job: size, colour, blurhash, EXIF, WebP and AVIF widths) beside sharp making the same thumbnails alone. */
 export async function thumbnailFigures(url: string, token: string): Promise<Row[]> {
   const { default: sharp } = await import('sharp');
-  const photo = await sharp({ create: { width: 1600, height: 1200, channels: 3, background: { r: 90, g: 140, b: 60 } } }).jpeg().toBuffer();
+  const photo = await sharp({
+    create: { width: 1600, height: 1200, channels: 3, background: { r: 90, g: 140, b: 60 } },
+  })
+    .jpeg()
+    .toBuffer();
   const count = 24;
   let began = performance.now();
   for (let i = 0; i < count; i++) {
@@ -63,27 +76,41 @@ export async function thumbnailFigures(url: string, token: string): Promise<Row[
   for (let i = 0; i < count; i++) {
     const form = new FormData();
     form.append('file', new Blob([photo], { type: 'image/jpeg' }), 'photo.jpg');
-    const res = await fetch(`${url}/${site.slug}/media/`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: form });
+    const res = await fetch(`${url}/${site.slug}/media/`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}` },
+      body: form,
+    });
     if (res.status !== 201) throw new Error(`upload answered ${res.status}`);
     jobs.push(((await res.json()) as { job_id: string }).job_id);
   }
   for (const id of jobs) {
     const job = await api<{ status: string }>(`${url}/admin/jobs/${id}`, token, 'GET');
     if (job.status === 'succeeded') continue;
-    const done = await fetch(`${url}/${site.slug}/jobs/${id}`, { headers: { Authorization: `Bearer ${token}`, Prefer: 'wait=55' } });
-    if (((await done.json()) as { status: string }).status !== 'succeeded') throw new Error('a processing job did not succeed');
+    const done = await fetch(`${url}/${site.slug}/jobs/${id}`, {
+      headers: { Authorization: `Bearer ${token}`, Prefer: 'wait=55' },
+    });
+    if (((await done.json()) as { status: string }).status !== 'succeeded')
+      throw new Error('a processing job did not succeed');
   }
   const platform = count / ((performance.now() - began) / 1000);
   return [
-    ['Thumbnails with sharp alone (1600×1200 JPEG → 3 widths in WebP and AVIF), one at a time', `${alone.toFixed(1)} images/s`],
-    [`The same through the platform (upload + processing job, ${count} images, worker of 4)`, `${platform.toFixed(1)} images/s (${(platform / alone).toFixed(2)}× sharp alone)`],
+    [
+      'Thumbnails with sharp alone (1600×1200 JPEG → 3 widths in WebP and AVIF), one at a time',
+      `${alone.toFixed(1)} images/s`,
+    ],
+    [
+      `The same through the platform (upload + processing job, ${count} images, worker of 4)`,
+      `${platform.toFixed(1)} images/s (${(platform / alone).toFixed(2)}× sharp alone)`,
+    ],
   ];
 }
 
 /** A narrated video of four scenes at 1280×720 composed by the local back end: how long it takes beside how long it lasts. */
 export async function videoFigures(url: string, token: string): Promise<Row[]> {
   const site = await benchSite(url, token, 'Video bench', 10_000);
-  const prompt = 'A lighthouse stands on the rocks. Waves break below it. At night its lamp turns slowly. Ships pass safely by.';
+  const prompt =
+    'A lighthouse stands on the rocks. Waves break below it. At night its lamp turns slowly. Ships pass safely by.';
   const began = performance.now();
   const res = await fetch(`${url}/${site.slug}/media/generatevideo`, {
     method: 'POST',
@@ -94,5 +121,10 @@ export async function videoFigures(url: string, token: string): Promise<Row[]> {
   const seconds = (performance.now() - began) / 1000;
   if (job.status !== 'succeeded' || !job.output) throw new Error(`the video job ended ${job.status}`);
   const lasts = job.output.duration_seconds;
-  return [['Video, 4 narrated scenes at 1280×720 (local back end, one job)', `${lasts.toFixed(1)} s of video in ${seconds.toFixed(1)} s (${(lasts / seconds).toFixed(2)}× real time)`]];
+  return [
+    [
+      'Video, 4 narrated scenes at 1280×720 (local back end, one job)',
+      `${lasts.toFixed(1)} s of video in ${seconds.toFixed(1)} s (${(lasts / seconds).toFixed(2)}× real time)`,
+    ],
+  ];
 }

@@ -21,7 +21,9 @@ async function startBaseline(file: string, env: Record<string, string>): Promise
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return new Promise((resolve, reject) => {
-    child.stdout?.once('data', (chunk: Buffer) => resolve({ child, url: (JSON.parse(chunk.toString()) as { url: string }).url, exited }));
+    child.stdout?.once('data', (chunk: Buffer) =>
+      resolve({ child, url: (JSON.parse(chunk.toString()) as { url: string }).url, exited }),
+    );
     child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
   });
 }
@@ -34,12 +36,18 @@ async function stopBaseline(baseline: Baseline): Promise<void> {
 /** A small PNG, uploaded to a public site and waited for until processed. */
 async function readyItem(url: string, token: string): Promise<{ site: string; id: string }> {
   const { default: sharp } = await import('sharp');
-  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 80, b: 40 } } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 80, b: 40 } } })
+    .png()
+    .toBuffer();
   const site = await benchSite(url, token, 'Read bench');
   await api(`${url}/sites/${site.slug}`, token, 'PATCH', { visibility: 'public' });
   const form = new FormData();
   form.append('file', new Blob([png], { type: 'image/png' }), 'bench.png');
-  const res = await fetch(`${url}/${site.slug}/media/`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: form });
+  const res = await fetch(`${url}/${site.slug}/media/`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
+    body: form,
+  });
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
   const { id } = (await res.json()) as { id: string };
   for (let i = 0; i < 300; i++) {
@@ -51,7 +59,13 @@ async function readyItem(url: string, token: string): Promise<{ site: string; id
 }
 
 /** Database round trips per request, after `warm` requests, averaged over `count` sequential ones. */
-async function roundTrips(counter: RoundTripCounter, url: string, headers: Record<string, string> = {}, warm = 5, count = 100): Promise<number> {
+async function roundTrips(
+  counter: RoundTripCounter,
+  url: string,
+  headers: Record<string, string> = {},
+  warm = 5,
+  count = 100,
+): Promise<number> {
   const get = async () => {
     const res = await fetch(url, { headers });
     await res.arrayBuffer();
@@ -63,12 +77,18 @@ async function roundTrips(counter: RoundTripCounter, url: string, headers: Recor
   return counter.count() / count;
 }
 
-const rate = (result: Load) => `${result.perSecond.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms`;
+const rate = (result: Load) =>
+  `${result.perSecond.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms`;
 const ratio = (result: Load, baseline: Load) => `${(result.perSecond / baseline.perSecond).toFixed(2)}×`;
 
 export type ApiLauncher = (databaseUrl: string) => Promise<{ url: string; stop(): Promise<void> }>;
 
-export async function requestPathFigures(apiUrl: string, token: string, databaseUrl: string, launchApi: ApiLauncher): Promise<Row[]> {
+export async function requestPathFigures(
+  apiUrl: string,
+  token: string,
+  databaseUrl: string,
+  launchApi: ApiLauncher,
+): Promise<Row[]> {
   const { site, id } = await readyItem(apiUrl, token);
   const bearer = { Authorization: `Bearer ${token}` };
   const hello = await startBaseline('express-hello.ts', {});

@@ -10,11 +10,19 @@ import { JobEvents } from './jobs/events.ts';
 import type { Logger } from './logger.ts';
 import type { Services } from './services.ts';
 
-export async function createServices(config: Config, databaseUrl: string, logger: Logger, applicationName: string): Promise<Services> {
+export async function createServices(
+  config: Config,
+  databaseUrl: string,
+  logger: Logger,
+  applicationName: string,
+): Promise<Services> {
   return {
     config,
     logger,
-    db: await connectWithRetry(() => createPool(databaseUrl, { maxPoolSize: config.databasePoolSize, applicationName }), logger),
+    db: await connectWithRetry(
+      () => createPool(databaseUrl, { maxPoolSize: config.databasePoolSize, applicationName }),
+      logger,
+    ),
     cache: createCacheStore(config.redisUrl),
     rateLimits: createRateLimits(databaseUrl, config.rateLimits),
     migrations: readMigrationFiles(),
@@ -41,7 +49,12 @@ async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, wa
 }
 
 export async function closeServices(services: Services): Promise<void> {
-  await Promise.allSettled([services.db.end(), services.cache.close(), services.rateLimits.close(), services.jobEvents.close()]);
+  await Promise.allSettled([
+    services.db.end(),
+    services.cache.close(),
+    services.rateLimits.close(),
+    services.jobEvents.close(),
+  ]);
 }
 
 /** Creates the first global admin on an empty installation, saying so in the log. */
@@ -51,7 +64,11 @@ export async function ensureAdmin(services: Services): Promise<void> {
     logger.warn('no ADMIN_EMAIL/ADMIN_PASSWORD set: no bootstrap admin is created in production');
     return;
   }
-  if (!(await services.db.oneFirst(sql.type(z.object({ ready: z.boolean() }))`select to_regclass('public.users') is not null as ready`))) {
+  if (
+    !(await services.db.oneFirst(
+      sql.type(z.object({ ready: z.boolean() }))`select to_regclass('public.users') is not null as ready`,
+    ))
+  ) {
     logger.warn('the database is not migrated yet: npm run migrate creates the bootstrap admin');
     return;
   }

@@ -69,7 +69,12 @@ const envSchema = z.object({
   S3_FORCE_PATH_STYLE: bool.default(false),
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  S3_REDIRECT_SECONDS: z.coerce.number().int().min(0).max(7 * 24 * 3600).default(0),
+  S3_REDIRECT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 24 * 3600)
+    .default(0),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CORS_ORIGINS: z
     .string()
@@ -167,9 +172,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     speech: { provider: values.SPEECH_PROVIDER, maxCharacters: values.SPEECH_MAX_CHARACTERS },
     images: { provider: values.IMAGE_PROVIDER, model: values.AI_IMAGE_MODEL },
     text: { provider: values.TEXT_PROVIDER, model: values.AI_TEXT_MODEL },
-    ai: { baseUrl: values.AI_BASE_URL?.replace(/\/$/, ''), apiKey: values.AI_API_KEY, speechModel: values.AI_SPEECH_MODEL, timeoutMs: values.AI_TIMEOUT_MS },
+    ai: {
+      baseUrl: values.AI_BASE_URL?.replace(/\/$/, ''),
+      apiKey: values.AI_API_KEY,
+      speechModel: values.AI_SPEECH_MODEL,
+      timeoutMs: values.AI_TIMEOUT_MS,
+    },
     video: {
-      backends: { main: values.VIDEO_PROVIDER, varianta: values.VIDEO_VARIANT_A_PROVIDER, variantb: values.VIDEO_VARIANT_B_PROVIDER },
+      backends: {
+        main: values.VIDEO_PROVIDER,
+        varianta: values.VIDEO_VARIANT_A_PROVIDER,
+        variantb: values.VIDEO_VARIANT_B_PROVIDER,
+      },
       model: values.AI_VIDEO_MODEL,
       pollIntervalMs: values.VIDEO_POLL_INTERVAL_MS,
       renderTimeoutMs: values.VIDEO_RENDER_TIMEOUT_MS,
@@ -193,7 +207,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
             redirectSeconds: values.S3_REDIRECT_SECONDS,
           }
         : { driver: 'local' as const, root: mediaDir },
-    media: { maxUploadBytes: values.MEDIA_MAX_UPLOAD_BYTES, maxPixels: values.MEDIA_MAX_PIXELS, exifGps: values.MEDIA_EXIF_GPS },
+    media: {
+      maxUploadBytes: values.MEDIA_MAX_UPLOAD_BYTES,
+      maxPixels: values.MEDIA_MAX_PIXELS,
+      exifGps: values.MEDIA_EXIF_GPS,
+    },
     metricsToken: values.METRICS_TOKEN,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: values.CORS_ORIGINS,
@@ -202,7 +220,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     auth: {
       // Outside production a fixed development secret keeps local tokens valid
       // across restarts; production refuses to start without a real one.
-      jwtSecret: values.JWT_SECRET ?? (production ? missing('JWT_SECRET', 'required in production') : 'development-only-secret-do-not-use-in-production'),
+      jwtSecret:
+        values.JWT_SECRET ??
+        (production
+          ? missing('JWT_SECRET', 'required in production')
+          : 'development-only-secret-do-not-use-in-production'),
       issuer: values.JWT_ISSUER,
       audience: values.JWT_AUDIENCE,
       accessTokenTtlSeconds: values.ACCESS_TOKEN_TTL_SECONDS,
@@ -212,7 +234,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     oauth: {
       redirectUri: values.OAUTH_REDIRECT_URI,
       google: values.OAUTH_GOOGLE_CLIENT_ID
-        ? { issuer: values.OAUTH_GOOGLE_ISSUER, clientId: values.OAUTH_GOOGLE_CLIENT_ID, clientSecret: values.OAUTH_GOOGLE_CLIENT_SECRET }
+        ? {
+            issuer: values.OAUTH_GOOGLE_ISSUER,
+            clientId: values.OAUTH_GOOGLE_CLIENT_ID,
+            clientSecret: values.OAUTH_GOOGLE_CLIENT_SECRET,
+          }
         : undefined,
       github: values.OAUTH_GITHUB_CLIENT_ID
         ? {
@@ -250,7 +276,9 @@ function missing(name: string, why: string): never {
 /** The database URL, or a clear stop when a process that needs one has none. */
 export function requireDatabaseUrl(config: Config): string {
   if (!config.databaseUrl) {
-    throw new ConfigError('Invalid configuration:\n  DATABASE_URL: required for this command (npm start runs an embedded PostgreSQL instead)');
+    throw new ConfigError(
+      'Invalid configuration:\n  DATABASE_URL: required for this command (npm start runs an embedded PostgreSQL instead)',
+    );
   }
   return config.databaseUrl;
 }

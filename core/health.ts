@@ -30,7 +30,8 @@ export async function timed(check: () => Promise<unknown>, timeoutMs = checkTime
 
 const elapsed = (started: number) => Math.round((performance.now() - started) * 100) / 100;
 
-export const checkDatabase = (db: DatabasePool) => timed(() => db.oneFirst(sql.type(z.object({ one: z.number() }))`select 1 as one`));
+export const checkDatabase = (db: DatabasePool) =>
+  timed(() => db.oneFirst(sql.type(z.object({ one: z.number() }))`select 1 as one`));
 
 export const checkCache = (cache: CacheStore) => timed(() => cache.ping());
 

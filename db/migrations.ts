@@ -23,7 +23,8 @@ export function readMigrationFiles(dir = migrationsDir): MigrationFile[] {
   // Gaps or duplicates mean a file was renamed or lost; applying around them would
   // leave databases that differ depending on when they were migrated.
   files.forEach((file, index) => {
-    if (file.id !== index + 1) throw new Error(`Migration ${file.name} is out of sequence: expected number ${index + 1}`);
+    if (file.id !== index + 1)
+      throw new Error(`Migration ${file.name} is out of sequence: expected number ${index + 1}`);
   });
   return files;
 }

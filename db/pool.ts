@@ -34,7 +34,10 @@ const typeParsers = [
   ...createTypeParserPreset().filter((parser) => !['int8', 'timestamp', 'timestamptz'].includes(parser.name)),
   { name: 'int8', parse: (value: string) => toSafeInteger(value) },
   { name: 'timestamptz', parse: (value: string) => withMicroseconds(value, new Date(Date.parse(value)).toISOString()) },
-  { name: 'timestamp', parse: (value: string) => withMicroseconds(value, new Date(Date.parse(`${value}Z`)).toISOString()) },
+  {
+    name: 'timestamp',
+    parse: (value: string) => withMicroseconds(value, new Date(Date.parse(`${value}Z`)).toISOString()),
+  },
 ];
 
 /**

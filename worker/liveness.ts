@@ -15,7 +15,13 @@ export type Liveness = { beat(): Promise<void>; stop(): Promise<void> };
 
 const lost = z.object({ id: z.string(), worker_ids: z.array(z.string()) });
 
-export async function startLiveness(options: { db: DatabasePool; config: Config; logger: Logger; processId: string; workerIds: () => string[] }): Promise<Liveness> {
+export async function startLiveness(options: {
+  db: DatabasePool;
+  config: Config;
+  logger: Logger;
+  processId: string;
+  workerIds: () => string[];
+}): Promise<Liveness> {
   const { db, config, logger, processId } = options;
   let lastBeat = Date.now();
   const beat = async () => {
@@ -34,7 +40,9 @@ export async function startLiveness(options: { db: DatabasePool; config: Config;
   await beat();
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
-    running = beat().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'worker heartbeat failed'));
+    running = beat().catch((error: unknown) =>
+      logger.warn({ err: (error as Error).message }, 'worker heartbeat failed'),
+    );
   }, config.worker.heartbeatMs);
   timer.unref();
   return {
@@ -55,11 +63,18 @@ export async function reapLost(db: DatabasePool, config: Config, logger: Logger)
       where beat_at < now() - ${config.worker.lostAfterMs} * interval '1 millisecond'
       for update skip locked`);
     for (const process of gone) {
-      await tx.query(sql.typeAlias('void')`select from graphile_worker.force_unlock_workers(${sql.array(process.worker_ids, 'text')})`);
+      await tx.query(
+        sql.typeAlias(
+          'void',
+        )`select from graphile_worker.force_unlock_workers(${sql.array(process.worker_ids, 'text')})`,
+      );
       await tx.query(sql.typeAlias('void')`
         update jobs set stage = 'worker lost; runs again' where status = 'running' and locked_by = any(${sql.array(process.worker_ids, 'text')})`);
       await tx.query(sql.typeAlias('void')`delete from worker_processes where id = ${process.id}`);
-      logger.warn({ process: process.id, workers: process.worker_ids }, 'released the jobs of a worker process that stopped beating');
+      logger.warn(
+        { process: process.id, workers: process.worker_ids },
+        'released the jobs of a worker process that stopped beating',
+      );
     }
     return gone.length;
   });
@@ -89,9 +104,19 @@ export async function failStranded(db: DatabasePool, config: Config, logger: Log
       for update of jobs skip locked`);
     for (const job of stranded) {
       const waiting = job.status === 'waiting' && job.provider_result === null;
-      await fail(tx, job, waiting
-        ? { code: 'provider_timeout', message: `The provider sent no result within ${config.jobs.waitingHours} hours.` }
-        : { code: 'attempts_exhausted', message: 'The job could not be run to its end (its worker stopped each time).' });
+      await fail(
+        tx,
+        job,
+        waiting
+          ? {
+              code: 'provider_timeout',
+              message: `The provider sent no result within ${config.jobs.waitingHours} hours.`,
+            }
+          : {
+              code: 'attempts_exhausted',
+              message: 'The job could not be run to its end (its worker stopped each time).',
+            },
+      );
       await tx.query(sql.typeAlias('void')`
         update job_attempts set finished_at = now(), outcome = 'lost' where job_id = ${job.id} and outcome is null`);
       logger.warn({ job_id: job.id, status: job.status }, 'failed a job that nothing would finish');

@@ -12,10 +12,14 @@ try {
   const databaseUrl = requireDatabaseUrl(config);
   const services = await createServices(config, databaseUrl, logger, 'worker');
   const worker = await startWorker({ databaseUrl, config, db: services.db, logger });
-  handleShutdown(logger, [
-    { name: 'worker', run: worker.stop },
-    { name: 'services', run: () => closeServices(services) },
-  ], config.worker.shutdownGraceMs + 10_000);
+  handleShutdown(
+    logger,
+    [
+      { name: 'worker', run: worker.stop },
+      { name: 'services', run: () => closeServices(services) },
+    ],
+    config.worker.shutdownGraceMs + 10_000,
+  );
 } catch (error) {
   exitOnStartupError(error);
 }

@@ -69,8 +69,17 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   // Beat once now rather than at the next minute, so /health reflects this worker at once.
   await runner.addJob('system__heartbeat', {}, { jobKey: 'system__heartbeat' });
-  const liveness = await startLiveness({ db: options.db, config, logger, processId: `${process.pid}-${randomUUID()}`, workerIds: () => [...lockIds] });
-  logger.info({ concurrency: config.worker.concurrency, tasks: [...definitions.keys()], kinds: [...deps.kinds.keys()] }, 'worker started');
+  const liveness = await startLiveness({
+    db: options.db,
+    config,
+    logger,
+    processId: `${process.pid}-${randomUUID()}`,
+    workerIds: () => [...lockIds],
+  });
+  logger.info(
+    { concurrency: config.worker.concurrency, tasks: [...definitions.keys()], kinds: [...deps.kinds.keys()] },
+    'worker started',
+  );
   let stopping: Promise<void> | undefined;
   const stop = async () => {
     await runner.stop('shutdown');

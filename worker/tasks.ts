@@ -10,7 +10,9 @@ export const tasksDir = path.join(import.meta.dirname, 'tasks');
 
 export async function loadTaskDefinitions(dir = tasksDir): Promise<Map<string, TaskDefinition>> {
   const definitions = new Map<string, TaskDefinition>();
-  const files = readdirSync(dir).filter((name) => /^[a-z0-9_]+\.ts$/.test(name)).sort();
+  const files = readdirSync(dir)
+    .filter((name) => /^[a-z0-9_]+\.ts$/.test(name))
+    .sort();
   for (const file of files) {
     const module = (await import(pathToFileURL(path.join(dir, file)).href)) as { default?: TaskDefinition };
     if (!module.default?.payload || !module.default.run) {
@@ -22,5 +24,7 @@ export async function loadTaskDefinitions(dir = tasksDir): Promise<Map<string, T
 }
 
 export function toTaskList(definitions: Map<string, TaskDefinition>, deps: TaskDeps): TaskList {
-  return Object.fromEntries([...definitions].map(([identifier, definition]) => [identifier, toGraphileTask(identifier, definition, deps)]));
+  return Object.fromEntries(
+    [...definitions].map(([identifier, definition]) => [identifier, toGraphileTask(identifier, definition, deps)]),
+  );
 }

@@ -1,7 +1,17 @@
 // Jobs across tenants, for global admins (beyond the specification; see
 // api/extensions.tsv): what runs, what waits, what failed and why.
 import { z } from 'zod';
-import { adminCancelJob, adminJob, adminJobQuery, attempt, jobStatistics, jobStats, jobWithAttempts, listAllJobs, retryJob } from '../../core/jobs/admin.ts';
+import {
+  adminCancelJob,
+  adminJob,
+  adminJobQuery,
+  attempt,
+  jobStatistics,
+  jobStats,
+  jobWithAttempts,
+  listAllJobs,
+  retryJob,
+} from '../../core/jobs/admin.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { defineRoute } from '../route.ts';
 import { uuidParams } from '../schemas.ts';
@@ -21,7 +31,8 @@ export const routes = [
 
   defineRoute({
     key: 'GET /admin/jobs/stats',
-    description: 'Jobs per state and kind, queued jobs and the age of the oldest per kind, worker processes and their heartbeats, and the queue beneath.',
+    description:
+      'Jobs per state and kind, queued jobs and the age of the oldest per kind, worker processes and their heartbeats, and the queue beneath.',
     responses: { 200: { description: 'Counts', schema: jobStats } },
     async handler(_input, { db, actor, services }) {
       return { body: await db.connect((connection) => jobStatistics(connection, actor, services.config)) };
@@ -32,7 +43,9 @@ export const routes = [
     key: 'GET /admin/jobs/{job_id}',
     description: 'One job with every attempt: the worker that ran it, when, and how it ended.',
     request: { params: jobParams },
-    responses: { 200: { description: 'The job and its attempts', schema: adminJob.extend({ attempts: z.array(attempt) }) } },
+    responses: {
+      200: { description: 'The job and its attempts', schema: adminJob.extend({ attempts: z.array(attempt) }) },
+    },
     async handler({ params }, { db, actor }) {
       return { body: await db.connect((connection) => jobWithAttempts(connection, actor, params.job_id)) };
     },
@@ -40,7 +53,8 @@ export const routes = [
 
   defineRoute({
     key: 'POST /admin/jobs/{job_id}/retry',
-    description: 'Runs a failed job again from the start, reserving its credits again (402 when the payer can no longer cover them). 409 unless it failed.',
+    description:
+      'Runs a failed job again from the start, reserving its credits again (402 when the payer can no longer cover them). 409 unless it failed.',
     request: { params: jobParams },
     responses: { 202: { description: 'The job, queued again', schema: adminJob } },
     async handler({ params }, { services, actor }) {
@@ -50,7 +64,8 @@ export const routes = [
 
   defineRoute({
     key: 'POST /admin/jobs/{job_id}/cancel',
-    description: 'Cancels any tenant’s queued, running or waiting job and releases its credits. 409 once it has finished.',
+    description:
+      'Cancels any tenant’s queued, running or waiting job and releases its credits. 409 once it has finished.',
     request: { params: jobParams },
     responses: { 200: { description: 'The canceled job', schema: adminJob } },
     async handler({ params }, { services, actor }) {

@@ -26,12 +26,16 @@ export const routes = [
       params: z.object({ provider: z.string().max(50) }),
       query: z.object({ redirect: z.enum(['true', 'false']).optional() }),
     },
-    responses: { 200: { description: 'Where to send the user', schema: started }, 302: { description: 'Redirect to the provider (with ?redirect=true)' } },
+    responses: {
+      200: { description: 'Where to send the user', schema: started },
+      302: { description: 'Redirect to the provider (with ?redirect=true)' },
+    },
     async handler({ params, query }, { services }): Promise<Reply> {
       const name = providers.find((candidate) => candidate === params.provider);
       if (!name) throw notFound(`No such provider; use one of ${providers.join(', ')}.`);
       const start = await startOAuth(services.db, services.config, name);
-      if (query.redirect === 'true') return { status: 302, headers: { Location: start.authorization_url, 'Cache-Control': 'no-store' } };
+      if (query.redirect === 'true')
+        return { status: 302, headers: { Location: start.authorization_url, 'Cache-Control': 'no-store' } };
       return { headers: { 'Cache-Control': 'no-store' }, body: start };
     },
   }),
@@ -50,10 +54,18 @@ export const routes = [
       }),
       bodyTypes: ['application/json', 'application/x-www-form-urlencoded'],
     },
-    responses: { 200: { description: 'Signed in', schema: tokenPair.extend({ created: z.boolean().describe('A new account was made') }) } },
+    responses: {
+      200: {
+        description: 'Signed in',
+        schema: tokenPair.extend({ created: z.boolean().describe('A new account was made') }),
+      },
+    },
     async handler({ body }, { services, ip }, { req }) {
       await services.rateLimits.hit('oauth', ip);
-      return { headers: { 'Cache-Control': 'no-store' }, body: await finishOAuth(services.db, services.config, body, { ip, userAgent: req.get('user-agent') }) };
+      return {
+        headers: { 'Cache-Control': 'no-store' },
+        body: await finishOAuth(services.db, services.config, body, { ip, userAgent: req.get('user-agent') }),
+      };
     },
   }),
 ];

@@ -53,7 +53,8 @@ export const routes = [
 
   defineRoute({
     key: 'POST /auth/signup/resend-verification',
-    description: 'Sends a new verification link to an unverified account. Always 202, whether or not the address has one.',
+    description:
+      'Sends a new verification link to an unverified account. Always 202, whether or not the address has one.',
     request: { body: z.strictObject({ email }) },
     responses: { 202: { description: 'Accepted', schema: accepted } },
     async handler({ body }, { services, ip }) {
@@ -65,7 +66,8 @@ export const routes = [
 
   defineRoute({
     key: 'POST /auth/password-reset-request',
-    description: 'E-mails a password reset link (1 h, single use). Always 202, whether or not the address has an account.',
+    description:
+      'E-mails a password reset link (1 h, single use). Always 202, whether or not the address has an account.',
     request: { body: z.strictObject({ email }) },
     responses: { 202: { description: 'Accepted', schema: accepted } },
     async handler({ body }, { services, ip }) {

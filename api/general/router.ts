@@ -63,7 +63,8 @@ export const routes = [
 
   defineRoute({
     key: 'GET /health/live',
-    description: 'The process is running and answering. Checks nothing else, so a database outage does not get the process restarted.',
+    description:
+      'The process is running and answering. Checks nothing else, so a database outage does not get the process restarted.',
     responses: { 200: { description: 'Alive', schema: schemas.live } },
     async handler() {
       return { headers: { 'Cache-Control': 'no-store' }, body: { status: 'ok', uptime_seconds: uptimeSeconds() } };
@@ -72,7 +73,8 @@ export const routes = [
 
   defineRoute({
     key: 'GET /health/ready',
-    description: 'Ready for traffic: the database answers and every migration is applied. 503 (a problem with the checks) until then.',
+    description:
+      'Ready for traffic: the database answers and every migration is applied. 503 (a problem with the checks) until then.',
     responses: { 200: { description: 'Ready', schema: schemas.ready } },
     async handler(_input, { services }) {
       const [database, migrations] = await Promise.all([
@@ -81,10 +83,14 @@ export const routes = [
       ]);
       const checks = { database, migrations };
       if (database.status !== 'up' || migrations.status !== 'up') {
-        throw new Problem(503, database.status !== 'up' ? 'The database does not answer.' : 'Migrations are not applied.', {
-          extensions: { checks },
-          headers: { 'Retry-After': '5', 'Cache-Control': 'no-store' },
-        });
+        throw new Problem(
+          503,
+          database.status !== 'up' ? 'The database does not answer.' : 'Migrations are not applied.',
+          {
+            extensions: { checks },
+            headers: { 'Retry-After': '5', 'Cache-Control': 'no-store' },
+          },
+        );
       }
       return { headers: { 'Cache-Control': 'no-store' }, body: { status: 'ready', checks } };
     },
@@ -92,7 +98,8 @@ export const routes = [
 
   defineRoute({
     key: 'GET /health/cachestore',
-    description: 'Which cache store is in use (in-process, or Redis when REDIS_URL is set) and whether it answers. 503 when it does not.',
+    description:
+      'Which cache store is in use (in-process, or Redis when REDIS_URL is set) and whether it answers. 503 when it does not.',
     responses: { 200: { description: 'The cache store answers', schema: schemas.cacheStore } },
     async handler(_input, { services }) {
       const result = { ...(await checkCache(services.cache)), store: services.cache.kind };

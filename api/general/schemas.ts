@@ -24,7 +24,9 @@ export const root = z
 
 export const health = z
   .object({
-    status: z.enum(['ok', 'degraded', 'down']).describe('down: the database is unreachable or unmigrated; degraded: an optional part is'),
+    status: z
+      .enum(['ok', 'degraded', 'down'])
+      .describe('down: the database is unreachable or unmigrated; degraded: an optional part is'),
     version: z.string(),
     uptime_seconds: z.number().int(),
     checks: z.object({

@@ -14,13 +14,21 @@ export function preferredWait(prefer: string | undefined): number | undefined {
 }
 
 async function readJob(context: RouteContext, jobId: string): Promise<Job> {
-  return toJob(await context.db.connect((db) => db.one(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId}`)));
+  return toJob(
+    await context.db.connect((db) => db.one(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId}`)),
+  );
 }
 
 // Time kept back from the endpoint's timeout to read the job and answer.
 const answerMarginMs = 1000;
 
-export async function answerJob(context: RouteContext, prefer: string | undefined, siteIdentifier: string, job: Job, mode: 'submitted' | 'read'): Promise<Reply> {
+export async function answerJob(
+  context: RouteContext,
+  prefer: string | undefined,
+  siteIdentifier: string,
+  job: Job,
+  mode: 'submitted' | 'read',
+): Promise<Reply> {
   const headers: Record<string, string> = { Location: jobPath(siteIdentifier, job.id) };
   let current = job;
   const wait = preferredWait(prefer);
@@ -47,7 +55,12 @@ export const jobResponses = {
 };
 
 /** Submits the job (one transaction: row, reservation, queue entry) and answers it as the endpoint that made it. */
-export async function submitAndAnswer(context: RouteContext, prefer: string | undefined, identifier: string, submission: Submission): Promise<Reply> {
+export async function submitAndAnswer(
+  context: RouteContext,
+  prefer: string | undefined,
+  identifier: string,
+  submission: Submission,
+): Promise<Reply> {
   const { job } = await submitJob(context.services.db, context.services.config, context.actor, identifier, submission);
   return answerJob(context, prefer, identifier, job, 'submitted');
 }

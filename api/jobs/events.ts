@@ -36,7 +36,9 @@ export async function streamJobEvents(context: RouteContext, res: Response, firs
     await context.services.jobEvents.waitUntil(
       first.id,
       async () => {
-        const row = await context.services.db.one(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${first.id}`);
+        const row = await context.services.db.one(
+          sql.type(jobRow)`select ${jobColumns} from jobs where id = ${first.id}`,
+        );
         const job = toJob(row);
         send(job);
         return isFinished(job.status);

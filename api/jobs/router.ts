@@ -14,7 +14,8 @@ const jobParams = siteParams.extend({ job_id: z.uuid() });
 export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/jobs/',
-    description: 'Jobs of the site, oldest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.',
+    description:
+      'Jobs of the site, oldest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.',
     request: { params: siteParams, query: jobListQuery },
     responses: { 200: { description: 'A page of jobs', schema: pageSchema(job) } },
     async handler({ params, query }, { db, actor }) {
@@ -24,18 +25,22 @@ export const routes = [
 
   defineRoute({
     key: 'GET /{site_identifier}/jobs/{job_id}',
-    description: 'One job. With `Prefer: wait=N` the answer waits until the job ends or N seconds pass (at most the timeout, 60 s).',
+    description:
+      'One job. With `Prefer: wait=N` the answer waits until the job ends or N seconds pass (at most the timeout, 60 s).',
     request: { params: jobParams },
     responses: { 200: { description: 'The job', schema: job } },
     async handler({ params }, context, { req }) {
-      const found = await context.db.connect((connection) => getJob(connection, context.actor, params.site_identifier, params.job_id));
+      const found = await context.db.connect((connection) =>
+        getJob(connection, context.actor, params.site_identifier, params.job_id),
+      );
       return answerJob(context, req.get('prefer'), params.site_identifier, found, 'read');
     },
   }),
 
   defineRoute({
     key: 'POST /{site_identifier}/jobs/{job_id}/cancel',
-    description: 'Cancels a queued, running or waiting job: a queued one leaves the queue, a running one is told to stop, and its reserved credits are released. 409 once it has finished.',
+    description:
+      'Cancels a queued, running or waiting job: a queued one leaves the queue, a running one is told to stop, and its reserved credits are released. 409 once it has finished.',
     request: { params: jobParams },
     responses: { 200: { description: 'The canceled job', schema: job } },
     async handler({ params }, { services, actor }) {
@@ -45,11 +50,20 @@ export const routes = [
 
   defineRoute({
     key: 'GET /{site_identifier}/jobs/{job_id}/events',
-    description: 'Server-sent events (`text/event-stream`): an event `job` with the whole job at once and after each change of state or progress, until it ends.',
+    description:
+      'Server-sent events (`text/event-stream`): an event `job` with the whole job at once and after each change of state or progress, until it ends.',
     request: { params: jobParams },
-    responses: { 200: { description: 'A stream of `job` events, each carrying the job as JSON', contentType: 'text/event-stream', schema: job } },
+    responses: {
+      200: {
+        description: 'A stream of `job` events, each carrying the job as JSON',
+        contentType: 'text/event-stream',
+        schema: job,
+      },
+    },
     async handler({ params }, context, { res }) {
-      const found = await context.db.connect((connection) => getJob(connection, context.actor, params.site_identifier, params.job_id));
+      const found = await context.db.connect((connection) =>
+        getJob(connection, context.actor, params.site_identifier, params.job_id),
+      );
       await streamJobEvents(context, res, found);
       return {};
     },

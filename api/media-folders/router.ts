@@ -1,6 +1,17 @@
 // Media Folders: a tree of folders per site, for media items.
 import { z } from 'zod';
-import { createFolder, deleteFolder, folder, folderListQuery, folderName, folderNode, folderTree, getFolder, listFolders, updateFolder } from '../../core/media/folders.ts';
+import {
+  createFolder,
+  deleteFolder,
+  folder,
+  folderListQuery,
+  folderName,
+  folderNode,
+  folderTree,
+  getFolder,
+  listFolders,
+  updateFolder,
+} from '../../core/media/folders.ts';
 import { createStorage } from '../../core/storage/index.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { defineRoute } from '../route.ts';
@@ -32,12 +43,16 @@ export const routes = [
 
   defineRoute({
     key: 'GET /{site_identifier}/media/folders/tree',
-    description: 'The whole tree in one answer, siblings by name, each folder with its item count and the count of everything below it.',
+    description:
+      'The whole tree in one answer, siblings by name, each folder with its item count and the count of everything below it.',
     request: { params: siteParams },
     responses: {
       200: {
         description: 'The top-level folders with their children',
-        schema: z.object({ items: z.array(folderNode), unfiled_item_count: z.number().int().describe('Media items in no folder') }),
+        schema: z.object({
+          items: z.array(folderNode),
+          unfiled_item_count: z.number().int().describe('Media items in no folder'),
+        }),
       },
     },
     async handler({ params }, { db, actor }) {
@@ -50,13 +65,16 @@ export const routes = [
     request: { params: folderParams },
     responses: { 200: { description: 'The folder', schema: folder } },
     async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => getFolder(connection, actor, params.site_identifier, params.folder_id)) };
+      return {
+        body: await db.connect((connection) => getFolder(connection, actor, params.site_identifier, params.folder_id)),
+      };
     },
   }),
 
   defineRoute({
     key: 'PATCH /{site_identifier}/media/folders/{folder_id}',
-    description: 'Renames and/or moves the folder. Authors change only the folders they made. 409 for a taken name or a move into itself.',
+    description:
+      'Renames and/or moves the folder. Authors change only the folders they made. 409 for a taken name or a move into itself.',
     request: {
       params: folderParams,
       body: z
@@ -71,11 +89,16 @@ export const routes = [
 
   defineRoute({
     key: 'POST /{site_identifier}/media/folders/{folder_id}/move',
-    description: 'Moves the folder (and everything in it) under `parent_id`, or to the top level with null. 409 for a move into itself or a folder below it.',
+    description:
+      'Moves the folder (and everything in it) under `parent_id`, or to the top level with null. 409 for a move into itself or a folder below it.',
     request: { params: folderParams, body: z.strictObject({ parent_id: parentId }) },
     responses: { 200: { description: 'The folder', schema: folder } },
     async handler({ params, body }, { services, actor }) {
-      return { body: await updateFolder(services.db, actor, params.site_identifier, params.folder_id, { parent_id: body.parent_id }) };
+      return {
+        body: await updateFolder(services.db, actor, params.site_identifier, params.folder_id, {
+          parent_id: body.parent_id,
+        }),
+      };
     },
   }),
 
@@ -90,7 +113,16 @@ export const routes = [
     },
     responses: noContent('Deleted'),
     async handler({ params, query }, { services, actor }) {
-      await deleteFolder(services.db, createStorage(services.config), services.logger, actor, params.site_identifier, params.folder_id, query.recursive, query.force);
+      await deleteFolder(
+        services.db,
+        createStorage(services.config),
+        services.logger,
+        actor,
+        params.site_identifier,
+        params.folder_id,
+        query.recursive,
+        query.force,
+      );
       return {};
     },
   }),

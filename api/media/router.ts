@@ -5,7 +5,19 @@ import { z } from 'zod';
 import { Problem } from '../../core/errors.ts';
 import { mediaItem } from '../../core/media/items.ts';
 import { authenticate } from '../../core/identity/authenticate.ts';
-import { countMedia, deleteMedia, forChange as forChangeOf, getMedia, listMedia, mediaChanges, mediaFile, mediaFilters, mediaListQuery, moveMedia, updateMedia } from '../../core/media/library.ts';
+import {
+  countMedia,
+  deleteMedia,
+  forChange as forChangeOf,
+  getMedia,
+  listMedia,
+  mediaChanges,
+  mediaFile,
+  mediaFilters,
+  mediaListQuery,
+  moveMedia,
+  updateMedia,
+} from '../../core/media/library.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { createStorage } from '../../core/storage/index.ts';
 import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
@@ -15,7 +27,14 @@ import { deliveryReceipt, receiveDelivery } from '../../core/media/webhook.ts';
 import { jobResponses, submitAndAnswer } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
 import { receiveFile, receiveUpload, refuseFile } from './upload.ts';
-import { editOperations, editorAccess, imageEditorAccess, listVersions, mediaVersion, saveEdited } from '../../core/media/versions.ts';
+import {
+  editOperations,
+  editorAccess,
+  imageEditorAccess,
+  listVersions,
+  mediaVersion,
+  saveEdited,
+} from '../../core/media/versions.ts';
 import { fromZodError } from '../middleware/problems.ts';
 import { redirectSeconds, streamMedia, viewResponses } from './view.ts';
 import { viewQuery } from '../../core/media/files.ts';
@@ -29,7 +48,9 @@ const readItem = defineRoute({
   request: { params: mediaParams },
   responses: { 200: { description: 'The media item', schema: mediaItem } },
   async handler({ params }, { db, actor }) {
-    return { body: await db.connect((connection) => getMedia(connection, actor, params.site_identifier, params.media_id)) };
+    return {
+      body: await db.connect((connection) => getMedia(connection, actor, params.site_identifier, params.media_id)),
+    };
   },
 });
 
@@ -85,8 +106,17 @@ export const routes = [
     responses: viewResponses,
     async handler({ params, query }, { services }, { req, res }) {
       const { actor } = await authenticate(services.db, services.config, req.get('authorization'));
-      const file = await services.db.connect((connection) => mediaFile(connection, actor, params.site_identifier, params.media_id, query));
-      await streamMedia(req, res, createStorage(services.config), file, 'private, max-age=300', redirectSeconds(services.config));
+      const file = await services.db.connect((connection) =>
+        mediaFile(connection, actor, params.site_identifier, params.media_id, query),
+      );
+      await streamMedia(
+        req,
+        res,
+        createStorage(services.config),
+        file,
+        'private, max-age=300',
+        redirectSeconds(services.config),
+      );
       return {};
     },
   }),
@@ -97,17 +127,26 @@ export const routes = [
     request: { params: mediaParams },
     responses: { 200: { description: 'The answer', schema: editorAccess } },
     async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => imageEditorAccess(connection, actor, params.site_identifier, params.media_id)) };
+      return {
+        body: await db.connect((connection) =>
+          imageEditorAccess(connection, actor, params.site_identifier, params.media_id),
+        ),
+      };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/media/{media_id}/image-versions',
-    description: 'The versions of the item, newest first: the current one, then each it replaced, kept when an edit was saved.',
+    description:
+      'The versions of the item, newest first: the current one, then each it replaced, kept when an edit was saved.',
     request: { params: mediaParams },
     responses: { 200: { description: 'The versions', schema: z.object({ items: z.array(mediaVersion) }) } },
     async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => listVersions(connection, actor, params.site_identifier, params.media_id)) };
+      return {
+        body: await db.connect((connection) =>
+          listVersions(connection, actor, params.site_identifier, params.media_id),
+        ),
+      };
     },
   }),
 
@@ -123,17 +162,33 @@ export const routes = [
       const { services, actor } = context;
       const storage = createStorage(services.config);
       const save = (edit: Parameters<typeof saveEdited>[7]) =>
-        saveEdited(services.db, services.config, storage, services.logger, actor, params.site_identifier, params.media_id, edit);
+        saveEdited(
+          services.db,
+          services.config,
+          storage,
+          services.logger,
+          actor,
+          params.site_identifier,
+          params.media_id,
+          edit,
+        );
       if (req.is('application/json')) {
         const body = editOperations.safeParse(req.body);
         if (!body.success) throw fromZodError(body.error, 'body');
         return { body: await save({ kind: 'operations', operations: body.data.operations }) };
       }
       // A file: the item must be changeable by the caller before anything is stored.
-      const { site } = await services.db.connect((connection) => forChangeOf(connection, actor, params.site_identifier, params.media_id));
+      const { site } = await services.db.connect((connection) =>
+        forChangeOf(connection, actor, params.site_identifier, params.media_id),
+      );
       const file = await receiveFile(req, context, site, storage);
       if (Object.keys(file.fields).length > 0) {
-        throw await refuseFile(context, storage, file.key, new Problem(422, 'Send only the file.', { errors: [{ path: 'body', message: 'no other parts' }] }));
+        throw await refuseFile(
+          context,
+          storage,
+          file.key,
+          new Problem(422, 'Send only the file.', { errors: [{ path: 'body', message: 'no other parts' }] }),
+        );
       }
       return { body: await save({ kind: 'file', key: file.key, mimeType: file.mimeType, size: file.size }) };
     },
@@ -141,7 +196,8 @@ export const routes = [
 
   defineRoute({
     key: 'PATCH /{site_identifier}/media/{media_id}',
-    description: 'Changes the alt text, title, caption, tags (lower-cased, without repeats) or focal point. Authors change only the media they added.',
+    description:
+      'Changes the alt text, title, caption, tags (lower-cased, without repeats) or focal point. Authors change only the media they added.',
     request: { params: mediaParams, body: mediaChanges },
     responses: { 200: { description: 'The media item', schema: mediaItem } },
     async handler({ params, body }, { services, actor }) {
@@ -167,7 +223,15 @@ export const routes = [
     request: { params: mediaParams, query: forceQuery },
     responses: noContent('Deleted'),
     async handler({ params, query }, { services, actor }) {
-      await deleteMedia(services.db, createStorage(services.config), services.logger, actor, params.site_identifier, params.media_id, query.force);
+      await deleteMedia(
+        services.db,
+        createStorage(services.config),
+        services.logger,
+        actor,
+        params.site_identifier,
+        params.media_id,
+        query.force,
+      );
       return {};
     },
   }),
@@ -184,7 +248,9 @@ export const routes = [
     async handler({ params, body }, context, { req }) {
       const limit = context.services.config.speech.maxCharacters;
       if (body.text.length > limit) {
-        throw new Problem(422, `The text is longer than ${limit} characters.`, { errors: [{ path: 'body.text', message: `at most ${limit} characters` }] });
+        throw new Problem(422, `The text is longer than ${limit} characters.`, {
+          errors: [{ path: 'body.text', message: `at most ${limit} characters` }],
+        });
       }
       return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {
         kind: 'speech',
@@ -207,8 +273,16 @@ export const routes = [
     responses: jobResponses,
     async handler({ params, body }, context, { req }) {
       const { services, actor } = context;
-      if (body.folder_id) await services.db.connect((connection) => requireFolder(connection, actor, params.site_identifier, body.folder_id!));
-      return submitAndAnswer(context, req.get('prefer'), params.site_identifier, { kind: 'image', input: body, estimatedUnits: body.count, scope: 'media:write' });
+      if (body.folder_id)
+        await services.db.connect((connection) =>
+          requireFolder(connection, actor, params.site_identifier, body.folder_id!),
+        );
+      return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {
+        kind: 'image',
+        input: body,
+        estimatedUnits: body.count,
+        scope: 'media:write',
+      });
     },
   }),
 
@@ -220,7 +294,10 @@ export const routes = [
       'Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style ' +
       'filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with ' +
       'unsupported_instruction. IMAGE_PROVIDER=openai sends it to an OpenAI-compatible /images/edits.',
-    request: { params: mediaParams, body: z.strictObject({ instruction: z.string().trim().min(1).max(1000), mask_media_id: z.uuid().optional() }) },
+    request: {
+      params: mediaParams,
+      body: z.strictObject({ instruction: z.string().trim().min(1).max(1000), mask_media_id: z.uuid().optional() }),
+    },
     responses: jobResponses,
     async handler({ params, body }, context, { req }) {
       const { services, actor } = context;
@@ -229,12 +306,19 @@ export const routes = [
         if (item.kind !== 'image') throw new Problem(409, `Only images can be edited; this item is ${item.kind}.`);
         if (body.mask_media_id) {
           const mask = await getMedia(connection, actor, site.id, body.mask_media_id).catch(() => null);
-          if (mask?.kind !== 'image') throw new Problem(422, 'The mask is not an image of this site.', { errors: [{ path: 'body.mask_media_id', message: 'no such image in this site' }] });
+          if (mask?.kind !== 'image')
+            throw new Problem(422, 'The mask is not an image of this site.', {
+              errors: [{ path: 'body.mask_media_id', message: 'no such image in this site' }],
+            });
         }
       });
       return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {
         kind: 'image_edit',
-        input: { media_id: params.media_id, instruction: body.instruction, ...(body.mask_media_id ? { mask_media_id: body.mask_media_id } : {}) },
+        input: {
+          media_id: params.media_id,
+          instruction: body.instruction,
+          ...(body.mask_media_id ? { mask_media_id: body.mask_media_id } : {}),
+        },
         estimatedUnits: 1,
         scope: 'media:write',
       });
@@ -247,11 +331,16 @@ export const routes = [
     description:
       'Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. ' +
       'Locally they come from technical metadata and the file name, and the job’s output says so; TEXT_PROVIDER=openai asks a vision-capable model.',
-    request: { params: mediaParams, body: z.strictObject({ overwrite: z.boolean().default(false) }).default({ overwrite: false }) },
+    request: {
+      params: mediaParams,
+      body: z.strictObject({ overwrite: z.boolean().default(false) }).default({ overwrite: false }),
+    },
     responses: jobResponses,
     async handler({ params, body }, context, { req }) {
       const { services, actor } = context;
-      await services.db.connect((connection) => forChangeOf(connection, actor, params.site_identifier, params.media_id));
+      await services.db.connect((connection) =>
+        forChangeOf(connection, actor, params.site_identifier, params.media_id),
+      );
       return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {
         kind: 'media_metadata',
         input: { media_id: params.media_id, overwrite: body.overwrite },
@@ -270,7 +359,11 @@ export const routes = [
     request: { params: siteParams },
     responses: { 200: { description: 'Received', schema: deliveryReceipt } },
     async handler({ params }, { services }, { req }) {
-      const headers = { id: req.get('webhook-id'), timestamp: req.get('webhook-timestamp'), signature: req.get('webhook-signature') };
+      const headers = {
+        id: req.get('webhook-id'),
+        timestamp: req.get('webhook-timestamp'),
+        signature: req.get('webhook-signature'),
+      };
       const raw = Buffer.isBuffer(req.body) ? req.body : undefined;
       return { body: await receiveDelivery(services.db, services.config, params.site_identifier, headers, raw) };
     },

@@ -22,15 +22,31 @@ export type ReceivedFile = Stored & { fileName: string; fields: Record<string, s
  * for the site. Answers the stored file and the other parts; anything wrong
  * (too large, not exactly one file) is refused with the stored file removed.
  */
-export async function receiveFile(req: Request, context: RouteContext, site: Site, storage: Storage): Promise<ReceivedFile> {
+export async function receiveFile(
+  req: Request,
+  context: RouteContext,
+  site: Site,
+  storage: Storage,
+): Promise<ReceivedFile> {
   if (!req.is('multipart/form-data')) {
-    throw new Problem(415, 'Send the file as multipart/form-data, in a part named file.', { headers: { 'Accept-Post': 'multipart/form-data' } });
+    throw new Problem(415, 'Send the file as multipart/form-data, in a part named file.', {
+      headers: { 'Accept-Post': 'multipart/form-data' },
+    });
   }
   const limit = context.services.config.media.maxUploadBytes;
-  const parsed = await new Promise<{ stored: Promise<Stored> | undefined; fields: Record<string, string>; fileName: string; truncated: boolean; extra: boolean }>((resolve, reject) => {
+  const parsed = await new Promise<{
+    stored: Promise<Stored> | undefined;
+    fields: Record<string, string>;
+    fileName: string;
+    truncated: boolean;
+    extra: boolean;
+  }>((resolve, reject) => {
     let form: busboy.Busboy;
     try {
-      form = busboy({ headers: req.headers, limits: { fileSize: limit, files: 1, fields: 20, fieldSize: 16 * 1024, parts: 40 } });
+      form = busboy({
+        headers: req.headers,
+        limits: { fileSize: limit, files: 1, fields: 20, fieldSize: 16 * 1024, parts: 40 },
+      });
     } catch (error) {
       reject(new Problem(400, `The multipart body cannot be read: ${(error as Error).message}.`));
       return;
@@ -60,23 +76,41 @@ export async function receiveFile(req: Request, context: RouteContext, site: Sit
     form.on('filesLimit', () => {
       extra = true;
     });
-    form.on('error', (error: Error) => reject(new Problem(400, `The multipart body cannot be read: ${error.message}.`)));
+    form.on('error', (error: Error) =>
+      reject(new Problem(400, `The multipart body cannot be read: ${error.message}.`)),
+    );
     form.on('close', () => resolve({ stored, fields, fileName, truncated, extra }));
     // The endpoint's timeout, or a client that leaves, ends the upload.
     context.signal.addEventListener('abort', () => req.unpipe(form), { once: true });
     req.pipe(form);
   });
-  if (!parsed.stored) throw new Problem(422, 'Send the file in a part named file.', { errors: [{ path: 'body.file', message: 'required' }] });
+  if (!parsed.stored)
+    throw new Problem(422, 'Send the file in a part named file.', {
+      errors: [{ path: 'body.file', message: 'required' }],
+    });
   const file = await parsed.stored;
-  if (parsed.truncated) throw await refuseFile(context, storage, file.key, new Problem(413, `The file is larger than ${limit} bytes.`));
+  if (parsed.truncated)
+    throw await refuseFile(context, storage, file.key, new Problem(413, `The file is larger than ${limit} bytes.`));
   if (parsed.extra) {
-    throw await refuseFile(context, storage, file.key, new Problem(422, 'Send exactly one file, in a part named file.', { errors: [{ path: 'body.file', message: 'one file only' }] }));
+    throw await refuseFile(
+      context,
+      storage,
+      file.key,
+      new Problem(422, 'Send exactly one file, in a part named file.', {
+        errors: [{ path: 'body.file', message: 'one file only' }],
+      }),
+    );
   }
   return { ...file, fileName: parsed.fileName, fields: parsed.fields };
 }
 
 /** Removes a stored file that will not be kept, and answers the problem to throw. */
-export async function refuseFile(context: RouteContext, storage: Storage, key: string, problem: Problem): Promise<Problem> {
+export async function refuseFile(
+  context: RouteContext,
+  storage: Storage,
+  key: string,
+  problem: Problem,
+): Promise<Problem> {
   await removeFiles(storage, context.services.logger, [key]);
   return problem;
 }
@@ -89,6 +123,12 @@ export async function receiveUpload(req: Request, context: RouteContext, identif
   const fields = uploadFields.safeParse(file.fields);
   if (!fields.success) throw await refuseFile(context, storage, file.key, fromZodError(fields.error, 'body'));
   const unstorable = unstorableFields(fields.data, 'body');
-  if (unstorable.length > 0) throw await refuseFile(context, storage, file.key, new Problem(422, 'The request is not valid; see errors.', { errors: unstorable }));
+  if (unstorable.length > 0)
+    throw await refuseFile(
+      context,
+      storage,
+      file.key,
+      new Problem(422, 'The request is not valid; see errors.', { errors: unstorable }),
+    );
   return recordUpload(services.db, services.config, storage, services.logger, actor, site, file, fields.data);
 }

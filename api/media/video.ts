@@ -8,18 +8,35 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, problemType, type ProblemField } from '../../core/errors.ts';
 import type { Actor } from '../../core/actor.ts';
 import { mediaAccess, requireSiteFolder } from '../../core/media/access.ts';
-import { estimateVideoSeconds, missingVideoConfig, overlongScenes, unsupportedByBackend, videoBackend, videoRequest, type VideoRequest } from '../../core/media/video.ts';
+import {
+  estimateVideoSeconds,
+  missingVideoConfig,
+  overlongScenes,
+  unsupportedByBackend,
+  videoBackend,
+  videoRequest,
+  type VideoRequest,
+} from '../../core/media/video.ts';
 import { jobResponses, submitAndAnswer } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 
-async function checkReferences(db: CommonQueryMethods, actor: Actor, identifier: string, request: VideoRequest): Promise<void> {
+async function checkReferences(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  request: VideoRequest,
+): Promise<void> {
   const { site } = await mediaAccess(db, actor, identifier, true);
   if (request.folder_id) await requireSiteFolder(db, site.id, request.folder_id, 'folder_id');
-  const wanted = (request.scenes ?? []).flatMap((scene, index) => (scene.media_id ? [{ index, id: scene.media_id }] : []));
+  const wanted = (request.scenes ?? []).flatMap((scene, index) =>
+    scene.media_id ? [{ index, id: scene.media_id }] : [],
+  );
   if (!wanted.length) return;
   const images = await db.anyFirst(
-    sql.type(z.object({ id: z.string() }))`select id from media_items where site_id = ${site.id} and kind = 'image' and id = any(${sql.array(
+    sql.type(
+      z.object({ id: z.string() }),
+    )`select id from media_items where site_id = ${site.id} and kind = 'image' and id = any(${sql.array(
       wanted.map((scene) => scene.id),
       'uuid',
     )})`,
@@ -32,8 +49,16 @@ async function checkReferences(db: CommonQueryMethods, actor: Actor, identifier:
 
 const endpoints = [
   { path: '/{site_identifier}/media/generatevideo', endpoint: 'main', variable: 'VIDEO_PROVIDER' },
-  { path: '/{site_identifier}/media/generatevideo-varianta', endpoint: 'varianta', variable: 'VIDEO_VARIANT_A_PROVIDER' },
-  { path: '/{site_identifier}/media/generatevideo-variantb', endpoint: 'variantb', variable: 'VIDEO_VARIANT_B_PROVIDER' },
+  {
+    path: '/{site_identifier}/media/generatevideo-varianta',
+    endpoint: 'varianta',
+    variable: 'VIDEO_VARIANT_A_PROVIDER',
+  },
+  {
+    path: '/{site_identifier}/media/generatevideo-variantb',
+    endpoint: 'variantb',
+    variable: 'VIDEO_VARIANT_B_PROVIDER',
+  },
 ] as const;
 
 export const routes = endpoints.map(({ path, endpoint, variable }) =>
@@ -53,11 +78,17 @@ export const routes = endpoints.map(({ path, endpoint, variable }) =>
       const backend = videoBackend(services.config, endpoint);
       await services.db.connect((connection) => checkReferences(connection, actor, params.site_identifier, body));
       const overlong = overlongScenes(body);
-      if (overlong.length) throw new Problem(422, 'A scene’s narration is too long for one scene.', { errors: overlong });
+      if (overlong.length)
+        throw new Problem(422, 'A scene’s narration is too long for one scene.', { errors: overlong });
       const unsupported = unsupportedByBackend(body, backend);
-      if (unsupported.length) throw new Problem(422, `${variable}=${backend} cannot make this video.`, { errors: unsupported });
+      if (unsupported.length)
+        throw new Problem(422, `${variable}=${backend} cannot make this video.`, { errors: unsupported });
       const missing = missingVideoConfig(services.config, backend);
-      if (missing) throw new Problem(503, `${variable}=${backend}: ${missing}`, { type: problemType('not-configured'), title: 'Not configured' });
+      if (missing)
+        throw new Problem(503, `${variable}=${backend}: ${missing}`, {
+          type: problemType('not-configured'),
+          title: 'Not configured',
+        });
       return submitAndAnswer(context, req.get('prefer'), params.site_identifier, {
         kind: 'video',
         input: { request: body, backend },

@@ -13,7 +13,8 @@ import type { MediaItem } from '../../core/media/items.ts';
 import type { Storage } from '../../core/storage/storage.ts';
 
 /** How long presigned redirects live; 0 when views stream through the API. */
-export const redirectSeconds = (config: Config) => (config.storage.driver === 's3' ? config.storage.redirectSeconds : 0);
+export const redirectSeconds = (config: Config) =>
+  config.storage.driver === 's3' ? config.storage.redirectSeconds : 0;
 
 const binary = { contentType: 'application/octet-stream', schema: z.string().describe('binary') };
 export const viewResponses = {
@@ -22,16 +23,25 @@ export const viewResponses = {
   302: { description: 'With S3_REDIRECT_SECONDS: a presigned URL of the file, in Location', ...binary },
 };
 
-export const etagOf = (item: MediaItem, size: number, variant = '') => `"${item.id}${variant ? `-${variant}` : ''}-${Date.parse(item.updated_at).toString(36)}-${size.toString(36)}"`;
+export const etagOf = (item: MediaItem, size: number, variant = '') =>
+  `"${item.id}${variant ? `-${variant}` : ''}-${Date.parse(item.updated_at).toString(36)}-${size.toString(36)}"`;
 
 function notModified(req: Request, etag: string, lastModified: Date): boolean {
   const ifNoneMatch = req.get('if-none-match');
-  if (ifNoneMatch) return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*');
+  if (ifNoneMatch)
+    return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*');
   const since = Date.parse(req.get('if-modified-since') ?? '');
   return Number.isFinite(since) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
 }
 
-export async function streamMedia(req: Request, res: Response, storage: Storage, file: MediaFile, cacheControl: string, redirectSeconds = 0): Promise<void> {
+export async function streamMedia(
+  req: Request,
+  res: Response,
+  storage: Storage,
+  file: MediaFile,
+  cacheControl: string,
+  redirectSeconds = 0,
+): Promise<void> {
   const { item, storageKey } = file;
   if (redirectSeconds > 0 && storage.signedUrl) {
     // The redirect is as private as the URL it carries, and cached for less than the URL lives.
@@ -66,7 +76,9 @@ export async function streamMedia(req: Request, res: Response, storage: Storage,
     const ranges = Array.isArray(parsed) && parsed.type !== 'bytes' ? -2 : parsed;
     if (ranges === -1 || (Array.isArray(ranges) && ranges.length === 0)) {
       res.set('Content-Range', `bytes */${size}`);
-      throw new Problem(416, `The file has ${size} bytes; the range asked for is outside it.`, { headers: { 'Content-Range': `bytes */${size}` } });
+      throw new Problem(416, `The file has ${size} bytes; the range asked for is outside it.`, {
+        headers: { 'Content-Range': `bytes */${size}` },
+      });
     }
     // A malformed Range header is ignored, as RFC 9110 allows; several ranges are served as the first.
     if (Array.isArray(ranges) && ranges[0]) range = { start: ranges[0].start, end: ranges[0].end };

@@ -17,8 +17,11 @@ export const routes = [
   defineRoute({
     key: 'GET /metrics',
     auth: 'custom',
-    description: 'Prometheus metrics: queue depth and age per kind, jobs per state, recent durations and failures, live workers. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.',
-    responses: { 200: { description: 'Metrics in the Prometheus text format', contentType: 'text/plain', schema: z.string() } },
+    description:
+      'Prometheus metrics: queue depth and age per kind, jobs per state, recent durations and failures, live workers. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.',
+    responses: {
+      200: { description: 'Metrics in the Prometheus text format', contentType: 'text/plain', schema: z.string() },
+    },
     async handler(_input, { services }, { req, res }) {
       const header = req.get('authorization');
       const token = services.config.metricsToken;
@@ -26,7 +29,10 @@ export const routes = [
       if (!scraper) requireGlobalAdmin((await authenticate(services.db, services.config, header)).actor);
       let registry = registries.get(services);
       if (!registry) registries.set(services, (registry = jobMetrics(services.db, services.config)));
-      res.status(200).type(registry.contentType).send(await registry.metrics());
+      res
+        .status(200)
+        .type(registry.contentType)
+        .send(await registry.metrics());
       return {};
     },
   }),

@@ -9,7 +9,8 @@ export function requestLogging(logger: Logger) {
     genReqId: (req) => (req as IncomingMessage & { id: string }).id,
     // Health probes arrive every few seconds from orchestrators; they would drown the log.
     autoLogging: { ignore: (req) => req.url?.startsWith('/health') ?? false },
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    customLogLevel: (_req, res, error) =>
+      error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
     serializers: {
       req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
       res: (res: { statusCode: number }) => ({ status: res.statusCode }),

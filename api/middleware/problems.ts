@@ -26,7 +26,11 @@ type HttpError = Error & { status?: number; statusCode?: number; type?: string; 
 // text and jsonb (SQLSTATE 22P05, 22021); JSON allows them. That is the
 // client's input, not our failure. Slonik keeps the driver's error as `cause`.
 function unstorableText(error: unknown): boolean {
-  for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 3; current = current.cause as typeof current, depth++) {
+  for (
+    let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    current && depth < 3;
+    current = current.cause as typeof current, depth++
+  ) {
     if (current.code === '22P05' || current.code === '22021') return true;
   }
   return false;
@@ -47,7 +51,10 @@ export function toProblem(error: unknown): Problem | undefined {
       return new Problem(415, httpError.message);
   }
   if (unstorableText(error)) {
-    return new Problem(422, 'The request contains text that cannot be stored: a NUL character (\\u0000) or an unpaired surrogate.');
+    return new Problem(
+      422,
+      'The request contains text that cannot be stored: a NUL character (\\u0000) or an unpaired surrogate.',
+    );
   }
   const status = httpError?.status ?? httpError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

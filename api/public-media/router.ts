@@ -13,11 +13,14 @@ const params = siteParams.extend({ media_id: z.uuid() });
 export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/media/{media_id}',
-    description: 'A ready media item of a public site (visibility public), without its owner, job or folder: 404 for anything not public.',
+    description:
+      'A ready media item of a public site (visibility public), without its owner, job or folder: 404 for anything not public.',
     request: { params },
     responses: { 200: { description: 'The public media item', schema: publicMediaItem } },
     async handler({ params }, { services }) {
-      const item = await services.db.connect((connection) => findPublicMedia(connection, params.site_identifier, params.media_id));
+      const item = await services.db.connect((connection) =>
+        findPublicMedia(connection, params.site_identifier, params.media_id),
+      );
       return { body: toPublic(item), headers: { 'Cache-Control': 'public, max-age=60' } };
     },
   }),
@@ -30,8 +33,17 @@ export const routes = [
     request: { params, query: viewQuery },
     responses: viewResponses,
     async handler({ params, query }, { services }, { req, res }) {
-      const file = await services.db.connect((connection) => publicMediaFile(connection, params.site_identifier, params.media_id, query));
-      await streamMedia(req, res, createStorage(services.config), file, 'public, max-age=3600', redirectSeconds(services.config));
+      const file = await services.db.connect((connection) =>
+        publicMediaFile(connection, params.site_identifier, params.media_id, query),
+      );
+      await streamMedia(
+        req,
+        res,
+        createStorage(services.config),
+        file,
+        'public, max-age=3600',
+        redirectSeconds(services.config),
+      );
       return {};
     },
   }),

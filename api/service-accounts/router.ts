@@ -17,7 +17,10 @@ import { created, noContent, uuidParams } from '../schemas.ts';
 const params = uuidParams('service_account_id');
 
 // Listing a scope twice means it once.
-const scopeList = z.array(scope).max(20).transform((list) => [...new Set(list)]);
+const scopeList = z
+  .array(scope)
+  .max(20)
+  .transform((list) => [...new Set(list)]);
 
 const newAccount = z.strictObject({
   tenant_id: z.uuid().optional().describe('Required unless you administer exactly one tenant'),
@@ -31,7 +34,10 @@ const changes = z.strictObject({
   description: z.string().max(2000).optional(),
   scopes: scopeList.optional(),
   status: z.enum(['active', 'disabled']).optional(),
-  rotate_secret: z.boolean().optional().describe('Issues a new client_secret (returned once); the old one stops working'),
+  rotate_secret: z
+    .boolean()
+    .optional()
+    .describe('Issues a new client_secret (returned once); the old one stops working'),
 });
 
 export const routes = [
@@ -64,18 +70,27 @@ export const routes = [
     request: { params },
     responses: { 200: { description: 'The account', schema: serviceAccount } },
     async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => getServiceAccount(connection, actor, params.service_account_id)) };
+      return {
+        body: await db.connect((connection) => getServiceAccount(connection, actor, params.service_account_id)),
+      };
     },
   }),
 
   defineRoute({
     key: 'PATCH /api/service-accounts/{service_account_id}',
     request: { params, body: changes },
-    responses: { 200: { description: 'The account (with client_secret when rotated)', schema: serviceAccount.extend({ client_secret: z.string().optional() }) } },
+    responses: {
+      200: {
+        description: 'The account (with client_secret when rotated)',
+        schema: serviceAccount.extend({ client_secret: z.string().optional() }),
+      },
+    },
     async handler({ params, body }, { db, actor }) {
       return {
         headers: { 'Cache-Control': 'no-store' },
-        body: await db.connect((connection) => updateServiceAccount(connection, actor, params.service_account_id, body)),
+        body: await db.connect((connection) =>
+          updateServiceAccount(connection, actor, params.service_account_id, body),
+        ),
       };
     },
   }),

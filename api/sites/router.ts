@@ -2,7 +2,16 @@
 // access reads them. {site_identifier} is the site's id or slug.
 import { z } from 'zod';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
-import { createSite, deleteSite, listSites, loadSite, locale, site, siteSlug, updateSite } from '../../core/tenancy/sites.ts';
+import {
+  createSite,
+  deleteSite,
+  listSites,
+  loadSite,
+  locale,
+  site,
+  siteSlug,
+  updateSite,
+} from '../../core/tenancy/sites.ts';
 import { defineRoute } from '../route.ts';
 import { created, noContent, siteParams, uuidParams } from '../schemas.ts';
 
@@ -19,7 +28,10 @@ const newSite = z.strictObject({
   locales: z.array(locale).min(1).max(100).optional(),
   domain: domain.nullable().optional(),
   settings: z.record(z.string(), z.unknown()).optional(),
-  visibility: z.enum(['private', 'public']).optional().describe('Default private; public sites are served by the /public endpoints without a token'),
+  visibility: z
+    .enum(['private', 'public'])
+    .optional()
+    .describe('Default private; public sites are served by the /public endpoints without a token'),
 });
 
 const siteChanges = newSite.omit({ tenant_id: true }).partial();

@@ -20,7 +20,10 @@ export const routes = [
     },
     responses: { 201: { description: 'The tenant’s credits now', schema: tenantCreditsSchema } },
     async handler({ body }, { services, actor }) {
-      return { status: 201, body: await allocateToTenant(services.db, actor, body.tenant_id, body.amount, body.reason) };
+      return {
+        status: 201,
+        body: await allocateToTenant(services.db, actor, body.tenant_id, body.amount, body.reason),
+      };
     },
   }),
 

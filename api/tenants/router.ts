@@ -14,7 +14,16 @@ import {
   tenantUser,
   updateTenantRole,
 } from '../../core/tenancy/memberships.ts';
-import { cloneTenant, createTenant, deleteTenant, getTenant, listTenants, slug, tenant, updateTenant } from '../../core/tenancy/tenants.ts';
+import {
+  cloneTenant,
+  createTenant,
+  deleteTenant,
+  getTenant,
+  listTenants,
+  slug,
+  tenant,
+  updateTenant,
+} from '../../core/tenancy/tenants.ts';
 import { defineRoute } from '../route.ts';
 import { created, noContent, uuidParams } from '../schemas.ts';
 
@@ -60,7 +69,8 @@ export const routes = [
 
   defineRoute({
     key: 'GET /admin/tenants/current/info',
-    description: 'For any signed-in user: who they are, the tenants they belong to with their role, and the sites they can reach.',
+    description:
+      'For any signed-in user: who they are, the tenants they belong to with their role, and the sites they can reach.',
     responses: { 200: { description: 'The caller’s tenant context', schema: currentUser } },
     async handler(_input, { db, actor }) {
       return { body: await db.connect((connection) => describeCurrentUser(connection, actor)) };
@@ -87,7 +97,8 @@ export const routes = [
 
   defineRoute({
     key: 'DELETE /admin/tenants/{tenant_id}',
-    description: 'Deletes the tenant with its memberships and service accounts. Refused (409) while it still has sites: delete those first.',
+    description:
+      'Deletes the tenant with its memberships and service accounts. Refused (409) while it still has sites: delete those first.',
     request: { params },
     responses: noContent('Deleted'),
     async handler({ params }, { services, actor }) {
@@ -102,7 +113,9 @@ export const routes = [
     request: { params, query: pageQuery },
     responses: { 200: { description: 'A page of users', schema: pageSchema(user) } },
     async handler({ params, query }, { db, actor }) {
-      return { body: await db.connect((connection) => availableUsersForTenant(connection, actor, params.tenant_id, query)) };
+      return {
+        body: await db.connect((connection) => availableUsersForTenant(connection, actor, params.tenant_id, query)),
+      };
     },
   }),
 
@@ -130,10 +143,18 @@ export const routes = [
   defineRoute({
     key: 'POST /admin/tenants/{tenant_id}/users/{user_id}',
     description: 'Adds the user to the tenant with a role (default author). Already a member: 409.',
-    request: { params: memberParams, body: z.strictObject({ role: z.enum(roles).default('author') }).default({ role: 'author' }) },
+    request: {
+      params: memberParams,
+      body: z.strictObject({ role: z.enum(roles).default('author') }).default({ role: 'author' }),
+    },
     responses: created('The membership', membership),
     async handler({ params, body }, { db, actor }) {
-      return { status: 201, body: await db.connect((connection) => assignUserToTenant(connection, actor, params.tenant_id, params.user_id, body.role)) };
+      return {
+        status: 201,
+        body: await db.connect((connection) =>
+          assignUserToTenant(connection, actor, params.tenant_id, params.user_id, body.role),
+        ),
+      };
     },
   }),
 
@@ -142,7 +163,11 @@ export const routes = [
     request: { params: memberParams, body: roleBody },
     responses: { 200: { description: 'The membership', schema: membership } },
     async handler({ params, body }, { db, actor }) {
-      return { body: await db.connect((connection) => updateTenantRole(connection, actor, params.tenant_id, params.user_id, body.role)) };
+      return {
+        body: await db.connect((connection) =>
+          updateTenantRole(connection, actor, params.tenant_id, params.user_id, body.role),
+        ),
+      };
     },
   }),
 

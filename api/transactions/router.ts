@@ -4,7 +4,16 @@ import { z } from 'zod';
 import { balance } from '../../core/credits/accounts.ts';
 import { allocateFromTenant, balanceWithTenant, grantToUser, userBalance } from '../../core/credits/ledger.ts';
 import { effectivePrices, price, priceOf, quote, setSiteOverrides, units } from '../../core/credits/prices.ts';
-import { entryKinds, listTransactions, month, monthlyUsage, siteUserCredits, transaction, transactionStats, userCredits } from '../../core/credits/reports.ts';
+import {
+  entryKinds,
+  listTransactions,
+  month,
+  monthlyUsage,
+  siteUserCredits,
+  transaction,
+  transactionStats,
+  userCredits,
+} from '../../core/credits/reports.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { loadSite } from '../../core/tenancy/sites.ts';
 import { defineRoute } from '../route.ts';
@@ -23,11 +32,17 @@ const prices = z.object({ items: z.array(price) });
 export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/transactions/',
-    description: 'Ledger entries of the site, oldest first. Tenant admins see everyone’s (filter with user_id); others their own.',
-    request: { params: siteParams, query: pageQuery.extend({ user_id: z.uuid().optional(), kind: z.enum(entryKinds).optional() }) },
+    description:
+      'Ledger entries of the site, oldest first. Tenant admins see everyone’s (filter with user_id); others their own.',
+    request: {
+      params: siteParams,
+      query: pageQuery.extend({ user_id: z.uuid().optional(), kind: z.enum(entryKinds).optional() }),
+    },
     responses: { 200: { description: 'A page of entries', schema: pageSchema(transaction) } },
     async handler({ params, query }, { db, actor }) {
-      return { body: await db.connect((connection) => listTransactions(connection, actor, params.site_identifier, query)) };
+      return {
+        body: await db.connect((connection) => listTransactions(connection, actor, params.site_identifier, query)),
+      };
     },
   }),
 
@@ -48,12 +63,19 @@ export const routes = [
 
   defineRoute({
     key: 'PUT /{site_identifier}/transactions/cost-settings',
-    description: 'Tenant admins set the site’s own prices for the kinds listed; price null returns a kind to the global price.',
+    description:
+      'Tenant admins set the site’s own prices for the kinds listed; price null returns a kind to the global price.',
     request: {
       params: siteParams,
       body: z.strictObject({
         settings: z
-          .array(z.strictObject({ kind: z.string().max(50), price: z.number().min(0).max(1_000_000).nullable(), unit: z.enum(units).optional() }))
+          .array(
+            z.strictObject({
+              kind: z.string().max(50),
+              price: z.number().min(0).max(1_000_000).nullable(),
+              unit: z.enum(units).optional(),
+            }),
+          )
           .min(1)
           .max(100),
       }),
@@ -68,7 +90,8 @@ export const routes = [
   defineRoute({
     key: 'POST /{site_identifier}/transactions/credits/add',
     idempotent: true,
-    description: 'Global admins grant credits, from outside the system, to a member of the site’s tenant. Honours Idempotency-Key.',
+    description:
+      'Global admins grant credits, from outside the system, to a member of the site’s tenant. Honours Idempotency-Key.',
     request: { params: siteParams, body: movement },
     responses: { 201: { description: 'The user’s credits on the site now', schema: balance } },
     async handler({ params, body }, { services, actor }) {
@@ -83,7 +106,9 @@ export const routes = [
       'Tenant admins move credits from the tenant’s pool to a member’s account on this site, within the tenant’s monthly limit ' +
       '(402 /problems/monthly-limit-exceeded) and the pool’s balance (402 /problems/insufficient-credits). Honours Idempotency-Key.',
     request: { params: siteParams, body: movement },
-    responses: { 201: { description: 'Both accounts after the move', schema: z.object({ user: balance, tenant_pool: balance }) } },
+    responses: {
+      201: { description: 'Both accounts after the move', schema: z.object({ user: balance, tenant_pool: balance }) },
+    },
     async handler({ params, body }, { services, actor }) {
       return { status: 201, body: await allocateFromTenant(services.db, actor, params.site_identifier, body) };
     },
@@ -95,7 +120,9 @@ export const routes = [
     request: { params: siteParams, query: userQuery },
     responses: { 200: { description: 'Credits', schema: balance.extend({ user_id: z.uuid() }) } },
     async handler({ params, query }, { db, actor }) {
-      const found = await db.connect((connection) => userBalance(connection, actor, params.site_identifier, query.user_id));
+      const found = await db.connect((connection) =>
+        userBalance(connection, actor, params.site_identifier, query.user_id),
+      );
       return { body: { user_id: found.userId, ...found.balance } };
     },
   }),
@@ -121,18 +148,32 @@ export const routes = [
       },
     },
     async handler({ params, query }, { db, actor }) {
-      return { body: await db.connect((connection) => balanceWithTenant(connection, actor, params.site_identifier, query.user_id)) };
+      return {
+        body: await db.connect((connection) =>
+          balanceWithTenant(connection, actor, params.site_identifier, query.user_id),
+        ),
+      };
     },
   }),
 
   defineRoute({
     key: 'POST /{site_identifier}/transactions/credits/check',
-    description: 'Whether you (or, for tenant admins, user_id) can afford `units` of a kind of job on this site, and what it costs.',
+    description:
+      'Whether you (or, for tenant admins, user_id) can afford `units` of a kind of job on this site, and what it costs.',
     request: {
       params: siteParams,
-      body: z.strictObject({ kind: z.string().max(50), units: z.number().positive().max(1e9), user_id: z.uuid().optional() }),
+      body: z.strictObject({
+        kind: z.string().max(50),
+        units: z.number().positive().max(1e9),
+        user_id: z.uuid().optional(),
+      }),
     },
-    responses: { 200: { description: 'The quote', schema: z.object({ affordable: z.boolean(), available: z.number().int(), quote }) } },
+    responses: {
+      200: {
+        description: 'The quote',
+        schema: z.object({ affordable: z.boolean(), available: z.number().int(), quote }),
+      },
+    },
     async handler({ params, body }, { db, actor }) {
       return {
         body: await db.connect(async (connection) => {
@@ -156,7 +197,8 @@ export const routes = [
 
   defineRoute({
     key: 'GET /{site_identifier}/transactions/monthly-usage',
-    description: 'Credits spent in a month (UTC; default the current one) by job kind, by user and by day. Others than tenant admins see their own.',
+    description:
+      'Credits spent in a month (UTC; default the current one) by job kind, by user and by day. Others than tenant admins see their own.',
     request: { params: siteParams, query: z.object({ month: month.optional() }) },
     responses: {
       200: {
@@ -171,13 +213,16 @@ export const routes = [
       },
     },
     async handler({ params, query }, { db, actor }) {
-      return { body: await db.connect((connection) => monthlyUsage(connection, actor, params.site_identifier, query.month)) };
+      return {
+        body: await db.connect((connection) => monthlyUsage(connection, actor, params.site_identifier, query.month)),
+      };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/transactions/stats',
-    description: 'Totals per entry kind and what the site’s accounts hold (yours only, unless you administer the tenant).',
+    description:
+      'Totals per entry kind and what the site’s accounts hold (yours only, unless you administer the tenant).',
     request: { params: siteParams },
     responses: {
       200: {

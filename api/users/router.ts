@@ -1,7 +1,16 @@
 // Users: the global directory, administered by global admins. Anyone may read
 // and update themselves (name, and password with the current one).
 import { z } from 'zod';
-import { createUser, deleteUser, getUser, listUsers, password, setGlobalAdmin, updateUser, user } from '../../core/identity/users.ts';
+import {
+  createUser,
+  deleteUser,
+  getUser,
+  listUsers,
+  password,
+  setGlobalAdmin,
+  updateUser,
+  user,
+} from '../../core/identity/users.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { defineRoute } from '../route.ts';
 import { created, noContent, uuidParams } from '../schemas.ts';
@@ -37,7 +46,8 @@ export const routes = [
 
   defineRoute({
     key: 'POST /users/',
-    description: 'Creates a user (global admins). Passwords have at least 10 characters. A taken e-mail address is a 409.',
+    description:
+      'Creates a user (global admins). Passwords have at least 10 characters. A taken e-mail address is a 409.',
     request: { body: newUser },
     responses: created('The user', user),
     async handler({ body }, { db, actor }) {
@@ -57,7 +67,8 @@ export const routes = [
 
   defineRoute({
     key: 'PATCH /users/{user_id}',
-    description: 'Updates a user. Yourself: full_name, password (with current_password). Global admins: also email, status, email_verified.',
+    description:
+      'Updates a user. Yourself: full_name, password (with current_password). Global admins: also email, status, email_verified.',
     request: { params, body: changes },
     responses: { 200: { description: 'The updated user', schema: user } },
     async handler({ params, body }, { services, actor }) {
@@ -78,7 +89,8 @@ export const routes = [
 
   defineRoute({
     key: 'PATCH /users/{user_id}/global-admin',
-    description: 'Grants or withdraws global admin status (global admins). The last global admin cannot be withdrawn (409).',
+    description:
+      'Grants or withdraws global admin status (global admins). The last global admin cannot be withdrawn (409).',
     request: { params, body: z.strictObject({ is_global_admin: z.boolean() }) },
     responses: { 200: { description: 'The updated user', schema: user } },
     async handler({ params, body }, { services, actor }) {

@@ -5,7 +5,10 @@
 import express from 'express';
 import pg from 'pg';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+});
 const app = express();
 app.get('/media/:id', async (req, res, next) => {
   try {
@@ -17,6 +20,8 @@ app.get('/media/:id', async (req, res, next) => {
   }
 });
 const server = app.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })}\n`,
+  );
 });
 process.on('SIGTERM', () => server.close(() => pool.end().then(() => process.exit(0))));

@@ -24,7 +24,11 @@ const idOnly = z.object({ id: z.string() });
  * it a moment ago, this statement's snapshot cannot see it, so a second
  * statement (with a fresh snapshot) reads it.
  */
-async function accountId(db: CommonQueryMethods, insert: ReturnType<typeof sql.fragment>, existing: ReturnType<typeof sql.fragment>): Promise<string> {
+async function accountId(
+  db: CommonQueryMethods,
+  insert: ReturnType<typeof sql.fragment>,
+  existing: ReturnType<typeof sql.fragment>,
+): Promise<string> {
   const id = await db.maybeOneFirst(sql.type(idOnly)`
     with made as (${insert} on conflict do nothing returning id)
     select id from made union all (select id from credit_accounts where ${existing}) limit 1`);
@@ -33,11 +37,19 @@ async function accountId(db: CommonQueryMethods, insert: ReturnType<typeof sql.f
 
 /** The tenant's pool, made on first use. */
 export async function poolAccount(db: CommonQueryMethods, tenantId: string): Promise<string> {
-  return accountId(db, sql.fragment`insert into credit_accounts (tenant_id) values (${tenantId})`, sql.fragment`tenant_id = ${tenantId} and site_id is null`);
+  return accountId(
+    db,
+    sql.fragment`insert into credit_accounts (tenant_id) values (${tenantId})`,
+    sql.fragment`tenant_id = ${tenantId} and site_id is null`,
+  );
 }
 
 /** A user's credits on a site, made on first use. */
-export async function userAccount(db: CommonQueryMethods, site: { id: string; tenant_id: string }, userId: string): Promise<string> {
+export async function userAccount(
+  db: CommonQueryMethods,
+  site: { id: string; tenant_id: string },
+  userId: string,
+): Promise<string> {
   return accountId(
     db,
     sql.fragment`insert into credit_accounts (tenant_id, site_id, user_id) values (${site.tenant_id}, ${site.id}, ${userId})`,
@@ -48,7 +60,9 @@ export async function userAccount(db: CommonQueryMethods, site: { id: string; te
 const balanceRow = z.object({ balance: z.number(), reserved: z.number() });
 
 export async function readBalance(db: CommonQueryMethods, accountId: string | null): Promise<Balance> {
-  const row = accountId ? await db.maybeOne(sql.type(balanceRow)`select balance, reserved from credit_accounts where id = ${accountId}`) : null;
+  const row = accountId
+    ? await db.maybeOne(sql.type(balanceRow)`select balance, reserved from credit_accounts where id = ${accountId}`)
+    : null;
   const held = row ?? { balance: 0, reserved: 0 };
   return { ...held, available: held.balance - held.reserved };
 }

@@ -23,7 +23,12 @@ async function requireMember(db: CommonQueryMethods, site: Site, userId: string)
 export type Movement = { user_id: string; amount: number; reason?: string | undefined };
 
 /** Global admins add credits to a user's account on a site, from outside the system. */
-export async function grantToUser(db: DatabasePool, actor: Actor, identifier: string, movement: Movement): Promise<Balance> {
+export async function grantToUser(
+  db: DatabasePool,
+  actor: Actor,
+  identifier: string,
+  movement: Movement,
+): Promise<Balance> {
   requireGlobalAdmin(actor);
   return db.transaction(async (tx) => {
     const { site } = await loadSite(tx, actor, identifier);
@@ -63,15 +68,29 @@ export async function allocateFromTenant(db: DatabasePool, actor: Actor, identif
     await tx.query(sql.unsafe`select pg_advisory_xact_lock(hashtext('credits:' || ${site.tenant_id}))`);
     const month = await monthlyAllocation(tx, site.tenant_id);
     if (month.limit !== null && month.allocated + movement.amount > month.limit) {
-      throw new Problem(402, `The tenant's monthly limit of ${month.limit} credits would be exceeded (${month.allocated} allocated this month).`, {
-        type: problemType('monthly-limit-exceeded'),
-        title: 'Monthly limit exceeded',
-        extensions: { monthly_limit: month.limit, allocated_this_month: month.allocated, requested: movement.amount },
-      });
+      throw new Problem(
+        402,
+        `The tenant's monthly limit of ${month.limit} credits would be exceeded (${month.allocated} allocated this month).`,
+        {
+          type: problemType('monthly-limit-exceeded'),
+          title: 'Monthly limit exceeded',
+          extensions: { monthly_limit: month.limit, allocated_this_month: month.allocated, requested: movement.amount },
+        },
+      );
     }
     const transferId = randomUUID();
-    const common = { tenantId: site.tenant_id, kind: 'allocation' as const, transferId, actorId: actorId(actor), reason: movement.reason ?? '' };
-    const pool = await applyEntry(tx, { ...common, accountId: await poolAccount(tx, site.tenant_id), amount: -movement.amount });
+    const common = {
+      tenantId: site.tenant_id,
+      kind: 'allocation' as const,
+      transferId,
+      actorId: actorId(actor),
+      reason: movement.reason ?? '',
+    };
+    const pool = await applyEntry(tx, {
+      ...common,
+      accountId: await poolAccount(tx, site.tenant_id),
+      amount: -movement.amount,
+    });
     const user = await applyEntry(tx, {
       ...common,
       accountId: await userAccount(tx, site, movement.user_id),
@@ -84,7 +103,13 @@ export async function allocateFromTenant(db: DatabasePool, actor: Actor, identif
 }
 
 /** Global admins put credits into a tenant's pool (until billing does it through payments). */
-export async function allocateToTenant(db: DatabasePool, actor: Actor, tenantId: string, amount: number, reason: string) {
+export async function allocateToTenant(
+  db: DatabasePool,
+  actor: Actor,
+  tenantId: string,
+  amount: number,
+  reason: string,
+) {
   requireGlobalAdmin(actor);
   return db.transaction(async (tx) => {
     if (!(await findTenant(tx, tenantId))) throw notFound('No such tenant.');
@@ -105,7 +130,11 @@ export const tenantCreditsSchema = z
   .meta({ id: 'TenantCredits' });
 
 /** A tenant's pool and monthly allocation: global admins, and the tenant's own admins. */
-export async function tenantCredits(db: CommonQueryMethods, actor: Actor, tenantId: string): Promise<z.infer<typeof tenantCreditsSchema>> {
+export async function tenantCredits(
+  db: CommonQueryMethods,
+  actor: Actor,
+  tenantId: string,
+): Promise<z.infer<typeof tenantCreditsSchema>> {
   const role = await tenantRole(db, actor, tenantId);
   if (!role || !(await findTenant(db, tenantId))) throw notFound('No such tenant.');
   if (role !== 'admin') throw new Problem(403, 'Only the tenant’s administrators may see its credits.');
@@ -142,12 +171,21 @@ export async function balanceWithTenant(db: CommonQueryMethods, actor: Actor, id
   const month = await monthlyAllocation(db, found.site.tenant_id);
   const pool =
     found.role === 'admin'
-      ? await readBalance(db, await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-          select id from credit_accounts where tenant_id = ${found.site.tenant_id} and site_id is null`))
+      ? await readBalance(
+          db,
+          await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+          select id from credit_accounts where tenant_id = ${found.site.tenant_id} and site_id is null`),
+        )
       : null;
   return {
     user_id: found.userId,
     user: found.balance,
-    tenant: { id: found.site.tenant_id, name: tenant?.name ?? '', monthly_limit: month.limit, allocated_this_month: month.allocated, pool },
+    tenant: {
+      id: found.site.tenant_id,
+      name: tenant?.name ?? '',
+      monthly_limit: month.limit,
+      allocated_this_month: month.allocated,
+      pool,
+    },
   };
 }

@@ -35,10 +35,14 @@ export async function setSiteOverrides(db: DatabasePool, siteId: string, overrid
     for (const override of overrides) {
       const current = known.get(override.kind);
       if (!current) {
-        throw new Problem(422, `No price is defined for the kind ${override.kind}.`, { errors: [{ path: 'body.settings', message: `unknown kind ${override.kind}` }] });
+        throw new Problem(422, `No price is defined for the kind ${override.kind}.`, {
+          errors: [{ path: 'body.settings', message: `unknown kind ${override.kind}` }],
+        });
       }
       if (override.price === null) {
-        await tx.query(sql.typeAlias('void')`delete from cost_settings where site_id = ${siteId} and kind = ${override.kind}`);
+        await tx.query(
+          sql.typeAlias('void')`delete from cost_settings where site_id = ${siteId} and kind = ${override.kind}`,
+        );
         continue;
       }
       await tx.query(sql.typeAlias('void')`
@@ -55,8 +59,22 @@ export const quote = z
   .meta({ id: 'Quote' });
 
 /** The cost of `units` of `kind` on the site, rounded up to whole credits. */
-export async function priceOf(db: CommonQueryMethods, siteId: string, kind: string, amount: number): Promise<z.infer<typeof quote>> {
+export async function priceOf(
+  db: CommonQueryMethods,
+  siteId: string,
+  kind: string,
+  amount: number,
+): Promise<z.infer<typeof quote>> {
   const found = (await effectivePrices(db, siteId)).find((entry) => entry.kind === kind);
-  if (!found) throw new Problem(422, `No price is defined for the kind ${kind}.`, { errors: [{ path: 'body.kind', message: 'unknown kind' }] });
-  return { kind, unit: found.unit, unit_price: found.price, units: amount, cost: Math.ceil(found.price * amount - 1e-9) };
+  if (!found)
+    throw new Problem(422, `No price is defined for the kind ${kind}.`, {
+      errors: [{ path: 'body.kind', message: 'unknown kind' }],
+    });
+  return {
+    kind,
+    unit: found.unit,
+    unit_price: found.price,
+    units: amount,
+    cost: Math.ceil(found.price * amount - 1e-9),
+  };
 }

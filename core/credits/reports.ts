@@ -8,7 +8,16 @@ import { requireUser } from '../identity/access.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { loadSite } from '../tenancy/sites.ts';
 
-export const entryKinds = ['grant', 'purchase', 'allocation', 'reservation', 'release', 'debit', 'refund', 'adjustment'] as const;
+export const entryKinds = [
+  'grant',
+  'purchase',
+  'allocation',
+  'reservation',
+  'release',
+  'debit',
+  'refund',
+  'adjustment',
+] as const;
 
 export const transaction = z
   .object({
@@ -31,13 +40,22 @@ async function scope(db: CommonQueryMethods, actor: Actor, identifier: string, u
   const caller = requireUser(actor);
   const { site, role } = await loadSite(db, actor, identifier);
   if (role === 'admin') return { site, only: userId ?? null };
-  if (userId && userId !== caller.userId) throw new Problem(403, 'Only the tenant’s administrators may see other users’ credits.');
+  if (userId && userId !== caller.userId)
+    throw new Problem(403, 'Only the tenant’s administrators may see other users’ credits.');
   return { site, only: caller.userId };
 }
 
-export type TransactionQuery = PageQuery & { user_id?: string | undefined; kind?: (typeof entryKinds)[number] | undefined };
+export type TransactionQuery = PageQuery & {
+  user_id?: string | undefined;
+  kind?: (typeof entryKinds)[number] | undefined;
+};
 
-export async function listTransactions(db: CommonQueryMethods, actor: Actor, identifier: string, query: TransactionQuery) {
+export async function listTransactions(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  query: TransactionQuery,
+) {
   const { site, only } = await scope(db, actor, identifier, query.user_id);
   const where = sql.fragment`e.site_id = ${site.id}
     and ${only ? sql.fragment`e.user_id = ${only}` : sql.fragment`true`}
@@ -98,7 +116,8 @@ export async function monthlyUsage(db: CommonQueryMethods, actor: Actor, identif
     group(sql.fragment`to_char(e.created_at at time zone 'utc', 'YYYY-MM-DD')`),
   ]);
   const total = byDay.reduce((sum, row) => sum + row.credits, 0);
-  const toRecord = (rows: readonly z.infer<typeof usageRow>[]) => Object.fromEntries(rows.map((row) => [row.key, row.credits]));
+  const toRecord = (rows: readonly z.infer<typeof usageRow>[]) =>
+    Object.fromEntries(rows.map((row) => [row.key, row.credits]));
   return { month: label, total, by_kind: toRecord(byKind), by_user: toRecord(byUser), by_day: toRecord(byDay) };
 }
 

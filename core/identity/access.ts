@@ -10,7 +10,16 @@ import { Problem, notFound } from '../errors.ts';
 export type Role = 'admin' | 'editor' | 'author';
 export const roles = ['admin', 'editor', 'author'] as const;
 
-export const scopes = ['sites:read', 'content:read', 'content:write', 'media:read', 'media:write', 'jobs:read', 'jobs:write', 'search:read'] as const;
+export const scopes = [
+  'sites:read',
+  'content:read',
+  'content:write',
+  'media:read',
+  'media:write',
+  'jobs:read',
+  'jobs:write',
+  'search:read',
+] as const;
 
 /**
  * The one statement of who reaches a site, as SQL over a membership `m`:
@@ -42,7 +51,11 @@ export function requireScope(actor: Actor, scope: (typeof scopes)[number]): void
 }
 
 /** The caller's role in a tenant: global admins act as its admin; null when it is not theirs to see. */
-export async function tenantRole(db: CommonQueryMethods, actor: Actor, tenantId: string): Promise<Role | 'service' | null> {
+export async function tenantRole(
+  db: CommonQueryMethods,
+  actor: Actor,
+  tenantId: string,
+): Promise<Role | 'service' | null> {
   if (actor.kind === 'service') return actor.tenantId === tenantId ? 'service' : null;
   if (actor.isGlobalAdmin) return 'admin';
   // Membership of a suspended or blocked tenant grants nothing.
@@ -63,7 +76,11 @@ export async function requireTenantAdmin(db: CommonQueryMethods, actor: Actor, t
  * site of the tenant; editors and authors the sites they are assigned to;
  * service accounts every site of their tenant, within their scopes.
  */
-export async function siteRole(db: CommonQueryMethods, actor: Actor, site: { id: string; tenant_id: string }): Promise<Role | 'service' | null> {
+export async function siteRole(
+  db: CommonQueryMethods,
+  actor: Actor,
+  site: { id: string; tenant_id: string },
+): Promise<Role | 'service' | null> {
   if (actor.kind === 'service') return actor.tenantId === site.tenant_id ? 'service' : null;
   if (actor.isGlobalAdmin) return 'admin';
   return db.maybeOneFirst(sql.type(z.object({ role: z.enum(roles) }))`

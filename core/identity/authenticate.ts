@@ -16,7 +16,11 @@ export function bearerToken(header: string | undefined): string {
 const userSession = z.object({ is_global_admin: z.boolean() });
 const serviceAccount = z.object({ tenant_id: z.string(), scopes: z.array(z.string()) });
 
-export async function authenticate(db: DatabasePool, config: Config, header: string | undefined): Promise<{ actor: Actor; claims: Claims }> {
+export async function authenticate(
+  db: DatabasePool,
+  config: Config,
+  header: string | undefined,
+): Promise<{ actor: Actor; claims: Claims }> {
   const claims = verifyToken(config.auth, bearerToken(header), 'access');
   if (claims.act === 'service') {
     const account = await db.maybeOne(sql.type(serviceAccount)`
@@ -33,5 +37,8 @@ export async function authenticate(db: DatabasePool, config: Config, header: str
     where s.id = ${claims.sid} and s.user_id = ${claims.sub}
       and s.revoked_at is null and s.expires_at > now() and u.status = 'active'`);
   if (!user) throw invalidToken('The session has ended; sign in again.');
-  return { actor: { kind: 'user', userId: claims.sub, sessionId: claims.sid, isGlobalAdmin: user.is_global_admin }, claims };
+  return {
+    actor: { kind: 'user', userId: claims.sub, sessionId: claims.sid, isGlobalAdmin: user.is_global_admin },
+    claims,
+  };
 }

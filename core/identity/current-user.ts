@@ -11,10 +11,19 @@ const membershipView = z.object({
   role: z.enum(roles),
 });
 
-const siteView = z.object({ id: z.uuid(), tenant_id: z.uuid(), slug: z.string(), name: z.string(), role: z.enum(roles) });
+const siteView = z.object({
+  id: z.uuid(),
+  tenant_id: z.uuid(),
+  slug: z.string(),
+  name: z.string(),
+  role: z.enum(roles),
+});
 
 export const currentUser = user
-  .extend({ memberships: z.array(membershipView), sites: z.array(siteView).describe('Sites the user can reach, with their role there') })
+  .extend({
+    memberships: z.array(membershipView),
+    sites: z.array(siteView).describe('Sites the user can reach, with their role there'),
+  })
   .meta({ id: 'CurrentUser' });
 
 export async function describeCurrentUser(db: CommonQueryMethods, actor: Actor): Promise<z.infer<typeof currentUser>> {

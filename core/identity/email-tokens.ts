@@ -10,7 +10,12 @@ export type EmailPurpose = 'email_verification' | 'password_reset';
 
 export const lifetimes: Record<EmailPurpose, number> = { email_verification: 24 * 3600, password_reset: 3600 };
 
-export async function issueEmailToken(db: CommonQueryMethods, config: Config, userId: string, purpose: EmailPurpose): Promise<string> {
+export async function issueEmailToken(
+  db: CommonQueryMethods,
+  config: Config,
+  userId: string,
+  purpose: EmailPurpose,
+): Promise<string> {
   // A new link replaces the old ones of the same purpose.
   await db.query(sql.typeAlias('void')`
     update email_tokens set used_at = now() where user_id = ${userId} and purpose = ${purpose} and used_at is null`);
@@ -21,10 +26,18 @@ export async function issueEmailToken(db: CommonQueryMethods, config: Config, us
 }
 
 const invalidLink = () =>
-  new Problem(400, 'The link is invalid, expired or already used; ask for a new one.', { type: problemType('invalid-link'), title: 'Invalid link' });
+  new Problem(400, 'The link is invalid, expired or already used; ask for a new one.', {
+    type: problemType('invalid-link'),
+    title: 'Invalid link',
+  });
 
 /** The user the token was issued to; the token is spent. */
-export async function consumeEmailToken(db: CommonQueryMethods, config: Config, token: string, purpose: EmailPurpose): Promise<string> {
+export async function consumeEmailToken(
+  db: CommonQueryMethods,
+  config: Config,
+  token: string,
+  purpose: EmailPurpose,
+): Promise<string> {
   let claims;
   try {
     claims = verifyToken(config.auth, token, purpose);

@@ -39,7 +39,9 @@ function configuration(config: Config, name: ProviderName): Promise<client.Confi
   if (!pending) {
     if ('issuer' in settings) {
       const execute = insecureAllowed(config, settings.issuer) ? [client.allowInsecureRequests] : [];
-      pending = client.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, { execute });
+      pending = client.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
+        execute,
+      });
     } else {
       const github = new client.Configuration(
         {
@@ -85,14 +87,28 @@ export async function startOAuth(db: DatabasePool, config: Config, name: Provide
   return { provider: name, authorization_url: url.href, state, expires_in: stateLifetimeSeconds };
 }
 
-const pending = z.object({ provider: z.enum(providers), code_verifier: z.string(), nonce: z.string(), redirect_uri: z.string(), live: z.boolean() });
+const pending = z.object({
+  provider: z.enum(providers),
+  code_verifier: z.string(),
+  nonce: z.string(),
+  redirect_uri: z.string(),
+  live: z.boolean(),
+});
 
 const badState = () =>
-  new Problem(400, 'The sign-in state is unknown, used or expired; start again.', { type: problemType('invalid-oauth-state'), title: 'Invalid OAuth state' });
+  new Problem(400, 'The sign-in state is unknown, used or expired; start again.', {
+    type: problemType('invalid-oauth-state'),
+    title: 'Invalid OAuth state',
+  });
 
 export type Callback = { provider?: ProviderName | undefined; code: string; state: string; iss?: string | undefined };
 
-export async function finishOAuth(db: DatabasePool, config: Config, callback: Callback, meta: SessionMeta): Promise<TokenPair & { created: boolean }> {
+export async function finishOAuth(
+  db: DatabasePool,
+  config: Config,
+  callback: Callback,
+  meta: SessionMeta,
+): Promise<TokenPair & { created: boolean }> {
   // The state is spent whatever happens next.
   const flow = await db.maybeOne(sql.type(pending)`
     delete from oauth_states where state_hash = ${sql.binary(digest(callback.state))}
@@ -110,14 +126,26 @@ export async function finishOAuth(db: DatabasePool, config: Config, callback: Ca
       expectedState: callback.state,
       ...(flow.provider === 'github' ? {} : { expectedNonce: flow.nonce, idTokenExpected: true }),
     });
-    identity = flow.provider === 'github' ? await githubIdentity(config, tokens.access_token) : await oidcIdentity(provider, tokens);
+    identity =
+      flow.provider === 'github'
+        ? await githubIdentity(config, tokens.access_token)
+        : await oidcIdentity(provider, tokens);
   } catch (error) {
     if (error instanceof Problem) throw error;
-    throw new Problem(400, `The identity provider refused the sign-in: ${(error as Error).message}`, { type: problemType('oauth-failed'), title: 'OAuth sign-in failed' });
+    throw new Problem(400, `The identity provider refused the sign-in: ${(error as Error).message}`, {
+      type: problemType('oauth-failed'),
+      title: 'OAuth sign-in failed',
+    });
   }
   const { userId, created } = await db.transaction((tx) => linkIdentity(tx, flow.provider, identity));
-  const blocked = await db.exists(sql.type(z.object({}))`select 1 from users where id = ${userId} and status = 'blocked'`);
-  if (blocked) throw new Problem(403, 'This account is blocked.', { type: problemType('account-blocked'), title: 'Account blocked' });
+  const blocked = await db.exists(
+    sql.type(z.object({}))`select 1 from users where id = ${userId} and status = 'blocked'`,
+  );
+  if (blocked)
+    throw new Problem(403, 'This account is blocked.', {
+      type: problemType('account-blocked'),
+      title: 'Account blocked',
+    });
   return { ...(await startSession(db, config, userId, meta)), created };
 }
 
@@ -125,15 +153,26 @@ export async function finishOAuth(db: DatabasePool, config: Config, callback: Ca
  * The ID token's claims; providers that keep e-mail out of the ID token (the
  * OpenID default) are asked at their userinfo endpoint, for the same subject.
  */
-async function oidcIdentity(provider: client.Configuration, tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers): Promise<ExternalIdentity> {
+async function oidcIdentity(
+  provider: client.Configuration,
+  tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers,
+): Promise<ExternalIdentity> {
   const idToken = tokens.claims();
   if (!idToken?.sub) throw new Problem(400, 'The identity provider sent no subject.');
   const claims: Record<string, unknown> =
-    typeof idToken.email === 'string' ? idToken : await client.fetchUserInfo(provider, tokens.access_token, idToken.sub);
+    typeof idToken.email === 'string'
+      ? idToken
+      : await client.fetchUserInfo(provider, tokens.access_token, idToken.sub);
   if (typeof claims.email !== 'string' || claims.email_verified !== true) {
-    throw new Problem(400, 'The identity provider did not vouch for an e-mail address.', { type: problemType('oauth-unverified-email') });
+    throw new Problem(400, 'The identity provider did not vouch for an e-mail address.', {
+      type: problemType('oauth-unverified-email'),
+    });
   }
-  return { subject: idToken.sub, email: claims.email, name: typeof claims.name === 'string' ? claims.name : claims.email };
+  return {
+    subject: idToken.sub,
+    email: claims.email,
+    name: typeof claims.name === 'string' ? claims.name : claims.email,
+  };
 }
 
 const githubUser = z.object({ id: z.number(), login: z.string(), name: z.string().nullable().optional() });
@@ -142,13 +181,22 @@ const githubEmails = z.array(z.object({ email: z.string(), primary: z.boolean(),
 async function githubIdentity(config: Config, accessToken: string): Promise<ExternalIdentity> {
   const api = config.oauth.github?.apiUrl ?? 'https://api.github.com';
   const get = async (path: string) => {
-    const res = await fetch(`${api}${path}`, { headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/vnd.github+json', 'User-Agent': 'content-platform' } });
+    const res = await fetch(`${api}${path}`, {
+      headers: {
+        Authorization: `Bearer ${accessToken}`,
+        Accept: 'application/vnd.github+json',
+        'User-Agent': 'content-platform',
+      },
+    });
     if (!res.ok) throw new Error(`GitHub ${path} answered ${res.status}`);
     return res.json();
   };
   const profile = githubUser.parse(await get('/user'));
   const primary = githubEmails.parse(await get('/user/emails')).find((entry) => entry.primary && entry.verified);
-  if (!primary) throw new Problem(400, 'The GitHub account has no verified primary e-mail address.', { type: problemType('oauth-unverified-email') });
+  if (!primary)
+    throw new Problem(400, 'The GitHub account has no verified primary e-mail address.', {
+      type: problemType('oauth-unverified-email'),
+    });
   return { subject: String(profile.id), email: primary.email, name: profile.name ?? profile.login };
 }
 
@@ -164,7 +212,13 @@ async function linkIdentity(tx: DatabaseTransactionConnection, provider: Provide
     // The provider vouched for the address, so the account's address is verified now.
     await tx.query(sql.typeAlias('void')`update users set email_verified = true where id = ${existing}`);
   } else {
-    const user = await insertUser(tx, { email: identity.email, password: '', password_hash: null, full_name: identity.name.slice(0, 200), email_verified: true });
+    const user = await insertUser(tx, {
+      email: identity.email,
+      password: '',
+      password_hash: null,
+      full_name: identity.name.slice(0, 200),
+      email_verified: true,
+    });
     const tenant = await insertTenant(tx, { name: `${user.full_name}'s workspace` });
     await addMember(tx, tenant.id, user.id, 'admin');
     userId = user.id;

@@ -36,7 +36,9 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new Problem(429, `Too many attempts; try again in ${seconds} s.`, { headers: { 'Retry-After': String(seconds) } });
+      throw new Problem(429, `Too many attempts; try again in ${seconds} s.`, {
+        headers: { 'Retry-After': String(seconds) },
+      });
     }
   };
 

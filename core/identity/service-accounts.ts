@@ -45,7 +45,11 @@ function managed(actor: Actor) {
   return sql.fragment`exists (select 1 from memberships m where m.tenant_id = a.tenant_id and m.user_id = ${user.userId} and m.role = 'admin')`;
 }
 
-export async function listServiceAccounts(db: CommonQueryMethods, actor: Actor, query: PageQuery & { tenant_id?: string | undefined }) {
+export async function listServiceAccounts(
+  db: CommonQueryMethods,
+  actor: Actor,
+  query: PageQuery & { tenant_id?: string | undefined },
+) {
   const where = sql.fragment`${managed(actor)} and ${query.tenant_id ? sql.fragment`a.tenant_id = ${query.tenant_id}` : sql.fragment`true`}`;
   const rows = await db.any(sql.type(serviceAccount)`
     select ${columns} from service_accounts a where ${where} and ${after(query, 'a')}
@@ -55,7 +59,9 @@ export async function listServiceAccounts(db: CommonQueryMethods, actor: Actor, 
 
 async function load(db: CommonQueryMethods, actor: Actor, id: string): Promise<ServiceAccount> {
   requireUser(actor);
-  const found = await db.maybeOne(sql.type(serviceAccount)`select ${columns} from service_accounts a where a.id = ${id}`);
+  const found = await db.maybeOne(
+    sql.type(serviceAccount)`select ${columns} from service_accounts a where a.id = ${id}`,
+  );
   if (!found) throw notFound('No such service account.');
   await requireTenantAdmin(db, actor, found.tenant_id).catch((error: Problem) => {
     throw error.status === 404 ? notFound('No such service account.') : error;
@@ -65,7 +71,12 @@ async function load(db: CommonQueryMethods, actor: Actor, id: string): Promise<S
 
 export const getServiceAccount = load;
 
-export type NewServiceAccount = { tenant_id?: string | undefined; name: string; description?: string | undefined; scopes: string[] };
+export type NewServiceAccount = {
+  tenant_id?: string | undefined;
+  name: string;
+  description?: string | undefined;
+  scopes: string[];
+};
 
 /** The tenant to create in: the one named, or the caller's only administered tenant. */
 async function targetTenant(db: CommonQueryMethods, actor: Actor, tenantId: string | undefined): Promise<string> {
@@ -74,7 +85,9 @@ async function targetTenant(db: CommonQueryMethods, actor: Actor, tenantId: stri
   const administered = await db.anyFirst(sql.type(z.object({ tenant_id: z.string() }))`
     select tenant_id from memberships where user_id = ${user.userId} and role = 'admin'`);
   if (administered.length !== 1 || !administered[0]) {
-    throw new Problem(422, 'Say which tenant the account belongs to.', { errors: [{ path: 'body.tenant_id', message: 'required' }] });
+    throw new Problem(422, 'Say which tenant the account belongs to.', {
+      errors: [{ path: 'body.tenant_id', message: 'required' }],
+    });
   }
   return administered[0];
 }
@@ -86,11 +99,13 @@ export async function createServiceAccount(db: CommonQueryMethods, actor: Actor,
   await requireTenantAdmin(db, actor, tenantId);
   const secret = newSecret('sas_');
   const created = await db
-    .one(sql.type(serviceAccount)`
+    .one(
+      sql.type(serviceAccount)`
       insert into service_accounts as a (tenant_id, name, description, scopes, client_id, secret_hash, created_by)
       values (${tenantId}, ${input.name}, ${input.description ?? ''}, ${sql.array(input.scopes, 'text')}, ${newClientId()},
               ${sql.binary(digest(secret))}, ${actor.kind === 'user' ? actor.userId : null})
-      returning ${columns}`)
+      returning ${columns}`,
+    )
     .catch((error: unknown) => {
       // A global admin passes requireTenantAdmin for any tenant id, even one that does not exist.
       if (error instanceof ForeignKeyIntegrityConstraintViolationError) throw notFound('No such tenant.');
@@ -99,9 +114,20 @@ export async function createServiceAccount(db: CommonQueryMethods, actor: Actor,
   return { ...created, client_secret: secret };
 }
 
-export type ServiceAccountChanges = Partial<{ name: string; description: string; scopes: string[]; status: 'active' | 'disabled'; rotate_secret: boolean }>;
+export type ServiceAccountChanges = Partial<{
+  name: string;
+  description: string;
+  scopes: string[];
+  status: 'active' | 'disabled';
+  rotate_secret: boolean;
+}>;
 
-export async function updateServiceAccount(db: CommonQueryMethods, actor: Actor, id: string, changes: ServiceAccountChanges) {
+export async function updateServiceAccount(
+  db: CommonQueryMethods,
+  actor: Actor,
+  id: string,
+  changes: ServiceAccountChanges,
+) {
   await load(db, actor, id);
   const secret = changes.rotate_secret ? newSecret('sas_') : null;
   const updated = await db.one(sql.type(serviceAccount)`
@@ -129,7 +155,12 @@ const invalidClient = () =>
     headers: { 'WWW-Authenticate': 'Basic realm="token"' },
   });
 
-const client = z.object({ id: z.string(), tenant_id: z.string(), scopes: z.array(z.string()), secret_hash: z.instanceof(Buffer) });
+const client = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  scopes: z.array(z.string()),
+  secret_hash: z.instanceof(Buffer),
+});
 
 export const clientToken = z
   .object({
@@ -141,7 +172,13 @@ export const clientToken = z
   .meta({ id: 'ClientCredentialsToken' });
 
 /** OAuth 2.0 client-credentials grant: a short-lived access token for the account. */
-export async function clientCredentials(db: CommonQueryMethods, config: Config, clientId: string, clientSecret: string, requested?: string[]) {
+export async function clientCredentials(
+  db: CommonQueryMethods,
+  config: Config,
+  clientId: string,
+  clientSecret: string,
+  requested?: string[],
+) {
   const account = await db.maybeOne(sql.type(client)`
     select a.id, a.tenant_id, a.scopes, a.secret_hash from service_accounts a join tenants t on t.id = a.tenant_id
     where a.client_id = ${clientId} and a.status = 'active' and t.status = 'active'`);
@@ -149,11 +186,18 @@ export async function clientCredentials(db: CommonQueryMethods, config: Config, 
   if (!account || !timingSafeEqual(presented, account.secret_hash)) throw invalidClient();
   const unknown = (requested ?? []).filter((wanted) => !account.scopes.includes(wanted));
   if (unknown.length > 0) {
-    throw new Problem(400, `The account does not have these scopes: ${unknown.join(' ')}.`, { type: problemType('invalid-scope'), extensions: { error: 'invalid_scope' } });
+    throw new Problem(400, `The account does not have these scopes: ${unknown.join(' ')}.`, {
+      type: problemType('invalid-scope'),
+      extensions: { error: 'invalid_scope' },
+    });
   }
   const granted = requested?.length ? requested : account.scopes;
   const ttl = config.auth.accessTokenTtlSeconds;
-  const { token } = signToken(config.auth, 'access', account.id, ttl, { act: 'service', tenant_id: account.tenant_id, scopes: granted });
+  const { token } = signToken(config.auth, 'access', account.id, ttl, {
+    act: 'service',
+    tenant_id: account.tenant_id,
+    scopes: granted,
+  });
   await db.query(sql.typeAlias('void')`update service_accounts set last_used_at = now() where id = ${account.id}`);
   return { access_token: token, token_type: 'bearer' as const, expires_in: ttl, scope: granted.join(' ') };
 }

@@ -31,12 +31,20 @@ async function issueRefreshToken(db: CommonQueryMethods, sessionId: string): Pro
 }
 
 function accessToken(config: Config, userId: string, sessionId: string): Omit<TokenPair, 'refresh_token'> {
-  const { token } = signToken(config.auth, 'access', userId, config.auth.accessTokenTtlSeconds, { sid: sessionId, act: 'user' });
+  const { token } = signToken(config.auth, 'access', userId, config.auth.accessTokenTtlSeconds, {
+    sid: sessionId,
+    act: 'user',
+  });
   return { access_token: token, token_type: 'bearer', expires_in: config.auth.accessTokenTtlSeconds };
 }
 
 /** Signs a user in: a new session and its first token pair. */
-export async function startSession(db: DatabasePool, config: Config, userId: string, meta: SessionMeta): Promise<TokenPair> {
+export async function startSession(
+  db: DatabasePool,
+  config: Config,
+  userId: string,
+  meta: SessionMeta,
+): Promise<TokenPair> {
   return db.transaction(async (tx) => {
     const sessionId = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`
       insert into sessions (user_id, expires_at, user_agent, ip)
@@ -74,9 +82,13 @@ export async function rotateRefreshToken(db: DatabasePool, config: Config, refre
     }
     await tx.query(sql.typeAlias('void')`
       update refresh_tokens set rotated_at = coalesce(rotated_at, now()) where token_hash = ${sql.binary(digest(refreshToken))}`);
-    return { ...accessToken(config, row.user_id, row.session_id), refresh_token: await issueRefreshToken(tx, row.session_id) };
+    return {
+      ...accessToken(config, row.user_id, row.session_id),
+      refresh_token: await issueRefreshToken(tx, row.session_id),
+    };
   });
-  if (outcome === 'replayed') throw invalidToken('This refresh token was already used; the session has been revoked. Sign in again.');
+  if (outcome === 'replayed')
+    throw invalidToken('This refresh token was already used; the session has been revoked. Sign in again.');
   if (!outcome) throw invalidToken('The refresh token is invalid, expired or revoked.');
   return outcome;
 }
@@ -87,7 +99,12 @@ export async function revokeSession(db: CommonQueryMethods, sessionId: string, r
 }
 
 /** Ends every session of the user, but `except` (the caller's own, when they changed their password). */
-export async function revokeAllSessions(db: CommonQueryMethods, userId: string, reason: string, except?: string): Promise<void> {
+export async function revokeAllSessions(
+  db: CommonQueryMethods,
+  userId: string,
+  reason: string,
+  except?: string,
+): Promise<void> {
   await db.query(sql.typeAlias('void')`
     update sessions set revoked_at = now(), revoked_reason = ${reason}
     where user_id = ${userId} and revoked_at is null and id is distinct from ${except ?? null}::uuid`);

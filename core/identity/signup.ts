@@ -27,7 +27,11 @@ function verificationEmail(config: Config, to: string, token: string) {
   };
 }
 
-export async function signup(db: DatabasePool, config: Config, input: SignupInput): Promise<{ user: User; tenant: Tenant }> {
+export async function signup(
+  db: DatabasePool,
+  config: Config,
+  input: SignupInput,
+): Promise<{ user: User; tenant: Tenant }> {
   const passwordHash = await hashPassword(input.password);
   return db.transaction(async (tx) => {
     const user = await insertUser(tx, { ...input, password_hash: passwordHash, email_verified: false });
@@ -49,7 +53,9 @@ export async function verifyEmail(db: DatabasePool, config: Config, token: strin
 const account = z.object({ id: z.string(), email: z.string(), email_verified: z.boolean(), status: z.string() });
 
 const findAccount = (db: DatabasePool, email: string) =>
-  db.maybeOne(sql.type(account)`select id, email, email_verified, status from users where lower(email) = lower(${email})`);
+  db.maybeOne(
+    sql.type(account)`select id, email, email_verified, status from users where lower(email) = lower(${email})`,
+  );
 
 /** Sends a new link when the address has an unverified account; otherwise does nothing, silently. */
 export async function resendVerification(db: DatabasePool, config: Config, email: string): Promise<void> {
@@ -79,12 +85,21 @@ export async function requestPasswordReset(db: DatabasePool, config: Config, ema
 }
 
 /** Sets the new password and ends every session: whoever had the old one is out. */
-export async function confirmPasswordReset(db: DatabasePool, config: Config, token: string, newPassword: string): Promise<void> {
+export async function confirmPasswordReset(
+  db: DatabasePool,
+  config: Config,
+  token: string,
+  newPassword: string,
+): Promise<void> {
   const passwordHash = await hashPassword(newPassword);
   await db.transaction(async (tx) => {
     const userId = await consumeEmailToken(tx, config, token, 'password_reset');
     // Following the link proved control of the address, too.
-    await tx.query(sql.typeAlias('void')`update users set password_hash = ${passwordHash}, email_verified = true where id = ${userId}`);
+    await tx.query(
+      sql.typeAlias(
+        'void',
+      )`update users set password_hash = ${passwordHash}, email_verified = true where id = ${userId}`,
+    );
     await revokeAllSessions(tx, userId, 'password reset');
   });
 }

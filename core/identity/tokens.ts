@@ -29,7 +29,13 @@ type Extra = { sid?: string; act?: 'user' | 'service'; tenant_id?: string; scope
 
 const algorithm = 'HS256';
 
-export function signToken(auth: Config['auth'], typ: TokenType, subject: string, ttlSeconds: number, extra: Extra = {}) {
+export function signToken(
+  auth: Config['auth'],
+  typ: TokenType,
+  subject: string,
+  ttlSeconds: number,
+  extra: Extra = {},
+) {
   const jti = randomUUID();
   const token = jwt.sign({ typ, ...extra }, auth.jwtSecret, {
     algorithm,
@@ -49,7 +55,11 @@ export const invalidToken = (detail = 'The token is missing, invalid or expired.
 export function verifyToken(auth: Config['auth'], token: string, typ: TokenType): Claims {
   let payload: unknown;
   try {
-    payload = jwt.verify(token, auth.jwtSecret, { algorithms: [algorithm], issuer: auth.issuer, audience: auth.audience });
+    payload = jwt.verify(token, auth.jwtSecret, {
+      algorithms: [algorithm],
+      issuer: auth.issuer,
+      audience: auth.audience,
+    });
   } catch {
     throw invalidToken();
   }

@@ -42,10 +42,16 @@ export async function getUser(db: CommonQueryMethods, actor: Actor, id: string):
   return found;
 }
 
-export async function listUsers(db: CommonQueryMethods, actor: Actor, query: PageQuery & { search?: string | undefined }) {
+export async function listUsers(
+  db: CommonQueryMethods,
+  actor: Actor,
+  query: PageQuery & { search?: string | undefined },
+) {
   requireGlobalAdmin(actor);
   const pattern = query.search ? containing(query.search) : '';
-  const filter = query.search ? sql.fragment`(users.email ilike ${pattern} or users.full_name ilike ${pattern})` : sql.fragment`true`;
+  const filter = query.search
+    ? sql.fragment`(users.email ilike ${pattern} or users.full_name ilike ${pattern})`
+    : sql.fragment`true`;
   const rows = await db.any(sql.type(user)`
     select ${userColumns} from users where ${filter} and ${after(query, 'users')}
     order by users.created_at, users.id limit ${query.limit + 1}`);
@@ -55,7 +61,10 @@ export async function listUsers(db: CommonQueryMethods, actor: Actor, query: Pag
 export type NewUser = { email: string; password: string; full_name: string; email_verified?: boolean | undefined };
 
 /** Inserts a user; a taken e-mail address is a 409. */
-export async function insertUser(db: CommonQueryMethods, input: NewUser & { password_hash?: string | null }): Promise<User> {
+export async function insertUser(
+  db: CommonQueryMethods,
+  input: NewUser & { password_hash?: string | null },
+): Promise<User> {
   const hash = input.password_hash !== undefined ? input.password_hash : await hashPassword(input.password);
   try {
     return await db.one(sql.type(user)`
@@ -63,7 +72,8 @@ export async function insertUser(db: CommonQueryMethods, input: NewUser & { pass
       values (${input.email}, ${hash}, ${input.full_name}, ${input.email_verified ?? false})
       returning ${userColumns}`);
   } catch (error) {
-    if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('A user with this e-mail address exists.');
+    if (error instanceof UniqueIntegrityConstraintViolationError)
+      throw conflict('A user with this e-mail address exists.');
     throw error;
   }
 }
@@ -88,14 +98,22 @@ export async function updateUser(db: DatabasePool, actor: Actor, id: string, cha
   const self = caller.userId === id;
   if (!self && !caller.isGlobalAdmin) throw notFound('No such user.');
   const adminOnly = (['email', 'status', 'email_verified'] as const).filter((field) => changes[field] !== undefined);
-  if (!caller.isGlobalAdmin && adminOnly.length > 0) throw new Problem(403, `Only global administrators may change ${adminOnly.join(', ')}.`);
+  if (!caller.isGlobalAdmin && adminOnly.length > 0)
+    throw new Problem(403, `Only global administrators may change ${adminOnly.join(', ')}.`);
   if (self && changes.status === 'blocked') throw conflict('You cannot block yourself.');
-  const existing = await db.maybeOne(sql.type(z.object({ password_hash: z.string().nullable() }))`select password_hash from users where id = ${id}`);
+  const existing = await db.maybeOne(
+    sql.type(z.object({ password_hash: z.string().nullable() }))`select password_hash from users where id = ${id}`,
+  );
   if (!existing) throw notFound('No such user.');
   if (changes.password && self) {
     // Changing your own password proves you know the current one (if you have one).
-    if (existing.password_hash && !(changes.current_password && (await verifyPassword(existing.password_hash, changes.current_password)))) {
-      throw new Problem(422, 'The current password is wrong.', { errors: [{ path: 'body.current_password', message: 'does not match' }] });
+    if (
+      existing.password_hash &&
+      !(changes.current_password && (await verifyPassword(existing.password_hash, changes.current_password)))
+    ) {
+      throw new Problem(422, 'The current password is wrong.', {
+        errors: [{ path: 'body.current_password', message: 'does not match' }],
+      });
     }
   }
   const hash = changes.password ? await hashPassword(changes.password) : null;
@@ -112,7 +130,8 @@ export async function updateUser(db: DatabasePool, actor: Actor, id: string, cha
         where id = ${id}
         returning ${userColumns}`);
     } catch (error) {
-      if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('A user with this e-mail address exists.');
+      if (error instanceof UniqueIntegrityConstraintViolationError)
+        throw conflict('A user with this e-mail address exists.');
       throw error;
     }
     // A new password or a block ends the sessions that exist; your own current one survives a password change.
@@ -126,11 +145,18 @@ export async function updateUser(db: DatabasePool, actor: Actor, id: string, cha
 export async function deleteUser(db: CommonQueryMethods, actor: Actor, id: string): Promise<void> {
   const caller = requireGlobalAdmin(actor);
   if (caller.userId === id) throw conflict('You cannot delete yourself.');
-  const deleted = await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`delete from users where id = ${id} returning id`);
+  const deleted = await db.maybeOneFirst(
+    sql.type(z.object({ id: z.string() }))`delete from users where id = ${id} returning id`,
+  );
   if (!deleted) throw notFound('No such user.');
 }
 
-export async function setGlobalAdmin(db: DatabasePool, actor: Actor, id: string, isGlobalAdmin: boolean): Promise<User> {
+export async function setGlobalAdmin(
+  db: DatabasePool,
+  actor: Actor,
+  id: string,
+  isGlobalAdmin: boolean,
+): Promise<User> {
   requireGlobalAdmin(actor);
   return db.transaction(async (tx) => {
     // Serialise changes of admin status so two demotions cannot both pass the "last admin" check.
@@ -155,7 +181,11 @@ const credentials = z.object({
 // Verified against when the user does not exist, so both failures take as long.
 let decoy: Promise<string> | undefined;
 
-export const invalidCredentials = () => new Problem(401, 'The e-mail address or password is wrong.', { type: problemType('invalid-credentials'), title: 'Invalid credentials' });
+export const invalidCredentials = () =>
+  new Problem(401, 'The e-mail address or password is wrong.', {
+    type: problemType('invalid-credentials'),
+    title: 'Invalid credentials',
+  });
 
 /** The user for these credentials, or the same 401 whether the address or the password is wrong. */
 export async function checkCredentials(db: CommonQueryMethods, email: string, candidate: string): Promise<string> {
@@ -165,13 +195,20 @@ export async function checkCredentials(db: CommonQueryMethods, email: string, ca
   const matches = await verifyPassword(hash, candidate);
   if (!row || !row.password_hash || !matches) throw invalidCredentials();
   if (row.status === 'blocked') {
-    throw new Problem(403, 'This account is blocked.', { type: problemType('account-blocked'), title: 'Account blocked' });
+    throw new Problem(403, 'This account is blocked.', {
+      type: problemType('account-blocked'),
+      title: 'Account blocked',
+    });
   }
   if (!row.email_verified) {
-    throw new Problem(403, 'Verify your e-mail address first; POST /auth/signup/resend-verification sends a new link.', {
-      type: problemType('email-not-verified'),
-      title: 'E-mail not verified',
-    });
+    throw new Problem(
+      403,
+      'Verify your e-mail address first; POST /auth/signup/resend-verification sends a new link.',
+      {
+        type: problemType('email-not-verified'),
+        title: 'E-mail not verified',
+      },
+    );
   }
   return row.id;
 }

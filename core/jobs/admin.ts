@@ -27,12 +27,19 @@ export const attempt = z
     worker_id: z.string(),
     started_at: z.string(),
     finished_at: z.string().nullable(),
-    outcome: z.enum(['succeeded', 'failed', 'retrying', 'waiting', 'lost', 'canceled']).nullable().describe('null: still running'),
+    outcome: z
+      .enum(['succeeded', 'failed', 'retrying', 'waiting', 'lost', 'canceled'])
+      .nullable()
+      .describe('null: still running'),
     error: jobError.nullable(),
   })
   .meta({ id: 'JobAttempt' });
 
-const toAdminJob = (row: z.infer<typeof jobRow>) => ({ ...toJob(row), tenant_id: row.tenant_id, locked_by: row.locked_by });
+const toAdminJob = (row: z.infer<typeof jobRow>) => ({
+  ...toJob(row),
+  tenant_id: row.tenant_id,
+  locked_by: row.locked_by,
+});
 
 export async function listAllJobs(db: CommonQueryMethods, actor: Actor, query: z.infer<typeof adminJobQuery>) {
   requireGlobalAdmin(actor);
@@ -40,7 +47,11 @@ export async function listAllJobs(db: CommonQueryMethods, actor: Actor, query: z
     ${query.tenant_id ? sql.fragment`and jobs.tenant_id = ${query.tenant_id}` : sql.fragment``}
     ${query.site_id ? sql.fragment`and jobs.site_id = ${query.site_id}` : sql.fragment``}
     ${query.user_id ? sql.fragment`and jobs.user_id = ${query.user_id}` : sql.fragment``}`;
-  const rows = await db.any(sql.type(jobRow)`${matching} and ${after(query, 'jobs')} order by jobs.created_at, jobs.id limit ${query.limit + 1}`);
+  const rows = await db.any(
+    sql.type(
+      jobRow,
+    )`${matching} and ${after(query, 'jobs')} order by jobs.created_at, jobs.id limit ${query.limit + 1}`,
+  );
   const page = await toPage(rows, query, () => countOf(db, matching));
   return { ...page, items: page.items.map(toAdminJob) };
 }
@@ -125,7 +136,11 @@ export const jobStats = z
   })
   .meta({ id: 'JobStats' });
 
-export async function jobStatistics(db: CommonQueryMethods, actor: Actor, config: Config): Promise<z.infer<typeof jobStats>> {
+export async function jobStatistics(
+  db: CommonQueryMethods,
+  actor: Actor,
+  config: Config,
+): Promise<z.infer<typeof jobStats>> {
   requireGlobalAdmin(actor);
   const byStatus = await db.any(sql.type(jobStats.shape.by_status_and_kind.element)`
     select status, kind, count(*)::int as count from jobs group by status, kind order by status, kind`);

@@ -12,13 +12,24 @@ const windowMinutes = 15;
 
 const queuedRow = z.object({ kind: z.string(), count: z.number(), oldest: z.number() });
 const stateRow = z.object({ kind: z.string(), status: z.string(), count: z.number() });
-const durationRow = z.object({ kind: z.string(), p50: z.number(), p95: z.number(), max: z.number(), count: z.number() });
+const durationRow = z.object({
+  kind: z.string(),
+  p50: z.number(),
+  p95: z.number(),
+  max: z.number(),
+  count: z.number(),
+});
 const failureRow = z.object({ kind: z.string(), code: z.string(), count: z.number() });
 
 export function jobMetrics(db: DatabasePool, config: Config): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'cap_process_' });
-  const gauge = <L extends string>(name: string, help: string, labelNames: L[], collect: (g: Gauge<L>) => Promise<void>) =>
+  const gauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: L[],
+    collect: (g: Gauge<L>) => Promise<void>,
+  ) =>
     new Gauge<L>({
       name,
       help,
@@ -43,29 +54,41 @@ export function jobMetrics(db: DatabasePool, config: Config): Registry {
     for (const row of rows) g.set({ kind: row.kind }, row.oldest);
   });
   gauge('cap_jobs', 'Jobs kept, per kind and state', ['kind', 'status'], async (g) => {
-    const rows = await db.any(sql.type(stateRow)`select kind, status, count(*)::int as count from jobs group by kind, status`);
+    const rows = await db.any(
+      sql.type(stateRow)`select kind, status, count(*)::int as count from jobs group by kind, status`,
+    );
     for (const row of rows) g.set({ kind: row.kind, status: row.status }, row.count);
   });
-  gauge('cap_job_duration_seconds', `Run time of jobs that succeeded in the last ${windowMinutes} minutes, per kind`, ['kind', 'quantile'], async (g) => {
-    const rows = await db.any(sql.type(durationRow)`
+  gauge(
+    'cap_job_duration_seconds',
+    `Run time of jobs that succeeded in the last ${windowMinutes} minutes, per kind`,
+    ['kind', 'quantile'],
+    async (g) => {
+      const rows = await db.any(sql.type(durationRow)`
       select kind, count(*)::int as count,
              percentile_cont(0.5) within group (order by extract(epoch from finished_at - started_at))::float8 as p50,
              percentile_cont(0.95) within group (order by extract(epoch from finished_at - started_at))::float8 as p95,
              max(extract(epoch from finished_at - started_at))::float8 as max
       from jobs where status = 'succeeded' and finished_at > now() - ${windowMinutes} * interval '1 minute' and started_at is not null
       group by kind`);
-    for (const row of rows) {
-      g.set({ kind: row.kind, quantile: '0.5' }, row.p50);
-      g.set({ kind: row.kind, quantile: '0.95' }, row.p95);
-      g.set({ kind: row.kind, quantile: '1' }, row.max);
-    }
-  });
-  gauge('cap_job_failures', `Jobs that failed in the last ${windowMinutes} minutes, per kind and error code`, ['kind', 'code'], async (g) => {
-    const rows = await db.any(sql.type(failureRow)`
+      for (const row of rows) {
+        g.set({ kind: row.kind, quantile: '0.5' }, row.p50);
+        g.set({ kind: row.kind, quantile: '0.95' }, row.p95);
+        g.set({ kind: row.kind, quantile: '1' }, row.max);
+      }
+    },
+  );
+  gauge(
+    'cap_job_failures',
+    `Jobs that failed in the last ${windowMinutes} minutes, per kind and error code`,
+    ['kind', 'code'],
+    async (g) => {
+      const rows = await db.any(sql.type(failureRow)`
       select kind, coalesce(error->>'code', 'unknown') as code, count(*)::int as count
       from jobs where status = 'failed' and finished_at > now() - ${windowMinutes} * interval '1 minute' group by 1, 2`);
-    for (const row of rows) g.set({ kind: row.kind, code: row.code }, row.count);
-  });
+      for (const row of rows) g.set({ kind: row.kind, code: row.code }, row.count);
+    },
+  );
   gauge('cap_workers_alive', 'Worker processes whose heartbeat is current', [], async (g) => {
     const alive = await db.oneFirst(sql.type(z.object({ count: z.number() }))`
       select count(*)::int as count from worker_processes where beat_at > now() - ${config.worker.lostAfterMs} * interval '1 millisecond'`);

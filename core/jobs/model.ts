@@ -11,7 +11,11 @@ export const isFinished = (status: JobStatus) => finished.includes(status);
 
 export const jobError = z
   .object({
-    code: z.string().describe('Stable, machine-readable: provider_unavailable, provider_rejected, invalid_input, not_configured, canceled, ...'),
+    code: z
+      .string()
+      .describe(
+        'Stable, machine-readable: provider_unavailable, provider_rejected, invalid_input, not_configured, canceled, ...',
+      ),
     message: z.string(),
     transient: z.boolean().optional().describe('true: the job will be (or was) retried'),
   })
@@ -69,7 +73,15 @@ export const jobColumns = sql.fragment`
 
 /** The public shape: internal bookkeeping stays inside. */
 export function toJob(row: JobRow): Job {
-  const { tenant_id: _t, actor_id: _actor, account_id: _a, provider_ref: _r, provider_result: _p, locked_by: _l, ...visible } = row;
+  const {
+    tenant_id: _t,
+    actor_id: _actor,
+    account_id: _a,
+    provider_ref: _r,
+    provider_result: _p,
+    locked_by: _l,
+    ...visible
+  } = row;
   return visible;
 }
 

@@ -13,7 +13,11 @@ import { cancel, lockJob } from './settle.ts';
 
 export const jobFilters = z.object({
   status: z.enum(jobStatuses).optional(),
-  kind: z.string().regex(/^[a-z][a-z0-9_]*$/).max(50).optional(),
+  kind: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]*$/)
+    .max(50)
+    .optional(),
 });
 
 export const jobListQuery = pageQuery.extend(jobFilters.shape);
@@ -23,7 +27,8 @@ export type JobListQuery = PageQuery & z.infer<typeof jobFilters>;
 async function scope(db: CommonQueryMethods, actor: Actor, identifier: string, scopeName: 'jobs:read' | 'jobs:write') {
   const { site, role } = await loadSite(db, actor, identifier);
   requireScope(actor, scopeName);
-  const own = role === 'author' && actor.kind === 'user' ? sql.fragment`and jobs.user_id = ${actor.userId}` : sql.fragment``;
+  const own =
+    role === 'author' && actor.kind === 'user' ? sql.fragment`and jobs.user_id = ${actor.userId}` : sql.fragment``;
   return { site, where: sql.fragment`jobs.site_id = ${site.id} ${own}` };
 }
 
@@ -42,13 +47,20 @@ export async function getJob(db: CommonQueryMethods, actor: Actor, identifier: s
 export async function listJobs(db: CommonQueryMethods, actor: Actor, identifier: string, query: JobListQuery) {
   const { where } = await scope(db, actor, identifier, 'jobs:read');
   const matching = sql.fragment`select ${jobColumns} from jobs where ${where} ${filters(query)}`;
-  const rows = await db.any(sql.type(jobRow)`${matching} and ${after(query, 'jobs')} order by jobs.created_at, jobs.id limit ${query.limit + 1}`);
+  const rows = await db.any(
+    sql.type(
+      jobRow,
+    )`${matching} and ${after(query, 'jobs')} order by jobs.created_at, jobs.id limit ${query.limit + 1}`,
+  );
   const page = await toPage(rows, query, () => countOf(db, matching));
   return { ...page, items: page.items.map(toJob) };
 }
 
 export const alreadyFinished = (status: string) =>
-  new Problem(409, `The job has already ${status === 'canceled' ? 'been canceled' : status}; only queued, running or waiting jobs can be canceled.`);
+  new Problem(
+    409,
+    `The job has already ${status === 'canceled' ? 'been canceled' : status}; only queued, running or waiting jobs can be canceled.`,
+  );
 
 export async function cancelJob(db: DatabasePool, actor: Actor, identifier: string, jobId: string): Promise<Job> {
   return db.transaction(async (tx) => {

@@ -16,11 +16,21 @@ export function queueName(tenantId: string, jobId: string, perTenant: number): s
 export type Runnable = { id: string; tenant_id: string; max_attempts: number };
 
 /** Puts the job (back) on the queue, in the caller's transaction; `runAt` delays it. */
-export async function schedule(db: CommonQueryMethods, job: Runnable, perTenant: number, options: { runAt?: Date; maxAttempts?: number } = {}) {
-  return enqueue(db, runTask, { job_id: job.id }, {
-    queueName: queueName(job.tenant_id, job.id, perTenant),
-    jobKey: `job:${job.id}`,
-    maxAttempts: options.maxAttempts ?? job.max_attempts,
-    ...(options.runAt ? { runAt: options.runAt } : {}),
-  });
+export async function schedule(
+  db: CommonQueryMethods,
+  job: Runnable,
+  perTenant: number,
+  options: { runAt?: Date; maxAttempts?: number } = {},
+) {
+  return enqueue(
+    db,
+    runTask,
+    { job_id: job.id },
+    {
+      queueName: queueName(job.tenant_id, job.id, perTenant),
+      jobKey: `job:${job.id}`,
+      maxAttempts: options.maxAttempts ?? job.max_attempts,
+      ...(options.runAt ? { runAt: options.runAt } : {}),
+    },
+  );
 }

@@ -14,7 +14,13 @@ export async function lockJob(db: CommonQueryMethods, jobId: string): Promise<Jo
 }
 
 /** The job's entries in the ledger: one per movement, for the account that reserved. */
-async function moveCredits(db: CommonQueryMethods, job: JobRow, kind: 'debit' | 'release', amount: number, reason: string) {
+async function moveCredits(
+  db: CommonQueryMethods,
+  job: JobRow,
+  kind: 'debit' | 'release',
+  amount: number,
+  reason: string,
+) {
   if (amount <= 0 || !job.account_id) return;
   await applyEntry(db, {
     accountId: job.account_id,
@@ -43,7 +49,13 @@ export type Success = {
 export async function succeed(db: CommonQueryMethods, job: JobRow, result: Success): Promise<JobRow> {
   const media = [];
   for (const draft of result.media ?? []) {
-    media.push(await insertMedia(db, { tenantId: job.tenant_id, siteId: job.site_id, jobId: job.id, createdBy: job.user_id }, draft));
+    media.push(
+      await insertMedia(
+        db,
+        { tenantId: job.tenant_id, siteId: job.site_id, jobId: job.id, createdBy: job.user_id },
+        draft,
+      ),
+    );
   }
   // Never more than was reserved: the caller agreed to that price at submit.
   const { cost } = await priceOf(db, job.site_id, job.kind, result.units);
@@ -51,16 +63,24 @@ export async function succeed(db: CommonQueryMethods, job: JobRow, result: Succe
   await moveCredits(db, job, 'debit', charged, `${job.kind}: ${result.units} units`);
   await moveCredits(db, job, 'release', job.credits_reserved - charged, 'Unused reservation released');
   const ids = media.map((item) => item.id);
-  return update(db, job.id, sql.fragment`
+  return update(
+    db,
+    job.id,
+    sql.fragment`
     status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(result.output as never)}, error = null,
     credits_charged = ${charged}, media_id = ${ids[0] ?? null}, media_ids = ${sql.array(ids, 'uuid')},
-    finished_at = now(), locked_by = null`);
+    finished_at = now(), locked_by = null`,
+  );
 }
 
 export async function fail(db: CommonQueryMethods, job: JobRow, error: JobErrorBody): Promise<JobRow> {
   await moveCredits(db, job, 'release', job.credits_reserved, `Job failed: ${error.code}`);
-  return update(db, job.id, sql.fragment`
-    status = 'failed', error = ${sql.jsonb({ ...error, transient: false } as never)}, finished_at = now(), locked_by = null`);
+  return update(
+    db,
+    job.id,
+    sql.fragment`
+    status = 'failed', error = ${sql.jsonb({ ...error, transient: false } as never)}, finished_at = now(), locked_by = null`,
+  );
 }
 
 /** Canceled by its owner or an admin: credits back, and a queued run taken off the queue. */
@@ -71,21 +91,37 @@ export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string
   // Closed here, since a run whose worker is gone would never close it (a live run's own close then changes nothing).
   await db.query(sql.typeAlias('void')`
     update job_attempts set finished_at = now(), outcome = 'canceled' where job_id = ${job.id} and outcome is null`);
-  return update(db, job.id, sql.fragment`
+  return update(
+    db,
+    job.id,
+    sql.fragment`
     status = 'canceled', error = ${sql.jsonb({ code: 'canceled', message: reason } as never)},
-    canceled_at = now(), finished_at = now(), locked_by = null`);
+    canceled_at = now(), finished_at = now(), locked_by = null`,
+  );
 }
 
 /** Handed to an asynchronous provider: nothing runs until its webhook arrives. */
-export async function park(db: CommonQueryMethods, job: JobRow, provider: string, providerRef: string): Promise<JobRow> {
-  return update(db, job.id, sql.fragment`
+export async function park(
+  db: CommonQueryMethods,
+  job: JobRow,
+  provider: string,
+  providerRef: string,
+): Promise<JobRow> {
+  return update(
+    db,
+    job.id,
+    sql.fragment`
     status = 'waiting', provider = ${provider}, provider_ref = ${providerRef}, waiting_at = now(),
-    stage = 'waiting for the provider', locked_by = null`);
+    stage = 'waiting for the provider', locked_by = null`,
+  );
 }
 
 /** A transient failure with attempts left: back to the queue, the error shown meanwhile. */
 export async function requeue(db: CommonQueryMethods, job: JobRow, error: JobErrorBody): Promise<JobRow> {
-  return update(db, job.id, sql.fragment`
-    status = 'queued', stage = 'retrying', error = ${sql.jsonb({ ...error, transient: true } as never)}, locked_by = null`);
+  return update(
+    db,
+    job.id,
+    sql.fragment`
+    status = 'queued', stage = 'retrying', error = ${sql.jsonb({ ...error, transient: true } as never)}, locked_by = null`,
+  );
 }
-

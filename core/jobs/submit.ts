@@ -28,7 +28,14 @@ async function payer(db: Parameters<typeof userAccount>[0], actor: Actor, site: 
 }
 
 /** A job made by a submit, or as part of another change (an upload's processing). */
-export type NewJob = { site: Site; actor: Actor; kind: string; input: Record<string, unknown>; accountId: string | null; cost: number };
+export type NewJob = {
+  site: Site;
+  actor: Actor;
+  kind: string;
+  input: Record<string, unknown>;
+  accountId: string | null;
+  cost: number;
+};
 
 /** The job row, its queue entry and its reservation, in the caller's transaction. */
 export async function insertJob(tx: CommonQueryMethods, config: Config, job: NewJob): Promise<JobRow> {
@@ -59,14 +66,27 @@ export async function insertJob(tx: CommonQueryMethods, config: Config, job: New
   return row;
 }
 
-export async function submitJob(db: DatabasePool, config: Config, actor: Actor, identifier: string, submission: Submission): Promise<{ site: Site; job: Job }> {
+export async function submitJob(
+  db: DatabasePool,
+  config: Config,
+  actor: Actor,
+  identifier: string,
+  submission: Submission,
+): Promise<{ site: Site; job: Job }> {
   return db.transaction(async (tx) => {
     const { site } = await loadSite(tx, actor, identifier);
     requireScope(actor, 'jobs:write');
     if (submission.scope) requireScope(actor, submission.scope);
     const { cost } = await priceOf(tx, site.id, submission.kind, submission.estimatedUnits);
     const accountId = await payer(tx, actor, site);
-    const row = await insertJob(tx, config, { site, actor, kind: submission.kind, input: submission.input, accountId, cost });
+    const row = await insertJob(tx, config, {
+      site,
+      actor,
+      kind: submission.kind,
+      input: submission.input,
+      accountId,
+      cost,
+    });
     return { site, job: toJob(row) };
   });
 }

@@ -11,14 +11,23 @@ import { loadSite, type Site } from '../tenancy/sites.ts';
 export type MediaAccess = { site: Site; role: Role | 'service' };
 
 /** The site and the caller's role on it: 404 when unseen, 403 without the media scope needed. */
-export async function mediaAccess(db: CommonQueryMethods, actor: Actor, identifier: string, write: boolean): Promise<MediaAccess> {
+export async function mediaAccess(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  write: boolean,
+): Promise<MediaAccess> {
   const found = await loadSite(db, actor, identifier);
   requireScope(actor, write ? 'media:write' : 'media:read');
   return found;
 }
 
 /** Why the caller may not change something `createdBy` made, or null when they may. */
-export function changeRefusal(access: MediaAccess, actor: Actor, createdBy: string | null): 'missing_scope' | 'not_yours' | null {
+export function changeRefusal(
+  access: MediaAccess,
+  actor: Actor,
+  createdBy: string | null,
+): 'missing_scope' | 'not_yours' | null {
   if (actor.kind === 'service' && !actor.scopes.includes('media:write')) return 'missing_scope';
   if (access.role === 'author' && actor.kind === 'user' && createdBy !== actor.userId) return 'not_yours';
   return null;
@@ -26,14 +35,25 @@ export function changeRefusal(access: MediaAccess, actor: Actor, createdBy: stri
 
 /** Authors change only what they made: 403, since they can see it. `what` names it: "the folders they made". */
 export function requireOwnChange(access: MediaAccess, actor: Actor, createdBy: string | null, what: string): void {
-  if (changeRefusal(access, actor, createdBy) === 'not_yours') throw new Problem(403, `Authors may change only ${what}.`);
+  if (changeRefusal(access, actor, createdBy) === 'not_yours')
+    throw new Problem(403, `Authors may change only ${what}.`);
 }
 
 /** A folder named in a request body: 422 at that field (not 404, since it is input) when it is not a folder of the site. */
-export async function requireSiteFolder(db: CommonQueryMethods, siteId: string, folderId: string, field: 'folder_id' | 'parent_id'): Promise<void> {
-  const exists = await db.exists(sql.type(z.object({}))`select 1 from media_folders where site_id = ${siteId} and id = ${folderId}`);
+export async function requireSiteFolder(
+  db: CommonQueryMethods,
+  siteId: string,
+  folderId: string,
+  field: 'folder_id' | 'parent_id',
+): Promise<void> {
+  const exists = await db.exists(
+    sql.type(z.object({}))`select 1 from media_folders where site_id = ${siteId} and id = ${folderId}`,
+  );
   if (!exists) {
-    const detail = field === 'parent_id' ? 'The parent folder is not a folder of this site.' : 'The folder is not a folder of this site.';
+    const detail =
+      field === 'parent_id'
+        ? 'The parent folder is not a folder of this site.'
+        : 'The folder is not a folder of this site.';
     throw new Problem(422, detail, { errors: [{ path: `body.${field}`, message: 'no such folder in this site' }] });
   }
 }

@@ -52,11 +52,14 @@ export const folderName = z
   .refine((name) => !/[/\\]/.test(name), 'may not contain / or \\');
 
 export const folderListQuery = pageQuery.extend({
-  parent_id: z.union([z.uuid(), z.literal('root')]).optional().describe('Only the children of this folder; `root` for top-level folders'),
+  parent_id: z
+    .union([z.uuid(), z.literal('root')])
+    .optional()
+    .describe('Only the children of this folder; `root` for top-level folders'),
 });
 
-
-const requireChange = (found: MediaAccess, actor: Actor, target: Folder) => requireOwnChange(found, actor, target.created_by, 'the folders they made');
+const requireChange = (found: MediaAccess, actor: Actor, target: Folder) =>
+  requireOwnChange(found, actor, target.created_by, 'the folders they made');
 
 async function findFolder(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Folder> {
   const row = await db.maybeOne(sql.type(folder)`
@@ -66,25 +69,43 @@ async function findFolder(db: CommonQueryMethods, siteId: string, id: string, lo
 }
 
 /** The parent named in a body, checked to be a folder of the site (422 otherwise). */
-async function findParent(db: CommonQueryMethods, siteId: string, parentId: string | null | undefined): Promise<string | null> {
+async function findParent(
+  db: CommonQueryMethods,
+  siteId: string,
+  parentId: string | null | undefined,
+): Promise<string | null> {
   if (!parentId) return null;
   await requireSiteFolder(db, siteId, parentId, 'parent_id');
   return parentId;
 }
 
 /** One folder change at a time per site: a move's cycle check must see every other move, and a create its parent. */
-const lockTree = (db: CommonQueryMethods, siteId: string) => db.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext('media-folders:' || ${siteId}))`);
+const lockTree = (db: CommonQueryMethods, siteId: string) =>
+  db.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext('media-folders:' || ${siteId}))`);
 
 const siblingTaken = (error: unknown) => {
-  if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('A folder of that name is already there.');
+  if (error instanceof UniqueIntegrityConstraintViolationError)
+    throw conflict('A folder of that name is already there.');
   throw error;
 };
 
-export async function listFolders(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof folderListQuery>) {
+export async function listFolders(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  query: z.infer<typeof folderListQuery>,
+) {
   const { site } = await mediaAccess(db, actor, identifier, false);
-  const parent = query.parent_id === 'root' ? sql.fragment`and f.parent_id is null` : query.parent_id ? sql.fragment`and f.parent_id = ${query.parent_id}` : sql.fragment``;
+  const parent =
+    query.parent_id === 'root'
+      ? sql.fragment`and f.parent_id is null`
+      : query.parent_id
+        ? sql.fragment`and f.parent_id = ${query.parent_id}`
+        : sql.fragment``;
   const matching = sql.fragment`select ${columns} from media_folders f where f.site_id = ${site.id} ${parent}`;
-  const rows = await db.any(sql.type(folder)`${matching} and ${after(query, 'f')} order by f.created_at, f.id limit ${query.limit + 1}`);
+  const rows = await db.any(
+    sql.type(folder)`${matching} and ${after(query, 'f')} order by f.created_at, f.id limit ${query.limit + 1}`,
+  );
   return toPage([...rows], query, () => countOf(db, matching));
 }
 
@@ -93,23 +114,36 @@ export async function getFolder(db: CommonQueryMethods, actor: Actor, identifier
   return findFolder(db, site.id, id);
 }
 
-export async function createFolder(db: DatabasePool, actor: Actor, identifier: string, input: { name: string; parent_id?: string | null | undefined }) {
+export async function createFolder(
+  db: DatabasePool,
+  actor: Actor,
+  identifier: string,
+  input: { name: string; parent_id?: string | null | undefined },
+) {
   return db.transaction(async (tx) => {
     const { site } = await mediaAccess(tx, actor, identifier, true);
     // Under the tree lock, so a parent being deleted recursively is either still there or already gone (422).
     await lockTree(tx, site.id);
     const parent = await findParent(tx, site.id, input.parent_id);
     return tx
-      .one(sql.type(folder)`
+      .one(
+        sql.type(folder)`
         insert into media_folders as f (tenant_id, site_id, parent_id, name, created_by)
         values (${site.tenant_id}, ${site.id}, ${parent}, ${input.name}, ${actor.kind === 'user' ? actor.userId : null})
-        returning ${columns}`)
+        returning ${columns}`,
+      )
       .catch(siblingTaken);
   });
 }
 
 /** Renames and/or moves; `parent_id` null moves to the top, absent leaves it where it is. */
-export async function updateFolder(db: DatabasePool, actor: Actor, identifier: string, id: string, changes: { name?: string | undefined; parent_id?: string | null | undefined }) {
+export async function updateFolder(
+  db: DatabasePool,
+  actor: Actor,
+  identifier: string,
+  id: string,
+  changes: { name?: string | undefined; parent_id?: string | null | undefined },
+) {
   return db.transaction(async (tx) => {
     const found = await mediaAccess(tx, actor, identifier, true);
     await lockTree(tx, found.site.id);
@@ -118,12 +152,15 @@ export async function updateFolder(db: DatabasePool, actor: Actor, identifier: s
     let parent = current.parent_id;
     if (changes.parent_id !== undefined) {
       parent = await findParent(tx, found.site.id, changes.parent_id);
-      if (parent && (await isWithin(tx, parent, id))) throw conflict('A folder cannot be moved into itself or into a folder below it.');
+      if (parent && (await isWithin(tx, parent, id)))
+        throw conflict('A folder cannot be moved into itself or into a folder below it.');
     }
     return tx
-      .one(sql.type(folder)`
+      .one(
+        sql.type(folder)`
         update media_folders as f set name = ${changes.name ?? current.name}, parent_id = ${parent}
-        where f.id = ${id} returning ${columns}`)
+        where f.id = ${id} returning ${columns}`,
+      )
       .catch(siblingTaken);
   });
 }
@@ -152,7 +189,16 @@ const subtree = (rootId: string) => sql.fragment`
  * the rows are gone). Otherwise a folder with anything in it is a 409, as is
  * one holding an item in use, unless `force`.
  */
-export async function deleteFolder(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, recursive: boolean, force = false) {
+export async function deleteFolder(
+  db: DatabasePool,
+  storage: Storage,
+  logger: Logger,
+  actor: Actor,
+  identifier: string,
+  id: string,
+  recursive: boolean,
+  force = false,
+) {
   const keys = await db.transaction(async (tx) => {
     const found = await mediaAccess(tx, actor, identifier, true);
     await lockTree(tx, found.site.id);
@@ -166,7 +212,10 @@ export async function deleteFolder(db: DatabasePool, storage: Storage, logger: L
              (select count(*)::int from media_folders where id in (select id from down) and created_by is distinct from ${mine})
                + (select count(*)::int from media_items where folder_id in (select id from down) and created_by is distinct from ${mine}) as others`);
     if (!recursive && (contents.folders > 0 || contents.items > 0)) {
-      throw new Problem(409, `The folder holds ${contents.folders} folder(s) and ${contents.items} item(s); empty it first or pass recursive=true.`);
+      throw new Problem(
+        409,
+        `The folder holds ${contents.folders} folder(s) and ${contents.items} item(s); empty it first or pass recursive=true.`,
+      );
     }
     // Authors delete only what they made, also below their own folder.
     if (found.role === 'author' && contents.others > 0) {
@@ -181,15 +230,22 @@ export async function deleteFolder(db: DatabasePool, storage: Storage, logger: L
   await removeFiles(storage, logger, keys);
 }
 
-export async function folderTree(db: CommonQueryMethods, actor: Actor, identifier: string): Promise<{ items: FolderNode[]; unfiled_item_count: number }> {
+export async function folderTree(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+): Promise<{ items: FolderNode[]; unfiled_item_count: number }> {
   const { site } = await mediaAccess(db, actor, identifier, false);
   const rows = await db.any(sql.type(folder.extend({ item_count: z.number() }))`
     select ${columns}, (select count(*)::int from media_items m where m.folder_id = f.id) as item_count
     from media_folders f where f.site_id = ${site.id} order by f.name, f.id`);
-  const nodes = new Map<string, FolderNode>(rows.map((row) => [row.id, { ...row, total_item_count: row.item_count, children: [] }]));
+  const nodes = new Map<string, FolderNode>(
+    rows.map((row) => [row.id, { ...row, total_item_count: row.item_count, children: [] }]),
+  );
   const roots: FolderNode[] = [];
   for (const node of nodes.values()) (node.parent_id ? nodes.get(node.parent_id)?.children : roots)?.push(node);
-  const total = (node: FolderNode): number => (node.total_item_count = node.item_count + node.children.reduce((sum, child) => sum + total(child), 0));
+  const total = (node: FolderNode): number =>
+    (node.total_item_count = node.item_count + node.children.reduce((sum, child) => sum + total(child), 0));
   roots.forEach(total);
   const unfiled = await db.oneFirst(sql.type(z.object({ count: z.number() }))`
     select count(*)::int as count from media_items where site_id = ${site.id} and folder_id is null`);
@@ -197,7 +253,12 @@ export async function folderTree(db: CommonQueryMethods, actor: Actor, identifie
 }
 
 /** A folder of the site, named in a request body: 422 (at body.folder_id) when it is not one. */
-export async function requireFolder(db: CommonQueryMethods, actor: Actor, identifier: string, folderId: string): Promise<void> {
+export async function requireFolder(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  folderId: string,
+): Promise<void> {
   const { site } = await mediaAccess(db, actor, identifier, false);
   await requireSiteFolder(db, site.id, folderId, 'folder_id');
 }

@@ -9,7 +9,13 @@ export const imageRequest = z
     size: z.enum(imageSizes).default('1024x1024'),
     style: z.enum(['natural', 'vivid', 'flat']).default('natural'),
     count: z.number().int().min(1).max(4).default(1),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).optional().describe('The same seed and prompt give the same images (local provider)'),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .optional()
+      .describe('The same seed and prompt give the same images (local provider)'),
     format: z.enum(['png', 'webp', 'jpeg']).default('png'),
     folder_id: z.uuid().optional().describe('Where the images go; the top level when absent'),
   })

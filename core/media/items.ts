@@ -23,12 +23,29 @@ export const mediaItem = z
     title: z.string(),
     caption: z.string(),
     tags: z.array(z.string()),
-    focal_point: z.object({ x: z.number(), y: z.number() }).nullable().describe('The subject, 0–1 from the left and the top'),
+    focal_point: z
+      .object({ x: z.number(), y: z.number() })
+      .nullable()
+      .describe('The subject, 0–1 from the left and the top'),
     dominant_color: z.string().nullable().describe('#rrggbb, for images once processed'),
-    blurhash: z.string().nullable().describe('A blurred placeholder of an image (blurha.sh), for showing before it loads'),
-    exif: z.record(z.string(), z.unknown()).nullable().describe('Camera, lens, exposure and date from an image’s EXIF; never its GPS position'),
+    blurhash: z
+      .string()
+      .nullable()
+      .describe('A blurred placeholder of an image (blurha.sh), for showing before it loads'),
+    exif: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('Camera, lens, exposure and date from an image’s EXIF; never its GPS position'),
     variants: z
-      .array(z.object({ name: z.string(), mime_type: z.string(), width: z.number().int().nullable(), height: z.number().int().nullable(), size_bytes: z.number().int() }))
+      .array(
+        z.object({
+          name: z.string(),
+          mime_type: z.string(),
+          width: z.number().int().nullable(),
+          height: z.number().int().nullable(),
+          size_bytes: z.number().int(),
+        }),
+      )
       .describe('Responsive sizes of an image, a video’s poster: fetch one with view?variant=name'),
     processing_error: z.string().nullable().describe('Why processing failed (status failed)'),
     version: z.number().int().describe('Raised by each saved edit; earlier versions are listed by image-versions'),
@@ -49,7 +66,14 @@ export const mediaColumns = sql.fragment`
   media_items.processing_error, media_items.version, media_items.job_id, media_items.created_by, media_items.created_at, media_items.updated_at`;
 
 /** A variant as stored: the key stays inside (answers strip it). */
-export type StoredVariant = { name: string; key: string; mime_type: string; width: number | null; height: number | null; size_bytes: number };
+export type StoredVariant = {
+  name: string;
+  key: string;
+  mime_type: string;
+  width: number | null;
+  height: number | null;
+  size_bytes: number;
+};
 
 /** A file already in storage, to be recorded as a media item. */
 export type MediaDraft = {
@@ -86,13 +110,23 @@ export async function insertMedia(db: CommonQueryMethods, owner: MediaOwner, dra
 
 /** Where an image of the site is stored, or null when it is gone (or not an image). */
 export async function imageKey(db: CommonQueryMethods, siteId: string, id: string): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id} and site_id = ${siteId} and kind = 'image'`);
+  return db.maybeOneFirst(
+    sql.type(
+      z.object({ storage_key: z.string() }),
+    )`select storage_key from media_items where id = ${id} and site_id = ${siteId} and kind = 'image'`,
+  );
 }
 
 /** The folder a job was asked to file into, or null when it was deleted since the submit (the item then goes to the top level). */
-export async function folderStillThere(db: CommonQueryMethods, siteId: string, folderId: string | undefined): Promise<string | null> {
+export async function folderStillThere(
+  db: CommonQueryMethods,
+  siteId: string,
+  folderId: string | undefined,
+): Promise<string | null> {
   if (!folderId) return null;
-  return db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from media_folders where id = ${folderId} and site_id = ${siteId}`);
+  return db.maybeOneFirst(
+    sql.type(z.object({ id: z.string() }))`select id from media_folders where id = ${folderId} and site_id = ${siteId}`,
+  );
 }
 
 /**
@@ -100,7 +134,10 @@ export async function folderStillThere(db: CommonQueryMethods, siteId: string, f
  * held (the file, its variants and earlier versions), for removal once the
  * transaction commits.
  */
-export async function deleteMediaRows(db: CommonQueryMethods, where: ReturnType<typeof sql.fragment>): Promise<string[]> {
+export async function deleteMediaRows(
+  db: CommonQueryMethods,
+  where: ReturnType<typeof sql.fragment>,
+): Promise<string[]> {
   const rows = await db.any(sql.type(z.object({ keys: z.array(z.string()) }))`
     delete from media_items where ${where}
     returning array_prepend(storage_key, array(select v->>'key' from jsonb_array_elements(variants) as v)

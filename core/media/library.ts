@@ -17,7 +17,10 @@ import { mediaAccess, requireOwnChange, requireSiteFolder } from './access.ts';
 import { deleteMediaRows, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
 
 export const mediaFilters = z.object({
-  folder_id: z.union([z.uuid(), z.literal('none')]).optional().describe('Items in this folder; `none` for items in no folder'),
+  folder_id: z
+    .union([z.uuid(), z.literal('none')])
+    .optional()
+    .describe('Items in this folder; `none` for items in no folder'),
   kind: z.enum(mediaKinds).optional(),
   status: z.enum(['processing', 'ready', 'failed']).optional(),
   tag: z.string().trim().min(1).max(50).optional().describe('Items carrying this tag'),
@@ -39,10 +42,12 @@ export const mediaChanges = z
     title: z.string().trim().max(300).optional(),
     caption: z.string().trim().max(2000).optional(),
     tags: tags.optional(),
-    focal_point: z.object({ x: z.number().min(0).max(1), y: z.number().min(0).max(1) }).nullable().optional(),
+    focal_point: z
+      .object({ x: z.number().min(0).max(1), y: z.number().min(0).max(1) })
+      .nullable()
+      .optional(),
   })
   .refine((body) => Object.keys(body).length > 0, 'Send at least one field to change.');
-
 
 function filters(siteId: string, query: z.infer<typeof mediaFilters>) {
   const parts = [sql.fragment`media_items.site_id = ${siteId}`];
@@ -61,14 +66,28 @@ function filters(siteId: string, query: z.infer<typeof mediaFilters>) {
   return sql.join(parts, sql.fragment` and `);
 }
 
-export async function listMedia(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof mediaListQuery>) {
+export async function listMedia(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  query: z.infer<typeof mediaListQuery>,
+) {
   const { site } = await mediaAccess(db, actor, identifier, false);
   const matching = sql.fragment`select ${mediaColumns} from media_items where ${filters(site.id, query)}`;
-  const rows = await db.any(sql.type(mediaItem)`${matching} and ${after(query, 'media_items')} order by media_items.created_at, media_items.id limit ${query.limit + 1}`);
+  const rows = await db.any(
+    sql.type(
+      mediaItem,
+    )`${matching} and ${after(query, 'media_items')} order by media_items.created_at, media_items.id limit ${query.limit + 1}`,
+  );
   return toPage([...rows], query, () => countOf(db, matching));
 }
 
-export async function countMedia(db: CommonQueryMethods, actor: Actor, identifier: string, query: z.infer<typeof mediaFilters>) {
+export async function countMedia(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  query: z.infer<typeof mediaFilters>,
+) {
   const { site } = await mediaAccess(db, actor, identifier, false);
   return { count: await countOf(db, sql.fragment`select 1 from media_items where ${filters(site.id, query)}`) };
 }
@@ -80,7 +99,12 @@ export async function findMedia(db: CommonQueryMethods, siteId: string, id: stri
   return row;
 }
 
-export async function getMedia(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<MediaItem> {
+export async function getMedia(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  id: string,
+): Promise<MediaItem> {
   const { site } = await mediaAccess(db, actor, identifier, false);
   return findMedia(db, site.id, id);
 }
@@ -93,7 +117,13 @@ export async function forChange(db: CommonQueryMethods, actor: Actor, identifier
   return { ...found, item };
 }
 
-export async function updateMedia(db: DatabasePool, actor: Actor, identifier: string, id: string, changes: z.infer<typeof mediaChanges>) {
+export async function updateMedia(
+  db: DatabasePool,
+  actor: Actor,
+  identifier: string,
+  id: string,
+  changes: z.infer<typeof mediaChanges>,
+) {
   return db.transaction(async (tx) => {
     const { item } = await forChange(tx, actor, identifier, id);
     return tx.one(sql.type(mediaItem)`
@@ -105,16 +135,32 @@ export async function updateMedia(db: DatabasePool, actor: Actor, identifier: st
 }
 
 /** Files the item into a folder of the same site, or into none. */
-export async function moveMedia(db: DatabasePool, actor: Actor, identifier: string, id: string, folderId: string | null) {
+export async function moveMedia(
+  db: DatabasePool,
+  actor: Actor,
+  identifier: string,
+  id: string,
+  folderId: string | null,
+) {
   return db.transaction(async (tx) => {
     const { site } = await forChange(tx, actor, identifier, id);
     if (folderId) await requireSiteFolder(tx, site.id, folderId, 'folder_id');
-    return tx.one(sql.type(mediaItem)`update media_items set folder_id = ${folderId} where id = ${id} returning ${mediaColumns}`);
+    return tx.one(
+      sql.type(mediaItem)`update media_items set folder_id = ${folderId} where id = ${id} returning ${mediaColumns}`,
+    );
   });
 }
 
 /** Deletes the item, then its file and variants; 409 while something uses it, unless `force`. */
-export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, force = false) {
+export async function deleteMedia(
+  db: DatabasePool,
+  storage: Storage,
+  logger: Logger,
+  actor: Actor,
+  identifier: string,
+  id: string,
+  force = false,
+) {
   const keys = await db.transaction(async (tx) => {
     const { site } = await forChange(tx, actor, identifier, id);
     await requireUnreferenced(tx, site.id, sql.fragment`select ${id}::uuid`, force);
@@ -124,7 +170,13 @@ export async function deleteMedia(db: DatabasePool, storage: Storage, logger: Lo
 }
 
 /** The item and where the file asked for is, for streaming it to a caller who may read it. */
-export async function mediaFile(db: CommonQueryMethods, actor: Actor, identifier: string, id: string, query: ViewQuery): Promise<MediaFile> {
+export async function mediaFile(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  id: string,
+  query: ViewQuery,
+): Promise<MediaFile> {
   const { site } = await mediaAccess(db, actor, identifier, false);
   return fileOf(db, await findMedia(db, site.id, id), query);
 }

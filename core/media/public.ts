@@ -45,7 +45,12 @@ export async function findPublicMedia(db: CommonQueryMethods, identifier: string
 }
 
 /** The file of a public item; its original, when that tells where it was taken, only without its metadata. */
-export async function publicMediaFile(db: CommonQueryMethods, identifier: string, id: string, query: ViewQuery): Promise<MediaFile> {
+export async function publicMediaFile(
+  db: CommonQueryMethods,
+  identifier: string,
+  id: string,
+  query: ViewQuery,
+): Promise<MediaFile> {
   const item = await findPublicMedia(db, identifier, id);
   const original = !query.variant && !query.width && !query.format;
   const stripped = item.variants.some((variant) => variant.name === strippedVariant);

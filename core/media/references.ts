@@ -28,7 +28,11 @@ const sources: ((siteId: string, ids: Ids) => ReturnType<typeof sql.fragment>)[]
 ];
 
 /** What uses the items `ids` selects (a query answering one column of media ids), at most 50. */
-export async function referencesTo(db: CommonQueryMethods, siteId: string, ids: Ids): Promise<readonly MediaReference[]> {
+export async function referencesTo(
+  db: CommonQueryMethods,
+  siteId: string,
+  ids: Ids,
+): Promise<readonly MediaReference[]> {
   const union = sql.join(
     sources.map((source) => source(siteId, ids)),
     sql.fragment` union all `,
@@ -37,14 +41,23 @@ export async function referencesTo(db: CommonQueryMethods, siteId: string, ids: 
 }
 
 /** 409 naming what uses the items, unless `force`. */
-export async function requireUnreferenced(db: CommonQueryMethods, siteId: string, ids: Ids, force: boolean): Promise<void> {
+export async function requireUnreferenced(
+  db: CommonQueryMethods,
+  siteId: string,
+  ids: Ids,
+  force: boolean,
+): Promise<void> {
   if (force) return;
   const references = await referencesTo(db, siteId, ids);
   if (references.length) {
-    throw new Problem(409, `In use: ${references.map((reference) => reference.detail).join('; ')}. Pass force=true to delete it anyway.`, {
-      type: '/problems/media-in-use',
-      title: 'Media in use',
-      extensions: { references },
-    });
+    throw new Problem(
+      409,
+      `In use: ${references.map((reference) => reference.detail).join('; ')}. Pass force=true to delete it anyway.`,
+      {
+        type: '/problems/media-in-use',
+        title: 'Media in use',
+        extensions: { references },
+      },
+    );
   }
 }

@@ -24,4 +24,5 @@ export type SpeechInput = z.output<typeof speechInput>;
 
 // Speech runs at about 15 characters a second at speed 1; reserve for 12 so
 // slow voices are covered, plus a second of leading and trailing silence.
-export const estimateSeconds = (input: Pick<SpeechInput, 'text' | 'speed'>) => Math.ceil(input.text.length / 12 / input.speed) + 1;
+export const estimateSeconds = (input: Pick<SpeechInput, 'text' | 'speed'>) =>
+  Math.ceil(input.text.length / 12 / input.speed) + 1;

@@ -78,7 +78,11 @@ export async function uploadTarget(db: DatabasePool, actor: Actor, identifier: s
 }
 
 /** Sniffs the stream's type and stores it; 415 (nothing kept) for a type outside the allowlist. */
-export async function storeUpload(storage: Storage, site: Site, file: Readable): Promise<{ key: string; mimeType: string; size: number }> {
+export async function storeUpload(
+  storage: Storage,
+  site: Site,
+  file: Readable,
+): Promise<{ key: string; mimeType: string; size: number }> {
   const typed = await fileTypeStream(file, { sampleSize: 4100 });
   const mimeType = typed.fileType?.mime;
   if (!mimeType || !uploadTypes[mimeType]) {
@@ -104,23 +108,41 @@ export async function recordUpload(
   try {
     return await db.transaction(async (tx) => {
       if (fields.folder_id) await requireSiteFolder(tx, site.id, fields.folder_id, 'folder_id');
-      const item = await insertMedia(tx, { tenantId: site.tenant_id, siteId: site.id, jobId: null, createdBy: actor.kind === 'user' ? actor.userId : null }, {
-        kind: uploadTypes[file.mimeType]!,
-        mimeType: file.mimeType,
-        sizeBytes: file.size,
-        storageKey: file.key,
-        // Kept as a label only: the stored key never comes from it.
-        fileName: file.fileName.replace(/[\u0000-\u001f\u007f/\\]/g, '_').slice(0, 255),
-        title: fields.title ?? '',
-        folderId: fields.folder_id ?? null,
-        alt: fields.alt ?? '',
-        caption: fields.caption ?? '',
-        tags: fields.tags ?? [],
-        status: 'processing',
-      });
+      const item = await insertMedia(
+        tx,
+        {
+          tenantId: site.tenant_id,
+          siteId: site.id,
+          jobId: null,
+          createdBy: actor.kind === 'user' ? actor.userId : null,
+        },
+        {
+          kind: uploadTypes[file.mimeType]!,
+          mimeType: file.mimeType,
+          sizeBytes: file.size,
+          storageKey: file.key,
+          // Kept as a label only: the stored key never comes from it.
+          fileName: file.fileName.replace(/[\u0000-\u001f\u007f/\\]/g, '_').slice(0, 255),
+          title: fields.title ?? '',
+          folderId: fields.folder_id ?? null,
+          alt: fields.alt ?? '',
+          caption: fields.caption ?? '',
+          tags: fields.tags ?? [],
+          status: 'processing',
+        },
+      );
       // Metadata and variants are read by a worker; the item says processing until then.
-      const job = await insertJob(tx, config, { site, actor, kind: 'media_process', input: { media_id: item.id }, accountId: null, cost: 0 });
-      return tx.one(sql.type(mediaItem)`update media_items set job_id = ${job.id} where id = ${item.id} returning ${mediaColumns}`);
+      const job = await insertJob(tx, config, {
+        site,
+        actor,
+        kind: 'media_process',
+        input: { media_id: item.id },
+        accountId: null,
+        cost: 0,
+      });
+      return tx.one(
+        sql.type(mediaItem)`update media_items set job_id = ${job.id} where id = ${item.id} returning ${mediaColumns}`,
+      );
     });
   } catch (error) {
     await removeFiles(storage, logger, [file.key]);

@@ -23,8 +23,21 @@ import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
 const whole = z.number().int();
 
 export const operation = z.discriminatedUnion('op', [
-  z.strictObject({ op: z.literal('crop'), left: whole.min(0), top: whole.min(0), width: whole.min(1), height: whole.min(1) }),
-  z.strictObject({ op: z.literal('rotate'), angle: z.number().min(-360).max(360).describe('Degrees clockwise; other than a right angle, the corners are filled white') }),
+  z.strictObject({
+    op: z.literal('crop'),
+    left: whole.min(0),
+    top: whole.min(0),
+    width: whole.min(1),
+    height: whole.min(1),
+  }),
+  z.strictObject({
+    op: z.literal('rotate'),
+    angle: z
+      .number()
+      .min(-360)
+      .max(360)
+      .describe('Degrees clockwise; other than a right angle, the corners are filled white'),
+  }),
   z
     .strictObject({
       op: z.literal('resize'),
@@ -41,7 +54,10 @@ export const operation = z.discriminatedUnion('op', [
       saturation: z.number().min(0).max(3).optional(),
       hue: z.number().int().min(-360).max(360).optional(),
     })
-    .refine((adjust) => adjust.brightness !== undefined || adjust.saturation !== undefined || adjust.hue !== undefined, 'Give brightness, saturation or hue.'),
+    .refine(
+      (adjust) => adjust.brightness !== undefined || adjust.saturation !== undefined || adjust.hue !== undefined,
+      'Give brightness, saturation or hue.',
+    ),
 ]);
 
 export type Operation = z.infer<typeof operation>;
@@ -51,25 +67,50 @@ export const editOperations = z.strictObject({ operations: z.array(operation).mi
 export const editorAccess = z
   .object({
     allowed: z.boolean(),
-    reason: z.enum(['allowed', 'not_an_image', 'still_processing', 'not_yours', 'missing_scope']).describe('Why editing is or is not allowed'),
+    reason: z
+      .enum(['allowed', 'not_an_image', 'still_processing', 'not_yours', 'missing_scope'])
+      .describe('Why editing is or is not allowed'),
     role: z.string().describe('Your role on the site: admin, editor, author or service'),
-    ai_edit: z.object({ price: z.number().int(), available: z.number().int(), affordable: z.boolean() }).describe('What an AI edit of this image costs you, and whether you can pay it'),
+    ai_edit: z
+      .object({ price: z.number().int(), available: z.number().int(), affordable: z.boolean() })
+      .describe('What an AI edit of this image costs you, and whether you can pay it'),
   })
   .meta({ id: 'ImageEditorAccess' });
 
 /** Whether the caller may edit the item, and why; a 404 only when the item is not theirs to see. */
-export async function imageEditorAccess(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<z.infer<typeof editorAccess>> {
+export async function imageEditorAccess(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  id: string,
+): Promise<z.infer<typeof editorAccess>> {
   const found = await mediaAccess(db, actor, identifier, false);
   const item = await findMedia(db, found.site.id, id);
   const { cost } = await priceOf(db, item.site_id, 'image_edit', 1);
   const account =
     actor.kind === 'user'
-      ? await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from credit_accounts where site_id = ${item.site_id} and user_id = ${actor.userId}`)
-      : await db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`select id from credit_accounts where tenant_id = ${found.site.tenant_id} and site_id is null`);
+      ? await db.maybeOneFirst(
+          sql.type(
+            z.object({ id: z.string() }),
+          )`select id from credit_accounts where site_id = ${item.site_id} and user_id = ${actor.userId}`,
+        )
+      : await db.maybeOneFirst(
+          sql.type(
+            z.object({ id: z.string() }),
+          )`select id from credit_accounts where tenant_id = ${found.site.tenant_id} and site_id is null`,
+        );
   const { available } = await readBalance(db, account);
   const refusal = changeRefusal(found, actor, item.created_by);
-  const reason = item.kind !== 'image' ? 'not_an_image' : refusal ?? (item.status === 'processing' ? 'still_processing' : 'allowed');
-  return { allowed: reason === 'allowed', reason, role: found.role, ai_edit: { price: cost, available, affordable: available >= cost } };
+  const reason =
+    item.kind !== 'image'
+      ? 'not_an_image'
+      : (refusal ?? (item.status === 'processing' ? 'still_processing' : 'allowed'));
+  return {
+    allowed: reason === 'allowed',
+    reason,
+    role: found.role,
+    ai_edit: { price: cost, available, affordable: available >= cost },
+  };
 }
 
 export const mediaVersion = z
@@ -110,34 +151,64 @@ const outputFormats = new Map<string, OutputFormat>([
 ]);
 
 /** Applies the operations one after another (sharp would otherwise reorder them), decoding once. */
-export async function applyOperations(input: Buffer, operations: Operation[], format: OutputFormat, maxPixels: number): Promise<Buffer> {
+export async function applyOperations(
+  input: Buffer,
+  operations: Operation[],
+  format: OutputFormat,
+  maxPixels: number,
+): Promise<Buffer> {
   const limits = { limitInputPixels: maxPixels, failOn: 'error' as const };
   let { data, info } = await sharp(input, limits).autoOrient().raw().toBuffer({ resolveWithObject: true });
   for (const step of operations) {
-    let image: Sharp = sharp(data, { ...limits, raw: { width: info.width, height: info.height, channels: info.channels } });
+    let image: Sharp = sharp(data, {
+      ...limits,
+      raw: { width: info.width, height: info.height, channels: info.channels },
+    });
     if (step.op === 'crop') {
       if (step.left + step.width > info.width || step.top + step.height > info.height) {
-        throw new Problem(422, `The crop falls outside the ${info.width}×${info.height} image.`, { errors: [{ path: 'body.operations', message: 'crop outside the image' }] });
+        throw new Problem(422, `The crop falls outside the ${info.width}×${info.height} image.`, {
+          errors: [{ path: 'body.operations', message: 'crop outside the image' }],
+        });
       }
       image = image.extract({ left: step.left, top: step.top, width: step.width, height: step.height });
     } else if (step.op === 'rotate') {
       image = image.rotate(step.angle, { background: '#ffffff' });
     } else if (step.op === 'resize') {
-      image = image.resize({ ...(step.width ? { width: step.width } : {}), ...(step.height ? { height: step.height } : {}), fit: step.fit });
+      image = image.resize({
+        ...(step.width ? { width: step.width } : {}),
+        ...(step.height ? { height: step.height } : {}),
+        fit: step.fit,
+      });
     } else if (step.op === 'flip') {
       image = step.direction === 'vertical' ? image.flip() : image.flop();
     } else {
-      image = image.modulate({ ...(step.brightness !== undefined ? { brightness: step.brightness } : {}), ...(step.saturation !== undefined ? { saturation: step.saturation } : {}), ...(step.hue !== undefined ? { hue: step.hue } : {}) });
+      image = image.modulate({
+        ...(step.brightness !== undefined ? { brightness: step.brightness } : {}),
+        ...(step.saturation !== undefined ? { saturation: step.saturation } : {}),
+        ...(step.hue !== undefined ? { hue: step.hue } : {}),
+      });
     }
     ({ data, info } = await image.raw().toBuffer({ resolveWithObject: true }));
   }
-  return sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } }).toFormat(format as keyof FormatEnum).toBuffer();
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
+    .toFormat(format as keyof FormatEnum)
+    .toBuffer();
 }
 
 /** The edited image's bytes: operations on the current file, or an uploaded file already stored. */
-export type Edit = { kind: 'operations'; operations: Operation[] } | { kind: 'file'; key: string; mimeType: string; size: number };
+export type Edit =
+  { kind: 'operations'; operations: Operation[] } | { kind: 'file'; key: string; mimeType: string; size: number };
 
-export async function saveEdited(db: DatabasePool, config: Config, storage: Storage, logger: Logger, actor: Actor, identifier: string, id: string, edit: Edit): Promise<MediaItem> {
+export async function saveEdited(
+  db: DatabasePool,
+  config: Config,
+  storage: Storage,
+  logger: Logger,
+  actor: Actor,
+  identifier: string,
+  id: string,
+  edit: Edit,
+): Promise<MediaItem> {
   // The file of this edit, once stored: removed again if the edit is not saved.
   let made: string | undefined = edit.kind === 'file' ? edit.key : undefined;
   try {
@@ -145,25 +216,44 @@ export async function saveEdited(db: DatabasePool, config: Config, storage: Stor
     if (item.kind !== 'image') throw new Problem(409, `Only images can be edited; this item is ${item.kind}.`);
     let next: { key: string; mimeType: string; size: number; output?: Buffer };
     if (edit.kind === 'file') {
-      if (!edit.mimeType.startsWith('image/')) throw new Problem(415, `The new version must be an image; this file is ${edit.mimeType}.`);
+      if (!edit.mimeType.startsWith('image/'))
+        throw new Problem(415, `The new version must be an image; this file is ${edit.mimeType}.`);
       next = edit;
     } else {
-      const current = await db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+      const current = await db.oneFirst(
+        sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`,
+      );
       const input = await bytesOf(storage, current);
       if (input.length === 0) throw new Problem(409, 'The image’s file is missing; it cannot be edited.');
       const format = outputFormats.get(item.mime_type) ?? 'png';
-      const output = await applyOperations(input, edit.operations, format, config.media.maxPixels).catch((error: unknown) => {
-        if (error instanceof Problem) throw error;
-        throw new Problem(422, `The operations cannot be applied: ${(error as Error).message}.`, { errors: [{ path: 'body.operations', message: 'cannot be applied' }] });
-      });
+      const output = await applyOperations(input, edit.operations, format, config.media.maxPixels).catch(
+        (error: unknown) => {
+          if (error instanceof Problem) throw error;
+          throw new Problem(422, `The operations cannot be applied: ${(error as Error).message}.`, {
+            errors: [{ path: 'body.operations', message: 'cannot be applied' }],
+          });
+        },
+      );
       made = `${site.tenant_id}/${site.id}/${randomUUID()}`;
       const mimeType = `image/${format}`;
       next = { key: made, mimeType, size: (await storage.put(made, output, mimeType)).size, output };
     }
-    const meta = await sharp(next.output ?? (await bytesOf(storage, next.key)), { limitInputPixels: config.media.maxPixels }).metadata().catch(() => null);
+    const meta = await sharp(next.output ?? (await bytesOf(storage, next.key)), {
+      limitInputPixels: config.media.maxPixels,
+    })
+      .metadata()
+      .catch(() => null);
     const { saved, staleVariants } = await db.transaction(async (tx) => {
       const locked = await forChange(tx, actor, identifier, id);
-      return recordVersion(tx, config, { site: locked.site, actor, mediaId: id, file: next, width: meta?.width ?? null, height: meta?.height ?? null, jobId: null });
+      return recordVersion(tx, config, {
+        site: locked.site,
+        actor,
+        mediaId: id,
+        file: next,
+        width: meta?.width ?? null,
+        height: meta?.height ?? null,
+        jobId: null,
+      });
     });
     made = undefined;
     // The old original stays as a version; its variants are made again for the new one.
@@ -191,7 +281,11 @@ export type NewVersion = {
  * transaction: the replaced one is kept in media_versions, and the item is
  * processed again. Answers the item and the variant keys that are now stale.
  */
-export async function recordVersion(tx: CommonQueryMethods, config: Config, version: NewVersion): Promise<{ saved: MediaItem; staleVariants: string[] }> {
+export async function recordVersion(
+  tx: CommonQueryMethods,
+  config: Config,
+  version: NewVersion,
+): Promise<{ saved: MediaItem; staleVariants: string[] }> {
   const id = version.mediaId;
   const stale = await tx.oneFirst(sql.type(z.object({ variant_keys: z.array(z.string()) }))`
     select array(select v->>'key' from jsonb_array_elements(variants) v) as variant_keys from media_items where id = ${id} for update`);
@@ -199,7 +293,14 @@ export async function recordVersion(tx: CommonQueryMethods, config: Config, vers
     insert into media_versions (tenant_id, media_id, version, storage_key, mime_type, size_bytes, width, height, created_by, created_at)
     select tenant_id, id, version, storage_key, mime_type, size_bytes, width, height, coalesce(version_created_by, created_by), version_created_at
     from media_items where id = ${id}`);
-  const job = await insertJob(tx, config, { site: version.site, actor: version.actor, kind: 'media_process', input: { media_id: id }, accountId: null, cost: 0 });
+  const job = await insertJob(tx, config, {
+    site: version.site,
+    actor: version.actor,
+    kind: 'media_process',
+    input: { media_id: id },
+    accountId: null,
+    cost: 0,
+  });
   const saved = await tx.one(sql.type(mediaItem)`
     update media_items set storage_key = ${version.file.key}, mime_type = ${version.file.mimeType}, size_bytes = ${version.file.size},
            version = version + 1, width = ${version.width}, height = ${version.height}, status = 'processing', variants = '[]',

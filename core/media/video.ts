@@ -21,13 +21,27 @@ const scene = z
     narration: z.string().trim().min(1).max(1000).optional().describe('Spoken over the scene'),
     image_prompt: z.string().trim().min(1).max(1000).optional().describe('What to picture; the narration when absent'),
     media_id: z.uuid().optional().describe('An image of this site to show instead of a generated one'),
-    duration_seconds: z.number().min(1).max(maxSceneSeconds).optional().describe('At least this long; longer when the narration needs it'),
+    duration_seconds: z
+      .number()
+      .min(1)
+      .max(maxSceneSeconds)
+      .optional()
+      .describe('At least this long; longer when the narration needs it'),
   })
-  .refine((value) => value.narration || value.image_prompt || value.media_id, 'needs narration, image_prompt or media_id');
+  .refine(
+    (value) => value.narration || value.image_prompt || value.media_id,
+    'needs narration, image_prompt or media_id',
+  );
 
 export const videoRequest = z
   .strictObject({
-    prompt: z.string().trim().min(1).max(4000).optional().describe('Each sentence becomes a scene, narrated (at most 12)'),
+    prompt: z
+      .string()
+      .trim()
+      .min(1)
+      .max(4000)
+      .optional()
+      .describe('Each sentence becomes a scene, narrated (at most 12)'),
     scenes: z.array(scene).min(1).max(maxScenes).optional().describe('A script, instead of a prompt'),
     size: z.enum(videoSizes).default('1280x720'),
     seconds_per_scene: z.number().min(1).max(maxSceneSeconds).default(4).describe('For scenes that name no duration'),
@@ -36,11 +50,19 @@ export const videoRequest = z
     language: speechInput.shape.language,
     speed: speechInput.shape.speed,
     style: z.enum(['natural', 'vivid', 'flat']).default('natural'),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .optional(),
     folder_id: z.uuid().optional().describe('Where the video goes; the top level when absent'),
     title: z.string().trim().max(200).optional(),
   })
-  .refine((value) => Boolean(value.prompt) !== Boolean(value.scenes), { message: 'give either prompt or scenes', path: ['prompt'] })
+  .refine((value) => Boolean(value.prompt) !== Boolean(value.scenes), {
+    message: 'give either prompt or scenes',
+    path: ['prompt'],
+  })
   .meta({ id: 'VideoGenerationRequest' });
 
 export type VideoRequest = z.output<typeof videoRequest>;
@@ -49,7 +71,12 @@ export type VideoRequest = z.output<typeof videoRequest>;
 export const videoJobInput = z.object({ request: videoRequest, backend: z.enum(videoBackends) });
 export type VideoJobInput = z.output<typeof videoJobInput>;
 
-export type PlannedScene = { narration: string | null; imagePrompt: string; mediaId: string | null; minSeconds: number };
+export type PlannedScene = {
+  narration: string | null;
+  imagePrompt: string;
+  mediaId: string | null;
+  minSeconds: number;
+};
 
 /** Sentences of a prompt: the text up to each . ! or ? followed by a space, or a line break. */
 function sentences(prompt: string): string[] {
@@ -60,11 +87,22 @@ function sentences(prompt: string): string[] {
 }
 
 export function planScenes(request: VideoRequest): PlannedScene[] {
-  const script = request.scenes ?? sentences(request.prompt ?? '').map((sentence) => ({ narration: sentence, image_prompt: sentence }));
+  const script =
+    request.scenes ??
+    sentences(request.prompt ?? '').map((sentence) => ({ narration: sentence, image_prompt: sentence }));
   // A prompt of more sentences than scenes allowed: the rest are spoken over the last scene.
   const merged =
     script.length > maxScenes && !request.scenes
-      ? [...script.slice(0, maxScenes - 1), { narration: script.slice(maxScenes - 1).map((part) => part.narration).join(' '), image_prompt: script[maxScenes - 1]!.image_prompt }]
+      ? [
+          ...script.slice(0, maxScenes - 1),
+          {
+            narration: script
+              .slice(maxScenes - 1)
+              .map((part) => part.narration)
+              .join(' '),
+            image_prompt: script[maxScenes - 1]!.image_prompt,
+          },
+        ]
       : script;
   return merged.map((part) => {
     const narration = request.narrate ? (part.narration ?? null) : null;
@@ -72,7 +110,8 @@ export function planScenes(request: VideoRequest): PlannedScene[] {
       narration,
       imagePrompt: part.image_prompt ?? part.narration ?? request.prompt ?? 'scene',
       mediaId: 'media_id' in part ? (part.media_id ?? null) : null,
-      minSeconds: 'duration_seconds' in part && part.duration_seconds ? part.duration_seconds : request.seconds_per_scene,
+      minSeconds:
+        'duration_seconds' in part && part.duration_seconds ? part.duration_seconds : request.seconds_per_scene,
     };
   });
 }
@@ -87,14 +126,22 @@ const spokenSeconds = (scene: PlannedScene, request: VideoRequest) =>
 export function overlongScenes(request: VideoRequest): { path: string; message: string }[] {
   return planScenes(request).flatMap((scene, index) =>
     spokenSeconds(scene, request) > maxSceneSeconds
-      ? [{ path: request.scenes ? `body.scenes.${index}.narration` : 'body.prompt', message: `scene ${index + 1}'s narration may last longer than ${maxSceneSeconds} s; split it` }]
+      ? [
+          {
+            path: request.scenes ? `body.scenes.${index}.narration` : 'body.prompt',
+            message: `scene ${index + 1}'s narration may last longer than ${maxSceneSeconds} s; split it`,
+          },
+        ]
       : [],
   );
 }
 
 /** The longest the local back end's video can be, for the credit reservation. */
 function localEstimate(request: VideoRequest): number {
-  return planScenes(request).reduce((total, scene) => total + Math.min(maxSceneSeconds, Math.max(scene.minSeconds, spokenSeconds(scene, request))), 0);
+  return planScenes(request).reduce(
+    (total, scene) => total + Math.min(maxSceneSeconds, Math.max(scene.minSeconds, spokenSeconds(scene, request))),
+    0,
+  );
 }
 
 // OpenAI's /videos makes clips of 4, 8 or 12 seconds, landscape or portrait.
@@ -102,12 +149,18 @@ export const openAiSeconds = [4, 8, 12] as const;
 export const openAiSizes: readonly string[] = ['1280x720', '720x1280'];
 
 /** What a back end other than local cannot do with this request, as 422 errors. */
-export function unsupportedByBackend(request: VideoRequest, backend: VideoBackend): { path: string; message: string }[] {
+export function unsupportedByBackend(
+  request: VideoRequest,
+  backend: VideoBackend,
+): { path: string; message: string }[] {
   if (backend === 'local') return [];
   const errors = (request.scenes ?? []).flatMap((scene, index) =>
-    scene.media_id ? [{ path: `body.scenes.${index}.media_id`, message: `the ${backend} back end cannot show images of the site` }] : [],
+    scene.media_id
+      ? [{ path: `body.scenes.${index}.media_id`, message: `the ${backend} back end cannot show images of the site` }]
+      : [],
   );
-  if (backend === 'openai' && !openAiSizes.includes(request.size)) errors.push({ path: 'body.size', message: `the openai back end makes ${openAiSizes.join(' or ')}` });
+  if (backend === 'openai' && !openAiSizes.includes(request.size))
+    errors.push({ path: 'body.size', message: `the openai back end makes ${openAiSizes.join(' or ')}` });
   return errors;
 }
 
@@ -129,12 +182,20 @@ export function videoBackend(config: Config, endpoint: 'main' | 'varianta' | 'va
 
 /** Why a back end cannot run with this configuration, or null when it can. */
 export function missingVideoConfig(config: Config, backend: VideoBackend): string | null {
-  if (backend === 'openai' && !config.ai.baseUrl) return 'The openai video back end needs AI_BASE_URL (and usually AI_API_KEY).';
+  if (backend === 'openai' && !config.ai.baseUrl)
+    return 'The openai video back end needs AI_BASE_URL (and usually AI_API_KEY).';
   // The local back end pictures and narrates with the configured image and speech providers.
-  if (backend === 'local' && !config.ai.baseUrl && (config.images.provider === 'openai' || config.speech.provider === 'openai')) {
+  if (
+    backend === 'local' &&
+    !config.ai.baseUrl &&
+    (config.images.provider === 'openai' || config.speech.provider === 'openai')
+  ) {
     return 'The local video back end uses IMAGE_PROVIDER / SPEECH_PROVIDER=openai, which need AI_BASE_URL.';
   }
-  if (backend === 'mediaprovider' && (!config.mediaProvider.url || !config.mediaProvider.webhookSecret || !config.publicUrl)) {
+  if (
+    backend === 'mediaprovider' &&
+    (!config.mediaProvider.url || !config.mediaProvider.webhookSecret || !config.publicUrl)
+  ) {
     return 'The mediaprovider video back end needs MEDIA_PROVIDER_URL, MEDIA_PROVIDER_WEBHOOK_SECRET and PUBLIC_URL.';
   }
   return null;

@@ -19,10 +19,19 @@ export const toleranceSeconds = 5 * 60;
 
 export const delivery = z
   .object({
-    job_ref: z.string().min(1).max(200).describe('The provider’s id for the work, as it answered when the job was submitted'),
+    job_ref: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('The provider’s id for the work, as it answered when the job was submitted'),
     reference: z.uuid().optional().describe('Our job id, as sent to the provider with the work'),
     status: z.enum(['succeeded', 'failed']),
-    output: z.record(z.string(), z.unknown()).optional().describe('For speech: audio_base64 or audio_url; for video: video_base64 or video_url (a URL on the provider’s own origin)'),
+    output: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'For speech: audio_base64 or audio_url; for video: video_base64 or video_url (a URL on the provider’s own origin)',
+      ),
     error: z.object({ code: z.string().max(100).optional(), message: z.string().max(1000) }).optional(),
   })
   .meta({ id: 'MediaProviderDelivery' });
@@ -30,7 +39,9 @@ export const delivery = z
 export const deliveryReceipt = z
   .object({
     received: z.literal(true),
-    outcome: z.enum(['accepted', 'failed', 'duplicate', 'ignored']).describe('duplicate: this event id was handled before; ignored: the job no longer waits'),
+    outcome: z
+      .enum(['accepted', 'failed', 'duplicate', 'ignored'])
+      .describe('duplicate: this event id was handled before; ignored: the job no longer waits'),
     job_id: z.uuid().nullable(),
   })
   .meta({ id: 'WebhookReceipt' });
@@ -47,7 +58,8 @@ export function sign(secret: string, id: string, timestamp: string, body: Buffer
 /** Throws 401 unless one of the signatures (`v1,<base64>`, space-separated) matches and the timestamp is recent. */
 export function verifySignature(secret: string, headers: SignedHeaders, body: Buffer, now = Date.now()): string {
   const { id, timestamp, signature } = headers;
-  if (!id || !timestamp || !signature) throw invalidSignature('Send webhook-id, webhook-timestamp and webhook-signature.');
+  if (!id || !timestamp || !signature)
+    throw invalidSignature('Send webhook-id, webhook-timestamp and webhook-signature.');
   if (!/^\d{1,12}$/.test(timestamp) || Math.abs(now / 1000 - Number(timestamp)) > toleranceSeconds) {
     throw invalidSignature('The webhook timestamp is missing or more than 5 minutes away.');
   }
@@ -61,7 +73,13 @@ export function verifySignature(secret: string, headers: SignedHeaders, body: Bu
   return id;
 }
 
-export async function receiveDelivery(db: DatabasePool, config: Config, siteIdentifier: string, headers: SignedHeaders, rawBody: Buffer | undefined) {
+export async function receiveDelivery(
+  db: DatabasePool,
+  config: Config,
+  siteIdentifier: string,
+  headers: SignedHeaders,
+  rawBody: Buffer | undefined,
+) {
   const secret = config.mediaProvider.webhookSecret;
   if (!secret) throw new Problem(503, 'No media provider is configured (MEDIA_PROVIDER_WEBHOOK_SECRET).');
   const eventId = verifySignature(secret, headers, rawBody ?? Buffer.alloc(0));
@@ -73,7 +91,9 @@ export async function receiveDelivery(db: DatabasePool, config: Config, siteIden
   }
   const parsed = delivery.safeParse(parsedBody);
   if (!parsed.success) {
-    throw new Problem(422, 'The delivery is not valid.', { errors: parsed.error.issues.map((issue) => ({ path: ['body', ...issue.path].join('.'), message: issue.message })) });
+    throw new Problem(422, 'The delivery is not valid.', {
+      errors: parsed.error.issues.map((issue) => ({ path: ['body', ...issue.path].join('.'), message: issue.message })),
+    });
   }
   const unstorable = unstorableFields(parsed.data, 'body');
   if (unstorable.length > 0) throw new Problem(422, 'The delivery is not valid.', { errors: unstorable });
@@ -91,19 +111,31 @@ export async function receiveDelivery(db: DatabasePool, config: Config, siteIden
       // A fast provider may call back before the worker has recorded its job_ref:
       // a retryable 409 rather than a 404. Either rolls back the event, so the
       // same delivery can be made again.
-      const handing = site && body.reference
-        ? await tx.exists(sql.type(z.object({}))`
+      const handing =
+        site && body.reference
+          ? await tx.exists(sql.type(z.object({}))`
             select 1 from jobs where id = ${body.reference} and site_id = ${site.id} and status = 'running' and provider_ref is null`)
-        : false;
-      if (handing) throw new Problem(409, 'The job is still being handed to the provider; deliver again shortly.', { headers: { 'Retry-After': '2' } });
+          : false;
+      if (handing)
+        throw new Problem(409, 'The job is still being handed to the provider; deliver again shortly.', {
+          headers: { 'Retry-After': '2' },
+        });
       throw notFound('No job of this site waits for that job_ref.');
     }
-    if (job.status !== 'waiting' || job.provider_result !== null) return { received: true as const, outcome: 'ignored' as const, job_id: job.id };
+    if (job.status !== 'waiting' || job.provider_result !== null)
+      return { received: true as const, outcome: 'ignored' as const, job_id: job.id };
     if (body.status === 'failed') {
-      await fail(tx, job, { code: 'provider_failed', message: body.error?.message ?? 'The media provider reported a failure.' });
+      await fail(tx, job, {
+        code: 'provider_failed',
+        message: body.error?.message ?? 'The media provider reported a failure.',
+      });
       return { received: true as const, outcome: 'failed' as const, job_id: job.id };
     }
-    await tx.query(sql.typeAlias('void')`update jobs set provider_result = ${sql.jsonb((body.output ?? {}) as never)}, stage = 'result received' where id = ${job.id}`);
+    await tx.query(
+      sql.typeAlias(
+        'void',
+      )`update jobs set provider_result = ${sql.jsonb((body.output ?? {}) as never)}, stage = 'result received' where id = ${job.id}`,
+    );
     await schedule(tx, job, config.jobs.tenantConcurrency);
     return { received: true as const, outcome: 'accepted' as const, job_id: job.id };
   });

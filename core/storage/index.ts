@@ -16,6 +16,10 @@ export function createStorage(config: Config): Storage {
  */
 export async function removeFiles(storage: Storage, logger: Logger, keys: readonly string[]): Promise<void> {
   for (const key of keys) {
-    await storage.delete(key).catch((error: unknown) => logger.warn({ key, err: (error as Error).message }, 'could not remove a deleted media file'));
+    await storage
+      .delete(key)
+      .catch((error: unknown) =>
+        logger.warn({ key, err: (error as Error).message }, 'could not remove a deleted media file'),
+      );
   }
 }

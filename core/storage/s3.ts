@@ -3,7 +3,13 @@
 // streamed upload of known length is sent with aws-chunked framing that some
 // S3-compatible servers store verbatim, corrupting the object without an error.
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { checkKey, type Storage } from './storage.ts';
@@ -17,7 +23,9 @@ export type S3Options = {
   secretAccessKey?: string | undefined;
 };
 
-const missing = (error: unknown) => error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404);
+const missing = (error: unknown) =>
+  error instanceof S3ServiceException &&
+  (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404);
 
 export function s3Storage(options: S3Options): Storage {
   const client = new S3Client({
@@ -26,7 +34,9 @@ export function s3Storage(options: S3Options): Storage {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...(options.accessKeyId && options.secretAccessKey ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } } : {}),
+    ...(options.accessKeyId && options.secretAccessKey
+      ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+      : {}),
   });
   const Bucket = options.bucket;
   const size = async (key: string) => {
@@ -47,7 +57,11 @@ export function s3Storage(options: S3Options): Storage {
     async read(key, range) {
       try {
         const object = await client.send(
-          new GetObjectCommand({ Bucket, Key: checkKey(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+          new GetObjectCommand({
+            Bucket,
+            Key: checkKey(key),
+            ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+          }),
         );
         return object.Body as Readable;
       } catch (error) {
@@ -62,7 +76,12 @@ export function s3Storage(options: S3Options): Storage {
     signedUrl(key, seconds, contentType) {
       // Served as its own type, inline. S3 cannot add our nosniff and sandbox headers; what gets here is only
       // what uploads accept (no HTML, no SVG), which a browser does not run as a page.
-      const command = new GetObjectCommand({ Bucket, Key: checkKey(key), ResponseContentType: contentType, ResponseContentDisposition: 'inline' });
+      const command = new GetObjectCommand({
+        Bucket,
+        Key: checkKey(key),
+        ResponseContentType: contentType,
+        ResponseContentDisposition: 'inline',
+      });
       return getSignedUrl(client, command, { expiresIn: seconds });
     },
   };

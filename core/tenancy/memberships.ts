@@ -27,11 +27,18 @@ export async function listTenantUsers(db: CommonQueryMethods, actor: Actor, tena
     from memberships m join users on users.id = m.user_id
     where m.tenant_id = ${tenantId} and ${after(query, 'users')}
     order by users.created_at, users.id limit ${query.limit + 1}`);
-  return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from memberships where tenant_id = ${tenantId}`));
+  return toPage([...rows], query, () =>
+    countOf(db, sql.fragment`select 1 from memberships where tenant_id = ${tenantId}`),
+  );
 }
 
 /** Users who are not members of the tenant yet: the candidates to add. */
-export async function availableUsersForTenant(db: CommonQueryMethods, actor: Actor, tenantId: string, query: PageQuery) {
+export async function availableUsersForTenant(
+  db: CommonQueryMethods,
+  actor: Actor,
+  tenantId: string,
+  query: PageQuery,
+) {
   requireGlobalAdmin(actor);
   await existingTenant(db, tenantId);
   const outside = sql.fragment`not exists (select 1 from memberships m where m.tenant_id = ${tenantId} and m.user_id = users.id)`;
@@ -47,19 +54,33 @@ export async function addMember(db: CommonQueryMethods, tenantId: string, userId
       insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role})
       returning tenant_id, user_id, role, created_at`);
   } catch (error) {
-    if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('The user is already a member; PATCH changes the role.');
+    if (error instanceof UniqueIntegrityConstraintViolationError)
+      throw conflict('The user is already a member; PATCH changes the role.');
     throw error;
   }
 }
 
-export async function assignUserToTenant(db: CommonQueryMethods, actor: Actor, tenantId: string, userId: string, role: Role) {
+export async function assignUserToTenant(
+  db: CommonQueryMethods,
+  actor: Actor,
+  tenantId: string,
+  userId: string,
+  role: Role,
+) {
   requireGlobalAdmin(actor);
   await existingTenant(db, tenantId);
-  if (!(await db.exists(sql.type(z.object({}))`select 1 from users where id = ${userId}`))) throw notFound('No such user.');
+  if (!(await db.exists(sql.type(z.object({}))`select 1 from users where id = ${userId}`)))
+    throw notFound('No such user.');
   return addMember(db, tenantId, userId, role);
 }
 
-export async function updateTenantRole(db: CommonQueryMethods, actor: Actor, tenantId: string, userId: string, role: Role) {
+export async function updateTenantRole(
+  db: CommonQueryMethods,
+  actor: Actor,
+  tenantId: string,
+  userId: string,
+  role: Role,
+) {
   requireGlobalAdmin(actor);
   const updated = await db.maybeOne(sql.type(membership)`
     update memberships set role = ${role} where tenant_id = ${tenantId} and user_id = ${userId}
@@ -69,7 +90,12 @@ export async function updateTenantRole(db: CommonQueryMethods, actor: Actor, ten
 }
 
 /** Removes the membership and, with it, the user's access to the tenant's sites. */
-export async function removeUserFromTenant(db: DatabasePool, actor: Actor, tenantId: string, userId: string): Promise<void> {
+export async function removeUserFromTenant(
+  db: DatabasePool,
+  actor: Actor,
+  tenantId: string,
+  userId: string,
+): Promise<void> {
   requireGlobalAdmin(actor);
   await db.transaction(async (tx) => {
     const removed = await tx.maybeOneFirst(sql.type(z.object({ user_id: z.string() }))`

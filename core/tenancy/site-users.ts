@@ -10,8 +10,12 @@ import { user, userColumns } from '../identity/users.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { loadSite, site, siteColumns } from './sites.ts';
 
-export const siteUser = user.extend({ role: z.enum(roles).describe('The user’s role in the site’s tenant'), assigned_at: z.string() }).meta({ id: 'SiteUser' });
-export const siteAssignment = z.object({ site_id: z.uuid(), user_id: z.uuid(), created_at: z.string() }).meta({ id: 'SiteAssignment' });
+export const siteUser = user
+  .extend({ role: z.enum(roles).describe('The user’s role in the site’s tenant'), assigned_at: z.string() })
+  .meta({ id: 'SiteUser' });
+export const siteAssignment = z
+  .object({ site_id: z.uuid(), user_id: z.uuid(), created_at: z.string() })
+  .meta({ id: 'SiteAssignment' });
 
 export async function listSiteUsers(db: CommonQueryMethods, actor: Actor, identifier: string, query: PageQuery) {
   const { site: target } = await loadSite(db, actor, identifier, 'admin');
@@ -21,11 +25,18 @@ export async function listSiteUsers(db: CommonQueryMethods, actor: Actor, identi
     join memberships m on m.tenant_id = su.tenant_id and m.user_id = su.user_id
     where su.site_id = ${target.id} and ${after(query, 'users')}
     order by users.created_at, users.id limit ${query.limit + 1}`);
-  return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from site_users where site_id = ${target.id}`));
+  return toPage([...rows], query, () =>
+    countOf(db, sql.fragment`select 1 from site_users where site_id = ${target.id}`),
+  );
 }
 
 /** Members of the site's tenant not yet assigned to it. */
-export async function availableUsersForSite(db: CommonQueryMethods, actor: Actor, identifier: string, query: PageQuery) {
+export async function availableUsersForSite(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  query: PageQuery,
+) {
   const { site: target } = await loadSite(db, actor, identifier, 'admin');
   const candidates = sql.fragment`
     exists (select 1 from memberships m where m.tenant_id = ${target.tenant_id} and m.user_id = users.id)
@@ -47,12 +58,18 @@ export async function assignUserToSite(db: CommonQueryMethods, actor: Actor, ide
       insert into site_users (tenant_id, site_id, user_id) values (${target.tenant_id}, ${target.id}, ${userId})
       returning site_id, user_id, created_at`);
   } catch (error) {
-    if (error instanceof UniqueIntegrityConstraintViolationError) throw conflict('The user is already assigned to this site.');
+    if (error instanceof UniqueIntegrityConstraintViolationError)
+      throw conflict('The user is already assigned to this site.');
     throw error;
   }
 }
 
-export async function removeUserFromSite(db: CommonQueryMethods, actor: Actor, identifier: string, userId: string): Promise<void> {
+export async function removeUserFromSite(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  userId: string,
+): Promise<void> {
   const { site: target } = await loadSite(db, actor, identifier, 'admin');
   const removed = await db.maybeOneFirst(sql.type(z.object({ user_id: z.string() }))`
     delete from site_users where site_id = ${target.id} and user_id = ${userId} returning user_id`);
@@ -69,7 +86,11 @@ export async function listUserSites(db: CommonQueryMethods, actor: Actor, userId
   const scope = everything
     ? sql.fragment`true`
     : sql.fragment`exists (select 1 from memberships a where a.tenant_id = sites.tenant_id and a.user_id = ${caller.userId} and a.role = 'admin')`;
-  if (everything && caller.userId !== userId && !(await db.exists(sql.type(z.object({}))`select 1 from users where id = ${userId}`))) {
+  if (
+    everything &&
+    caller.userId !== userId &&
+    !(await db.exists(sql.type(z.object({}))`select 1 from users where id = ${userId}`))
+  ) {
     throw notFound('No such user.');
   }
   if (!everything) {

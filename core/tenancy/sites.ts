@@ -2,19 +2,50 @@
 // slug, which therefore may not look like an id nor like a top-level path.
 // Deleting a site removes everything it owns (its rows cascade).
 import { z } from 'zod';
-import { CheckIntegrityConstraintViolationError, ForeignKeyIntegrityConstraintViolationError, UniqueIntegrityConstraintViolationError } from 'slonik';
+import {
+  CheckIntegrityConstraintViolationError,
+  ForeignKeyIntegrityConstraintViolationError,
+  UniqueIntegrityConstraintViolationError,
+} from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
-import { activeMemberships, reachesSite, requireScope, requireTenantAdmin, siteRole, tenantRole, type Role } from '../identity/access.ts';
+import {
+  activeMemberships,
+  reachesSite,
+  requireScope,
+  requireTenantAdmin,
+  siteRole,
+  tenantRole,
+  type Role,
+} from '../identity/access.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { findTenant, slug } from './tenants.ts';
 
 // First path segments of the API: a site with one of these slugs could not be addressed.
-const reserved = new Set(['admin', 'api', 'auth', 'docs', 'health', 'openapi.json', 'payments', 'public', 'search', 'sites', 'subscription', 'system-prompts', 'transferprompts', 'users', 'problems']);
+const reserved = new Set([
+  'admin',
+  'api',
+  'auth',
+  'docs',
+  'health',
+  'openapi.json',
+  'payments',
+  'public',
+  'search',
+  'sites',
+  'subscription',
+  'system-prompts',
+  'transferprompts',
+  'users',
+  'problems',
+]);
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const siteSlug = slug.refine((value) => !reserved.has(value) && !uuidShape.test(value), 'is reserved or looks like an id');
+export const siteSlug = slug.refine(
+  (value) => !reserved.has(value) && !uuidShape.test(value),
+  'is reserved or looks like an id',
+);
 export const locale = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en or pt-BR');
 
 export const site = z
@@ -27,7 +58,9 @@ export const site = z
     locales: z.array(z.string()),
     domain: z.string().nullable(),
     settings: z.record(z.string(), z.unknown()),
-    visibility: z.enum(['private', 'public']).describe('public: the /public endpoints serve its ready media and published content without a token'),
+    visibility: z
+      .enum(['private', 'public'])
+      .describe('public: the /public endpoints serve its ready media and published content without a token'),
     created_at: z.string(),
   })
   .meta({ id: 'Site' });
@@ -43,7 +76,12 @@ export async function resolveSite(db: CommonQueryMethods, identifier: string): P
 }
 
 /** The site and the caller's role on it: 404 when it is not theirs to see, 403 when `admin` is needed and they are not. */
-export async function loadSite(db: CommonQueryMethods, actor: Actor, identifier: string, need: 'read' | 'admin' = 'read'): Promise<{ site: Site; role: Role | 'service' }> {
+export async function loadSite(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  need: 'read' | 'admin' = 'read',
+): Promise<{ site: Site; role: Role | 'service' }> {
   const found = await resolveSite(db, identifier);
   const role = found ? await siteRole(db, actor, found) : null;
   if (!found || !role) throw notFound('No such site.');
@@ -64,7 +102,8 @@ function visible(actor: Actor) {
 export async function listSites(db: CommonQueryMethods, actor: Actor, query: PageQuery, tenantId?: string) {
   requireScope(actor, 'sites:read');
   // A global admin has a role in any tenant id, even one that does not exist.
-  if (tenantId && (!(await tenantRole(db, actor, tenantId)) || !(await findTenant(db, tenantId)))) throw notFound('No such tenant.');
+  if (tenantId && (!(await tenantRole(db, actor, tenantId)) || !(await findTenant(db, tenantId))))
+    throw notFound('No such tenant.');
   const where = sql.fragment`${visible(actor)} and ${tenantId ? sql.fragment`sites.tenant_id = ${tenantId}` : sql.fragment`true`}`;
   const rows = await db.any(sql.type(site)`
     select ${siteColumns} from sites where ${where} and ${after(query, 'sites')}
@@ -88,7 +127,9 @@ function rejected(error: unknown): never {
   // Only a global admin gets this far with a tenant id that does not exist.
   if (error instanceof ForeignKeyIntegrityConstraintViolationError) throw notFound('No such tenant.');
   if (error instanceof CheckIntegrityConstraintViolationError) {
-    throw new Problem(422, 'default_locale must be one of locales.', { errors: [{ path: 'body.default_locale', message: 'must be one of locales' }] });
+    throw new Problem(422, 'default_locale must be one of locales.', {
+      errors: [{ path: 'body.default_locale', message: 'must be one of locales' }],
+    });
   }
   throw error;
 }
@@ -98,20 +139,28 @@ export async function createSite(db: CommonQueryMethods, actor: Actor, input: Ne
   const defaultLocale = input.default_locale ?? input.locales?.[0] ?? 'en';
   const locales = input.locales ?? [defaultLocale];
   return db
-    .one(sql.type(site)`
+    .one(
+      sql.type(site)`
       insert into sites (tenant_id, name, slug, default_locale, locales, domain, settings, visibility)
       values (${input.tenant_id}, ${input.name}, ${input.slug}, ${defaultLocale}, ${sql.array(locales, 'text')},
               ${input.domain ?? null}, ${sql.jsonb((input.settings ?? {}) as never)}, ${input.visibility ?? 'private'})
-      returning ${siteColumns}`)
+      returning ${siteColumns}`,
+    )
     .catch(rejected);
 }
 
 export type SiteChanges = Partial<Omit<NewSite, 'tenant_id'>>;
 
-export async function updateSite(db: CommonQueryMethods, actor: Actor, identifier: string, changes: SiteChanges): Promise<Site> {
+export async function updateSite(
+  db: CommonQueryMethods,
+  actor: Actor,
+  identifier: string,
+  changes: SiteChanges,
+): Promise<Site> {
   const { site: current } = await loadSite(db, actor, identifier, 'admin');
   return db
-    .one(sql.type(site)`
+    .one(
+      sql.type(site)`
       update sites set
         name = coalesce(${changes.name ?? null}, name),
         slug = coalesce(${changes.slug ?? null}, slug),
@@ -121,7 +170,8 @@ export async function updateSite(db: CommonQueryMethods, actor: Actor, identifie
         settings = coalesce(${changes.settings ? sql.jsonb(changes.settings as never) : null}::jsonb, settings),
         visibility = coalesce(${changes.visibility ?? null}, visibility)
       where id = ${current.id}
-      returning ${siteColumns}`)
+      returning ${siteColumns}`,
+    )
     .catch(rejected);
 }
 

@@ -70,7 +70,12 @@ export async function listTenants(db: CommonQueryMethods, actor: Actor, query: P
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from tenants`));
 }
 
-export type NewTenant = { name: string; slug?: string | undefined; monthly_credit_limit?: number | null | undefined; settings?: Record<string, unknown> | undefined };
+export type NewTenant = {
+  name: string;
+  slug?: string | undefined;
+  monthly_credit_limit?: number | null | undefined;
+  settings?: Record<string, unknown> | undefined;
+};
 
 /** Inserts a tenant; without a slug one is derived from the name and made unique. */
 export async function insertTenant(db: CommonQueryMethods, input: NewTenant): Promise<Tenant> {
@@ -96,9 +101,20 @@ export async function createTenant(db: CommonQueryMethods, actor: Actor, input: 
   return insertTenant(db, input);
 }
 
-export type TenantChanges = Partial<{ name: string; slug: string; status: Tenant['status']; monthly_credit_limit: number | null; settings: Record<string, unknown> }>;
+export type TenantChanges = Partial<{
+  name: string;
+  slug: string;
+  status: Tenant['status'];
+  monthly_credit_limit: number | null;
+  settings: Record<string, unknown>;
+}>;
 
-export async function updateTenant(db: CommonQueryMethods, actor: Actor, id: string, changes: TenantChanges): Promise<Tenant> {
+export async function updateTenant(
+  db: CommonQueryMethods,
+  actor: Actor,
+  id: string,
+  changes: TenantChanges,
+): Promise<Tenant> {
   requireGlobalAdmin(actor);
   const updated = await taken(
     db.maybeOne(sql.type(tenant)`
@@ -128,7 +144,8 @@ export async function deleteTenant(db: DatabasePool, actor: Actor, id: string): 
 }
 
 /** A copied site's slug: the new tenant's slug as a prefix, cut to 63 characters without a trailing hyphen. */
-const copiedSlug = (prefix: string, slug: ReturnType<typeof sql.identifier>) => sql.fragment`rtrim(left(${prefix} || '-' || ${slug}, 63), '-')`;
+const copiedSlug = (prefix: string, slug: ReturnType<typeof sql.identifier>) =>
+  sql.fragment`rtrim(left(${prefix} || '-' || ${slug}, 63), '-')`;
 
 /**
  * A copy of a tenant: its settings, its sites (with new slugs) and who may

@@ -9,24 +9,30 @@ import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { matrixWebhookSecret, requests, tenantAIntact } from './requests.ts';
 import { buildWorld, callers, type CallerName, type World } from './world.ts';
 
-const [header, ...lines] = readFileSync(path.join(import.meta.dirname, 'matrix.tsv'), 'utf8').trim().split('\n');
+const [header, ...lines] = readFileSync(path.join(import.meta.dirname, 'matrix.tsv'), 'utf8')
+  .trim()
+  .split('\n');
 const columns = header!.split('\t');
 const rows = lines.map((line) => {
   const cells = line.split('\t');
-  const expected = Object.fromEntries(callers.map((caller) => [caller, Number(cells[columns.indexOf(caller)])])) as Record<CallerName, number>;
+  const expected = Object.fromEntries(
+    callers.map((caller) => [caller, Number(cells[columns.indexOf(caller)])]),
+  ) as Record<CallerName, number>;
   return { key: `${cells[0]} ${cells[1]}`, method: cells[0]!.toLowerCase() as 'get', expected };
 });
 
 let t: TestApp;
 let world: World;
 beforeAll(async () => {
-  t = await startTestApp({ env: {
+  t = await startTestApp({
+    env: {
       MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret,
       // The video variants' back ends count as configured; no job of the matrix runs.
       MEDIA_PROVIDER_URL: 'http://127.0.0.1:9',
       AI_BASE_URL: 'http://127.0.0.1:9',
       PUBLIC_URL: 'http://127.0.0.1:9',
-    }, });
+    },
+  });
   world = await buildWorld(t);
 });
 afterAll(() => stopTestApp(t));
@@ -49,7 +55,10 @@ describe.each(rows.map((row) => [row.key, row] as const))('%s', (key, row) => {
     if (built.file) call = call.attach('file', built.file, 'matrix.png');
     const body = built.raw ?? built.body;
     const res = body ? await call.send(body) : await call;
-    expect({ status: res.status, detail: res.status === status ? undefined : res.body?.detail }).toEqual({ status, detail: undefined });
+    expect({ status: res.status, detail: res.status === status ? undefined : res.body?.detail }).toEqual({
+      status,
+      detail: undefined,
+    });
     expect(await tenantAIntact(world)).toBe(true);
   });
 });

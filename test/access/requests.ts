@@ -36,11 +36,16 @@ const folderOfA = (world: World) =>
     insert into media_folders (tenant_id, site_id, name, created_by)
     values (${world.tenantA.id}, ${world.siteA.id}, ${`folder-${world.unique()}`}, ${world.userIds.tenant_admin!}) returning id`);
 
-const onePixelPng = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const onePixelPng = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 /** Site A made public (its slug), for the public delivery endpoints: anyone, with a token or without, reads them. */
 async function publicSiteA(world: World): Promise<string> {
-  await world.t.services.db.query(sql.typeAlias('void')`update sites set visibility = 'public' where id = ${world.siteA.id}`);
+  await world.t.services.db.query(
+    sql.typeAlias('void')`update sites set visibility = 'public' where id = ${world.siteA.id}`,
+  );
   return world.siteA.slug;
 }
 
@@ -53,13 +58,19 @@ const mediaOfA = (world: World) =>
 
 /** Enough credits on site A for every caller who may submit a job (service accounts pay from the pool). */
 async function creditEveryone(world: World) {
-  for (const caller of ['author', 'editor', 'tenant_admin', 'global_admin'] as const) await giveCredits(world.t, world.siteA, 100, world.userIds[caller]!);
+  for (const caller of ['author', 'editor', 'tenant_admin', 'global_admin'] as const)
+    await giveCredits(world.t, world.siteA, 100, world.userIds[caller]!);
   await giveCredits(world.t, world.siteA, 100);
 }
 
 type Builder = (world: World) => Promise<MatrixRequest>;
 
-const admin = (world: World) => ({ kind: 'user' as const, userId: world.userIds.global_admin!, sessionId: 'setup', isGlobalAdmin: true });
+const admin = (world: World) => ({
+  kind: 'user' as const,
+  userId: world.userIds.global_admin!,
+  sessionId: 'setup',
+  isGlobalAdmin: true,
+});
 
 const memberOfA = async (world: World, role: 'admin' | 'editor' | 'author' = 'author') => {
   const user = await newUser(world.t);
@@ -68,9 +79,15 @@ const memberOfA = async (world: World, role: 'admin' | 'editor' | 'author' = 'au
 };
 
 const freshAccount = (world: World) =>
-  createServiceAccount(world.t.services.db, admin(world), { tenant_id: world.tenantA.id, name: 'target', scopes: ['sites:read'] });
+  createServiceAccount(world.t.services.db, admin(world), {
+    tenant_id: world.tenantA.id,
+    name: 'target',
+    scopes: ['sites:read'],
+  });
 
-const fixed = (path: string, body?: Record<string, unknown>): Builder => async () => ({ path, ...(body ? { body } : {}) });
+const fixed =
+  (path: string, body?: Record<string, unknown>): Builder =>
+  async () => ({ path, ...(body ? { body } : {}) });
 
 export const requests: Record<string, Builder> = {
   'GET /': fixed('/'),
@@ -79,40 +96,70 @@ export const requests: Record<string, Builder> = {
   'GET /health/ready': fixed('/health/ready'),
   'GET /health/cachestore': fixed('/health/cachestore'),
 
-  'POST /auth/login': async (world) => ({ path: '/auth/login', body: { username: (await newUser(world.t)).email, password, grant_type: 'password' } }),
+  'POST /auth/login': async (world) => ({
+    path: '/auth/login',
+    body: { username: (await newUser(world.t)).email, password, grant_type: 'password' },
+  }),
   'POST /auth/logout': fixed('/auth/logout'),
   'POST /auth/refresh-token': async () => ({ path: '/auth/refresh-token', bearer: 'refresh' }),
   'GET /auth/currentuser': fixed('/auth/currentuser'),
   'GET /auth/token-info': fixed('/auth/token-info'),
   'POST /auth/token': async (world) => ({
     path: '/auth/token',
-    body: { grant_type: 'client_credentials', client_id: world.serviceAccount.client_id, client_secret: world.serviceAccount.client_secret },
+    body: {
+      grant_type: 'client_credentials',
+      client_id: world.serviceAccount.client_id,
+      client_secret: world.serviceAccount.client_secret,
+    },
   }),
-  'POST /auth/signup/': async (world) => ({ path: '/auth/signup/', body: { email: `new-${world.unique()}@example.com`, password, full_name: 'New Person' } }),
+  'POST /auth/signup/': async (world) => ({
+    path: '/auth/signup/',
+    body: { email: `new-${world.unique()}@example.com`, password, full_name: 'New Person' },
+  }),
   'POST /auth/signup/verify-email': fixed('/auth/signup/verify-email', { token: 'not-a-valid-verification-token' }),
   'POST /auth/signup/resend-verification': fixed('/auth/signup/resend-verification', { email: 'someone@example.com' }),
   'POST /auth/password-reset-request': fixed('/auth/password-reset-request', { email: 'someone@example.com' }),
-  'POST /auth/password-reset-confirm': fixed('/auth/password-reset-confirm', { token: 'not-a-valid-reset-token', new_password: 'a long new password' }),
+  'POST /auth/password-reset-confirm': fixed('/auth/password-reset-confirm', {
+    token: 'not-a-valid-reset-token',
+    new_password: 'a long new password',
+  }),
   // No provider is configured in this app: every caller gets the same 404.
   'GET /auth/signup/oauth/{provider}': fixed('/auth/signup/oauth/google'),
   'POST /auth/signup/oauth/callback': fixed('/auth/signup/oauth/callback', { code: 'code', state: 'unknown-state' }),
 
   'GET /users/': fixed('/users/'),
-  'POST /users/': async (world) => ({ path: '/users/', body: { email: `made-${world.unique()}@example.com`, password, full_name: 'Made' } }),
+  'POST /users/': async (world) => ({
+    path: '/users/',
+    body: { email: `made-${world.unique()}@example.com`, password, full_name: 'Made' },
+  }),
   'GET /users/{user_id}': async (world) => ({ path: `/users/${(await memberOfA(world)).id}` }),
-  'PATCH /users/{user_id}': async (world) => ({ path: `/users/${(await memberOfA(world)).id}`, body: { full_name: 'Renamed' } }),
+  'PATCH /users/{user_id}': async (world) => ({
+    path: `/users/${(await memberOfA(world)).id}`,
+    body: { full_name: 'Renamed' },
+  }),
   'DELETE /users/{user_id}': async (world) => ({ path: `/users/${(await memberOfA(world)).id}` }),
-  'PATCH /users/{user_id}/global-admin': async (world) => ({ path: `/users/${(await memberOfA(world)).id}/global-admin`, body: { is_global_admin: false } }),
+  'PATCH /users/{user_id}/global-admin': async (world) => ({
+    path: `/users/${(await memberOfA(world)).id}/global-admin`,
+    body: { is_global_admin: false },
+  }),
   'GET /users/{user_id}/sites': async (world) => ({ path: `/users/${(await memberOfA(world)).id}/sites` }),
 
   'GET /admin/tenants/': fixed('/admin/tenants/'),
   'POST /admin/tenants/': async (world) => ({ path: '/admin/tenants/', body: { name: `Made ${world.unique()}` } }),
   'GET /admin/tenants/current/info': fixed('/admin/tenants/current/info'),
   'GET /admin/tenants/{tenant_id}': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}` }),
-  'PATCH /admin/tenants/{tenant_id}': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}`, body: { name: 'Tenant A' } }),
+  'PATCH /admin/tenants/{tenant_id}': async (world) => ({
+    path: `/admin/tenants/${world.tenantA.id}`,
+    body: { name: 'Tenant A' },
+  }),
   'DELETE /admin/tenants/{tenant_id}': async (world) => ({ path: `/admin/tenants/${(await newTenant(world.t)).id}` }),
-  'GET /admin/tenants/{tenant_id}/available-users': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}/available-users` }),
-  'POST /admin/tenants/{tenant_id}/clone': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}/clone`, body: { name: `Clone ${world.unique()}` } }),
+  'GET /admin/tenants/{tenant_id}/available-users': async (world) => ({
+    path: `/admin/tenants/${world.tenantA.id}/available-users`,
+  }),
+  'POST /admin/tenants/{tenant_id}/clone': async (world) => ({
+    path: `/admin/tenants/${world.tenantA.id}/clone`,
+    body: { name: `Clone ${world.unique()}` },
+  }),
   'GET /admin/tenants/{tenant_id}/users': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}/users` }),
   'POST /admin/tenants/{tenant_id}/users/{user_id}': async (world) => ({
     path: `/admin/tenants/${world.tenantA.id}/users/${(await newUser(world.t)).id}`,
@@ -122,17 +169,28 @@ export const requests: Record<string, Builder> = {
     path: `/admin/tenants/${world.tenantA.id}/users/${(await memberOfA(world)).id}`,
     body: { role: 'editor' },
   }),
-  'DELETE /admin/tenants/{tenant_id}/users/{user_id}': async (world) => ({ path: `/admin/tenants/${world.tenantA.id}/users/${(await memberOfA(world)).id}` }),
+  'DELETE /admin/tenants/{tenant_id}/users/{user_id}': async (world) => ({
+    path: `/admin/tenants/${world.tenantA.id}/users/${(await memberOfA(world)).id}`,
+  }),
 
   'GET /sites/': fixed('/sites/'),
-  'POST /sites/': async (world) => ({ path: '/sites/', body: { tenant_id: world.tenantA.id, name: 'New site', slug: `new-${world.unique()}` } }),
+  'POST /sites/': async (world) => ({
+    path: '/sites/',
+    body: { tenant_id: world.tenantA.id, name: 'New site', slug: `new-${world.unique()}` },
+  }),
   'GET /sites/by-tenant/{tenant_id}': async (world) => ({ path: `/sites/by-tenant/${world.tenantA.id}` }),
   'GET /sites/{site_identifier}': async (world) => ({ path: `/sites/${world.siteA.slug}` }),
   'PATCH /sites/{site_identifier}': async (world) => ({ path: `/sites/${world.siteA.id}`, body: { name: 'Site A1' } }),
-  'DELETE /sites/{site_identifier}': async (world) => ({ path: `/sites/${(await newSite(world.t, world.tenantA)).id}` }),
+  'DELETE /sites/{site_identifier}': async (world) => ({
+    path: `/sites/${(await newSite(world.t, world.tenantA)).id}`,
+  }),
   'GET /sites/{site_identifier}/users': async (world) => ({ path: `/sites/${world.siteA.slug}/users` }),
-  'GET /sites/{site_identifier}/available-users': async (world) => ({ path: `/sites/${world.siteA.slug}/available-users` }),
-  'POST /sites/{site_identifier}/users/{user_id}': async (world) => ({ path: `/sites/${world.siteA.id}/users/${(await memberOfA(world)).id}` }),
+  'GET /sites/{site_identifier}/available-users': async (world) => ({
+    path: `/sites/${world.siteA.slug}/available-users`,
+  }),
+  'POST /sites/{site_identifier}/users/{user_id}': async (world) => ({
+    path: `/sites/${world.siteA.id}/users/${(await memberOfA(world)).id}`,
+  }),
   'DELETE /sites/{site_identifier}/users/{user_id}': async (world) => {
     const user = await memberOfA(world);
     await assignToSite(world.t, world.siteA, user.id);
@@ -140,13 +198,25 @@ export const requests: Record<string, Builder> = {
   },
 
   'GET /api/service-accounts/': fixed('/api/service-accounts/'),
-  'POST /api/service-accounts/': async (world) => ({ path: '/api/service-accounts/', body: { tenant_id: world.tenantA.id, name: 'New bot', scopes: ['sites:read'] } }),
-  'GET /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${world.serviceAccount.id}` }),
-  'PATCH /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${world.serviceAccount.id}`, body: { description: 'still the matrix bot' } }),
-  'DELETE /api/service-accounts/{service_account_id}': async (world) => ({ path: `/api/service-accounts/${(await freshAccount(world)).id}` }),
+  'POST /api/service-accounts/': async (world) => ({
+    path: '/api/service-accounts/',
+    body: { tenant_id: world.tenantA.id, name: 'New bot', scopes: ['sites:read'] },
+  }),
+  'GET /api/service-accounts/{service_account_id}': async (world) => ({
+    path: `/api/service-accounts/${world.serviceAccount.id}`,
+  }),
+  'PATCH /api/service-accounts/{service_account_id}': async (world) => ({
+    path: `/api/service-accounts/${world.serviceAccount.id}`,
+    body: { description: 'still the matrix bot' },
+  }),
+  'DELETE /api/service-accounts/{service_account_id}': async (world) => ({
+    path: `/api/service-accounts/${(await freshAccount(world)).id}`,
+  }),
 
   'GET /{site_identifier}/transactions/': async (world) => ({ path: `/${world.siteA.slug}/transactions/` }),
-  'GET /{site_identifier}/transactions/cost-settings': async (world) => ({ path: `/${world.siteA.slug}/transactions/cost-settings` }),
+  'GET /{site_identifier}/transactions/cost-settings': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/cost-settings`,
+  }),
   'PUT /{site_identifier}/transactions/cost-settings': async (world) => ({
     path: `/${world.siteA.slug}/transactions/cost-settings`,
     body: { settings: [{ kind: 'speech', price: 2 }] },
@@ -158,38 +228,62 @@ export const requests: Record<string, Builder> = {
   'POST /{site_identifier}/transactions/credits/allocate-from-tenant': async (world) => {
     // The pool must hold enough for whoever is allowed to move credits out of it.
     await allocateToTenant(world.t.services.db, admin(world), world.tenantA.id, 5, 'matrix top-up');
-    return { path: `/${world.siteA.slug}/transactions/credits/allocate-from-tenant`, body: { user_id: world.userIds.author, amount: 5 } };
+    return {
+      path: `/${world.siteA.slug}/transactions/credits/allocate-from-tenant`,
+      body: { user_id: world.userIds.author, amount: 5 },
+    };
   },
-  'GET /{site_identifier}/transactions/credits/balance': async (world) => ({ path: `/${world.siteA.slug}/transactions/credits/balance` }),
-  'GET /{site_identifier}/transactions/credits/balance-with-tenant': async (world) => ({ path: `/${world.siteA.slug}/transactions/credits/balance-with-tenant` }),
+  'GET /{site_identifier}/transactions/credits/balance': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/credits/balance`,
+  }),
+  'GET /{site_identifier}/transactions/credits/balance-with-tenant': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/credits/balance-with-tenant`,
+  }),
   'POST /{site_identifier}/transactions/credits/check': async (world) => ({
     path: `/${world.siteA.slug}/transactions/credits/check`,
     body: { kind: 'speech', units: 30 },
   }),
-  'GET /{site_identifier}/transactions/credits/site-users': async (world) => ({ path: `/${world.siteA.slug}/transactions/credits/site-users` }),
-  'GET /{site_identifier}/transactions/monthly-usage': async (world) => ({ path: `/${world.siteA.slug}/transactions/monthly-usage` }),
+  'GET /{site_identifier}/transactions/credits/site-users': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/credits/site-users`,
+  }),
+  'GET /{site_identifier}/transactions/monthly-usage': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/monthly-usage`,
+  }),
   'GET /{site_identifier}/transactions/stats': async (world) => ({ path: `/${world.siteA.slug}/transactions/stats` }),
   'POST /admin/global-cost-settings/tenant-credits/allocate': async (world) => ({
     path: '/admin/global-cost-settings/tenant-credits/allocate',
     body: { tenant_id: world.tenantA.id, amount: 10, reason: 'matrix' },
   }),
-  'GET /admin/global-cost-settings/tenant-credits/{tenant_id}': async (world) => ({ path: `/admin/global-cost-settings/tenant-credits/${world.tenantA.id}` }),
+  'GET /admin/global-cost-settings/tenant-credits/{tenant_id}': async (world) => ({
+    path: `/admin/global-cost-settings/tenant-credits/${world.tenantA.id}`,
+  }),
 
   'GET /{site_identifier}/jobs/': async (world) => ({ path: `/${world.siteA.slug}/jobs/` }),
-  'GET /{site_identifier}/jobs/{job_id}': async (world) => ({ path: `/${world.siteA.slug}/jobs/${(await jobOfA(world)).id}` }),
-  'POST /{site_identifier}/jobs/{job_id}/cancel': async (world) => ({ path: `/${world.siteA.slug}/jobs/${(await jobOfA(world)).id}/cancel` }),
+  'GET /{site_identifier}/jobs/{job_id}': async (world) => ({
+    path: `/${world.siteA.slug}/jobs/${(await jobOfA(world)).id}`,
+  }),
+  'POST /{site_identifier}/jobs/{job_id}/cancel': async (world) => ({
+    path: `/${world.siteA.slug}/jobs/${(await jobOfA(world)).id}/cancel`,
+  }),
   // A finished job: the stream sends its state once and ends.
-  'GET /{site_identifier}/jobs/{job_id}/events': async (world) => ({ path: `/${world.siteA.slug}/jobs/${(await jobOfA(world, 'succeeded')).id}/events` }),
+  'GET /{site_identifier}/jobs/{job_id}/events': async (world) => ({
+    path: `/${world.siteA.slug}/jobs/${(await jobOfA(world, 'succeeded')).id}/events`,
+  }),
   'GET /admin/jobs/': fixed('/admin/jobs/'),
   'GET /admin/jobs/stats': fixed('/admin/jobs/stats'),
   'GET /admin/jobs/{job_id}': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}` }),
-  'POST /admin/jobs/{job_id}/retry': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world, 'failed')).id}/retry` }),
+  'POST /admin/jobs/{job_id}/retry': async (world) => ({
+    path: `/admin/jobs/${(await jobOfA(world, 'failed')).id}/retry`,
+  }),
   'POST /admin/jobs/{job_id}/cancel': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}/cancel` }),
   // No METRICS_TOKEN in this app: global admins only.
   'GET /metrics': fixed('/metrics'),
   'POST /{site_identifier}/media/{media_id}/edit-with-ai': async (world) => {
     await creditEveryone(world);
-    return { path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/edit-with-ai`, body: { instruction: 'make it black and white' } };
+    return {
+      path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/edit-with-ai`,
+      body: { instruction: 'make it black and white' },
+    };
   },
   'POST /{site_identifier}/media/{media_id}/generate-metadata': async (world) => {
     await creditEveryone(world);
@@ -205,11 +299,17 @@ export const requests: Record<string, Builder> = {
   },
   'POST /{site_identifier}/media/generatevideo-varianta': async (world) => {
     await creditEveryone(world);
-    return { path: `/${world.siteA.slug}/media/generatevideo-varianta`, body: { prompt: 'Matrix video.', size: '640x360' } };
+    return {
+      path: `/${world.siteA.slug}/media/generatevideo-varianta`,
+      body: { prompt: 'Matrix video.', size: '640x360' },
+    };
   },
   'POST /{site_identifier}/media/generatevideo-variantb': async (world) => {
     await creditEveryone(world);
-    return { path: `/${world.siteA.slug}/media/generatevideo-variantb`, body: { prompt: 'Matrix video.', size: '1280x720' } };
+    return {
+      path: `/${world.siteA.slug}/media/generatevideo-variantb`,
+      body: { prompt: 'Matrix video.', size: '1280x720' },
+    };
   },
   'POST /{site_identifier}/media/tts': async (world) => {
     await creditEveryone(world);
@@ -218,39 +318,68 @@ export const requests: Record<string, Builder> = {
   'GET /{site_identifier}/media/': async (world) => ({ path: `/${world.siteA.slug}/media/` }),
   'POST /{site_identifier}/media/': async (world) => ({ path: `/${world.siteA.slug}/media/`, file: onePixelPng }),
   'GET /{site_identifier}/media/count': async (world) => ({ path: `/${world.siteA.slug}/media/count?kind=image` }),
-  'GET /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}` }),
-  'GET /{site_identifier}/media/by-id/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/by-id/${await mediaOfA(world)}` }),
-  'PATCH /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}`, body: { alt: 'A matrix' } }),
+  'GET /{site_identifier}/media/{media_id}': async (world) => ({
+    path: `/${world.siteA.slug}/media/${await mediaOfA(world)}`,
+  }),
+  'GET /{site_identifier}/media/by-id/{media_id}': async (world) => ({
+    path: `/${world.siteA.slug}/media/by-id/${await mediaOfA(world)}`,
+  }),
+  'PATCH /{site_identifier}/media/{media_id}': async (world) => ({
+    path: `/${world.siteA.slug}/media/${await mediaOfA(world)}`,
+    body: { alt: 'A matrix' },
+  }),
   'POST /{site_identifier}/media/{media_id}/move': async (world) => ({
     path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/move`,
     body: { folder_id: await folderOfA(world) },
   }),
   'GET /{site_identifier}/media/{media_id}/view': async (world) => {
     const id = await mediaOfA(world);
-    const key = await world.t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+    const key = await world.t.services.db.oneFirst(
+      sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`,
+    );
     await createStorage(world.t.config).put(key, Buffer.from('matrix'), 'image/png');
     return { path: `/${world.siteA.slug}/media/${id}/view` };
   },
-  'GET /public/{site_identifier}/media/{media_id}': async (world) => ({ path: `/public/${await publicSiteA(world)}/media/${await mediaOfA(world)}` }),
+  'GET /public/{site_identifier}/media/{media_id}': async (world) => ({
+    path: `/public/${await publicSiteA(world)}/media/${await mediaOfA(world)}`,
+  }),
   'GET /public/{site_identifier}/media/{media_id}/view': async (world) => {
     const id = await mediaOfA(world);
-    const key = await world.t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+    const key = await world.t.services.db.oneFirst(
+      sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`,
+    );
     await createStorage(world.t.config).put(key, Buffer.from('matrix'), 'image/png');
     return { path: `/public/${await publicSiteA(world)}/media/${id}/view` };
   },
-  'GET /{site_identifier}/media/{media_id}/image-editor-access': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/image-editor-access` }),
-  'GET /{site_identifier}/media/{media_id}/image-versions': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/image-versions` }),
+  'GET /{site_identifier}/media/{media_id}/image-editor-access': async (world) => ({
+    path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/image-editor-access`,
+  }),
+  'GET /{site_identifier}/media/{media_id}/image-versions': async (world) => ({
+    path: `/${world.siteA.slug}/media/${await mediaOfA(world)}/image-versions`,
+  }),
   'POST /{site_identifier}/media/{media_id}/save-edited-image': async (world) => {
     const id = await mediaOfA(world);
-    const key = await world.t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`);
+    const key = await world.t.services.db.oneFirst(
+      sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`,
+    );
     await createStorage(world.t.config).put(key, onePixelPng, 'image/png');
-    return { path: `/${world.siteA.slug}/media/${id}/save-edited-image`, body: { operations: [{ op: 'flip', direction: 'vertical' }] } };
+    return {
+      path: `/${world.siteA.slug}/media/${id}/save-edited-image`,
+      body: { operations: [{ op: 'flip', direction: 'vertical' }] },
+    };
   },
-  'DELETE /{site_identifier}/media/{media_id}': async (world) => ({ path: `/${world.siteA.slug}/media/${await mediaOfA(world)}` }),
+  'DELETE /{site_identifier}/media/{media_id}': async (world) => ({
+    path: `/${world.siteA.slug}/media/${await mediaOfA(world)}`,
+  }),
   'GET /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/` }),
-  'POST /{site_identifier}/media/folders/': async (world) => ({ path: `/${world.siteA.slug}/media/folders/`, body: { name: `made-${world.unique()}` } }),
+  'POST /{site_identifier}/media/folders/': async (world) => ({
+    path: `/${world.siteA.slug}/media/folders/`,
+    body: { name: `made-${world.unique()}` },
+  }),
   'GET /{site_identifier}/media/folders/tree': async (world) => ({ path: `/${world.siteA.slug}/media/folders/tree` }),
-  'GET /{site_identifier}/media/folders/{folder_id}': async (world) => ({ path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}` }),
+  'GET /{site_identifier}/media/folders/{folder_id}': async (world) => ({
+    path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}`,
+  }),
   'PATCH /{site_identifier}/media/folders/{folder_id}': async (world) => ({
     path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}`,
     body: { name: `renamed-${world.unique()}` },
@@ -259,12 +388,18 @@ export const requests: Record<string, Builder> = {
     path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}/move`,
     body: { parent_id: await folderOfA(world) },
   }),
-  'DELETE /{site_identifier}/media/folders/{folder_id}': async (world) => ({ path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}` }),
+  'DELETE /{site_identifier}/media/folders/{folder_id}': async (world) => ({
+    path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}`,
+  }),
   // Public and signed: the token, whoever's, plays no part.
   'POST /{site_identifier}/media/webhook/mediaprovider': async (world) => {
     const ref = `matrix-${world.unique()}`;
     await jobOfA(world, 'waiting', { provider: 'mediaprovider', providerRef: ref });
-    const { raw, headers } = signedDelivery(matrixWebhookSecret, { job_ref: ref, status: 'failed', error: { message: 'matrix' } });
+    const { raw, headers } = signedDelivery(matrixWebhookSecret, {
+      job_ref: ref,
+      status: 'failed',
+      error: { message: 'matrix' },
+    });
     return { path: `/${world.siteA.slug}/media/webhook/mediaprovider`, raw, headers };
   },
 };
@@ -273,4 +408,3 @@ export const requests: Record<string, Builder> = {
 export async function tenantAIntact(world: World): Promise<boolean> {
   return world.t.services.db.exists(sql.type(z.object({}))`select 1 from sites where id = ${world.siteA.id}`);
 }
-

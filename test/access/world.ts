@@ -11,7 +11,15 @@ import type { Tenant } from '../../core/tenancy/tenants.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { assignToSite, newSite, newTenant, newUser } from '../helpers/factories.ts';
 
-export const callers = ['anonymous', 'author', 'editor', 'tenant_admin', 'other_tenant_admin', 'global_admin', 'service_account'] as const;
+export const callers = [
+  'anonymous',
+  'author',
+  'editor',
+  'tenant_admin',
+  'other_tenant_admin',
+  'global_admin',
+  'service_account',
+] as const;
 export type CallerName = (typeof callers)[number];
 
 export type World = {
@@ -60,7 +68,12 @@ export async function buildWorld(t: TestApp): Promise<World> {
     async credentials(caller) {
       if (caller === 'anonymous') return {};
       if (caller === 'service_account') {
-        const token = await clientCredentials(t.services.db, t.config, serviceAccount.client_id, serviceAccount.client_secret);
+        const token = await clientCredentials(
+          t.services.db,
+          t.config,
+          serviceAccount.client_id,
+          serviceAccount.client_secret,
+        );
         return { access: token.access_token };
       }
       const pair = await startSession(t.services.db, t.config, userIds[caller]!, {});

@@ -143,7 +143,12 @@ describe('GET /health/cachestore', () => {
     afterAll(() => redis.close());
 
     it('reports Redis and that it answers', async () => {
-      const services = await createServices(testConfig({ REDIS_URL: redis.url }), t.database.url, createLogger('silent'), 'test');
+      const services = await createServices(
+        testConfig({ REDIS_URL: redis.url }),
+        t.database.url,
+        createLogger('silent'),
+        'test',
+      );
       try {
         const res = await request(createApp(services)).get('/health/cachestore').expect(200);
         expect(res.body).toEqual({ status: 'up', store: 'redis', latency_ms: expect.any(Number) });
@@ -154,7 +159,12 @@ describe('GET /health/cachestore', () => {
     });
 
     it('is 503 when Redis does not answer', async () => {
-      const services = await createServices(testConfig({ REDIS_URL: 'redis://127.0.0.1:1' }), t.database.url, createLogger('silent'), 'test');
+      const services = await createServices(
+        testConfig({ REDIS_URL: 'redis://127.0.0.1:1' }),
+        t.database.url,
+        createLogger('silent'),
+        'test',
+      );
       try {
         const res = await request(createApp(services)).get('/health/cachestore').expect(503);
         expect(res.body.check).toMatchObject({ status: 'down', store: 'redis' });

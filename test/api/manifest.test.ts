@@ -23,7 +23,8 @@ it('lists the 234 endpoints in 32 groups', () => {
 
 (existsSync(specFile) ? it : it.skip)('holds the same facts as the specification’s endpoints.tsv', () => {
   const spec = parseManifest(readFileSync(specFile, 'utf8'));
-  const facts = (list: typeof manifest) => list.map((e) => [e.group, e.method, e.path, e.name, e.auth, e.timeoutMs].join('|')).sort();
+  const facts = (list: typeof manifest) =>
+    list.map((e) => [e.group, e.method, e.path, e.name, e.auth, e.timeoutMs].join('|')).sort();
   expect(facts(manifest)).toEqual(facts(spec));
 });
 
@@ -37,7 +38,14 @@ it('converts specification paths to Express paths', () => {
   expect(pathParams('/api/agents/{agent_id}/tenants/{tenant_id}')).toEqual(['agent_id', 'tenant_id']);
 });
 
-const sample = (name: string) => (name === 'site_identifier' ? 'demo-site' : name === 'provider' ? 'google' : name === 'prompt_type' ? 'system' : '00000000-0000-4000-8000-000000000001');
+const sample = (name: string) =>
+  name === 'site_identifier'
+    ? 'demo-site'
+    : name === 'provider'
+      ? 'google'
+      : name === 'prompt_type'
+        ? 'system'
+        : '00000000-0000-4000-8000-000000000001';
 
 it('adds endpoints beyond the specification without shadowing any of it', () => {
   const specKeys = new Set(manifest.map((endpoint) => endpoint.key));
@@ -51,14 +59,21 @@ it('adds endpoints beyond the specification without shadowing any of it', () => 
 describe.each(manifest.map((endpoint) => [endpoint.key, endpoint] as const))('%s', (_key, endpoint) => {
   it('is registered and reaches its own handler', async () => {
     const url = endpoint.path.replace(/\{([a-z_]+)\}/g, (_match, name: string) => sample(name));
-    const res = await request(t.app)[endpoint.method.toLowerCase() as 'get'](url).set('Content-Type', 'application/json').send(endpoint.method === 'GET' ? undefined : '{}');
+    const res = await request(t.app)
+      [endpoint.method.toLowerCase() as 'get'](url)
+      .set('Content-Type', 'application/json')
+      .send(endpoint.method === 'GET' ? undefined : '{}');
     // Express's default 404 is an HTML "Cannot GET" page; ours are problems.
     expect(res.text).not.toMatch(/Cannot (GET|POST|PUT|PATCH|DELETE)/);
     if (res.status === 501) {
       // `/api/agents/` and `/api/agents` are one endpoint (trailing slash optional), answered by the first.
       const path = endpoint.path.length > 1 ? endpoint.path.replace(/\/$/, '') : endpoint.path;
-      const served = manifest.find((other) => other.method === endpoint.method && [path, `${path}/`].includes(other.path));
-      expect(res.body.detail).toBe(`${endpoint.method} ${served?.path} (${endpoint.group}: ${endpoint.name}) is not implemented yet.`);
+      const served = manifest.find(
+        (other) => other.method === endpoint.method && [path, `${path}/`].includes(other.path),
+      );
+      expect(res.body.detail).toBe(
+        `${endpoint.method} ${served?.path} (${endpoint.group}: ${endpoint.name}) is not implemented yet.`,
+      );
     } else {
       expect(allRoutes.some((route) => route.key === endpoint.key)).toBe(true);
       // A handler may answer 404 for what it looks up, never the router for the path.

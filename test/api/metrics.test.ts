@@ -28,7 +28,14 @@ beforeAll(async () => {
 
 const scraper = { Authorization: `Bearer ${metricsToken}` };
 
-const jobNames = ['cap_jobs_queued', 'cap_jobs_queued_oldest_age_seconds', 'cap_jobs', 'cap_job_duration_seconds', 'cap_job_failures', 'cap_workers_alive'];
+const jobNames = [
+  'cap_jobs_queued',
+  'cap_jobs_queued_oldest_age_seconds',
+  'cap_jobs',
+  'cap_job_duration_seconds',
+  'cap_job_failures',
+  'cap_workers_alive',
+];
 
 type Sample = { name: string; labels: Record<string, string>; value: number };
 
@@ -40,7 +47,8 @@ function parseSamples(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
     if (!match) throw new Error(`not a sample: ${line}`);
     const labels: Record<string, string> = {};
-    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[label[1]!] = label[2]!;
+    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[label[1]!] = label[2]!;
     samples.push({ name: match[1]!, labels, value: Number(match[3]) });
   }
   return samples;
@@ -48,7 +56,9 @@ function parseSamples(text: string): Sample[] {
 
 /** The one sample with this name whose labels include these; undefined when none. */
 function sample(samples: Sample[], name: string, labels: Record<string, string> = {}): Sample | undefined {
-  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([key, value]) => s.labels[key] === value));
+  const found = samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([key, value]) => s.labels[key] === value),
+  );
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);
   return found[0];
 }
@@ -58,9 +68,16 @@ async function scrape(auth: Auth = scraper) {
   return { res, samples: parseSamples(res.text) };
 }
 
-const actorOf = (caller: Caller): Actor => ({ kind: 'user', userId: caller.user.id, sessionId: 'test', isGlobalAdmin: false });
+const actorOf = (caller: Caller): Actor => ({
+  kind: 'user',
+  userId: caller.user.id,
+  sessionId: 'test',
+  isGlobalAdmin: false,
+});
 const submit = (kind: string, input: Record<string, unknown>) =>
-  submitJob(t.services.db, t.config, actorOf(a.editor), a.site.slug, { kind, input, estimatedUnits: 2 }).then((submitted) => submitted.job);
+  submitJob(t.services.db, t.config, actorOf(a.editor), a.site.slug, { kind, input, estimatedUnits: 2 }).then(
+    (submitted) => submitted.job,
+  );
 
 /** A kind of job no other test makes. */
 const uniqueKind = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;
@@ -86,7 +103,14 @@ describe('GET /metrics', () => {
   it('is 401 without a token or with a wrong one', async () => {
     const none = await request(t.app).get('/metrics').expect(401);
     expect(none.headers['content-type']).toMatch(/application\/problem\+json/);
-    for (const header of [`Bearer ${metricsToken}x`, `Bearer ${metricsToken.slice(0, -1)}`, 'Bearer not-a-token', `Basic ${metricsToken}`, metricsToken, 'Bearer ']) {
+    for (const header of [
+      `Bearer ${metricsToken}x`,
+      `Bearer ${metricsToken.slice(0, -1)}`,
+      'Bearer not-a-token',
+      `Basic ${metricsToken}`,
+      metricsToken,
+      'Bearer ',
+    ]) {
       await request(t.app).get('/metrics').set('Authorization', header).expect(401);
     }
   });
@@ -131,7 +155,9 @@ describe('GET /metrics', () => {
     expect(sample(samples, 'cap_job_failures', { kind: 'test_fail', code: 'provider_rejected' })?.value).toBe(1);
     expect(sample(samples, 'cap_jobs', { kind: 'test_fail', status: 'failed' })?.value).toBe(1);
     for (const quantile of ['0.5', '0.95', '1']) {
-      expect(sample(samples, 'cap_job_duration_seconds', { kind: 'test_noop', quantile })?.value).toBeGreaterThanOrEqual(0);
+      expect(
+        sample(samples, 'cap_job_duration_seconds', { kind: 'test_noop', quantile })?.value,
+      ).toBeGreaterThanOrEqual(0);
     }
     expect(sample(samples, 'cap_workers_alive')?.value).toBeGreaterThanOrEqual(1);
 

@@ -47,19 +47,27 @@ it('documents implemented endpoints with their response schemas, the rest as 501
       }
       expect(operation.responses['501']).toBeUndefined();
     } else {
-      expect(operation.responses['501'].content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+      expect(operation.responses['501'].content['application/problem+json'].schema).toEqual({
+        $ref: '#/components/schemas/Problem',
+      });
     }
   }
 });
 
 it('names shared schemas as components', () => {
-  expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['Problem', 'Health', 'ServiceInfo', 'Readiness']));
+  expect(Object.keys(document.components.schemas)).toEqual(
+    expect.arrayContaining(['Problem', 'Health', 'ServiceInfo', 'Readiness']),
+  );
   expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
-  expect(document.paths['/health'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Health' });
+  expect(document.paths['/health'].get.responses['200'].content['application/json'].schema).toEqual({
+    $ref: '#/components/schemas/Health',
+  });
 });
 
 it('gives each operation a unique id', () => {
-  const ids = Object.values(document.paths).flatMap((item: any) => Object.values(item).map((operation: any) => operation.operationId));
+  const ids = Object.values(document.paths).flatMap((item: any) =>
+    Object.values(item).map((operation: any) => operation.operationId),
+  );
   expect(new Set(ids).size).toBe(manifest.length);
 });
 

@@ -49,7 +49,11 @@ const testRoutes = [
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ endpoints: [...manifest, ...testEndpoints], routes: [...allRoutes, ...testRoutes], env: { BODY_LIMIT: '1kb' } });
+  t = await startTestApp({
+    endpoints: [...manifest, ...testEndpoints],
+    routes: [...allRoutes, ...testRoutes],
+    env: { BODY_LIMIT: '1kb' },
+  });
 });
 afterAll(() => stopTestApp(t));
 
@@ -101,7 +105,10 @@ it('answers a missing body with 422', async () => {
 it('validates path and query parameters too', async () => {
   const res = await request(t.app).post('/things/not-a-uuid?dry_run=maybe').send({ name: 'a', count: 1 });
   expectProblem(res, 422);
-  expect(res.body.errors.map((error: { path: string }) => error.path).sort()).toEqual(['params.thing_id', 'query.dry_run']);
+  expect(res.body.errors.map((error: { path: string }) => error.path).sort()).toEqual([
+    'params.thing_id',
+    'query.dry_run',
+  ]);
 });
 
 it('answers a body of another media type with 415', async () => {
@@ -111,7 +118,9 @@ it('answers a body of another media type with 415', async () => {
 });
 
 it('answers an oversized body with 413', async () => {
-  const res = await request(t.app).post(`/things/${id}`).send({ name: 'x'.repeat(2048), count: 1 });
+  const res = await request(t.app)
+    .post(`/things/${id}`)
+    .send({ name: 'x'.repeat(2048), count: 1 });
   expectProblem(res, 413);
 });
 

@@ -8,7 +8,9 @@ import { allRoutes } from '../../api/routes.ts';
 import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 
-const slow = parseManifest(['group\tmethod\tpath\tname\tauth\ttimeout', 'Test\tGET\t/slow\tSlow\tpublic\t1s'].join('\n'));
+const slow = parseManifest(
+  ['group\tmethod\tpath\tname\tauth\ttimeout', 'Test\tGET\t/slow\tSlow\tpublic\t1s'].join('\n'),
+);
 
 const slowRoute = defineRoute({
   key: 'GET /slow',
@@ -36,7 +38,11 @@ it('answers 504 at the deadline and cancels the running statement', async () => 
   const res = await request(t.app).get('/slow');
   expect(res.status).toBe(504);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: '/problems/timeout', status: 504, detail: 'The request did not complete within 1 s.' });
+  expect(res.body).toMatchObject({
+    type: '/problems/timeout',
+    status: 504,
+    detail: 'The request did not complete within 1 s.',
+  });
   expect(Date.now() - started).toBeLessThan(25_000);
 
   // The cancel is sent at the deadline; give the server a moment to act on it.

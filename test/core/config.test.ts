@@ -21,8 +21,18 @@ it('has working defaults with an empty environment', () => {
 });
 
 it('parses values and lists', () => {
-  const config = loadConfig({ PORT: '8080', WORKER_CONCURRENCY: '8', CORS_ORIGINS: 'https://a.example, https://b.example', TRUST_PROXY: 'true' });
-  expect(config).toMatchObject({ port: 8080, worker: { concurrency: 8 }, corsOrigins: ['https://a.example', 'https://b.example'], trustProxy: true });
+  const config = loadConfig({
+    PORT: '8080',
+    WORKER_CONCURRENCY: '8',
+    CORS_ORIGINS: 'https://a.example, https://b.example',
+    TRUST_PROXY: 'true',
+  });
+  expect(config).toMatchObject({
+    port: 8080,
+    worker: { concurrency: 8 },
+    corsOrigins: ['https://a.example', 'https://b.example'],
+    trustProxy: true,
+  });
 });
 
 it('treats an empty variable as unset', () => {
@@ -55,7 +65,10 @@ it('never echoes a secret back in the message', () => {
 it('creates no default admin in production', () => {
   const secret = { JWT_SECRET: 'x'.repeat(32) };
   expect(loadConfig({ NODE_ENV: 'production', ...secret }).admin).toBeUndefined();
-  expect(loadConfig({ NODE_ENV: 'production', ...secret, ADMIN_EMAIL: 'ops@example.com', ADMIN_PASSWORD: 'a-long-secret' }).admin).toEqual({
+  expect(
+    loadConfig({ NODE_ENV: 'production', ...secret, ADMIN_EMAIL: 'ops@example.com', ADMIN_PASSWORD: 'a-long-secret' })
+      .admin,
+  ).toEqual({
     email: 'ops@example.com',
     password: 'a-long-secret',
     isDefault: false,
@@ -63,19 +76,26 @@ it('creates no default admin in production', () => {
 });
 
 describe('a process started with a bad value', () => {
-  it.each(['api/main.ts', 'worker/main.ts', 'db/main.ts', 'scripts/start.ts'])('%s stops with exit 1 and names it', (entry) => {
-    const result = spawnSync(process.execPath, [path.join(root, entry)], {
-      env: { PATH: process.env.PATH, PORT: 'not-a-port', DATABASE_URL: 'postgres://127.0.0.1:1/none' },
+  it.each(['api/main.ts', 'worker/main.ts', 'db/main.ts', 'scripts/start.ts'])(
+    '%s stops with exit 1 and names it',
+    (entry) => {
+      const result = spawnSync(process.execPath, [path.join(root, entry)], {
+        env: { PATH: process.env.PATH, PORT: 'not-a-port', DATABASE_URL: 'postgres://127.0.0.1:1/none' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain('Invalid configuration:\n  PORT: ');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    },
+  );
+
+  it('the API stops when DATABASE_URL is missing, saying what to do', () => {
+    const result = spawnSync(process.execPath, [path.join(root, 'api/main.ts')], {
+      env: { PATH: process.env.PATH },
       encoding: 'utf8',
       timeout: 30_000,
     });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toContain('Invalid configuration:\n  PORT: ');
-    expect(result.stderr).not.toMatch(/\n\s+at /);
-  });
-
-  it('the API stops when DATABASE_URL is missing, saying what to do', () => {
-    const result = spawnSync(process.execPath, [path.join(root, 'api/main.ts')], { env: { PATH: process.env.PATH }, encoding: 'utf8', timeout: 30_000 });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/DATABASE_URL: required for this command/);
   });

@@ -63,14 +63,18 @@ describe.each(drivers)('the %s driver', (_name, make) => {
     for (let i = 0; i < chunk.length; i++) chunk[i] = i % 251;
     const megabytes = 12;
     // A generator: the body is produced as it is sent, never whole in memory.
-    const body = Readable.from((function* () {
-      for (let i = 0; i < megabytes; i++) yield chunk;
-    })());
+    const body = Readable.from(
+      (function* () {
+        for (let i = 0; i < megabytes; i++) yield chunk;
+      })(),
+    );
     expect(await storage.put(key, body, 'application/octet-stream')).toEqual({ key, size: megabytes * chunk.length });
     const back = await bytes(await storage.read(key));
     expect(back?.length).toBe(megabytes * chunk.length);
     expect(back?.subarray(5 * chunk.length, 6 * chunk.length).equals(chunk)).toBe(true);
-    const tail = await bytes(await storage.read(key, { start: megabytes * chunk.length - 10, end: megabytes * chunk.length - 1 }));
+    const tail = await bytes(
+      await storage.read(key, { start: megabytes * chunk.length - 10, end: megabytes * chunk.length - 1 }),
+    );
     expect(tail?.equals(chunk.subarray(chunk.length - 10))).toBe(true);
     await storage.delete(key);
   });
@@ -104,11 +108,17 @@ describe('a speech job with STORAGE_DRIVER=s3', () => {
     const worker = await startTestWorker(t, { ...s3.env, SPEECH_PROVIDER: 'openai', AI_BASE_URL: fake.url });
     try {
       fake.speech.push({ kind: 'ok', seconds: 2 });
-      const { job } = await submitJob(t.services.db, t.config, { kind: 'user', userId: user.id, sessionId: 'test', isGlobalAdmin: false }, site.slug, {
-        kind: 'speech',
-        input: { text: 'Stored in a bucket.', voice: 'default', language: 'en', speed: 1, format: 'mp3' },
-        estimatedUnits: 5,
-      });
+      const { job } = await submitJob(
+        t.services.db,
+        t.config,
+        { kind: 'user', userId: user.id, sessionId: 'test', isGlobalAdmin: false },
+        site.slug,
+        {
+          kind: 'speech',
+          input: { text: 'Stored in a bucket.', voice: 'default', language: 'en', speed: 1, format: 'mp3' },
+          estimatedUnits: 5,
+        },
+      );
       const done = await waitForJob(t, job.id, ['succeeded', 'failed']);
       expect(done.status).toBe('succeeded');
       const media = await t.services.db.one(sql.type(z.object({ storage_key: z.string(), size_bytes: z.number() }))`

@@ -22,17 +22,28 @@ async function query<T extends pg.QueryResultRow>(text: string): Promise<T[]> {
 }
 
 const files = readMigrationFiles();
-const extra = (id: number, sql: string, name = `${String(id).padStart(4, '0')}_extra.sql`): MigrationFile => ({ id, name, sql, checksum: `sum-${sql}` });
+const extra = (id: number, sql: string, name = `${String(id).padStart(4, '0')}_extra.sql`): MigrationFile => ({
+  id,
+  name,
+  sql,
+  checksum: `sum-${sql}`,
+});
 
 it('applies every file in order, with checksums, and graphile-worker’s schema', async () => {
   const report = await migrate(database.url);
   expect(report.applied).toEqual(files.map((file) => file.name));
   const rows = await query<{ id: number; checksum: string }>('select id, checksum from schema_migrations order by id');
   expect(rows).toEqual(files.map((file) => ({ id: file.id, checksum: file.checksum })));
-  const [worker] = await query<{ exists: boolean }>("select to_regprocedure('graphile_worker.add_job(text,json,text,timestamptz,integer,text,integer,text[],text)') is not null as exists");
+  const [worker] = await query<{ exists: boolean }>(
+    "select to_regprocedure('graphile_worker.add_job(text,json,text,timestamptz,integer,text,integer,text[],text)') is not null as exists",
+  );
   expect(worker?.exists).toBe(true);
-  const tables = await query<{ name: string }>("select tablename as name from pg_tables where schemaname = 'public' order by 1");
-  expect(tables.map((table) => table.name)).toEqual(expect.arrayContaining(['tenants', 'users', 'memberships', 'sites', 'site_users']));
+  const tables = await query<{ name: string }>(
+    "select tablename as name from pg_tables where schemaname = 'public' order by 1",
+  );
+  expect(tables.map((table) => table.name)).toEqual(
+    expect.arrayContaining(['tenants', 'users', 'memberships', 'sites', 'site_users']),
+  );
 });
 
 it('applies nothing the second time', async () => {
@@ -48,9 +59,13 @@ it('is safe when two processes migrate at once', async () => {
 
 it('refuses to run when an applied migration was edited', async () => {
   await migrate(database.url);
-  const edited = files.map((file, index) => (index === 0 ? { ...file, sql: `${file.sql}\n-- edited`, checksum: 'different' } : file));
+  const edited = files.map((file, index) =>
+    index === 0 ? { ...file, sql: `${file.sql}\n-- edited`, checksum: 'different' } : file,
+  );
   await expect(migrate(database.url, { files: edited })).rejects.toThrow(MigrationError);
-  await expect(migrate(database.url, { files: edited })).rejects.toThrow(/0001_identity\.sql was changed after it was applied/);
+  await expect(migrate(database.url, { files: edited })).rejects.toThrow(
+    /0001_identity\.sql was changed after it was applied/,
+  );
 });
 
 it('refuses a database with a migration this code does not know', async () => {

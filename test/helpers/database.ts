@@ -20,11 +20,16 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
   const { adminUrl, template, prefix } = clusterInfo();
   const name = `${prefix}_${randomBytes(4).toString('hex')}`;
   await admin((client) =>
-    client.query(`create database ${client.escapeIdentifier(name)}${options.empty ? '' : ` template ${client.escapeIdentifier(template)}`}`),
+    client.query(
+      `create database ${client.escapeIdentifier(name)}${options.empty ? '' : ` template ${client.escapeIdentifier(template)}`}`,
+    ),
   );
   return {
     name,
     url: databaseUrl(adminUrl, name),
-    drop: () => admin((client) => client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`)).then(() => undefined),
+    drop: () =>
+      admin((client) => client.query(`drop database if exists ${client.escapeIdentifier(name)} with (force)`)).then(
+        () => undefined,
+      ),
   };
 }

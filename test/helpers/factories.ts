@@ -16,7 +16,10 @@ let passwordHash: Promise<string> | undefined;
 
 const unique = () => randomBytes(4).toString('hex');
 
-export async function newUser(t: TestApp, fields: Partial<{ email: string; full_name: string; email_verified: boolean; is_global_admin: boolean }> = {}): Promise<User> {
+export async function newUser(
+  t: TestApp,
+  fields: Partial<{ email: string; full_name: string; email_verified: boolean; is_global_admin: boolean }> = {},
+): Promise<User> {
   const created = await insertUser(t.services.db, {
     email: fields.email ?? `user-${unique()}@example.com`,
     password,
@@ -34,7 +37,10 @@ export async function newUser(t: TestApp, fields: Partial<{ email: string; full_
 export type Tokens = { access_token: string; refresh_token: string; expires_in: number; token_type: string };
 
 export async function login(t: TestApp, email: string, secret = password): Promise<Tokens> {
-  const res = await request(t.app).post('/auth/login').type('form').send({ username: email, password: secret, grant_type: 'password' });
+  const res = await request(t.app)
+    .post('/auth/login')
+    .type('form')
+    .send({ username: email, password: secret, grant_type: 'password' });
   if (res.status !== 200) throw new Error(`login failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as Tokens;
 }
@@ -68,7 +74,10 @@ export async function assignToSite(t: TestApp, site: Site, userId: string): Prom
 /** A service account of the tenant and a client-credentials token for it. */
 export async function serviceAccount(t: TestApp, tenant: Tenant, scopes: string[] = ['sites:read'], admin?: Caller) {
   const creator = admin ?? (await signedIn(t, { tenant, role: 'admin' }));
-  const created = await request(t.app).post('/api/service-accounts/').set(creator.auth).send({ tenant_id: tenant.id, name: 'bot', scopes });
+  const created = await request(t.app)
+    .post('/api/service-accounts/')
+    .set(creator.auth)
+    .send({ tenant_id: tenant.id, name: 'bot', scopes });
   if (created.status !== 201) throw new Error(`service account: ${created.status} ${JSON.stringify(created.body)}`);
   const token = await request(t.app).post('/auth/token').type('form').send({
     grant_type: 'client_credentials',
@@ -76,5 +85,9 @@ export async function serviceAccount(t: TestApp, tenant: Tenant, scopes: string[
     client_secret: created.body.client_secret,
   });
   if (token.status !== 200) throw new Error(`token: ${token.status} ${JSON.stringify(token.body)}`);
-  return { account: created.body as { id: string; client_id: string; client_secret: string }, token: token.body.access_token as string, auth: { Authorization: `Bearer ${token.body.access_token}` } };
+  return {
+    account: created.body as { id: string; client_id: string; client_secret: string },
+    token: token.body.access_token as string,
+    auth: { Authorization: `Bearer ${token.body.access_token}` },
+  };
 }

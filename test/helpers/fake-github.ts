@@ -4,7 +4,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 
-type Account = { id: number; login: string; name: string; emails: { email: string; primary: boolean; verified: boolean }[] };
+type Account = {
+  id: number;
+  login: string;
+  name: string;
+  emails: { email: string; primary: boolean; verified: boolean }[];
+};
 
 export type FakeGitHub = { url: string; issueCode(account: Account): string; close(): Promise<void> };
 
@@ -22,7 +27,8 @@ export async function startFakeGitHub(clientId: string, clientSecret: string): P
     if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
       const form = new URLSearchParams(body);
       const account = codes.get(form.get('code') ?? '');
-      const authorized = form.get('client_id') === clientId && form.get('client_secret') === clientSecret && form.get('code_verifier');
+      const authorized =
+        form.get('client_id') === clientId && form.get('client_secret') === clientSecret && form.get('code_verifier');
       if (!account || !authorized) return json(400, { error: 'bad_verification_code' });
       codes.delete(form.get('code') ?? '');
       const token = randomBytes(16).toString('hex');

@@ -13,12 +13,14 @@ import { toneHeader } from '../../core/media/wav.ts';
 export function toneWav(seconds: number, rate = 22_050): Buffer {
   const samples = Math.round(seconds * rate);
   const data = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 8000), i * 2);
+  for (let i = 0; i < samples; i++)
+    data.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 8000), i * 2);
   return Buffer.concat([toneHeader(data.length, rate), data]);
 }
 
 /** ok: audio of `seconds`; an HTTP status: that error; hang: never answers (until close). */
-export type Script = { kind: 'ok'; seconds: number; delayMs?: number } | { kind: 'status'; status: number } | { kind: 'hang' };
+export type Script =
+  { kind: 'ok'; seconds: number; delayMs?: number } | { kind: 'status'; status: number } | { kind: 'hang' };
 
 export type Recorded = { method: string; path: string; headers: http.IncomingHttpHeaders; body: unknown };
 
@@ -44,7 +46,15 @@ export type FakeProviders = {
 export async function startFakeProviders(): Promise<FakeProviders> {
   const hanging = new Set<http.ServerResponse>();
   let waiters: ((recorded: Recorded) => void)[] = [];
-  const state: Omit<FakeProviders, 'url' | 'close' | 'nextRequest'> = { requests: [], speech: [], images: [], fallback: { kind: 'ok', seconds: 2 }, accepted: [], files: new Map(), videos: { clip: Buffer.alloc(0), pollsBeforeDone: 2, created: [] } };
+  const state: Omit<FakeProviders, 'url' | 'close' | 'nextRequest'> = {
+    requests: [],
+    speech: [],
+    images: [],
+    fallback: { kind: 'ok', seconds: 2 },
+    accepted: [],
+    files: new Map(),
+    videos: { clip: Buffer.alloc(0), pollsBeforeDone: 2, created: [] },
+  };
   const polls = new Map<string, number>();
   const server = http.createServer(async (req, res) => {
     let raw = '';
@@ -87,14 +97,24 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       const asked = body as { n?: number; size?: string };
       const [width, height] = (asked.size ?? '256x256').split('x').map(Number) as [number, number];
       const images = await Promise.all(
-        Array.from({ length: asked.n ?? 1 }, (_, i) => sharp({ create: { width, height, channels: 3, background: { r: 40 * i, g: 100, b: 200 } } }).png().toBuffer()),
+        Array.from({ length: asked.n ?? 1 }, (_, i) =>
+          sharp({ create: { width, height, channels: 3, background: { r: 40 * i, g: 100, b: 200 } } })
+            .png()
+            .toBuffer(),
+        ),
       );
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ created: Date.now(), data: images.map((image) => ({ b64_json: image.toString('base64') })) }));
+      res.end(
+        JSON.stringify({ created: Date.now(), data: images.map((image) => ({ b64_json: image.toString('base64') })) }),
+      );
       return;
     }
     if (req.method === 'POST' && url.pathname === '/images/edits') {
-      const edited = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 0, g: 200, b: 0, alpha: 1 } } }).png().toBuffer();
+      const edited = await sharp({
+        create: { width: 64, height: 64, channels: 4, background: { r: 0, g: 200, b: 0, alpha: 1 } },
+      })
+        .png()
+        .toBuffer();
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ created: Date.now(), data: [{ b64_json: edited.toString('base64') }] }));
       return;
@@ -108,7 +128,12 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     if (req.method === 'POST' && url.pathname === '/v1/jobs') {
       const request = body as { callback_url: string; reference: string; input: unknown };
       const id = `prov-${randomUUID()}`;
-      state.accepted.push({ id, callback_url: request.callback_url, reference: request.reference, input: request.input });
+      state.accepted.push({
+        id,
+        callback_url: request.callback_url,
+        reference: request.reference,
+        input: request.input,
+      });
       res.writeHead(202, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ id }));
       return;
@@ -169,6 +194,11 @@ export function signedDelivery(secret: string, body: unknown, options: { id?: st
   const raw = JSON.stringify(body);
   return {
     raw,
-    headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${sign(secret, id, timestamp, raw)}` },
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': id,
+      'webhook-timestamp': timestamp,
+      'webhook-signature': `v1,${sign(secret, id, timestamp, raw)}`,
+    },
   };
 }

@@ -38,7 +38,8 @@ export async function startFakeRedis(): Promise<FakeRedis> {
 }
 
 function reply(name: string, args: string[], data: Map<string, string>): string {
-  const bulk = (value: string | undefined) => (value === undefined ? '$-1\r\n' : `$${Buffer.byteLength(value)}\r\n${value}\r\n`);
+  const bulk = (value: string | undefined) =>
+    value === undefined ? '$-1\r\n' : `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
   switch (name) {
     case 'PING':
       return '+PONG\r\n';

@@ -20,7 +20,14 @@ import { globalAdmin, staffedTenant, type Staffed } from './identity.ts';
 export async function newJob(
   t: TestApp,
   site: Site,
-  fields: Partial<{ userId: string | null; kind: string; status: JobStatus; input: Record<string, unknown>; provider: string; providerRef: string }> = {},
+  fields: Partial<{
+    userId: string | null;
+    kind: string;
+    status: JobStatus;
+    input: Record<string, unknown>;
+    provider: string;
+    providerRef: string;
+  }> = {},
 ): Promise<JobRow> {
   const status = fields.status ?? 'queued';
   const finished = ['succeeded', 'failed', 'canceled'].includes(status);
@@ -41,7 +48,15 @@ export async function readJob(t: TestApp, id: string): Promise<JobRow> {
 export async function giveCredits(t: TestApp, site: Site, amount: number, userId?: string): Promise<void> {
   await t.services.db.transaction(async (tx) => {
     const account = userId ? await userAccount(tx, site, userId) : await poolAccount(tx, site.tenant_id);
-    await applyEntry(tx, { accountId: account, tenantId: site.tenant_id, siteId: userId ? site.id : null, userId: userId ?? null, kind: 'grant', amount, reason: 'test' });
+    await applyEntry(tx, {
+      accountId: account,
+      tenantId: site.tenant_id,
+      siteId: userId ? site.id : null,
+      userId: userId ?? null,
+      kind: 'grant',
+      amount,
+      reason: 'test',
+    });
   });
 }
 
@@ -62,7 +77,10 @@ export const ledgerFor = (t: TestApp, jobId: string) =>
 
 /** Kinds of job for tests, priced at 1 credit per unit (see priceTestKinds). */
 export const testKinds = new Map<string, JobHandler>([
-  ['test_noop', defineJob({ input: z.object({}).loose(), run: async () => ({ status: 'succeeded', output: {}, units: 1 }) })],
+  [
+    'test_noop',
+    defineJob({ input: z.object({}).loose(), run: async () => ({ status: 'succeeded', output: {}, units: 1 }) }),
+  ],
   [
     'test_sleep',
     defineJob({
@@ -108,7 +126,14 @@ export async function startTestWorker(t: TestApp, env: Record<string, string> = 
     WORKER_LOST_AFTER_MS: '1500',
     ...env,
   });
-  return startWorker({ databaseUrl: t.database.url, config, db: t.services.db, logger: createLogger(config.logLevel), crontab: '', extraKinds: testKinds });
+  return startWorker({
+    databaseUrl: t.database.url,
+    config,
+    db: t.services.db,
+    logger: createLogger(config.logLevel),
+    crontab: '',
+    extraKinds: testKinds,
+  });
 }
 
 /** What the job test files share: an app with the test kinds priced, two staffed tenants, a global admin, and a worker slot emptied after each test. */

@@ -15,7 +15,16 @@ import { giveCredits } from './jobs.ts';
 import { serviceAccount, signedIn, type Caller } from './factories.ts';
 import { globalAdmin, staffedTenant, type Auth, type Staffed } from './identity.ts';
 
-export type MediaCast = { a: Staffed; b: Staffed; admin: Caller; author: Caller; otherAuthor: Caller; reader: Auth; writer: Auth; noMediaScope: Auth };
+export type MediaCast = {
+  a: Staffed;
+  b: Staffed;
+  admin: Caller;
+  author: Caller;
+  otherAuthor: Caller;
+  reader: Auth;
+  writer: Auth;
+  noMediaScope: Auth;
+};
 
 export async function mediaCast(t: TestApp): Promise<MediaCast> {
   const a = await staffedTenant(t);
@@ -59,7 +68,20 @@ export function mediaSuite(env: (fake: FakeProviders) => Record<string, string> 
 export async function testClip(config: Config, seconds: number, size = '320x240'): Promise<Buffer> {
   return withTemporaryDir(async (dir) => {
     const file = path.join(dir, 'clip.mp4');
-    const args = ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=duration=${seconds}:size=${size}:rate=10`, '-c:v', 'libx264', '-pix_fmt', 'yuv420p', file];
+    const args = [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=duration=${seconds}:size=${size}:rate=10`,
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv420p',
+      file,
+    ];
     await promisify(execFile)(binaries(config).ffmpeg, args);
     return readFile(file);
   });

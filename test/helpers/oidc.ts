@@ -27,7 +27,12 @@ export async function startOidcProvider(redirectUri: string): Promise<OidcServer
     ],
     findAccount: async (_ctx: unknown, id: string) => ({
       accountId: id,
-      claims: async () => ({ sub: id, email: `${id}@example.org`, email_verified: !id.startsWith('unverified'), name: `Person ${id}` }),
+      claims: async () => ({
+        sub: id,
+        email: `${id}@example.org`,
+        email_verified: !id.startsWith('unverified'),
+        name: `Person ${id}`,
+      }),
     }),
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: ['test-cookie-key'] },
@@ -81,8 +86,12 @@ export async function authorize(authorizationUrl: string, account: string): Prom
     if (!next.href.startsWith(new URL(authorizationUrl).origin)) return next.searchParams; // back at the client
     if (/\/interaction\/[^/]+$/.test(next.pathname)) {
       // The development interaction: first a login, then a consent page.
-      const page = await fetch(next, { headers: { Cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') } }).then((r) => r.text());
-      const prompt: Record<string, string> = page.includes('name="login"') ? { prompt: 'login', login: account, password: 'any' } : { prompt: 'consent' };
+      const page = await fetch(next, {
+        headers: { Cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
+      }).then((r) => r.text());
+      const prompt: Record<string, string> = page.includes('name="login"')
+        ? { prompt: 'login', login: account, password: 'any' }
+        : { prompt: 'consent' };
       const submitted = await send(next.href, prompt);
       url = new URL(submitted.headers.get('location') ?? '', next).href;
       continue;

@@ -8,7 +8,9 @@ export type FakeSmtp = { url: string; messages: ReceivedMail[]; close(): Promise
 
 /** Undoes quoted-printable soft line breaks and escapes, enough to read tokens out of bodies. */
 const decodeQuotedPrintable = (raw: string) =>
-  raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  raw
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 
 export async function startFakeSmtp(): Promise<FakeSmtp> {
   const messages: ReceivedMail[] = [];
@@ -20,14 +22,22 @@ export async function startFakeSmtp(): Promise<FakeSmtp> {
       let raw = '';
       stream.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
       stream.on('end', () => {
-        messages.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw, text: decodeQuotedPrintable(raw) });
+        messages.push({
+          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+          raw,
+          text: decodeQuotedPrintable(raw),
+        });
         callback();
       });
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
-  return { url: `smtp://127.0.0.1:${port}`, messages, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 export async function waitForMail(smtp: FakeSmtp, to: string, count = 1): Promise<ReceivedMail> {

@@ -14,7 +14,11 @@ export default async function globalTeardown(): Promise<void> {
   const { adminUrl, prefix } = clusterInfo();
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
-  const { rows } = await client.query<{ datname: string }>('select datname from pg_database where starts_with(datname, $1)', [prefix]);
-  for (const { datname } of rows) await client.query(`drop database if exists ${client.escapeIdentifier(datname)} with (force)`);
+  const { rows } = await client.query<{ datname: string }>(
+    'select datname from pg_database where starts_with(datname, $1)',
+    [prefix],
+  );
+  for (const { datname } of rows)
+    await client.query(`drop database if exists ${client.escapeIdentifier(datname)} with (force)`);
   await client.end();
 }

@@ -35,7 +35,9 @@ async function member(): Promise<Member> {
 }
 
 const submit = (who: Member, kind: string, input: Record<string, unknown>, units = 5) =>
-  submitJob(t.services.db, t.config, who.actor, who.site.slug, { kind, input, estimatedUnits: units }).then((result) => result.job);
+  submitJob(t.services.db, t.config, who.actor, who.site.slug, { kind, input, estimatedUnits: units }).then(
+    (result) => result.job,
+  );
 
 const workerEnv = () => ({
   SPEECH_PROVIDER: 'openai',
@@ -49,7 +51,16 @@ const workerEnv = () => ({
 /** `npm run worker` as its own process, as operators run it. */
 async function spawnWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(import.meta.dirname, '../../worker/main.ts')], {
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_CHILD_OUTPUT ?? 'silent', DATABASE_URL: t.database.url, DATA_DIR: t.config.dataDir, WORKER_CONCURRENCY: '1', ...workerEnv(), ...env },
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: process.env.TEST_CHILD_OUTPUT ?? 'silent',
+      DATABASE_URL: t.database.url,
+      DATA_DIR: t.config.dataDir,
+      WORKER_CONCURRENCY: '1',
+      ...workerEnv(),
+      ...env,
+    },
     stdio: process.env.TEST_CHILD_OUTPUT ? 'inherit' : 'ignore',
   });
   children.push(child);
@@ -61,14 +72,20 @@ async function spawnWorker(env: Record<string, string> = {}): Promise<ChildProce
   return child;
 }
 
-const registered = (pid: number) => t.services.db.exists(sql.type(z.object({}))`select 1 from worker_processes where pid = ${pid}`);
+const registered = (pid: number) =>
+  t.services.db.exists(sql.type(z.object({}))`select 1 from worker_processes where pid = ${pid}`);
 
-const attemptOutcomes = async (jobId: string) =>
-  [...(await t.services.db.anyFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
-    select outcome from job_attempts where job_id = ${jobId} order by attempt`))];
+const attemptOutcomes = async (jobId: string) => [
+  ...(await t.services.db.anyFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
+    select outcome from job_attempts where job_id = ${jobId} order by attempt`)),
+];
 
 const debits = (jobId: string) =>
-  t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from credit_entries where job_id = ${jobId} and kind = 'debit'`);
+  t.services.db.oneFirst(
+    sql.type(
+      z.object({ count: z.number() }),
+    )`select count(*)::int as count from credit_entries where job_id = ${jobId} and kind = 'debit'`,
+  );
 
 beforeAll(async () => {
   fake = await startFakeProviders();
@@ -96,7 +113,13 @@ it('runs a job again after its worker process is killed mid-job, and debits it o
   fake.speech.push({ kind: 'hang' });
   const victim = await spawnWorker();
   const called = fake.nextRequest();
-  const job = await submit(who, 'speech', { text: 'Killed in the middle of speaking.', voice: 'default', language: 'en', speed: 1, format: 'mp3' });
+  const job = await submit(who, 'speech', {
+    text: 'Killed in the middle of speaking.',
+    voice: 'default',
+    language: 'en',
+    speed: 1,
+    format: 'mp3',
+  });
   await called;
   expect((await readJob(t, job.id)).status).toBe('running');
   victim.kill('SIGKILL');
@@ -109,7 +132,9 @@ it('runs a job again after its worker process is killed mid-job, and debits it o
   expect(await attemptOutcomes(job.id)).toEqual(['lost', 'succeeded']);
   expect(await debits(job.id)).toBe(1);
   expect((await ledgerFor(t, job.id)).map((entry) => entry.kind)).toEqual(['reservation', 'debit', 'release']);
-  const media = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`select id from media_items where job_id = ${job.id}`);
+  const media = await t.services.db.anyFirst(
+    sql.type(z.object({ id: z.string() }))`select id from media_items where job_id = ${job.id}`,
+  );
   expect(media).toEqual([done.media_id]);
   // The dead process is gone from the heartbeat table.
   expect(await registered(victim.pid!)).toBe(false);
@@ -122,12 +147,17 @@ it('does nothing when a run is replayed after its job succeeded (a completion th
   const done = await waitForJob(t, job.id, ['succeeded', 'failed']);
   expect(done.status).toBe('succeeded');
   await schedule(t.services.db, done, t.config.jobs.tenantConcurrency);
-  const queuedRuns = () => t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+  const queuedRuns = () =>
+    t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
     select count(*)::int as count from graphile_worker.jobs where key = ${`job:${job.id}`}`);
   const deadline = Date.now() + 20_000;
   while ((await queuedRuns()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   expect(await queuedRuns()).toBe(0);
-  expect(await readJob(t, job.id)).toMatchObject({ status: 'succeeded', attempts: 1, credits_charged: done.credits_charged });
+  expect(await readJob(t, job.id)).toMatchObject({
+    status: 'succeeded',
+    attempts: 1,
+    credits_charged: done.credits_charged,
+  });
   expect(await debits(job.id)).toBe(1);
 });
 
@@ -137,7 +167,10 @@ it('hands a running job back when its worker shuts down, and another worker fini
   const job = await submit(who, 'test_sleep', { ms: 30_000 });
   await waitForJob(t, job.id, ['running']);
   await stopping.stop();
-  expect(await readJob(t, job.id)).toMatchObject({ status: 'queued', error: { code: 'worker_stopped', transient: true } });
+  expect(await readJob(t, job.id)).toMatchObject({
+    status: 'queued',
+    error: { code: 'worker_stopped', transient: true },
+  });
   await t.services.db.query(sql.typeAlias('void')`update jobs set input = '{"ms": 10}' where id = ${job.id}`);
   workers.push(await startTestWorker(t, workerEnv()));
   const done = await waitForJob(t, job.id, ['succeeded', 'failed'], 60_000);
@@ -150,7 +183,11 @@ it('retries a transient error with backoff and fails it, with its code, when the
   workers.push(await startTestWorker(t, workerEnv()));
   const job = await submit(who, 'test_fail', { transient: true });
   const done = await waitForJob(t, job.id, ['failed', 'succeeded'], 60_000);
-  expect(done).toMatchObject({ status: 'failed', attempts: 3, error: { code: 'provider_unavailable', transient: false } });
+  expect(done).toMatchObject({
+    status: 'failed',
+    attempts: 3,
+    error: { code: 'provider_unavailable', transient: false },
+  });
   expect(await attemptOutcomes(job.id)).toEqual(['retrying', 'retrying', 'failed']);
   const started = await t.services.db.anyFirst(sql.type(z.object({ started_at: z.string() }))`
     select started_at from job_attempts where job_id = ${job.id} order by attempt`);
@@ -167,16 +204,28 @@ it('shares the queue between two worker processes', async () => {
   const jobs = [];
   // Several lanes for this tenant, so its jobs can run side by side.
   for (let i = 0; i < 6; i++) {
-    jobs.push(await submitJob(t.services.db, { ...t.config, jobs: { ...t.config.jobs, tenantConcurrency: 4 } }, who.actor, who.site.slug, {
-      kind: 'speech',
-      input: { text: `Job number ${i}.`, voice: 'default', language: 'en', speed: 1, format: 'wav' },
-      estimatedUnits: 5,
-    }));
+    jobs.push(
+      await submitJob(
+        t.services.db,
+        { ...t.config, jobs: { ...t.config.jobs, tenantConcurrency: 4 } },
+        who.actor,
+        who.site.slug,
+        {
+          kind: 'speech',
+          input: { text: `Job number ${i}.`, voice: 'default', language: 'en', speed: 1, format: 'wav' },
+          estimatedUnits: 5,
+        },
+      ),
+    );
   }
-  for (const { job } of jobs) expect((await waitForJob(t, job.id, ['succeeded', 'failed'], 60_000)).status).toBe('succeeded');
+  for (const { job } of jobs)
+    expect((await waitForJob(t, job.id, ['succeeded', 'failed'], 60_000)).status).toBe('succeeded');
   const pids = await t.services.db.anyFirst(sql.type(z.object({ pid: z.number() }))`
     select distinct p.pid from job_attempts a join worker_processes p on a.worker_id = any(p.worker_ids)
-    where a.job_id = any(${sql.array(jobs.map(({ job }) => job.id), 'uuid')})`);
+    where a.job_id = any(${sql.array(
+      jobs.map(({ job }) => job.id),
+      'uuid',
+    )})`);
   expect([...pids].sort()).toEqual([first.pid, second.pid].sort());
 });
 
@@ -191,7 +240,10 @@ it('does not let one tenant’s flood of jobs starve another tenant’s single j
   expect(done.status).toBe('succeeded');
   // With JOB_TENANT_CONCURRENCY=1 the flood holds one of the two slots; the other serves the quiet tenant.
   const floodLeft = await t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
-    select count(*)::int as count from jobs where id = any(${sql.array(flood.map((job) => job.id), 'uuid')})
+    select count(*)::int as count from jobs where id = any(${sql.array(
+      flood.map((job) => job.id),
+      'uuid',
+    )})
       and (finished_at is null or finished_at > ${done.finished_at!}::timestamptz)`);
   expect(floodLeft).toBeGreaterThan(20);
   for (const job of flood) await waitForJob(t, job.id, ['succeeded'], 60_000);

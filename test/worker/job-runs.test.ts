@@ -23,7 +23,10 @@ beforeAll(async () => {
   const user = await newUser(t);
   await addMember(t.services.db, tenant.id, user.id, 'editor');
   await giveCredits(t, site, 1000, user.id);
-  await t.services.db.query((await import('../../db/pool.ts')).sql.unsafe`insert into site_users (tenant_id, site_id, user_id) values (${tenant.id}, ${site.id}, ${user.id})`);
+  await t.services.db.query(
+    (await import('../../db/pool.ts')).sql
+      .unsafe`insert into site_users (tenant_id, site_id, user_id) values (${tenant.id}, ${site.id}, ${user.id})`,
+  );
   actor = { kind: 'user', userId: user.id, sessionId: 'test', isGlobalAdmin: false };
 });
 afterEach(async () => {
@@ -32,13 +35,20 @@ afterEach(async () => {
 });
 afterAll(() => stopTestApp(t));
 
-const submit = (kind: string, input: Record<string, unknown>, units = 3) => submitJob(t.services.db, t.config, actor, site.slug, { kind, input, estimatedUnits: units });
+const submit = (kind: string, input: Record<string, unknown>, units = 3) =>
+  submitJob(t.services.db, t.config, actor, site.slug, { kind, input, estimatedUnits: units });
 
 it('runs a job to success, debits once and releases the rest', async () => {
   worker = await startTestWorker(t);
   const { job } = await submit('test_noop', {});
   const done = await waitForJob(t, job.id, ['succeeded', 'failed']);
-  expect(done).toMatchObject({ status: 'succeeded', progress: 1, attempts: 1, credits_reserved: 3, credits_charged: 1 });
+  expect(done).toMatchObject({
+    status: 'succeeded',
+    progress: 1,
+    attempts: 1,
+    credits_reserved: 3,
+    credits_charged: 1,
+  });
   expect(await ledgerFor(t, job.id)).toEqual([
     { kind: 'reservation', amount: 0, reserved_change: 3 },
     { kind: 'debit', amount: -1, reserved_change: -1 },
@@ -50,7 +60,11 @@ it('fails a permanent error at once, with its code, and releases the credits', a
   worker = await startTestWorker(t);
   const { job } = await submit('test_fail', { transient: false });
   const done = await waitForJob(t, job.id, ['failed', 'succeeded']);
-  expect(done).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'provider_rejected', message: 'never', transient: false } });
+  expect(done).toMatchObject({
+    status: 'failed',
+    attempts: 1,
+    error: { code: 'provider_rejected', message: 'never', transient: false },
+  });
   expect((await ledgerFor(t, job.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
   expect((await readJob(t, job.id)).credits_charged).toBe(0);
 });

@@ -42,8 +42,12 @@ const start = async () => {
 };
 
 const heartbeat = z.object({ name: z.string(), worker_id: z.string() });
-const heartbeats = () => t.services.db.any(sql.type(heartbeat)`select name, worker_id from worker_heartbeats order by name`);
-const queued = () => t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from graphile_worker.jobs`);
+const heartbeats = () =>
+  t.services.db.any(sql.type(heartbeat)`select name, worker_id from worker_heartbeats order by name`);
+const queued = () =>
+  t.services.db.oneFirst(
+    sql.type(z.object({ count: z.number() }))`select count(*)::int as count from graphile_worker.jobs`,
+  );
 
 async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   const deadline = Date.now() + 20_000;
@@ -63,7 +67,9 @@ it('runs a queued job to completion', async () => {
   const handle = await start();
   await enqueue(t.services.db, 'system__heartbeat', { name: 'run-test' });
   // Both the queued job and the worker's start-up heartbeat run, in either order.
-  const rows = await until(heartbeats, (list) => ['run-test', 'queue'].every((name) => list.some((row) => row.name === name)));
+  const rows = await until(heartbeats, (list) =>
+    ['run-test', 'queue'].every((name) => list.some((row) => row.name === name)),
+  );
   expect(rows).toContainEqual({ name: 'run-test', worker_id: expect.stringMatching(/^pool-/) });
   expect(rows.map((row) => row.name)).toContain('queue');
   expect(await until(queued, (count) => count === 0)).toBe(0);
@@ -92,14 +98,20 @@ it('finishes the running job before stop() resolves', async () => {
   // Nothing is left locked by the stopped worker.
   const locked = await t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
     select count(*)::int as count from graphile_worker._private_jobs where locked_by is not null`);
-  const leftovers = await t.services.db.any(sql.type(z.object({ identifier: z.string(), attempts: z.number(), last_error: z.string().nullable() }))`select t.identifier, j.attempts, j.last_error from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id`);
+  const leftovers = await t.services.db.any(
+    sql.type(
+      z.object({ identifier: z.string(), attempts: z.number(), last_error: z.string().nullable() }),
+    )`select t.identifier, j.attempts, j.last_error from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id`,
+  );
   expect(leftovers).toEqual([]);
   expect(locked).toBe(0);
 });
 
 it('removes expired rows and keeps live ones', async () => {
   const { db } = t.services;
-  const user = await db.oneFirst(sql.type(z.object({ id: z.string() }))`insert into users (email) values ('cleanup@example.com') returning id`);
+  const user = await db.oneFirst(
+    sql.type(z.object({ id: z.string() }))`insert into users (email) values ('cleanup@example.com') returning id`,
+  );
   await db.query(sql.unsafe`
     insert into rate_limits (key, points, expire) values ('old', 1, 1000), ('live', 1, (extract(epoch from now()) * 1000 + 60000)::bigint)`);
   await db.query(sql.unsafe`
@@ -109,14 +121,26 @@ it('removes expired rows and keeps live ones', async () => {
   await start();
   await enqueue(db, 'maintenance__cleanup', {});
   await until(queued, (count) => count === 0);
-  expect(await db.anyFirst(sql.type(z.object({ key: z.string() }))`select key from rate_limits order by key`)).toEqual(['live']);
-  expect(await db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from sessions where user_id = ${user}`)).toBe(1);
+  expect(await db.anyFirst(sql.type(z.object({ key: z.string() }))`select key from rate_limits order by key`)).toEqual([
+    'live',
+  ]);
+  expect(
+    await db.oneFirst(
+      sql.type(z.object({ count: z.number() }))`select count(*)::int as count from sessions where user_id = ${user}`,
+    ),
+  ).toBe(1);
 });
 
 it('deletes finished jobs and handled webhook ids past the retention period, and nothing else', async () => {
   const { db } = t.services;
-  const tenant = await db.oneFirst(sql.type(z.object({ id: z.string() }))`insert into tenants (name, slug) values ('Kept', 'kept') returning id`);
-  const site = await db.oneFirst(sql.type(z.object({ id: z.string() }))`insert into sites (tenant_id, name, slug) values (${tenant}, 'Kept', 'kept') returning id`);
+  const tenant = await db.oneFirst(
+    sql.type(z.object({ id: z.string() }))`insert into tenants (name, slug) values ('Kept', 'kept') returning id`,
+  );
+  const site = await db.oneFirst(
+    sql.type(
+      z.object({ id: z.string() }),
+    )`insert into sites (tenant_id, name, slug) values (${tenant}, 'Kept', 'kept') returning id`,
+  );
   const retention = t.config.jobs.retentionDays;
   const job = (name: string, status: string, finishedDaysAgo: number | null) => sql.fragment`
     (${tenant}, ${site}, 'speech', ${status}, ${sql.jsonb({ name } as never)},
@@ -131,6 +155,12 @@ it('deletes finished jobs and handled webhook ids past the retention period, and
   await start();
   await enqueue(db, 'maintenance__cleanup', {});
   await until(queued, (count) => count === 0);
-  expect([...(await db.anyFirst(sql.type(z.object({ name: z.string() }))`select input->>'name' as name from jobs order by 1`))]).toEqual(['recent', 'waiting for long']);
-  expect([...(await db.anyFirst(sql.type(z.object({ event_id: z.string() }))`select event_id from webhook_events`))]).toEqual(['recent']);
+  expect([
+    ...(await db.anyFirst(
+      sql.type(z.object({ name: z.string() }))`select input->>'name' as name from jobs order by 1`,
+    )),
+  ]).toEqual(['recent', 'waiting for long']);
+  expect([
+    ...(await db.anyFirst(sql.type(z.object({ event_id: z.string() }))`select event_id from webhook_events`)),
+  ]).toEqual(['recent']);
 });

@@ -28,39 +28,56 @@ beforeAll(async () => {
 });
 afterAll(() => stopTestApp(t));
 
-const submit = async () => (await submitJob(t.services.db, t.config, actor, site.slug, { kind: 'test_noop', input: {}, estimatedUnits: 4 })).job;
+const submit = async () =>
+  (await submitJob(t.services.db, t.config, actor, site.slug, { kind: 'test_noop', input: {}, estimatedUnits: 4 })).job;
 const sweep = () => failStranded(t.services.db, t.config, createLogger('silent'));
 
 /** Rewrites a job as if it were older (the updated_at trigger would stamp now()). */
 async function age(jobId: string, changes: ReturnType<typeof sql.fragment>) {
   await t.services.db.transaction(async (tx) => {
     await tx.query(sql.typeAlias('void')`alter table jobs disable trigger jobs_updated_at`);
-    await tx.query(sql.typeAlias('void')`update jobs set ${changes}, updated_at = now() - interval '5 minutes' where id = ${jobId}`);
+    await tx.query(
+      sql.typeAlias('void')`update jobs set ${changes}, updated_at = now() - interval '5 minutes' where id = ${jobId}`,
+    );
     await tx.query(sql.typeAlias('void')`alter table jobs enable trigger jobs_updated_at`);
   });
 }
 
 const reserved = () =>
-  t.services.db.oneFirst(sql.type(z.object({ reserved: z.number() }))`select reserved from credit_accounts where site_id = ${site.id} and user_id = ${actor.kind === 'user' ? actor.userId : ''}`);
+  t.services.db.oneFirst(
+    sql.type(
+      z.object({ reserved: z.number() }),
+    )`select reserved from credit_accounts where site_id = ${site.id} and user_id = ${actor.kind === 'user' ? actor.userId : ''}`,
+  );
 
 it('fails a running job whose queue entry spent its attempts, and releases its credits', async () => {
   const job = await submit();
   await t.services.db.query(sql.typeAlias('void')`
     update graphile_worker._private_jobs set attempts = max_attempts where key = ${`job:${job.id}`}`);
   await age(job.id, sql.fragment`status = 'running', attempts = 3`);
-  await t.services.db.query(sql.typeAlias('void')`insert into job_attempts (job_id, attempt, worker_id) values (${job.id}, 3, 'gone')`);
+  await t.services.db.query(
+    sql.typeAlias('void')`insert into job_attempts (job_id, attempt, worker_id) values (${job.id}, 3, 'gone')`,
+  );
   expect(await sweep()).toBe(1);
-  expect(await readJob(t, job.id)).toMatchObject({ status: 'failed', error: { code: 'attempts_exhausted', transient: false } });
+  expect(await readJob(t, job.id)).toMatchObject({
+    status: 'failed',
+    error: { code: 'attempts_exhausted', transient: false },
+  });
   expect((await ledgerFor(t, job.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
-  expect(await t.services.db.oneFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
-    select outcome from job_attempts where job_id = ${job.id}`)).toBe('lost');
+  expect(
+    await t.services.db.oneFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
+    select outcome from job_attempts where job_id = ${job.id}`),
+  ).toBe('lost');
   expect(await reserved()).toBe(0);
 });
 
 it('fails a job waiting past JOB_WAITING_HOURS for its webhook', async () => {
   const job = await submit();
   await t.services.db.query(sql.typeAlias('void')`select from graphile_worker.remove_job(${`job:${job.id}`})`);
-  await age(job.id, sql.fragment`status = 'waiting', provider = 'mediaprovider', provider_ref = 'slow', waiting_at = now() - interval '3 hours'`);
+  await age(
+    job.id,
+    sql.fragment`status = 'waiting', provider = 'mediaprovider', provider_ref = 'slow', waiting_at = now() - interval '3 hours'`,
+  );
   expect(await sweep()).toBe(1);
   expect(await readJob(t, job.id)).toMatchObject({ status: 'failed', error: { code: 'provider_timeout' } });
   expect(await reserved()).toBe(0);
@@ -71,7 +88,10 @@ it('leaves alone jobs that can still run or are still within their wait', async 
   await age(queued.id, sql.fragment`stage = 'old but runnable'`);
   const waiting = await submit();
   await t.services.db.query(sql.typeAlias('void')`select from graphile_worker.remove_job(${`job:${waiting.id}`})`);
-  await age(waiting.id, sql.fragment`status = 'waiting', provider = 'mediaprovider', provider_ref = 'recent', waiting_at = now() - interval '1 hour'`);
+  await age(
+    waiting.id,
+    sql.fragment`status = 'waiting', provider = 'mediaprovider', provider_ref = 'recent', waiting_at = now() - interval '1 hour'`,
+  );
   // Just submitted, queue entry and all: inside the minute's grace anyway.
   const fresh = await submit();
   expect(await sweep()).toBe(0);

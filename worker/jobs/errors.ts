@@ -15,10 +15,16 @@ export class JobError extends Error {
   }
 }
 
-export const permanent = (code: string, message: string, cause?: unknown) => new JobError(code, message, { transient: false, cause });
-export const transient = (code: string, message: string, cause?: unknown) => new JobError(code, message, { transient: true, cause });
+export const permanent = (code: string, message: string, cause?: unknown) =>
+  new JobError(code, message, { transient: false, cause });
+export const transient = (code: string, message: string, cause?: unknown) =>
+  new JobError(code, message, { transient: true, cause });
 
 export function describe(error: unknown): JobError {
   if (error instanceof JobError) return error;
-  return transient('internal_error', 'The job hit an unexpected error; it is retried, and the operators are told.', error);
+  return transient(
+    'internal_error',
+    'The job hit an unexpected error; it is retried, and the operators are told.',
+    error,
+  );
 }

@@ -21,7 +21,8 @@ export type JobContext = {
   progress(fraction: number, stage: string): Promise<void>;
 };
 
-export type Outcome = ({ status: 'succeeded' } & Success) | { status: 'waiting'; provider: string; providerRef: string };
+export type Outcome =
+  ({ status: 'succeeded' } & Success) | { status: 'waiting'; provider: string; providerRef: string };
 
 export type JobHandler<S extends z.ZodType = z.ZodType> = {
   input: S;

@@ -20,8 +20,11 @@ export default defineJob({
     const media: MediaDraft[] = [];
     for (const [index, image] of images.entries()) {
       await context.progress(0.5 + (0.4 * index) / images.length, `storing image ${index + 1} of ${images.length}`);
-      const meta = await sharp(image, { limitInputPixels: context.config.media.maxPixels }).metadata().catch(() => null);
-      if (!meta?.format || !meta.width) throw permanent('provider_invalid_response', 'The provider returned something that is not an image.');
+      const meta = await sharp(image, { limitInputPixels: context.config.media.maxPixels })
+        .metadata()
+        .catch(() => null);
+      if (!meta?.format || !meta.width)
+        throw permanent('provider_invalid_response', 'The provider returned something that is not an image.');
       const format = meta.format === 'jpeg' ? 'jpeg' : meta.format;
       const key = `${job.tenant_id}/${job.site_id}/image-${job.id}-${index}.${format}`;
       const stored = await storage.put(key, image, `image/${format}`);

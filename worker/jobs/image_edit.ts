@@ -14,7 +14,12 @@ import { editLocally, editWithProvider } from '../providers/image/edit.ts';
 import { permanent } from './errors.ts';
 import { defineJob } from './handler.ts';
 
-const itemRow = z.object({ storage_key: z.string(), kind: z.string(), version: z.number(), version_job_id: z.string().nullable() });
+const itemRow = z.object({
+  storage_key: z.string(),
+  kind: z.string(),
+  version: z.number(),
+  version_job_id: z.string().nullable(),
+});
 
 export default defineJob({
   input: z.object({ media_id: z.uuid(), instruction: z.string().min(1).max(1000), mask_media_id: z.uuid().optional() }),
@@ -24,7 +29,11 @@ export default defineJob({
       select storage_key, kind, version, version_job_id from media_items where id = ${input.media_id} and site_id = ${job.site_id}`);
     if (!item) throw permanent('media_missing', 'The image was deleted before it was edited.');
     if (item.version_job_id === job.id) {
-      return { status: 'succeeded', units: 1, output: { media_id: input.media_id, version: item.version, note: 'already applied by an earlier run' } };
+      return {
+        status: 'succeeded',
+        units: 1,
+        output: { media_id: input.media_id, version: item.version, note: 'already applied by an earlier run' },
+      };
     }
     const maskKey = input.mask_media_id ? await imageKey(db, job.site_id, input.mask_media_id) : null;
     if (input.mask_media_id && !maskKey) throw permanent('media_missing', 'The mask was deleted before the edit.');
@@ -38,12 +47,16 @@ export default defineJob({
       applied = [input.instruction];
     } else {
       ({ output, applied } = await editLocally(config, source, input.instruction, mask).catch((error: unknown) => {
-        if (error instanceof Error && /pixel limit/i.test(error.message)) throw permanent('image_too_large', 'The image exceeds MEDIA_MAX_PIXELS.', error);
+        if (error instanceof Error && /pixel limit/i.test(error.message))
+          throw permanent('image_too_large', 'The image exceeds MEDIA_MAX_PIXELS.', error);
         throw error;
       }));
     }
-    const meta = await sharp(output, { limitInputPixels: config.media.maxPixels }).metadata().catch(() => null);
-    if (!meta?.format || !meta.width) throw permanent('provider_invalid_response', 'The edit did not produce an image.');
+    const meta = await sharp(output, { limitInputPixels: config.media.maxPixels })
+      .metadata()
+      .catch(() => null);
+    if (!meta?.format || !meta.width)
+      throw permanent('provider_invalid_response', 'The edit did not produce an image.');
     await context.progress(0.8, 'saving the new version');
     const key = `${job.tenant_id}/${job.site_id}/edit-${job.id}.${meta.format}`;
     const stored = await storage.put(key, output, `image/${meta.format}`);
@@ -53,9 +66,21 @@ export default defineJob({
       ? { kind: 'user', userId: job.user_id, sessionId: 'worker', isGlobalAdmin: false }
       : { kind: 'service', serviceAccountId: job.actor_id ?? job.id, tenantId: job.tenant_id, scopes: [] };
     const { saved, staleVariants } = await db.transaction((tx) =>
-      recordVersion(tx, config, { site, actor, mediaId: input.media_id, file: { key, mimeType: `image/${meta.format}`, size: stored.size }, width: meta.width ?? null, height: meta.height ?? null, jobId: job.id }),
+      recordVersion(tx, config, {
+        site,
+        actor,
+        mediaId: input.media_id,
+        file: { key, mimeType: `image/${meta.format}`, size: stored.size },
+        width: meta.width ?? null,
+        height: meta.height ?? null,
+        jobId: job.id,
+      }),
     );
     await removeFiles(storage, logger, staleVariants);
-    return { status: 'succeeded', units: 1, output: { media_id: input.media_id, version: saved.version, applied, provider: config.images.provider } };
+    return {
+      status: 'succeeded',
+      units: 1,
+      output: { media_id: input.media_id, version: saved.version, applied, provider: config.images.provider },
+    };
   },
 });

@@ -34,7 +34,12 @@ export default defineJob({
     let described;
     if (config.text.provider === 'openai') {
       const preview = item.preview_key ? await context.storage.read(item.preview_key) : null;
-      described = await describeWithProvider(config, item as Subject, preview ? Buffer.concat(await preview.toArray()) : null, context.signal);
+      described = await describeWithProvider(
+        config,
+        item as Subject,
+        preview ? Buffer.concat(await preview.toArray()) : null,
+        context.signal,
+      );
     } else {
       described = describeLocally(item as Subject);
     }

@@ -44,7 +44,8 @@ async function image(file: string, key: string, context: JobContext): Promise<Fo
     const width = meta.autoOrient?.width ?? meta.width ?? null;
     const height = meta.autoOrient?.height ?? meta.height ?? null;
     const derived = await deriveImages(file, key, width ?? 0, limits, context.storage);
-    if (!context.config.media.exifGps && hasLocation(meta.exif)) derived.variants.push(await withoutMetadata(file, key, meta.format, limits, context.storage));
+    if (!context.config.media.exifGps && hasLocation(meta.exif))
+      derived.variants.push(await withoutMetadata(file, key, meta.format, limits, context.storage));
     return {
       width,
       height,
@@ -57,7 +58,11 @@ async function image(file: string, key: string, context: JobContext): Promise<Fo
     if (error instanceof JobError) throw error;
     const message = (error as Error).message;
     if (/pixel limit/i.test(message)) {
-      throw permanent('image_too_large', `The image has more pixels than MEDIA_MAX_PIXELS (${context.config.media.maxPixels}).`, error);
+      throw permanent(
+        'image_too_large',
+        `The image has more pixels than MEDIA_MAX_PIXELS (${context.config.media.maxPixels}).`,
+        error,
+      );
     }
     throw permanent('unreadable_file', `The image cannot be read: ${message}`, error);
   }
@@ -65,11 +70,22 @@ async function image(file: string, key: string, context: JobContext): Promise<Fo
 
 async function timed(file: string, key: string, kind: 'video' | 'audio', context: JobContext): Promise<Found> {
   const probed = await probe(context.config, file).catch((error: unknown) => {
-    throw permanent('unreadable_file', `The file cannot be read as ${kind}: ${(error as Error).message.slice(0, 200)}`, error);
+    throw permanent(
+      'unreadable_file',
+      `The file cannot be read as ${kind}: ${(error as Error).message.slice(0, 200)}`,
+      error,
+    );
   });
-  const found: Found = { duration_seconds: probed.durationSeconds || null, width: probed.width, height: probed.height, variants: [] };
+  const found: Found = {
+    duration_seconds: probed.durationSeconds || null,
+    width: probed.width,
+    height: probed.height,
+    variants: [],
+  };
   if (kind === 'video' && probed.width) {
-    found.variants.push(await storePoster(context.config, context.storage, file, key, probed.durationSeconds, context.signal));
+    found.variants.push(
+      await storePoster(context.config, context.storage, file, key, probed.durationSeconds, context.signal),
+    );
   }
   return found;
 }
@@ -78,7 +94,9 @@ export default defineJob({
   input: z.object({ media_id: z.uuid() }),
   async run({ media_id: mediaId }, context) {
     const { db, job } = context;
-    const item = await db.maybeOne(sql.type(itemRow)`select storage_key, kind from media_items where id = ${mediaId} and site_id = ${job.site_id}`);
+    const item = await db.maybeOne(
+      sql.type(itemRow)`select storage_key, kind from media_items where id = ${mediaId} and site_id = ${job.site_id}`,
+    );
     if (!item) throw permanent('media_missing', 'The media item was deleted before it was processed.');
     await context.progress(0.1, 'reading the file');
     try {
@@ -96,10 +114,18 @@ export default defineJob({
                blurhash = ${found.blurhash ?? null}, exif = ${found.exif ? sql.jsonb(found.exif as never) : null},
                variants = ${sql.jsonb(found.variants as never)}
         where id = ${mediaId}`);
-      return { status: 'succeeded', units: 1, output: { media_id: mediaId, variants: found.variants.map((variant) => variant.name) } };
+      return {
+        status: 'succeeded',
+        units: 1,
+        output: { media_id: mediaId, variants: found.variants.map((variant) => variant.name) },
+      };
     } catch (error) {
       if (error instanceof JobError && !error.transient) {
-        await db.query(sql.typeAlias('void')`update media_items set status = 'failed', processing_error = ${error.message} where id = ${mediaId}`);
+        await db.query(
+          sql.typeAlias(
+            'void',
+          )`update media_items set status = 'failed', processing_error = ${error.message} where id = ${mediaId}`,
+        );
       }
       throw error;
     }

@@ -29,7 +29,14 @@ class TakenOver extends Error {
 }
 const takenOver = () => new TakenOver('Another worker took this job over; this run changed nothing.');
 
-export type RunnerDeps = { db: DatabasePool; config: Config; logger: Logger; events: JobEvents; storage: Storage; kinds: Map<string, JobHandler> };
+export type RunnerDeps = {
+  db: DatabasePool;
+  config: Config;
+  logger: Logger;
+  events: JobEvents;
+  storage: Storage;
+  kinds: Map<string, JobHandler>;
+};
 
 export type QueueRun = { workerId: string; attempts: number; maxAttempts: number; signal: AbortSignal };
 
@@ -70,7 +77,11 @@ async function claim(db: DatabasePool, jobId: string, workerId: string): Promise
  * Settles under the row lock if the job is still this worker's run. Otherwise
  * answers what became of it: canceled, or taken over by another worker.
  */
-async function settle(db: DatabasePool, job: JobRow, apply: (tx: Parameters<typeof lockJob>[0], current: JobRow) => Promise<unknown>) {
+async function settle(
+  db: DatabasePool,
+  job: JobRow,
+  apply: (tx: Parameters<typeof lockJob>[0], current: JobRow) => Promise<unknown>,
+) {
   return db.transaction(async (tx): Promise<'settled' | 'canceled' | 'taken over'> => {
     const current = await lockJob(tx, job.id);
     if (!current) return 'canceled';
@@ -93,7 +104,11 @@ export async function runJob(deps: RunnerDeps, jobId: string, run: QueueRun): Pr
     if (event.status === 'canceled') canceled.abort(permanent('canceled', 'The job was canceled.'));
   });
   // A cancel committed between the claim and the subscription sent no event we heard.
-  if ((await db.maybeOneFirst(sql.type(z.object({ status: z.string() }))`select status from jobs where id = ${job.id}`)) === 'canceled') {
+  if (
+    (await db.maybeOneFirst(
+      sql.type(z.object({ status: z.string() }))`select status from jobs where id = ${job.id}`,
+    )) === 'canceled'
+  ) {
     canceled.abort(permanent('canceled', 'The job was canceled.'));
   }
   const signal = AbortSignal.any([canceled.signal, run.signal]);
@@ -182,7 +197,8 @@ async function discard(deps: RunnerDeps, job: JobRow, outcome: Outcome | undefin
   await closeAttempt(deps.db, job, 'canceled');
   if (outcome?.status === 'succeeded') {
     for (const media of outcome.media ?? []) {
-      for (const key of [media.storageKey, ...(media.variants ?? []).map((variant) => variant.key)]) await deps.storage.delete(key);
+      for (const key of [media.storageKey, ...(media.variants ?? []).map((variant) => variant.key)])
+        await deps.storage.delete(key);
     }
   }
 }

@@ -9,14 +9,22 @@ import { speechProvider } from '../providers/speech/provider.ts';
 import { permanent } from './errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
 
-async function store(input: SpeechInput, audio: Buffer, speedApplied: boolean, context: JobContext, provider: string): Promise<Outcome> {
+async function store(
+  input: SpeechInput,
+  audio: Buffer,
+  speedApplied: boolean,
+  context: JobContext,
+  provider: string,
+): Promise<Outcome> {
   const { job, config, storage, signal } = context;
   await context.progress(0.6, 'encoding');
-  const encoded = await encodeAudio(config, audio, input.format, signal, speedApplied ? 1 : input.speed).catch((error: unknown) => {
-    // The same bytes would fail the same way on every retry.
-    if (signal.aborted) throw error;
-    throw permanent('provider_invalid_response', 'The audio the provider returned could not be decoded.', error);
-  });
+  const encoded = await encodeAudio(config, audio, input.format, signal, speedApplied ? 1 : input.speed).catch(
+    (error: unknown) => {
+      // The same bytes would fail the same way on every retry.
+      if (signal.aborted) throw error;
+      throw permanent('provider_invalid_response', 'The audio the provider returned could not be decoded.', error);
+    },
+  );
   const { durationSeconds } = await probeBuffer(config, encoded);
   if (!(durationSeconds > 0)) throw permanent('speech_failed', 'The provider returned no audible speech.');
   await context.progress(0.85, 'storing');
@@ -26,7 +34,13 @@ async function store(input: SpeechInput, audio: Buffer, speedApplied: boolean, c
   return {
     status: 'succeeded',
     units: seconds,
-    output: { duration_seconds: seconds, format: input.format, size_bytes: stored.size, characters: input.text.length, provider },
+    output: {
+      duration_seconds: seconds,
+      format: input.format,
+      size_bytes: stored.size,
+      characters: input.text.length,
+      provider,
+    },
     media: [
       {
         kind: 'audio',

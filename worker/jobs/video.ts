@@ -16,17 +16,33 @@ import { renderByOpenAi } from '../providers/video/openai.ts';
 import { permanent } from './errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
 
-async function store(input: VideoJobInput, file: string, poster: Buffer | null, context: JobContext, provider: string, extra: Record<string, unknown> = {}): Promise<Outcome> {
+async function store(
+  input: VideoJobInput,
+  file: string,
+  poster: Buffer | null,
+  context: JobContext,
+  provider: string,
+  extra: Record<string, unknown> = {},
+): Promise<Outcome> {
   const { job, storage, db, config, signal } = context;
   const probed = await probe(config, file).catch(() => null);
-  if (!probed?.width || !(probed.durationSeconds > 0)) throw permanent('provider_invalid_response', `The ${provider} back end made something that is not a video.`);
-  if (!probed.formatName.split(',').includes('mp4')) throw permanent('provider_invalid_response', `The ${provider} back end made ${probed.formatName}, not MP4.`);
+  if (!probed?.width || !(probed.durationSeconds > 0))
+    throw permanent('provider_invalid_response', `The ${provider} back end made something that is not a video.`);
+  if (!probed.formatName.split(',').includes('mp4'))
+    throw permanent('provider_invalid_response', `The ${provider} back end made ${probed.formatName}, not MP4.`);
   await context.progress(0.95, 'storing');
   const key = `${job.tenant_id}/${job.site_id}/video-${job.id}.mp4`;
   const stored = await storage.put(key, createReadStream(file), 'video/mp4');
   let variant: StoredVariant;
   if (poster) {
-    variant = { name: 'poster', key: `${key}.poster.jpg`, mime_type: 'image/jpeg', width: probed.width, height: probed.height, size_bytes: poster.length };
+    variant = {
+      name: 'poster',
+      key: `${key}.poster.jpg`,
+      mime_type: 'image/jpeg',
+      width: probed.width,
+      height: probed.height,
+      size_bytes: poster.length,
+    };
     await storage.put(variant.key, poster, 'image/jpeg');
   } else {
     variant = await storePoster(config, storage, file, key, probed.durationSeconds, signal);
@@ -34,11 +50,26 @@ async function store(input: VideoJobInput, file: string, poster: Buffer | null, 
   const { request } = input;
   const folder = await folderStillThere(db, job.site_id, request.folder_id);
   const seconds = Math.round(probed.durationSeconds * 1000) / 1000;
-  const title = request.title ?? (request.prompt ?? request.scenes?.map((scene) => scene.narration ?? scene.image_prompt ?? '').join(' ') ?? '').slice(0, 80);
+  const title =
+    request.title ??
+    (
+      request.prompt ??
+      request.scenes?.map((scene) => scene.narration ?? scene.image_prompt ?? '').join(' ') ??
+      ''
+    ).slice(0, 80);
   return {
     status: 'succeeded',
     units: seconds,
-    output: { backend: input.backend, provider, duration_seconds: seconds, codec: probed.codec, width: probed.width, height: probed.height, size_bytes: stored.size, ...extra },
+    output: {
+      backend: input.backend,
+      provider,
+      duration_seconds: seconds,
+      codec: probed.codec,
+      width: probed.width,
+      height: probed.height,
+      size_bytes: stored.size,
+      ...extra,
+    },
     media: [
       {
         kind: 'video',
@@ -63,11 +94,18 @@ export default defineJob({
     const { request, backend } = input;
     if (backend === 'mediaprovider') {
       await context.progress(0.1, 'submitting to the media provider');
-      const ref = await submitToMediaProvider(context.config, 'video', request, { id: context.job.id, siteId: context.job.site_id }, context.signal);
+      const ref = await submitToMediaProvider(
+        context.config,
+        'video',
+        request,
+        { id: context.job.id, siteId: context.job.site_id },
+        context.signal,
+      );
       return { status: 'waiting', provider: 'mediaprovider', providerRef: ref };
     }
     return withTemporaryDir(async (dir) => {
-      if (backend === 'openai') return store(input, await renderByOpenAi(request, dir, context), null, context, 'openai');
+      if (backend === 'openai')
+        return store(input, await renderByOpenAi(request, dir, context), null, context, 'openai');
       const composed = await composeLocally(request, dir, context);
       return store(input, composed.file, composed.poster, context, 'local', { scenes: composed.scenes });
     });

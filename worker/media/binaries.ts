@@ -43,7 +43,8 @@ export function binaries(config: Config): Binaries {
   if (found) return found;
   const ffmpeg = config.binaries.ffmpeg ?? onPath('ffmpeg') ?? packaged('@ffmpeg-installer/ffmpeg');
   const ffprobe = config.binaries.ffprobe ?? onPath('ffprobe') ?? packaged('@ffprobe-installer/ffprobe');
-  if (!ffmpeg || !ffprobe) throw new Error('ffmpeg/ffprobe not found: install them or set FFMPEG_PATH and FFPROBE_PATH');
+  if (!ffmpeg || !ffprobe)
+    throw new Error('ffmpeg/ffprobe not found: install them or set FFMPEG_PATH and FFPROBE_PATH');
   found = { ffmpeg, ffprobe, espeak: config.binaries.espeak ?? onPath('espeak-ng') ?? null };
   return found;
 }

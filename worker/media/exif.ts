@@ -7,7 +7,18 @@ import exifReader from 'exif-reader';
 
 const kept = {
   Image: ['Make', 'Model', 'Software', 'DateTime', 'Orientation', 'Artist', 'Copyright'],
-  Photo: ['DateTimeOriginal', 'ExposureTime', 'FNumber', 'ISOSpeedRatings', 'FocalLength', 'FocalLengthIn35mmFilm', 'LensMake', 'LensModel', 'Flash', 'WhiteBalance'],
+  Photo: [
+    'DateTimeOriginal',
+    'ExposureTime',
+    'FNumber',
+    'ISOSpeedRatings',
+    'FocalLength',
+    'FocalLengthIn35mmFilm',
+    'LensMake',
+    'LensModel',
+    'Flash',
+    'WhiteBalance',
+  ],
   GPSInfo: ['GPSLatitudeRef', 'GPSLatitude', 'GPSLongitudeRef', 'GPSLongitude', 'GPSAltitude'],
 } as const;
 
@@ -15,11 +26,19 @@ const kept = {
 function clean(value: unknown): unknown {
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? undefined : value.toISOString();
   if (typeof value === 'string') {
-    const text = value.replace(/\0+$/, '').replace(/[\u0000\uD800-\uDFFF]/g, '').trim();
+    const text = value
+      .replace(/\0+$/, '')
+      .replace(/[\u0000\uD800-\uDFFF]/g, '')
+      .trim();
     return text ? text.slice(0, 200) : undefined;
   }
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (Array.isArray(value) && value.length <= 8 && value.every((item) => typeof item === 'number' && Number.isFinite(item))) return value;
+  if (
+    Array.isArray(value) &&
+    value.length <= 8 &&
+    value.every((item) => typeof item === 'number' && Number.isFinite(item))
+  )
+    return value;
   return undefined;
 }
 

@@ -16,7 +16,15 @@ export const audioFormats = {
 
 export type AudioFormat = keyof typeof audioFormats;
 
-export type Probe = { durationSeconds: number; formatName: string; codec: string | null; sampleRate: number | null; width: number | null; height: number | null; hasAudio: boolean };
+export type Probe = {
+  durationSeconds: number;
+  formatName: string;
+  codec: string | null;
+  sampleRate: number | null;
+  width: number | null;
+  height: number | null;
+  hasAudio: boolean;
+};
 
 export async function withTemporaryDir<T>(use: (dir: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(tmpdir(), 'cap-media-'));
@@ -31,7 +39,12 @@ export async function withTemporaryDir<T>(use: (dir: string) => Promise<T>): Pro
 const ffmpegTimeoutMs = 10 * 60_000;
 
 /** Runs the command into `output`; an abort (or `timeoutMs`) kills ffmpeg. */
-export function run(command: ffmpeg.FfmpegCommand, output: string, jobSignal: AbortSignal, timeoutMs = ffmpegTimeoutMs): Promise<void> {
+export function run(
+  command: ffmpeg.FfmpegCommand,
+  output: string,
+  jobSignal: AbortSignal,
+  timeoutMs = ffmpegTimeoutMs,
+): Promise<void> {
   const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(timeoutMs)]);
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
@@ -51,14 +64,24 @@ export function run(command: ffmpeg.FfmpegCommand, output: string, jobSignal: Ab
 }
 
 /** Encodes any audio ffmpeg reads into the format asked for; `tempo` changes the speed without the pitch. */
-export async function encodeAudio(config: Config, input: Buffer, format: AudioFormat, signal: AbortSignal, tempo = 1): Promise<Buffer> {
+export async function encodeAudio(
+  config: Config,
+  input: Buffer,
+  format: AudioFormat,
+  signal: AbortSignal,
+  tempo = 1,
+): Promise<Buffer> {
   const { ffmpeg: ffmpegPath } = binaries(config);
   return withTemporaryDir(async (dir) => {
     const source = path.join(dir, 'source');
     const target = path.join(dir, `out.${format}`);
     await writeFile(source, input);
     const spec = audioFormats[format];
-    const command = ffmpeg(source).setFfmpegPath(ffmpegPath).noVideo().audioCodec(spec.codec).outputOptions([...spec.options]);
+    const command = ffmpeg(source)
+      .setFfmpegPath(ffmpegPath)
+      .noVideo()
+      .audioCodec(spec.codec)
+      .outputOptions([...spec.options]);
     // atempo accepts 0.5–2 per filter; speeds are validated within that range.
     if (tempo !== 1) command.audioFilters(`atempo=${tempo}`);
     await run(command, target, signal);
@@ -70,7 +93,9 @@ export async function probe(config: Config, file: string): Promise<Probe> {
   const { ffprobe } = binaries(config);
   const data = await new Promise<ffmpeg.FfprobeData>((resolve, reject) => {
     ffmpeg.setFfprobePath(ffprobe);
-    ffmpeg.ffprobe(file, (error: Error | null, result: ffmpeg.FfprobeData) => (error ? reject(error) : resolve(result)));
+    ffmpeg.ffprobe(file, (error: Error | null, result: ffmpeg.FfprobeData) =>
+      error ? reject(error) : resolve(result),
+    );
   });
   const video = data.streams.find((candidate) => candidate.codec_type === 'video');
   const stream = video ?? data.streams.find((candidate) => candidate.codec_type === 'audio');
@@ -94,11 +119,19 @@ export async function probeBuffer(config: Config, data: Buffer): Promise<Probe> 
 }
 
 /** A JPEG of the video's frame at `atSeconds` (or its first frame, for a shorter video): its poster. */
-export async function posterFrame(config: Config, file: string, atSeconds: number, signal: AbortSignal): Promise<Buffer> {
+export async function posterFrame(
+  config: Config,
+  file: string,
+  atSeconds: number,
+  signal: AbortSignal,
+): Promise<Buffer> {
   const { ffmpeg: ffmpegPath } = binaries(config);
   return withTemporaryDir(async (dir) => {
     const target = path.join(dir, 'poster.jpg');
-    const command = ffmpeg(file).setFfmpegPath(ffmpegPath).seekInput(atSeconds).outputOptions(['-frames:v 1', '-q:v 3']);
+    const command = ffmpeg(file)
+      .setFfmpegPath(ffmpegPath)
+      .seekInput(atSeconds)
+      .outputOptions(['-frames:v 1', '-q:v 3']);
     await run(command, target, signal);
     return readFile(target);
   });

@@ -19,7 +19,13 @@ const encoders = [
 
 export type Derived = { variants: StoredVariant[]; dominantColor: string; blurhash: string };
 
-export async function deriveImages(file: string, key: string, width: number, limits: SharpOptions, storage: Storage): Promise<Derived> {
+export async function deriveImages(
+  file: string,
+  key: string,
+  width: number,
+  limits: SharpOptions,
+  storage: Storage,
+): Promise<Derived> {
   const widths = presetWidths.filter((candidate) => candidate < width).reverse();
   const variants: StoredVariant[] = [];
   let source: { data: Buffer; info: OutputInfo } | undefined;
@@ -31,13 +37,24 @@ export async function deriveImages(file: string, key: string, width: number, lim
       const name = presetName(target, encoder.format);
       const variantKey = `${key}.${name}.${encoder.format}`;
       await storage.put(variantKey, data, encoder.mimeType);
-      variants.push({ name, key: variantKey, mime_type: encoder.mimeType, width: source.info.width, height: source.info.height, size_bytes: data.length });
+      variants.push({
+        name,
+        key: variantKey,
+        mime_type: encoder.mimeType,
+        width: source.info.width,
+        height: source.info.height,
+        size_bytes: data.length,
+      });
     }
   }
   // Colour and placeholder from the smallest version: the image's, at a fraction of the cost.
   const smallest = () => (source ? sharp(source.data, { raw: source.info }) : sharp(file, limits).autoOrient());
   const { dominant } = await smallest().stats();
-  const thumb = await smallest().resize(32, 32, { fit: 'inside' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const thumb = await smallest()
+    .resize(32, 32, { fit: 'inside' })
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const blurhash = encode(new Uint8ClampedArray(thumb.data), thumb.info.width, thumb.info.height, 4, 3);
   // WebP variants first, in the order of their widths: how they were listed before AVIF came.
   variants.sort((a, b) => a.mime_type.localeCompare(b.mime_type) * -1 || (a.width ?? 0) - (b.width ?? 0));
@@ -49,10 +66,31 @@ export async function deriveImages(file: string, key: string, width: number, lim
  * the public view serves it instead of the upload, whose EXIF tells where the
  * photo was taken. Encoded once more, in the upload's own format.
  */
-export async function withoutMetadata(file: string, key: string, format: string | undefined, limits: SharpOptions, storage: Storage): Promise<StoredVariant> {
-  const target = format === 'heif' ? 'avif' : format === 'png' || format === 'webp' || format === 'gif' || format === 'avif' ? format : 'jpeg';
-  const { data, info } = await sharp(file, limits).autoOrient().toFormat(target, target === 'jpeg' ? { quality: 90 } : {}).toBuffer({ resolveWithObject: true });
+export async function withoutMetadata(
+  file: string,
+  key: string,
+  format: string | undefined,
+  limits: SharpOptions,
+  storage: Storage,
+): Promise<StoredVariant> {
+  const target =
+    format === 'heif'
+      ? 'avif'
+      : format === 'png' || format === 'webp' || format === 'gif' || format === 'avif'
+        ? format
+        : 'jpeg';
+  const { data, info } = await sharp(file, limits)
+    .autoOrient()
+    .toFormat(target, target === 'jpeg' ? { quality: 90 } : {})
+    .toBuffer({ resolveWithObject: true });
   const variantKey = `${key}.stripped.${target}`;
   await storage.put(variantKey, data, `image/${target}`);
-  return { name: strippedVariant, key: variantKey, mime_type: `image/${target}`, width: info.width, height: info.height, size_bytes: data.length };
+  return {
+    name: strippedVariant,
+    key: variantKey,
+    mime_type: `image/${target}`,
+    width: info.width,
+    height: info.height,
+    size_bytes: data.length,
+  };
 }

@@ -3,7 +3,15 @@
 // with backoff); other 4xx mean the provider refused this input (permanent).
 import { permanent, transient } from '../jobs/errors.ts';
 
-export type ProviderCall = { url: string; method?: 'GET' | 'POST'; apiKey?: string | undefined; json?: unknown; form?: FormData; timeoutMs: number; signal: AbortSignal };
+export type ProviderCall = {
+  url: string;
+  method?: 'GET' | 'POST';
+  apiKey?: string | undefined;
+  json?: unknown;
+  form?: FormData;
+  timeoutMs: number;
+  signal: AbortSignal;
+};
 
 export async function callProvider(name: string, call: ProviderCall): Promise<Response> {
   const timeout = AbortSignal.timeout(call.timeoutMs);
@@ -23,16 +31,21 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
     });
   } catch (error) {
     if (call.signal.aborted) throw call.signal.reason ?? error;
-    if (timeout.aborted) throw transient('provider_timeout', `${name} did not answer within ${call.timeoutMs} ms.`, error);
+    if (timeout.aborted)
+      throw transient('provider_timeout', `${name} did not answer within ${call.timeoutMs} ms.`, error);
     throw transient('provider_unavailable', `${name} could not be reached.`, error);
   }
   if (response.ok) return response;
-  if (response.status >= 300 && response.status < 400) throw permanent('provider_rejected', `${name} answered with a redirect, which is not followed.`);
+  if (response.status >= 300 && response.status < 400)
+    throw permanent('provider_rejected', `${name} answered with a redirect, which is not followed.`);
   const detail = (await response.text().catch(() => '')).slice(0, 300);
   if (response.status === 429 || response.status >= 500) {
     throw transient('provider_unavailable', `${name} answered ${response.status}${detail ? `: ${detail}` : ''}.`);
   }
-  throw permanent('provider_rejected', `${name} refused the request (${response.status})${detail ? `: ${detail}` : ''}.`);
+  throw permanent(
+    'provider_rejected',
+    `${name} refused the request (${response.status})${detail ? `: ${detail}` : ''}.`,
+  );
 }
 
 // Far above any speech or image we ask for; a provider sending more is refused

@@ -13,11 +13,22 @@ const name = 'The media provider';
 const accepted = z.object({ id: z.string().min(1).max(200) });
 
 /** Submits the work; answers the provider's reference for it. */
-export async function submitToMediaProvider(config: Config, kind: string, input: unknown, job: { id: string; siteId: string }, signal: AbortSignal): Promise<string> {
+export async function submitToMediaProvider(
+  config: Config,
+  kind: string,
+  input: unknown,
+  job: { id: string; siteId: string },
+  signal: AbortSignal,
+): Promise<string> {
   const response = await callProvider(name, {
     url: `${config.mediaProvider.url}/v1/jobs`,
     apiKey: config.mediaProvider.apiKey,
-    json: { kind, input, reference: job.id, callback_url: `${config.publicUrl}/${job.siteId}/media/webhook/mediaprovider` },
+    json: {
+      kind,
+      input,
+      reference: job.id,
+      callback_url: `${config.publicUrl}/${job.siteId}/media/webhook/mediaprovider`,
+    },
     timeoutMs: config.ai.timeoutMs,
     signal,
   });
@@ -28,7 +39,10 @@ export async function submitToMediaProvider(config: Config, kind: string, input:
 
 /** The file a delivery carries as `{field}_base64` or `{field}_url`. */
 export async function deliveredFile(result: unknown, field: 'audio' | 'video', context: JobContext): Promise<Buffer> {
-  const shape = z.union([z.object({ [`${field}_base64`]: z.base64().min(1) }), z.object({ [`${field}_url`]: z.url() })]);
+  const shape = z.union([
+    z.object({ [`${field}_base64`]: z.base64().min(1) }),
+    z.object({ [`${field}_url`]: z.url() }),
+  ]);
   const parsed = shape.safeParse(result);
   if (!parsed.success) throw permanent('provider_invalid_response', `The media provider delivered no ${field}.`);
   const data = parsed.data as Record<string, string>;
@@ -36,7 +50,14 @@ export async function deliveredFile(result: unknown, field: 'audio' | 'video', c
   if (inline) return Buffer.from(inline, 'base64');
   const url = data[`${field}_url`]!;
   const origin = new URL(context.config.mediaProvider.url ?? 'http://invalid').origin;
-  if (new URL(url).origin !== origin) throw permanent('provider_invalid_response', `The ${field} URL is not on the media provider.`);
-  const response = await callProvider(name, { url, method: 'GET', apiKey: context.config.mediaProvider.apiKey, timeoutMs: context.config.ai.timeoutMs, signal: context.signal });
+  if (new URL(url).origin !== origin)
+    throw permanent('provider_invalid_response', `The ${field} URL is not on the media provider.`);
+  const response = await callProvider(name, {
+    url,
+    method: 'GET',
+    apiKey: context.config.mediaProvider.apiKey,
+    timeoutMs: context.config.ai.timeoutMs,
+    signal: context.signal,
+  });
   return readBody(name, response);
 }

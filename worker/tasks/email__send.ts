@@ -6,7 +6,13 @@ import { smtpTransport } from '../../core/mail/transport.ts';
 import { sql } from '../../db/pool.ts';
 import { defineTask } from '../task.ts';
 
-const message = z.object({ to_address: z.string(), subject: z.string(), text_body: z.string(), kind: z.string(), sent_at: z.string().nullable() });
+const message = z.object({
+  to_address: z.string(),
+  subject: z.string(),
+  text_body: z.string(),
+  kind: z.string(),
+  sent_at: z.string().nullable(),
+});
 
 export default defineTask({
   payload: z.object({ id: z.uuid() }),
@@ -16,10 +22,18 @@ export default defineTask({
     if (!row || row.sent_at) return;
     const smtpUrl = config.mail.smtpUrl;
     if (!smtpUrl) {
-      logger.info({ to: row.to_address, subject: row.subject, kind: row.kind, text: row.text_body }, 'e-mail (no SMTP_URL set; logged instead of sent)');
+      logger.info(
+        { to: row.to_address, subject: row.subject, kind: row.kind, text: row.text_body },
+        'e-mail (no SMTP_URL set; logged instead of sent)',
+      );
     } else {
       try {
-        await smtpTransport(smtpUrl).sendMail({ from: config.mail.from, to: row.to_address, subject: row.subject, text: row.text_body });
+        await smtpTransport(smtpUrl).sendMail({
+          from: config.mail.from,
+          to: row.to_address,
+          subject: row.subject,
+          text: row.text_body,
+        });
       } catch (error) {
         await db.query(sql.typeAlias('void')`
           update email_outbox set attempts = attempts + 1, last_error = ${(error as Error).message} where id = ${id}`);

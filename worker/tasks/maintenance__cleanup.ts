@@ -11,7 +11,17 @@ export default defineTask({
   payload: z.object({}).loose(),
   async run(_payload, { db, logger, config }) {
     const retention = config.jobs.retentionDays;
-    const removed = await db.one(sql.type(z.object({ rate_limits: z.number(), oauth_states: z.number(), email_tokens: z.number(), sessions: z.number(), idempotency_keys: z.number(), jobs: z.number(), webhook_events: z.number() }))`
+    const removed = await db.one(sql.type(
+      z.object({
+        rate_limits: z.number(),
+        oauth_states: z.number(),
+        email_tokens: z.number(),
+        sessions: z.number(),
+        idempotency_keys: z.number(),
+        jobs: z.number(),
+        webhook_events: z.number(),
+      }),
+    )`
       with
         rate_limits as (delete from rate_limits where expire is not null and expire < (extract(epoch from now()) * 1000)::bigint returning 1),
         oauth_states as (delete from oauth_states where expires_at < now() returning 1),

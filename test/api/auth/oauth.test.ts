@@ -35,11 +35,13 @@ afterAll(async () => {
 async function signInWithOidc(account: string) {
   const start = await request(t.app).get('/auth/signup/oauth/google').expect(200);
   const returned = await authorize(start.body.authorization_url, account);
-  return request(t.app).post('/auth/signup/oauth/callback').send({
-    code: returned.get('code'),
-    state: returned.get('state'),
-    ...(returned.get('iss') ? { iss: returned.get('iss') } : {}),
-  });
+  return request(t.app)
+    .post('/auth/signup/oauth/callback')
+    .send({
+      code: returned.get('code'),
+      state: returned.get('state'),
+      ...(returned.get('iss') ? { iss: returned.get('iss') } : {}),
+    });
 }
 
 describe('GET /auth/signup/oauth/{provider}', () => {
@@ -69,11 +71,21 @@ describe('POST /auth/signup/oauth/callback with an OpenID provider', () => {
     const first = await signInWithOidc('alice');
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ token_type: 'bearer', created: true, refresh_token: expect.any(String) });
-    const me = await request(t.app).get('/auth/currentuser').set({ Authorization: `Bearer ${first.body.access_token}` }).expect(200);
-    expect(me.body).toMatchObject({ email: 'alice@example.org', email_verified: true, memberships: [{ role: 'admin' }] });
+    const me = await request(t.app)
+      .get('/auth/currentuser')
+      .set({ Authorization: `Bearer ${first.body.access_token}` })
+      .expect(200);
+    expect(me.body).toMatchObject({
+      email: 'alice@example.org',
+      email_verified: true,
+      memberships: [{ role: 'admin' }],
+    });
     const again = await signInWithOidc('alice');
     expect(again.body.created).toBe(false);
-    const me2 = await request(t.app).get('/auth/currentuser').set({ Authorization: `Bearer ${again.body.access_token}` }).expect(200);
+    const me2 = await request(t.app)
+      .get('/auth/currentuser')
+      .set({ Authorization: `Bearer ${again.body.access_token}` })
+      .expect(200);
     expect(me2.body.id).toBe(me.body.id);
   });
 
@@ -81,7 +93,10 @@ describe('POST /auth/signup/oauth/callback with an OpenID provider', () => {
     const existing = await newUser(t, { email: 'bob@example.org', email_verified: false });
     const res = await signInWithOidc('bob');
     expect(res.body.created).toBe(false);
-    const me = await request(t.app).get('/auth/currentuser').set({ Authorization: `Bearer ${res.body.access_token}` }).expect(200);
+    const me = await request(t.app)
+      .get('/auth/currentuser')
+      .set({ Authorization: `Bearer ${res.body.access_token}` })
+      .expect(200);
     expect(me.body).toMatchObject({ id: existing.id, email_verified: true });
     // The password still works too.
     await login(t, existing.email);
@@ -94,7 +109,10 @@ describe('POST /auth/signup/oauth/callback with an OpenID provider', () => {
   });
 
   it('refuses an unknown state, and a state used twice', async () => {
-    const unknown = await request(t.app).post('/auth/signup/oauth/callback').send({ code: 'x', state: 'never-issued' }).expect(400);
+    const unknown = await request(t.app)
+      .post('/auth/signup/oauth/callback')
+      .send({ code: 'x', state: 'never-issued' })
+      .expect(400);
     expect(unknown.body.type).toBe('/problems/invalid-oauth-state');
     const start = await request(t.app).get('/auth/signup/oauth/google').expect(200);
     const returned = await authorize(start.body.authorization_url, 'dave');
@@ -105,7 +123,9 @@ describe('POST /auth/signup/oauth/callback with an OpenID provider', () => {
 
   it('refuses a code that does not belong to the state', async () => {
     const start = await request(t.app).get('/auth/signup/oauth/google').expect(200);
-    const res = await request(t.app).post('/auth/signup/oauth/callback').send({ code: 'forged-code', state: start.body.state, iss: oidc.issuer });
+    const res = await request(t.app)
+      .post('/auth/signup/oauth/callback')
+      .send({ code: 'forged-code', state: start.body.state, iss: oidc.issuer });
     expect(res.status).toBe(400);
     expect(res.body.type).toBe('/problems/oauth-failed');
   });
@@ -127,20 +147,34 @@ describe('POST /auth/signup/oauth/callback with GitHub', () => {
         { email: 'erin@example.org', primary: true, verified: true },
       ],
     });
-    const res = await request(t.app).post('/auth/signup/oauth/callback').send({ provider: 'github', code, state: start.body.state }).expect(200);
-    const me = await request(t.app).get('/auth/currentuser').set({ Authorization: `Bearer ${res.body.access_token}` }).expect(200);
+    const res = await request(t.app)
+      .post('/auth/signup/oauth/callback')
+      .send({ provider: 'github', code, state: start.body.state })
+      .expect(200);
+    const me = await request(t.app)
+      .get('/auth/currentuser')
+      .set({ Authorization: `Bearer ${res.body.access_token}` })
+      .expect(200);
     expect(me.body).toMatchObject({ email: 'erin@example.org', full_name: 'Erin' });
   });
 
   it('refuses a GitHub account without a verified primary address', async () => {
     const start = await request(t.app).get('/auth/signup/oauth/github').expect(200);
-    const code = github.issueCode({ id: 4343, login: 'frank', name: 'Frank', emails: [{ email: 'frank@example.org', primary: true, verified: false }] });
+    const code = github.issueCode({
+      id: 4343,
+      login: 'frank',
+      name: 'Frank',
+      emails: [{ email: 'frank@example.org', primary: true, verified: false }],
+    });
     const res = await request(t.app).post('/auth/signup/oauth/callback').send({ code, state: start.body.state });
     expect(res.status).toBe(400);
   });
 
   it('refuses a state issued for another provider', async () => {
     const start = await request(t.app).get('/auth/signup/oauth/google').expect(200);
-    await request(t.app).post('/auth/signup/oauth/callback').send({ provider: 'github', code: 'x', state: start.body.state }).expect(400);
+    await request(t.app)
+      .post('/auth/signup/oauth/callback')
+      .send({ provider: 'github', code: 'x', state: start.body.state })
+      .expect(400);
   });
 });

@@ -17,11 +17,27 @@ const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 describe('POST /auth/login', () => {
   it('signs in with the form and answers a token pair', async () => {
     const user = await newUser(t);
-    const res = await request(t.app).post('/auth/login').type('form').send({ username: user.email, password, grant_type: 'password' }).expect(200);
-    expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'bearer', expires_in: 900, refresh_token: expect.stringMatching(/^rt_/) });
+    const res = await request(t.app)
+      .post('/auth/login')
+      .type('form')
+      .send({ username: user.email, password, grant_type: 'password' })
+      .expect(200);
+    expect(res.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'bearer',
+      expires_in: 900,
+      refresh_token: expect.stringMatching(/^rt_/),
+    });
     expect(res.headers['cache-control']).toBe('no-store');
     const claims = jwt.decode(res.body.access_token) as Record<string, unknown>;
-    expect(claims).toMatchObject({ typ: 'access', sub: user.id, iss: 'content-platform', aud: 'content-platform-api', sid: expect.any(String), jti: expect.any(String) });
+    expect(claims).toMatchObject({
+      typ: 'access',
+      sub: user.id,
+      iss: 'content-platform',
+      aud: 'content-platform-api',
+      sid: expect.any(String),
+      jti: expect.any(String),
+    });
     expect((claims.exp as number) - (claims.iat as number)).toBe(900);
   });
 
@@ -32,8 +48,14 @@ describe('POST /auth/login', () => {
 
   it('gives the same 401 for an unknown address and a wrong password', async () => {
     const user = await newUser(t);
-    const wrong = await request(t.app).post('/auth/login').send({ username: user.email, password: 'not the password' }).expect(401);
-    const unknown = await request(t.app).post('/auth/login').send({ username: 'nobody@example.com', password: 'not the password' }).expect(401);
+    const wrong = await request(t.app)
+      .post('/auth/login')
+      .send({ username: user.email, password: 'not the password' })
+      .expect(401);
+    const unknown = await request(t.app)
+      .post('/auth/login')
+      .send({ username: 'nobody@example.com', password: 'not the password' })
+      .expect(401);
     const strip = (body: Record<string, unknown>) => ({ ...body, request_id: undefined });
     expect(strip(wrong.body)).toEqual(strip(unknown.body));
     expect(wrong.body.type).toBe('/problems/invalid-credentials');
@@ -54,14 +76,24 @@ describe('POST /auth/login', () => {
 
   it('rejects a body without a password, and another grant type, with 422', async () => {
     await request(t.app).post('/auth/login').send({ username: 'a@example.com' }).expect(422);
-    await request(t.app).post('/auth/login').send({ username: 'a@example.com', password: 'x', grant_type: 'client_credentials' }).expect(422);
+    await request(t.app)
+      .post('/auth/login')
+      .send({ username: 'a@example.com', password: 'x', grant_type: 'client_credentials' })
+      .expect(422);
   });
 
   it('never returns or stores the password in clear', async () => {
     const user = await newUser(t);
-    const hash = await t.services.db.oneFirst(sql.type(await import('zod').then(({ z }) => z.object({ password_hash: z.string() })))`select password_hash from users where id = ${user.id}`);
+    const hash = await t.services.db.oneFirst(
+      sql.type(
+        await import('zod').then(({ z }) => z.object({ password_hash: z.string() })),
+      )`select password_hash from users where id = ${user.id}`,
+    );
     expect(hash).toMatch(/^\$argon2id\$/);
-    const res = await request(t.app).get(`/users/${user.id}`).set(bearer((await login(t, user.email)).access_token)).expect(200);
+    const res = await request(t.app)
+      .get(`/users/${user.id}`)
+      .set(bearer((await login(t, user.email)).access_token))
+      .expect(200);
     expect(JSON.stringify(res.body)).not.toMatch(/password/);
   });
 });
@@ -74,35 +106,69 @@ describe('access tokens', () => {
   });
 
   it.each([
-    ['alg none', (token: string) => { const [, payload] = token.split('.'); return `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.`; }],
-    ['another algorithm', (token: string) => jwt.sign(jwt.decode(token) as object, t.config.auth.jwtSecret, { algorithm: 'HS512' })],
-    ['another key', (token: string) => jwt.sign(jwt.decode(token) as object, 'another-secret-of-at-least-32-characters!!')],
-    ['a changed claim', (token: string) => { const [head, payload, signature] = token.split('.'); const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()); claims.sub = '00000000-0000-4000-8000-000000000000'; return `${head}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`; }],
+    [
+      'alg none',
+      (token: string) => {
+        const [, payload] = token.split('.');
+        return `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.`;
+      },
+    ],
+    [
+      'another algorithm',
+      (token: string) => jwt.sign(jwt.decode(token) as object, t.config.auth.jwtSecret, { algorithm: 'HS512' }),
+    ],
+    [
+      'another key',
+      (token: string) => jwt.sign(jwt.decode(token) as object, 'another-secret-of-at-least-32-characters!!'),
+    ],
+    [
+      'a changed claim',
+      (token: string) => {
+        const [head, payload, signature] = token.split('.');
+        const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+        claims.sub = '00000000-0000-4000-8000-000000000000';
+        return `${head}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
+      },
+    ],
     ['garbage', () => 'not-a-jwt'],
   ])('are refused when forged: %s', async (_name, forge) => {
     const user = await newUser(t);
     const { access_token } = await login(t, user.email);
     await request(t.app).get('/auth/currentuser').set(bearer(access_token)).expect(200);
-    await request(t.app).get('/auth/currentuser').set(bearer(forge(access_token))).expect(401);
+    await request(t.app)
+      .get('/auth/currentuser')
+      .set(bearer(forge(access_token)))
+      .expect(401);
   });
 
   it('are refused once expired', async () => {
     const user = await newUser(t);
     const { access_token } = await login(t, user.email);
     const claims = jwt.decode(access_token) as { sid: string };
-    const expired = jwt.sign({ typ: 'access', sid: claims.sid, act: 'user', exp: Math.floor(Date.now() / 1000) - 10 }, t.config.auth.jwtSecret, {
-      algorithm: 'HS256', issuer: t.config.auth.issuer, audience: t.config.auth.audience, subject: user.id, jwtid: 'x',
-    });
+    const expired = jwt.sign(
+      { typ: 'access', sid: claims.sid, act: 'user', exp: Math.floor(Date.now() / 1000) - 10 },
+      t.config.auth.jwtSecret,
+      {
+        algorithm: 'HS256',
+        issuer: t.config.auth.issuer,
+        audience: t.config.auth.audience,
+        subject: user.id,
+        jwtid: 'x',
+      },
+    );
     await request(t.app).get('/auth/currentuser').set(bearer(expired)).expect(401);
   });
 
-  it.each(['email_verification', 'password_reset'] as const)('refuse a %s token used as an access token', async (typ) => {
-    const user = await newUser(t);
-    const { access_token } = await login(t, user.email);
-    const { sid } = jwt.decode(access_token) as { sid: string };
-    const other = signToken(t.config.auth, typ, user.id, 600, { sid, act: 'user' }).token;
-    await request(t.app).get('/auth/currentuser').set(bearer(other)).expect(401);
-  });
+  it.each(['email_verification', 'password_reset'] as const)(
+    'refuse a %s token used as an access token',
+    async (typ) => {
+      const user = await newUser(t);
+      const { access_token } = await login(t, user.email);
+      const { sid } = jwt.decode(access_token) as { sid: string };
+      const other = signToken(t.config.auth, typ, user.id, 600, { sid, act: 'user' }).token;
+      await request(t.app).get('/auth/currentuser').set(bearer(other)).expect(401);
+    },
+  );
 
   it('refuse a refresh token used as an access token', async () => {
     const user = await newUser(t);
@@ -143,7 +209,11 @@ describe('POST /auth/refresh-token', () => {
     const user = await newUser(t);
     const first = await login(t, user.email);
     const second = (await request(t.app).post('/auth/refresh-token').set(bearer(first.refresh_token)).expect(200)).body;
-    await t.services.db.query(sql.typeAlias('void')`update refresh_tokens set rotated_at = now() - interval '1 minute' where rotated_at is not null`);
+    await t.services.db.query(
+      sql.typeAlias(
+        'void',
+      )`update refresh_tokens set rotated_at = now() - interval '1 minute' where rotated_at is not null`,
+    );
     const replay = await request(t.app).post('/auth/refresh-token').set(bearer(first.refresh_token)).expect(401);
     expect(replay.body.detail).toMatch(/already used/);
     // Everything of that session is dead: the newer refresh token and the access token.
@@ -197,7 +267,13 @@ describe('GET /auth/currentuser and GET /auth/token-info', () => {
   it('token-info shows the verified claims', async () => {
     const caller = await signedIn(t);
     const res = await request(t.app).get('/auth/token-info').set(caller.auth).expect(200);
-    expect(res.body).toMatchObject({ token_type: 'access', actor: 'user', subject: caller.user.id, session_id: expect.any(String), issuer: 'content-platform' });
+    expect(res.body).toMatchObject({
+      token_type: 'access',
+      actor: 'user',
+      subject: caller.user.id,
+      session_id: expect.any(String),
+      issuer: 'content-platform',
+    });
     expect(res.body.expires_in).toBeGreaterThan(800);
   });
 });

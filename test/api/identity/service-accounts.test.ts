@@ -31,12 +31,21 @@ const accountShape = (fields: Record<string, unknown> = {}) => ({
 type Account = { id: string; tenant_id: string; client_id: string; client_secret: string };
 
 async function create(admin: Caller, tenantId: string, body: Record<string, unknown> = {}): Promise<Account> {
-  const res = await request(t.app).post('/api/service-accounts/').set(admin.auth).send({ tenant_id: tenantId, name: 'bot', scopes: ['sites:read'], ...body }).expect(201);
+  const res = await request(t.app)
+    .post('/api/service-accounts/')
+    .set(admin.auth)
+    .send({ tenant_id: tenantId, name: 'bot', scopes: ['sites:read'], ...body })
+    .expect(201);
   return res.body as Account;
 }
 
-const token = (fields: Record<string, string>) => request(t.app).post('/auth/token').type('form').send({ grant_type: 'client_credentials', ...fields });
-const tokenFor = (account: Account, extra: Record<string, string> = {}) => token({ client_id: account.client_id, client_secret: account.client_secret, ...extra });
+const token = (fields: Record<string, string>) =>
+  request(t.app)
+    .post('/auth/token')
+    .type('form')
+    .send({ grant_type: 'client_credentials', ...fields });
+const tokenFor = (account: Account, extra: Record<string, string> = {}) =>
+  token({ client_id: account.client_id, client_secret: account.client_secret, ...extra });
 
 /** The account as a global admin sees it: the ground truth for "nothing changed". */
 async function stored(id: string) {
@@ -52,7 +61,15 @@ describe('GET /api/service-accounts/', () => {
     const theirs = await create(b.admin, b.tenant.id);
     const res = await request(t.app).get('/api/service-accounts/').set(a.admin.auth).expect(200);
     expect(res.body).toEqual({
-      items: [accountShape({ id: mine.id, tenant_id: a.tenant.id, name: 'mine', scopes: ['sites:read', 'content:read'], client_id: mine.client_id })],
+      items: [
+        accountShape({
+          id: mine.id,
+          tenant_id: a.tenant.id,
+          name: 'mine',
+          scopes: ['sites:read', 'content:read'],
+          client_id: mine.client_id,
+        }),
+      ],
       next_cursor: null,
     });
     expect(JSON.stringify(res.body)).not.toMatch(/secret/);
@@ -64,15 +81,24 @@ describe('GET /api/service-accounts/', () => {
     const a = await staffedTenant(t);
     const b = await staffedTenant(t);
     const [one, two] = [await create(a.admin, a.tenant.id), await create(b.admin, b.tenant.id)];
-    expect(idsOf((await request(t.app).get('/api/service-accounts/?limit=200').set(admin.auth).expect(200)).body)).toEqual(expect.arrayContaining([one.id, two.id]));
-    expect(idsOf((await request(t.app).get(`/api/service-accounts/?tenant_id=${b.tenant.id}`).set(admin.auth).expect(200)).body)).toEqual([two.id]);
+    expect(
+      idsOf((await request(t.app).get('/api/service-accounts/?limit=200').set(admin.auth).expect(200)).body),
+    ).toEqual(expect.arrayContaining([one.id, two.id]));
+    expect(
+      idsOf(
+        (await request(t.app).get(`/api/service-accounts/?tenant_id=${b.tenant.id}`).set(admin.auth).expect(200)).body,
+      ),
+    ).toEqual([two.id]);
   });
 
   it('gives a tenant admin nothing when filtering by another tenant', async () => {
     const a = await staffedTenant(t);
     const b = await staffedTenant(t);
     await create(b.admin, b.tenant.id);
-    expect((await request(t.app).get(`/api/service-accounts/?tenant_id=${b.tenant.id}`).set(a.admin.auth).expect(200)).body.items).toEqual([]);
+    expect(
+      (await request(t.app).get(`/api/service-accounts/?tenant_id=${b.tenant.id}`).set(a.admin.auth).expect(200)).body
+        .items,
+    ).toEqual([]);
   });
 
   it('shows an editor of the tenant no accounts', async () => {
@@ -102,11 +128,22 @@ describe('POST /api/service-accounts/', () => {
     const res = await request(t.app)
       .post('/api/service-accounts/')
       .set(admin.auth)
-      .send({ tenant_id: tenant.id, name: ' Importer ', description: 'nightly import', scopes: ['sites:read', 'content:write'] })
+      .send({
+        tenant_id: tenant.id,
+        name: ' Importer ',
+        description: 'nightly import',
+        scopes: ['sites:read', 'content:write'],
+      })
       .expect(201);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body).toEqual(
-      accountShape({ tenant_id: tenant.id, name: 'Importer', description: 'nightly import', scopes: ['sites:read', 'content:write'], client_secret: expect.stringMatching(/^sas_[A-Za-z0-9_-]{43}$/) }),
+      accountShape({
+        tenant_id: tenant.id,
+        name: 'Importer',
+        description: 'nightly import',
+        scopes: ['sites:read', 'content:write'],
+        client_secret: expect.stringMatching(/^sas_[A-Za-z0-9_-]{43}$/),
+      }),
     );
     const again = await request(t.app).get(`/api/service-accounts/${res.body.id}`).set(admin.auth).expect(200);
     const { client_secret: _secret, ...withoutSecret } = res.body;
@@ -115,7 +152,11 @@ describe('POST /api/service-accounts/', () => {
 
   it('puts the account in the caller’s only administered tenant when tenant_id is left out', async () => {
     const { tenant, admin } = await staffedTenant(t);
-    const res = await request(t.app).post('/api/service-accounts/').set(admin.auth).send({ name: 'implicit' }).expect(201);
+    const res = await request(t.app)
+      .post('/api/service-accounts/')
+      .set(admin.auth)
+      .send({ name: 'implicit' })
+      .expect(201);
     expect(res.body).toMatchObject({ tenant_id: tenant.id, scopes: [] });
   });
 
@@ -123,17 +164,33 @@ describe('POST /api/service-accounts/', () => {
     const a = await staffedTenant(t);
     const b = await newTenant(t);
     const global = await globalAdmin(t);
-    await request(t.app).post(`/admin/tenants/${b.id}/users/${a.admin.user.id}`).set(global.auth).send({ role: 'admin' }).expect(201);
-    const res = await request(t.app).post('/api/service-accounts/').set(a.admin.auth).send({ name: 'which' }).expect(422);
+    await request(t.app)
+      .post(`/admin/tenants/${b.id}/users/${a.admin.user.id}`)
+      .set(global.auth)
+      .send({ role: 'admin' })
+      .expect(201);
+    const res = await request(t.app)
+      .post('/api/service-accounts/')
+      .set(a.admin.auth)
+      .send({ name: 'which' })
+      .expect(422);
     expect(res.body.errors).toEqual([{ path: 'body.tenant_id', message: 'required' }]);
     await request(t.app).post('/api/service-accounts/').set(global.auth).send({ name: 'which' }).expect(422);
   });
 
   it('is refused to an editor (403) and to a service account (403)', async () => {
     const { tenant, admin, editor } = await staffedTenant(t);
-    await request(t.app).post('/api/service-accounts/').set(editor.auth).send({ tenant_id: tenant.id, name: 'nope' }).expect(403);
+    await request(t.app)
+      .post('/api/service-accounts/')
+      .set(editor.auth)
+      .send({ tenant_id: tenant.id, name: 'nope' })
+      .expect(403);
     const bot = await serviceAccount(t, tenant, ['sites:read'], admin);
-    await request(t.app).post('/api/service-accounts/').set(bot.auth).send({ tenant_id: tenant.id, name: 'nope' }).expect(403);
+    await request(t.app)
+      .post('/api/service-accounts/')
+      .set(bot.auth)
+      .send({ tenant_id: tenant.id, name: 'nope' })
+      .expect(403);
     // Only the helper's own account exists.
     expect((await request(t.app).get('/api/service-accounts/').set(admin.auth).expect(200)).body.items).toHaveLength(1);
   });
@@ -141,13 +198,21 @@ describe('POST /api/service-accounts/', () => {
   it('hides another tenant from a tenant admin: creating an account there is a 404', async () => {
     const a = await staffedTenant(t);
     const b = await staffedTenant(t);
-    await request(t.app).post('/api/service-accounts/').set(a.admin.auth).send({ tenant_id: b.tenant.id, name: 'spy', scopes: ['sites:read'] }).expect(404);
+    await request(t.app)
+      .post('/api/service-accounts/')
+      .set(a.admin.auth)
+      .send({ tenant_id: b.tenant.id, name: 'spy', scopes: ['sites:read'] })
+      .expect(404);
     expect((await request(t.app).get('/api/service-accounts/').set(b.admin.auth).expect(200)).body.items).toEqual([]);
   });
 
   it('answers 404, not 500, when a global admin names a tenant that does not exist', async () => {
     const admin = await globalAdmin(t);
-    await request(t.app).post('/api/service-accounts/').set(admin.auth).send({ tenant_id: missing, name: 'orphan' }).expect(404);
+    await request(t.app)
+      .post('/api/service-accounts/')
+      .set(admin.auth)
+      .send({ tenant_id: missing, name: 'orphan' })
+      .expect(404);
   });
 
   it('needs a token', async () => {
@@ -161,7 +226,11 @@ describe('POST /api/service-accounts/', () => {
     ['a chosen secret', { client_secret: 'my own secret' }, 'body'],
   ])('rejects %s with 422', async (_name, change, path) => {
     const { tenant, admin } = await staffedTenant(t);
-    const res = await request(t.app).post('/api/service-accounts/').set(admin.auth).send({ tenant_id: tenant.id, name: 'bot', ...change }).expect(422);
+    const res = await request(t.app)
+      .post('/api/service-accounts/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: 'bot', ...change })
+      .expect(422);
     expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
     expect((await request(t.app).get('/api/service-accounts/').set(admin.auth).expect(200)).body.items).toEqual([]);
   });
@@ -172,7 +241,15 @@ describe('GET /api/service-accounts/{service_account_id}', () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
     const before = await request(t.app).get(`/api/service-accounts/${account.id}`).set(admin.auth).expect(200);
-    expect(before.body).toEqual(accountShape({ id: account.id, tenant_id: tenant.id, name: 'bot', scopes: ['sites:read'], client_id: account.client_id }));
+    expect(before.body).toEqual(
+      accountShape({
+        id: account.id,
+        tenant_id: tenant.id,
+        name: 'bot',
+        scopes: ['sites:read'],
+        client_id: account.client_id,
+      }),
+    );
     await tokenFor(account).expect(200);
     const after = await request(t.app).get(`/api/service-accounts/${account.id}`).set(admin.auth).expect(200);
     expect(after.body.last_used_at).toEqual(expect.any(String));
@@ -211,16 +288,37 @@ describe('PATCH /api/service-accounts/{service_account_id}', () => {
       .set(admin.auth)
       .send({ name: 'renamed', description: 'now documented', scopes: ['media:read', 'jobs:write'] })
       .expect(200);
-    expect(res.body).toEqual(accountShape({ id: account.id, tenant_id: tenant.id, name: 'renamed', description: 'now documented', scopes: ['media:read', 'jobs:write'], client_id: account.client_id }));
+    expect(res.body).toEqual(
+      accountShape({
+        id: account.id,
+        tenant_id: tenant.id,
+        name: 'renamed',
+        description: 'now documented',
+        scopes: ['media:read', 'jobs:write'],
+        client_id: account.client_id,
+      }),
+    );
     expect(await stored(account.id)).toEqual(res.body);
   });
 
   it('rotates the secret: the new one is shown once, the old one stops working', async () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
-    const res = await request(t.app).patch(`/api/service-accounts/${account.id}`).set(admin.auth).send({ rotate_secret: true }).expect(200);
+    const res = await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(admin.auth)
+      .send({ rotate_secret: true })
+      .expect(200);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.body).toEqual(accountShape({ id: account.id, tenant_id: tenant.id, scopes: ['sites:read'], client_id: account.client_id, client_secret: expect.stringMatching(/^sas_/) }));
+    expect(res.body).toEqual(
+      accountShape({
+        id: account.id,
+        tenant_id: tenant.id,
+        scopes: ['sites:read'],
+        client_id: account.client_id,
+        client_secret: expect.stringMatching(/^sas_/),
+      }),
+    );
     expect(res.body.client_secret).not.toBe(account.client_secret);
 
     const old = await tokenFor(account).expect(401);
@@ -233,12 +331,20 @@ describe('PATCH /api/service-accounts/{service_account_id}', () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
     const issued = (await tokenFor(account).expect(200)).body.access_token as string;
-    const res = await request(t.app).patch(`/api/service-accounts/${account.id}`).set(admin.auth).send({ status: 'disabled' }).expect(200);
+    const res = await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(admin.auth)
+      .send({ status: 'disabled' })
+      .expect(200);
     expect(res.body.status).toBe('disabled');
     await request(t.app).get('/sites/').set(bearer(issued)).expect(401);
     expect((await tokenFor(account).expect(401)).body.error).toBe('invalid_client');
 
-    await request(t.app).patch(`/api/service-accounts/${account.id}`).set(admin.auth).send({ status: 'active' }).expect(200);
+    await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(admin.auth)
+      .send({ status: 'active' })
+      .expect(200);
     await request(t.app).get('/sites/').set(bearer(issued)).expect(200);
   });
 
@@ -247,7 +353,11 @@ describe('PATCH /api/service-accounts/{service_account_id}', () => {
     const account = await create(admin, tenant.id, { scopes: ['sites:read', 'content:read'] });
     const issued = bearer((await tokenFor(account).expect(200)).body.access_token);
     await request(t.app).get('/sites/').set(issued).expect(200);
-    await request(t.app).patch(`/api/service-accounts/${account.id}`).set(admin.auth).send({ scopes: ['content:read'] }).expect(200);
+    await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(admin.auth)
+      .send({ scopes: ['content:read'] })
+      .expect(200);
     await request(t.app).get('/sites/').set(issued).expect(403);
   });
 
@@ -256,8 +366,16 @@ describe('PATCH /api/service-accounts/{service_account_id}', () => {
     const b = await staffedTenant(t);
     const account = await create(a.admin, a.tenant.id);
     const before = await stored(account.id);
-    await request(t.app).patch(`/api/service-accounts/${account.id}`).set(a.editor.auth).send({ scopes: ['content:write'] }).expect(403);
-    await request(t.app).patch(`/api/service-accounts/${account.id}`).set(b.admin.auth).send({ rotate_secret: true }).expect(404);
+    await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(a.editor.auth)
+      .send({ scopes: ['content:write'] })
+      .expect(403);
+    await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(b.admin.auth)
+      .send({ rotate_secret: true })
+      .expect(404);
     expect(await stored(account.id)).toEqual(before);
     await tokenFor(account).expect(200);
   });
@@ -278,7 +396,11 @@ describe('PATCH /api/service-accounts/{service_account_id}', () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
     const before = await stored(account.id);
-    const res = await request(t.app).patch(`/api/service-accounts/${account.id}`).set(admin.auth).send(body).expect(422);
+    const res = await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(admin.auth)
+      .send(body)
+      .expect(422);
     expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
     expect(await stored(account.id)).toEqual(before);
   });
@@ -320,10 +442,27 @@ describe('POST /auth/token', () => {
     const account = await create(admin, tenant.id, { scopes: ['sites:read', 'content:read'] });
     const res = await tokenFor(account).expect(200);
     expect(res.headers['cache-control']).toBe('no-store');
-    expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'bearer', expires_in: 900, scope: 'sites:read content:read' });
-    expect(jwt.decode(res.body.access_token)).toMatchObject({ typ: 'access', sub: account.id, act: 'service', tenant_id: tenant.id, scopes: ['sites:read', 'content:read'] });
+    expect(res.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'bearer',
+      expires_in: 900,
+      scope: 'sites:read content:read',
+    });
+    expect(jwt.decode(res.body.access_token)).toMatchObject({
+      typ: 'access',
+      sub: account.id,
+      act: 'service',
+      tenant_id: tenant.id,
+      scopes: ['sites:read', 'content:read'],
+    });
     const info = await request(t.app).get('/auth/token-info').set(bearer(res.body.access_token)).expect(200);
-    expect(info.body).toMatchObject({ actor: 'service', subject: account.id, session_id: null, tenant_id: tenant.id, scopes: ['sites:read', 'content:read'] });
+    expect(info.body).toMatchObject({
+      actor: 'service',
+      subject: account.id,
+      session_id: null,
+      tenant_id: tenant.id,
+      scopes: ['sites:read', 'content:read'],
+    });
   });
 
   it('accepts the credentials as JSON', async () => {
@@ -339,19 +478,33 @@ describe('POST /auth/token', () => {
   it('accepts the credentials as HTTP Basic', async () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
-    const res = await request(t.app).post('/auth/token').auth(account.client_id, account.client_secret).type('form').send({ grant_type: 'client_credentials' }).expect(200);
+    const res = await request(t.app)
+      .post('/auth/token')
+      .auth(account.client_id, account.client_secret)
+      .type('form')
+      .send({ grant_type: 'client_credentials' })
+      .expect(200);
     await request(t.app).get('/sites/').set(bearer(res.body.access_token)).expect(200);
   });
 
   it('answers malformed Basic credentials with 401 invalid_client, not a 500', async () => {
     const header = `Basic ${Buffer.from('sa_%:x').toString('base64')}`;
-    const res = await request(t.app).post('/auth/token').set('Authorization', header).type('form').send({ grant_type: 'client_credentials' }).expect(401);
+    const res = await request(t.app)
+      .post('/auth/token')
+      .set('Authorization', header)
+      .type('form')
+      .send({ grant_type: 'client_credentials' })
+      .expect(401);
     expect(res.body.error).toBe('invalid_client');
   });
 
   it('counts a scope listed twice once', async () => {
     const { tenant, admin } = await staffedTenant(t);
-    const res = await request(t.app).post('/api/service-accounts/').set(admin.auth).send({ tenant_id: tenant.id, name: 'twice', scopes: ['sites:read', 'sites:read'] }).expect(201);
+    const res = await request(t.app)
+      .post('/api/service-accounts/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: 'twice', scopes: ['sites:read', 'sites:read'] })
+      .expect(201);
     expect(res.body.scopes).toEqual(['sites:read']);
   });
 
@@ -378,7 +531,11 @@ describe('POST /auth/token', () => {
       tokenFor({ ...account, client_secret: `${account.client_secret}x` }),
       token({ client_id: 'sa_000000000000000000000000', client_secret: account.client_secret }),
       token({ client_id: account.client_id }),
-      request(t.app).post('/auth/token').auth(account.client_id, 'wrong').type('form').send({ grant_type: 'client_credentials' }),
+      request(t.app)
+        .post('/auth/token')
+        .auth(account.client_id, 'wrong')
+        .type('form')
+        .send({ grant_type: 'client_credentials' }),
     ]) {
       const res = await attempt.expect(401);
       expect(res.body.error).toBe('invalid_client');
@@ -390,7 +547,11 @@ describe('POST /auth/token', () => {
   it('refuses a disabled account with 401', async () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
-    await request(t.app).patch(`/api/service-accounts/${account.id}`).set(admin.auth).send({ status: 'disabled' }).expect(200);
+    await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(admin.auth)
+      .send({ status: 'disabled' })
+      .expect(200);
     expect((await tokenFor(account).expect(401)).body.error).toBe('invalid_client');
   });
 
@@ -399,7 +560,11 @@ describe('POST /auth/token', () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
     const issued = bearer((await tokenFor(account).expect(200)).body.access_token);
-    await request(t.app).patch(`/admin/tenants/${tenant.id}`).set(global.auth).send({ status: 'suspended' }).expect(200);
+    await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}`)
+      .set(global.auth)
+      .send({ status: 'suspended' })
+      .expect(200);
     await tokenFor(account).expect(401);
     await request(t.app).get('/sites/').set(issued).expect(401);
   });
@@ -407,8 +572,14 @@ describe('POST /auth/token', () => {
   it('rejects another grant type, or none, with 422', async () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
-    await token({ grant_type: 'password', client_id: account.client_id, client_secret: account.client_secret }).expect(422);
-    await request(t.app).post('/auth/token').type('form').send({ client_id: account.client_id, client_secret: account.client_secret }).expect(422);
+    await token({ grant_type: 'password', client_id: account.client_id, client_secret: account.client_secret }).expect(
+      422,
+    );
+    await request(t.app)
+      .post('/auth/token')
+      .type('form')
+      .send({ client_id: account.client_id, client_secret: account.client_secret })
+      .expect(422);
   });
 
   it('gives a token limited to the account’s tenant: only its sites are listed or reachable', async () => {
@@ -438,7 +609,11 @@ describe('outsiders', () => {
     const loner = await signedIn(t);
     const tenant = await newTenant(t);
     expect((await request(t.app).get('/api/service-accounts/').set(loner.auth).expect(200)).body.items).toEqual([]);
-    await request(t.app).post('/api/service-accounts/').set(loner.auth).send({ tenant_id: tenant.id, name: 'x' }).expect(404);
+    await request(t.app)
+      .post('/api/service-accounts/')
+      .set(loner.auth)
+      .send({ tenant_id: tenant.id, name: 'x' })
+      .expect(404);
     await request(t.app).post('/api/service-accounts/').set(loner.auth).send({ name: 'x' }).expect(422);
   });
 });

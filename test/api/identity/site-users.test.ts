@@ -40,8 +40,14 @@ describe('GET /sites/{site_identifier}/users', () => {
 
   it('pages with limit and cursor, counts with include_total, and rejects a garbage cursor', async () => {
     const { tenant, site, admin, editor } = await staffedTenant(t);
-    const more = [await signedIn(t, { tenant, role: 'author', sites: [site] }), await signedIn(t, { tenant, role: 'editor', sites: [site] })];
-    expect(await expectPaginates(t, admin.auth, `/sites/${site.id}/users`)).toEqual([editor.user.id, ...more.map((m) => m.user.id)]);
+    const more = [
+      await signedIn(t, { tenant, role: 'author', sites: [site] }),
+      await signedIn(t, { tenant, role: 'editor', sites: [site] }),
+    ];
+    expect(await expectPaginates(t, admin.auth, `/sites/${site.id}/users`)).toEqual([
+      editor.user.id,
+      ...more.map((m) => m.user.id),
+    ]);
   });
 
   it('is refused to an assigned editor and to a service account with 403', async () => {
@@ -72,7 +78,10 @@ describe('GET /sites/{site_identifier}/available-users', () => {
     const outsider = await newUser(t);
     const res = await request(t.app).get(`/sites/${site.slug}/available-users`).set(admin.auth).expect(200);
     expect(res.body).toEqual({
-      items: [expect.objectContaining({ id: admin.user.id, email: admin.user.email }), expect.objectContaining({ id: author.user.id, status: 'active' })],
+      items: [
+        expect.objectContaining({ id: admin.user.id, email: admin.user.email }),
+        expect.objectContaining({ id: author.user.id, status: 'active' }),
+      ],
       next_cursor: null,
     });
     expect(idsOf(res.body)).not.toContain(editor.user.id);
@@ -105,8 +114,12 @@ describe('POST /sites/{site_identifier}/users/{user_id}', () => {
     const res = await request(t.app).post(`/sites/${site.id}/users/${author.user.id}`).set(admin.auth).expect(201);
     expect(res.body).toEqual({ site_id: site.id, user_id: author.user.id, created_at: expect.any(String) });
     await request(t.app).get(`/sites/${site.id}`).set(author.auth).expect(200);
-    expect(idsOf((await request(t.app).get(`/sites/${site.id}/users`).set(admin.auth).expect(200)).body)).toContain(author.user.id);
-    expect(idsOf((await request(t.app).get(`/sites/${site.id}/available-users`).set(admin.auth).expect(200)).body)).not.toContain(author.user.id);
+    expect(idsOf((await request(t.app).get(`/sites/${site.id}/users`).set(admin.auth).expect(200)).body)).toContain(
+      author.user.id,
+    );
+    expect(
+      idsOf((await request(t.app).get(`/sites/${site.id}/available-users`).set(admin.auth).expect(200)).body),
+    ).not.toContain(author.user.id);
   });
 
   it('assigns by slug too, and refuses a second assignment with 409', async () => {
@@ -118,7 +131,10 @@ describe('POST /sites/{site_identifier}/users/{user_id}', () => {
   it('treats a user outside the site’s tenant as not existing (404), and grants nothing', async () => {
     const a = await staffedTenant(t);
     const b = await staffedTenant(t);
-    const res = await request(t.app).post(`/sites/${a.site.id}/users/${b.editor.user.id}`).set(a.admin.auth).expect(404);
+    const res = await request(t.app)
+      .post(`/sites/${a.site.id}/users/${b.editor.user.id}`)
+      .set(a.admin.auth)
+      .expect(404);
     expect(res.body.detail).toMatch(/No such user/);
     await request(t.app).get(`/sites/${a.site.id}`).set(b.editor.auth).expect(404);
     await request(t.app).post(`/sites/${a.site.id}/users/${missing}`).set(a.admin.auth).expect(404);
@@ -192,17 +208,36 @@ describe('GET /users/{user_id}/sites', () => {
     const other = await newSite(t, tenant);
     const mine = await request(t.app).get(`/users/${editor.user.id}/sites`).set(editor.auth).expect(200);
     expect(mine.body).toEqual({
-      items: [{ id: site.id, tenant_id: tenant.id, slug: site.slug, name: site.name, default_locale: 'en', locales: ['en'], domain: null, settings: {}, visibility: 'private', created_at: expect.any(String) }],
+      items: [
+        {
+          id: site.id,
+          tenant_id: tenant.id,
+          slug: site.slug,
+          name: site.name,
+          default_locale: 'en',
+          locales: ['en'],
+          domain: null,
+          settings: {},
+          visibility: 'private',
+          created_at: expect.any(String),
+        },
+      ],
       next_cursor: null,
     });
-    expect(idsOf((await request(t.app).get(`/users/${admin.user.id}/sites`).set(admin.auth).expect(200)).body)).toEqual([site.id, other.id]);
+    expect(idsOf((await request(t.app).get(`/users/${admin.user.id}/sites`).set(admin.auth).expect(200)).body)).toEqual(
+      [site.id, other.id],
+    );
   });
 
   it('lists anyone’s sites, in every tenant, for a global admin', async () => {
     const admin = await globalAdmin(t);
     const a = await staffedTenant(t);
     const b = await staffedTenant(t);
-    await request(t.app).post(`/admin/tenants/${b.tenant.id}/users/${a.editor.user.id}`).set(admin.auth).send({ role: 'admin' }).expect(201);
+    await request(t.app)
+      .post(`/admin/tenants/${b.tenant.id}/users/${a.editor.user.id}`)
+      .set(admin.auth)
+      .send({ role: 'admin' })
+      .expect(201);
     const res = await request(t.app).get(`/users/${a.editor.user.id}/sites`).set(admin.auth).expect(200);
     expect(idsOf(res.body)).toEqual([a.site.id, b.site.id]);
   });
@@ -212,7 +247,11 @@ describe('GET /users/{user_id}/sites', () => {
     const a = await staffedTenant(t);
     const b = await staffedTenant(t);
     // A's editor is also B's admin; A's admin must not learn about B's sites.
-    await request(t.app).post(`/admin/tenants/${b.tenant.id}/users/${a.editor.user.id}`).set(admin.auth).send({ role: 'admin' }).expect(201);
+    await request(t.app)
+      .post(`/admin/tenants/${b.tenant.id}/users/${a.editor.user.id}`)
+      .set(admin.auth)
+      .send({ role: 'admin' })
+      .expect(201);
     const res = await request(t.app).get(`/users/${a.editor.user.id}/sites`).set(a.admin.auth).expect(200);
     expect(idsOf(res.body)).toEqual([a.site.id]);
   });

@@ -41,7 +41,10 @@ describe('GET /sites/', () => {
     const b = await staffedTenant(t);
     const res = await request(t.app).get('/sites/').set(a.admin.auth).expect(200);
     expect(res.body).toEqual({
-      items: [siteShape({ id: a.site.id, tenant_id: a.tenant.id, slug: a.site.slug, name: a.site.name }), siteShape({ id: second.id })],
+      items: [
+        siteShape({ id: a.site.id, tenant_id: a.tenant.id, slug: a.site.slug, name: a.site.name }),
+        siteShape({ id: second.id }),
+      ],
       next_cursor: null,
     });
     expect(idsOf(res.body)).not.toContain(b.site.id);
@@ -84,7 +87,11 @@ describe('POST /sites/', () => {
   it('creates a site in the tenant admin’s tenant, with English as the default locale', async () => {
     const { tenant, admin } = await staffedTenant(t);
     const slug = `new-${unique()}`;
-    const res = await request(t.app).post('/sites/').set(admin.auth).send({ tenant_id: tenant.id, name: ' New Site ', slug }).expect(201);
+    const res = await request(t.app)
+      .post('/sites/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: ' New Site ', slug })
+      .expect(201);
     expect(res.body).toEqual(siteShape({ tenant_id: tenant.id, name: 'New Site', slug }));
     expect(await stored(res.body.id)).toEqual(res.body);
   });
@@ -96,24 +103,57 @@ describe('POST /sites/', () => {
     const res = await request(t.app)
       .post('/sites/')
       .set(admin.auth)
-      .send({ tenant_id: tenant.id, name: 'Intl', slug, locales: ['de', 'en', 'pt-BR'], domain, settings: { theme: 'dark' } })
+      .send({
+        tenant_id: tenant.id,
+        name: 'Intl',
+        slug,
+        locales: ['de', 'en', 'pt-BR'],
+        domain,
+        settings: { theme: 'dark' },
+      })
       .expect(201);
-    expect(res.body).toEqual(siteShape({ tenant_id: tenant.id, slug, name: 'Intl', default_locale: 'de', locales: ['de', 'en', 'pt-BR'], domain, settings: { theme: 'dark' } }));
+    expect(res.body).toEqual(
+      siteShape({
+        tenant_id: tenant.id,
+        slug,
+        name: 'Intl',
+        default_locale: 'de',
+        locales: ['de', 'en', 'pt-BR'],
+        domain,
+        settings: { theme: 'dark' },
+      }),
+    );
   });
 
   it('makes a default_locale given alone the only locale', async () => {
     const { tenant, admin } = await staffedTenant(t);
-    const res = await request(t.app).post('/sites/').set(admin.auth).send({ tenant_id: tenant.id, name: 'Fr', slug: `fr-${unique()}`, default_locale: 'fr' }).expect(201);
+    const res = await request(t.app)
+      .post('/sites/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: 'Fr', slug: `fr-${unique()}`, default_locale: 'fr' })
+      .expect(201);
     expect(res.body).toMatchObject({ default_locale: 'fr', locales: ['fr'] });
   });
 
   it('refuses a slug taken in any tenant, and a taken domain, with 409', async () => {
     const a = await staffedTenant(t);
     const b = await staffedTenant(t);
-    await request(t.app).post('/sites/').set(a.admin.auth).send({ tenant_id: a.tenant.id, name: 'Dup', slug: b.site.slug }).expect(409);
+    await request(t.app)
+      .post('/sites/')
+      .set(a.admin.auth)
+      .send({ tenant_id: a.tenant.id, name: 'Dup', slug: b.site.slug })
+      .expect(409);
     const domain = `taken-${unique()}.example.com`;
-    await request(t.app).post('/sites/').set(b.admin.auth).send({ tenant_id: b.tenant.id, name: 'D1', slug: `d1-${unique()}`, domain }).expect(201);
-    await request(t.app).post('/sites/').set(a.admin.auth).send({ tenant_id: a.tenant.id, name: 'D2', slug: `d2-${unique()}`, domain }).expect(409);
+    await request(t.app)
+      .post('/sites/')
+      .set(b.admin.auth)
+      .send({ tenant_id: b.tenant.id, name: 'D1', slug: `d1-${unique()}`, domain })
+      .expect(201);
+    await request(t.app)
+      .post('/sites/')
+      .set(a.admin.auth)
+      .send({ tenant_id: a.tenant.id, name: 'D2', slug: `d2-${unique()}`, domain })
+      .expect(409);
   });
 
   it('needs a token', async () => {
@@ -134,33 +174,56 @@ describe('POST /sites/', () => {
     const a = await staffedTenant(t);
     const b = await staffedTenant(t);
     const slug = `intruder-${unique()}`;
-    const res = await request(t.app).post('/sites/').set(a.admin.auth).send({ tenant_id: b.tenant.id, name: 'Intruder', slug }).expect(404);
+    const res = await request(t.app)
+      .post('/sites/')
+      .set(a.admin.auth)
+      .send({ tenant_id: b.tenant.id, name: 'Intruder', slug })
+      .expect(404);
     expect(res.body.detail).toBe('No such tenant.');
     expect(idsOf((await request(t.app).get('/sites/').set(b.admin.auth).expect(200)).body)).toEqual([b.site.id]);
   });
 
   it('answers 404, not 500, when a global admin names a tenant that does not exist', async () => {
     const admin = await globalAdmin(t);
-    await request(t.app).post('/sites/').set(admin.auth).send({ tenant_id: missing, name: 'Orphan', slug: `orphan-${unique()}` }).expect(404);
+    await request(t.app)
+      .post('/sites/')
+      .set(admin.auth)
+      .send({ tenant_id: missing, name: 'Orphan', slug: `orphan-${unique()}` })
+      .expect(404);
   });
 
-  it.each(['admin', 'api', 'auth', 'sites', 'users', 'public', 'health', 'docs'])('rejects the reserved slug %s with 422', async (slug) => {
-    const { tenant, admin } = await staffedTenant(t);
-    const res = await request(t.app).post('/sites/').set(admin.auth).send({ tenant_id: tenant.id, name: 'Reserved', slug }).expect(422);
-    expect(res.body.errors).toEqual([{ path: 'body.slug', message: 'is reserved or looks like an id' }]);
-  });
+  it.each(['admin', 'api', 'auth', 'sites', 'users', 'public', 'health', 'docs'])(
+    'rejects the reserved slug %s with 422',
+    async (slug) => {
+      const { tenant, admin } = await staffedTenant(t);
+      const res = await request(t.app)
+        .post('/sites/')
+        .set(admin.auth)
+        .send({ tenant_id: tenant.id, name: 'Reserved', slug })
+        .expect(422);
+      expect(res.body.errors).toEqual([{ path: 'body.slug', message: 'is reserved or looks like an id' }]);
+    },
+  );
 
   it('rejects a slug shaped like a uuid with 422', async () => {
     const { tenant, admin } = await staffedTenant(t);
     const slug = '0a1b2c3d-0000-4000-8000-000000000abc';
-    const res = await request(t.app).post('/sites/').set(admin.auth).send({ tenant_id: tenant.id, name: 'Uuid', slug }).expect(422);
+    const res = await request(t.app)
+      .post('/sites/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: 'Uuid', slug })
+      .expect(422);
     expect(res.body.errors).toEqual([{ path: 'body.slug', message: 'is reserved or looks like an id' }]);
   });
 
   it('rejects a default_locale that is not one of locales with 422', async () => {
     const { tenant, admin } = await staffedTenant(t);
     const slug = `loc-${unique()}`;
-    const res = await request(t.app).post('/sites/').set(admin.auth).send({ tenant_id: tenant.id, name: 'Loc', slug, locales: ['en', 'de'], default_locale: 'fr' }).expect(422);
+    const res = await request(t.app)
+      .post('/sites/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: 'Loc', slug, locales: ['en', 'de'], default_locale: 'fr' })
+      .expect(422);
     expect(res.body.errors).toEqual([{ path: 'body.default_locale', message: 'must be one of locales' }]);
     await request(t.app).get(`/sites/${slug}`).set(admin.auth).expect(404);
   });
@@ -173,7 +236,11 @@ describe('POST /sites/', () => {
     ['no name', { name: undefined }, 'body.name'],
   ])('rejects %s with 422', async (_name, change, path) => {
     const { tenant, admin } = await staffedTenant(t);
-    const res = await request(t.app).post('/sites/').set(admin.auth).send({ tenant_id: tenant.id, name: 'Bad', slug: `bad-${unique()}`, ...change }).expect(422);
+    const res = await request(t.app)
+      .post('/sites/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: 'Bad', slug: `bad-${unique()}`, ...change })
+      .expect(422);
     expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
   });
 });
@@ -183,14 +250,24 @@ describe('GET /sites/by-tenant/{tenant_id}', () => {
     const { tenant, site, admin, editor } = await staffedTenant(t);
     const other = await newSite(t, tenant);
     const asAdmin = await request(t.app).get(`/sites/by-tenant/${tenant.id}`).set(admin.auth).expect(200);
-    expect(asAdmin.body).toEqual({ items: [siteShape({ id: site.id, tenant_id: tenant.id, slug: site.slug }), siteShape({ id: other.id, tenant_id: tenant.id })], next_cursor: null });
-    expect(idsOf((await request(t.app).get(`/sites/by-tenant/${tenant.id}`).set(editor.auth).expect(200)).body)).toEqual([site.id]);
+    expect(asAdmin.body).toEqual({
+      items: [
+        siteShape({ id: site.id, tenant_id: tenant.id, slug: site.slug }),
+        siteShape({ id: other.id, tenant_id: tenant.id }),
+      ],
+      next_cursor: null,
+    });
+    expect(
+      idsOf((await request(t.app).get(`/sites/by-tenant/${tenant.id}`).set(editor.auth).expect(200)).body),
+    ).toEqual([site.id]);
   });
 
   it('lists a service account’s own tenant', async () => {
     const { tenant, site, admin } = await staffedTenant(t);
     const bot = await serviceAccount(t, tenant, ['sites:read'], admin);
-    expect(idsOf((await request(t.app).get(`/sites/by-tenant/${tenant.id}`).set(bot.auth).expect(200)).body)).toEqual([site.id]);
+    expect(idsOf((await request(t.app).get(`/sites/by-tenant/${tenant.id}`).set(bot.auth).expect(200)).body)).toEqual([
+      site.id,
+    ]);
   });
 
   it('pages with limit and cursor', async () => {
@@ -228,13 +305,19 @@ describe('GET /sites/{site_identifier}', () => {
     const byId = await request(t.app).get(`/sites/${site.id}`).set(admin.auth).expect(200);
     expect(byId.body).toEqual(siteShape({ id: site.id, tenant_id: site.tenant_id, slug: site.slug, name: site.name }));
     expect((await request(t.app).get(`/sites/${site.slug}`).set(admin.auth).expect(200)).body).toEqual(byId.body);
-    expect((await request(t.app).get(`/sites/${site.slug.toUpperCase()}`).set(admin.auth).expect(200)).body).toEqual(byId.body);
+    expect((await request(t.app).get(`/sites/${site.slug.toUpperCase()}`).set(admin.auth).expect(200)).body).toEqual(
+      byId.body,
+    );
   });
 
   it('hides the sites of a suspended tenant from its members, not from global admins', async () => {
     const { tenant, site, admin, editor } = await staffedTenant(t);
     const global = await globalAdmin(t);
-    await request(t.app).patch(`/admin/tenants/${tenant.id}`).set(global.auth).send({ status: 'suspended' }).expect(200);
+    await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}`)
+      .set(global.auth)
+      .send({ status: 'suspended' })
+      .expect(200);
     await request(t.app).get(`/sites/${site.slug}`).set(admin.auth).expect(404);
     await request(t.app).get(`/sites/${site.slug}`).set(editor.auth).expect(404);
     expect((await request(t.app).get('/sites/').set(admin.auth).expect(200)).body.items).toEqual([]);
@@ -273,7 +356,10 @@ describe('GET /sites/{site_identifier}', () => {
     await request(t.app).get(`/sites/${missing}`).set(admin.auth).expect(404);
     await request(t.app).get(`/sites/no-such-site-${unique()}`).set(admin.auth).expect(404);
     await request(t.app).get(`/sites/${site.id}`).expect(401);
-    await request(t.app).get(`/sites/${'x'.repeat(101)}`).set(admin.auth).expect(422);
+    await request(t.app)
+      .get(`/sites/${'x'.repeat(101)}`)
+      .set(admin.auth)
+      .expect(422);
   });
 });
 
@@ -286,12 +372,31 @@ describe('PATCH /sites/{site_identifier}', () => {
       .set(admin.auth)
       .send({ name: 'Patched', locales: ['en', 'nl'], default_locale: 'nl', domain, settings: { x: true } })
       .expect(200);
-    expect(res.body).toEqual(siteShape({ id: site.id, tenant_id: tenant.id, slug: site.slug, name: 'Patched', default_locale: 'nl', locales: ['en', 'nl'], domain, settings: { x: true } }));
-    const renamed = await request(t.app).patch(`/sites/${site.id}`).set(admin.auth).send({ name: 'Renamed' }).expect(200);
+    expect(res.body).toEqual(
+      siteShape({
+        id: site.id,
+        tenant_id: tenant.id,
+        slug: site.slug,
+        name: 'Patched',
+        default_locale: 'nl',
+        locales: ['en', 'nl'],
+        domain,
+        settings: { x: true },
+      }),
+    );
+    const renamed = await request(t.app)
+      .patch(`/sites/${site.id}`)
+      .set(admin.auth)
+      .send({ name: 'Renamed' })
+      .expect(200);
     expect(renamed.body).toEqual({ ...res.body, name: 'Renamed' });
     const cleared = await request(t.app).patch(`/sites/${site.id}`).set(admin.auth).send({ domain: null }).expect(200);
     expect(cleared.body).toEqual({ ...renamed.body, domain: null });
-    const published = await request(t.app).patch(`/sites/${site.id}`).set(admin.auth).send({ visibility: 'public' }).expect(200);
+    const published = await request(t.app)
+      .patch(`/sites/${site.id}`)
+      .set(admin.auth)
+      .send({ visibility: 'public' })
+      .expect(200);
     expect(published.body).toEqual({ ...cleared.body, visibility: 'public' });
     await request(t.app).patch(`/sites/${site.id}`).set(admin.auth).send({ visibility: 'everyone' }).expect(422);
     expect((await stored(site.id)).visibility).toBe('public');
@@ -369,7 +474,11 @@ describe('DELETE /sites/{site_identifier}', () => {
     await request(t.app).get(`/sites/${site.slug}`).set(admin.auth).expect(404);
     expect((await request(t.app).get('/sites/').set(editor.auth).expect(200)).body.items).toEqual([]);
     // The slug is free again.
-    await request(t.app).post('/sites/').set(admin.auth).send({ tenant_id: tenant.id, name: 'Again', slug: site.slug }).expect(201);
+    await request(t.app)
+      .post('/sites/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: 'Again', slug: site.slug })
+      .expect(201);
   });
 
   it('is refused to an assigned editor with 403, and the site stays', async () => {
@@ -390,7 +499,10 @@ describe('DELETE /sites/{site_identifier}', () => {
     const { site, admin } = await staffedTenant(t);
     await request(t.app).delete(`/sites/${site.id}`).expect(401);
     await request(t.app).delete(`/sites/${missing}`).set(admin.auth).expect(404);
-    await request(t.app).delete(`/sites/${'x'.repeat(101)}`).set(admin.auth).expect(422);
+    await request(t.app)
+      .delete(`/sites/${'x'.repeat(101)}`)
+      .set(admin.auth)
+      .expect(422);
     await stored(site.id);
   });
 });

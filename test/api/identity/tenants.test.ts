@@ -32,11 +32,13 @@ async function expectAdminOnly(send: (auth: { Authorization: string } | undefine
   await send(editor.auth).expect(403);
 }
 
-const call = (method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: object) => (auth: { Authorization: string } | undefined) => {
-  let req = request(t.app)[method](path);
-  if (auth) req = req.set(auth);
-  return body ? req.send(body) : req;
-};
+const call =
+  (method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: object) =>
+  (auth: { Authorization: string } | undefined) => {
+    let req = request(t.app)[method](path);
+    if (auth) req = req.set(auth);
+    return body ? req.send(body) : req;
+  };
 
 describe('GET /admin/tenants/', () => {
   it('lists tenants for a global admin', async () => {
@@ -75,23 +77,39 @@ describe('POST /admin/tenants/', () => {
       .set(admin.auth)
       .send({ name: 'Given Slug', slug, monthly_credit_limit: 500, settings: { theme: 'dark' } })
       .expect(201);
-    expect(res.body).toEqual(tenantShape({ name: 'Given Slug', slug, monthly_credit_limit: 500, settings: { theme: 'dark' } }));
-    expect((await request(t.app).get(`/admin/tenants/${res.body.id}`).set(admin.auth).expect(200)).body).toEqual(res.body);
+    expect(res.body).toEqual(
+      tenantShape({ name: 'Given Slug', slug, monthly_credit_limit: 500, settings: { theme: 'dark' } }),
+    );
+    expect((await request(t.app).get(`/admin/tenants/${res.body.id}`).set(admin.auth).expect(200)).body).toEqual(
+      res.body,
+    );
   });
 
   it('derives the slug from the name when none is given, numbering it when taken', async () => {
     const admin = await globalAdmin(t);
     const marker = unique();
-    const first = await request(t.app).post('/admin/tenants/').set(admin.auth).send({ name: `Ácme ${marker} Corp.` }).expect(201);
+    const first = await request(t.app)
+      .post('/admin/tenants/')
+      .set(admin.auth)
+      .send({ name: `Ácme ${marker} Corp.` })
+      .expect(201);
     expect(first.body.slug).toBe(`acme-${marker}-corp`);
-    const second = await request(t.app).post('/admin/tenants/').set(admin.auth).send({ name: `Acme ${marker} Corp` }).expect(201);
+    const second = await request(t.app)
+      .post('/admin/tenants/')
+      .set(admin.auth)
+      .send({ name: `Acme ${marker} Corp` })
+      .expect(201);
     expect(second.body.slug).toBe(`acme-${marker}-corp-2`);
   });
 
   it('refuses a slug that is taken with 409', async () => {
     const admin = await globalAdmin(t);
     const existing = await newTenant(t);
-    const res = await request(t.app).post('/admin/tenants/').set(admin.auth).send({ name: 'Clash', slug: existing.slug }).expect(409);
+    const res = await request(t.app)
+      .post('/admin/tenants/')
+      .set(admin.auth)
+      .send({ name: 'Clash', slug: existing.slug })
+      .expect(409);
     expect(res.body.detail).toContain(existing.slug);
   });
 
@@ -145,17 +163,38 @@ describe('PATCH /admin/tenants/{tenant_id}', () => {
       .set(admin.auth)
       .send({ name: 'After', slug, status: 'suspended', monthly_credit_limit: 1000, settings: { a: 1 } })
       .expect(200);
-    expect(res.body).toEqual(tenantShape({ id: tenant.id, name: 'After', slug, status: 'suspended', monthly_credit_limit: 1000, settings: { a: 1 } }));
+    expect(res.body).toEqual(
+      tenantShape({
+        id: tenant.id,
+        name: 'After',
+        slug,
+        status: 'suspended',
+        monthly_credit_limit: 1000,
+        settings: { a: 1 },
+      }),
+    );
 
-    const renamed = await request(t.app).patch(`/admin/tenants/${tenant.id}`).set(admin.auth).send({ name: 'Again' }).expect(200);
+    const renamed = await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}`)
+      .set(admin.auth)
+      .send({ name: 'Again' })
+      .expect(200);
     expect(renamed.body).toEqual({ ...res.body, name: 'Again' });
   });
 
   it('clears the credit limit with null', async () => {
     const admin = await globalAdmin(t);
     const tenant = await newTenant(t);
-    await request(t.app).patch(`/admin/tenants/${tenant.id}`).set(admin.auth).send({ monthly_credit_limit: 10 }).expect(200);
-    const res = await request(t.app).patch(`/admin/tenants/${tenant.id}`).set(admin.auth).send({ monthly_credit_limit: null }).expect(200);
+    await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}`)
+      .set(admin.auth)
+      .send({ monthly_credit_limit: 10 })
+      .expect(200);
+    const res = await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}`)
+      .set(admin.auth)
+      .send({ monthly_credit_limit: null })
+      .expect(200);
     expect(res.body.monthly_credit_limit).toBeNull();
   });
 
@@ -170,7 +209,9 @@ describe('PATCH /admin/tenants/{tenant_id}', () => {
     const { tenant } = await staffedTenant(t);
     await expectAdminOnly(call('patch', `/admin/tenants/${tenant.id}`, { monthly_credit_limit: 999999 }));
     const admin = await globalAdmin(t);
-    expect((await request(t.app).get(`/admin/tenants/${tenant.id}`).set(admin.auth).expect(200)).body.monthly_credit_limit).toBeNull();
+    expect(
+      (await request(t.app).get(`/admin/tenants/${tenant.id}`).set(admin.auth).expect(200)).body.monthly_credit_limit,
+    ).toBeNull();
   });
 
   it('answers 404 for an unknown tenant', async () => {
@@ -201,7 +242,9 @@ describe('DELETE /admin/tenants/{tenant_id}', () => {
     await request(t.app).delete(`/admin/tenants/${tenant.id}`).set(admin.auth).expect(204);
     await request(t.app).get(`/admin/tenants/${tenant.id}`).set(admin.auth).expect(404);
     // Its memberships went with it.
-    expect((await request(t.app).get('/admin/tenants/current/info').set(editor.auth).expect(200)).body.memberships).toEqual([]);
+    expect(
+      (await request(t.app).get('/admin/tenants/current/info').set(editor.auth).expect(200)).body.memberships,
+    ).toEqual([]);
   });
 
   it('is refused to the tenant’s own admin (403) and without a token (401)', async () => {
@@ -223,7 +266,10 @@ describe('GET /admin/tenants/{tenant_id}/available-users', () => {
     const admin = await globalAdmin(t);
     const { tenant, editor } = await staffedTenant(t);
     const outsider = await newUser(t);
-    const res = await request(t.app).get(`/admin/tenants/${tenant.id}/available-users?limit=200`).set(admin.auth).expect(200);
+    const res = await request(t.app)
+      .get(`/admin/tenants/${tenant.id}/available-users?limit=200`)
+      .set(admin.auth)
+      .expect(200);
     const ids = idsOf(res.body);
     expect(ids).toContain(outsider.id);
     expect(ids).not.toContain(editor.user.id);
@@ -261,7 +307,11 @@ describe('POST /admin/tenants/{tenant_id}/clone', () => {
   it('copies settings, sites with prefixed slugs, memberships and site assignments, but not service accounts', async () => {
     const admin = await globalAdmin(t);
     const source = await newTenant(t, 'Source');
-    await request(t.app).patch(`/admin/tenants/${source.id}`).set(admin.auth).send({ monthly_credit_limit: 70, settings: { plan: 'pro' } }).expect(200);
+    await request(t.app)
+      .patch(`/admin/tenants/${source.id}`)
+      .set(admin.auth)
+      .send({ monthly_credit_limit: 70, settings: { plan: 'pro' } })
+      .expect(200);
     const first = await newSite(t, source);
     const second = await newSite(t, source);
     const tenantAdmin = await signedIn(t, { tenant: source, role: 'admin' });
@@ -269,13 +319,21 @@ describe('POST /admin/tenants/{tenant_id}/clone', () => {
     await serviceAccount(t, source, ['sites:read'], tenantAdmin);
 
     const slug = `copy-${unique()}`;
-    const res = await request(t.app).post(`/admin/tenants/${source.id}/clone`).set(admin.auth).send({ name: 'The Copy', slug }).expect(201);
-    expect(res.body).toEqual(tenantShape({ name: 'The Copy', slug, monthly_credit_limit: 70, settings: { plan: 'pro' } }));
+    const res = await request(t.app)
+      .post(`/admin/tenants/${source.id}/clone`)
+      .set(admin.auth)
+      .send({ name: 'The Copy', slug })
+      .expect(201);
+    expect(res.body).toEqual(
+      tenantShape({ name: 'The Copy', slug, monthly_credit_limit: 70, settings: { plan: 'pro' } }),
+    );
     const copy = res.body.id as string;
     expect(copy).not.toBe(source.id);
 
     const sites = await request(t.app).get(`/sites/by-tenant/${copy}`).set(admin.auth).expect(200);
-    expect(sites.body.items.map((s: { slug: string }) => s.slug).sort()).toEqual([`${slug}-${first.slug}`, `${slug}-${second.slug}`].sort());
+    expect(sites.body.items.map((s: { slug: string }) => s.slug).sort()).toEqual(
+      [`${slug}-${first.slug}`, `${slug}-${second.slug}`].sort(),
+    );
     expect(sites.body.items.every((s: { tenant_id: string }) => s.tenant_id === copy)).toBe(true);
 
     const members = await request(t.app).get(`/admin/tenants/${copy}/users`).set(admin.auth).expect(200);
@@ -291,14 +349,20 @@ describe('POST /admin/tenants/{tenant_id}/clone', () => {
     const accounts = await request(t.app).get(`/api/service-accounts/?tenant_id=${copy}`).set(admin.auth).expect(200);
     expect(accounts.body.items).toEqual([]);
     // The source is untouched.
-    expect(idsOf((await request(t.app).get(`/sites/by-tenant/${source.id}`).set(admin.auth).expect(200)).body).sort()).toEqual([first.id, second.id].sort());
+    expect(
+      idsOf((await request(t.app).get(`/sites/by-tenant/${source.id}`).set(admin.auth).expect(200)).body).sort(),
+    ).toEqual([first.id, second.id].sort());
   });
 
   it('derives the slug from the name when none is given', async () => {
     const admin = await globalAdmin(t);
     const source = await newTenant(t);
     const marker = unique();
-    const res = await request(t.app).post(`/admin/tenants/${source.id}/clone`).set(admin.auth).send({ name: `Clone ${marker}` }).expect(201);
+    const res = await request(t.app)
+      .post(`/admin/tenants/${source.id}/clone`)
+      .set(admin.auth)
+      .send({ name: `Clone ${marker}` })
+      .expect(201);
     expect(res.body.slug).toBe(`clone-${marker}`);
   });
 
@@ -309,7 +373,11 @@ describe('POST /admin/tenants/{tenant_id}/clone', () => {
     const long = `${'a'.repeat(48)}-${'b'.repeat(14)}`;
     await newSite(t, source, long);
     const slug = `copy-${unique()}`;
-    const res = await request(t.app).post(`/admin/tenants/${source.id}/clone`).set(admin.auth).send({ name: 'Long', slug }).expect(201);
+    const res = await request(t.app)
+      .post(`/admin/tenants/${source.id}/clone`)
+      .set(admin.auth)
+      .send({ name: 'Long', slug })
+      .expect(201);
     const sites = await request(t.app).get(`/sites/by-tenant/${res.body.id}`).set(admin.auth).expect(200);
     const [copied] = sites.body.items as { slug: string }[];
     expect(copied?.slug).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
@@ -323,7 +391,11 @@ describe('POST /admin/tenants/{tenant_id}/clone', () => {
     await newSite(t, source);
     const taken = await newTenant(t);
     const name = `Half Copy ${unique()}`;
-    await request(t.app).post(`/admin/tenants/${source.id}/clone`).set(admin.auth).send({ name, slug: taken.slug }).expect(409);
+    await request(t.app)
+      .post(`/admin/tenants/${source.id}/clone`)
+      .set(admin.auth)
+      .send({ name, slug: taken.slug })
+      .expect(409);
     const all = await request(t.app).get('/admin/tenants/?limit=200').set(admin.auth).expect(200);
     expect(all.body.items.map((tenant: { name: string }) => tenant.name)).not.toContain(name);
   });
@@ -342,7 +414,11 @@ describe('POST /admin/tenants/{tenant_id}/clone', () => {
     const admin = await globalAdmin(t);
     const source = await newTenant(t);
     await request(t.app).post(`/admin/tenants/${source.id}/clone`).set(admin.auth).send({}).expect(422);
-    await request(t.app).post(`/admin/tenants/${source.id}/clone`).set(admin.auth).send({ name: 'X', settings: {} }).expect(422);
+    await request(t.app)
+      .post(`/admin/tenants/${source.id}/clone`)
+      .set(admin.auth)
+      .send({ name: 'X', settings: {} })
+      .expect(422);
   });
 });
 
@@ -353,7 +429,12 @@ describe('GET /admin/tenants/{tenant_id}/users', () => {
     const res = await request(t.app).get(`/admin/tenants/${tenant.id}/users`).set(admin.auth).expect(200);
     expect(res.body.next_cursor).toBeNull();
     expect(res.body.items).toEqual([
-      expect.objectContaining({ id: tenantAdmin.user.id, email: tenantAdmin.user.email, role: 'admin', joined_at: expect.any(String) }),
+      expect.objectContaining({
+        id: tenantAdmin.user.id,
+        email: tenantAdmin.user.email,
+        role: 'admin',
+        joined_at: expect.any(String),
+      }),
       expect.objectContaining({ id: editor.user.id, role: 'editor' }),
       expect.objectContaining({ id: author.user.id, role: 'author' }),
     ]);
@@ -363,7 +444,11 @@ describe('GET /admin/tenants/{tenant_id}/users', () => {
   it('pages with limit and cursor', async () => {
     const admin = await globalAdmin(t);
     const { tenant, admin: a, editor: b, author: c } = await staffedTenant(t);
-    expect(await expectPaginates(t, admin.auth, `/admin/tenants/${tenant.id}/users`)).toEqual([a.user.id, b.user.id, c.user.id]);
+    expect(await expectPaginates(t, admin.auth, `/admin/tenants/${tenant.id}/users`)).toEqual([
+      a.user.id,
+      b.user.id,
+      c.user.id,
+    ]);
   });
 
   it('is refused to the tenant’s own admin (403) and without a token (401)', async () => {
@@ -384,24 +469,42 @@ describe('POST /admin/tenants/{tenant_id}/users/{user_id}', () => {
     const admin = await globalAdmin(t);
     const tenant = await newTenant(t);
     const user = await signedIn(t);
-    const res = await request(t.app).post(`/admin/tenants/${tenant.id}/users/${user.user.id}`).set(admin.auth).expect(201);
-    expect(res.body).toEqual({ tenant_id: tenant.id, user_id: user.user.id, role: 'author', created_at: expect.any(String) });
+    const res = await request(t.app)
+      .post(`/admin/tenants/${tenant.id}/users/${user.user.id}`)
+      .set(admin.auth)
+      .expect(201);
+    expect(res.body).toEqual({
+      tenant_id: tenant.id,
+      user_id: user.user.id,
+      role: 'author',
+      created_at: expect.any(String),
+    });
     const info = await request(t.app).get('/admin/tenants/current/info').set(user.auth).expect(200);
-    expect(info.body.memberships).toEqual([{ tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, status: 'active' }, role: 'author' }]);
+    expect(info.body.memberships).toEqual([
+      { tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, status: 'active' }, role: 'author' },
+    ]);
   });
 
   it('adds a user with the role given', async () => {
     const admin = await globalAdmin(t);
     const tenant = await newTenant(t);
     const user = await newUser(t);
-    const res = await request(t.app).post(`/admin/tenants/${tenant.id}/users/${user.id}`).set(admin.auth).send({ role: 'editor' }).expect(201);
+    const res = await request(t.app)
+      .post(`/admin/tenants/${tenant.id}/users/${user.id}`)
+      .set(admin.auth)
+      .send({ role: 'editor' })
+      .expect(201);
     expect(res.body.role).toBe('editor');
   });
 
   it('refuses a user who is already a member with 409, keeping the role', async () => {
     const admin = await globalAdmin(t);
     const { tenant, editor } = await staffedTenant(t);
-    await request(t.app).post(`/admin/tenants/${tenant.id}/users/${editor.user.id}`).set(admin.auth).send({ role: 'admin' }).expect(409);
+    await request(t.app)
+      .post(`/admin/tenants/${tenant.id}/users/${editor.user.id}`)
+      .set(admin.auth)
+      .send({ role: 'admin' })
+      .expect(409);
     const members = await request(t.app).get(`/admin/tenants/${tenant.id}/users`).set(admin.auth).expect(200);
     expect(members.body.items.find((m: { id: string }) => m.id === editor.user.id).role).toBe('editor');
   });
@@ -419,15 +522,25 @@ describe('POST /admin/tenants/{tenant_id}/users/{user_id}', () => {
     const outsider = await newUser(t);
     await expectAdminOnly(call('post', `/admin/tenants/${tenant.id}/users/${outsider.id}`, { role: 'editor' }));
     const admin = await globalAdmin(t);
-    expect(idsOf((await request(t.app).get(`/admin/tenants/${tenant.id}/users`).set(admin.auth).expect(200)).body)).not.toContain(outsider.id);
+    expect(
+      idsOf((await request(t.app).get(`/admin/tenants/${tenant.id}/users`).set(admin.auth).expect(200)).body),
+    ).not.toContain(outsider.id);
   });
 
   it('rejects an unknown role or field with 422', async () => {
     const admin = await globalAdmin(t);
     const tenant = await newTenant(t);
     const user = await newUser(t);
-    await request(t.app).post(`/admin/tenants/${tenant.id}/users/${user.id}`).set(admin.auth).send({ role: 'owner' }).expect(422);
-    await request(t.app).post(`/admin/tenants/${tenant.id}/users/${user.id}`).set(admin.auth).send({ role: 'admin', note: 'x' }).expect(422);
+    await request(t.app)
+      .post(`/admin/tenants/${tenant.id}/users/${user.id}`)
+      .set(admin.auth)
+      .send({ role: 'owner' })
+      .expect(422);
+    await request(t.app)
+      .post(`/admin/tenants/${tenant.id}/users/${user.id}`)
+      .set(admin.auth)
+      .send({ role: 'admin', note: 'x' })
+      .expect(422);
   });
 });
 
@@ -436,8 +549,17 @@ describe('PATCH /admin/tenants/{tenant_id}/users/{user_id}', () => {
     const admin = await globalAdmin(t);
     const { tenant, site, editor } = await staffedTenant(t);
     await request(t.app).patch(`/sites/${site.id}`).set(editor.auth).send({ name: 'Not yet' }).expect(403);
-    const res = await request(t.app).patch(`/admin/tenants/${tenant.id}/users/${editor.user.id}`).set(admin.auth).send({ role: 'admin' }).expect(200);
-    expect(res.body).toEqual({ tenant_id: tenant.id, user_id: editor.user.id, role: 'admin', created_at: expect.any(String) });
+    const res = await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}/users/${editor.user.id}`)
+      .set(admin.auth)
+      .send({ role: 'admin' })
+      .expect(200);
+    expect(res.body).toEqual({
+      tenant_id: tenant.id,
+      user_id: editor.user.id,
+      role: 'admin',
+      created_at: expect.any(String),
+    });
     await request(t.app).patch(`/sites/${site.id}`).set(editor.auth).send({ name: 'Now allowed' }).expect(200);
   });
 
@@ -445,7 +567,11 @@ describe('PATCH /admin/tenants/{tenant_id}/users/{user_id}', () => {
     const admin = await globalAdmin(t);
     const tenant = await newTenant(t);
     const outsider = await newUser(t);
-    await request(t.app).patch(`/admin/tenants/${tenant.id}/users/${outsider.id}`).set(admin.auth).send({ role: 'editor' }).expect(404);
+    await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}/users/${outsider.id}`)
+      .set(admin.auth)
+      .send({ role: 'editor' })
+      .expect(404);
   });
 
   it('is refused to the tenant’s own admin (403, the role stays) and without a token (401)', async () => {
@@ -459,8 +585,16 @@ describe('PATCH /admin/tenants/{tenant_id}/users/{user_id}', () => {
   it('rejects a missing or unknown role with 422', async () => {
     const admin = await globalAdmin(t);
     const { tenant, author } = await staffedTenant(t);
-    await request(t.app).patch(`/admin/tenants/${tenant.id}/users/${author.user.id}`).set(admin.auth).send({}).expect(422);
-    await request(t.app).patch(`/admin/tenants/${tenant.id}/users/${author.user.id}`).set(admin.auth).send({ role: 'root' }).expect(422);
+    await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}/users/${author.user.id}`)
+      .set(admin.auth)
+      .send({})
+      .expect(422);
+    await request(t.app)
+      .patch(`/admin/tenants/${tenant.id}/users/${author.user.id}`)
+      .set(admin.auth)
+      .send({ role: 'root' })
+      .expect(422);
   });
 });
 
@@ -471,9 +605,15 @@ describe('DELETE /admin/tenants/{tenant_id}/users/{user_id}', () => {
     await request(t.app).get(`/sites/${site.id}`).set(editor.auth).expect(200);
     await request(t.app).delete(`/admin/tenants/${tenant.id}/users/${editor.user.id}`).set(admin.auth).expect(204);
     await request(t.app).get(`/sites/${site.id}`).set(editor.auth).expect(404);
-    expect(idsOf((await request(t.app).get(`/admin/tenants/${tenant.id}/users`).set(admin.auth).expect(200)).body)).not.toContain(editor.user.id);
+    expect(
+      idsOf((await request(t.app).get(`/admin/tenants/${tenant.id}/users`).set(admin.auth).expect(200)).body),
+    ).not.toContain(editor.user.id);
     // Added back, the user starts without the old site assignment.
-    await request(t.app).post(`/admin/tenants/${tenant.id}/users/${editor.user.id}`).set(admin.auth).send({ role: 'editor' }).expect(201);
+    await request(t.app)
+      .post(`/admin/tenants/${tenant.id}/users/${editor.user.id}`)
+      .set(admin.auth)
+      .send({ role: 'editor' })
+      .expect(201);
     await request(t.app).get(`/sites/${site.id}`).set(editor.auth).expect(404);
   });
 
@@ -510,7 +650,9 @@ describe('GET /admin/tenants/current/info', () => {
       email_verified: true,
       status: 'active',
       created_at: expect.any(String),
-      memberships: [{ tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, status: 'active' }, role: 'editor' }],
+      memberships: [
+        { tenant: { id: tenant.id, name: tenant.name, slug: tenant.slug, status: 'active' }, role: 'editor' },
+      ],
       sites: [{ id: site.id, tenant_id: tenant.id, slug: site.slug, name: site.name, role: 'editor' }],
     });
   });

@@ -40,7 +40,13 @@ describe('GET /users/', () => {
     const byName = await newUser(t, { full_name: `Ms ${marker.toUpperCase()}` });
     await newUser(t);
     const res = await request(t.app).get(`/users/?search=${marker}`).set(admin.auth).expect(200);
-    expect(res.body).toEqual({ items: [userShape({ id: byEmail.id, email: byEmail.email }), userShape({ id: byName.id, full_name: `Ms ${marker.toUpperCase()}` })], next_cursor: null });
+    expect(res.body).toEqual({
+      items: [
+        userShape({ id: byEmail.id, email: byEmail.email }),
+        userShape({ id: byName.id, full_name: `Ms ${marker.toUpperCase()}` }),
+      ],
+      next_cursor: null,
+    });
     expect(JSON.stringify(res.body)).not.toMatch(/password/);
   });
 
@@ -80,7 +86,10 @@ describe('GET /users/', () => {
     const admin = await globalAdmin(t);
     const res = await request(t.app).get('/users/?limit=lots').set(admin.auth).expect(422);
     expect(res.body.errors).toEqual([expect.objectContaining({ path: 'query.limit' })]);
-    await request(t.app).get(`/users/?search=${'x'.repeat(201)}`).set(admin.auth).expect(422);
+    await request(t.app)
+      .get(`/users/?search=${'x'.repeat(201)}`)
+      .set(admin.auth)
+      .expect(422);
   });
 });
 
@@ -88,8 +97,14 @@ describe('POST /users/', () => {
   it('creates a verified user who can sign in with the password', async () => {
     const admin = await globalAdmin(t);
     const email = `new-${unique()}@example.com`;
-    const res = await request(t.app).post('/users/').set(admin.auth).send({ email, password, full_name: '  Nora New  ' }).expect(201);
-    expect(res.body).toEqual(userShape({ email, full_name: 'Nora New', is_global_admin: false, email_verified: true, status: 'active' }));
+    const res = await request(t.app)
+      .post('/users/')
+      .set(admin.auth)
+      .send({ email, password, full_name: '  Nora New  ' })
+      .expect(201);
+    expect(res.body).toEqual(
+      userShape({ email, full_name: 'Nora New', is_global_admin: false, email_verified: true, status: 'active' }),
+    );
     expect(JSON.stringify(res.body)).not.toMatch(/password/);
     await login(t, email);
   });
@@ -97,7 +112,11 @@ describe('POST /users/', () => {
   it('keeps email_verified false when asked, so the user must verify before signing in', async () => {
     const admin = await globalAdmin(t);
     const email = `unverified-${unique()}@example.com`;
-    const res = await request(t.app).post('/users/').set(admin.auth).send({ email, password, full_name: 'Una', email_verified: false }).expect(201);
+    const res = await request(t.app)
+      .post('/users/')
+      .set(admin.auth)
+      .send({ email, password, full_name: 'Una', email_verified: false })
+      .expect(201);
     expect(res.body.email_verified).toBe(false);
     const signIn = await request(t.app).post('/auth/login').send({ username: email, password }).expect(403);
     expect(signIn.body.type).toBe('/problems/email-not-verified');
@@ -106,7 +125,11 @@ describe('POST /users/', () => {
   it('refuses a taken e-mail address, in any case, with 409', async () => {
     const admin = await globalAdmin(t);
     const existing = await newUser(t);
-    await request(t.app).post('/users/').set(admin.auth).send({ email: existing.email.toUpperCase(), password, full_name: 'Copy' }).expect(409);
+    await request(t.app)
+      .post('/users/')
+      .set(admin.auth)
+      .send({ email: existing.email.toUpperCase(), password, full_name: 'Copy' })
+      .expect(409);
   });
 
   it('needs a token', async () => {
@@ -132,7 +155,11 @@ describe('POST /users/', () => {
   ])('rejects %s with 422 and creates nobody', async (_name, change, path) => {
     const admin = await globalAdmin(t);
     const email = `invalid-${unique()}@example.com`;
-    const res = await request(t.app).post('/users/').set(admin.auth).send({ email, password, full_name: 'Val Id', ...change }).expect(422);
+    const res = await request(t.app)
+      .post('/users/')
+      .set(admin.auth)
+      .send({ email, password, full_name: 'Val Id', ...change })
+      .expect(422);
     expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
     expect((await request(t.app).get(`/users/?search=${email}`).set(admin.auth).expect(200)).body.items).toEqual([]);
   });
@@ -142,7 +169,16 @@ describe('GET /users/{user_id}', () => {
   it('shows yourself', async () => {
     const me = await signedIn(t);
     const res = await request(t.app).get(`/users/${me.user.id}`).set(me.auth).expect(200);
-    expect(res.body).toEqual(userShape({ id: me.user.id, email: me.user.email, full_name: 'Test User', is_global_admin: false, email_verified: true, status: 'active' }));
+    expect(res.body).toEqual(
+      userShape({
+        id: me.user.id,
+        email: me.user.email,
+        full_name: 'Test User',
+        is_global_admin: false,
+        email_verified: true,
+        status: 'active',
+      }),
+    );
   });
 
   it('shows anyone to a global admin', async () => {
@@ -178,7 +214,11 @@ describe('GET /users/{user_id}', () => {
 describe('PATCH /users/{user_id}', () => {
   it('lets you change your own name', async () => {
     const me = await signedIn(t);
-    const res = await request(t.app).patch(`/users/${me.user.id}`).set(me.auth).send({ full_name: 'Renamed Me' }).expect(200);
+    const res = await request(t.app)
+      .patch(`/users/${me.user.id}`)
+      .set(me.auth)
+      .send({ full_name: 'Renamed Me' })
+      .expect(200);
     expect(res.body).toEqual(userShape({ id: me.user.id, email: me.user.email, full_name: 'Renamed Me' }));
     expect((await stored(me.user.id)).full_name).toBe('Renamed Me');
   });
@@ -187,9 +227,16 @@ describe('PATCH /users/{user_id}', () => {
     const me = await signedIn(t);
     const other = await login(t, me.user.email);
     const next = 'a brand new passphrase';
-    await request(t.app).patch(`/users/${me.user.id}`).set(me.auth).send({ password: next, current_password: password }).expect(200);
+    await request(t.app)
+      .patch(`/users/${me.user.id}`)
+      .set(me.auth)
+      .send({ password: next, current_password: password })
+      .expect(200);
     await request(t.app).get('/auth/currentuser').set(me.auth).expect(200);
-    await request(t.app).get('/auth/currentuser').set({ Authorization: `Bearer ${other.access_token}` }).expect(401);
+    await request(t.app)
+      .get('/auth/currentuser')
+      .set({ Authorization: `Bearer ${other.access_token}` })
+      .expect(401);
     await request(t.app).post('/auth/login').send({ username: me.user.email, password }).expect(401);
     await login(t, me.user.email, next);
   });
@@ -200,7 +247,11 @@ describe('PATCH /users/{user_id}', () => {
     ['without the current password, even for a global admin', {}, true],
   ])('refuses a new password %s with 422 and keeps the old one', async (_name, extra, globalAdmin) => {
     const me = await signedIn(t, { globalAdmin });
-    const res = await request(t.app).patch(`/users/${me.user.id}`).set(me.auth).send({ password: 'a brand new passphrase', ...extra }).expect(422);
+    const res = await request(t.app)
+      .patch(`/users/${me.user.id}`)
+      .set(me.auth)
+      .send({ password: 'a brand new passphrase', ...extra })
+      .expect(422);
     expect(res.body.errors).toEqual([{ path: 'body.current_password', message: 'does not match' }]);
     await login(t, me.user.email);
   });
@@ -212,14 +263,22 @@ describe('PATCH /users/{user_id}', () => {
   ])('refuses to let a normal user set their own %s (403) and changes nothing', async (field, change) => {
     const me = await signedIn(t);
     const before = await stored(me.user.id);
-    const res = await request(t.app).patch(`/users/${me.user.id}`).set(me.auth).send({ full_name: 'Sneaky', ...change }).expect(403);
+    const res = await request(t.app)
+      .patch(`/users/${me.user.id}`)
+      .set(me.auth)
+      .send({ full_name: 'Sneaky', ...change })
+      .expect(403);
     expect(res.body.detail).toContain(field);
     expect(await stored(me.user.id)).toEqual(before);
   });
 
   it('rejects is_global_admin (not a field of this endpoint) with 422 and changes nothing', async () => {
     const me = await signedIn(t);
-    const res = await request(t.app).patch(`/users/${me.user.id}`).set(me.auth).send({ is_global_admin: true }).expect(422);
+    const res = await request(t.app)
+      .patch(`/users/${me.user.id}`)
+      .set(me.auth)
+      .send({ is_global_admin: true })
+      .expect(422);
     expect(res.body.errors).toEqual([expect.objectContaining({ path: 'body' })]);
     expect((await stored(me.user.id)).is_global_admin).toBe(false);
     await request(t.app).get('/users/').set(me.auth).expect(403);
@@ -227,7 +286,11 @@ describe('PATCH /users/{user_id}', () => {
 
   it('rejects a short password with 422', async () => {
     const me = await signedIn(t);
-    const res = await request(t.app).patch(`/users/${me.user.id}`).set(me.auth).send({ password: 'short', current_password: password }).expect(422);
+    const res = await request(t.app)
+      .patch(`/users/${me.user.id}`)
+      .set(me.auth)
+      .send({ password: 'short', current_password: password })
+      .expect(422);
     expect(res.body.errors).toEqual([expect.objectContaining({ path: 'body.password' })]);
   });
 
@@ -235,7 +298,11 @@ describe('PATCH /users/{user_id}', () => {
     const tenant = await newTenant(t);
     const tenantAdmin = await signedIn(t, { tenant, role: 'admin' });
     const colleague = await signedIn(t, { tenant, role: 'author' });
-    await request(t.app).patch(`/users/${colleague.user.id}`).set(tenantAdmin.auth).send({ full_name: 'Hijacked' }).expect(404);
+    await request(t.app)
+      .patch(`/users/${colleague.user.id}`)
+      .set(tenantAdmin.auth)
+      .send({ full_name: 'Hijacked' })
+      .expect(404);
     expect((await stored(colleague.user.id)).full_name).toBe('Test User');
   });
 
@@ -243,20 +310,32 @@ describe('PATCH /users/{user_id}', () => {
     const admin = await globalAdmin(t);
     const target = await signedIn(t);
     const email = `changed-${unique()}@example.com`;
-    const res = await request(t.app).patch(`/users/${target.user.id}`).set(admin.auth).send({ email, email_verified: false, status: 'blocked' }).expect(200);
+    const res = await request(t.app)
+      .patch(`/users/${target.user.id}`)
+      .set(admin.auth)
+      .send({ email, email_verified: false, status: 'blocked' })
+      .expect(200);
     expect(res.body).toEqual(userShape({ id: target.user.id, email, email_verified: false, status: 'blocked' }));
     await request(t.app).get('/auth/currentuser').set(target.auth).expect(401);
     const blocked = await request(t.app).post('/auth/login').send({ username: email, password }).expect(403);
     expect(blocked.body.type).toBe('/problems/account-blocked');
 
-    await request(t.app).patch(`/users/${target.user.id}`).set(admin.auth).send({ status: 'active', email_verified: true }).expect(200);
+    await request(t.app)
+      .patch(`/users/${target.user.id}`)
+      .set(admin.auth)
+      .send({ status: 'active', email_verified: true })
+      .expect(200);
     await login(t, email);
   });
 
   it('lets a global admin set another user’s password without knowing the current one', async () => {
     const admin = await globalAdmin(t);
     const target = await newUser(t);
-    await request(t.app).patch(`/users/${target.id}`).set(admin.auth).send({ password: 'set by the admin' }).expect(200);
+    await request(t.app)
+      .patch(`/users/${target.id}`)
+      .set(admin.auth)
+      .send({ password: 'set by the admin' })
+      .expect(200);
     await login(t, target.email, 'set by the admin');
   });
 
@@ -275,7 +354,11 @@ describe('PATCH /users/{user_id}', () => {
 
   it('answers 404 for an unknown user', async () => {
     const admin = await globalAdmin(t);
-    await request(t.app).patch('/users/00000000-0000-4000-8000-000000000000').set(admin.auth).send({ full_name: 'Ghost' }).expect(404);
+    await request(t.app)
+      .patch('/users/00000000-0000-4000-8000-000000000000')
+      .set(admin.auth)
+      .send({ full_name: 'Ghost' })
+      .expect(404);
   });
 
   it('needs a token, and a user rather than a service account', async () => {
@@ -302,7 +385,9 @@ describe('DELETE /users/{user_id}', () => {
     const admin = await globalAdmin(t);
     const marker = `gone${unique()}`;
     const target = await newUser(t, { full_name: marker });
-    expect(idsOf((await request(t.app).get(`/users/?search=${marker}`).set(admin.auth).expect(200)).body)).toEqual([target.id]);
+    expect(idsOf((await request(t.app).get(`/users/?search=${marker}`).set(admin.auth).expect(200)).body)).toEqual([
+      target.id,
+    ]);
     await request(t.app).delete(`/users/${target.id}`).set(admin.auth).expect(204);
     expect((await request(t.app).get(`/users/?search=${marker}`).set(admin.auth).expect(200)).body.items).toEqual([]);
   });
@@ -334,7 +419,11 @@ describe('PATCH /users/{user_id}/global-admin', () => {
     const admin = await globalAdmin(t);
     const target = await signedIn(t);
     await request(t.app).get('/users/').set(target.auth).expect(403);
-    const res = await request(t.app).patch(`/users/${target.user.id}/global-admin`).set(admin.auth).send({ is_global_admin: true }).expect(200);
+    const res = await request(t.app)
+      .patch(`/users/${target.user.id}/global-admin`)
+      .set(admin.auth)
+      .send({ is_global_admin: true })
+      .expect(200);
     expect(res.body).toEqual(userShape({ id: target.user.id, is_global_admin: true }));
     await request(t.app).get('/users/').set(target.auth).expect(200);
   });
@@ -342,7 +431,11 @@ describe('PATCH /users/{user_id}/global-admin', () => {
   it('withdraws it again', async () => {
     const admin = await globalAdmin(t);
     const other = await globalAdmin(t);
-    const res = await request(t.app).patch(`/users/${other.user.id}/global-admin`).set(admin.auth).send({ is_global_admin: false }).expect(200);
+    const res = await request(t.app)
+      .patch(`/users/${other.user.id}/global-admin`)
+      .set(admin.auth)
+      .send({ is_global_admin: false })
+      .expect(200);
     expect(res.body.is_global_admin).toBe(false);
     await request(t.app).get('/users/').set(other.auth).expect(403);
   });
@@ -350,25 +443,49 @@ describe('PATCH /users/{user_id}/global-admin', () => {
   it('refuses to withdraw the last active global admin with 409', async () => {
     const admin = await globalAdmin(t);
     // Leave this admin as the only one (other tests' admins are demoted).
-    await t.services.db.query(sql.typeAlias('void')`update users set is_global_admin = false where id <> ${admin.user.id}`);
-    const res = await request(t.app).patch(`/users/${admin.user.id}/global-admin`).set(admin.auth).send({ is_global_admin: false }).expect(409);
+    await t.services.db.query(
+      sql.typeAlias('void')`update users set is_global_admin = false where id <> ${admin.user.id}`,
+    );
+    const res = await request(t.app)
+      .patch(`/users/${admin.user.id}/global-admin`)
+      .set(admin.auth)
+      .send({ is_global_admin: false })
+      .expect(409);
     expect(res.body.detail).toMatch(/no global administrator/);
-    expect((await request(t.app).get(`/users/${admin.user.id}`).set(admin.auth).expect(200)).body.is_global_admin).toBe(true);
+    expect((await request(t.app).get(`/users/${admin.user.id}`).set(admin.auth).expect(200)).body.is_global_admin).toBe(
+      true,
+    );
   });
 
   it('is for global admins only: a tenant admin cannot promote themselves (403) and stays a normal user', async () => {
     const tenant = await newTenant(t);
     const tenantAdmin = await signedIn(t, { tenant, role: 'admin' });
-    await request(t.app).patch(`/users/${tenantAdmin.user.id}/global-admin`).set(tenantAdmin.auth).send({ is_global_admin: true }).expect(403);
-    const flag = await t.services.db.oneFirst(sql.type(z.object({ is_global_admin: z.boolean() }))`select is_global_admin from users where id = ${tenantAdmin.user.id}`);
+    await request(t.app)
+      .patch(`/users/${tenantAdmin.user.id}/global-admin`)
+      .set(tenantAdmin.auth)
+      .send({ is_global_admin: true })
+      .expect(403);
+    const flag = await t.services.db.oneFirst(
+      sql.type(
+        z.object({ is_global_admin: z.boolean() }),
+      )`select is_global_admin from users where id = ${tenantAdmin.user.id}`,
+    );
     expect(flag).toBe(false);
     const bot = await serviceAccount(t, tenant);
-    await request(t.app).patch(`/users/${tenantAdmin.user.id}/global-admin`).set(bot.auth).send({ is_global_admin: true }).expect(403);
+    await request(t.app)
+      .patch(`/users/${tenantAdmin.user.id}/global-admin`)
+      .set(bot.auth)
+      .send({ is_global_admin: true })
+      .expect(403);
   });
 
   it('answers 404 for an unknown user and 401 without a token', async () => {
     const admin = await globalAdmin(t);
-    await request(t.app).patch('/users/00000000-0000-4000-8000-000000000000/global-admin').set(admin.auth).send({ is_global_admin: true }).expect(404);
+    await request(t.app)
+      .patch('/users/00000000-0000-4000-8000-000000000000/global-admin')
+      .set(admin.auth)
+      .send({ is_global_admin: true })
+      .expect(404);
     await request(t.app).patch(`/users/${admin.user.id}/global-admin`).send({ is_global_admin: true }).expect(401);
   });
 

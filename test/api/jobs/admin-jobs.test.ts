@@ -31,10 +31,17 @@ beforeAll(async () => {
   await giveCredits(t, b.site, 1000, b.editor.user.id);
 });
 
-const actorOf = (caller: Caller): Actor => ({ kind: 'user', userId: caller.user.id, sessionId: 'test', isGlobalAdmin: false });
+const actorOf = (caller: Caller): Actor => ({
+  kind: 'user',
+  userId: caller.user.id,
+  sessionId: 'test',
+  isGlobalAdmin: false,
+});
 
 const submit = (caller: Caller, site: Site, kind: string, input: Record<string, unknown>, units = 3) =>
-  submitJob(t.services.db, t.config, actorOf(caller), site.slug, { kind, input, estimatedUnits: units }).then((submitted) => submitted.job);
+  submitJob(t.services.db, t.config, actorOf(caller), site.slug, { kind, input, estimatedUnits: units }).then(
+    (submitted) => submitted.job,
+  );
 
 /** A kind of job no other test makes, so counts are this test's alone. */
 const uniqueKind = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;
@@ -88,17 +95,24 @@ describe('GET /admin/jobs/', () => {
       await newJob(t, a2, { kind, status: 'failed' }),
       await newJob(t, a.site, { kind: 'speech', status: 'succeeded' }),
     ];
-    const inB = [await newJob(t, b.site, { kind, status: 'queued' }), await newJob(t, b.site, { kind, status: 'running' })];
+    const inB = [
+      await newJob(t, b.site, { kind, status: 'queued' }),
+      await newJob(t, b.site, { kind, status: 'running' }),
+    ];
 
     const all = await request(t.app).get('/admin/jobs/?limit=200').set(admin.auth).expect(200);
-    const byId = new Map<string, Record<string, unknown>>(all.body.items.map((item: { id: string }) => [item.id, item]));
-    for (const job of inA) expect(byId.get(job.id)).toMatchObject({ tenant_id: a.tenant.id, site_id: job.site_id, locked_by: null });
+    const byId = new Map<string, Record<string, unknown>>(
+      all.body.items.map((item: { id: string }) => [item.id, item]),
+    );
+    for (const job of inA)
+      expect(byId.get(job.id)).toMatchObject({ tenant_id: a.tenant.id, site_id: job.site_id, locked_by: null });
     for (const job of inB) expect(byId.get(job.id)).toMatchObject({ tenant_id: b.tenant.id, site_id: b.site.id });
     const one = byId.get(inA[0]!.id)!;
     expect(Object.keys(one).sort()).toEqual([...Object.keys(jobSchema.shape), 'tenant_id', 'locked_by'].sort());
     for (const internal of ['account_id', 'provider_ref', 'provider_result']) expect(one).not.toHaveProperty(internal);
 
-    const list = async (query: string) => idsOf((await request(t.app).get(`/admin/jobs/?limit=200&${query}`).set(admin.auth).expect(200)).body);
+    const list = async (query: string) =>
+      idsOf((await request(t.app).get(`/admin/jobs/?limit=200&${query}`).set(admin.auth).expect(200)).body);
     expect(await list(`kind=${kind}`)).toEqual([inA[0]!.id, inA[1]!.id, inB[0]!.id, inB[1]!.id]);
     expect(await list(`tenant_id=${a.tenant.id}`)).toEqual(expect.arrayContaining(inA.map((job) => job.id)));
     expect(await list(`tenant_id=${a.tenant.id}`)).not.toEqual(expect.arrayContaining([inB[0]!.id]));
@@ -115,7 +129,10 @@ describe('GET /admin/jobs/', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await newJob(t, i % 2 ? b.site : a.site, { kind })).id);
     expect(await expectPaginates(t, admin.auth, `/admin/jobs/?kind=${kind}`)).toEqual(ids);
-    const counted = await request(t.app).get(`/admin/jobs/?kind=${kind}&limit=1&include_total=true`).set(admin.auth).expect(200);
+    const counted = await request(t.app)
+      .get(`/admin/jobs/?kind=${kind}&limit=1&include_total=true`)
+      .set(admin.auth)
+      .expect(200);
     expect(counted.body.total).toBe(5);
     expect(counted.body.items).toHaveLength(1);
   });
@@ -156,7 +173,11 @@ describe('GET /admin/jobs/{job_id}', () => {
 
   it('answers a job that never ran with no attempts; 404 unknown, 422 not a uuid', async () => {
     const job = await newJob(t, b.site);
-    expect((await request(t.app).get(`/admin/jobs/${job.id}`).set(admin.auth).expect(200)).body).toMatchObject({ id: job.id, tenant_id: b.tenant.id, attempts: [] });
+    expect((await request(t.app).get(`/admin/jobs/${job.id}`).set(admin.auth).expect(200)).body).toMatchObject({
+      id: job.id,
+      tenant_id: b.tenant.id,
+      attempts: [],
+    });
     await request(t.app).get(`/admin/jobs/${missing}`).set(admin.auth).expect(404);
     await request(t.app).get('/admin/jobs/not-a-uuid').set(admin.auth).expect(422);
   });
@@ -168,7 +189,15 @@ describe('POST /admin/jobs/{job_id}/retry', () => {
     expect((await ledgerFor(t, failed.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
 
     const res = await request(t.app).post(`/admin/jobs/${failed.id}/retry`).set(admin.auth).expect(202);
-    expect(res.body).toMatchObject({ id: failed.id, tenant_id: a.tenant.id, status: 'queued', error: null, finished_at: null, progress: 0, credits_reserved: 4 });
+    expect(res.body).toMatchObject({
+      id: failed.id,
+      tenant_id: a.tenant.id,
+      status: 'queued',
+      error: null,
+      finished_at: null,
+      progress: 0,
+      credits_reserved: 4,
+    });
     expect(await queueEntries(failed.id)).toBe(1);
     expect(await ledgerFor(t, failed.id)).toEqual([
       { kind: 'reservation', amount: 0, reserved_change: 4 },
@@ -183,10 +212,22 @@ describe('POST /admin/jobs/{job_id}/retry', () => {
       { attempt: 2, outcome: 'failed' },
     ]);
     const again = await waitForJob(t, failed.id, ['failed']);
-    expect(again).toMatchObject({ status: 'failed', attempts: 2, error: { code: 'provider_rejected' }, credits_charged: 0 });
-    expect((await ledgerFor(t, failed.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release', 'reservation', 'release']);
+    expect(again).toMatchObject({
+      status: 'failed',
+      attempts: 2,
+      error: { code: 'provider_rejected' },
+      credits_charged: 0,
+    });
+    expect((await ledgerFor(t, failed.id)).map((entry) => entry.kind)).toEqual([
+      'reservation',
+      'release',
+      'reservation',
+      'release',
+    ]);
     const shown = await request(t.app).get(`/admin/jobs/${failed.id}`).set(admin.auth).expect(200);
-    expect(shown.body.attempts.map((attempt: { attempt: number; outcome: string }) => [attempt.attempt, attempt.outcome])).toEqual([
+    expect(
+      shown.body.attempts.map((attempt: { attempt: number; outcome: string }) => [attempt.attempt, attempt.outcome]),
+    ).toEqual([
       [1, 'failed'],
       [2, 'failed'],
     ]);
@@ -213,7 +254,12 @@ describe('POST /admin/jobs/{job_id}/retry', () => {
 
     const res = await request(t.app).post(`/admin/jobs/${failed.id}/retry`).set(admin.auth).expect(402);
     expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-    expect(res.body).toMatchObject({ status: 402, type: expect.stringContaining('insufficient-credits'), available: 1, required: 5 });
+    expect(res.body).toMatchObject({
+      status: 402,
+      type: expect.stringContaining('insufficient-credits'),
+      available: 1,
+      required: 5,
+    });
     // Nothing changed: still failed, not queued, no new ledger entry.
     expect((await readJob(t, failed.id)).status).toBe('failed');
     expect(await queueEntries(failed.id)).toBe(0);
@@ -230,7 +276,12 @@ describe('POST /admin/jobs/{job_id}/cancel', () => {
     const queued = await submit(b.editor, b.site, 'test_sleep', { ms: 10 }, 6);
     expect(await queueEntries(queued.id)).toBe(1);
     const res = await request(t.app).post(`/admin/jobs/${queued.id}/cancel`).set(admin.auth).expect(200);
-    expect(res.body).toMatchObject({ id: queued.id, tenant_id: b.tenant.id, status: 'canceled', error: { code: 'canceled' } });
+    expect(res.body).toMatchObject({
+      id: queued.id,
+      tenant_id: b.tenant.id,
+      status: 'canceled',
+      error: { code: 'canceled' },
+    });
     expect(await queueEntries(queued.id)).toBe(0);
     expect(await ledgerFor(t, queued.id)).toEqual([
       { kind: 'reservation', amount: 0, reserved_change: 6 },
@@ -243,15 +294,20 @@ describe('POST /admin/jobs/{job_id}/cancel', () => {
       await request(t.app).post(`/admin/jobs/${job.id}/cancel`).set(admin.auth).expect(409);
       expect((await readJob(t, job.id)).status).toBe(status);
     }
-    const waiting = await newJob(t, a.site, { status: 'waiting', provider: 'fake', providerRef: `ref-${randomBytes(4).toString('hex')}` });
-    expect((await request(t.app).post(`/admin/jobs/${waiting.id}/cancel`).set(admin.auth).expect(200)).body.status).toBe('canceled');
+    const waiting = await newJob(t, a.site, {
+      status: 'waiting',
+      provider: 'fake',
+      providerRef: `ref-${randomBytes(4).toString('hex')}`,
+    });
+    expect(
+      (await request(t.app).post(`/admin/jobs/${waiting.id}/cancel`).set(admin.auth).expect(200)).body.status,
+    ).toBe('canceled');
     await request(t.app).post(`/admin/jobs/${missing}/cancel`).set(admin.auth).expect(404);
     await request(t.app).post('/admin/jobs/not-a-uuid/cancel').set(admin.auth).expect(422);
   });
 });
 
 describe('GET /admin/jobs/stats', () => {
-
   it('counts jobs per status and kind, and the queued ones with the age of the oldest', async () => {
     const x = uniqueKind('statx');
     const y = uniqueKind('staty');
@@ -279,20 +335,31 @@ describe('GET /admin/jobs/stats', () => {
       ]),
     );
     expect(mine).toHaveLength(5);
-    const queued = body.queued.filter((row) => row.kind === x || row.kind === y).sort((l, r) => l.kind.localeCompare(r.kind));
+    const queued = body.queued
+      .filter((row) => row.kind === x || row.kind === y)
+      .sort((l, r) => l.kind.localeCompare(r.kind));
     expect(queued).toEqual([
       { kind: x, count: 3, oldest_age_seconds: expect.any(Number) },
       { kind: y, count: 2, oldest_age_seconds: expect.any(Number) },
     ]);
     for (const row of queued) expect(row.oldest_age_seconds).toBeGreaterThanOrEqual(0);
-    expect(body.queue).toEqual({ pending: expect.any(Number), locked: expect.any(Number), failed_permanently: expect.any(Number) });
+    expect(body.queue).toEqual({
+      pending: expect.any(Number),
+      locked: expect.any(Number),
+      failed_permanently: expect.any(Number),
+    });
   });
 
   it('lists a running worker process as alive, and drops it once stopped', async () => {
     suite.worker = await startTestWorker(t);
     const own = (await stats()).workers.filter((row) => row.pid === process.pid);
     expect(own).toHaveLength(1);
-    expect(own[0]).toMatchObject({ alive: true, concurrency: expect.any(Number), running: expect.any(Number), hostname: expect.any(String) });
+    expect(own[0]).toMatchObject({
+      alive: true,
+      concurrency: expect.any(Number),
+      running: expect.any(Number),
+      hostname: expect.any(String),
+    });
     await suite.worker.stop();
     suite.worker = undefined;
     expect((await stats()).workers.filter((row) => row.pid === process.pid)).toEqual([]);
@@ -332,10 +399,18 @@ describe('POST /admin/jobs/{job_id}/cancel of a running job', () => {
     expect((await waitForJob(t, sleeping.id, ['running', 'succeeded', 'failed'])).status).toBe('running');
     const busy = await stats();
     expect(busy.queue.locked).toBeGreaterThanOrEqual(1);
-    expect(busy.by_status_and_kind).toEqual(expect.arrayContaining([expect.objectContaining({ status: 'running', kind: 'test_sleep' })]));
+    expect(busy.by_status_and_kind).toEqual(
+      expect.arrayContaining([expect.objectContaining({ status: 'running', kind: 'test_sleep' })]),
+    );
 
     const canceled = await request(t.app).post(`/admin/jobs/${sleeping.id}/cancel`).set(admin.auth).expect(200);
-    expect(canceled.body).toMatchObject({ id: sleeping.id, status: 'canceled', tenant_id: a.tenant.id, locked_by: null, error: { code: 'canceled' } });
+    expect(canceled.body).toMatchObject({
+      id: sleeping.id,
+      status: 'canceled',
+      tenant_id: a.tenant.id,
+      locked_by: null,
+      error: { code: 'canceled' },
+    });
     // Aborted well before its 20 s sleep would end.
     expect(await waitForAttempts(sleeping.id, 1, 15_000)).toEqual([{ attempt: 1, outcome: 'canceled' }]);
     expect(await readJob(t, sleeping.id)).toMatchObject({ status: 'canceled', credits_charged: 0 });

@@ -40,10 +40,17 @@ beforeAll(async () => {
   for (const caller of [a.editor, author, otherAuthor]) await giveCredits(t, a.site, 1000, caller.user.id);
 });
 
-const actorOf = (caller: Caller): Actor => ({ kind: 'user', userId: caller.user.id, sessionId: 'test', isGlobalAdmin: false });
+const actorOf = (caller: Caller): Actor => ({
+  kind: 'user',
+  userId: caller.user.id,
+  sessionId: 'test',
+  isGlobalAdmin: false,
+});
 
 const submit = (caller: Caller, kind: string, input: Record<string, unknown>, units = 3, site: Site = a.site) =>
-  submitJob(t.services.db, t.config, actorOf(caller), site.slug, { kind, input, estimatedUnits: units }).then((submitted) => submitted.job);
+  submitJob(t.services.db, t.config, actorOf(caller), site.slug, { kind, input, estimatedUnits: units }).then(
+    (submitted) => submitted.job,
+  );
 
 /** A fresh site of tenant A reached by its editor and both authors, so lists hold only this test's jobs. */
 async function freshSite(): Promise<Site> {
@@ -73,7 +80,8 @@ async function waitForAttemptOutcome(jobId: string, ms = 15_000) {
 /** Polls until the API process watches `count` jobs' notifications (a waiting request or stream has subscribed). */
 async function waitForWatched(count: number, ms = 15_000) {
   const deadline = Date.now() + ms;
-  while (t.services.jobEvents.watched !== count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (t.services.jobEvents.watched !== count && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
   return t.services.jobEvents.watched;
 }
 
@@ -121,7 +129,8 @@ describe('GET /{site}/jobs/', () => {
     expect(all.body).not.toHaveProperty('total');
     expect(idsOf((await request(t.app).get(`/${site.id}/jobs/`).set(a.editor.auth).expect(200)).body)).toEqual(ids);
 
-    const list = async (query: string) => idsOf((await request(t.app).get(`/${site.slug}/jobs/?${query}`).set(a.editor.auth).expect(200)).body);
+    const list = async (query: string) =>
+      idsOf((await request(t.app).get(`/${site.slug}/jobs/?${query}`).set(a.editor.auth).expect(200)).body);
     expect(await list('status=queued')).toEqual([ids[0], ids[3]]);
     expect(await list('status=failed')).toEqual([ids[2]]);
     expect(await list('kind=test_noop')).toEqual([ids[1], ids[3]]);
@@ -137,10 +146,16 @@ describe('GET /{site}/jobs/', () => {
     // One at a time with next_cursor: the whole list, in order, each once (and a bad cursor is a 400).
     expect(await expectPaginates(t, a.editor.auth, `/${site.slug}/jobs/`)).toEqual(ids);
 
-    const counted = await request(t.app).get(`/${site.slug}/jobs/?limit=2&include_total=true`).set(a.editor.auth).expect(200);
+    const counted = await request(t.app)
+      .get(`/${site.slug}/jobs/?limit=2&include_total=true`)
+      .set(a.editor.auth)
+      .expect(200);
     expect(counted.body.total).toBe(5);
     expect(counted.body.items).toHaveLength(2);
-    const filtered = await request(t.app).get(`/${site.slug}/jobs/?kind=speech&include_total=true`).set(a.editor.auth).expect(200);
+    const filtered = await request(t.app)
+      .get(`/${site.slug}/jobs/?kind=speech&include_total=true`)
+      .set(a.editor.auth)
+      .expect(200);
     expect(filtered.body.total).toBe(3);
   });
 
@@ -155,15 +170,20 @@ describe('GET /{site}/jobs/', () => {
 
   it('shows authors only the jobs they submitted; editors, admins and service accounts all', async () => {
     const site = await freshSite();
-    const mine = [await newJob(t, site, { userId: author.user.id }), await newJob(t, site, { userId: author.user.id, status: 'succeeded' })];
+    const mine = [
+      await newJob(t, site, { userId: author.user.id }),
+      await newJob(t, site, { userId: author.user.id, status: 'succeeded' }),
+    ];
     const theirs = await newJob(t, site, { userId: otherAuthor.user.id });
     const bots = await newJob(t, site, { userId: null });
     const every = [mine[0]!.id, mine[1]!.id, theirs.id, bots.id];
 
-    const listed = async (auth: Auth) => idsOf((await request(t.app).get(`/${site.id}/jobs/?include_total=true`).set(auth).expect(200)).body);
+    const listed = async (auth: Auth) =>
+      idsOf((await request(t.app).get(`/${site.id}/jobs/?include_total=true`).set(auth).expect(200)).body);
     expect(await listed(author.auth)).toEqual([mine[0]!.id, mine[1]!.id]);
     expect(await listed(otherAuthor.auth)).toEqual([theirs.id]);
-    for (const auth of [a.editor.auth, a.admin.auth, admin.auth, reader, writer]) expect(await listed(auth)).toEqual(every);
+    for (const auth of [a.editor.auth, a.admin.auth, admin.auth, reader, writer])
+      expect(await listed(auth)).toEqual(every);
     const total = await request(t.app).get(`/${site.id}/jobs/?include_total=true`).set(author.auth).expect(200);
     expect(total.body.total).toBe(2);
 
@@ -192,7 +212,15 @@ describe('GET /{site}/jobs/{job_id}', () => {
       expect(res.headers['location']).toBe(`/${a.site.slug}/jobs/${submitted.id}`);
       expect(res.headers['preference-applied']).toBeUndefined();
       expect(Object.keys(res.body).sort()).toEqual(Object.keys(jobSchema.shape).sort());
-      for (const internal of ['tenant_id', 'account_id', 'provider_ref', 'provider_result', 'locked_by', 'actor_id', 'idempotency_key']) {
+      for (const internal of [
+        'tenant_id',
+        'account_id',
+        'provider_ref',
+        'provider_result',
+        'locked_by',
+        'actor_id',
+        'idempotency_key',
+      ]) {
         expect(res.body).not.toHaveProperty(internal);
       }
       expect(jobSchema.safeParse(res.body).success).toBe(true);
@@ -243,20 +271,34 @@ describe('GET /{site}/jobs/{job_id}', () => {
 
   it('with Prefer: wait answers once the job has finished', async () => {
     const submitted = await submit(a.editor, 'test_sleep', { ms: 800 });
-    const waiting = request(t.app).get(`/${a.site.slug}/jobs/${submitted.id}`).set(a.editor.auth).set('Prefer', 'wait=20').then((res) => res);
+    const waiting = request(t.app)
+      .get(`/${a.site.slug}/jobs/${submitted.id}`)
+      .set(a.editor.auth)
+      .set('Prefer', 'wait=20')
+      .then((res) => res);
     // The worker starts once the request is waiting, so the job cannot finish before it asks.
     expect(await waitForWatched(1)).toBe(1);
     suite.worker = await startTestWorker(t);
     const res = await waiting;
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: submitted.id, status: 'succeeded', output: { slept: 800 }, progress: 1, credits_charged: 1 });
+    expect(res.body).toMatchObject({
+      id: submitted.id,
+      status: 'succeeded',
+      output: { slept: 800 },
+      progress: 1,
+      credits_charged: 1,
+    });
     expect(res.headers['preference-applied']).toBe('wait=20');
   });
 
   it('with Prefer: wait answers a job still queued when the wait runs out', async () => {
     const submitted = await submit(a.editor, 'test_noop', {});
     try {
-      const res = await request(t.app).get(`/${a.site.slug}/jobs/${submitted.id}`).set(a.editor.auth).set('Prefer', 'wait=1').expect(200);
+      const res = await request(t.app)
+        .get(`/${a.site.slug}/jobs/${submitted.id}`)
+        .set(a.editor.auth)
+        .set('Prefer', 'wait=1')
+        .expect(200);
       expect(res.body).toMatchObject({ id: submitted.id, status: 'queued' });
       expect(res.headers['preference-applied']).toBe('wait=1');
     } finally {
@@ -266,7 +308,11 @@ describe('GET /{site}/jobs/{job_id}', () => {
 
   it('with Prefer: wait answers as soon as the job is canceled meanwhile', async () => {
     const submitted = await submit(a.editor, 'test_noop', {});
-    const waiting = request(t.app).get(`/${a.site.slug}/jobs/${submitted.id}`).set(a.editor.auth).set('Prefer', 'wait=50').then((res) => res);
+    const waiting = request(t.app)
+      .get(`/${a.site.slug}/jobs/${submitted.id}`)
+      .set(a.editor.auth)
+      .set('Prefer', 'wait=50')
+      .then((res) => res);
     expect(await waitForWatched(1)).toBe(1);
     await request(t.app).post(`/${a.site.slug}/jobs/${submitted.id}/cancel`).set(a.editor.auth).expect(200);
     const res = await waiting;
@@ -279,16 +325,30 @@ describe('GET /{site}/jobs/{job_id}', () => {
 
 describe('POST /{site}/jobs/{job_id}/cancel', () => {
   const balanceOf = async (caller: Caller) =>
-    (await request(t.app).get(`/${a.site.slug}/transactions/credits/balance`).set(caller.auth).expect(200)).body as { balance: number; reserved: number; available: number };
+    (await request(t.app).get(`/${a.site.slug}/transactions/credits/balance`).set(caller.auth).expect(200)).body as {
+      balance: number;
+      reserved: number;
+      available: number;
+    };
 
   it('cancels a queued job: off the queue, credits released, 409 the second time', async () => {
     const before = await balanceOf(author);
     const submitted = await submit(author, 'test_sleep', { ms: 10 }, 7);
     expect(await queueEntries(submitted.id)).toBe(1);
-    expect(await balanceOf(author)).toEqual({ ...before, user_id: author.user.id, reserved: before.reserved + 7, available: before.available - 7 });
+    expect(await balanceOf(author)).toEqual({
+      ...before,
+      user_id: author.user.id,
+      reserved: before.reserved + 7,
+      available: before.available - 7,
+    });
 
     const res = await request(t.app).post(`/${a.site.slug}/jobs/${submitted.id}/cancel`).set(author.auth).expect(200);
-    expect(res.body).toMatchObject({ id: submitted.id, status: 'canceled', error: { code: 'canceled' }, credits_charged: 0 });
+    expect(res.body).toMatchObject({
+      id: submitted.id,
+      status: 'canceled',
+      error: { code: 'canceled' },
+      credits_charged: 0,
+    });
     expect(res.body.canceled_at).toEqual(expect.any(String));
     expect(res.body.finished_at).toEqual(expect.any(String));
     expect(res.body).not.toHaveProperty('tenant_id');
@@ -332,7 +392,9 @@ describe('POST /{site}/jobs/{job_id}/cancel', () => {
     const job = await readJob(t, submitted.id);
     expect(job).toMatchObject({ status: 'canceled', credits_charged: 0, locked_by: null });
     expect((await ledgerFor(t, submitted.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
-    expect((await request(t.app).get(`/${a.site.slug}/jobs/${submitted.id}`).set(a.editor.auth).expect(200)).body.status).toBe('canceled');
+    expect(
+      (await request(t.app).get(`/${a.site.slug}/jobs/${submitted.id}`).set(a.editor.auth).expect(200)).body.status,
+    ).toBe('canceled');
     expect(await balanceOf(a.editor)).toMatchObject({ reserved: 0 });
   });
 });
@@ -340,7 +402,9 @@ describe('POST /{site}/jobs/{job_id}/cancel', () => {
 describe('GET /{site}/jobs/{job_id}/events', () => {
   it('sends one event for a finished job and ends', async () => {
     const job = await newJob(t, a.site, { status: 'succeeded', kind: 'test_noop' });
-    const res = await readStream(request(t.app).get(`/${a.site.slug}/jobs/${job.id}/events`).set(a.editor.auth)).expect(200);
+    const res = await readStream(request(t.app).get(`/${a.site.slug}/jobs/${job.id}/events`).set(a.editor.auth)).expect(
+      200,
+    );
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
     const events = parseEvents(res.body as string);
     expect(events).toHaveLength(1);
@@ -350,7 +414,9 @@ describe('GET /{site}/jobs/{job_id}/events', () => {
 
   it('streams a running job’s changes until it succeeds', async () => {
     const submitted = await submit(a.editor, 'test_sleep', { ms: 1500 });
-    const streaming = readStream(request(t.app).get(`/${a.site.id}/jobs/${submitted.id}/events`).set(a.editor.auth)).then((res) => res);
+    const streaming = readStream(
+      request(t.app).get(`/${a.site.id}/jobs/${submitted.id}/events`).set(a.editor.auth),
+    ).then((res) => res);
     // The worker starts once the stream is watching, so every state is seen.
     expect(await waitForWatched(1)).toBe(1);
     suite.worker = await startTestWorker(t);
@@ -360,13 +426,17 @@ describe('GET /{site}/jobs/{job_id}/events', () => {
     const events = parseEvents(res.body as string);
     expect(events.every((event) => event.event === 'job')).toBe(true);
     expect(events.map((event) => event.id)).toEqual(events.map((_, i) => String(i + 1)));
-    const jobs = events.map((event) => JSON.parse(event.data!) as { id: string; status: JobStatus; progress: number; stage: string });
+    const jobs = events.map(
+      (event) => JSON.parse(event.data!) as { id: string; status: JobStatus; progress: number; stage: string },
+    );
     expect(jobs.every((job) => job.id === submitted.id)).toBe(true);
     const statuses = jobs.map((job) => job.status);
     expect(statuses[0]).toBe('queued');
     expect(statuses).toContain('running');
     // Progress is streamed too: the running job's stage "sleeping" at one half.
-    expect(jobs).toEqual(expect.arrayContaining([expect.objectContaining({ status: 'running', progress: 0.5, stage: 'sleeping' })]));
+    expect(jobs).toEqual(
+      expect.arrayContaining([expect.objectContaining({ status: 'running', progress: 0.5, stage: 'sleeping' })]),
+    );
     expect(statuses.at(-1)).toBe('succeeded');
     expect(statuses.indexOf('running')).toBeLessThan(statuses.indexOf('succeeded'));
     expect(statuses.filter((status) => status === 'succeeded')).toHaveLength(1);
@@ -377,12 +447,16 @@ describe('GET /{site}/jobs/{job_id}/events', () => {
 
   it('ends the stream with the canceled state when the job is canceled meanwhile', async () => {
     const submitted = await submit(a.editor, 'test_noop', {});
-    const streaming = readStream(request(t.app).get(`/${a.site.slug}/jobs/${submitted.id}/events`).set(a.editor.auth)).then((res) => res);
+    const streaming = readStream(
+      request(t.app).get(`/${a.site.slug}/jobs/${submitted.id}/events`).set(a.editor.auth),
+    ).then((res) => res);
     expect(await waitForWatched(1)).toBe(1);
     await request(t.app).post(`/${a.site.slug}/jobs/${submitted.id}/cancel`).set(a.editor.auth).expect(200);
     const res = await streaming;
     expect(res.status).toBe(200);
-    const statuses = parseEvents(res.body as string).map((event) => (JSON.parse(event.data!) as { status: string }).status);
+    const statuses = parseEvents(res.body as string).map(
+      (event) => (JSON.parse(event.data!) as { status: string }).status,
+    );
     expect(statuses).toEqual(['queued', 'canceled']);
     expect(await waitForWatched(0)).toBe(0);
   });
@@ -393,7 +467,12 @@ describe('GET /{site}/jobs/{job_id}/events', () => {
     try {
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
-      const req = http.get({ host: '127.0.0.1', port, path: `/${a.site.slug}/jobs/${submitted.id}/events`, headers: a.editor.auth });
+      const req = http.get({
+        host: '127.0.0.1',
+        port,
+        path: `/${a.site.slug}/jobs/${submitted.id}/events`,
+        headers: a.editor.auth,
+      });
       const [res] = (await once(req, 'response')) as [http.IncomingMessage];
       expect(res.statusCode).toBe(200);
       res.resume();

@@ -28,7 +28,15 @@ let noMediaScope: Auth;
 
 const missing = '00000000-0000-4000-8000-000000000000';
 
-type Folder = { id: string; site_id: string; parent_id: string | null; name: string; created_by: string | null; created_at: string; updated_at: string };
+type Folder = {
+  id: string;
+  site_id: string;
+  parent_id: string | null;
+  name: string;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+};
 type Node = Folder & { item_count: number; total_item_count: number; children: Node[] };
 
 beforeAll(async () => {
@@ -56,10 +64,16 @@ async function create(auth: Auth, site: Site, name: string, parentId?: string | 
   return res.body as Folder;
 }
 
-const getFolder = async (site: Site, id: string, auth: Auth = a.editor.auth) => (await request(t.app).get(at(site, id)).set(auth).expect(200)).body as Folder;
+const getFolder = async (site: Site, id: string, auth: Auth = a.editor.auth) =>
+  (await request(t.app).get(at(site, id)).set(auth).expect(200)).body as Folder;
 
 const tree = async (site: Site, auth: Auth = a.editor.auth) =>
-  (await request(t.app).get(`${base(site)}tree`).set(auth).expect(200)).body as { items: Node[]; unfiled_item_count: number };
+  (
+    await request(t.app)
+      .get(`${base(site)}tree`)
+      .set(auth)
+      .expect(200)
+  ).body as { items: Node[]; unfiled_item_count: number };
 
 /** A media item row of the site, optionally in a folder, optionally with a real file in local storage. */
 async function addItem(site: Site, folderId: string | null, withFile = false): Promise<{ id: string; key: string }> {
@@ -72,7 +86,8 @@ async function addItem(site: Site, folderId: string | null, withFile = false): P
   return { id, key };
 }
 
-const itemExists = (id: string) => t.services.db.exists(sql.type(z.object({}))`select 1 from media_items where id = ${id}`);
+const itemExists = (id: string) =>
+  t.services.db.exists(sql.type(z.object({}))`select 1 from media_items where id = ${id}`);
 
 /** Every folder of the site is reachable from a top-level folder (no cycle, nothing orphaned). */
 async function expectAcyclic(site: Site): Promise<void> {
@@ -82,7 +97,9 @@ async function expectAcyclic(site: Site): Promise<void> {
   let frontier = rows.filter((row) => row.parent_id === null).map((row) => row.id);
   while (frontier.length > 0) {
     for (const id of frontier) reached.add(id);
-    frontier = rows.filter((row) => row.parent_id !== null && frontier.includes(row.parent_id) && !reached.has(row.id)).map((row) => row.id);
+    frontier = rows
+      .filter((row) => row.parent_id !== null && frontier.includes(row.parent_id) && !reached.has(row.id))
+      .map((row) => row.id);
   }
   expect(reached.size).toBe(rows.length);
 }
@@ -102,7 +119,8 @@ async function waitForLockWait(text: string): Promise<boolean> {
 
 /** The names in a tree, nested, for compact assertions. */
 type Shape = { name: string; children: Shape[] };
-const shapeOf = (nodes: Node[]): Shape[] => nodes.map((node) => ({ name: node.name, children: shapeOf(node.children) }));
+const shapeOf = (nodes: Node[]): Shape[] =>
+  nodes.map((node) => ({ name: node.name, children: shapeOf(node.children) }));
 
 describe('access', () => {
   it('answers 401 without a token on every endpoint', async () => {
@@ -110,10 +128,15 @@ describe('access', () => {
     const folder = await create(a.editor.auth, site, 'Photos');
     await request(t.app).get(base(site)).expect(401);
     await request(t.app).post(base(site)).send({ name: 'X' }).expect(401);
-    await request(t.app).get(`${base(site)}tree`).expect(401);
+    await request(t.app)
+      .get(`${base(site)}tree`)
+      .expect(401);
     await request(t.app).get(at(site, folder.id)).expect(401);
     await request(t.app).patch(at(site, folder.id)).send({ name: 'Y' }).expect(401);
-    await request(t.app).post(`${at(site, folder.id)}/move`).send({ parent_id: null }).expect(401);
+    await request(t.app)
+      .post(`${at(site, folder.id)}/move`)
+      .send({ parent_id: null })
+      .expect(401);
     await request(t.app).delete(at(site, folder.id)).expect(401);
     await request(t.app).get(base(site)).set({ Authorization: 'Bearer nonsense' }).expect(401);
     expect((await getFolder(site, folder.id)).name).toBe('Photos');
@@ -135,11 +158,18 @@ describe('access', () => {
     const outsider = (await serviceAccount(t, b.tenant, ['sites:read', 'media:read', 'media:write'], b.admin)).auth;
     for (const auth of [a.author.auth, b.admin.auth, b.editor.auth, outsider]) {
       await request(t.app).get(base(site)).set(auth).expect(404);
-      await request(t.app).get(`${base(site)}tree`).set(auth).expect(404);
+      await request(t.app)
+        .get(`${base(site)}tree`)
+        .set(auth)
+        .expect(404);
       await request(t.app).get(at(site, folder.id)).set(auth).expect(404);
       await request(t.app).post(base(site)).set(auth).send({ name: 'Intruder' }).expect(404);
       await request(t.app).patch(at(site, folder.id)).set(auth).send({ name: 'Taken' }).expect(404);
-      await request(t.app).post(`${at(site, folder.id)}/move`).set(auth).send({ parent_id: null }).expect(404);
+      await request(t.app)
+        .post(`${at(site, folder.id)}/move`)
+        .set(auth)
+        .send({ parent_id: null })
+        .expect(404);
       await request(t.app).delete(at(site, folder.id)).set(auth).expect(404);
     }
     // Another tenant's folder through its own site is not found either (its site is not theirs).
@@ -155,7 +185,11 @@ describe('access', () => {
     const elsewhere = await create(a.editor.auth, other, 'Elsewhere');
     await request(t.app).get(at(site, elsewhere.id)).set(a.editor.auth).expect(404);
     await request(t.app).patch(at(site, elsewhere.id)).set(a.editor.auth).send({ name: 'Moved' }).expect(404);
-    await request(t.app).post(`${at(site, elsewhere.id)}/move`).set(a.editor.auth).send({ parent_id: null }).expect(404);
+    await request(t.app)
+      .post(`${at(site, elsewhere.id)}/move`)
+      .set(a.editor.auth)
+      .send({ parent_id: null })
+      .expect(404);
     await request(t.app).delete(at(site, elsewhere.id)).set(a.editor.auth).expect(404);
     // b's folder through a's site: 404 too.
     const theirs = await create(b.editor.auth, b.site, `Theirs ${unique()}`);
@@ -169,12 +203,19 @@ describe('access', () => {
     const site = await freshSite();
     const folder = await create(a.editor.auth, site, 'Scoped');
     await request(t.app).get(base(site)).set(noMediaScope).expect(403);
-    await request(t.app).get(`${base(site)}tree`).set(noMediaScope).expect(403);
+    await request(t.app)
+      .get(`${base(site)}tree`)
+      .set(noMediaScope)
+      .expect(403);
     await request(t.app).get(at(site, folder.id)).set(noMediaScope).expect(403);
     for (const auth of [noMediaScope, reader]) {
       await request(t.app).post(base(site)).set(auth).send({ name: 'Nope' }).expect(403);
       await request(t.app).patch(at(site, folder.id)).set(auth).send({ name: 'Nope' }).expect(403);
-      await request(t.app).post(`${at(site, folder.id)}/move`).set(auth).send({ parent_id: null }).expect(403);
+      await request(t.app)
+        .post(`${at(site, folder.id)}/move`)
+        .set(auth)
+        .send({ parent_id: null })
+        .expect(403);
       await request(t.app).delete(at(site, folder.id)).set(auth).expect(403);
     }
     const onlyMedia = (await serviceAccount(t, a.tenant, ['media:read', 'media:write'], a.admin)).auth; // no sites:read
@@ -188,9 +229,23 @@ describe('access', () => {
     const mine = await create(writer, site, 'Bot folder');
     expect(mine.created_by).toBeNull();
     const authors = await create(author.auth, site, 'Author folder');
-    expect((await request(t.app).patch(at(site, authors.id)).set(writer).send({ name: 'Renamed by bot' }).expect(200)).body.name).toBe('Renamed by bot');
-    expect((await request(t.app).post(`${at(site, authors.id)}/move`).set(writer).send({ parent_id: mine.id }).expect(200)).body.parent_id).toBe(mine.id);
-    await request(t.app).delete(`${at(site, mine.id)}?recursive=true`).set(writer).expect(204);
+    expect(
+      (await request(t.app).patch(at(site, authors.id)).set(writer).send({ name: 'Renamed by bot' }).expect(200)).body
+        .name,
+    ).toBe('Renamed by bot');
+    expect(
+      (
+        await request(t.app)
+          .post(`${at(site, authors.id)}/move`)
+          .set(writer)
+          .send({ parent_id: mine.id })
+          .expect(200)
+      ).body.parent_id,
+    ).toBe(mine.id);
+    await request(t.app)
+      .delete(`${at(site, mine.id)}?recursive=true`)
+      .set(writer)
+      .expect(204);
     await request(t.app).get(at(site, authors.id)).set(writer).expect(404);
   });
 
@@ -203,20 +258,45 @@ describe('access', () => {
     const bots = await create(writer, site, 'Bot’s');
 
     for (const target of [editors, others, bots]) {
-      const patched = await request(t.app).patch(at(site, target.id)).set(author.auth).send({ name: 'Hijacked' }).expect(403);
+      const patched = await request(t.app)
+        .patch(at(site, target.id))
+        .set(author.auth)
+        .send({ name: 'Hijacked' })
+        .expect(403);
       expect(patched.headers['content-type']).toMatch(/problem\+json/);
       await request(t.app).patch(at(site, target.id)).set(author.auth).send({ parent_id: own.id }).expect(403);
-      await request(t.app).post(`${at(site, target.id)}/move`).set(author.auth).send({ parent_id: own.id }).expect(403);
+      await request(t.app)
+        .post(`${at(site, target.id)}/move`)
+        .set(author.auth)
+        .send({ parent_id: own.id })
+        .expect(403);
       await request(t.app).delete(at(site, target.id)).set(author.auth).expect(403);
-      await request(t.app).delete(`${at(site, target.id)}?recursive=true`).set(author.auth).expect(403);
+      await request(t.app)
+        .delete(`${at(site, target.id)}?recursive=true`)
+        .set(author.auth)
+        .expect(403);
       const after = await getFolder(site, target.id);
       expect(after).toEqual(target);
     }
 
     // Their own: rename, move (even into someone else's folder), back to the top, delete.
-    expect((await request(t.app).patch(at(site, own.id)).set(author.auth).send({ name: 'Mine, renamed' }).expect(200)).body.name).toBe('Mine, renamed');
-    expect((await request(t.app).patch(at(site, own.id)).set(author.auth).send({ parent_id: editors.id }).expect(200)).body.parent_id).toBe(editors.id);
-    expect((await request(t.app).post(`${at(site, own.id)}/move`).set(author.auth).send({ parent_id: null }).expect(200)).body.parent_id).toBeNull();
+    expect(
+      (await request(t.app).patch(at(site, own.id)).set(author.auth).send({ name: 'Mine, renamed' }).expect(200)).body
+        .name,
+    ).toBe('Mine, renamed');
+    expect(
+      (await request(t.app).patch(at(site, own.id)).set(author.auth).send({ parent_id: editors.id }).expect(200)).body
+        .parent_id,
+    ).toBe(editors.id);
+    expect(
+      (
+        await request(t.app)
+          .post(`${at(site, own.id)}/move`)
+          .set(author.auth)
+          .send({ parent_id: null })
+          .expect(200)
+      ).body.parent_id,
+    ).toBeNull();
     // Creating inside someone else's folder is fine.
     const nested = await create(author.auth, site, 'Inside editor’s', editors.id);
     expect(nested.parent_id).toBe(editors.id);
@@ -229,14 +309,33 @@ describe('access', () => {
     for (const [index, changer] of [a.editor, a.admin, admin].entries()) {
       const folder = await create(author.auth, site, `By author ${index}`);
       const target = await create(otherAuthor.auth, site, `Target ${index}`);
-      expect((await request(t.app).patch(at(site, folder.id)).set(changer.auth).send({ name: `Renamed ${index}` }).expect(200)).body).toMatchObject({
+      expect(
+        (
+          await request(t.app)
+            .patch(at(site, folder.id))
+            .set(changer.auth)
+            .send({ name: `Renamed ${index}` })
+            .expect(200)
+        ).body,
+      ).toMatchObject({
         id: folder.id,
         name: `Renamed ${index}`,
         created_by: author.user.id,
       });
-      expect((await request(t.app).post(`${at(site, folder.id)}/move`).set(changer.auth).send({ parent_id: target.id }).expect(200)).body.parent_id).toBe(target.id);
+      expect(
+        (
+          await request(t.app)
+            .post(`${at(site, folder.id)}/move`)
+            .set(changer.auth)
+            .send({ parent_id: target.id })
+            .expect(200)
+        ).body.parent_id,
+      ).toBe(target.id);
       await request(t.app).delete(at(site, target.id)).set(changer.auth).expect(409);
-      await request(t.app).delete(`${at(site, target.id)}?recursive=true`).set(changer.auth).expect(204);
+      await request(t.app)
+        .delete(`${at(site, target.id)}?recursive=true`)
+        .set(changer.auth)
+        .expect(204);
       await request(t.app).get(at(site, folder.id)).set(changer.auth).expect(404);
     }
     // Tenant and global admins create too, as themselves.
@@ -249,14 +348,26 @@ describe('POST /{site}/media/folders/', () => {
   it('creates a top-level folder (201, trimmed name, all fields), by slug or by site id', async () => {
     const site = await freshSite();
     const res = await request(t.app).post(base(site)).set(a.editor.auth).send({ name: '  Photos  ' }).expect(201);
-    expect(Object.keys(res.body).sort()).toEqual(['created_at', 'created_by', 'id', 'name', 'parent_id', 'site_id', 'updated_at']);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'created_at',
+      'created_by',
+      'id',
+      'name',
+      'parent_id',
+      'site_id',
+      'updated_at',
+    ]);
     expect(res.body).toMatchObject({ site_id: site.id, parent_id: null, name: 'Photos', created_by: a.editor.user.id });
     expect(res.body.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(Number.isNaN(Date.parse(res.body.created_at))).toBe(false);
     expect(Number.isNaN(Date.parse(res.body.updated_at))).toBe(false);
     expect(await getFolder(site, res.body.id)).toEqual(res.body);
 
-    const byId = await request(t.app).post(`/${site.id}/media/folders/`).set(a.editor.auth).send({ name: 'Videos', parent_id: null }).expect(201);
+    const byId = await request(t.app)
+      .post(`/${site.id}/media/folders/`)
+      .set(a.editor.auth)
+      .send({ name: 'Videos', parent_id: null })
+      .expect(201);
     expect(byId.body).toMatchObject({ site_id: site.id, parent_id: null, name: 'Videos' });
   });
 
@@ -267,7 +378,9 @@ describe('POST /{site}/media/folders/', () => {
     const bottom = await create(author.auth, site, 'Bottom', middle.id);
     expect(middle.parent_id).toBe(top.id);
     expect(bottom.parent_id).toBe(middle.id);
-    expect(shapeOf((await tree(site)).items)).toEqual([{ name: 'Top', children: [{ name: 'Middle', children: [{ name: 'Bottom', children: [] }] }] }]);
+    expect(shapeOf((await tree(site)).items)).toEqual([
+      { name: 'Top', children: [{ name: 'Middle', children: [{ name: 'Bottom', children: [] }] }] },
+    ]);
   });
 
   it('answers 409 for a sibling with the same name, at the top level and inside a folder; the same name elsewhere is fine', async () => {
@@ -288,7 +401,12 @@ describe('POST /{site}/media/folders/', () => {
     const second = await freshSite();
     expect((await create(a.editor.auth, second, 'Photos')).site_id).toBe(second.id);
 
-    const names = (await request(t.app).get(`${base(site)}?parent_id=root`).set(a.editor.auth).expect(200)).body.items.map((folder: Folder) => folder.name);
+    const names = (
+      await request(t.app)
+        .get(`${base(site)}?parent_id=root`)
+        .set(a.editor.auth)
+        .expect(200)
+    ).body.items.map((folder: Folder) => folder.name);
     expect(names).toEqual(['Photos', 'Other']);
   });
 
@@ -307,10 +425,15 @@ describe('POST /{site}/media/folders/', () => {
       [{ name: 'Fine', parent_id: 7 }, 'body.parent_id'],
     ];
     for (const [body, path] of invalid) {
-      const res = await request(t.app).post(base(site)).set(a.editor.auth).send(body as object);
+      const res = await request(t.app)
+        .post(base(site))
+        .set(a.editor.auth)
+        .send(body as object);
       expect({ body, status: res.status }).toEqual({ body, status: 422 });
       expect(res.headers['content-type']).toMatch(/problem\+json/);
-      expect(res.body.errors.map((error: { path: string }) => error.path)).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`^${path.replace('.', '\\.')}`))]));
+      expect(res.body.errors.map((error: { path: string }) => error.path)).toEqual(
+        expect.arrayContaining([expect.stringMatching(new RegExp(`^${path.replace('.', '\\.')}`))]),
+      );
     }
     // 200 characters (after trimming) is the limit.
     expect((await create(a.editor.auth, site, ` ${'y'.repeat(200)} `)).name).toBe('y'.repeat(200));
@@ -323,7 +446,11 @@ describe('POST /{site}/media/folders/', () => {
     const elsewhere = await create(a.editor.auth, other, 'Elsewhere');
     const theirs = await create(b.editor.auth, b.site, `Theirs ${unique()}`);
     for (const parentId of [elsewhere.id, theirs.id, missing]) {
-      const res = await request(t.app).post(base(site)).set(a.editor.auth).send({ name: 'Child', parent_id: parentId }).expect(422);
+      const res = await request(t.app)
+        .post(base(site))
+        .set(a.editor.auth)
+        .send({ name: 'Child', parent_id: parentId })
+        .expect(422);
       expect(res.headers['content-type']).toMatch(/problem\+json/);
       expect(res.body.errors.map((error: { path: string }) => error.path)).toContain('body.parent_id');
     }
@@ -341,7 +468,13 @@ describe('GET /{site}/media/folders/', () => {
     const grandchild = await create(a.editor.auth, site, 'Grandchild', child1.id);
     await create(a.editor.auth, await freshSite(), 'Another site'); // never listed here
 
-    const list = async (query = '') => (await request(t.app).get(`${base(site)}${query}`).set(a.editor.auth).expect(200)).body;
+    const list = async (query = '') =>
+      (
+        await request(t.app)
+          .get(`${base(site)}${query}`)
+          .set(a.editor.auth)
+          .expect(200)
+      ).body;
     const all = await list();
     expect(idsOf(all)).toEqual([zeta.id, alpha.id, child1.id, child2.id, grandchild.id]);
     expect(all.next_cursor).toBeNull();
@@ -352,7 +485,10 @@ describe('GET /{site}/media/folders/', () => {
     expect(idsOf(await list(`?parent_id=${alpha.id}`))).toEqual([]);
     expect(idsOf(await list('?parent_id=root'))).toEqual([zeta.id, alpha.id]);
     expect(idsOf(await list(`?parent_id=${missing}`))).toEqual([]);
-    await request(t.app).get(`${base(site)}?parent_id=nope`).set(a.editor.auth).expect(422);
+    await request(t.app)
+      .get(`${base(site)}?parent_id=nope`)
+      .set(a.editor.auth)
+      .expect(422);
   });
 
   it('pages through five folders two at a time without repeats, and counts them with include_total', async () => {
@@ -362,20 +498,38 @@ describe('GET /{site}/media/folders/', () => {
     // One at a time with next_cursor: the whole list, in order, each once (and a bad cursor is a 400).
     expect(await expectPaginates(t, a.editor.auth, base(site))).toEqual(ids);
 
-    const counted = await request(t.app).get(`${base(site)}?limit=2&include_total=true`).set(a.editor.auth).expect(200);
+    const counted = await request(t.app)
+      .get(`${base(site)}?limit=2&include_total=true`)
+      .set(a.editor.auth)
+      .expect(200);
     expect(counted.body.total).toBe(5);
     expect(counted.body.items).toHaveLength(2);
     const children = await create(a.editor.auth, site, 'Child', ids[0]);
-    const filtered = await request(t.app).get(`${base(site)}?parent_id=root&limit=1&include_total=true`).set(a.editor.auth).expect(200);
+    const filtered = await request(t.app)
+      .get(`${base(site)}?parent_id=root&limit=1&include_total=true`)
+      .set(a.editor.auth)
+      .expect(200);
     expect(filtered.body.total).toBe(5);
     expect(idsOf(filtered.body)).toEqual([ids[0]]);
-    const inside = await request(t.app).get(`${base(site)}?parent_id=${ids[0]}&include_total=true`).set(a.editor.auth).expect(200);
+    const inside = await request(t.app)
+      .get(`${base(site)}?parent_id=${ids[0]}&include_total=true`)
+      .set(a.editor.auth)
+      .expect(200);
     expect(inside.body).toMatchObject({ total: 1, next_cursor: null });
     expect(idsOf(inside.body)).toEqual([children.id]);
 
-    await request(t.app).get(`${base(site)}?cursor=not-a-cursor`).set(a.editor.auth).expect(400);
-    await request(t.app).get(`${base(site)}?limit=0`).set(a.editor.auth).expect(422);
-    await request(t.app).get(`${base(site)}?limit=201`).set(a.editor.auth).expect(422);
+    await request(t.app)
+      .get(`${base(site)}?cursor=not-a-cursor`)
+      .set(a.editor.auth)
+      .expect(400);
+    await request(t.app)
+      .get(`${base(site)}?limit=0`)
+      .set(a.editor.auth)
+      .expect(422);
+    await request(t.app)
+      .get(`${base(site)}?limit=201`)
+      .set(a.editor.auth)
+      .expect(422);
   });
 });
 
@@ -401,22 +555,51 @@ describe('PATCH /{site}/media/folders/{folder_id}', () => {
     const archive = await create(a.editor.auth, site, 'Archive');
     const folder = await create(a.editor.auth, site, 'Draft');
 
-    const renamed = await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ name: '  Final  ' }).expect(200);
-    expect(renamed.body).toMatchObject({ id: folder.id, name: 'Final', parent_id: null, site_id: site.id, created_by: a.editor.user.id, created_at: folder.created_at });
+    const renamed = await request(t.app)
+      .patch(at(site, folder.id))
+      .set(a.editor.auth)
+      .send({ name: '  Final  ' })
+      .expect(200);
+    expect(renamed.body).toMatchObject({
+      id: folder.id,
+      name: 'Final',
+      parent_id: null,
+      site_id: site.id,
+      created_by: a.editor.user.id,
+      created_at: folder.created_at,
+    });
     expect(Date.parse(renamed.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(folder.updated_at));
 
-    const moved = await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ parent_id: docs.id }).expect(200);
+    const moved = await request(t.app)
+      .patch(at(site, folder.id))
+      .set(a.editor.auth)
+      .send({ parent_id: docs.id })
+      .expect(200);
     expect(moved.body).toMatchObject({ name: 'Final', parent_id: docs.id });
 
-    const both = await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ name: 'Old', parent_id: archive.id }).expect(200);
+    const both = await request(t.app)
+      .patch(at(site, folder.id))
+      .set(a.editor.auth)
+      .send({ name: 'Old', parent_id: archive.id })
+      .expect(200);
     expect(both.body).toMatchObject({ name: 'Old', parent_id: archive.id });
 
     // Renaming alone leaves it where it is.
-    expect((await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ name: 'Older' }).expect(200)).body.parent_id).toBe(archive.id);
+    expect(
+      (await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ name: 'Older' }).expect(200)).body
+        .parent_id,
+    ).toBe(archive.id);
     // Keeping its own name is not a conflict.
-    expect((await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ name: 'Older' }).expect(200)).body.name).toBe('Older');
+    expect(
+      (await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ name: 'Older' }).expect(200)).body
+        .name,
+    ).toBe('Older');
 
-    const top = await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ parent_id: null }).expect(200);
+    const top = await request(t.app)
+      .patch(at(site, folder.id))
+      .set(a.editor.auth)
+      .send({ parent_id: null })
+      .expect(200);
     expect(top.body).toMatchObject({ name: 'Older', parent_id: null });
     expect(await getFolder(site, folder.id)).toEqual(top.body);
     expect(shapeOf((await tree(site)).items).map((node) => node.name)).toEqual(['Archive', 'Docs', 'Older']);
@@ -426,13 +609,30 @@ describe('PATCH /{site}/media/folders/{folder_id}', () => {
     const site = await freshSite();
     const folder = await create(a.editor.auth, site, 'Folder');
     const elsewhere = await create(a.editor.auth, await freshSite(), 'Elsewhere');
-    const invalid: unknown[] = [{}, { colour: 'red' }, { name: 'Ok', colour: 'red' }, { name: '' }, { name: ' ' }, { name: 'a/b' }, { name: 'a\\b' }, { name: 'z'.repeat(201) }, { parent_id: 'nope' }];
+    const invalid: unknown[] = [
+      {},
+      { colour: 'red' },
+      { name: 'Ok', colour: 'red' },
+      { name: '' },
+      { name: ' ' },
+      { name: 'a/b' },
+      { name: 'a\\b' },
+      { name: 'z'.repeat(201) },
+      { parent_id: 'nope' },
+    ];
     for (const body of invalid) {
-      const res = await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send(body as object);
+      const res = await request(t.app)
+        .patch(at(site, folder.id))
+        .set(a.editor.auth)
+        .send(body as object);
       expect({ body, status: res.status }).toEqual({ body, status: 422 });
     }
     for (const parentId of [elsewhere.id, missing]) {
-      const res = await request(t.app).patch(at(site, folder.id)).set(a.editor.auth).send({ parent_id: parentId }).expect(422);
+      const res = await request(t.app)
+        .patch(at(site, folder.id))
+        .set(a.editor.auth)
+        .send({ parent_id: parentId })
+        .expect(422);
       expect(res.body.errors.map((error: { path: string }) => error.path)).toContain('body.parent_id');
     }
     await request(t.app).patch(at(site, 'nope')).set(a.editor.auth).send({ name: 'X' }).expect(422);
@@ -445,13 +645,29 @@ describe('PATCH /{site}/media/folders/{folder_id}', () => {
     const photos = await create(a.editor.auth, site, 'Photos');
     const videos = await create(a.editor.auth, site, 'Videos');
     const inner = await create(a.editor.auth, site, 'Videos', photos.id);
-    const conflict = await request(t.app).patch(at(site, photos.id)).set(a.editor.auth).send({ name: 'Videos' }).expect(409);
+    const conflict = await request(t.app)
+      .patch(at(site, photos.id))
+      .set(a.editor.auth)
+      .send({ name: 'Videos' })
+      .expect(409);
     expect(conflict.headers['content-type']).toMatch(/problem\+json/);
     // Moving inner Videos to the top where Videos exists.
     await request(t.app).patch(at(site, inner.id)).set(a.editor.auth).send({ parent_id: null }).expect(409);
-    await request(t.app).post(`${at(site, inner.id)}/move`).set(a.editor.auth).send({ parent_id: null }).expect(409);
+    await request(t.app)
+      .post(`${at(site, inner.id)}/move`)
+      .set(a.editor.auth)
+      .send({ parent_id: null })
+      .expect(409);
     // Moving and renaming at once avoids it.
-    expect((await request(t.app).patch(at(site, inner.id)).set(a.editor.auth).send({ name: 'Clips', parent_id: null }).expect(200)).body).toMatchObject({ name: 'Clips', parent_id: null });
+    expect(
+      (
+        await request(t.app)
+          .patch(at(site, inner.id))
+          .set(a.editor.auth)
+          .send({ name: 'Clips', parent_id: null })
+          .expect(200)
+      ).body,
+    ).toMatchObject({ name: 'Clips', parent_id: null });
     expect(await getFolder(site, photos.id)).toEqual(photos);
     expect(await getFolder(site, videos.id)).toEqual(videos);
   });
@@ -465,22 +681,41 @@ describe('PATCH /{site}/media/folders/{folder_id}', () => {
     const folderE = await create(a.editor.auth, site, 'E', folderD.id);
 
     for (const target of [folderA, folderB, folderC]) {
-      const res = await request(t.app).patch(at(site, folderA.id)).set(a.editor.auth).send({ parent_id: target.id }).expect(409);
+      const res = await request(t.app)
+        .patch(at(site, folderA.id))
+        .set(a.editor.auth)
+        .send({ parent_id: target.id })
+        .expect(409);
       expect(res.headers['content-type']).toMatch(/problem\+json/);
     }
     await request(t.app).patch(at(site, folderB.id)).set(a.editor.auth).send({ parent_id: folderC.id }).expect(409);
     await request(t.app).patch(at(site, folderB.id)).set(a.editor.auth).send({ parent_id: folderB.id }).expect(409);
-    await request(t.app).patch(at(site, folderA.id)).set(a.editor.auth).send({ name: 'A2', parent_id: folderC.id }).expect(409);
+    await request(t.app)
+      .patch(at(site, folderA.id))
+      .set(a.editor.auth)
+      .send({ name: 'A2', parent_id: folderC.id })
+      .expect(409);
     expect(await getFolder(site, folderA.id)).toEqual(folderA);
     await expectAcyclic(site);
 
     // Moving B (with C) under E, in the sibling subtree, is fine; then A may go under C.
-    expect((await request(t.app).patch(at(site, folderB.id)).set(a.editor.auth).send({ parent_id: folderE.id }).expect(200)).body.parent_id).toBe(folderE.id);
-    expect((await request(t.app).patch(at(site, folderA.id)).set(a.editor.auth).send({ parent_id: folderC.id }).expect(200)).body.parent_id).toBe(folderC.id);
+    expect(
+      (await request(t.app).patch(at(site, folderB.id)).set(a.editor.auth).send({ parent_id: folderE.id }).expect(200))
+        .body.parent_id,
+    ).toBe(folderE.id);
+    expect(
+      (await request(t.app).patch(at(site, folderA.id)).set(a.editor.auth).send({ parent_id: folderC.id }).expect(200))
+        .body.parent_id,
+    ).toBe(folderC.id);
     // Now D > E > B > C > A: D under A would be a cycle.
     await request(t.app).patch(at(site, folderD.id)).set(a.editor.auth).send({ parent_id: folderA.id }).expect(409);
     expect(shapeOf((await tree(site)).items)).toEqual([
-      { name: 'D', children: [{ name: 'E', children: [{ name: 'B', children: [{ name: 'C', children: [{ name: 'A', children: [] }] }] }] }] },
+      {
+        name: 'D',
+        children: [
+          { name: 'E', children: [{ name: 'B', children: [{ name: 'C', children: [{ name: 'A', children: [] }] }] }] },
+        ],
+      },
     ]);
     await expectAcyclic(site);
   });
@@ -491,21 +726,50 @@ describe('POST /{site}/media/folders/{folder_id}/move', () => {
     const site = await freshSite();
     const target = await create(a.editor.auth, site, 'Target');
     const folder = await create(a.editor.auth, site, 'Folder');
-    const moved = await request(t.app).post(`${at(site, folder.id)}/move`).set(a.editor.auth).send({ parent_id: target.id }).expect(200);
-    expect(moved.body).toMatchObject({ id: folder.id, name: 'Folder', parent_id: target.id, site_id: site.id, created_by: a.editor.user.id });
+    const moved = await request(t.app)
+      .post(`${at(site, folder.id)}/move`)
+      .set(a.editor.auth)
+      .send({ parent_id: target.id })
+      .expect(200);
+    expect(moved.body).toMatchObject({
+      id: folder.id,
+      name: 'Folder',
+      parent_id: target.id,
+      site_id: site.id,
+      created_by: a.editor.user.id,
+    });
     expect(await getFolder(site, folder.id)).toEqual(moved.body);
-    const back = await request(t.app).post(`${at(site, folder.id)}/move`).set(a.editor.auth).send({ parent_id: null }).expect(200);
+    const back = await request(t.app)
+      .post(`${at(site, folder.id)}/move`)
+      .set(a.editor.auth)
+      .send({ parent_id: null })
+      .expect(200);
     expect(back.body).toMatchObject({ name: 'Folder', parent_id: null });
 
     for (const body of [{}, { name: 'Renamed' }, { parent_id: target.id, name: 'Renamed' }, { parent_id: 'nope' }]) {
-      const res = await request(t.app).post(`${at(site, folder.id)}/move`).set(a.editor.auth).send(body);
+      const res = await request(t.app)
+        .post(`${at(site, folder.id)}/move`)
+        .set(a.editor.auth)
+        .send(body);
       expect({ body, status: res.status }).toEqual({ body, status: 422 });
     }
-    const noParent = await request(t.app).post(`${at(site, folder.id)}/move`).set(a.editor.auth).send({}).expect(422);
+    const noParent = await request(t.app)
+      .post(`${at(site, folder.id)}/move`)
+      .set(a.editor.auth)
+      .send({})
+      .expect(422);
     expect(noParent.body.errors.map((error: { path: string }) => error.path)).toContain('body.parent_id');
-    const outside = await request(t.app).post(`${at(site, folder.id)}/move`).set(a.editor.auth).send({ parent_id: missing }).expect(422);
+    const outside = await request(t.app)
+      .post(`${at(site, folder.id)}/move`)
+      .set(a.editor.auth)
+      .send({ parent_id: missing })
+      .expect(422);
     expect(outside.body.errors.map((error: { path: string }) => error.path)).toContain('body.parent_id');
-    await request(t.app).post(`${at(site, missing)}/move`).set(a.editor.auth).send({ parent_id: null }).expect(404);
+    await request(t.app)
+      .post(`${at(site, missing)}/move`)
+      .set(a.editor.auth)
+      .send({ parent_id: null })
+      .expect(404);
     expect((await getFolder(site, folder.id)).parent_id).toBeNull();
   });
 
@@ -515,7 +779,11 @@ describe('POST /{site}/media/folders/{folder_id}/move', () => {
     const folderB = await create(a.editor.auth, site, 'B', folderA.id);
     const folderC = await create(a.editor.auth, site, 'C', folderB.id);
     const folderD = await create(a.editor.auth, site, 'D');
-    const move = (id: string, parentId: string | null) => request(t.app).post(`${at(site, id)}/move`).set(a.editor.auth).send({ parent_id: parentId });
+    const move = (id: string, parentId: string | null) =>
+      request(t.app)
+        .post(`${at(site, id)}/move`)
+        .set(a.editor.auth)
+        .send({ parent_id: parentId });
     await move(folderA.id, folderC.id).expect(409);
     await move(folderA.id, folderB.id).expect(409);
     await move(folderA.id, folderA.id).expect(409);
@@ -544,9 +812,15 @@ describe('DELETE /{site}/media/folders/{folder_id}', () => {
     await request(t.app).delete(at(site, folder.id)).set(a.editor.auth).expect(404);
     expect(idsOf((await request(t.app).get(base(site)).set(a.editor.auth).expect(200)).body)).toEqual([keep.id]);
     // recursive=false is the default, and an empty folder needs nothing more.
-    await request(t.app).delete(`${at(site, keep.id)}?recursive=false`).set(a.editor.auth).expect(204);
+    await request(t.app)
+      .delete(`${at(site, keep.id)}?recursive=false`)
+      .set(a.editor.auth)
+      .expect(204);
     const alone = await create(a.editor.auth, site, 'Alone');
-    await request(t.app).delete(`${at(site, alone.id)}?recursive=true`).set(a.editor.auth).expect(204);
+    await request(t.app)
+      .delete(`${at(site, alone.id)}?recursive=true`)
+      .set(a.editor.auth)
+      .expect(204);
     expect((await tree(site)).items).toEqual([]);
   });
 
@@ -560,14 +834,22 @@ describe('DELETE /{site}/media/folders/{folder_id}', () => {
     const holdsFolder = await request(t.app).delete(at(site, parent.id)).set(a.editor.auth).expect(409);
     expect(holdsFolder.headers['content-type']).toMatch(/problem\+json/);
     expect(holdsFolder.body.detail).toMatch(/1 folder\(s\) and 0 item\(s\)/);
-    const holdsItem = await request(t.app).delete(`${at(site, withItem.id)}?recursive=false`).set(a.editor.auth).expect(409);
+    const holdsItem = await request(t.app)
+      .delete(`${at(site, withItem.id)}?recursive=false`)
+      .set(a.editor.auth)
+      .expect(409);
     expect(holdsItem.body.detail).toMatch(/0 folder\(s\) and 1 item\(s\)/);
     // Items deeper down count too.
     await addItem(site, child.id);
     await addItem(site, child.id);
-    expect((await request(t.app).delete(at(site, parent.id)).set(a.editor.auth).expect(409)).body.detail).toMatch(/1 folder\(s\) and 2 item\(s\)/);
+    expect((await request(t.app).delete(at(site, parent.id)).set(a.editor.auth).expect(409)).body.detail).toMatch(
+      /1 folder\(s\) and 2 item\(s\)/,
+    );
 
-    const maybe = await request(t.app).delete(`${at(site, withItem.id)}?recursive=maybe`).set(a.editor.auth).expect(422);
+    const maybe = await request(t.app)
+      .delete(`${at(site, withItem.id)}?recursive=maybe`)
+      .set(a.editor.auth)
+      .expect(422);
     expect(maybe.body.errors.map((error: { path: string }) => error.path)).toContain('query.recursive');
     await request(t.app).delete(at(site, 'nope')).set(a.editor.auth).expect(422);
 
@@ -584,13 +866,26 @@ describe('DELETE /{site}/media/folders/{folder_id}', () => {
     const other = await create(a.editor.auth, site, 'Other');
     const otherChild = await create(a.editor.auth, site, 'Other child', other.id);
 
-    const doomed = [await addItem(site, top.id, true), await addItem(site, bottom.id, true), await addItem(site, bottom.id, true), await addItem(site, sibling.id, true)];
-    const kept = [await addItem(site, other.id, true), await addItem(site, otherChild.id, true), await addItem(site, null, true)];
+    const doomed = [
+      await addItem(site, top.id, true),
+      await addItem(site, bottom.id, true),
+      await addItem(site, bottom.id, true),
+      await addItem(site, sibling.id, true),
+    ];
+    const kept = [
+      await addItem(site, other.id, true),
+      await addItem(site, otherChild.id, true),
+      await addItem(site, null, true),
+    ];
     for (const item of [...doomed, ...kept]) expect(existsSync(localFile(t, item.key))).toBe(true);
 
-    await request(t.app).delete(`${at(site, top.id)}?recursive=true`).set(a.editor.auth).expect(204);
+    await request(t.app)
+      .delete(`${at(site, top.id)}?recursive=true`)
+      .set(a.editor.auth)
+      .expect(204);
 
-    for (const folder of [top, middle, bottom, sibling]) await request(t.app).get(at(site, folder.id)).set(a.editor.auth).expect(404);
+    for (const folder of [top, middle, bottom, sibling])
+      await request(t.app).get(at(site, folder.id)).set(a.editor.auth).expect(404);
     for (const item of doomed) {
       expect(await itemExists(item.id)).toBe(false);
       expect(existsSync(localFile(t, item.key))).toBe(false);
@@ -601,13 +896,23 @@ describe('DELETE /{site}/media/folders/{folder_id}', () => {
     }
     const after = await tree(site);
     expect(after.unfiled_item_count).toBe(1);
-    expect(after.items.map((node) => ({ name: node.name, item_count: node.item_count, total_item_count: node.total_item_count }))).toEqual([
-      { name: 'Other', item_count: 1, total_item_count: 2 },
+    expect(
+      after.items.map((node) => ({
+        name: node.name,
+        item_count: node.item_count,
+        total_item_count: node.total_item_count,
+      })),
+    ).toEqual([{ name: 'Other', item_count: 1, total_item_count: 2 }]);
+    expect(idsOf((await request(t.app).get(base(site)).set(a.editor.auth).expect(200)).body)).toEqual([
+      other.id,
+      otherChild.id,
     ]);
-    expect(idsOf((await request(t.app).get(base(site)).set(a.editor.auth).expect(200)).body)).toEqual([other.id, otherChild.id]);
 
     // A leaf with items, recursively: only its own items go.
-    await request(t.app).delete(`${at(site, otherChild.id)}?recursive=true`).set(a.editor.auth).expect(204);
+    await request(t.app)
+      .delete(`${at(site, otherChild.id)}?recursive=true`)
+      .set(a.editor.auth)
+      .expect(204);
     expect(await itemExists(kept[0]!.id)).toBe(true);
     expect(await itemExists(kept[1]!.id)).toBe(false);
     expect(existsSync(localFile(t, kept[1]!.key))).toBe(false);
@@ -651,7 +956,12 @@ describe('GET /{site}/media/folders/tree', () => {
     expect(answer.unfiled_item_count).toBe(2);
     type Summary = { name: string; item_count: number; total_item_count: number; children: Summary[] };
     const summary = (nodes: Node[]): Summary[] =>
-      nodes.map((node) => ({ name: node.name, item_count: node.item_count, total_item_count: node.total_item_count, children: summary(node.children) }));
+      nodes.map((node) => ({
+        name: node.name,
+        item_count: node.item_count,
+        total_item_count: node.total_item_count,
+        children: summary(node.children),
+      }));
     expect(summary(answer.items)).toEqual([
       { name: 'archive', item_count: 4, total_item_count: 4, children: [] },
       { name: 'music', item_count: 0, total_item_count: 0, children: [] },
@@ -694,18 +1004,30 @@ describe('concurrency', () => {
       const folderA = await create(a.editor.auth, site, 'A');
       const folderB = await create(a.editor.auth, site, 'B');
       // Alternate PATCH and POST move, and which request goes first.
-      const first = round % 2 === 0
-        ? request(t.app).patch(at(site, folderA.id)).set(a.editor.auth).send({ parent_id: folderB.id })
-        : request(t.app).post(`${at(site, folderA.id)}/move`).set(a.editor.auth).send({ parent_id: folderB.id });
-      const second = request(t.app).post(`${at(site, folderB.id)}/move`).set(a.admin.auth).send({ parent_id: folderA.id });
-      const [one, two] = round < 2 ? await Promise.all([first, second]) : await Promise.all([second, first]).then(([x, y]) => [y, x] as const);
+      const first =
+        round % 2 === 0
+          ? request(t.app).patch(at(site, folderA.id)).set(a.editor.auth).send({ parent_id: folderB.id })
+          : request(t.app)
+              .post(`${at(site, folderA.id)}/move`)
+              .set(a.editor.auth)
+              .send({ parent_id: folderB.id });
+      const second = request(t.app)
+        .post(`${at(site, folderB.id)}/move`)
+        .set(a.admin.auth)
+        .send({ parent_id: folderA.id });
+      const [one, two] =
+        round < 2
+          ? await Promise.all([first, second])
+          : await Promise.all([second, first]).then(([x, y]) => [y, x] as const);
       expect([one.status, two.status].sort()).toEqual([200, 409]);
       const winner = one.status === 200 ? { moved: folderA, under: folderB } : { moved: folderB, under: folderA };
       expect(await getFolder(site, winner.moved.id)).toMatchObject({ parent_id: winner.under.id });
       expect(await getFolder(site, winner.under.id)).toMatchObject({ parent_id: null });
       await expectAcyclic(site);
       const answer = await tree(site);
-      expect(shapeOf(answer.items)).toEqual([{ name: winner.under.name, children: [{ name: winner.moved.name, children: [] }] }]);
+      expect(shapeOf(answer.items)).toEqual([
+        { name: winner.under.name, children: [{ name: winner.moved.name, children: [] }] },
+      ]);
     }
   });
 
@@ -727,15 +1049,25 @@ describe('concurrency', () => {
     });
     try {
       await held;
-      const deleting = request(t.app).delete(`${at(site, doomed.id)}?recursive=true`).set(a.editor.auth).then((res) => res);
+      const deleting = request(t.app)
+        .delete(`${at(site, doomed.id)}?recursive=true`)
+        .set(a.editor.auth)
+        .then((res) => res);
       expect(await waitForLockWait('delete from media_items')).toBe(true);
-      const creating = request(t.app).post(base(site)).set(a.editor.auth).send({ name: 'Late', parent_id: doomed.id }).then((res) => res);
+      const creating = request(t.app)
+        .post(base(site))
+        .set(a.editor.auth)
+        .send({ name: 'Late', parent_id: doomed.id })
+        .then((res) => res);
       expect(await waitForLockWait('pg_advisory_xact_lock')).toBe(true);
       release();
       await holder;
       const [deleted, created] = await Promise.all([deleting, creating]);
       expect(deleted.status).toBe(204);
-      expect({ status: created.status, body: created.body }).toMatchObject({ status: 422, body: { errors: [{ path: 'body.parent_id' }] } });
+      expect({ status: created.status, body: created.body }).toMatchObject({
+        status: 422,
+        body: { errors: [{ path: 'body.parent_id' }] },
+      });
     } finally {
       release();
       await holder.catch(() => undefined);
@@ -750,10 +1082,16 @@ it('lets an author delete their own folder recursively only when everything belo
   const author = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [site] });
   const own = await create(author.auth, site, 'Mine');
   const theirs = await create(a.editor.auth, site, 'Editor inside', own.id);
-  const denied = await request(t.app).delete(`${at(site, own.id)}?recursive=true`).set(author.auth).expect(403);
+  const denied = await request(t.app)
+    .delete(`${at(site, own.id)}?recursive=true`)
+    .set(author.auth)
+    .expect(403);
   expect(denied.body.detail).toMatch(/only what they made/);
   await request(t.app).get(at(site, theirs.id)).set(a.editor.auth).expect(200);
   await request(t.app).delete(at(site, theirs.id)).set(a.editor.auth).expect(204);
   await create(author.auth, site, 'Also mine', own.id);
-  await request(t.app).delete(`${at(site, own.id)}?recursive=true`).set(author.auth).expect(204);
+  await request(t.app)
+    .delete(`${at(site, own.id)}?recursive=true`)
+    .set(author.auth)
+    .expect(204);
 });

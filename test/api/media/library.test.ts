@@ -29,8 +29,32 @@ let noMediaScope: Auth;
 const missing = '00000000-0000-4000-8000-000000000000';
 
 const itemKeys = [
-  'id', 'site_id', 'folder_id', 'kind', 'mime_type', 'size_bytes', 'width', 'height', 'duration_seconds', 'status', 'file_name',
-  'alt', 'title', 'caption', 'tags', 'focal_point', 'dominant_color', 'blurhash', 'exif', 'variants', 'processing_error', 'version', 'job_id', 'created_by', 'created_at', 'updated_at',
+  'id',
+  'site_id',
+  'folder_id',
+  'kind',
+  'mime_type',
+  'size_bytes',
+  'width',
+  'height',
+  'duration_seconds',
+  'status',
+  'file_name',
+  'alt',
+  'title',
+  'caption',
+  'tags',
+  'focal_point',
+  'dominant_color',
+  'blurhash',
+  'exif',
+  'variants',
+  'processing_error',
+  'version',
+  'job_id',
+  'created_by',
+  'created_at',
+  'updated_at',
 ].sort();
 
 beforeAll(async () => {
@@ -64,7 +88,12 @@ async function newItem(site: Site, fields: ItemFields = {}): Promise<MediaItem &
   if (fields.file) await createStorage(t.config).put(storageKey, Buffer.from('abc'), 'image/png');
   const item = await insertMedia(
     t.services.db,
-    { tenantId: site.tenant_id, siteId: site.id, jobId: null, createdBy: fields.createdBy === undefined ? a.editor.user.id : fields.createdBy },
+    {
+      tenantId: site.tenant_id,
+      siteId: site.id,
+      jobId: null,
+      createdBy: fields.createdBy === undefined ? a.editor.user.id : fields.createdBy,
+    },
     {
       kind: fields.kind ?? 'image',
       mimeType: fields.mimeType ?? 'image/png',
@@ -75,14 +104,28 @@ async function newItem(site: Site, fields: ItemFields = {}): Promise<MediaItem &
     },
   );
   const db = t.services.db;
-  if (fields.alt !== undefined) await db.query(sql.typeAlias('void')`update media_items set alt = ${fields.alt} where id = ${item.id}`);
-  if (fields.caption !== undefined) await db.query(sql.typeAlias('void')`update media_items set caption = ${fields.caption} where id = ${item.id}`);
-  if (fields.tags !== undefined) await db.query(sql.typeAlias('void')`update media_items set tags = ${sql.array(fields.tags, 'text')} where id = ${item.id}`);
-  if (fields.status !== undefined) await db.query(sql.typeAlias('void')`update media_items set status = ${fields.status} where id = ${item.id}`);
-  if (fields.folderId !== undefined) await db.query(sql.typeAlias('void')`update media_items set folder_id = ${fields.folderId} where id = ${item.id}`);
-  if (fields.createdAt !== undefined) await db.query(sql.typeAlias('void')`update media_items set created_at = ${fields.createdAt}::timestamptz where id = ${item.id}`);
+  if (fields.alt !== undefined)
+    await db.query(sql.typeAlias('void')`update media_items set alt = ${fields.alt} where id = ${item.id}`);
+  if (fields.caption !== undefined)
+    await db.query(sql.typeAlias('void')`update media_items set caption = ${fields.caption} where id = ${item.id}`);
+  if (fields.tags !== undefined)
+    await db.query(
+      sql.typeAlias('void')`update media_items set tags = ${sql.array(fields.tags, 'text')} where id = ${item.id}`,
+    );
+  if (fields.status !== undefined)
+    await db.query(sql.typeAlias('void')`update media_items set status = ${fields.status} where id = ${item.id}`);
+  if (fields.folderId !== undefined)
+    await db.query(sql.typeAlias('void')`update media_items set folder_id = ${fields.folderId} where id = ${item.id}`);
+  if (fields.createdAt !== undefined)
+    await db.query(
+      sql.typeAlias('void')`update media_items set created_at = ${fields.createdAt}::timestamptz where id = ${item.id}`,
+    );
   if (fields.focalPoint !== undefined) {
-    await db.query(sql.typeAlias('void')`update media_items set focal_point = ${fields.focalPoint ? sql.jsonb(fields.focalPoint) : null} where id = ${item.id}`);
+    await db.query(
+      sql.typeAlias(
+        'void',
+      )`update media_items set focal_point = ${fields.focalPoint ? sql.jsonb(fields.focalPoint) : null} where id = ${item.id}`,
+    );
   }
   const row = await readRow(item.id);
   if (!row) throw new Error('the item just made is gone');
@@ -163,16 +206,27 @@ describe('who reaches the media library', () => {
       expect(idsOf((await request(t.app).get(`/${site.slug}/media/`).set(auth).expect(200)).body)).toEqual([item.id]);
       expect((await request(t.app).get(`/${site.slug}/media/count`).set(auth).expect(200)).body).toEqual({ count: 1 });
       expect((await request(t.app).get(`/${site.slug}/media/${item.id}`).set(auth).expect(200)).body.id).toBe(item.id);
-      expect((await request(t.app).get(`/${site.slug}/media/by-id/${item.id}`).set(auth).expect(200)).body.id).toBe(item.id);
+      expect((await request(t.app).get(`/${site.slug}/media/by-id/${item.id}`).set(auth).expect(200)).body.id).toBe(
+        item.id,
+      );
     }
     // The site by its id, too.
-    expect(idsOf((await request(t.app).get(`/${site.id}/media/`).set(a.editor.auth).expect(200)).body)).toEqual([item.id]);
-    expect((await request(t.app).get(`/${site.id}/media/${item.id}`).set(a.editor.auth).expect(200)).body.id).toBe(item.id);
+    expect(idsOf((await request(t.app).get(`/${site.id}/media/`).set(a.editor.auth).expect(200)).body)).toEqual([
+      item.id,
+    ]);
+    expect((await request(t.app).get(`/${site.id}/media/${item.id}`).set(a.editor.auth).expect(200)).body.id).toBe(
+      item.id,
+    );
   });
 
   it('refuses a service account without media:read with 403 on every read', async () => {
     const item = await newItem(a.site);
-    for (const path of [`/${a.site.slug}/media/`, `/${a.site.slug}/media/count`, `/${a.site.slug}/media/${item.id}`, `/${a.site.slug}/media/by-id/${item.id}`]) {
+    for (const path of [
+      `/${a.site.slug}/media/`,
+      `/${a.site.slug}/media/count`,
+      `/${a.site.slug}/media/${item.id}`,
+      `/${a.site.slug}/media/by-id/${item.id}`,
+    ]) {
       const res = await request(t.app).get(path).set(noMediaScope).expect(403);
       expect(res.body.detail).toMatch(/media:read/);
     }
@@ -181,11 +235,20 @@ describe('who reaches the media library', () => {
   it('answers 404 for a site the caller does not reach: another tenant’s, or one the author is not assigned to', async () => {
     const item = await newItem(a.site);
     for (const auth of [b.editor.auth, b.admin.auth, a.author.auth]) {
-      for (const path of [`/${a.site.slug}/media/`, `/${a.site.slug}/media/count`, `/${a.site.slug}/media/${item.id}`, `/${a.site.slug}/media/by-id/${item.id}`]) {
+      for (const path of [
+        `/${a.site.slug}/media/`,
+        `/${a.site.slug}/media/count`,
+        `/${a.site.slug}/media/${item.id}`,
+        `/${a.site.slug}/media/by-id/${item.id}`,
+      ]) {
         await request(t.app).get(path).set(auth).expect(404);
       }
       await request(t.app).patch(`/${a.site.slug}/media/${item.id}`).set(auth).send({ alt: 'no' }).expect(404);
-      await request(t.app).post(`/${a.site.slug}/media/${item.id}/move`).set(auth).send({ folder_id: null }).expect(404);
+      await request(t.app)
+        .post(`/${a.site.slug}/media/${item.id}/move`)
+        .set(auth)
+        .send({ folder_id: null })
+        .expect(404);
       await request(t.app).delete(`/${a.site.slug}/media/${item.id}`).set(auth).expect(404);
     }
     // Tenant B's service account, whatever its scopes.
@@ -237,9 +300,17 @@ describe('who reaches the media library', () => {
     const folder = await newFolder(a.site);
     for (const [index, auth] of [a.editor.auth, a.admin.auth, admin.auth, writer].entries()) {
       const item = await newItem(a.site, { createdBy: otherAuthor.user.id, file: true });
-      const patched = await request(t.app).patch(`/${a.site.slug}/media/${item.id}`).set(auth).send({ alt: `changed ${index}` }).expect(200);
+      const patched = await request(t.app)
+        .patch(`/${a.site.slug}/media/${item.id}`)
+        .set(auth)
+        .send({ alt: `changed ${index}` })
+        .expect(200);
       expect(patched.body.alt).toBe(`changed ${index}`);
-      const moved = await request(t.app).post(`/${a.site.slug}/media/${item.id}/move`).set(auth).send({ folder_id: folder }).expect(200);
+      const moved = await request(t.app)
+        .post(`/${a.site.slug}/media/${item.id}/move`)
+        .set(auth)
+        .send({ folder_id: folder })
+        .expect(200);
       expect(moved.body.folder_id).toBe(folder);
       await request(t.app).delete(`/${a.site.slug}/media/${item.id}`).set(auth).expect(204);
       expect(await readRow(item.id)).toBeNull();
@@ -250,9 +321,17 @@ describe('who reaches the media library', () => {
   it('refuses changes with 403 to a service account without media:write', async () => {
     const item = await newItem(a.site, { file: true });
     for (const auth of [reader, noMediaScope]) {
-      const res = await request(t.app).patch(`/${a.site.slug}/media/${item.id}`).set(auth).send({ alt: 'no' }).expect(403);
+      const res = await request(t.app)
+        .patch(`/${a.site.slug}/media/${item.id}`)
+        .set(auth)
+        .send({ alt: 'no' })
+        .expect(403);
       expect(res.body.detail).toMatch(/media:write/);
-      await request(t.app).post(`/${a.site.slug}/media/${item.id}/move`).set(auth).send({ folder_id: null }).expect(403);
+      await request(t.app)
+        .post(`/${a.site.slug}/media/${item.id}/move`)
+        .set(auth)
+        .send({ folder_id: null })
+        .expect(403);
       await request(t.app).delete(`/${a.site.slug}/media/${item.id}`).set(auth).expect(403);
     }
     expect((await readRow(item.id))?.alt).toBe('');
@@ -266,8 +345,13 @@ describe('who reaches the media library', () => {
     const nobodys = await newItem(a.site, { createdBy: null, file: true });
     const base = `/${a.site.slug}/media`;
 
-    expect((await request(t.app).patch(`${base}/${own.id}`).set(author.auth).send({ title: 'Mine' }).expect(200)).body.title).toBe('Mine');
-    expect((await request(t.app).post(`${base}/${own.id}/move`).set(author.auth).send({ folder_id: folder }).expect(200)).body.folder_id).toBe(folder);
+    expect(
+      (await request(t.app).patch(`${base}/${own.id}`).set(author.auth).send({ title: 'Mine' }).expect(200)).body.title,
+    ).toBe('Mine');
+    expect(
+      (await request(t.app).post(`${base}/${own.id}/move`).set(author.auth).send({ folder_id: folder }).expect(200))
+        .body.folder_id,
+    ).toBe(folder);
 
     for (const item of [others, nobodys]) {
       const res = await request(t.app).patch(`${base}/${item.id}`).set(author.auth).send({ title: 'Mine' }).expect(403);
@@ -349,7 +433,13 @@ describe('GET /{site}/media/', () => {
     const folder = await newFolder(site);
     const otherFolder = await newFolder(site);
     const i0 = await newItem(site, { kind: 'image', folderId: folder, tags: ['sky', 'blue'] });
-    const i1 = await newItem(site, { kind: 'video', mimeType: 'video/mp4', folderId: folder, status: 'processing', tags: ['sky'] });
+    const i1 = await newItem(site, {
+      kind: 'video',
+      mimeType: 'video/mp4',
+      folderId: folder,
+      status: 'processing',
+      tags: ['sky'],
+    });
     const i2 = await newItem(site, { kind: 'audio', mimeType: 'audio/mpeg', status: 'failed' });
     const i3 = await newItem(site, { kind: 'image', folderId: otherFolder, tags: ['sea'] });
     const i4 = await newItem(site, { kind: 'document', mimeType: 'application/pdf', tags: ['sky', 'sea'] });
@@ -412,20 +502,34 @@ describe('GET /{site}/media/', () => {
 
     expect(await list(site, q({ created_after: '2024-02-01T00:00:00Z' }))).toEqual([feb.id, mar.id]);
     expect(await list(site, q({ created_before: '2024-02-01T00:00:00Z' }))).toEqual([jan.id]);
-    expect(await list(site, q({ created_after: '2024-02-01T00:00:00Z', created_before: '2024-03-01T00:00:00Z' }))).toEqual([feb.id]);
+    expect(
+      await list(site, q({ created_after: '2024-02-01T00:00:00Z', created_before: '2024-03-01T00:00:00Z' })),
+    ).toEqual([feb.id]);
     expect(await list(site, q({ created_after: '2024-02-15T12:00:00Z' }))).toEqual([feb.id, mar.id]);
     expect(await list(site, q({ created_before: '2024-02-15T12:00:00Z' }))).toEqual([jan.id]);
     // 14:00 at +02:00 is 12:00 UTC.
-    expect(await list(site, q({ created_after: '2024-02-15T14:00:00+02:00', created_before: '2024-02-15T14:00:01+02:00' }))).toEqual([feb.id]);
+    expect(
+      await list(site, q({ created_after: '2024-02-15T14:00:00+02:00', created_before: '2024-02-15T14:00:01+02:00' })),
+    ).toEqual([feb.id]);
     expect(await list(site, q({ created_after: '2025-01-01T00:00:00Z' }))).toEqual([]);
-    expect(await list(site, q({ created_after: '2024-01-01T00:00:00.000Z', kind: 'image' }))).toEqual([jan.id, feb.id, mar.id]);
+    expect(await list(site, q({ created_after: '2024-01-01T00:00:00.000Z', kind: 'image' }))).toEqual([
+      jan.id,
+      feb.id,
+      mar.id,
+    ]);
   });
 
   it('pages through five items two at a time without repeats, with include_total, also under a filter', async () => {
     const site = await freshSite();
     const ids: string[] = [];
     // Two share a created_at: the id breaks the tie.
-    for (const [i, at] of ['2024-01-01T00:00:00Z', '2024-01-02T00:00:00Z', '2024-01-02T00:00:00Z', '2024-01-03T00:00:00Z', '2024-01-04T00:00:00Z'].entries()) {
+    for (const [i, at] of [
+      '2024-01-01T00:00:00Z',
+      '2024-01-02T00:00:00Z',
+      '2024-01-02T00:00:00Z',
+      '2024-01-03T00:00:00Z',
+      '2024-01-04T00:00:00Z',
+    ].entries()) {
       ids.push((await newItem(site, { createdAt: at, kind: i % 2 ? 'video' : 'image' })).id);
     }
     const expected = (await list(site, '')).slice();
@@ -439,7 +543,9 @@ describe('GET /{site}/media/', () => {
       let cursor: string | null = null;
       do {
         const res: request.Response = await request(t.app)
-          .get(`/${site.slug}/media/?limit=2&include_total=true${filter}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+          .get(
+            `/${site.slug}/media/?limit=2&include_total=true${filter}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          )
           .set(a.editor.auth)
           .expect(200);
         walked.push(...idsOf(res.body));
@@ -458,7 +564,10 @@ describe('GET /{site}/media/', () => {
     const images = await walk('&kind=image');
     expect(images.walked).toEqual(expected.filter((id) => [ids[0], ids[2], ids[4]].includes(id)));
     expect(images.sizes).toEqual([2, 1]);
-    const totals = await request(t.app).get(`/${site.slug}/media/?limit=1&include_total=true&kind=video`).set(a.editor.auth).expect(200);
+    const totals = await request(t.app)
+      .get(`/${site.slug}/media/?limit=1&include_total=true&kind=video`)
+      .set(a.editor.auth)
+      .expect(200);
     expect(totals.body.total).toBe(2);
     expect(totals.body.items).toHaveLength(1);
 
@@ -488,7 +597,10 @@ describe('GET /{site}/media/', () => {
       expect(paths(res.body)).toContain(path);
     }
     // Every mistake at once.
-    const both = await request(t.app).get(`/${a.site.slug}/media/?kind=gif&folder_id=xyz`).set(a.editor.auth).expect(422);
+    const both = await request(t.app)
+      .get(`/${a.site.slug}/media/?kind=gif&folder_id=xyz`)
+      .set(a.editor.auth)
+      .expect(422);
     expect(paths(both.body)).toEqual(expect.arrayContaining(['query.kind', 'query.folder_id']));
   });
 });
@@ -497,10 +609,28 @@ describe('GET /{site}/media/count', () => {
   it('counts what the list holds under the same filters', async () => {
     const site = await freshSite();
     const folder = await newFolder(site);
-    await newItem(site, { kind: 'image', folderId: folder, tags: ['sky'], title: 'Sky one', createdAt: '2024-01-10T00:00:00Z' });
+    await newItem(site, {
+      kind: 'image',
+      folderId: folder,
+      tags: ['sky'],
+      title: 'Sky one',
+      createdAt: '2024-01-10T00:00:00Z',
+    });
     await newItem(site, { kind: 'image', tags: ['sky', 'sea'], alt: 'sea and SKY', createdAt: '2024-02-10T00:00:00Z' });
-    await newItem(site, { kind: 'video', mimeType: 'video/mp4', status: 'processing', folderId: folder, createdAt: '2024-03-10T00:00:00Z' });
-    await newItem(site, { kind: 'audio', mimeType: 'audio/mpeg', status: 'failed', caption: '50% louder', createdAt: '2024-04-10T00:00:00Z' });
+    await newItem(site, {
+      kind: 'video',
+      mimeType: 'video/mp4',
+      status: 'processing',
+      folderId: folder,
+      createdAt: '2024-03-10T00:00:00Z',
+    });
+    await newItem(site, {
+      kind: 'audio',
+      mimeType: 'audio/mpeg',
+      status: 'failed',
+      caption: '50% louder',
+      createdAt: '2024-04-10T00:00:00Z',
+    });
     await newItem(a.site, { kind: 'image' }); // another site: never counted
 
     const filters = [
@@ -520,7 +650,10 @@ describe('GET /{site}/media/count', () => {
     ];
     const expectedCounts = [4, 2, 2, 2, 0, 1, 2, 2, 1, 3, 2, 1, 1];
     for (const [index, filter] of filters.entries()) {
-      const listed = await request(t.app).get(`/${site.slug}/media/?limit=1&include_total=true&${filter}`).set(a.editor.auth).expect(200);
+      const listed = await request(t.app)
+        .get(`/${site.slug}/media/?limit=1&include_total=true&${filter}`)
+        .set(a.editor.auth)
+        .expect(200);
       const counted = await count(site, filter);
       expect({ filter, counted }).toEqual({ filter, counted: listed.body.total });
       expect({ filter, counted }).toEqual({ filter, counted: expectedCounts[index] });
@@ -546,35 +679,86 @@ describe('PATCH /{site}/media/{media_id}', () => {
     const res = await request(t.app)
       .patch(`/${a.site.slug}/media/${item.id}`)
       .set(a.editor.auth)
-      .send({ alt: '  A dog  ', title: '\tRex\n', caption: ' On the beach ', tags: ['Dog', 'dog', ' BEACH ', 'beach', 'Sun'], focal_point: { x: 0.3, y: 0.6 } })
+      .send({
+        alt: '  A dog  ',
+        title: '\tRex\n',
+        caption: ' On the beach ',
+        tags: ['Dog', 'dog', ' BEACH ', 'beach', 'Sun'],
+        focal_point: { x: 0.3, y: 0.6 },
+      })
       .expect(200);
     expect(Object.keys(res.body).sort()).toEqual(itemKeys);
-    expect(res.body).toMatchObject({ id: item.id, alt: 'A dog', title: 'Rex', caption: 'On the beach', tags: ['dog', 'beach', 'sun'], focal_point: { x: 0.3, y: 0.6 } });
+    expect(res.body).toMatchObject({
+      id: item.id,
+      alt: 'A dog',
+      title: 'Rex',
+      caption: 'On the beach',
+      tags: ['dog', 'beach', 'sun'],
+      focal_point: { x: 0.3, y: 0.6 },
+    });
     expect(res.body.created_at).toBe(item.created_at);
     expect(micros(res.body.updated_at)).toBeGreaterThan(micros(item.updated_at));
 
     const row = await readRow(item.id);
-    expect(row).toMatchObject({ alt: 'A dog', title: 'Rex', caption: 'On the beach', tags: ['dog', 'beach', 'sun'], focal_point: { x: 0.3, y: 0.6 } });
-    expect((await request(t.app).get(`/${a.site.slug}/media/${item.id}`).set(a.editor.auth).expect(200)).body).toEqual(res.body);
+    expect(row).toMatchObject({
+      alt: 'A dog',
+      title: 'Rex',
+      caption: 'On the beach',
+      tags: ['dog', 'beach', 'sun'],
+      focal_point: { x: 0.3, y: 0.6 },
+    });
+    expect((await request(t.app).get(`/${a.site.slug}/media/${item.id}`).set(a.editor.auth).expect(200)).body).toEqual(
+      res.body,
+    );
     // The new tags are found by the list's tag filter.
-    expect(idsOf((await request(t.app).get(`/${a.site.slug}/media/?tag=beach`).set(a.editor.auth).expect(200)).body)).toContain(item.id);
+    expect(
+      idsOf((await request(t.app).get(`/${a.site.slug}/media/?tag=beach`).set(a.editor.auth).expect(200)).body),
+    ).toContain(item.id);
   });
 
   it('leaves omitted fields unchanged, clears the focal point with null and accepts its bounds 0 and 1', async () => {
-    const item = await newItem(a.site, { title: 'Keep', alt: 'Keep alt', caption: 'Keep caption', tags: ['keep'], focalPoint: { x: 0.1, y: 0.2 } });
+    const item = await newItem(a.site, {
+      title: 'Keep',
+      alt: 'Keep alt',
+      caption: 'Keep caption',
+      tags: ['keep'],
+      focalPoint: { x: 0.1, y: 0.2 },
+    });
     const base = `/${a.site.slug}/media/${item.id}`;
 
     const alt = await request(t.app).patch(base).set(a.editor.auth).send({ alt: 'New alt' }).expect(200);
-    expect(alt.body).toMatchObject({ alt: 'New alt', title: 'Keep', caption: 'Keep caption', tags: ['keep'], focal_point: { x: 0.1, y: 0.2 } });
+    expect(alt.body).toMatchObject({
+      alt: 'New alt',
+      title: 'Keep',
+      caption: 'Keep caption',
+      tags: ['keep'],
+      focal_point: { x: 0.1, y: 0.2 },
+    });
 
     const tagsOnly = await request(t.app).patch(base).set(a.editor.auth).send({ tags: [] }).expect(200);
-    expect(tagsOnly.body).toMatchObject({ alt: 'New alt', title: 'Keep', caption: 'Keep caption', tags: [], focal_point: { x: 0.1, y: 0.2 } });
+    expect(tagsOnly.body).toMatchObject({
+      alt: 'New alt',
+      title: 'Keep',
+      caption: 'Keep caption',
+      tags: [],
+      focal_point: { x: 0.1, y: 0.2 },
+    });
 
-    const bounds = await request(t.app).patch(base).set(a.editor.auth).send({ focal_point: { x: 0, y: 1 } }).expect(200);
+    const bounds = await request(t.app)
+      .patch(base)
+      .set(a.editor.auth)
+      .send({ focal_point: { x: 0, y: 1 } })
+      .expect(200);
     expect(bounds.body.focal_point).toEqual({ x: 0, y: 1 });
 
     const cleared = await request(t.app).patch(base).set(a.editor.auth).send({ focal_point: null }).expect(200);
-    expect(cleared.body).toMatchObject({ alt: 'New alt', title: 'Keep', caption: 'Keep caption', tags: [], focal_point: null });
+    expect(cleared.body).toMatchObject({
+      alt: 'New alt',
+      title: 'Keep',
+      caption: 'Keep caption',
+      tags: [],
+      focal_point: null,
+    });
     expect((await readRow(item.id))?.focal_point).toBeNull();
 
     const title = await request(t.app).patch(base).set(a.editor.auth).send({ title: 'Other' }).expect(200);
@@ -603,15 +787,24 @@ describe('PATCH /{site}/media/{media_id}', () => {
       [{ title: 42 }, 'body.title'],
     ];
     for (const [body, path] of cases) {
-      const res = await request(t.app).patch(base).set(a.editor.auth).send(body as object);
+      const res = await request(t.app)
+        .patch(base)
+        .set(a.editor.auth)
+        .send(body as object);
       expect({ body, status: res.status }).toEqual({ body, status: 422 });
       expect(res.headers['content-type']).toMatch(/problem\+json/);
       if (path) expect(paths(res.body)).toContain(path);
     }
     // Exactly 50 tags of 50 characters are fine.
     const fifty = Array.from({ length: 50 }, (_, i) => `${String(i).padStart(2, '0')}${'t'.repeat(48)}`);
-    expect((await request(t.app).patch(base).set(a.editor.auth).send({ tags: fifty }).expect(200)).body.tags).toEqual(fifty);
-    await request(t.app).patch(base).set(a.editor.auth).send({ tags: ['same'] }).expect(200);
+    expect((await request(t.app).patch(base).set(a.editor.auth).send({ tags: fifty }).expect(200)).body.tags).toEqual(
+      fifty,
+    );
+    await request(t.app)
+      .patch(base)
+      .set(a.editor.auth)
+      .send({ tags: ['same'] })
+      .expect(200);
     expect(await readRow(item.id)).toMatchObject({ title: 'Same', tags: ['same'], alt: '', focal_point: null });
   });
 
@@ -622,7 +815,11 @@ describe('PATCH /{site}/media/{media_id}', () => {
     expect(paths(alt.body)).toContain('body.alt');
     const caption = await request(t.app).patch(base).set(a.editor.auth).send({ caption: '\u0000' }).expect(422);
     expect(paths(caption.body)).toContain('body.caption');
-    const tag = await request(t.app).patch(base).set(a.editor.auth).send({ tags: ['fine', 'nu\u0000l'] }).expect(422);
+    const tag = await request(t.app)
+      .patch(base)
+      .set(a.editor.auth)
+      .send({ tags: ['fine', 'nu\u0000l'] })
+      .expect(422);
     expect(paths(tag.body)).toContain('body.tags.1');
     expect((await readRow(item.id))?.alt).toBe('before');
   });
@@ -630,7 +827,12 @@ describe('PATCH /{site}/media/{media_id}', () => {
   it('answers 400 for a body that is not JSON and 415 for another media type', async () => {
     const item = await newItem(a.site);
     const base = `/${a.site.slug}/media/${item.id}`;
-    await request(t.app).patch(base).set(a.editor.auth).set('Content-Type', 'application/json').send('{"alt":').expect(400);
+    await request(t.app)
+      .patch(base)
+      .set(a.editor.auth)
+      .set('Content-Type', 'application/json')
+      .send('{"alt":')
+      .expect(400);
     await request(t.app).patch(base).set(a.editor.auth).set('Content-Type', 'text/plain').send('alt').expect(415);
   });
 });

@@ -18,21 +18,39 @@ beforeAll(() => {
 
 /** Uploads an image; with a worker running, waits until it is processed. */
 async function uploadedImage(name: string, processed = true) {
-  const png = await sharp({ create: { width: 800, height: 400, channels: 3, background: { r: 20, g: 60, b: 220 } } }).png().toBuffer();
-  const res = await request(t.app).post(`/${cast.a.site.slug}/media/`).set(cast.a.editor.auth).attach('file', png, name).expect(201);
+  const png = await sharp({ create: { width: 800, height: 400, channels: 3, background: { r: 20, g: 60, b: 220 } } })
+    .png()
+    .toBuffer();
+  const res = await request(t.app)
+    .post(`/${cast.a.site.slug}/media/`)
+    .set(cast.a.editor.auth)
+    .attach('file', png, name)
+    .expect(201);
   if (processed) await waitForJob(t, res.body.job_id, ['succeeded', 'failed']);
   return res.body.id as string;
 }
 
 const describe_ = (id: string, body: Record<string, unknown> = {}, auth = cast.a.editor.auth) =>
-  request(t.app).post(`/${cast.a.site.slug}/media/${id}/generate-metadata`).set(auth).set('Prefer', 'wait=30').send(body);
+  request(t.app)
+    .post(`/${cast.a.site.slug}/media/${id}/generate-metadata`)
+    .set(auth)
+    .set('Prefer', 'wait=30')
+    .send(body);
 
 it('describes an image locally from what is known of it, fills only empty fields, and says how it was made', async () => {
   suite.worker = await startTestWorker(t);
   const id = await uploadedImage('harbour-at-night.png');
-  await request(t.app).patch(`/${cast.a.site.slug}/media/${id}`).set(cast.a.editor.auth).send({ caption: 'Kept caption' }).expect(200);
+  await request(t.app)
+    .patch(`/${cast.a.site.slug}/media/${id}`)
+    .set(cast.a.editor.auth)
+    .send({ caption: 'Kept caption' })
+    .expect(200);
   const job = await describe_(id).expect(200);
-  expect(job.body).toMatchObject({ status: 'succeeded', credits_charged: 1, output: { generated: { source: 'local' } } });
+  expect(job.body).toMatchObject({
+    status: 'succeeded',
+    credits_charged: 1,
+    output: { generated: { source: 'local' } },
+  });
   expect(job.body.output.generated.note).toMatch(/not from its content/);
   const item = await request(t.app).get(`/${cast.a.site.slug}/media/${id}`).set(cast.a.editor.auth).expect(200);
   expect(item.body.alt).toBe('Landscape image of harbour at night, mostly blue (800×400).');
@@ -41,16 +59,22 @@ it('describes an image locally from what is known of it, fills only empty fields
   expect((await ledgerFor(t, job.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'debit']);
   // overwrite replaces what was there.
   await describe_(id, { overwrite: true }).expect(200);
-  expect((await request(t.app).get(`/${cast.a.site.slug}/media/${id}`).set(cast.a.editor.auth).expect(200)).body.caption).toBe('Harbour At Night');
+  expect(
+    (await request(t.app).get(`/${cast.a.site.slug}/media/${id}`).set(cast.a.editor.auth).expect(200)).body.caption,
+  ).toBe('Harbour At Night');
 });
 
 it('asks an OpenAI-compatible chat endpoint, showing it the image, when TEXT_PROVIDER=openai', async () => {
   suite.worker = await startTestWorker(t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
   const id = await uploadedImage('square.png');
   const job = await describe_(id, { overwrite: true }).expect(200);
-  expect(job.body).toMatchObject({ status: 'succeeded', output: { generated: { source: 'openai', tags: ['red', 'square'] } } });
+  expect(job.body).toMatchObject({
+    status: 'succeeded',
+    output: { generated: { source: 'openai', tags: ['red', 'square'] } },
+  });
   const call = fake.requests.find((recorded) => recorded.path === '/chat/completions');
-  const parts = (call?.body as { messages: { content: { type: string; image_url?: { url: string } }[] }[] }).messages[0]!.content;
+  const parts = (call?.body as { messages: { content: { type: string; image_url?: { url: string } }[] }[] })
+    .messages[0]!.content;
   expect(parts.find((part) => part.type === 'image_url')?.image_url?.url).toMatch(/^data:image\/webp;base64,/);
   const item = await request(t.app).get(`/${cast.a.site.slug}/media/${id}`).set(cast.a.editor.auth).expect(200);
   expect(item.body).toMatchObject({ alt: 'A red square on white', caption: 'Red square.', tags: ['red', 'square'] });
@@ -63,6 +87,10 @@ it('refuses what the caller may not change, and bad bodies, before queueing', as
   await describe_(id, { overwrite: 'yes' }).expect(422);
   await describe_(id, { style: 'poetic' }).expect(422);
   await request(t.app).post(`/${cast.a.site.slug}/media/${id}/generate-metadata`).send({}).expect(401);
-  const poor = await request(t.app).post(`/${cast.a.site.slug}/media/${id}/generate-metadata`).set(cast.a.admin.auth).send({}).expect(402);
+  const poor = await request(t.app)
+    .post(`/${cast.a.site.slug}/media/${id}/generate-metadata`)
+    .set(cast.a.admin.auth)
+    .send({})
+    .expect(402);
   expect(poor.body).toMatchObject({ required: 1 });
 });

@@ -31,7 +31,11 @@ afterAll(async () => {
 /** Uploads, waits for the processing job, and answers the item as it is then. */
 async function uploaded(file: Buffer, name: string) {
   const { a } = cast;
-  const res = await request(t.app).post(`/${a.site.slug}/media/`).set(a.editor.auth).attach('file', file, name).expect(201);
+  const res = await request(t.app)
+    .post(`/${a.site.slug}/media/`)
+    .set(a.editor.auth)
+    .attach('file', file, name)
+    .expect(201);
   const job = await waitForJob(t, res.body.job_id, ['succeeded', 'failed']);
   const item = await request(t.app).get(`/${a.site.slug}/media/${res.body.id}`).set(a.editor.auth).expect(200);
   return { job, item: item.body };
@@ -51,23 +55,55 @@ it('reads an image: size, dominant colour, blurhash, EXIF without GPS, WebP and 
     })
     .toBuffer();
   // The photo does carry a position, which MEDIA_EXIF_GPS=true would keep.
-  expect(pickExif((await sharp(photo).metadata()).exif, true)).toMatchObject({ GPSLatitudeRef: 'N', GPSLatitude: [52, 22, 30] });
+  expect(pickExif((await sharp(photo).metadata()).exif, true)).toMatchObject({
+    GPSLatitudeRef: 'N',
+    GPSLatitude: [52, 22, 30],
+  });
   const { job, item } = await uploaded(photo, 'photo.jpg');
   expect(job.status).toBe('succeeded');
-  expect(item).toMatchObject({ status: 'ready', kind: 'image', mime_type: 'image/jpeg', width: 800, height: 600, processing_error: null });
+  expect(item).toMatchObject({
+    status: 'ready',
+    kind: 'image',
+    mime_type: 'image/jpeg',
+    width: 800,
+    height: 600,
+    processing_error: null,
+  });
   expect(item.dominant_color).toMatch(/^#[0-9a-f]{6}$/);
   // A blurhash of 4 × 3 components is 28 characters of its base 83.
   expect(item.blurhash).toMatch(/^[0-9A-Za-z#$%*+,-.:;=?@[\]^_{|}~]{28}$/);
   expect(item.exif).toMatchObject({ Make: 'Acme', Model: 'Lens One', Copyright: 'Ada', FNumber: 2.8 });
   expect(Object.keys(item.exif).filter((field) => field.startsWith('GPS'))).toEqual([]);
   // The upload says where it was taken: a copy without metadata is kept for the public view.
-  expect(item.variants.map((variant: { name: string }) => variant.name)).toEqual(['w320', 'w640', 'w320-avif', 'w640-avif', 'stripped']);
-  const stripped = await request(t.app).get(`/${cast.a.site.slug}/media/${item.id}/view?variant=stripped`).set(cast.a.editor.auth).buffer(true).expect(200);
+  expect(item.variants.map((variant: { name: string }) => variant.name)).toEqual([
+    'w320',
+    'w640',
+    'w320-avif',
+    'w640-avif',
+    'stripped',
+  ]);
+  const stripped = await request(t.app)
+    .get(`/${cast.a.site.slug}/media/${item.id}/view?variant=stripped`)
+    .set(cast.a.editor.auth)
+    .buffer(true)
+    .expect(200);
   expect(stripped.headers['content-type']).toBe('image/jpeg');
   const strippedMeta = await sharp(stripped.body as Buffer).metadata();
   expect([strippedMeta.width, strippedMeta.height, strippedMeta.exif]).toEqual([800, 600, undefined]);
-  expect(item.variants[0]).toEqual({ name: 'w320', mime_type: 'image/webp', width: 320, height: 240, size_bytes: expect.any(Number) });
-  expect(item.variants[3]).toEqual({ name: 'w640-avif', mime_type: 'image/avif', width: 640, height: 480, size_bytes: expect.any(Number) });
+  expect(item.variants[0]).toEqual({
+    name: 'w320',
+    mime_type: 'image/webp',
+    width: 320,
+    height: 240,
+    size_bytes: expect.any(Number),
+  });
+  expect(item.variants[3]).toEqual({
+    name: 'w640-avif',
+    mime_type: 'image/avif',
+    width: 640,
+    height: 480,
+    size_bytes: expect.any(Number),
+  });
   const view = `/${cast.a.site.slug}/media/${item.id}/view`;
   // ?width= picks the smallest preset at least that wide, else the widest there is; format picks AVIF.
   for (const [query, type, width] of [
@@ -80,11 +116,19 @@ it('reads an image: size, dominant colour, blurhash, EXIF without GPS, WebP and 
     expect([query, res.headers['content-type']]).toEqual([query, type]);
     expect((await sharp(res.body as Buffer).metadata()).width).toBe(width);
   }
-  for (const query of ['width=500', 'width=640&format=gif', 'variant=w320&width=320']) await request(t.app).get(`${view}?${query}`).set(cast.a.editor.auth).expect(422);
-  const small = await request(t.app).get(`/${cast.a.site.slug}/media/${item.id}/view?variant=w320`).set(cast.a.editor.auth).buffer(true).expect(200);
+  for (const query of ['width=500', 'width=640&format=gif', 'variant=w320&width=320'])
+    await request(t.app).get(`${view}?${query}`).set(cast.a.editor.auth).expect(422);
+  const small = await request(t.app)
+    .get(`/${cast.a.site.slug}/media/${item.id}/view?variant=w320`)
+    .set(cast.a.editor.auth)
+    .buffer(true)
+    .expect(200);
   expect(small.headers['content-type']).toBe('image/webp');
   expect((await sharp(small.body as Buffer).metadata()).width).toBe(320);
-  await request(t.app).get(`/${cast.a.site.slug}/media/${item.id}/view?variant=w9999`).set(cast.a.editor.auth).expect(404);
+  await request(t.app)
+    .get(`/${cast.a.site.slug}/media/${item.id}/view?variant=w9999`)
+    .set(cast.a.editor.auth)
+    .expect(404);
   // Deleting the item removes the original and every variant.
   const { storage_key, variant_keys } = await keysOf(item.id);
   for (const key of [storage_key, ...variant_keys]) expect(existsSync(localFile(t, key))).toBe(true);
@@ -94,7 +138,9 @@ it('reads an image: size, dominant colour, blurhash, EXIF without GPS, WebP and 
 
 it('fails a decompression bomb at once, marks the item failed and says why', async () => {
   // 6000 × 6000 of one colour: a few kB of PNG, 36 million pixels when decoded.
-  const bomb = await sharp({ create: { width: 6000, height: 6000, channels: 3, background: '#000' } }).png({ compressionLevel: 9 }).toBuffer();
+  const bomb = await sharp({ create: { width: 6000, height: 6000, channels: 3, background: '#000' } })
+    .png({ compressionLevel: 9 })
+    .toBuffer();
   expect(bomb.length).toBeLessThan(200_000);
   const { job, item } = await uploaded(bomb, 'bomb.png');
   expect(job).toMatchObject({ status: 'failed', attempts: 1, error: { code: 'image_too_large' } });
@@ -109,9 +155,16 @@ it('reads a video: duration, size and a poster frame, and serves byte ranges of 
   expect(item).toMatchObject({ status: 'ready', kind: 'video', mime_type: 'video/mp4', width: 320, height: 240 });
   expect(item.duration_seconds).toBeGreaterThan(1.8);
   expect(item.duration_seconds).toBeLessThan(2.2);
-  expect(item.variants).toEqual([{ name: 'poster', mime_type: 'image/jpeg', width: 320, height: 240, size_bytes: expect.any(Number) }]);
+  expect(item.variants).toEqual([
+    { name: 'poster', mime_type: 'image/jpeg', width: 320, height: 240, size_bytes: expect.any(Number) },
+  ]);
   const view = `/${cast.a.site.slug}/media/${item.id}/view`;
-  const middle = await request(t.app).get(view).set(cast.a.editor.auth).set('Range', 'bytes=100-1099').buffer(true).expect(206);
+  const middle = await request(t.app)
+    .get(view)
+    .set(cast.a.editor.auth)
+    .set('Range', 'bytes=100-1099')
+    .buffer(true)
+    .expect(206);
   expect(middle.headers['content-range']).toBe(`bytes 100-1099/${video.length}`);
   expect((middle.body as Buffer).equals(video.subarray(100, 1100))).toBe(true);
   const poster = await request(t.app).get(`${view}?variant=poster`).set(cast.a.editor.auth).buffer(true).expect(200);

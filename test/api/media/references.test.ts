@@ -23,7 +23,9 @@ const editor = () => cast.a.editor.auth;
 
 /** An image uploaded by A's editor (no worker runs, so its processing job waits: processing is not a use). */
 async function image(folderId?: string): Promise<string> {
-  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } }).png().toBuffer();
+  const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#3366cc' } })
+    .png()
+    .toBuffer();
   const upload = request(t.app).post(`/${site()}/media/`).set(editor()).attach('file', png, 'pic.png');
   if (folderId) upload.field('folder_id', folderId);
   return (await upload.expect(201)).body.id;
@@ -36,7 +38,11 @@ it('refuses to delete an item a queued job will read, names the job, and deletes
   await request(t.app).delete(`/${site()}/media/${id}`).set(editor()).expect(204);
   const used = await image();
   // Named in upper case, as a client may: still the same item.
-  const job = await request(t.app).post(`/${site()}/media/${used.toUpperCase()}/generate-metadata`).set(editor()).send({}).expect(202);
+  const job = await request(t.app)
+    .post(`/${site()}/media/${used.toUpperCase()}/generate-metadata`)
+    .set(editor())
+    .send({})
+    .expect(202);
   const refused = await request(t.app).delete(`/${site()}/media/${used}`).set(editor()).expect(409);
   expect(refused.body).toMatchObject({
     type: '/problems/media-in-use',
@@ -60,7 +66,11 @@ it('counts a mask of an AI edit and a picture of a video as uses, and stops coun
   const target = await image();
   const mask = await image();
   const picture = await image();
-  await request(t.app).post(`/${site()}/media/${target}/edit-with-ai`).set(editor()).send({ instruction: 'remove the background', mask_media_id: mask }).expect(202);
+  await request(t.app)
+    .post(`/${site()}/media/${target}/edit-with-ai`)
+    .set(editor())
+    .send({ instruction: 'remove the background', mask_media_id: mask })
+    .expect(202);
   const video = await request(t.app)
     .post(`/${site()}/media/generatevideo`)
     .set(editor())
@@ -68,25 +78,49 @@ it('counts a mask of an AI edit and a picture of a video as uses, and stops coun
     .expect(202);
   for (const id of [target, mask]) {
     const refused = await request(t.app).delete(`/${site()}/media/${id}`).set(editor()).expect(409);
-    expect(refused.body.references).toEqual([expect.objectContaining({ media_id: id, type: 'job', detail: 'image_edit job (queued)' })]);
+    expect(refused.body.references).toEqual([
+      expect.objectContaining({ media_id: id, type: 'job', detail: 'image_edit job (queued)' }),
+    ]);
   }
   const refused = await request(t.app).delete(`/${site()}/media/${picture}`).set(editor()).expect(409);
-  expect(refused.body.references).toEqual([{ media_id: picture, type: 'job', id: video.body.id, detail: 'video job (queued)' }]);
+  expect(refused.body.references).toEqual([
+    { media_id: picture, type: 'job', id: video.body.id, detail: 'video job (queued)' },
+  ]);
   await request(t.app).post(`/${site()}/jobs/${video.body.id}/cancel`).set(editor()).expect(200);
   await request(t.app).delete(`/${site()}/media/${picture}`).set(editor()).expect(204);
 });
 
 it('refuses a recursive folder delete while an item below is in use, unless forced, and deletes nothing meanwhile', async () => {
-  const top = await request(t.app).post(`/${site()}/media/folders/`).set(editor()).send({ name: `top-${Date.now()}` }).expect(201);
-  const inner = await request(t.app).post(`/${site()}/media/folders/`).set(editor()).send({ name: 'inner', parent_id: top.body.id }).expect(201);
+  const top = await request(t.app)
+    .post(`/${site()}/media/folders/`)
+    .set(editor())
+    .send({ name: `top-${Date.now()}` })
+    .expect(201);
+  const inner = await request(t.app)
+    .post(`/${site()}/media/folders/`)
+    .set(editor())
+    .send({ name: 'inner', parent_id: top.body.id })
+    .expect(201);
   const idle = await image(top.body.id);
   const used = await image(inner.body.id);
-  const job = await request(t.app).post(`/${site()}/media/${used}/generate-metadata`).set(editor()).send({}).expect(202);
-  const refused = await request(t.app).delete(`/${site()}/media/folders/${top.body.id}?recursive=true`).set(editor()).expect(409);
-  expect(refused.body.references).toEqual([{ media_id: used, type: 'job', id: job.body.id, detail: 'media_metadata job (queued)' }]);
+  const job = await request(t.app)
+    .post(`/${site()}/media/${used}/generate-metadata`)
+    .set(editor())
+    .send({})
+    .expect(202);
+  const refused = await request(t.app)
+    .delete(`/${site()}/media/folders/${top.body.id}?recursive=true`)
+    .set(editor())
+    .expect(409);
+  expect(refused.body.references).toEqual([
+    { media_id: used, type: 'job', id: job.body.id, detail: 'media_metadata job (queued)' },
+  ]);
   expect([await exists(idle), await exists(used)]).toEqual([true, true]);
   await request(t.app).get(`/${site()}/media/folders/${inner.body.id}`).set(editor()).expect(200);
-  await request(t.app).delete(`/${site()}/media/folders/${top.body.id}?recursive=true&force=true`).set(editor()).expect(204);
+  await request(t.app)
+    .delete(`/${site()}/media/folders/${top.body.id}?recursive=true&force=true`)
+    .set(editor())
+    .expect(204);
   expect([await exists(idle), await exists(used)]).toEqual([false, false]);
 });
 

@@ -38,7 +38,9 @@ afterEach(async () => {
   await fake?.close();
   fake = undefined;
   // Jobs a test left on the queue must not be run by the next test's worker.
-  const open = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`select id from jobs where status in ('queued', 'running', 'waiting')`);
+  const open = await t.services.db.anyFirst(
+    sql.type(z.object({ id: z.string() }))`select id from jobs where status in ('queued', 'running', 'waiting')`,
+  );
   for (const id of open) {
     await t.services.db.transaction(async (tx) => {
       const job = await lockJob(tx, id);
@@ -60,9 +62,13 @@ async function world(credits: number): Promise<World> {
 }
 
 const tts = (site: Site, auth: { Authorization: string } | Record<string, never>, body: unknown) =>
-  request(t.app).post(`/${site.slug}/media/tts`).set(auth).send(body as object);
+  request(t.app)
+    .post(`/${site.slug}/media/tts`)
+    .set(auth)
+    .send(body as object);
 
-const userBalance = async (site: Site, userId: string) => readBalance(t.services.db, await userAccount(t.services.db, site, userId));
+const userBalance = async (site: Site, userId: string) =>
+  readBalance(t.services.db, await userAccount(t.services.db, site, userId));
 const poolBalance = async (tenantId: string) => readBalance(t.services.db, await poolAccount(t.services.db, tenantId));
 
 const mediaRow = z.object({
@@ -74,15 +80,30 @@ const mediaRow = z.object({
   status: z.string(),
 });
 const readMedia = (id: string) =>
-  t.services.db.one(sql.type(mediaRow)`select storage_key, mime_type, size_bytes, duration_seconds, kind, status from media_items where id = ${id}`);
+  t.services.db.one(
+    sql.type(
+      mediaRow,
+    )`select storage_key, mime_type, size_bytes, duration_seconds, kind, status from media_items where id = ${id}`,
+  );
 
 const attemptOutcomes = (jobId: string) =>
-  t.services.db.anyFirst(sql.type(z.object({ outcome: z.string().nullable() }))`select outcome from job_attempts where job_id = ${jobId} order by attempt`);
+  t.services.db.anyFirst(
+    sql.type(
+      z.object({ outcome: z.string().nullable() }),
+    )`select outcome from job_attempts where job_id = ${jobId} order by attempt`,
+  );
 
 const attemptErrors = (jobId: string) =>
-  t.services.db.anyFirst(sql.type(z.object({ code: z.string().nullable() }))`select error->>'code' as code from job_attempts where job_id = ${jobId} order by attempt`);
+  t.services.db.anyFirst(
+    sql.type(
+      z.object({ code: z.string().nullable() }),
+    )`select error->>'code' as code from job_attempts where job_id = ${jobId} order by attempt`,
+  );
 
-const countJobs = (siteId: string) => t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from jobs where site_id = ${siteId}`);
+const countJobs = (siteId: string) =>
+  t.services.db.oneFirst(
+    sql.type(z.object({ count: z.number() }))`select count(*)::int as count from jobs where site_id = ${siteId}`,
+  );
 const countQueued = (tenantId: string) =>
   t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
     select count(*)::int as count from graphile_worker.jobs where task_identifier = 'job__run' and queue_name like ${`tenant:${tenantId}:%`}`);
@@ -130,7 +151,12 @@ describe('with the local provider (espeak-ng)', () => {
     expect(media).toMatchObject({ kind: 'audio', status: 'ready', mime_type: 'audio/mpeg' });
     expect(Math.abs(media.duration_seconds! - probed.durationSeconds)).toBeLessThanOrEqual(0.1);
     expect(media.size_bytes).toBeGreaterThan(0);
-    expect(done.output).toMatchObject({ format: 'mp3', characters: sentence.length, provider: 'local', size_bytes: media.size_bytes });
+    expect(done.output).toMatchObject({
+      format: 'mp3',
+      characters: sentence.length,
+      provider: 'local',
+      size_bytes: media.size_bytes,
+    });
 
     const charged = Math.min(Math.ceil(media.duration_seconds!), estimate);
     expect(done.credits_charged).toBe(charged);
@@ -140,7 +166,11 @@ describe('with the local provider (espeak-ng)', () => {
       ...(estimate > charged ? [{ kind: 'release', amount: 0, reserved_change: -(estimate - charged) }] : []),
     ];
     expect(await ledgerFor(t, done.id)).toEqual(expected);
-    expect(await userBalance(site, user.user.id)).toEqual({ balance: 100 - charged, reserved: 0, available: 100 - charged });
+    expect(await userBalance(site, user.user.id)).toEqual({
+      balance: 100 - charged,
+      reserved: 0,
+      available: 100 - charged,
+    });
 
     // The Location answers the same job.
     const polled = await request(t.app).get(res.headers.location!).set(user.auth).expect(200);
@@ -153,7 +183,9 @@ describe('with the local provider (espeak-ng)', () => {
   ])('makes %s audio', async (format, mime, formatName, codec) => {
     const { site, user } = await world(100);
     worker = await startTestWorker(t);
-    const res = await tts(site, user.auth, { text: 'Hello there, this is a test.', format, title: 'Greeting' }).expect(202);
+    const res = await tts(site, user.auth, { text: 'Hello there, this is a test.', format, title: 'Greeting' }).expect(
+      202,
+    );
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed', 'canceled']);
     expect(done.status).toBe('succeeded');
     const { media, probed } = await storedAudio(done.media_id!);
@@ -163,7 +195,9 @@ describe('with the local provider (espeak-ng)', () => {
     expect(media.storage_key.endsWith(`.${format}`)).toBe(true);
     expect(probed.durationSeconds).toBeGreaterThan(0.5);
     expect(Math.abs(media.duration_seconds! - probed.durationSeconds)).toBeLessThanOrEqual(0.1);
-    const title = await t.services.db.oneFirst(sql.type(z.object({ title: z.string() }))`select title from media_items where id = ${done.media_id}`);
+    const title = await t.services.db.oneFirst(
+      sql.type(z.object({ title: z.string() }))`select title from media_items where id = ${done.media_id}`,
+    );
     expect(title).toBe('Greeting');
   });
 
@@ -188,7 +222,13 @@ describe('with the local provider (espeak-ng)', () => {
     worker = await startTestWorker(t);
     const res = await tts(site, user.auth, { text: 'Hello', language: 'zz' }).expect(202);
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed', 'canceled']);
-    expect(done).toMatchObject({ status: 'failed', attempts: 1, credits_charged: 0, media_id: null, error: { code: 'speech_failed', transient: false } });
+    expect(done).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      credits_charged: 0,
+      media_id: null,
+      error: { code: 'speech_failed', transient: false },
+    });
     expect((await ledgerFor(t, done.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
     expect(await userBalance(site, user.user.id)).toEqual({ balance: 100, reserved: 0, available: 100 });
   });
@@ -262,7 +302,9 @@ describe('Idempotency-Key', () => {
 
   it('makes one job for concurrent requests with the same key', async () => {
     const { site, user } = await world(100);
-    const answers = await Promise.all(Array.from({ length: 6 }, () => tts(site, user.auth, { text: 'Only once.' }).set('Idempotency-Key', 'tts-race')));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => tts(site, user.auth, { text: 'Only once.' }).set('Idempotency-Key', 'tts-race')),
+    );
     const statuses = answers.map((res) => res.status);
     // The first makes the job; a repeat answers its replay, or 409 while it is still being made.
     expect(statuses.every((status) => status === 202 || status === 409)).toBe(true);
@@ -275,7 +317,8 @@ describe('Idempotency-Key', () => {
 
   it('keeps nothing for a first attempt that failed, and scopes keys to the caller', async () => {
     const { tenant, site, user } = await world(2);
-    const send = (auth: { Authorization: string }) => tts(site, auth, { text: 'Pay me later.' }).set('Idempotency-Key', 'tts-402');
+    const send = (auth: { Authorization: string }) =>
+      tts(site, auth, { text: 'Pay me later.' }).set('Idempotency-Key', 'tts-402');
     await send(user.auth).expect(402);
     await giveCredits(t, site, 10, user.user.id);
     const paid = await send(user.auth).expect(202);
@@ -386,7 +429,11 @@ describe('access', () => {
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed', 'canceled']);
     expect(done.status).toBe('succeeded');
     expect(done.credits_charged).toBeGreaterThan(0);
-    expect(await poolBalance(tenant.id)).toEqual({ balance: 100 - done.credits_charged, reserved: 0, available: 100 - done.credits_charged });
+    expect(await poolBalance(tenant.id)).toEqual({
+      balance: 100 - done.credits_charged,
+      reserved: 0,
+      available: 100 - done.credits_charged,
+    });
     // No user's credits were touched.
     expect(await userBalance(site, user.user.id)).toEqual({ balance: 50, reserved: 0, available: 50 });
   });
@@ -413,7 +460,13 @@ describe('with an OpenAI-compatible provider', () => {
     expect(calls).toHaveLength(1);
     expect(calls[0]!.method).toBe('POST');
     expect(calls[0]!.headers.authorization).toBe('Bearer k');
-    expect(calls[0]!.body).toEqual({ model: 'tts-1', input: sentence, voice: 'nova', speed: 1.5, response_format: 'wav' });
+    expect(calls[0]!.body).toEqual({
+      model: 'tts-1',
+      input: sentence,
+      voice: 'nova',
+      speed: 1.5,
+      response_format: 'wav',
+    });
 
     const { media, probed } = await storedAudio(done.media_id!);
     expect(probed.formatName).toBe('mp3');
@@ -424,7 +477,11 @@ describe('with an OpenAI-compatible provider', () => {
     expect(done.output).toMatchObject({ provider: 'openai' });
     const charged = Math.min(Math.ceil(media.duration_seconds!), estimate);
     expect(done.credits_charged).toBe(charged);
-    expect(await userBalance(site, user.user.id)).toEqual({ balance: 100 - charged, reserved: 0, available: 100 - charged });
+    expect(await userBalance(site, user.user.id)).toEqual({
+      balance: 100 - charged,
+      reserved: 0,
+      available: 100 - charged,
+    });
   });
 
   it('never charges more than was reserved, however long the audio', async () => {
@@ -462,7 +519,12 @@ describe('with an OpenAI-compatible provider', () => {
 
   it('retries a call that times out (AI_TIMEOUT_MS)', async () => {
     fake = await startFakeProviders();
-    worker = await startTestWorker(t, { SPEECH_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'k', AI_TIMEOUT_MS: '1000' });
+    worker = await startTestWorker(t, {
+      SPEECH_PROVIDER: 'openai',
+      AI_BASE_URL: fake.url,
+      AI_API_KEY: 'k',
+      AI_TIMEOUT_MS: '1000',
+    });
     fake.speech.push({ kind: 'hang' }, { kind: 'ok', seconds: 1 });
     const { site, user } = await world(100);
     const res = await tts(site, user.auth, { text: 'Are you there?' }).expect(202);
@@ -478,7 +540,13 @@ describe('with an OpenAI-compatible provider', () => {
     const { site, user } = await world(100);
     const res = await tts(site, user.auth, { text: 'This will be refused.' }).expect(202);
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed', 'canceled']);
-    expect(done).toMatchObject({ status: 'failed', attempts: 1, credits_charged: 0, media_id: null, error: { code: 'provider_rejected', transient: false } });
+    expect(done).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      credits_charged: 0,
+      media_id: null,
+      error: { code: 'provider_rejected', transient: false },
+    });
     expect(await attemptOutcomes(done.id)).toEqual(['failed']);
     expect(provider.requests.filter((r) => r.path === '/audio/speech')).toHaveLength(1);
     expect(await ledgerFor(t, done.id)).toEqual([

@@ -24,7 +24,10 @@ beforeAll(async () => {
 afterAll(() => stopTestApp(t));
 
 // A 1×1 PNG, the smallest real image.
-const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const png = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
 
@@ -37,7 +40,12 @@ function storedFiles(site: Site): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((name) => !name.endsWith('.partial')) : [];
 }
 
-const rows = (site: Site) => t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count from media_items where site_id = ${site.id}`);
+const rows = (site: Site) =>
+  t.services.db.oneFirst(
+    sql.type(
+      z.object({ count: z.number() }),
+    )`select count(*)::int as count from media_items where site_id = ${site.id}`,
+  );
 
 it('stores an image with its sniffed type, fields and a generated key, and serves the same bytes back', async () => {
   const { a } = cast;
@@ -49,21 +57,43 @@ it('stores an image with its sniffed type, fields and a generated key, and serve
     .expect(201);
   expect(res.headers.location).toBe(`/${a.site.slug}/media/${res.body.id}`);
   // Metadata and variants come from a job: the item says processing until it has run.
-  expect(res.body).toMatchObject({ kind: 'image', mime_type: 'image/png', size_bytes: png.length, title: 'A dot', alt: 'One pixel', tags: ['tiny', 'pixel'], status: 'processing' });
+  expect(res.body).toMatchObject({
+    kind: 'image',
+    mime_type: 'image/png',
+    size_bytes: png.length,
+    title: 'A dot',
+    alt: 'One pixel',
+    tags: ['tiny', 'pixel'],
+    status: 'processing',
+  });
   expect(res.body.job_id).toEqual(expect.any(String));
   // The client's file name is a label, never the key.
   expect(res.body.file_name).not.toContain('/');
-  const key = await t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${res.body.id}`);
+  const key = await t.services.db.oneFirst(
+    sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${res.body.id}`,
+  );
   expect(key).toMatch(new RegExp(`^${a.site.tenant_id}/${a.site.id}/[0-9a-f-]{36}$`));
-  const back = await request(t.app).get(`/${a.site.slug}/media/${res.body.id}/view`).set(a.editor.auth).buffer(true).expect(200);
+  const back = await request(t.app)
+    .get(`/${a.site.slug}/media/${res.body.id}/view`)
+    .set(a.editor.auth)
+    .buffer(true)
+    .expect(200);
   expect(back.headers['content-type']).toBe('image/png');
   expect((back.body as Buffer).equals(png)).toBe(true);
 });
 
 it('takes audio and documents by their bytes, and files into a folder with JSON tags', async () => {
   const { a } = cast;
-  const folder = await request(t.app).post(`/${a.site.slug}/media/folders/`).set(a.editor.auth).send({ name: `Uploads ${Date.now()}` }).expect(201);
-  const wav = await upload(a.site, a.editor.auth).field('folder_id', folder.body.id).field('tags', '["Sound"]').attach('file', toneWav(1), 'tone.bin').expect(201);
+  const folder = await request(t.app)
+    .post(`/${a.site.slug}/media/folders/`)
+    .set(a.editor.auth)
+    .send({ name: `Uploads ${Date.now()}` })
+    .expect(201);
+  const wav = await upload(a.site, a.editor.auth)
+    .field('folder_id', folder.body.id)
+    .field('tags', '["Sound"]')
+    .attach('file', toneWav(1), 'tone.bin')
+    .expect(201);
   expect(wav.body).toMatchObject({ kind: 'audio', mime_type: 'audio/wav', folder_id: folder.body.id, tags: ['sound'] });
   const doc = await upload(a.site, a.editor.auth).attach('file', pdf, 'paper.pdf').expect(201);
   expect(doc.body).toMatchObject({ kind: 'document', mime_type: 'application/pdf' });
@@ -73,9 +103,16 @@ it('refuses a type outside the allowlist, whatever the client claims, and keeps 
   const { a } = cast;
   const site = a.site;
   const before = { files: storedFiles(site).length, rows: await rows(site) };
-  const spoofed = await upload(site, a.editor.auth).attach('file', Buffer.from('just some text, not an image at all'), { filename: 'photo.png', contentType: 'image/png' }).expect(415);
+  const spoofed = await upload(site, a.editor.auth)
+    .attach('file', Buffer.from('just some text, not an image at all'), {
+      filename: 'photo.png',
+      contentType: 'image/png',
+    })
+    .expect(415);
   expect(spoofed.body.detail).toMatch(/cannot be uploaded/);
-  await upload(site, a.editor.auth).attach('file', svg, { filename: 'logo.svg', contentType: 'image/svg+xml' }).expect(415);
+  await upload(site, a.editor.auth)
+    .attach('file', svg, { filename: 'logo.svg', contentType: 'image/svg+xml' })
+    .expect(415);
   expect({ files: storedFiles(site).length, rows: await rows(site) }).toEqual(before);
 });
 
@@ -92,10 +129,20 @@ it('refuses a file over MEDIA_MAX_UPLOAD_BYTES with 413 and keeps nothing', asyn
 it('refuses bad fields with 422 and removes the stored file', async () => {
   const { a, b } = cast;
   const before = { files: storedFiles(a.site).length, rows: await rows(a.site) };
-  const foreignFolder = await request(t.app).post(`/${b.site.slug}/media/folders/`).set(b.admin.auth).send({ name: 'Theirs' }).expect(201);
-  const wrongFolder = await upload(a.site, a.editor.auth).field('folder_id', foreignFolder.body.id).attach('file', png, 'a.png').expect(422);
+  const foreignFolder = await request(t.app)
+    .post(`/${b.site.slug}/media/folders/`)
+    .set(b.admin.auth)
+    .send({ name: 'Theirs' })
+    .expect(201);
+  const wrongFolder = await upload(a.site, a.editor.auth)
+    .field('folder_id', foreignFolder.body.id)
+    .attach('file', png, 'a.png')
+    .expect(422);
   expect(wrongFolder.body.errors).toEqual([expect.objectContaining({ path: 'body.folder_id' })]);
-  const badTags = await upload(a.site, a.editor.auth).field('tags', '[not json').attach('file', png, 'a.png').expect(422);
+  const badTags = await upload(a.site, a.editor.auth)
+    .field('tags', '[not json')
+    .attach('file', png, 'a.png')
+    .expect(422);
   expect(badTags.body.errors).toEqual([expect.objectContaining({ path: 'body.tags' })]);
   const unknown = await upload(a.site, a.editor.auth).field('owner', 'me').attach('file', png, 'a.png').expect(422);
   expect(unknown.body.errors[0].path).toBe('body');
@@ -123,6 +170,13 @@ it('lets whoever reaches the site upload; service accounts need media:write', as
   expect(byWriter.body.created_by).toBeNull();
   const byAuthor = await upload(a.site, author.auth).attach('file', png, 'a.png').expect(201);
   expect(byAuthor.body.created_by).toBe(author.user.id);
-  expect(existsSync(localFile(t, await t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`
-    select storage_key from media_items where id = ${byAuthor.body.id}`)))).toBe(true);
+  expect(
+    existsSync(
+      localFile(
+        t,
+        await t.services.db.oneFirst(sql.type(z.object({ storage_key: z.string() }))`
+    select storage_key from media_items where id = ${byAuthor.body.id}`),
+      ),
+    ),
+  ).toBe(true);
 });

@@ -26,13 +26,17 @@ afterAll(() => stopTestApp(t));
 async function stored(site: Site, body = bytes, mimeType = 'audio/mpeg') {
   const key = `${site.tenant_id}/${site.id}/view-${Math.random().toString(36).slice(2)}.mp3`;
   await createStorage(t.config).put(key, body, mimeType);
-  return insertMedia(t.services.db, { tenantId: site.tenant_id, siteId: site.id, jobId: null, createdBy: null }, {
-    kind: 'audio',
-    mimeType,
-    sizeBytes: body.length,
-    storageKey: key,
-    fileName: 'view.mp3',
-  });
+  return insertMedia(
+    t.services.db,
+    { tenantId: site.tenant_id, siteId: site.id, jobId: null, createdBy: null },
+    {
+      kind: 'audio',
+      mimeType,
+      sizeBytes: body.length,
+      storageKey: key,
+      fileName: 'view.mp3',
+    },
+  );
 }
 
 const view = (site: Site, id: string) => request(t.app).get(`/${site.slug}/media/${id}/view`).set(a.editor.auth);
@@ -79,7 +83,11 @@ it('answers 304 to a client that has this version, and the whole file to one who
   await view(a.site, item.id).set('If-Range', '"old"').set('Range', 'bytes=0-9').expect(200);
   await view(a.site, item.id).set('If-Range', etag).set('Range', 'bytes=0-9').expect(206);
   // A change to the item changes its ETag.
-  await request(t.app).patch(`/${a.site.slug}/media/${item.id}`).set(a.editor.auth).send({ alt: 'changed' }).expect(200);
+  await request(t.app)
+    .patch(`/${a.site.slug}/media/${item.id}`)
+    .set(a.editor.auth)
+    .send({ alt: 'changed' })
+    .expect(200);
   const after = await view(a.site, item.id).set('If-None-Match', etag).expect(200);
   expect(after.headers.etag).not.toBe(etag);
 });
@@ -93,7 +101,10 @@ it('answers HEAD with the headers alone', async () => {
 it('keeps the file to those who reach the site', async () => {
   const item = await stored(a.site);
   await request(t.app).get(`/${a.site.slug}/media/${item.id}/view`).expect(401);
-  await request(t.app).get(`/${a.site.slug}/media/${item.id}/view`).set('Authorization', 'Bearer not-a-token').expect(401);
+  await request(t.app)
+    .get(`/${a.site.slug}/media/${item.id}/view`)
+    .set('Authorization', 'Bearer not-a-token')
+    .expect(401);
   await request(t.app).get(`/${a.site.slug}/media/${item.id}/view`).set(b.admin.auth).expect(404);
   await request(t.app).get(`/${b.site.slug}/media/${item.id}/view`).set(b.admin.auth).expect(404);
   const noMedia = await serviceAccount(t, a.tenant, ['sites:read'], a.admin);

@@ -30,7 +30,12 @@ let t: TestApp;
 let fake: FakeProviders;
 let worker: WorkerHandle | undefined;
 
-const asyncEnv = () => ({ SPEECH_PROVIDER: 'async', MEDIA_PROVIDER_URL: fake.url, MEDIA_PROVIDER_WEBHOOK_SECRET: secret, PUBLIC_URL: 'http://127.0.0.1:1' });
+const asyncEnv = () => ({
+  SPEECH_PROVIDER: 'async',
+  MEDIA_PROVIDER_URL: fake.url,
+  MEDIA_PROVIDER_WEBHOOK_SECRET: secret,
+  PUBLIC_URL: 'http://127.0.0.1:1',
+});
 
 beforeAll(async () => {
   fake = await startFakeProviders();
@@ -69,7 +74,10 @@ async function handedOver({ site, user }: World) {
 const deliver = (siteIdentifier: string, signed: { raw: string; headers: Record<string, string> }) =>
   request(t.app).post(`/${siteIdentifier}/media/webhook/mediaprovider`).set(signed.headers).send(signed.raw);
 
-const success = (jobRef: string, output: Record<string, unknown> = { audio_base64: toneWav(2).toString('base64') }) => ({
+const success = (
+  jobRef: string,
+  output: Record<string, unknown> = { audio_base64: toneWav(2).toString('base64') },
+) => ({
   job_ref: jobRef,
   status: 'succeeded',
   output,
@@ -79,9 +87,16 @@ const recorded = (eventId: string) =>
   t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
     select count(*)::int as count from webhook_events where source = 'mediaprovider' and event_id = ${eventId}`);
 
-const balanceOf = async ({ site, user }: World) => readBalance(t.services.db, await userAccount(t.services.db, site, user.user.id));
+const balanceOf = async ({ site, user }: World) =>
+  readBalance(t.services.db, await userAccount(t.services.db, site, user.user.id));
 
-const mediaRow = z.object({ storage_key: z.string(), mime_type: z.string(), duration_seconds: z.number().nullable(), kind: z.string(), status: z.string() });
+const mediaRow = z.object({
+  storage_key: z.string(),
+  mime_type: z.string(),
+  duration_seconds: z.number().nullable(),
+  kind: z.string(),
+  status: z.string(),
+});
 
 /** The job unchanged by a delivery that must not touch it. */
 async function expectUnchanged(before: JobRow) {
@@ -99,7 +114,11 @@ it('hands the job over, then a signed success is accepted and finished: audio st
 
   // Delivered where the provider was told to call back.
   const signed = signedDelivery(secret, success(accepted.id));
-  const res = await request(t.app).post(new URL(accepted.callback_url).pathname).set(signed.headers).send(signed.raw).expect(200);
+  const res = await request(t.app)
+    .post(new URL(accepted.callback_url).pathname)
+    .set(signed.headers)
+    .send(signed.raw)
+    .expect(200);
   expect(res.body).toEqual({ received: true, outcome: 'accepted', job_id: job.id });
 
   const done = await waitForJob(t, job.id, [...finished]);
@@ -120,10 +139,14 @@ it('hands the job over, then a signed success is accepted and finished: audio st
   expect(charged).toBeGreaterThanOrEqual(2);
   expect(done.credits_charged).toBe(charged);
   const ledger = await ledgerFor(t, job.id);
-  expect(ledger.filter((entry) => entry.kind === 'debit')).toEqual([{ kind: 'debit', amount: -charged, reserved_change: -charged }]);
+  expect(ledger.filter((entry) => entry.kind === 'debit')).toEqual([
+    { kind: 'debit', amount: -charged, reserved_change: -charged },
+  ]);
   expect(await balanceOf(w)).toEqual({ balance: 100 - charged, reserved: 0, available: 100 - charged });
-  expect(await t.services.db.anyFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
-    select outcome from job_attempts where job_id = ${job.id} order by attempt`)).toEqual(['waiting', 'succeeded']);
+  expect(
+    await t.services.db.anyFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
+    select outcome from job_attempts where job_id = ${job.id} order by attempt`),
+  ).toEqual(['waiting', 'succeeded']);
 });
 
 it('answers a repeated webhook-id as a duplicate and changes nothing; a new id for the finished job is ignored', async () => {
@@ -143,20 +166,33 @@ it('answers a repeated webhook-id as a duplicate and changes nothing; a new id f
   await expectUnchanged(done);
 
   // Another event for the same job: acknowledged, ignored.
-  const other = await deliver(w.site.id, signedDelivery(secret, success(accepted.id, { audio_base64: toneWav(5).toString('base64') }))).expect(200);
+  const other = await deliver(
+    w.site.id,
+    signedDelivery(secret, success(accepted.id, { audio_base64: toneWav(5).toString('base64') })),
+  ).expect(200);
   expect(other.body).toEqual({ received: true, outcome: 'ignored', job_id: job.id });
-  const failure = await deliver(w.site.id, signedDelivery(secret, { job_ref: accepted.id, status: 'failed', error: { message: 'late' } })).expect(200);
+  const failure = await deliver(
+    w.site.id,
+    signedDelivery(secret, { job_ref: accepted.id, status: 'failed', error: { message: 'late' } }),
+  ).expect(200);
   expect(failure.body).toEqual({ received: true, outcome: 'ignored', job_id: job.id });
   await expectUnchanged(done);
   expect((await ledgerFor(t, job.id)).filter((entry) => entry.kind === 'debit')).toHaveLength(1);
-  expect(await balanceOf(w)).toEqual({ balance: 100 - done.credits_charged, reserved: 0, available: 100 - done.credits_charged });
+  expect(await balanceOf(w)).toEqual({
+    balance: 100 - done.credits_charged,
+    reserved: 0,
+    available: 100 - done.credits_charged,
+  });
 });
 
 it('fetches audio delivered by URL on the provider’s origin', async () => {
   const w = await world();
   const { job, accepted } = await handedOver(w);
   fake.files.set('a.wav', toneWav(1));
-  await deliver(w.site.slug, signedDelivery(secret, success(accepted.id, { audio_url: `${fake.url}/files/a.wav` }))).expect(200, {
+  await deliver(
+    w.site.slug,
+    signedDelivery(secret, success(accepted.id, { audio_url: `${fake.url}/files/a.wav` })),
+  ).expect(200, {
     received: true,
     outcome: 'accepted',
     job_id: job.id,
@@ -178,7 +214,12 @@ it('fails the job with provider_invalid_response for an audio URL elsewhere, wit
   const elsewhere = `http://127.0.0.2:${new URL(fake.url).port}/files/a.wav`;
   await deliver(w.site.slug, signedDelivery(secret, success(accepted.id, { audio_url: elsewhere }))).expect(200);
   const done = await waitForJob(t, job.id, [...finished]);
-  expect(done).toMatchObject({ status: 'failed', credits_charged: 0, media_id: null, error: { code: 'provider_invalid_response' } });
+  expect(done).toMatchObject({
+    status: 'failed',
+    credits_charged: 0,
+    media_id: null,
+    error: { code: 'provider_invalid_response' },
+  });
   expect(fake.requests.slice(before).filter((r) => r.path.startsWith('/files/'))).toHaveLength(0);
   expect(await ledgerFor(t, job.id)).toEqual([
     { kind: 'reservation', amount: 0, reserved_change: estimate },
@@ -209,7 +250,13 @@ it('fails at once when the delivered audio cannot be decoded', async () => {
   const garbage = Buffer.from('this is not audio at all').toString('base64');
   await deliver(w.site.slug, signedDelivery(secret, success(accepted.id, { audio_base64: garbage }))).expect(200);
   const done = await waitForJob(t, job.id, [...finished]);
-  expect(done).toMatchObject({ status: 'failed', attempts: 2, credits_charged: 0, media_id: null, error: { transient: false } });
+  expect(done).toMatchObject({
+    status: 'failed',
+    attempts: 2,
+    credits_charged: 0,
+    media_id: null,
+    error: { transient: false },
+  });
   expect(['provider_invalid_response', 'speech_failed']).toContain(done.error?.code);
   expect(await balanceOf(w)).toEqual({ balance: 100, reserved: 0, available: 100 });
 });
@@ -217,11 +264,19 @@ it('fails at once when the delivered audio cannot be decoded', async () => {
 it('settles a failure delivery at once: provider_failed with its message, credits released', async () => {
   const w = await world();
   const { job, accepted } = await handedOver(w);
-  const res = await deliver(w.site.slug, signedDelivery(secret, { job_ref: accepted.id, status: 'failed', error: { message: 'boom' } })).expect(200);
+  const res = await deliver(
+    w.site.slug,
+    signedDelivery(secret, { job_ref: accepted.id, status: 'failed', error: { message: 'boom' } }),
+  ).expect(200);
   expect(res.body).toEqual({ received: true, outcome: 'failed', job_id: job.id });
   // Settled in the request itself: no waiting for a worker.
   const done = await readJob(t, job.id);
-  expect(done).toMatchObject({ status: 'failed', credits_charged: 0, media_id: null, error: { code: 'provider_failed', message: 'boom', transient: false } });
+  expect(done).toMatchObject({
+    status: 'failed',
+    credits_charged: 0,
+    media_id: null,
+    error: { code: 'provider_failed', message: 'boom', transient: false },
+  });
   expect(done.finished_at).not.toBeNull();
   expect(await ledgerFor(t, job.id)).toEqual([
     { kind: 'reservation', amount: 0, reserved_change: estimate },
@@ -234,7 +289,9 @@ it('accepts exactly one of many concurrent deliveries for the same job and debit
   const w = await world();
   const { job, accepted } = await handedOver(w);
   const deliveries = Array.from({ length: 8 }, (_, i) =>
-    i % 2 === 0 ? signedDelivery(secret, success(accepted.id)) : signedDelivery(secret, { job_ref: accepted.id, status: 'failed', error: { message: `race ${i}` } }),
+    i % 2 === 0
+      ? signedDelivery(secret, success(accepted.id))
+      : signedDelivery(secret, { job_ref: accepted.id, status: 'failed', error: { message: `race ${i}` } }),
   );
   const answers = await Promise.all(deliveries.map((signed) => deliver(w.site.slug, signed)));
   expect(answers.map((res) => res.status)).toEqual(Array(8).fill(200));
@@ -256,7 +313,11 @@ it('accepts exactly one of many concurrent deliveries for the same job and debit
 it('ignores a result for a job canceled while it waited', async () => {
   const w = await world();
   const { job, accepted } = await handedOver(w);
-  const canceled = await request(t.app).post(`/${w.site.slug}/jobs/${job.id}/cancel`).set(w.user.auth).send({}).expect(200);
+  const canceled = await request(t.app)
+    .post(`/${w.site.slug}/jobs/${job.id}/cancel`)
+    .set(w.user.auth)
+    .send({})
+    .expect(200);
   expect(canceled.body.status).toBe('canceled');
   const res = await deliver(w.site.slug, signedDelivery(secret, success(accepted.id))).expect(200);
   expect(res.body).toEqual({ received: true, outcome: 'ignored', job_id: job.id });
@@ -294,9 +355,16 @@ describe('deliveries refused', () => {
       expect(missing.body.type).toMatch(/invalid-signature$/);
     }
     const unversioned = signedDelivery(secret, body);
-    await deliver(w.site.slug, { ...unversioned, headers: { ...unversioned.headers, 'webhook-signature': unversioned.headers['webhook-signature']!.replace(/^v1,/, 'v2,') } }).expect(401);
+    await deliver(w.site.slug, {
+      ...unversioned,
+      headers: {
+        ...unversioned.headers,
+        'webhook-signature': unversioned.headers['webhook-signature']!.replace(/^v1,/, 'v2,'),
+      },
+    }).expect(401);
 
-    for (const id of [wrongKey.headers['webhook-id']!, stale.headers['webhook-id']!, tampered.headers['webhook-id']!]) expect(await recorded(id)).toBe(0);
+    for (const id of [wrongKey.headers['webhook-id']!, stale.headers['webhook-id']!, tampered.headers['webhook-id']!])
+      expect(await recorded(id)).toBe(0);
     await expectUnchanged(job);
   });
 
@@ -304,8 +372,15 @@ describe('deliveries refused', () => {
     const w = await world();
     const { job, accepted } = await handedOver(w);
     const signed = signedDelivery(secret, { job_ref: accepted.id, status: 'failed', error: { message: 'rotated' } });
-    const headers = { ...signed.headers, 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')} ${signed.headers['webhook-signature']}` };
-    await deliver(w.site.slug, { raw: signed.raw, headers }).expect(200, { received: true, outcome: 'failed', job_id: job.id });
+    const headers = {
+      ...signed.headers,
+      'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')} ${signed.headers['webhook-signature']}`,
+    };
+    await deliver(w.site.slug, { raw: signed.raw, headers }).expect(200, {
+      received: true,
+      outcome: 'failed',
+      job_id: job.id,
+    });
   });
 
   it('answers 422 to a signed body that is not a delivery, and 400 to one that is not JSON, recording neither', async () => {
@@ -320,7 +395,8 @@ describe('deliveries refused', () => {
     expect(await recorded(badStatus.headers['webhook-id']!)).toBe(0);
     const notJson = signedDelivery(secret, 'x');
     const garbled = { raw: '{"job_ref": ', headers: { ...notJson.headers } };
-    garbled.headers['webhook-signature'] = `v1,${sign(secret, notJson.headers['webhook-id']!, notJson.headers['webhook-timestamp']!, garbled.raw)}`;
+    garbled.headers['webhook-signature'] =
+      `v1,${sign(secret, notJson.headers['webhook-id']!, notJson.headers['webhook-timestamp']!, garbled.raw)}`;
     await deliver(w.site.slug, garbled).expect(400);
     expect(await recorded(notJson.headers['webhook-id']!)).toBe(0);
     await expectUnchanged(job);
@@ -332,7 +408,15 @@ describe('deliveries refused', () => {
   // checked before anything else (and its own 400 'The body is not JSON.' is unreachable).
   it('checks the signature before reading the body: an unsigned body that is not JSON is a 401', async () => {
     const w = await world();
-    const res = await deliver(w.site.slug, { raw: '{"job_ref": ', headers: { 'content-type': 'application/json', 'webhook-id': 'evt-garbled', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' } });
+    const res = await deliver(w.site.slug, {
+      raw: '{"job_ref": ',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'evt-garbled',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': 'v1,AAAA',
+      },
+    });
     expect(res.status).toBe(401);
     expect(res.body.type).toMatch(/invalid-signature$/);
   });
@@ -354,7 +438,11 @@ describe('deliveries refused', () => {
     await expectUnchanged(job);
 
     // A corrected delivery under the same id is still handled.
-    const corrected = signedDelivery(secret, { job_ref: accepted.id, status: 'failed', error: { message: 'boom' } }, { id: unknown.headers['webhook-id']! });
+    const corrected = signedDelivery(
+      secret,
+      { job_ref: accepted.id, status: 'failed', error: { message: 'boom' } },
+      { id: unknown.headers['webhook-id']! },
+    );
     await deliver(w.site.slug, corrected).expect(200, { received: true, outcome: 'failed', job_id: job.id });
     expect(await recorded(unknown.headers['webhook-id']!)).toBe(1);
     expect(await readJob(t, job.id)).toMatchObject({ status: 'failed', error: { code: 'provider_failed' } });
@@ -366,7 +454,11 @@ describe('deliveries refused', () => {
       const tenant = await newTenant(bare);
       const site = await newSite(bare, tenant);
       const signed = signedDelivery(secret, { job_ref: 'prov-x', status: 'failed' });
-      const res = await request(bare.app).post(`/${site.slug}/media/webhook/mediaprovider`).set(signed.headers).send(signed.raw).expect(503);
+      const res = await request(bare.app)
+        .post(`/${site.slug}/media/webhook/mediaprovider`)
+        .set(signed.headers)
+        .send(signed.raw)
+        .expect(503);
       expect(res.body.status).toBe(503);
     } finally {
       await stopTestApp(bare);
@@ -378,19 +470,31 @@ describe('early and odd deliveries', () => {
   it('answers a retryable 409 when the result arrives before the worker recorded the provider’s job_ref', async () => {
     const w = await world();
     const running = await newJob(t, w.site, { userId: w.user.user.id, status: 'running' });
-    const early = signedDelivery(secret, { job_ref: 'prov-not-recorded-yet', reference: running.id, status: 'succeeded', output: { audio_base64: toneWav(1).toString('base64') } });
+    const early = signedDelivery(secret, {
+      job_ref: 'prov-not-recorded-yet',
+      reference: running.id,
+      status: 'succeeded',
+      output: { audio_base64: toneWav(1).toString('base64') },
+    });
     const res = await deliver(w.site.slug, early).expect(409);
     expect(res.headers['retry-after']).toBe('2');
     // Nothing was recorded, so the provider's retry with the same event id is handled then.
     expect(await recorded(early.headers['webhook-id'])).toBe(0);
     // Without our reference the same delivery is simply unknown.
-    await deliver(w.site.slug, signedDelivery(secret, { job_ref: 'prov-not-recorded-yet', status: 'succeeded' })).expect(404);
+    await deliver(
+      w.site.slug,
+      signedDelivery(secret, { job_ref: 'prov-not-recorded-yet', status: 'succeeded' }),
+    ).expect(404);
   });
 
   it('keeps JSON bodies parsed for a site whose slug is webhook', async () => {
     const tenant = await newTenant(t);
     const site = await newSite(t, tenant, 'webhook');
     const admin = await signedIn(t, { tenant, role: 'admin' });
-    await request(t.app).put(`/${site.slug}/transactions/cost-settings`).set(admin.auth).send({ settings: [{ kind: 'speech', price: 2 }] }).expect(200);
+    await request(t.app)
+      .put(`/${site.slug}/transactions/cost-settings`)
+      .set(admin.auth)
+      .send({ settings: [{ kind: 'speech', price: 2 }] })
+      .expect(200);
   });
 });

@@ -15,7 +15,11 @@ type Limits = { limitInputPixels: number; failOn: 'error' };
 async function removeBackground(input: Buffer, mask: Buffer | null, limits: Limits): Promise<Buffer> {
   const { data, info } = await sharp(input, limits).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   if (mask) {
-    const alpha = await sharp(mask, limits).resize(info.width, info.height, { fit: 'fill' }).greyscale().raw().toBuffer();
+    const alpha = await sharp(mask, limits)
+      .resize(info.width, info.height, { fit: 'fill' })
+      .greyscale()
+      .raw()
+      .toBuffer();
     for (let pixel = 0; pixel < info.width * info.height; pixel++) data[pixel * 4 + 3] = alpha[pixel]!;
   } else {
     const [r, g, b] = [data[0]!, data[1]!, data[2]!];
@@ -24,11 +28,21 @@ async function removeBackground(input: Buffer, mask: Buffer | null, limits: Limi
       if (distance < 60) data[at + 3] = 0;
     }
   }
-  return sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } }).png().toBuffer();
+  return sharp(data, { raw: { width: info.width, height: info.height, channels: 4 } })
+    .png()
+    .toBuffer();
 }
 
-const localEdits: { name: string; match: RegExp; apply: (input: Buffer, instruction: string, mask: Buffer | null, limits: Limits) => Promise<Buffer> }[] = [
-  { name: 'remove the background', match: /background/i, apply: (input, _i, mask, limits) => removeBackground(input, mask, limits) },
+const localEdits: {
+  name: string;
+  match: RegExp;
+  apply: (input: Buffer, instruction: string, mask: Buffer | null, limits: Limits) => Promise<Buffer>;
+}[] = [
+  {
+    name: 'remove the background',
+    match: /background/i,
+    apply: (input, _i, mask, limits) => removeBackground(input, mask, limits),
+  },
   {
     name: 'upscale (2x, 3x or 4x)',
     match: /upscale|enlarge|higher resolution/i,
@@ -36,28 +50,65 @@ const localEdits: { name: string; match: RegExp; apply: (input: Buffer, instruct
       const factor = Math.min(4, Math.max(2, Number(/([2-4])\s*x/i.exec(instruction)?.[1] ?? 2)));
       const meta = await sharp(input, limits).metadata();
       if ((meta.width ?? 0) * (meta.height ?? 0) * factor * factor > limits.limitInputPixels) {
-        throw permanent('image_too_large', `Upscaled ${factor}x the image would exceed MEDIA_MAX_PIXELS (${limits.limitInputPixels}).`);
+        throw permanent(
+          'image_too_large',
+          `Upscaled ${factor}x the image would exceed MEDIA_MAX_PIXELS (${limits.limitInputPixels}).`,
+        );
       }
-      return sharp(input, limits).resize({ width: (meta.width ?? 1) * factor, kernel: 'lanczos3' }).png().toBuffer();
+      return sharp(input, limits)
+        .resize({ width: (meta.width ?? 1) * factor, kernel: 'lanczos3' })
+        .png()
+        .toBuffer();
     },
   },
-  { name: 'black and white', match: /gr[ae]yscale|black and white|monochrome/i, apply: (input, _i, _m, limits) => sharp(input, limits).greyscale().png().toBuffer() },
+  {
+    name: 'black and white',
+    match: /gr[ae]yscale|black and white|monochrome/i,
+    apply: (input, _i, _m, limits) => sharp(input, limits).greyscale().png().toBuffer(),
+  },
   {
     name: 'sepia',
     match: /sepia|vintage/i,
     apply: (input, _i, _m, limits) =>
-      sharp(input, limits).recomb([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]]).png().toBuffer(),
+      sharp(input, limits)
+        .recomb([
+          [0.393, 0.769, 0.189],
+          [0.349, 0.686, 0.168],
+          [0.272, 0.534, 0.131],
+        ])
+        .png()
+        .toBuffer(),
   },
-  { name: 'blur', match: /blur|soften/i, apply: (input, _i, _m, limits) => sharp(input, limits).blur(4).png().toBuffer() },
-  { name: 'sharpen', match: /sharpen/i, apply: (input, _i, _m, limits) => sharp(input, limits).sharpen({ sigma: 1.5 }).png().toBuffer() },
-  { name: 'invert', match: /invert|negative/i, apply: (input, _i, _m, limits) => sharp(input, limits).negate({ alpha: false }).png().toBuffer() },
+  {
+    name: 'blur',
+    match: /blur|soften/i,
+    apply: (input, _i, _m, limits) => sharp(input, limits).blur(4).png().toBuffer(),
+  },
+  {
+    name: 'sharpen',
+    match: /sharpen/i,
+    apply: (input, _i, _m, limits) => sharp(input, limits).sharpen({ sigma: 1.5 }).png().toBuffer(),
+  },
+  {
+    name: 'invert',
+    match: /invert|negative/i,
+    apply: (input, _i, _m, limits) => sharp(input, limits).negate({ alpha: false }).png().toBuffer(),
+  },
 ];
 
-export async function editLocally(config: Config, input: Buffer, instruction: string, mask: Buffer | null): Promise<{ output: Buffer; applied: string[] }> {
+export async function editLocally(
+  config: Config,
+  input: Buffer,
+  instruction: string,
+  mask: Buffer | null,
+): Promise<{ output: Buffer; applied: string[] }> {
   const limits: Limits = { limitInputPixels: config.media.maxPixels, failOn: 'error' };
   const chosen = localEdits.filter((edit) => edit.match.test(instruction));
   if (chosen.length === 0) {
-    throw permanent('unsupported_instruction', `The local editor can: ${localEdits.map((edit) => edit.name).join(', ')}. For other edits set IMAGE_PROVIDER=openai.`);
+    throw permanent(
+      'unsupported_instruction',
+      `The local editor can: ${localEdits.map((edit) => edit.name).join(', ')}. For other edits set IMAGE_PROVIDER=openai.`,
+    );
   }
   let output = input;
   for (const edit of chosen) output = await edit.apply(output, instruction, mask, limits);
@@ -66,15 +117,37 @@ export async function editLocally(config: Config, input: Buffer, instruction: st
 
 const edited = z.object({ data: z.array(z.object({ b64_json: z.base64() })).min(1) });
 
-export async function editWithProvider(config: Config, input: Buffer, instruction: string, mask: Buffer | null, signal: AbortSignal): Promise<Buffer> {
-  if (!config.ai.baseUrl) throw permanent('not_configured', 'IMAGE_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
+export async function editWithProvider(
+  config: Config,
+  input: Buffer,
+  instruction: string,
+  mask: Buffer | null,
+  signal: AbortSignal,
+): Promise<Buffer> {
+  if (!config.ai.baseUrl)
+    throw permanent('not_configured', 'IMAGE_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
   const form = new FormData();
   form.append('model', config.images.model);
   form.append('prompt', instruction);
   form.append('response_format', 'b64_json');
-  form.append('image', new Blob([new Uint8Array(await sharp(input).png().toBuffer())], { type: 'image/png' }), 'image.png');
-  if (mask) form.append('mask', new Blob([new Uint8Array(await sharp(mask).png().toBuffer())], { type: 'image/png' }), 'mask.png');
-  const response = await callProvider('The image provider', { url: `${config.ai.baseUrl}/images/edits`, apiKey: config.ai.apiKey, form, timeoutMs: config.ai.timeoutMs, signal });
+  form.append(
+    'image',
+    new Blob([new Uint8Array(await sharp(input).png().toBuffer())], { type: 'image/png' }),
+    'image.png',
+  );
+  if (mask)
+    form.append(
+      'mask',
+      new Blob([new Uint8Array(await sharp(mask).png().toBuffer())], { type: 'image/png' }),
+      'mask.png',
+    );
+  const response = await callProvider('The image provider', {
+    url: `${config.ai.baseUrl}/images/edits`,
+    apiKey: config.ai.apiKey,
+    form,
+    timeoutMs: config.ai.timeoutMs,
+    signal,
+  });
   const body = edited.safeParse(await response.json().catch(() => null));
   if (!body.success) throw permanent('provider_invalid_response', 'The image provider answered without an image.');
   return Buffer.from(body.data.data[0]!.b64_json, 'base64');

@@ -24,7 +24,9 @@ const palette = { natural: [30, 45], vivid: [80, 60], flat: [55, 55] } as const;
 
 function svg(request: ImageRequest, index: number): string {
   const { width, height } = dimensions(request.size);
-  const digest = createHash('sha256').update(`${request.prompt}\u0000${request.seed ?? 0}\u0000${index}`).digest();
+  const digest = createHash('sha256')
+    .update(`${request.prompt}\u0000${request.seed ?? 0}\u0000${index}`)
+    .digest();
   const random = generator(digest.readUInt32LE(0));
   const [saturation, lightness] = palette[request.style];
   const hue = Math.floor(random() * 360);
@@ -47,5 +49,7 @@ function svg(request: ImageRequest, index: number): string {
 }
 
 export async function renderLocal(request: ImageRequest, index: number): Promise<Buffer> {
-  return sharp(Buffer.from(svg(request, index))).toFormat(request.format).toBuffer();
+  return sharp(Buffer.from(svg(request, index)))
+    .toFormat(request.format)
+    .toBuffer();
 }

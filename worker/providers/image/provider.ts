@@ -15,17 +15,26 @@ export function imageProvider(config: Config): ImageProvider {
   if (config.images.provider === 'local') {
     return {
       name: 'local',
-      generate: (request) => Promise.all(Array.from({ length: request.count }, (_, index) => renderLocal(request, index))),
+      generate: (request) =>
+        Promise.all(Array.from({ length: request.count }, (_, index) => renderLocal(request, index))),
     };
   }
-  if (!config.ai.baseUrl) throw permanent('not_configured', 'IMAGE_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
+  if (!config.ai.baseUrl)
+    throw permanent('not_configured', 'IMAGE_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
   return {
     name: 'openai',
     async generate(request, signal) {
       const response = await callProvider('The image provider', {
         url: `${config.ai.baseUrl}/images/generations`,
         apiKey: config.ai.apiKey,
-        json: { model: config.images.model, prompt: request.prompt, n: request.count, size: request.size, response_format: 'b64_json', ...(request.style === 'vivid' ? { style: 'vivid' } : {}) },
+        json: {
+          model: config.images.model,
+          prompt: request.prompt,
+          n: request.count,
+          size: request.size,
+          response_format: 'b64_json',
+          ...(request.style === 'vivid' ? { style: 'vivid' } : {}),
+        },
         timeoutMs: config.ai.timeoutMs,
         signal,
       });

@@ -9,7 +9,10 @@ for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
 let errors = '';
 const espeak = await ESpeakNg({
   arguments: ['-v', voice, '-s', wpm, '-w', '/out.wav', '-f', '/in.txt'],
-  preRun: [(module: { FS: { writeFile(path: string, data: Uint8Array): void } }) => module.FS.writeFile('/in.txt', Buffer.concat(chunks))],
+  preRun: [
+    (module: { FS: { writeFile(path: string, data: Uint8Array): void } }) =>
+      module.FS.writeFile('/in.txt', Buffer.concat(chunks)),
+  ],
   print: () => {},
   printErr: (line: string) => {
     errors += `${line}\n`;

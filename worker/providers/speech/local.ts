@@ -36,7 +36,13 @@ function collect(command: string, args: string[], input: string, jobSignal: Abor
       const audio = Buffer.concat(out);
       // espeak-ng reports an unknown voice on stderr and may still exit 0 with no audio.
       if (code === 0 && audio.length > 44) resolve(audio);
-      else reject(permanent('speech_failed', `espeak-ng could not speak this: ${err.trim().slice(0, 200) || `exit code ${code}`}`));
+      else
+        reject(
+          permanent(
+            'speech_failed',
+            `espeak-ng could not speak this: ${err.trim().slice(0, 200) || `exit code ${code}`}`,
+          ),
+        );
     });
     child.stdin.on('error', () => {});
     child.stdin.end(input);

@@ -14,7 +14,13 @@ export function openAiSpeech(config: Config): SyncSpeechProvider {
       const response = await callProvider('The speech provider', {
         url: `${config.ai.baseUrl}/audio/speech`,
         apiKey: config.ai.apiKey,
-        json: { model: config.ai.speechModel, input: request.text, voice: voices[request.voice] ?? request.voice, speed: request.speed, response_format: 'wav' },
+        json: {
+          model: config.ai.speechModel,
+          input: request.text,
+          voice: voices[request.voice] ?? request.voice,
+          speed: request.speed,
+          response_format: 'wav',
+        },
         timeoutMs: config.ai.timeoutMs,
         signal,
       });

@@ -12,7 +12,11 @@ export type SpeechRequest = { text: string; voice: string; language: string; spe
 /** Audio in any format ffmpeg reads; `speedApplied` false when ffmpeg must still change the tempo. */
 export type Speech = { audio: Buffer; speedApplied: boolean };
 
-export type SyncSpeechProvider = { name: string; mode: 'sync'; synthesize(request: SpeechRequest, signal: AbortSignal): Promise<Speech> };
+export type SyncSpeechProvider = {
+  name: string;
+  mode: 'sync';
+  synthesize(request: SpeechRequest, signal: AbortSignal): Promise<Speech>;
+};
 
 export type AsyncSpeechProvider = {
   name: string;
@@ -28,11 +32,15 @@ export function speechProvider(config: Config): SpeechProvider {
     case 'local':
       return localSpeech(config);
     case 'openai':
-      if (!config.ai.baseUrl) throw permanent('not_configured', 'SPEECH_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
+      if (!config.ai.baseUrl)
+        throw permanent('not_configured', 'SPEECH_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
       return openAiSpeech(config);
     case 'async':
       if (!config.mediaProvider.url || !config.mediaProvider.webhookSecret || !config.publicUrl) {
-        throw permanent('not_configured', 'SPEECH_PROVIDER=async needs MEDIA_PROVIDER_URL, MEDIA_PROVIDER_WEBHOOK_SECRET and PUBLIC_URL.');
+        throw permanent(
+          'not_configured',
+          'SPEECH_PROVIDER=async needs MEDIA_PROVIDER_URL, MEDIA_PROVIDER_WEBHOOK_SECRET and PUBLIC_URL.',
+        );
       }
       return asyncSpeech(config);
   }

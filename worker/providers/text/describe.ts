@@ -31,8 +31,13 @@ function colourName(hex: string | null): string | null {
   if (lightness < 0.15) return 'black';
   if (lightness > 0.9) return 'white';
   if (saturation < 0.15) return 'grey';
-  const hue = max === r ? ((g - b) / (max - min) + 6) % 6 : max === g ? (b - r) / (max - min) + 2 : (r - g) / (max - min) + 4;
-  return ['red', 'orange', 'yellow', 'green', 'green', 'cyan', 'blue', 'blue', 'purple', 'pink', 'pink', 'red'][Math.floor(hue * 2) % 12] ?? null;
+  const hue =
+    max === r ? ((g - b) / (max - min) + 6) % 6 : max === g ? (b - r) / (max - min) + 2 : (r - g) / (max - min) + 4;
+  return (
+    ['red', 'orange', 'yellow', 'green', 'green', 'cyan', 'blue', 'blue', 'purple', 'pink', 'pink', 'red'][
+      Math.floor(hue * 2) % 12
+    ] ?? null
+  );
 }
 
 /** The file name's words, without camera prefixes and numbers: `IMG_2041-harbour-at-night.png` → harbour at night. */
@@ -41,7 +46,10 @@ const words = (fileName: string) =>
     .replace(/\.[a-z0-9]{2,5}$/i, '')
     .split(/[^\p{L}\p{N}]+/u)
     .map((word) => word.toLowerCase())
-    .filter((word) => word && !/^\d+$/.test(word) && !['img', 'dsc', 'image', 'photo', 'file', 'generated', 'speech'].includes(word));
+    .filter(
+      (word) =>
+        word && !/^\d+$/.test(word) && !['img', 'dsc', 'image', 'photo', 'file', 'generated', 'speech'].includes(word),
+    );
 
 // Too short to be a useful tag: at, of, a...
 const taggable = (word: string) => word.length >= 3;
@@ -49,25 +57,64 @@ const taggable = (word: string) => word.length >= 3;
 export function describeLocally(subject: Subject): Described {
   const colour = colourName(subject.dominant_color);
   const named = words(subject.file_name);
-  const orientation = subject.width && subject.height ? (subject.width > subject.height ? 'landscape' : subject.width < subject.height ? 'portrait' : 'square') : null;
+  const orientation =
+    subject.width && subject.height
+      ? subject.width > subject.height
+        ? 'landscape'
+        : subject.width < subject.height
+          ? 'portrait'
+          : 'square'
+      : null;
   const size = subject.width && subject.height ? `${subject.width}×${subject.height}` : null;
   const duration = subject.duration_seconds ? `${subject.duration_seconds.toFixed(1)} seconds` : null;
   const about = named.length > 0 ? ` of ${named.join(' ')}` : '';
   const parts = [orientation, subject.kind, about.trim() ? about.trim() : null].filter(Boolean).join(' ');
   const alt = `${parts.charAt(0).toUpperCase()}${parts.slice(1)}${colour ? `, mostly ${colour}` : ''}${size ? ` (${size})` : ''}${duration ? `, ${duration} long` : ''}.`;
-  const caption = subject.title || (named.length > 0 ? named.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(' ') : `Untitled ${subject.kind}`);
-  const tags = [...new Set([subject.kind, orientation, colour, subject.mime_type.split('/')[1], ...named.filter(taggable)].filter((tag): tag is string => Boolean(tag)))].slice(0, 20);
-  return { alt, caption, tags, source: 'local', note: 'Made from the file’s technical metadata and name, not from its content; set TEXT_PROVIDER=openai for descriptions of what it shows.' };
+  const caption =
+    subject.title ||
+    (named.length > 0
+      ? named.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(' ')
+      : `Untitled ${subject.kind}`);
+  const tags = [
+    ...new Set(
+      [subject.kind, orientation, colour, subject.mime_type.split('/')[1], ...named.filter(taggable)].filter(
+        (tag): tag is string => Boolean(tag),
+      ),
+    ),
+  ].slice(0, 20);
+  return {
+    alt,
+    caption,
+    tags,
+    source: 'local',
+    note: 'Made from the file’s technical metadata and name, not from its content; set TEXT_PROVIDER=openai for descriptions of what it shows.',
+  };
 }
 
 const reply = z.object({ choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1) });
-const fields = z.object({ alt: z.string().max(1000), caption: z.string().max(2000), tags: z.array(z.string().max(50)).max(20) });
+const fields = z.object({
+  alt: z.string().max(1000),
+  caption: z.string().max(2000),
+  tags: z.array(z.string().max(50)).max(20),
+});
 
-export async function describeWithProvider(config: Config, subject: Subject, image: Buffer | null, signal: AbortSignal): Promise<Described> {
-  if (!config.ai.baseUrl) throw permanent('not_configured', 'TEXT_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
+export async function describeWithProvider(
+  config: Config,
+  subject: Subject,
+  image: Buffer | null,
+  signal: AbortSignal,
+): Promise<Described> {
+  if (!config.ai.baseUrl)
+    throw permanent('not_configured', 'TEXT_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
   const facts = `A ${subject.kind} (${subject.mime_type}) named "${subject.file_name}"${subject.title ? `, titled "${subject.title}"` : ''}.`;
-  const content: unknown[] = [{ type: 'text', text: `${facts} Answer with JSON only: {"alt": "...", "caption": "...", "tags": ["..."]} (alt text for screen readers, a one-sentence caption, up to 10 lower-case tags).` }];
-  if (image) content.push({ type: 'image_url', image_url: { url: `data:image/webp;base64,${image.toString('base64')}` } });
+  const content: unknown[] = [
+    {
+      type: 'text',
+      text: `${facts} Answer with JSON only: {"alt": "...", "caption": "...", "tags": ["..."]} (alt text for screen readers, a one-sentence caption, up to 10 lower-case tags).`,
+    },
+  ];
+  if (image)
+    content.push({ type: 'image_url', image_url: { url: `data:image/webp;base64,${image.toString('base64')}` } });
   const response = await callProvider('The text provider', {
     url: `${config.ai.baseUrl}/chat/completions`,
     apiKey: config.ai.apiKey,
@@ -82,6 +129,12 @@ export async function describeWithProvider(config: Config, subject: Subject, ima
   } catch {
     parsed = undefined;
   }
-  if (!parsed) throw permanent('provider_invalid_response', 'The text provider did not answer with alt, caption and tags.');
-  return { ...parsed, tags: parsed.tags.map((tag) => tag.toLowerCase()), source: 'openai', note: 'Written by the text provider.' };
+  if (!parsed)
+    throw permanent('provider_invalid_response', 'The text provider did not answer with alt, caption and tags.');
+  return {
+    ...parsed,
+    tags: parsed.tags.map((tag) => tag.toLowerCase()),
+    source: 'openai',
+    note: 'Written by the text provider.',
+  };
 }

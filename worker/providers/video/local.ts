@@ -8,7 +8,13 @@ import { writeFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { imageKey } from '../../../core/media/items.ts';
 import { bytesOf } from '../../../core/media/versions.ts';
-import { maxSceneSeconds, narrationTailSeconds, planScenes, type PlannedScene, type VideoRequest } from '../../../core/media/video.ts';
+import {
+  maxSceneSeconds,
+  narrationTailSeconds,
+  planScenes,
+  type PlannedScene,
+  type VideoRequest,
+} from '../../../core/media/video.ts';
 import { joinSegments, renderScene } from '../../media/compose.ts';
 import { encodeAudio, probe } from '../../media/ffmpeg.ts';
 import { permanent } from '../../jobs/errors.ts';
@@ -27,7 +33,12 @@ function sourceSize(width: number, height: number) {
   return width < height ? ('768x1024' as const) : ('1024x1024' as const);
 }
 
-async function picture(scene: PlannedScene, index: number, request: VideoRequest, context: JobContext): Promise<Buffer> {
+async function picture(
+  scene: PlannedScene,
+  index: number,
+  request: VideoRequest,
+  context: JobContext,
+): Promise<Buffer> {
   if (scene.mediaId) {
     const key = await imageKey(context.db, context.job.site_id, scene.mediaId);
     const bytes = key ? await bytesOf(context.storage, key) : Buffer.alloc(0);
@@ -36,7 +47,14 @@ async function picture(scene: PlannedScene, index: number, request: VideoRequest
   }
   const [width, height] = request.size.split('x').map(Number) as [number, number];
   const [image] = await imageProvider(context.config).generate(
-    { prompt: scene.imagePrompt, size: sourceSize(width, height), style: request.style, count: 1, seed: request.seed, format: 'png' },
+    {
+      prompt: scene.imagePrompt,
+      size: sourceSize(width, height),
+      style: request.style,
+      count: 1,
+      seed: request.seed,
+      format: 'png',
+    },
     context.signal,
   );
   return image!;
@@ -46,7 +64,10 @@ async function picture(scene: PlannedScene, index: number, request: VideoRequest
 async function narration(text: string, request: VideoRequest, context: JobContext): Promise<Buffer> {
   const configured = speechProvider(context.config);
   const provider = configured.mode === 'sync' ? configured : localSpeech(context.config);
-  const speech = await provider.synthesize({ text, voice: request.voice, language: request.language, speed: request.speed }, context.signal);
+  const speech = await provider.synthesize(
+    { text, voice: request.voice, language: request.language, speed: request.speed },
+    context.signal,
+  );
   return encodeAudio(context.config, speech.audio, 'wav', context.signal, speech.speedApplied ? 1 : request.speed);
 }
 
@@ -61,14 +82,20 @@ export async function composeLocally(request: VideoRequest, dir: string, context
   for (const [index, scene] of scenes.entries()) {
     await context.progress(0.05 + (0.85 * index) / scenes.length, `scene ${index + 1} of ${scenes.length}`);
     const source = await picture(scene, index, request, context);
-    const fitted = sharp(source, limits).rotate().resize(Math.round(width * overscan), Math.round(height * overscan), { fit: 'cover' });
+    const fitted = sharp(source, limits)
+      .rotate()
+      .resize(Math.round(width * overscan), Math.round(height * overscan), { fit: 'cover' });
     const image = path.join(dir, `scene-${index}.png`);
     await fitted
       .clone()
       .png()
       .toFile(image)
       .catch((error: unknown) => {
-        throw permanent('unreadable_file', `The picture of scene ${index + 1} cannot be read: ${(error as Error).message}`, error);
+        throw permanent(
+          'unreadable_file',
+          `The picture of scene ${index + 1} cannot be read: ${(error as Error).message}`,
+          error,
+        );
       });
     poster ??= await fitted.clone().resize(width, height).jpeg({ quality: 85 }).toBuffer();
     let audio: string | null = null;

@@ -20,14 +20,21 @@ const clip = z.object({
   error: z.object({ message: z.string().optional() }).nullish(),
 });
 
-
 /** What the clip shows: the prompt, or the script's scenes in order. */
-const describe = (request: VideoRequest) => request.prompt ?? (request.scenes ?? []).map((scene) => scene.image_prompt ?? scene.narration ?? '').join(' ');
+const describe = (request: VideoRequest) =>
+  request.prompt ?? (request.scenes ?? []).map((scene) => scene.image_prompt ?? scene.narration ?? '').join(' ');
 
 export async function renderByOpenAi(request: VideoRequest, dir: string, context: JobContext): Promise<string> {
   const { config, job, signal } = context;
   const call = (url: string, json?: unknown) =>
-    callProvider(name, { url: `${config.ai.baseUrl}${url}`, method: json === undefined ? 'GET' : 'POST', apiKey: config.ai.apiKey, json, timeoutMs: config.ai.timeoutMs, signal });
+    callProvider(name, {
+      url: `${config.ai.baseUrl}${url}`,
+      method: json === undefined ? 'GET' : 'POST',
+      apiKey: config.ai.apiKey,
+      json,
+      timeoutMs: config.ai.timeoutMs,
+      signal,
+    });
   const read = async (response: Response) => {
     const body = clip.safeParse(await response.json().catch(() => null));
     if (!body.success) throw permanent('provider_invalid_response', `${name} answered without a video id and status.`);
@@ -36,9 +43,18 @@ export async function renderByOpenAi(request: VideoRequest, dir: string, context
 
   let id = job.provider === 'openai' ? job.provider_ref : null;
   if (!id) {
-    const created = await read(await call('/videos', { model: config.video.model, prompt: describe(request), seconds: String(openAiClipSeconds(request)), size: request.size }));
+    const created = await read(
+      await call('/videos', {
+        model: config.video.model,
+        prompt: describe(request),
+        seconds: String(openAiClipSeconds(request)),
+        size: request.size,
+      }),
+    );
     id = created.id;
-    await context.db.query(sql.typeAlias('void')`update jobs set provider = 'openai', provider_ref = ${id} where id = ${job.id}`);
+    await context.db.query(
+      sql.typeAlias('void')`update jobs set provider = 'openai', provider_ref = ${id} where id = ${job.id}`,
+    );
   }
   const deadline = Date.now() + config.video.renderTimeoutMs;
   for (;;) {
@@ -46,10 +62,20 @@ export async function renderByOpenAi(request: VideoRequest, dir: string, context
     if (state.status === 'completed') break;
     // Anything but queued or in progress (failed, cancelled, expired...) will not become a video.
     if (state.status !== 'queued' && state.status !== 'in_progress') {
-      throw permanent('provider_rejected', `${name} could not make the video (${state.status}): ${state.error?.message ?? 'no reason given'}.`);
+      throw permanent(
+        'provider_rejected',
+        `${name} could not make the video (${state.status}): ${state.error?.message ?? 'no reason given'}.`,
+      );
     }
-    if (Date.now() > deadline) throw permanent('provider_timeout', `${name} had not finished the video after ${config.video.renderTimeoutMs} ms.`);
-    await context.progress(0.1 + 0.7 * Math.min(1, (state.progress ?? 0) / 100), `rendering at the provider (${state.status})`);
+    if (Date.now() > deadline)
+      throw permanent(
+        'provider_timeout',
+        `${name} had not finished the video after ${config.video.renderTimeoutMs} ms.`,
+      );
+    await context.progress(
+      0.1 + 0.7 * Math.min(1, (state.progress ?? 0) / 100),
+      `rendering at the provider (${state.status})`,
+    );
     await sleep(config.video.pollIntervalMs, undefined, { signal });
   }
   await context.progress(0.85, 'downloading');
