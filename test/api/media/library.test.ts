@@ -83,7 +83,8 @@ type ItemFields = Partial<{
 
 /** A media item of the site (made as insertMedia makes it), its other columns set by SQL, and optionally a real stored file. */
 async function newItem(site: Site, fields: ItemFields = {}): Promise<MediaItem & Row> {
-  const name = `${hex()}.png`;
+  // Letters only, so a search for digits ('50') cannot find an item by its random name.
+  const name = `${hex().replace(/[0-9]/g, (digit) => 'ghijklmnop'[Number(digit)]!)}.png`;
   const storageKey = `${site.tenant_id}/${site.id}/${name}`;
   if (fields.file) await createStorage(t.config).put(storageKey, Buffer.from('abc'), 'image/png');
   const item = await insertMedia(
