@@ -15,6 +15,8 @@ export default {
   },
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+  // Every response a test gets is checked against the OpenAPI document.
+  setupFilesAfterEnv: ['<rootDir>/test/setup/contract.ts'],
   // Two cores: more workers only queue for the same CPUs and database.
   maxWorkers: 2,
   testTimeout: 60_000,

@@ -35,8 +35,13 @@ export function createApp(services: Services, options: AppOptions = {}): Express
       ...(services.config.publicUrl ? { serverUrl: services.config.publicUrl } : {}),
     }));
 
+  // Access answers are kept in memory from the moment changes to them are heard.
+  services.accessCache.start();
   const app = express();
   app.disable('x-powered-by');
+  // Express would hash every body for a weak ETag (and answer 304s no route
+  // documents); routes that are worth revalidating set their own (media views).
+  app.set('etag', false);
   app.set('trust proxy', services.config.trustProxy);
   const spec = endpoints.filter((endpoint) => endpoint.source === 'spec');
   app.locals.catalog = {

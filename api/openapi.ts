@@ -1,5 +1,8 @@
-// The OpenAPI 3.1 document, generated from the manifest and the routes' zod
-// schemas — the same schemas that validate requests, so the two cannot drift.
+// The OpenAPI 3.1 document, generated from the manifest and the routes: the
+// same zod schemas that validate requests, the access each route declares,
+// and every answer it can give (its own, and those the request path adds:
+// 401 without a token, 404 for what is not yours, 422 for bad input, 504
+// past the timeout...). The tests check every response they get against it.
 // Endpoints not built yet are listed too, documented as answering 501.
 import {
   OpenAPIRegistry,
@@ -9,25 +12,10 @@ import {
 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { pathParams, type Endpoint } from './manifest.ts';
-import type { RouteDefinition } from './route.ts';
+import { problemResponse, retryAfterHeader } from './responses.ts';
+import type { Access, HeaderSpec, ResponseSpec, RouteDefinition } from './route.ts';
 
-export const problemSchema = z
-  .object({
-    type: z.string().describe('A URI reference naming the kind of problem, e.g. /problems/validation-failed'),
-    title: z.string(),
-    status: z.number().int(),
-    detail: z.string().optional(),
-    instance: z.string().optional().describe('The path of the request that failed'),
-    request_id: z.string().optional().describe('Also in the X-Request-Id header and the logs'),
-    errors: z
-      .array(z.object({ path: z.string().describe('e.g. body.email'), message: z.string() }))
-      .optional()
-      .describe('Each invalid field, for 422'),
-  })
-  .loose()
-  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
-
-const idempotencyHeader = z.object({
+export const idempotencyHeader = z.object({
   'idempotency-key': z
     .string()
     .max(255)
@@ -37,12 +25,17 @@ const idempotencyHeader = z.object({
     ),
 });
 
-const problemResponse = (description: string): ResponseConfig => ({
-  description,
-  content: { 'application/problem+json': { schema: problemSchema } },
-});
+const requestIdHeader: HeaderSpec = {
+  description: 'The request’s id: the caller’s X-Request-Id when it was sane, else a new one; also in the logs',
+  required: true,
+};
+
+const withToken = (access: Access) => access !== 'public' && access !== 'public-site';
 
 export type DocumentInfo = { title: string; version: string; serverUrl?: string };
+
+/** Manifest rows that differ only by a trailing slash are one operation, documented at the first. */
+const canonical = (path: string) => path.replace(/(.)\/$/, '$1');
 
 export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, RouteDefinition>, info: DocumentInfo) {
   const registry = new OpenAPIRegistry();
@@ -53,12 +46,17 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     description: 'An access token from POST /auth/login or POST /auth/token',
   });
   const operationIds = new Set<string>();
+  const documented = new Set<string>();
   for (const endpoint of endpoints) {
+    const key = `${endpoint.method} ${canonical(endpoint.path)}`;
+    if (documented.has(key)) continue;
+    documented.add(key);
     const route = routes.get(endpoint.key);
+    const secured = route ? withToken(route.access) : endpoint.auth === 'bearer';
     registry.registerPath({
       ...describe(endpoint, route),
-      operationId: uniqueOperationId(endpoint, operationIds),
-      security: endpoint.auth === 'bearer' ? [{ [bearer.name]: [] }] : [],
+      operationId: operationId(endpoint, operationIds),
+      security: secured ? [{ [bearer.name]: [] }] : [],
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
@@ -69,45 +67,96 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
       version: info.version,
       description:
         'Multi-tenant API for agent-driven content operations: a headless CMS with AI generation run as background jobs paid with credits. ' +
-        'Errors are RFC 9457 problem details. Lists take `limit` and `cursor`. Endpoints marked "not implemented yet" answer 501.',
+        'Errors are RFC 9457 problem details. Lists take `limit` and `cursor`. Trailing slashes are optional. ' +
+        'Endpoints marked "not implemented yet" answer 501.',
     },
     servers: [{ url: info.serverUrl ?? '/' }],
     tags: [...new Set(endpoints.map((endpoint) => endpoint.group))].sort().map((name) => ({ name })),
   });
 }
 
+/** Response headers as zod-to-openapi takes them: a zod object, optional where not always sent. */
+function headersOf(specs: Record<string, HeaderSpec>) {
+  return z.object(
+    Object.fromEntries(
+      Object.entries(specs).map(([name, spec]) => {
+        const schema = (spec.schema ?? z.string()).describe(spec.description);
+        return [name, spec.required ? schema : schema.optional()];
+      }),
+    ),
+  );
+}
+
+function toResponse(spec: ResponseSpec, extraHeaders: Record<string, HeaderSpec>): ResponseConfig {
+  const types = [spec.contentType ?? 'application/json'].flat();
+  return {
+    description: spec.description,
+    headers: headersOf({ 'X-Request-Id': requestIdHeader, ...extraHeaders, ...spec.headers }),
+    ...(spec.schema ? { content: Object.fromEntries(types.map((type) => [type, { schema: spec.schema! }])) } : {}),
+  };
+}
+
+/** What the request path itself may answer for this route, beside the route's own responses. */
+function commonResponses(endpoint: Endpoint, route: RouteDefinition | undefined): Record<number, ResponseSpec> {
+  const common: Record<number, ResponseSpec> = {};
+  if (!route) {
+    common[501] = problemResponse('Not implemented yet');
+  } else {
+    const request = route.request ?? {};
+    const hasBody = Boolean(request.body || request.rawBody);
+    const paged = request.query instanceof z.ZodObject && 'cursor' in request.query.shape;
+    if (hasBody || paged) {
+      common[400] = problemResponse(
+        [hasBody && 'The body is malformed', paged && 'the cursor is not one this API gave'].filter(Boolean).join('; '),
+      );
+    }
+    if (withToken(route.access)) {
+      common[401] = problemResponse('Missing, invalid or expired token', {
+        'WWW-Authenticate': { description: 'The scheme to authenticate with: Bearer', required: true },
+      });
+      common[403] = problemResponse('Authenticated, but the role or scopes do not allow this');
+    }
+    if (hasBody) {
+      common[413] = problemResponse('The body is too large');
+      common[415] = problemResponse('The body is not of a media type this endpoint takes');
+    }
+    if (route.idempotent) {
+      common[409] = problemResponse('A request with this Idempotency-Key is still being processed', {
+        'Retry-After': retryAfterHeader,
+      });
+    }
+    const hasInput =
+      pathParams(endpoint.path).length > 0 || Boolean(request.query || hasBody) || Boolean(route.idempotent);
+    if (hasInput) common[422] = problemResponse('The request is not valid; `errors` lists each problem');
+  }
+  if (pathParams(endpoint.path).length > 0) common[404] = problemResponse('Not found, or in another tenant');
+  common[500] = problemResponse('Unexpected error; logged with the request id');
+  common[504] = problemResponse(`Did not complete within ${endpoint.timeoutMs / 1000} s`);
+  return common;
+}
+
 function describe(endpoint: Endpoint, route: RouteDefinition | undefined): RouteConfig {
   const params =
     route?.request?.params ?? z.object(Object.fromEntries(pathParams(endpoint.path).map((name) => [name, z.string()])));
-  const body = route?.request?.body;
+  const request = route?.request ?? {};
+  const replayed: Record<string, HeaderSpec> = route?.idempotent
+    ? { 'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request' } }
+    : {};
   const responses: Record<string, ResponseConfig> = {};
-  if (route) {
-    for (const [status, spec] of Object.entries(route.responses)) {
-      responses[status] = spec.schema
-        ? {
-            description: spec.description,
-            content: { [spec.contentType ?? 'application/json']: { schema: spec.schema } },
-          }
-        : { description: spec.description };
-    }
-  } else {
-    responses['501'] = problemResponse('Not implemented yet');
+  // A route's own description of a status wins over the request path's generic one.
+  const all = { ...commonResponses(endpoint, route), ...route?.responses };
+  for (const [status, spec] of Object.entries(all)) {
+    responses[status] = toResponse(spec, status.startsWith('2') ? replayed : {});
   }
-  const hasInput = pathParams(endpoint.path).length > 0 || Boolean(route?.request?.query || body);
-  if (body) {
-    responses['400'] ??= problemResponse('Malformed body');
-    responses['413'] ??= problemResponse('Body too large');
-    responses['415'] ??= problemResponse('Unsupported media type');
-  }
-  if (endpoint.auth === 'bearer') {
-    responses['401'] ??= problemResponse('Missing, invalid or expired token');
-    responses['403'] ??= problemResponse('Authenticated, but not allowed');
-  }
-  if (pathParams(endpoint.path).length > 0) responses['404'] ??= problemResponse('Not found, or in another tenant');
-  if (hasInput) responses['422'] ??= problemResponse('Validation failed');
-  responses['500'] ??= problemResponse('Unexpected error');
-  responses['504'] ??= problemResponse(`Did not complete within ${endpoint.timeoutMs / 1000} s`);
-  const types = route?.request?.bodyTypes ?? ['application/json'];
+  const bodies = [
+    ...(request.body
+      ? (request.bodyTypes ?? ['application/json']).map((type) => ({ contentType: type, schema: request.body! }))
+      : []),
+    ...(request.rawBody ?? []),
+  ];
+  const headers = route?.idempotent
+    ? (request.headers ?? z.object({})).extend(idempotencyHeader.shape)
+    : request.headers;
   return {
     method: endpoint.method.toLowerCase() as RouteConfig['method'],
     path: endpoint.path,
@@ -121,10 +170,17 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined): Route
       .join('\n\n'),
     request: {
       params,
-      ...(route?.request?.query ? { query: route.request.query } : {}),
-      ...(route?.idempotent ? { headers: idempotencyHeader } : {}),
-      ...(body
-        ? { body: { required: true, content: Object.fromEntries(types.map((type) => [type, { schema: body }])) } }
+      ...(request.query ? { query: request.query } : {}),
+      ...(headers ? { headers } : {}),
+      ...(bodies.length
+        ? {
+            body: {
+              required: bodies.some((body) =>
+                'required' in body ? body.required !== false : !body.schema.safeParse(undefined).success,
+              ),
+              content: Object.fromEntries(bodies.map((body) => [body.contentType, { schema: body.schema }])),
+            },
+          }
         : {}),
     },
     responses,
@@ -133,14 +189,18 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined): Route
   } as RouteConfig;
 }
 
-function uniqueOperationId(endpoint: Endpoint, taken: Set<string>): string {
-  const words = endpoint.name.split(/[^A-Za-z0-9]+/).filter(Boolean);
-  const base = words
+const articles = new Set(['a', 'an', 'the']);
+
+/** camelCase of the endpoint's name without articles: "Assign a user to a site" → assignUserToSite. */
+function operationId(endpoint: Endpoint, taken: Set<string>): string {
+  const words = endpoint.name
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .filter((word, index, all) => !(articles.has(word.toLowerCase()) && index < all.length - 1));
+  const id = words
     .map((word, index) => (index === 0 ? word.toLowerCase() : word[0]!.toUpperCase() + word.slice(1).toLowerCase()))
     .join('');
-  let id = base;
-  // The manifest lists some endpoints twice, with and without a trailing slash.
-  for (let n = 2; taken.has(id); n++) id = `${base}${n}`;
+  if (taken.has(id)) throw new Error(`Two endpoints would have the operation id ${id}: rename one in the manifest`);
   taken.add(id);
   return id;
 }

@@ -1,32 +1,67 @@
-// How a route module claims a manifest endpoint: the zod schemas of its input
-// and output (the same schemas validate requests and feed the OpenAPI
-// document) and a handler that parses, calls the domain and answers.
+// How a route module claims a manifest endpoint: who may call it, the zod
+// schemas of its input and output (the same schemas validate requests and
+// feed the OpenAPI document) and a handler that parses, calls the domain and
+// answers.
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
-import type { Actor } from '../core/actor.ts';
+import type { Actor, UserActor } from '../core/actor.ts';
+import type { Authenticated } from '../core/identity/authenticate.ts';
 import type { Claims } from '../core/identity/tokens.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Services } from '../core/services.ts';
+import type { Deps, Services } from '../core/services.ts';
+import type { SiteAccess, SiteNeed } from '../core/tenancy/site-access.ts';
+import type { Site } from '../core/tenancy/sites.ts';
 import type { RequestDb } from '../db/cancellable.ts';
 import type { HttpMethod } from './manifest.ts';
 
-export type RouteContext = {
-  services: Services;
+/**
+ * Who may call a route, checked before its handler runs:
+ * - `public`: anyone, without a token;
+ * - `public-site`: anyone, without a token, on a public site of a tenant in
+ *   good standing (`{site_identifier}`; any other is a 404);
+ * - `signed-in`: any valid access token, a user's or a service account's;
+ * - `user`: a signed-in user (service accounts get 403);
+ * - `global-admin`: global administrators;
+ * - `{ site, scope? }`: a caller who reaches the `{site_identifier}` of the
+ *   path in that role, service accounts with those scopes (see SiteNeed);
+ * - `own-credentials`: the handler reads the Authorization header itself (a
+ *   refresh token, a metrics token), through `authenticate()` where it needs to.
+ */
+export type Access = 'public' | 'public-site' | 'signed-in' | 'user' | 'global-admin' | 'own-credentials' | SiteNeed;
+
+/** What every handler gets. */
+type BaseContext = {
+  /** The process's services, without its pool: handlers reach the database only through `db`. */
+  services: Omit<Services, 'db'>;
   requestId: string;
   log: Logger;
-  /** Aborted when the endpoint's timeout passes; long waits must listen to it. */
+  /** Aborted when the endpoint's timeout passes or the client leaves; long waits must listen to it. */
   signal: AbortSignal;
   /** Epoch milliseconds at which the endpoint's timeout passes. */
   deadline: number;
-  /** Database access whose statements are cancelled at the deadline. */
+  /** The database, bound to the request: past the deadline its statement is cancelled and no other starts. */
   db: RequestDb;
-  /** The authenticated caller; reading it on a public endpoint is a 401. */
-  actor: Actor;
-  /** The verified access-token claims, on bearer endpoints. */
-  claims: Claims | undefined;
+  /** That database with the configuration, storage and the request's log, for domain operations that need them. */
+  deps: Deps;
   /** The client's address (behind TRUST_PROXY, from X-Forwarded-For). */
   ip: string | undefined;
+  /** The caller behind the Authorization header (401 otherwise), for routes that read it themselves. */
+  authenticate(): Promise<Authenticated>;
 };
+
+/** What a handler gets beyond the base, by what its route declares. */
+export type ContextFor<A extends Access> = BaseContext &
+  (A extends 'public' | 'own-credentials'
+    ? unknown
+    : A extends 'public-site'
+      ? { site: Site }
+      : A extends 'user' | 'global-admin'
+        ? { actor: UserActor; claims: Claims }
+        : A extends 'signed-in'
+          ? { actor: Actor; claims: Claims }
+          : { actor: Actor; claims: Claims; site: Site; access: SiteAccess });
+
+export type RouteContext = ContextFor<Access>;
 
 export type Reply = {
   status?: number;
@@ -36,7 +71,16 @@ export type Reply = {
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
-export type ResponseSpec = { description: string; schema?: z.ZodType; contentType?: string };
+/** A response header the route sets, for the OpenAPI document. */
+export type HeaderSpec = { description: string; schema?: z.ZodType; required?: boolean };
+
+export type ResponseSpec = {
+  description: string;
+  schema?: z.ZodType;
+  /** Default application/json; a binary answer names its type, or several. */
+  contentType?: string | string[];
+  headers?: Record<string, HeaderSpec>;
+};
 
 export type RouteInput<P extends AnyObject, Q extends AnyObject, B extends z.ZodType> = {
   params: z.output<P>;
@@ -45,12 +89,15 @@ export type RouteInput<P extends AnyObject, Q extends AnyObject, B extends z.Zod
 };
 
 export type RouteDefinition<
+  A extends Access = Access,
   P extends AnyObject = AnyObject,
   Q extends AnyObject = AnyObject,
   B extends z.ZodType = z.ZodType,
 > = {
   /** The manifest key, `METHOD /path` exactly as in api/manifest.tsv. */
   key: `${HttpMethod} /${string}`;
+  /** Who may call it; see Access. */
+  access: A;
   description?: string;
   request?: {
     params?: P;
@@ -58,22 +105,24 @@ export type RouteDefinition<
     body?: B;
     /** Media types accepted for the body (default: JSON only). */
     bodyTypes?: ('application/json' | 'application/x-www-form-urlencoded')[];
+    /** A body the handler reads itself (a multipart upload, a signed webhook), for the OpenAPI document. */
+    rawBody?: { contentType: string; schema: z.ZodType; required?: boolean }[];
+    /** Request headers the route reads, for the OpenAPI document. */
+    headers?: AnyObject;
   };
-  /**
-   * `access` (default): bearer endpoints require a valid access token before
-   * anything else runs. `custom`: the handler reads the Authorization header
-   * itself (the refresh-token endpoint takes a refresh token as its bearer).
-   */
-  auth?: 'access' | 'custom';
   /** Honour an Idempotency-Key header: replay the first answer to a repeated request. */
   idempotent?: boolean;
-  /** Success responses by status; error responses are added from the manifest. */
+  /** Success responses by status, and errors particular to the route; the common errors are added from the manifest. */
   responses: Record<number, ResponseSpec>;
-  handler: (input: RouteInput<P, Q, B>, context: RouteContext, http: { req: Request; res: Response }) => Promise<Reply>;
+  handler: (
+    input: RouteInput<P, Q, B>,
+    context: ContextFor<A>,
+    http: { req: Request; res: Response },
+  ) => Promise<Reply>;
 };
 
-export function defineRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
-  definition: RouteDefinition<P, Q, B>,
+export function defineRoute<const A extends Access, P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
+  definition: RouteDefinition<A, P, Q, B>,
 ): RouteDefinition {
   return definition as unknown as RouteDefinition;
 }

@@ -15,7 +15,7 @@ import type { RouteDefinition } from './route.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
 import { routes as sites } from './sites/router.ts';
-import { routes as tenantCredits } from './tenant-credits/router.ts';
+import { routes as globalCostSettings } from './global-cost-settings/router.ts';
 import { routes as tenants } from './tenants/router.ts';
 import { routes as transactions } from './transactions/router.ts';
 import { routes as users } from './users/router.ts';
@@ -31,7 +31,7 @@ export const allRoutes: RouteDefinition[] = [
   ...siteUsers,
   ...serviceAccounts,
   ...transactions,
-  ...tenantCredits,
+  ...globalCostSettings,
   ...jobs,
   ...adminJobs,
   ...media,

@@ -12,6 +12,7 @@ import { loadConfig } from '../core/config.ts';
 import { applyEntry, userAccount } from '../core/credits/accounts.ts';
 import { api, benchSite } from './http.ts';
 import { submitJob } from '../core/jobs/submit.ts';
+import { findSiteAccess } from '../core/tenancy/site-access.ts';
 import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
 import { migrate } from '../db/migrate.ts';
@@ -153,9 +154,9 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
         sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where status = 'succeeded'`,
       );
     let began = performance.now();
-    await fanOut(count, 8, () =>
-      submitJob(db, config, actor, made.slug, { kind: 'bench_noop', input: {}, estimatedUnits: 1 }),
-    );
+    const access = await findSiteAccess(db, actor, made.site);
+    if (!access) throw new Error('the bench user does not reach its site');
+    await fanOut(count, 8, () => submitJob(db, config, access, { kind: 'bench_noop', input: {}, estimatedUnits: 1 }));
     await until(async () => (await finished()) >= count);
     const platform = (count / (performance.now() - began)) * 1000;
     await worker.stop();

@@ -15,3 +15,6 @@ export type ServiceActor = {
 };
 
 export type Actor = UserActor | ServiceActor;
+
+/** The id recorded as who did something: the user's, or the service account's. */
+export const actorId = (actor: Actor): string => (actor.kind === 'user' ? actor.userId : actor.serviceAccountId);

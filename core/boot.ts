@@ -6,7 +6,10 @@ import { createCacheStore } from './cache/index.ts';
 import type { Config } from './config.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
 import { createRateLimits } from './identity/rate-limit.ts';
+import { AccessCache } from './identity/access-cache.ts';
 import { JobEvents } from './jobs/events.ts';
+import { Notifications } from './notifications.ts';
+import { createStorage } from './storage/index.ts';
 import type { Logger } from './logger.ts';
 import type { Services } from './services.ts';
 
@@ -16,6 +19,7 @@ export async function createServices(
   logger: Logger,
   applicationName: string,
 ): Promise<Services> {
+  const notifications = new Notifications(databaseUrl, logger);
   return {
     config,
     logger,
@@ -24,9 +28,12 @@ export async function createServices(
       logger,
     ),
     cache: createCacheStore(config.redisUrl),
+    storage: createStorage(config),
     rateLimits: createRateLimits(databaseUrl, config.rateLimits),
     migrations: readMigrationFiles(),
-    jobEvents: new JobEvents(databaseUrl, logger),
+    notifications,
+    jobEvents: new JobEvents(notifications),
+    accessCache: new AccessCache(config, logger, notifications),
   };
 }
 
@@ -49,11 +56,12 @@ async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, wa
 }
 
 export async function closeServices(services: Services): Promise<void> {
+  services.accessCache.close();
   await Promise.allSettled([
     services.db.end(),
     services.cache.close(),
     services.rateLimits.close(),
-    services.jobEvents.close(),
+    services.notifications.close(),
   ]);
 }
 

@@ -22,6 +22,8 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   DATABASE_POOL_SIZE: positiveInt.default(10),
+  ACCESS_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  ACCESS_CACHE_MAX_ENTRIES: positiveInt.default(10_000),
   DATA_DIR: z.string().min(1).default('.data'),
   REDIS_URL: z
     .string()
@@ -153,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     logLevel: values.LOG_LEVEL,
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
+    accessCache: { ttlSeconds: values.ACCESS_CACHE_SECONDS, maxEntries: values.ACCESS_CACHE_MAX_ENTRIES },
     dataDir,
     mediaDir,
     redisUrl: values.REDIS_URL,

@@ -1,7 +1,8 @@
 // Dependency checks behind /health, /health/ready and /health/cachestore.
 // Each answers within a bounded time, whatever state the dependency is in.
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../db/pool.ts';
+import { timestamp } from './timestamp.ts';
+import { sql, type CommonQueryMethods } from '../db/pool.ts';
 import { verifyApplied } from '../db/migrate.ts';
 import type { MigrationFile } from '../db/migrations.ts';
 import type { CacheStore } from './cache/store.ts';
@@ -30,7 +31,7 @@ export async function timed(check: () => Promise<unknown>, timeoutMs = checkTime
 
 const elapsed = (started: number) => Math.round((performance.now() - started) * 100) / 100;
 
-export const checkDatabase = (db: DatabasePool) =>
+export const checkDatabase = (db: CommonQueryMethods) =>
   timed(() => db.oneFirst(sql.type(z.object({ one: z.number() }))`select 1 as one`));
 
 export const checkCache = (cache: CacheStore) => timed(() => cache.ping());
@@ -40,7 +41,7 @@ const appliedRow = z.object({ id: z.number(), name: z.string(), checksum: z.stri
 export type MigrationCheck = CheckResult & { pending: string[] };
 
 /** Up when every migration file is applied unchanged and graphile-worker's schema exists. */
-export async function checkMigrations(db: DatabasePool, files: MigrationFile[]): Promise<MigrationCheck> {
+export async function checkMigrations(db: CommonQueryMethods, files: MigrationFile[]): Promise<MigrationCheck> {
   let pending: string[] = [];
   const result = await timed(async () => {
     const exists = await db.oneFirst(sql.type(z.object({ ready: z.boolean() }))`
@@ -58,10 +59,12 @@ export async function checkMigrations(db: DatabasePool, files: MigrationFile[]):
   return { ...result, pending };
 }
 
-const heartbeat = z.object({ ran_at: z.string(), age_seconds: z.number() });
+const heartbeat = z.object({ ran_at: timestamp, age_seconds: z.number() });
 
 /** When a worker last ran the heartbeat job; the queue is stale when no worker has for a while. */
-export async function checkWorkers(db: DatabasePool): Promise<CheckResult & { last_heartbeat_at: string | null }> {
+export async function checkWorkers(
+  db: CommonQueryMethods,
+): Promise<CheckResult & { last_heartbeat_at: string | null }> {
   let lastHeartbeatAt: string | null = null;
   const result = await timed(async () => {
     const last = await db.maybeOne(sql.type(heartbeat)`

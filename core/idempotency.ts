@@ -5,7 +5,7 @@
 // attempt stores nothing, so the client may retry with the same key.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../db/pool.ts';
 import { Problem, problemType } from './errors.ts';
 
 export type StoredReply = { status: number; body: unknown; headers?: Record<string, string> };
@@ -21,7 +21,7 @@ export function requestHash(request: unknown): Buffer {
 }
 
 export async function idempotent(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   scope: { actorId: string; route: string; key: string; hash: Buffer },
   run: () => Promise<StoredReply>,
 ): Promise<StoredReply & { replayed: boolean }> {

@@ -2,20 +2,37 @@
 // passed explicitly, never imported as a global.
 import type { CacheStore } from './cache/store.ts';
 import type { Config } from './config.ts';
+import type { AccessCache } from './identity/access-cache.ts';
 import type { RateLimits } from './identity/rate-limit.ts';
 import type { JobEvents } from './jobs/events.ts';
 import type { Logger } from './logger.ts';
-import type { DatabasePool } from '../db/pool.ts';
+import type { Notifications } from './notifications.ts';
+import type { Storage } from './storage/storage.ts';
+import type { CommonQueryMethods, DatabasePool } from '../db/pool.ts';
 import type { MigrationFile } from '../db/migrations.ts';
 
 export type Services = {
   config: Config;
+  /** The process's pool. The API's handlers never see it: they get a database bound to their request. */
   db: DatabasePool;
   cache: CacheStore;
+  /** Where files go: a local folder or S3, chosen by STORAGE_DRIVER. */
+  storage: Storage;
   rateLimits: RateLimits;
   logger: Logger;
-  /** Job changes as they happen (LISTEN/NOTIFY); connects on first use. */
+  /** The process's one LISTEN connection (connects on first use). */
+  notifications: Notifications;
+  /** Job changes as they happen. */
   jobEvents: JobEvents;
+  /** Sessions, service accounts, sites and roles kept in memory while changes to them are heard. */
+  accessCache: AccessCache;
   /** The migration files this build expects applied; readiness compares against them. */
   migrations: MigrationFile[];
 };
+
+/**
+ * What a domain operation that reaches beyond the database is given: the
+ * caller's database (in the API, bound to the request) and the process's
+ * configuration, storage and log. Worker tasks and job runs get the same.
+ */
+export type Deps = { db: CommonQueryMethods; config: Config; storage: Storage; logger: Logger };

@@ -1,12 +1,15 @@
-// Database access bound to one request: when the request's deadline passes,
-// the statement it is running is cancelled on the server (pg_cancel_backend),
-// not merely abandoned by the client while PostgreSQL keeps working.
+// Database access bound to one request. When the request's deadline passes
+// (or its client leaves), the statement it is running is cancelled on the
+// server (pg_cancel_backend), not merely abandoned while PostgreSQL keeps
+// working, and no further statement starts: a transaction under way fails
+// at its next step and rolls back, so nothing is half-written.
 import { z } from 'zod';
-import { sql, type DatabasePool, type DatabasePoolConnection, type DatabaseTransactionConnection } from './pool.ts';
+import { sql, type CommonQueryMethods, type DatabasePool, type DatabasePoolConnection } from './pool.ts';
 
-export type RequestDb = {
+/** What API handlers get instead of the pool: every query method, each bound to the request's deadline. */
+export type RequestDb = CommonQueryMethods & {
+  /** Several statements on one connection. */
   connect<T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T>;
-  transaction<T>(routine: (transaction: DatabaseTransactionConnection) => Promise<T>): Promise<T>;
 };
 
 const backend = z.object({ pid: z.number() });
@@ -27,25 +30,67 @@ async function backendPid(pool: DatabasePool, connection: DatabasePoolConnection
   return pid;
 }
 
+const queryMethods = [
+  'any',
+  'anyFirst',
+  'exists',
+  'many',
+  'manyFirst',
+  'maybeOne',
+  'maybeOneFirst',
+  'one',
+  'oneFirst',
+  'query',
+  'record',
+  'stream',
+] as const;
+
+/**
+ * The connection, or a transaction on it, refusing to start a statement once
+ * the signal has fired. Everything else (ids, events) is the target's own.
+ */
+function guarded<C extends CommonQueryMethods>(target: C, signal: AbortSignal): C {
+  const guard = Object.create(target) as Record<string, unknown>;
+  for (const name of queryMethods) {
+    const method = target[name] as (...args: unknown[]) => unknown;
+    guard[name] = (...args: unknown[]) => {
+      signal.throwIfAborted();
+      return method.apply(target, args);
+    };
+  }
+  guard.transaction = <T>(routine: (tx: never) => Promise<T>, retryLimit?: number) => {
+    signal.throwIfAborted();
+    return target.transaction((tx) => routine(guarded(tx, signal) as never), retryLimit);
+  };
+  return guard as C;
+}
+
 export function cancellableDb(pool: DatabasePool, signal: AbortSignal): RequestDb {
   const connect = <T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T> => {
     signal.throwIfAborted();
     return pool.connect(async (connection) => {
       const pid = await backendPid(pool, connection);
+      let cancelled: Promise<unknown> | undefined;
       const cancel = () => {
-        pool.query(sql.unsafe`select pg_cancel_backend(${pid})`).catch(() => undefined);
+        cancelled = pool.query(sql.unsafe`select pg_cancel_backend(${pid})`).catch(() => undefined);
       };
       signal.addEventListener('abort', cancel, { once: true });
       try {
-        signal.throwIfAborted();
-        return await routine(connection);
+        return await routine(guarded(connection, signal));
       } finally {
         signal.removeEventListener('abort', cancel);
+        // The connection goes back to the pool only once the cancel has reached
+        // its backend, so it cannot land on the next borrower's statement.
+        if (cancelled) await cancelled;
       }
     });
   };
-  return {
-    connect,
-    transaction: (routine) => connect((connection) => connection.transaction(routine)),
-  };
+  const db = { connect } as Record<string, unknown>;
+  for (const name of queryMethods) {
+    db[name] = (...args: unknown[]) =>
+      connect((connection) => (connection[name] as (...rest: unknown[]) => Promise<unknown>)(...args));
+  }
+  db.transaction = <T>(routine: Parameters<CommonQueryMethods['transaction']>[0], retryLimit?: number) =>
+    connect((connection) => connection.transaction(routine, retryLimit)) as Promise<T>;
+  return db as RequestDb;
 }

@@ -71,6 +71,12 @@ export async function createPool(url: string, options: PoolOptions = {}): Promis
     typeParsers,
     statementTimeout: options.statementTimeoutMs ?? 300_000,
     captureStackTrace: false,
+    // slonik's default runs DISCARD ALL on every release: a round trip per
+    // borrowed connection. Nothing of ours leaves session state behind (locks
+    // are transaction-scoped, settings are set per connection at start, no
+    // LISTEN, temporary tables or named statements on pooled connections),
+    // so there is nothing to discard.
+    resetConnection: async () => {},
   });
   // Without a listener, a connection error surfaces as an unhandled 'error' event.
   pool.on('error', () => undefined);

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Config } from '../core/config.ts';
 import { JobEvents } from '../core/jobs/events.ts';
+import { Notifications } from '../core/notifications.ts';
 import type { Logger } from '../core/logger.ts';
 import { createStorage } from '../core/storage/index.ts';
 import { workerLogger } from '../core/worker-logger.ts';
@@ -37,7 +38,8 @@ export const defaultCrontab = ['* * * * * system__heartbeat ?fill=1m', '17 * * *
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
   const definitions = new Map([...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])]);
-  const jobEvents = new JobEvents(options.databaseUrl, logger);
+  const notifications = new Notifications(options.databaseUrl, logger);
+  const jobEvents = new JobEvents(notifications);
   const deps = {
     db: options.db,
     config,
@@ -84,7 +86,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const stop = async () => {
     await runner.stop('shutdown');
     await liveness.stop();
-    await jobEvents.close();
+    await notifications.close();
     logger.info('worker stopped');
   };
   return { runner, stop: () => (stopping ??= stop()) };

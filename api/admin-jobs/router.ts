@@ -13,6 +13,7 @@ import {
   retryJob,
 } from '../../core/jobs/admin.ts';
 import { pageSchema } from '../../core/pagination.ts';
+import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { uuidParams } from '../schemas.ts';
 
@@ -21,55 +22,67 @@ const jobParams = uuidParams('job_id');
 export const routes = [
   defineRoute({
     key: 'GET /admin/jobs/',
+    access: 'global-admin',
     description: 'Every tenant’s jobs, oldest first; filter by status, kind, tenant, site and user.',
     request: { query: adminJobQuery },
     responses: { 200: { description: 'A page of jobs', schema: pageSchema(adminJob) } },
     async handler({ query }, { db, actor }) {
-      return { body: await db.connect((connection) => listAllJobs(connection, actor, query)) };
+      return { body: await listAllJobs(db, actor, query) };
     },
   }),
 
   defineRoute({
     key: 'GET /admin/jobs/stats',
+    access: 'global-admin',
     description:
       'Jobs per state and kind, queued jobs and the age of the oldest per kind, worker processes and their heartbeats, and the queue beneath.',
     responses: { 200: { description: 'Counts', schema: jobStats } },
     async handler(_input, { db, actor, services }) {
-      return { body: await db.connect((connection) => jobStatistics(connection, actor, services.config)) };
+      return { body: await jobStatistics(db, actor, services.config) };
     },
   }),
 
   defineRoute({
     key: 'GET /admin/jobs/{job_id}',
+    access: 'global-admin',
     description: 'One job with every attempt: the worker that ran it, when, and how it ended.',
     request: { params: jobParams },
     responses: {
       200: { description: 'The job and its attempts', schema: adminJob.extend({ attempts: z.array(attempt) }) },
     },
     async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => jobWithAttempts(connection, actor, params.job_id)) };
+      return { body: await jobWithAttempts(db, actor, params.job_id) };
     },
   }),
 
   defineRoute({
     key: 'POST /admin/jobs/{job_id}/retry',
+    access: 'global-admin',
     description:
       'Runs a failed job again from the start, reserving its credits again (402 when the payer can no longer cover them). 409 unless it failed.',
     request: { params: jobParams },
-    responses: { 202: { description: 'The job, queued again', schema: adminJob } },
-    async handler({ params }, { services, actor }) {
-      return { status: 202, body: await retryJob(services.db, services.config, actor, params.job_id) };
+    responses: {
+      202: { description: 'The job, queued again', schema: adminJob },
+      402: problemResponse('The payer can no longer cover the job'),
+      409: problemResponse('Only failed jobs can be retried'),
+    },
+    async handler({ params }, { db, services, actor }) {
+      return { status: 202, body: await retryJob(db, services.config, actor, params.job_id) };
     },
   }),
 
   defineRoute({
     key: 'POST /admin/jobs/{job_id}/cancel',
+    access: 'global-admin',
     description:
       'Cancels any tenant’s queued, running or waiting job and releases its credits. 409 once it has finished.',
     request: { params: jobParams },
-    responses: { 200: { description: 'The canceled job', schema: adminJob } },
-    async handler({ params }, { services, actor }) {
-      return { body: await adminCancelJob(services.db, actor, params.job_id) };
+    responses: {
+      200: { description: 'The canceled job', schema: adminJob },
+      409: problemResponse('The job has already finished'),
+    },
+    async handler({ params }, { db, actor }) {
+      return { body: await adminCancelJob(db, actor, params.job_id) };
     },
   }),
 ];

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { finishOAuth, providers, startOAuth } from '../../core/identity/oauth.ts';
 import { tokenPair } from '../../core/identity/sessions.ts';
 import { notFound } from '../../core/errors.ts';
+import { locationHeader, noStore, problemResponse, tooManyAttempts } from '../responses.ts';
 import { defineRoute, type Reply } from '../route.ts';
 
 const started = z
@@ -19,6 +20,7 @@ const started = z
 export const routes = [
   defineRoute({
     key: 'GET /auth/signup/oauth/{provider}',
+    access: 'public',
     description:
       'Starts sign-in with `google` (any OpenID Connect issuer) or `github`: answers the authorization URL (PKCE, state and nonce kept server-side), ' +
       'or with ?redirect=true redirects to it. An unknown or unconfigured provider is a 404.',
@@ -27,13 +29,18 @@ export const routes = [
       query: z.object({ redirect: z.enum(['true', 'false']).optional() }),
     },
     responses: {
-      200: { description: 'Where to send the user', schema: started },
-      302: { description: 'Redirect to the provider (with ?redirect=true)' },
+      200: { description: 'Where to send the user', schema: started, headers: noStore },
+      302: {
+        description: 'Redirect to the provider (with ?redirect=true)',
+        headers: { ...noStore, Location: { ...locationHeader, description: 'The provider’s authorization URL' } },
+      },
+      404: problemResponse('No such provider, or it is not configured'),
+      503: problemResponse('The identity provider does not answer'),
     },
-    async handler({ params, query }, { services }): Promise<Reply> {
+    async handler({ params, query }, { db, services }): Promise<Reply> {
       const name = providers.find((candidate) => candidate === params.provider);
       if (!name) throw notFound(`No such provider; use one of ${providers.join(', ')}.`);
-      const start = await startOAuth(services.db, services.config, name);
+      const start = await startOAuth(db, services.config, name);
       if (query.redirect === 'true')
         return { status: 302, headers: { Location: start.authorization_url, 'Cache-Control': 'no-store' } };
       return { headers: { 'Cache-Control': 'no-store' }, body: start };
@@ -42,6 +49,7 @@ export const routes = [
 
   defineRoute({
     key: 'POST /auth/signup/oauth/callback',
+    access: 'public',
     description:
       'Finishes the sign-in with the code and state the provider returned (and `iss`, when it sent one). Links the identity to the user with ' +
       'that verified e-mail address, or creates one with a tenant of their own. An unknown, used or expired state is a 400.',
@@ -58,13 +66,19 @@ export const routes = [
       200: {
         description: 'Signed in',
         schema: tokenPair.extend({ created: z.boolean().describe('A new account was made') }),
+        headers: noStore,
       },
+      400: problemResponse('The state is unknown, used or expired, or the provider refused or vouched for no address'),
+      403: problemResponse('The account is blocked'),
+      404: problemResponse('Sign-in with that provider is not configured'),
+      429: tooManyAttempts,
+      503: problemResponse('The identity provider does not answer'),
     },
-    async handler({ body }, { services, ip }, { req }) {
+    async handler({ body }, { db, services, ip }, { req }) {
       await services.rateLimits.hit('oauth', ip);
       return {
         headers: { 'Cache-Control': 'no-store' },
-        body: await finishOAuth(services.db, services.config, body, { ip, userAgent: req.get('user-agent') }),
+        body: await finishOAuth(db, services.config, body, { ip, userAgent: req.get('user-agent') }),
       };
     },
   }),

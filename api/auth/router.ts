@@ -1,6 +1,7 @@
 // Authentication: password login, token refresh and logout, who-am-I, and the
 // OAuth 2.0 client-credentials grant for service accounts.
 import { z } from 'zod';
+import { timestamp } from '../../core/timestamp.ts';
 import { Problem } from '../../core/errors.ts';
 import { requireUser } from '../../core/identity/access.ts';
 import { bearerToken } from '../../core/identity/authenticate.ts';
@@ -8,6 +9,7 @@ import { currentUser, describeCurrentUser } from '../../core/identity/current-us
 import { clientCredentials, clientToken } from '../../core/identity/service-accounts.ts';
 import { revokeSession, rotateRefreshToken, startSession, tokenPair } from '../../core/identity/sessions.ts';
 import { checkCredentials } from '../../core/identity/users.ts';
+import { noStore as noStoreHeaders, problemResponse, tooManyAttempts } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { noContent } from '../schemas.ts';
 
@@ -38,8 +40,8 @@ const tokenInfo = z
     token_id: z.string(),
     issuer: z.string(),
     audience: z.union([z.string(), z.array(z.string())]),
-    issued_at: z.string(),
-    expires_at: z.string(),
+    issued_at: timestamp,
+    expires_at: timestamp,
     expires_in: z.number().int(),
   })
   .meta({ id: 'TokenInfo' });
@@ -61,54 +63,73 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
 export const routes = [
   defineRoute({
     key: 'POST /auth/login',
+    access: 'public',
     description:
       'Password sign-in (OAuth 2.0 password grant), as a form or JSON. A wrong address and a wrong password get the same 401. ' +
       'An unverified or blocked account gets 403 with type /problems/email-not-verified or /problems/account-blocked. Rate limited per IP and per account.',
     request: { body: login, bodyTypes: [...forms] },
-    responses: { 200: { description: 'Signed in', schema: tokenPair } },
-    async handler({ body }, { services, ip }, { req }) {
+    responses: {
+      200: { description: 'Signed in', schema: tokenPair, headers: noStoreHeaders },
+      401: problemResponse('The e-mail address or password is wrong'),
+      403: problemResponse(
+        'The account is not verified (/problems/email-not-verified) or blocked (/problems/account-blocked)',
+      ),
+      429: tooManyAttempts,
+    },
+    async handler({ body }, { db, services, ip }, { req }) {
       await services.rateLimits.hit('login', ip, body.username);
-      const userId = await checkCredentials(services.db, body.username, body.password);
-      const tokens = await startSession(services.db, services.config, userId, { ip, userAgent: req.get('user-agent') });
+      const userId = await checkCredentials(db, body.username, body.password);
+      const tokens = await startSession(db, services.config, userId, { ip, userAgent: req.get('user-agent') });
       return { headers: noStore, body: tokens };
     },
   }),
 
   defineRoute({
     key: 'POST /auth/refresh-token',
-    auth: 'custom',
+    access: 'own-credentials',
     description:
       'Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again ' +
       '(later than a 10-second grace for parallel requests) revokes the whole session.',
-    responses: { 200: { description: 'A new token pair', schema: tokenPair } },
-    async handler(_input, { services }, { req }) {
-      const tokens = await rotateRefreshToken(services.db, services.config, bearerToken(req.get('authorization')));
+    responses: {
+      200: { description: 'A new token pair', schema: tokenPair, headers: noStoreHeaders },
+      401: problemResponse(
+        'The refresh token is missing, invalid, expired or spent (a spent one revokes the session)',
+        {
+          'WWW-Authenticate': { description: 'Bearer error="invalid_token"', required: true },
+        },
+      ),
+    },
+    async handler(_input, { db, services }, { req }) {
+      const tokens = await rotateRefreshToken(db, services.config, bearerToken(req.get('authorization')));
       return { headers: noStore, body: tokens };
     },
   }),
 
   defineRoute({
     key: 'POST /auth/logout',
+    access: 'user',
     description: 'Ends the session: its refresh token stops working and its access tokens are refused from now on.',
     responses: noContent('Signed out'),
-    async handler(_input, { services, actor }) {
+    async handler(_input, { db, services, actor }) {
       const user = requireUser(actor);
-      await revokeSession(services.db, user.sessionId, 'logout');
+      await revokeSession(db, user.sessionId, 'logout');
       return {};
     },
   }),
 
   defineRoute({
     key: 'GET /auth/currentuser',
+    access: 'user',
     description: 'The signed-in user with their tenant memberships (and roles) and the sites they can reach.',
     responses: { 200: { description: 'The current user', schema: currentUser } },
     async handler(_input, { db, actor }) {
-      return { body: await db.connect((connection) => describeCurrentUser(connection, actor)) };
+      return { body: await describeCurrentUser(db, actor) };
     },
   }),
 
   defineRoute({
     key: 'GET /auth/token-info',
+    access: 'signed-in',
     description: 'The verified claims of the presented access token.',
     responses: { 200: { description: 'Token details', schema: tokenInfo } },
     async handler(_input, { claims, actor }) {
@@ -134,12 +155,20 @@ export const routes = [
 
   defineRoute({
     key: 'POST /auth/token',
+    access: 'public',
     description:
       'OAuth 2.0 client-credentials grant for service accounts: client_id and client_secret in the body (form or JSON) or as HTTP Basic. ' +
       'The token is limited to the account’s tenant and scopes. Rate limited per IP and per client.',
     request: { body: tokenRequest, bodyTypes: [...forms] },
-    responses: { 200: { description: 'An access token', schema: clientToken } },
-    async handler({ body }, { services, ip }, { req }) {
+    responses: {
+      200: { description: 'An access token', schema: clientToken, headers: noStoreHeaders },
+      400: problemResponse('A scope the account does not have was asked for'),
+      401: problemResponse('The client credentials are missing or wrong, or the account is disabled', {
+        'WWW-Authenticate': { description: 'Basic realm="token" when no credentials were sent' },
+      }),
+      429: tooManyAttempts,
+    },
+    async handler({ body }, { db, services, ip }, { req }) {
       const basic = basicCredentials(req.get('authorization'));
       const id = basic?.id ?? body.client_id;
       const secret = basic?.secret ?? body.client_secret;
@@ -151,7 +180,7 @@ export const routes = [
       }
       await services.rateLimits.hit('token', ip, id);
       const requested = body.scope?.split(/\s+/).filter(Boolean);
-      return { headers: noStore, body: await clientCredentials(services.db, services.config, id, secret, requested) };
+      return { headers: noStore, body: await clientCredentials(db, services.config, id, secret, requested) };
     },
   }),
 ];

@@ -10,6 +10,7 @@ import {
 } from '../../core/identity/signup.ts';
 import { password, user } from '../../core/identity/users.ts';
 import { tenant } from '../../core/tenancy/tenants.ts';
+import { problemResponse, tooManyAttempts } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { noContent } from '../schemas.ts';
 
@@ -17,11 +18,14 @@ const accepted = z.object({ detail: z.string() }).meta({ id: 'Accepted' });
 const email = z.email().max(320);
 const token = z.string().min(10).max(4000);
 
+const invalidLink = problemResponse('The token is invalid, expired or already used, or the body is malformed');
+
 const sentIfExists = 'If the address belongs to an account that needs it, a message is on its way.';
 
 export const routes = [
   defineRoute({
     key: 'POST /auth/signup/',
+    access: 'public',
     description:
       'Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). ' +
       'Signing in needs the address verified first. A taken address is a 409.',
@@ -33,58 +37,66 @@ export const routes = [
         tenant_name: z.string().trim().min(1).max(200).optional().describe('Default: "<full name>\'s workspace"'),
       }),
     },
-    responses: { 201: { description: 'Signed up; check your e-mail', schema: z.object({ user, tenant }) } },
-    async handler({ body }, { services, ip }) {
+    responses: {
+      201: { description: 'Signed up; check your e-mail', schema: z.object({ user, tenant }) },
+      409: problemResponse('The address belongs to an account already'),
+      429: tooManyAttempts,
+    },
+    async handler({ body }, { db, services, ip }) {
       await services.rateLimits.hit('signup', ip, body.email);
-      return { status: 201, body: await signup(services.db, services.config, body) };
+      return { status: 201, body: await signup(db, services.config, body) };
     },
   }),
 
   defineRoute({
     key: 'POST /auth/signup/verify-email',
+    access: 'public',
     description: 'Confirms the address with the token from the e-mail. An invalid, expired or used token is a 400.',
     request: { body: z.strictObject({ token }) },
-    responses: noContent('Verified'),
-    async handler({ body }, { services }) {
-      await verifyEmail(services.db, services.config, body.token);
+    responses: { ...noContent('Verified'), 400: invalidLink },
+    async handler({ body }, { db, services }) {
+      await verifyEmail(db, services.config, body.token);
       return {};
     },
   }),
 
   defineRoute({
     key: 'POST /auth/signup/resend-verification',
+    access: 'public',
     description:
       'Sends a new verification link to an unverified account. Always 202, whether or not the address has one.',
     request: { body: z.strictObject({ email }) },
-    responses: { 202: { description: 'Accepted', schema: accepted } },
-    async handler({ body }, { services, ip }) {
+    responses: { 202: { description: 'Accepted', schema: accepted }, 429: tooManyAttempts },
+    async handler({ body }, { db, services, ip }) {
       await services.rateLimits.hit('resend-verification', ip, body.email);
-      await resendVerification(services.db, services.config, body.email);
+      await resendVerification(db, services.config, body.email);
       return { status: 202, body: { detail: sentIfExists } };
     },
   }),
 
   defineRoute({
     key: 'POST /auth/password-reset-request',
+    access: 'public',
     description:
       'E-mails a password reset link (1 h, single use). Always 202, whether or not the address has an account.',
     request: { body: z.strictObject({ email }) },
-    responses: { 202: { description: 'Accepted', schema: accepted } },
-    async handler({ body }, { services, ip }) {
+    responses: { 202: { description: 'Accepted', schema: accepted }, 429: tooManyAttempts },
+    async handler({ body }, { db, services, ip }) {
       await services.rateLimits.hit('password-reset', ip, body.email);
-      await requestPasswordReset(services.db, services.config, body.email);
+      await requestPasswordReset(db, services.config, body.email);
       return { status: 202, body: { detail: sentIfExists } };
     },
   }),
 
   defineRoute({
     key: 'POST /auth/password-reset-confirm',
+    access: 'public',
     description: 'Sets a new password with the token from the e-mail, and ends every session of the account.',
     request: { body: z.strictObject({ token, new_password: password }) },
-    responses: noContent('Password changed'),
-    async handler({ body }, { services, ip }) {
+    responses: { ...noContent('Password changed'), 400: invalidLink, 429: tooManyAttempts },
+    async handler({ body }, { db, services, ip }) {
       await services.rateLimits.hit('password-reset-confirm', ip);
-      await confirmPasswordReset(services.db, services.config, body.token, body.new_password);
+      await confirmPasswordReset(db, services.config, body.token, body.new_password);
       return {};
     },
   }),

@@ -3,6 +3,7 @@
 import { Problem } from '../../core/errors.ts';
 import { checkCache, checkDatabase, checkMigrations, checkWorkers } from '../../core/health.ts';
 import { service, uptimeSeconds } from '../../core/version.ts';
+import { noStore, problemResponse, retryAfterHeader } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import * as schemas from './schemas.ts';
 
@@ -14,6 +15,7 @@ const baseUrl = (configured: string | undefined, req: { protocol: string; get(na
 export const routes = [
   defineRoute({
     key: 'GET /',
+    access: 'public',
     description: 'The service name and version, where its documentation is, and how much of the API is built.',
     responses: { 200: { description: 'Service information', schema: schemas.root } },
     async handler(_input, { services }, { req }) {
@@ -33,18 +35,19 @@ export const routes = [
 
   defineRoute({
     key: 'GET /health',
+    access: 'public',
     description:
       'Overall status with each dependency: database, migrations, cache store and workers. 503 when the database is unreachable or not migrated.',
     responses: {
-      200: { description: 'Healthy, or degraded in an optional part', schema: schemas.health },
-      503: { description: 'The database is down or not migrated', schema: schemas.health },
+      200: { description: 'Healthy, or degraded in an optional part', schema: schemas.health, headers: noStore },
+      503: { description: 'The database is down or not migrated', schema: schemas.health, headers: noStore },
     },
-    async handler(_input, { services }) {
+    async handler(_input, { db, services }) {
       const [database, migrations, cache, workers] = await Promise.all([
-        checkDatabase(services.db),
-        checkMigrations(services.db, services.migrations),
+        checkDatabase(db),
+        checkMigrations(db, services.migrations),
         checkCache(services.cache),
-        checkWorkers(services.db),
+        checkWorkers(db),
       ]);
       const essential = database.status === 'up' && migrations.status === 'up';
       const status = !essential ? 'down' : cache.status === 'up' && workers.status === 'up' ? 'ok' : 'degraded';
@@ -63,9 +66,10 @@ export const routes = [
 
   defineRoute({
     key: 'GET /health/live',
+    access: 'public',
     description:
       'The process is running and answering. Checks nothing else, so a database outage does not get the process restarted.',
-    responses: { 200: { description: 'Alive', schema: schemas.live } },
+    responses: { 200: { description: 'Alive', schema: schemas.live, headers: noStore } },
     async handler() {
       return { headers: { 'Cache-Control': 'no-store' }, body: { status: 'ok', uptime_seconds: uptimeSeconds() } };
     },
@@ -73,14 +77,18 @@ export const routes = [
 
   defineRoute({
     key: 'GET /health/ready',
+    access: 'public',
     description:
       'Ready for traffic: the database answers and every migration is applied. 503 (a problem with the checks) until then.',
-    responses: { 200: { description: 'Ready', schema: schemas.ready } },
-    async handler(_input, { services }) {
-      const [database, migrations] = await Promise.all([
-        checkDatabase(services.db),
-        checkMigrations(services.db, services.migrations),
-      ]);
+    responses: {
+      200: { description: 'Ready', schema: schemas.ready, headers: noStore },
+      503: problemResponse('Not ready: `checks` says which dependency is not', {
+        ...noStore,
+        'Retry-After': retryAfterHeader,
+      }),
+    },
+    async handler(_input, { db, services }) {
+      const [database, migrations] = await Promise.all([checkDatabase(db), checkMigrations(db, services.migrations)]);
       const checks = { database, migrations };
       if (database.status !== 'up' || migrations.status !== 'up') {
         throw new Problem(
@@ -98,9 +106,13 @@ export const routes = [
 
   defineRoute({
     key: 'GET /health/cachestore',
+    access: 'public',
     description:
       'Which cache store is in use (in-process, or Redis when REDIS_URL is set) and whether it answers. 503 when it does not.',
-    responses: { 200: { description: 'The cache store answers', schema: schemas.cacheStore } },
+    responses: {
+      200: { description: 'The cache store answers', schema: schemas.cacheStore, headers: noStore },
+      503: problemResponse('The cache store does not answer', noStore),
+    },
     async handler(_input, { services }) {
       const result = { ...(await checkCache(services.cache)), store: services.cache.kind };
       if (result.status !== 'up') {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timestamp } from '../../core/timestamp.ts';
 
 export const check = z
   .object({
@@ -33,7 +34,7 @@ export const health = z
       database: check,
       migrations: check.extend({ pending: z.array(z.string()) }),
       cache: check.extend({ store: z.enum(['memory', 'redis']) }),
-      workers: check.extend({ last_heartbeat_at: z.string().nullable() }),
+      workers: check.extend({ last_heartbeat_at: timestamp.nullable() }),
     }),
   })
   .meta({ id: 'Health' });

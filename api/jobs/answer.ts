@@ -2,10 +2,13 @@
 // `Prefer: wait=N` (RFC 7240) — after the job ends or N seconds pass, capped
 // by the endpoint's timeout. The wait is woken by the job's notifications,
 // never by polling.
-import { sql } from '../../db/pool.ts';
-import { isFinished, job as jobSchema, jobColumns, jobPath, jobRow, toJob, type Job } from '../../core/jobs/model.ts';
-import type { Reply, RouteContext } from '../route.ts';
+import { z } from 'zod';
+import { isFinished, job as jobSchema, jobPath, type Job } from '../../core/jobs/model.ts';
+import { rereadJob } from '../../core/jobs/queries.ts';
 import { submitJob, type Submission } from '../../core/jobs/submit.ts';
+import { locationHeader, problemResponse } from '../responses.ts';
+import type { ContextFor, Reply, ResponseSpec } from '../route.ts';
+import type { SiteNeed } from '../../core/tenancy/site-access.ts';
 
 /** The wait asked for in a Prefer header, in seconds; undefined when none. */
 export function preferredWait(prefer: string | undefined): number | undefined {
@@ -13,23 +16,31 @@ export function preferredWait(prefer: string | undefined): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-async function readJob(context: RouteContext, jobId: string): Promise<Job> {
-  return toJob(
-    await context.db.connect((db) => db.one(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId}`)),
-  );
-}
+/** The request header that asks for a wait. */
+export const preferHeader = z.object({
+  prefer: z
+    .string()
+    .optional()
+    .describe('`wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout'),
+});
+
+export const jobHeaders = {
+  Location: { ...locationHeader, description: 'The job, to poll' },
+  'Preference-Applied': { description: 'The wait that was applied, as `wait=N`, when Prefer asked for one' },
+};
 
 // Time kept back from the endpoint's timeout to read the job and answer.
 const answerMarginMs = 1000;
 
+type SiteContext = ContextFor<SiteNeed>;
+
 export async function answerJob(
-  context: RouteContext,
+  context: SiteContext,
   prefer: string | undefined,
-  siteIdentifier: string,
   job: Job,
   mode: 'submitted' | 'read',
 ): Promise<Reply> {
-  const headers: Record<string, string> = { Location: jobPath(siteIdentifier, job.id) };
+  const headers: Record<string, string> = { Location: jobPath(context.site.slug, job.id) };
   let current = job;
   const wait = preferredWait(prefer);
   if (wait !== undefined && !isFinished(current.status)) {
@@ -37,7 +48,7 @@ export async function answerJob(
     await context.services.jobEvents.waitUntil(
       job.id,
       async () => {
-        current = await readJob(context, job.id);
+        current = await rereadJob(context.db, job.id);
         return isFinished(current.status);
       },
       ms,
@@ -49,18 +60,23 @@ export async function answerJob(
   return { status, body: current, headers };
 }
 
-export const jobResponses = {
-  200: { description: 'The job, finished within the wait asked for', schema: jobSchema },
-  202: { description: 'The job, accepted and not finished yet; poll Location or watch its events', schema: jobSchema },
+/** What a job-creating endpoint answers, beside the errors every route has. */
+export const jobResponses: Record<number, ResponseSpec> = {
+  200: { description: 'The job, finished within the wait asked for', schema: jobSchema, headers: jobHeaders },
+  202: {
+    description: 'The job, accepted and not finished yet; poll Location or watch its events',
+    schema: jobSchema,
+    headers: jobHeaders,
+  },
+  402: problemResponse('Not enough credits for the estimate: `available` and `required` say how many'),
 };
 
 /** Submits the job (one transaction: row, reservation, queue entry) and answers it as the endpoint that made it. */
 export async function submitAndAnswer(
-  context: RouteContext,
+  context: SiteContext,
   prefer: string | undefined,
-  identifier: string,
   submission: Submission,
 ): Promise<Reply> {
-  const { job } = await submitJob(context.services.db, context.services.config, context.actor, identifier, submission);
-  return answerJob(context, prefer, identifier, job, 'submitted');
+  const job = await submitJob(context.db, context.services.config, context.access, submission);
+  return answerJob(context, prefer, job, 'submitted');
 }

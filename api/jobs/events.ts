@@ -3,8 +3,8 @@
 // client leaves, or the endpoint's timeout passes). A comment every 15 s keeps
 // proxies from closing a quiet stream.
 import type { Response } from 'express';
-import { sql } from '../../db/pool.ts';
-import { isFinished, jobColumns, jobRow, toJob, type Job } from '../../core/jobs/model.ts';
+import { isFinished, type Job } from '../../core/jobs/model.ts';
+import { rereadJob } from '../../core/jobs/queries.ts';
 import type { RouteContext } from '../route.ts';
 
 const keepAliveMs = 15_000;
@@ -36,10 +36,7 @@ export async function streamJobEvents(context: RouteContext, res: Response, firs
     await context.services.jobEvents.waitUntil(
       first.id,
       async () => {
-        const row = await context.services.db.one(
-          sql.type(jobRow)`select ${jobColumns} from jobs where id = ${first.id}`,
-        );
-        const job = toJob(row);
+        const job = await rereadJob(context.db, first.id);
         send(job);
         return isFinished(job.status);
       },

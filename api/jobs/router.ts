@@ -6,7 +6,8 @@ import { job } from '../../core/jobs/model.ts';
 import { cancelJob, getJob, jobListQuery, listJobs } from '../../core/jobs/queries.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
-import { answerJob } from './answer.ts';
+import { cacheControlHeader, problemResponse } from '../responses.ts';
+import { answerJob, jobHeaders, preferHeader } from './answer.ts';
 import { streamJobEvents } from './events.ts';
 
 const jobParams = siteParams.extend({ job_id: z.uuid() });
@@ -16,10 +17,11 @@ export const routes = [
     key: 'GET /{site_identifier}/jobs/',
     description:
       'Jobs of the site, oldest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.',
+    access: { site: 'read', scope: 'jobs:read' },
     request: { params: siteParams, query: jobListQuery },
     responses: { 200: { description: 'A page of jobs', schema: pageSchema(job) } },
-    async handler({ params, query }, { db, actor }) {
-      return { body: await db.connect((connection) => listJobs(connection, actor, params.site_identifier, query)) };
+    async handler({ query }, { db, access }) {
+      return { body: await listJobs(db, access, query) };
     },
   }),
 
@@ -27,13 +29,12 @@ export const routes = [
     key: 'GET /{site_identifier}/jobs/{job_id}',
     description:
       'One job. With `Prefer: wait=N` the answer waits until the job ends or N seconds pass (at most the timeout, 60 s).',
-    request: { params: jobParams },
-    responses: { 200: { description: 'The job', schema: job } },
+    access: { site: 'read', scope: 'jobs:read' },
+    request: { params: jobParams, headers: preferHeader },
+    responses: { 200: { description: 'The job', schema: job, headers: jobHeaders } },
     async handler({ params }, context, { req }) {
-      const found = await context.db.connect((connection) =>
-        getJob(connection, context.actor, params.site_identifier, params.job_id),
-      );
-      return answerJob(context, req.get('prefer'), params.site_identifier, found, 'read');
+      const found = await getJob(context.db, context.access, params.job_id);
+      return answerJob(context, req.get('prefer'), found, 'read');
     },
   }),
 
@@ -41,10 +42,14 @@ export const routes = [
     key: 'POST /{site_identifier}/jobs/{job_id}/cancel',
     description:
       'Cancels a queued, running or waiting job: a queued one leaves the queue, a running one is told to stop, and its reserved credits are released. 409 once it has finished.',
+    access: { site: 'write', scope: 'jobs:write' },
     request: { params: jobParams },
-    responses: { 200: { description: 'The canceled job', schema: job } },
-    async handler({ params }, { services, actor }) {
-      return { body: await cancelJob(services.db, actor, params.site_identifier, params.job_id) };
+    responses: {
+      200: { description: 'The canceled job', schema: job },
+      409: problemResponse('The job has already finished'),
+    },
+    async handler({ params }, { db, access }) {
+      return { body: await cancelJob(db, access, params.job_id) };
     },
   }),
 
@@ -52,18 +57,20 @@ export const routes = [
     key: 'GET /{site_identifier}/jobs/{job_id}/events',
     description:
       'Server-sent events (`text/event-stream`): an event `job` with the whole job at once and after each change of state or progress, until it ends.',
+    access: { site: 'read', scope: 'jobs:read' },
     request: { params: jobParams },
     responses: {
       200: {
         description: 'A stream of `job` events, each carrying the job as JSON',
         contentType: 'text/event-stream',
-        schema: job,
+        schema: z.string().describe('Events: `id: n`, `event: job`, `data: <the Job as JSON>`'),
+        headers: {
+          'Cache-Control': { ...cacheControlHeader, description: '`no-cache, no-transform`', required: true },
+        },
       },
     },
     async handler({ params }, context, { res }) {
-      const found = await context.db.connect((connection) =>
-        getJob(connection, context.actor, params.site_identifier, params.job_id),
-      );
+      const found = await getJob(context.db, context.access, params.job_id);
       await streamJobEvents(context, res, found);
       return {};
     },

@@ -12,32 +12,46 @@ import {
   listFolders,
   updateFolder,
 } from '../../core/media/folders.ts';
-import { createStorage } from '../../core/storage/index.ts';
 import { pageSchema } from '../../core/pagination.ts';
+import { locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { flag, noContent, siteParams } from '../schemas.ts';
 
 const folderParams = siteParams.extend({ folder_id: z.uuid() });
 const parentId = z.uuid().nullable().describe('The folder to put it in; null for the top level');
+const nameTaken = problemResponse('A folder of that name is already there');
+const nameTakenOrCycle = problemResponse(
+  'A folder of that name is already there, or the move would put it inside itself',
+);
 
 export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/media/folders/',
     description: 'Folders of the site, oldest first; `parent_id` lists one folder’s children (`root`: the top level).',
+    access: { site: 'read', scope: 'media:read' },
     request: { params: siteParams, query: folderListQuery },
     responses: { 200: { description: 'A page of folders', schema: pageSchema(folder) } },
-    async handler({ params, query }, { db, actor }) {
-      return { body: await db.connect((connection) => listFolders(connection, actor, params.site_identifier, query)) };
+    async handler({ query }, { db, access }) {
+      return { body: await listFolders(db, access, query) };
     },
   }),
 
   defineRoute({
     key: 'POST /{site_identifier}/media/folders/',
     description: 'Creates a folder, at the top level or inside `parent_id`. 409 when a sibling has the name.',
+    access: { site: 'write', scope: 'media:write' },
     request: { params: siteParams, body: z.strictObject({ name: folderName, parent_id: parentId.optional() }) },
-    responses: { 201: { description: 'The folder', schema: folder } },
-    async handler({ params, body }, { services, actor }) {
-      return { status: 201, body: await createFolder(services.db, actor, params.site_identifier, body) };
+    responses: {
+      201: { description: 'The folder', schema: folder, headers: { Location: locationHeader } },
+      409: nameTaken,
+    },
+    async handler({ params, body }, { db, access }) {
+      const created = await createFolder(db, access, body);
+      return {
+        status: 201,
+        body: created,
+        headers: { Location: `/${params.site_identifier}/media/folders/${created.id}` },
+      };
     },
   }),
 
@@ -45,6 +59,7 @@ export const routes = [
     key: 'GET /{site_identifier}/media/folders/tree',
     description:
       'The whole tree in one answer, siblings by name, each folder with its item count and the count of everything below it.',
+    access: { site: 'read', scope: 'media:read' },
     request: { params: siteParams },
     responses: {
       200: {
@@ -55,19 +70,18 @@ export const routes = [
         }),
       },
     },
-    async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => folderTree(connection, actor, params.site_identifier)) };
+    async handler(_input, { db, access }) {
+      return { body: await folderTree(db, access) };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/media/folders/{folder_id}',
+    access: { site: 'read', scope: 'media:read' },
     request: { params: folderParams },
     responses: { 200: { description: 'The folder', schema: folder } },
-    async handler({ params }, { db, actor }) {
-      return {
-        body: await db.connect((connection) => getFolder(connection, actor, params.site_identifier, params.folder_id)),
-      };
+    async handler({ params }, { db, access }) {
+      return { body: await getFolder(db, access, params.folder_id) };
     },
   }),
 
@@ -75,15 +89,16 @@ export const routes = [
     key: 'PATCH /{site_identifier}/media/folders/{folder_id}',
     description:
       'Renames and/or moves the folder. Authors change only the folders they made. 409 for a taken name or a move into itself.',
+    access: { site: 'write', scope: 'media:write' },
     request: {
       params: folderParams,
       body: z
         .strictObject({ name: folderName.optional(), parent_id: parentId.optional() })
         .refine((body) => body.name !== undefined || body.parent_id !== undefined, 'Send name, parent_id or both.'),
     },
-    responses: { 200: { description: 'The folder', schema: folder } },
-    async handler({ params, body }, { services, actor }) {
-      return { body: await updateFolder(services.db, actor, params.site_identifier, params.folder_id, body) };
+    responses: { 200: { description: 'The folder', schema: folder }, 409: nameTakenOrCycle },
+    async handler({ params, body }, { db, access }) {
+      return { body: await updateFolder(db, access, params.folder_id, body) };
     },
   }),
 
@@ -91,14 +106,11 @@ export const routes = [
     key: 'POST /{site_identifier}/media/folders/{folder_id}/move',
     description:
       'Moves the folder (and everything in it) under `parent_id`, or to the top level with null. 409 for a move into itself or a folder below it.',
+    access: { site: 'write', scope: 'media:write' },
     request: { params: folderParams, body: z.strictObject({ parent_id: parentId }) },
-    responses: { 200: { description: 'The folder', schema: folder } },
-    async handler({ params, body }, { services, actor }) {
-      return {
-        body: await updateFolder(services.db, actor, params.site_identifier, params.folder_id, {
-          parent_id: body.parent_id,
-        }),
-      };
+    responses: { 200: { description: 'The folder', schema: folder }, 409: nameTakenOrCycle },
+    async handler({ params, body }, { db, access }) {
+      return { body: await updateFolder(db, access, params.folder_id, { parent_id: body.parent_id }) };
     },
   }),
 
@@ -107,22 +119,17 @@ export const routes = [
     description:
       'Deletes an empty folder (409 otherwise). With `recursive=true`, also the folders below it and the media items in them, files included; ' +
       '409 with the `references` when one of those items is in use, unless `force=true`.',
+    access: { site: 'write', scope: 'media:write' },
     request: {
       params: folderParams,
       query: z.object({ recursive: flag, force: flag.describe('With recursive: delete even items something uses') }),
     },
-    responses: noContent('Deleted'),
-    async handler({ params, query }, { services, actor }) {
-      await deleteFolder(
-        services.db,
-        createStorage(services.config),
-        services.logger,
-        actor,
-        params.site_identifier,
-        params.folder_id,
-        query.recursive,
-        query.force,
-      );
+    responses: {
+      ...noContent('Deleted'),
+      409: problemResponse('The folder is not empty (without recursive), or an item in it is in use (without force)'),
+    },
+    async handler({ params, query }, { deps, access }) {
+      await deleteFolder(deps, { access, id: params.folder_id, recursive: query.recursive, force: query.force });
       return {};
     },
   }),

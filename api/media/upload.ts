@@ -2,15 +2,31 @@
 // to storage (never whole in memory), the other parts are the item's fields.
 // Too large → 413 and nothing kept; a type outside the allowlist → 415.
 import busboy from 'busboy';
+import { z } from 'zod';
 import type { Request } from 'express';
 import { Problem } from '../../core/errors.ts';
-import { recordUpload, storeUpload, uploadFields, uploadTarget } from '../../core/media/upload.ts';
+import { recordUpload, storeUpload, uploadFields } from '../../core/media/upload.ts';
 import type { MediaItem } from '../../core/media/items.ts';
-import type { Storage } from '../../core/storage/storage.ts';
-import type { Site } from '../../core/tenancy/sites.ts';
-import { createStorage, removeFiles } from '../../core/storage/index.ts';
+import { removeFiles } from '../../core/storage/index.ts';
+import type { SiteNeed } from '../../core/tenancy/site-access.ts';
 import { unstorableFields } from '../../core/storable.ts';
-import type { RouteContext } from '../route.ts';
+import type { ContextFor } from '../route.ts';
+
+type SiteContext = ContextFor<SiteNeed>;
+
+/** A file part, as the OpenAPI document shows it (generated clients send a Blob). */
+export const binaryFile = z.string().meta({ format: 'binary' });
+
+/** The multipart form of an upload, for the OpenAPI document: the parser reads it as it streams. */
+export const uploadForm = z.object({
+  file: binaryFile.describe('The file; its type is read from its bytes'),
+  folder_id: z.uuid().optional(),
+  alt: z.string().max(1000).optional(),
+  title: z.string().max(300).optional(),
+  caption: z.string().max(2000).optional(),
+  tags: z.string().max(3000).optional().describe('Comma-separated, or a JSON array'),
+  locale: z.string().optional().describe('A BCP 47 tag such as en or pt-BR'),
+});
 import { fromZodError } from '../middleware/problems.ts';
 
 type Stored = Awaited<ReturnType<typeof storeUpload>>;
@@ -22,12 +38,8 @@ export type ReceivedFile = Stored & { fileName: string; fields: Record<string, s
  * for the site. Answers the stored file and the other parts; anything wrong
  * (too large, not exactly one file) is refused with the stored file removed.
  */
-export async function receiveFile(
-  req: Request,
-  context: RouteContext,
-  site: Site,
-  storage: Storage,
-): Promise<ReceivedFile> {
+export async function receiveFile(req: Request, context: SiteContext): Promise<ReceivedFile> {
+  const { site } = context;
   if (!req.is('multipart/form-data')) {
     throw new Problem(415, 'Send the file as multipart/form-data, in a part named file.', {
       headers: { 'Accept-Post': 'multipart/form-data' },
@@ -69,7 +81,7 @@ export async function receiveFile(
       stream.on('limit', () => {
         truncated = true;
       });
-      stored = storeUpload(storage, site, stream);
+      stored = storeUpload(context.services.storage, site, stream);
       // A refused type leaves the rest of the part unread: drain it so the form can finish.
       stored.catch(() => stream.resume());
     });
@@ -90,11 +102,10 @@ export async function receiveFile(
     });
   const file = await parsed.stored;
   if (parsed.truncated)
-    throw await refuseFile(context, storage, file.key, new Problem(413, `The file is larger than ${limit} bytes.`));
+    throw await refuseFile(context, file.key, new Problem(413, `The file is larger than ${limit} bytes.`));
   if (parsed.extra) {
     throw await refuseFile(
       context,
-      storage,
       file.key,
       new Problem(422, 'Send exactly one file, in a part named file.', {
         errors: [{ path: 'body.file', message: 'one file only' }],
@@ -105,30 +116,23 @@ export async function receiveFile(
 }
 
 /** Removes a stored file that will not be kept, and answers the problem to throw. */
-export async function refuseFile(
-  context: RouteContext,
-  storage: Storage,
-  key: string,
-  problem: Problem,
-): Promise<Problem> {
-  await removeFiles(storage, context.services.logger, [key]);
+export async function refuseFile(context: SiteContext, key: string, problem: Problem): Promise<Problem> {
+  await removeFiles(context.services.storage, context.services.logger, [key]);
   return problem;
 }
 
-export async function receiveUpload(req: Request, context: RouteContext, identifier: string): Promise<MediaItem> {
-  const { services, actor } = context;
-  const site = await uploadTarget(services.db, actor, identifier);
-  const storage = createStorage(services.config);
-  const file = await receiveFile(req, context, site, storage);
+/** An upload into the site's library: the file, then its fields, then the item (with its processing job). */
+export async function receiveUpload(req: Request, context: SiteContext): Promise<MediaItem> {
+  const file = await receiveFile(req, context);
   const fields = uploadFields.safeParse(file.fields);
-  if (!fields.success) throw await refuseFile(context, storage, file.key, fromZodError(fields.error, 'body'));
+  if (!fields.success) throw await refuseFile(context, file.key, fromZodError(fields.error, 'body'));
   const unstorable = unstorableFields(fields.data, 'body');
-  if (unstorable.length > 0)
+  if (unstorable.length > 0) {
     throw await refuseFile(
       context,
-      storage,
       file.key,
       new Problem(422, 'The request is not valid; see errors.', { errors: unstorable }),
     );
-  return recordUpload(services.db, services.config, storage, services.logger, actor, site, file, fields.data);
+  }
+  return recordUpload(context.deps, { access: context.access, file, fields: fields.data });
 }

@@ -10,17 +10,39 @@ import type { Config } from '../../core/config.ts';
 import { Problem } from '../../core/errors.ts';
 import type { MediaFile } from '../../core/media/files.ts';
 import type { MediaItem } from '../../core/media/items.ts';
+import { uploadTypes } from '../../core/media/upload.ts';
 import type { Storage } from '../../core/storage/storage.ts';
+import { cacheControlHeader, etagHeader, locationHeader, problemResponse } from '../responses.ts';
+import type { ResponseSpec } from '../route.ts';
 
 /** How long presigned redirects live; 0 when views stream through the API. */
 export const redirectSeconds = (config: Config) =>
   config.storage.driver === 's3' ? config.storage.redirectSeconds : 0;
 
-const binary = { contentType: 'application/octet-stream', schema: z.string().describe('binary') };
-export const viewResponses = {
-  200: { description: 'The whole file, in its own media type', ...binary },
-  206: { description: 'The byte range asked for', ...binary },
-  302: { description: 'With S3_REDIRECT_SECONDS: a presigned URL of the file, in Location', ...binary },
+// A file is served in its own type: one that may be uploaded, or a variant's (WebP, AVIF, a JPEG poster).
+const binary = { contentType: Object.keys(uploadTypes), schema: z.string().meta({ format: 'binary' }) };
+const fileHeaders = {
+  ETag: etagHeader,
+  'Last-Modified': { description: 'When the item last changed', required: true },
+  'Cache-Control': cacheControlHeader,
+  'Accept-Ranges': { description: '`bytes`: ranges may be asked for', required: true },
+};
+export const viewResponses: Record<number, ResponseSpec> = {
+  200: { description: 'The whole file, in its own media type', ...binary, headers: fileHeaders },
+  206: {
+    description: 'The byte range asked for',
+    ...binary,
+    headers: { ...fileHeaders, 'Content-Range': { description: '`bytes start-end/size`', required: true } },
+  },
+  302: {
+    description: 'With S3_REDIRECT_SECONDS: a presigned URL of the file, valid that long',
+    headers: { Location: { ...locationHeader, description: 'The presigned URL' }, 'Cache-Control': cacheControlHeader },
+  },
+  304: { description: 'The copy the client has (If-None-Match, If-Modified-Since) is current', headers: fileHeaders },
+  416: problemResponse('The range asked for is outside the file', {
+    ...fileHeaders,
+    'Content-Range': { description: '`bytes */size`', required: true },
+  }),
 };
 
 export const etagOf = (item: MediaItem, size: number, variant = '') =>
@@ -46,7 +68,11 @@ export async function streamMedia(
   if (redirectSeconds > 0 && storage.signedUrl) {
     // The redirect is as private as the URL it carries, and cached for less than the URL lives.
     res.set('Cache-Control', `private, max-age=${Math.min(300, Math.floor(redirectSeconds / 2))}`);
-    res.redirect(302, await storage.signedUrl(storageKey, redirectSeconds, file.mimeType));
+    // No body: Express's would be a text/plain note that no client reads.
+    res
+      .status(302)
+      .location(await storage.signedUrl(storageKey, redirectSeconds, file.mimeType))
+      .end();
     return;
   }
   const size = await storage.size(storageKey);

@@ -11,6 +11,7 @@ import {
   serviceAccountWithSecret,
   updateServiceAccount,
 } from '../../core/identity/service-accounts.ts';
+import { noStore, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { created, noContent, uuidParams } from '../schemas.ts';
 
@@ -43,65 +44,72 @@ const changes = z.strictObject({
 export const routes = [
   defineRoute({
     key: 'GET /api/service-accounts/',
+    access: 'user',
     description: 'Service accounts of the tenants the caller administers (all, for global admins).',
     request: { query: pageQuery.extend({ tenant_id: z.uuid().optional() }) },
     responses: { 200: { description: 'A page of service accounts', schema: pageSchema(serviceAccount) } },
     async handler({ query }, { db, actor }) {
-      return { body: await db.connect((connection) => listServiceAccounts(connection, actor, query)) };
+      return { body: await listServiceAccounts(db, actor, query) };
     },
   }),
 
   defineRoute({
     key: 'POST /api/service-accounts/',
+    access: 'user',
     description: 'Creates a service account; the answer carries its client_secret, shown this once.',
     request: { body: newAccount },
-    responses: created('The account with its secret', serviceAccountWithSecret),
+    responses: {
+      201: { description: 'The account with its secret', schema: serviceAccountWithSecret, headers: noStore },
+      404: problemResponse('No such tenant, or not one you administer'),
+    },
     async handler({ body }, { db, actor }) {
       return {
         status: 201,
         headers: { 'Cache-Control': 'no-store' },
-        body: await db.connect((connection) => createServiceAccount(connection, actor, body)),
+        body: await createServiceAccount(db, actor, body),
       };
     },
   }),
 
   defineRoute({
     key: 'GET /api/service-accounts/{service_account_id}',
+    access: 'user',
     request: { params },
     responses: { 200: { description: 'The account', schema: serviceAccount } },
     async handler({ params }, { db, actor }) {
       return {
-        body: await db.connect((connection) => getServiceAccount(connection, actor, params.service_account_id)),
+        body: await getServiceAccount(db, actor, params.service_account_id),
       };
     },
   }),
 
   defineRoute({
     key: 'PATCH /api/service-accounts/{service_account_id}',
+    access: 'user',
     request: { params, body: changes },
     responses: {
       200: {
         description: 'The account (with client_secret when rotated)',
         schema: serviceAccount.extend({ client_secret: z.string().optional() }),
+        headers: noStore,
       },
     },
     async handler({ params, body }, { db, actor }) {
       return {
         headers: { 'Cache-Control': 'no-store' },
-        body: await db.connect((connection) =>
-          updateServiceAccount(connection, actor, params.service_account_id, body),
-        ),
+        body: await updateServiceAccount(db, actor, params.service_account_id, body),
       };
     },
   }),
 
   defineRoute({
     key: 'DELETE /api/service-accounts/{service_account_id}',
+    access: 'user',
     description: 'Deletes the account; its tokens stop working at once.',
     request: { params },
     responses: noContent('Deleted'),
     async handler({ params }, { db, actor }) {
-      await db.connect((connection) => deleteServiceAccount(connection, actor, params.service_account_id));
+      await deleteServiceAccount(db, actor, params.service_account_id);
       return {};
     },
   }),

@@ -2,23 +2,18 @@
 // access reads them. {site_identifier} is the site's id or slug.
 import { z } from 'zod';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
-import {
-  createSite,
-  deleteSite,
-  listSites,
-  loadSite,
-  locale,
-  site,
-  siteSlug,
-  updateSite,
-} from '../../core/tenancy/sites.ts';
+import { createSite, deleteSite, listSites, locale, site, siteSlug, updateSite } from '../../core/tenancy/sites.ts';
+import { locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
-import { created, noContent, siteParams, uuidParams } from '../schemas.ts';
+import { noContent, siteParams, uuidParams } from '../schemas.ts';
 
 const domain = z
   .string()
   .max(253)
-  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, 'a host name such as www.example.com');
+  .regex(
+    /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/,
+    'a host name such as www.example.com',
+  );
 
 const newSite = z.strictObject({
   tenant_id: z.uuid(),
@@ -40,59 +35,73 @@ export const routes = [
   defineRoute({
     key: 'GET /sites/',
     description: 'The sites the caller can reach.',
+    access: 'signed-in',
     request: { query: pageQuery },
     responses: { 200: { description: 'A page of sites', schema: pageSchema(site) } },
     async handler({ query }, { db, actor }) {
-      return { body: await db.connect((connection) => listSites(connection, actor, query)) };
+      return { body: await listSites(db, actor, query) };
     },
   }),
 
   defineRoute({
     key: 'POST /sites/',
     description: 'Creates a site in a tenant the caller administers. Slugs are unique across all tenants.',
+    access: 'signed-in',
     request: { body: newSite },
-    responses: created('The site', site),
+    responses: {
+      201: { description: 'The site', schema: site, headers: { Location: locationHeader } },
+      404: problemResponse('No such tenant, or not one you administer'),
+      409: problemResponse('The slug or the domain is taken'),
+    },
     async handler({ body }, { db, actor }) {
-      return { status: 201, body: await db.connect((connection) => createSite(connection, actor, body)) };
+      const created = await createSite(db, actor, body);
+      return { status: 201, body: created, headers: { Location: `/sites/${created.slug}` } };
     },
   }),
 
   defineRoute({
     key: 'GET /sites/by-tenant/{tenant_id}',
     description: 'The sites of one tenant that the caller can reach.',
+    access: 'signed-in',
     request: { params: uuidParams('tenant_id'), query: pageQuery },
     responses: { 200: { description: 'A page of sites', schema: pageSchema(site) } },
     async handler({ params, query }, { db, actor }) {
-      return { body: await db.connect((connection) => listSites(connection, actor, query, params.tenant_id)) };
+      return { body: await listSites(db, actor, query, params.tenant_id) };
     },
   }),
 
   defineRoute({
     key: 'GET /sites/{site_identifier}',
+    access: { site: 'read' },
     request: { params: siteParams },
     responses: { 200: { description: 'The site', schema: site } },
-    async handler({ params }, { db, actor }) {
-      return { body: (await db.connect((connection) => loadSite(connection, actor, params.site_identifier))).site };
+    async handler(_input, { site }) {
+      return { body: site };
     },
   }),
 
   defineRoute({
     key: 'PATCH /sites/{site_identifier}',
     description: 'Tenant admins only. default_locale must stay one of locales.',
+    access: { site: 'admin' },
     request: { params: siteParams, body: siteChanges },
-    responses: { 200: { description: 'The updated site', schema: site } },
-    async handler({ params, body }, { db, actor }) {
-      return { body: await db.connect((connection) => updateSite(connection, actor, params.site_identifier, body)) };
+    responses: {
+      200: { description: 'The updated site', schema: site },
+      409: problemResponse('The slug or the domain is taken'),
+    },
+    async handler({ body }, { db, site }) {
+      return { body: await updateSite(db, site, body) };
     },
   }),
 
   defineRoute({
     key: 'DELETE /sites/{site_identifier}',
     description: 'Tenant admins only. Deletes the site and everything it holds.',
+    access: { site: 'admin' },
     request: { params: siteParams },
     responses: noContent('Deleted'),
-    async handler({ params }, { db, actor }) {
-      await db.connect((connection) => deleteSite(connection, actor, params.site_identifier));
+    async handler(_input, { db, site }) {
+      await deleteSite(db, site);
       return {};
     },
   }),

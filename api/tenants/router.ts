@@ -24,6 +24,7 @@ import {
   tenant,
   updateTenant,
 } from '../../core/tenancy/tenants.ts';
+import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { created, noContent, uuidParams } from '../schemas.ts';
 
@@ -48,136 +49,146 @@ const tenantChanges = z.strictObject({
 
 const roleBody = z.strictObject({ role: z.enum(roles) });
 
+const slugTaken = problemResponse('The slug is taken');
+
 export const routes = [
   defineRoute({
     key: 'GET /admin/tenants/',
+    access: 'global-admin',
     request: { query: pageQuery },
     responses: { 200: { description: 'A page of tenants', schema: pageSchema(tenant) } },
     async handler({ query }, { db, actor }) {
-      return { body: await db.connect((connection) => listTenants(connection, actor, query)) };
+      return { body: await listTenants(db, actor, query) };
     },
   }),
 
   defineRoute({
     key: 'POST /admin/tenants/',
+    access: 'global-admin',
     request: { body: newTenant },
-    responses: created('The tenant', tenant),
+    responses: { ...created('The tenant', tenant), 409: slugTaken },
     async handler({ body }, { db, actor }) {
-      return { status: 201, body: await db.connect((connection) => createTenant(connection, actor, body)) };
+      return { status: 201, body: await createTenant(db, actor, body) };
     },
   }),
 
   defineRoute({
     key: 'GET /admin/tenants/current/info',
+    access: 'user',
     description:
       'For any signed-in user: who they are, the tenants they belong to with their role, and the sites they can reach.',
     responses: { 200: { description: 'The caller’s tenant context', schema: currentUser } },
     async handler(_input, { db, actor }) {
-      return { body: await db.connect((connection) => describeCurrentUser(connection, actor)) };
+      return { body: await describeCurrentUser(db, actor) };
     },
   }),
 
   defineRoute({
     key: 'GET /admin/tenants/{tenant_id}',
+    access: 'global-admin',
     request: { params },
     responses: { 200: { description: 'The tenant', schema: tenant } },
     async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => getTenant(connection, actor, params.tenant_id)) };
+      return { body: await getTenant(db, actor, params.tenant_id) };
     },
   }),
 
   defineRoute({
     key: 'PATCH /admin/tenants/{tenant_id}',
+    access: 'global-admin',
     request: { params, body: tenantChanges },
-    responses: { 200: { description: 'The updated tenant', schema: tenant } },
+    responses: { 200: { description: 'The updated tenant', schema: tenant }, 409: slugTaken },
     async handler({ params, body }, { db, actor }) {
-      return { body: await db.connect((connection) => updateTenant(connection, actor, params.tenant_id, body)) };
+      return { body: await updateTenant(db, actor, params.tenant_id, body) };
     },
   }),
 
   defineRoute({
     key: 'DELETE /admin/tenants/{tenant_id}',
+    access: 'global-admin',
     description:
       'Deletes the tenant with its memberships and service accounts. Refused (409) while it still has sites: delete those first.',
     request: { params },
-    responses: noContent('Deleted'),
-    async handler({ params }, { services, actor }) {
-      await deleteTenant(services.db, actor, params.tenant_id);
+    responses: { ...noContent('Deleted'), 409: problemResponse('The tenant still has sites') },
+    async handler({ params }, { db, services, actor }) {
+      await deleteTenant(db, actor, params.tenant_id);
       return {};
     },
   }),
 
   defineRoute({
     key: 'GET /admin/tenants/{tenant_id}/available-users',
+    access: 'global-admin',
     description: 'Users who are not members of the tenant yet.',
     request: { params, query: pageQuery },
     responses: { 200: { description: 'A page of users', schema: pageSchema(user) } },
     async handler({ params, query }, { db, actor }) {
       return {
-        body: await db.connect((connection) => availableUsersForTenant(connection, actor, params.tenant_id, query)),
+        body: await availableUsersForTenant(db, actor, params.tenant_id, query),
       };
     },
   }),
 
   defineRoute({
     key: 'POST /admin/tenants/{tenant_id}/clone',
+    access: 'global-admin',
     description:
       'A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug), memberships and site assignments. ' +
       'Users are shared, not copied; service accounts are not copied.',
     request: { params, body: newTenant.pick({ name: true, slug: true }) },
-    responses: created('The new tenant', tenant),
-    async handler({ params, body }, { services, actor }) {
-      return { status: 201, body: await cloneTenant(services.db, actor, params.tenant_id, body) };
+    responses: { ...created('The new tenant', tenant), 409: slugTaken },
+    async handler({ params, body }, { db, services, actor }) {
+      return { status: 201, body: await cloneTenant(db, actor, params.tenant_id, body) };
     },
   }),
 
   defineRoute({
     key: 'GET /admin/tenants/{tenant_id}/users',
+    access: 'global-admin',
     request: { params, query: pageQuery },
     responses: { 200: { description: 'A page of members with their role', schema: pageSchema(tenantUser) } },
     async handler({ params, query }, { db, actor }) {
-      return { body: await db.connect((connection) => listTenantUsers(connection, actor, params.tenant_id, query)) };
+      return { body: await listTenantUsers(db, actor, params.tenant_id, query) };
     },
   }),
 
   defineRoute({
     key: 'POST /admin/tenants/{tenant_id}/users/{user_id}',
+    access: 'global-admin',
     description: 'Adds the user to the tenant with a role (default author). Already a member: 409.',
     request: {
       params: memberParams,
       body: z.strictObject({ role: z.enum(roles).default('author') }).default({ role: 'author' }),
     },
-    responses: created('The membership', membership),
+    responses: { ...created('The membership', membership), 409: problemResponse('The user is already a member') },
     async handler({ params, body }, { db, actor }) {
       return {
         status: 201,
-        body: await db.connect((connection) =>
-          assignUserToTenant(connection, actor, params.tenant_id, params.user_id, body.role),
-        ),
+        body: await assignUserToTenant(db, actor, params.tenant_id, params.user_id, body.role),
       };
     },
   }),
 
   defineRoute({
     key: 'PATCH /admin/tenants/{tenant_id}/users/{user_id}',
+    access: 'global-admin',
     request: { params: memberParams, body: roleBody },
     responses: { 200: { description: 'The membership', schema: membership } },
     async handler({ params, body }, { db, actor }) {
       return {
-        body: await db.connect((connection) =>
-          updateTenantRole(connection, actor, params.tenant_id, params.user_id, body.role),
-        ),
+        body: await updateTenantRole(db, actor, params.tenant_id, params.user_id, body.role),
       };
     },
   }),
 
   defineRoute({
     key: 'DELETE /admin/tenants/{tenant_id}/users/{user_id}',
+    access: 'global-admin',
     description: 'Removes the user from the tenant and from its sites.',
     request: { params: memberParams },
     responses: noContent('Removed'),
-    async handler({ params }, { services, actor }) {
-      await removeUserFromTenant(services.db, actor, params.tenant_id, params.user_id);
+    async handler({ params }, { db, services, actor }) {
+      await removeUserFromTenant(db, actor, params.tenant_id, params.user_id);
       return {};
     },
   }),

@@ -2,8 +2,14 @@
 // read from and written to the ledger (core/credits).
 import { z } from 'zod';
 import { balance } from '../../core/credits/accounts.ts';
-import { allocateFromTenant, balanceWithTenant, grantToUser, userBalance } from '../../core/credits/ledger.ts';
-import { effectivePrices, price, priceOf, quote, setSiteOverrides, units } from '../../core/credits/prices.ts';
+import {
+  affordability,
+  allocateFromTenant,
+  balanceWithTenant,
+  grantToUser,
+  userBalance,
+} from '../../core/credits/ledger.ts';
+import { effectivePrices, price, quote, setSiteOverrides, units } from '../../core/credits/prices.ts';
 import {
   entryKinds,
   listTransactions,
@@ -15,7 +21,7 @@ import {
   userCredits,
 } from '../../core/credits/reports.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
-import { loadSite } from '../../core/tenancy/sites.ts';
+import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 
@@ -29,40 +35,40 @@ const userQuery = z.object({ user_id: z.uuid().optional().describe('Another user
 
 const prices = z.object({ items: z.array(price) });
 
+const notEnough = problemResponse(
+  'The tenant’s monthly limit (/problems/monthly-limit-exceeded) or the pool’s balance (/problems/insufficient-credits) does not cover it',
+);
+
 export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/transactions/',
+    access: { site: 'read' },
     description:
-      'Ledger entries of the site, oldest first. Tenant admins see everyone’s (filter with user_id); others their own.',
+      'Ledger entries of the site, oldest first. Tenant admins see everyone’s (filter with user_id); others their own. Users only.',
     request: {
       params: siteParams,
       query: pageQuery.extend({ user_id: z.uuid().optional(), kind: z.enum(entryKinds).optional() }),
     },
     responses: { 200: { description: 'A page of entries', schema: pageSchema(transaction) } },
-    async handler({ params, query }, { db, actor }) {
-      return {
-        body: await db.connect((connection) => listTransactions(connection, actor, params.site_identifier, query)),
-      };
+    async handler({ query }, { db, access }) {
+      return { body: await listTransactions(db, access, query) };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/transactions/cost-settings',
+    access: { site: 'read' },
     description: 'What each kind of job costs on this site: the global price, or the site’s own where it sets one.',
     request: { params: siteParams },
     responses: { 200: { description: 'Prices by job kind', schema: prices } },
-    async handler({ params }, { db, actor }) {
-      return {
-        body: await db.connect(async (connection) => {
-          const { site } = await loadSite(connection, actor, params.site_identifier);
-          return { items: await effectivePrices(connection, site.id) };
-        }),
-      };
+    async handler(_input, { db, site }) {
+      return { body: { items: await effectivePrices(db, site.id) } };
     },
   }),
 
   defineRoute({
     key: 'PUT /{site_identifier}/transactions/cost-settings',
+    access: { site: 'admin' },
     description:
       'Tenant admins set the site’s own prices for the kinds listed; price null returns a kind to the global price.',
     request: {
@@ -81,26 +87,28 @@ export const routes = [
       }),
     },
     responses: { 200: { description: 'The prices now in force', schema: prices } },
-    async handler({ params, body }, { services, db, actor }) {
-      const { site } = await db.connect((connection) => loadSite(connection, actor, params.site_identifier, 'admin'));
-      return { body: { items: await setSiteOverrides(services.db, site.id, body.settings) } };
+    async handler({ body }, { db, site }) {
+      return { body: { items: await setSiteOverrides(db, site.id, body.settings) } };
     },
   }),
 
   defineRoute({
     key: 'POST /{site_identifier}/transactions/credits/add',
+    // Global admins reach every site; the site is looked up by the grant itself.
+    access: 'global-admin',
     idempotent: true,
     description:
       'Global admins grant credits, from outside the system, to a member of the site’s tenant. Honours Idempotency-Key.',
     request: { params: siteParams, body: movement },
     responses: { 201: { description: 'The user’s credits on the site now', schema: balance } },
-    async handler({ params, body }, { services, actor }) {
-      return { status: 201, body: await grantToUser(services.db, actor, params.site_identifier, body) };
+    async handler({ params, body }, { db, actor }) {
+      return { status: 201, body: await grantToUser(db, actor, params.site_identifier, body) };
     },
   }),
 
   defineRoute({
     key: 'POST /{site_identifier}/transactions/credits/allocate-from-tenant',
+    access: { site: 'admin' },
     idempotent: true,
     description:
       'Tenant admins move credits from the tenant’s pool to a member’s account on this site, within the tenant’s monthly limit ' +
@@ -108,28 +116,30 @@ export const routes = [
     request: { params: siteParams, body: movement },
     responses: {
       201: { description: 'Both accounts after the move', schema: z.object({ user: balance, tenant_pool: balance }) },
+      402: notEnough,
     },
-    async handler({ params, body }, { services, actor }) {
-      return { status: 201, body: await allocateFromTenant(services.db, actor, params.site_identifier, body) };
+    async handler({ body }, { db, access }) {
+      return { status: 201, body: await allocateFromTenant(db, access, body) };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/transactions/credits/balance',
-    description: 'Your credits on the site, or (tenant admins) another member’s with user_id.',
+    access: { site: 'read' },
+    description: 'Your credits on the site, or (tenant admins) another member’s with user_id. Users only.',
     request: { params: siteParams, query: userQuery },
     responses: { 200: { description: 'Credits', schema: balance.extend({ user_id: z.uuid() }) } },
-    async handler({ params, query }, { db, actor }) {
-      const found = await db.connect((connection) =>
-        userBalance(connection, actor, params.site_identifier, query.user_id),
-      );
+    async handler({ query }, { db, access }) {
+      const found = await userBalance(db, access, query.user_id);
       return { body: { user_id: found.userId, ...found.balance } };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/transactions/credits/balance-with-tenant',
-    description: 'Your credits on the site with the tenant’s monthly limit; tenant admins also see the pool.',
+    access: { site: 'read' },
+    description:
+      'Your credits on the site with the tenant’s monthly limit; tenant admins also see the pool. Users only.',
     request: { params: siteParams, query: userQuery },
     responses: {
       200: {
@@ -147,19 +157,16 @@ export const routes = [
         }),
       },
     },
-    async handler({ params, query }, { db, actor }) {
-      return {
-        body: await db.connect((connection) =>
-          balanceWithTenant(connection, actor, params.site_identifier, query.user_id),
-        ),
-      };
+    async handler({ query }, { db, access }) {
+      return { body: await balanceWithTenant(db, access, query.user_id) };
     },
   }),
 
   defineRoute({
     key: 'POST /{site_identifier}/transactions/credits/check',
+    access: { site: 'read' },
     description:
-      'Whether you (or, for tenant admins, user_id) can afford `units` of a kind of job on this site, and what it costs.',
+      'Whether you (or, for tenant admins, user_id) can afford `units` of a kind of job on this site, and what it costs. Users only.',
     request: {
       params: siteParams,
       body: z.strictObject({
@@ -174,31 +181,27 @@ export const routes = [
         schema: z.object({ affordable: z.boolean(), available: z.number().int(), quote }),
       },
     },
-    async handler({ params, body }, { db, actor }) {
-      return {
-        body: await db.connect(async (connection) => {
-          const found = await userBalance(connection, actor, params.site_identifier, body.user_id);
-          const cost = await priceOf(connection, found.site.id, body.kind, body.units);
-          return { affordable: found.balance.available >= cost.cost, available: found.balance.available, quote: cost };
-        }),
-      };
+    async handler({ body }, { db, access }) {
+      return { body: await affordability(db, access, body) };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/transactions/credits/site-users',
+    access: { site: 'admin' },
     description: 'Tenant admins: every user who can work on the site, with their credits there.',
     request: { params: siteParams },
     responses: { 200: { description: 'Users and credits', schema: z.object({ items: z.array(userCredits) }) } },
-    async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => siteUserCredits(connection, actor, params.site_identifier)) };
+    async handler(_input, { db, site }) {
+      return { body: await siteUserCredits(db, site) };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/transactions/monthly-usage',
+    access: { site: 'read' },
     description:
-      'Credits spent in a month (UTC; default the current one) by job kind, by user and by day. Others than tenant admins see their own.',
+      'Credits spent in a month (UTC; default the current one) by job kind, by user and by day. Others than tenant admins see their own. Users only.',
     request: { params: siteParams, query: z.object({ month: month.optional() }) },
     responses: {
       200: {
@@ -212,17 +215,16 @@ export const routes = [
         }),
       },
     },
-    async handler({ params, query }, { db, actor }) {
-      return {
-        body: await db.connect((connection) => monthlyUsage(connection, actor, params.site_identifier, query.month)),
-      };
+    async handler({ query }, { db, access }) {
+      return { body: await monthlyUsage(db, access, query.month) };
     },
   }),
 
   defineRoute({
     key: 'GET /{site_identifier}/transactions/stats',
+    access: { site: 'read' },
     description:
-      'Totals per entry kind and what the site’s accounts hold (yours only, unless you administer the tenant).',
+      'Totals per entry kind and what the site’s accounts hold (yours only, unless you administer the tenant). Users only.',
     request: { params: siteParams },
     responses: {
       200: {
@@ -236,8 +238,8 @@ export const routes = [
         }),
       },
     },
-    async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => transactionStats(connection, actor, params.site_identifier)) };
+    async handler(_input, { db, access }) {
+      return { body: await transactionStats(db, access) };
     },
   }),
 ];

@@ -12,6 +12,7 @@ import {
   user,
 } from '../../core/identity/users.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
+import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { created, noContent, uuidParams } from '../schemas.ts';
 
@@ -33,68 +34,82 @@ const changes = z.strictObject({
   email_verified: z.boolean().optional().describe('Global admins only'),
 });
 
+const emailTaken = problemResponse('A user with this e-mail address exists');
+
 export const routes = [
   defineRoute({
     key: 'GET /users/',
+    access: 'global-admin',
     description: 'All users (global admins). `search` matches e-mail or name.',
     request: { query: pageQuery.extend({ search: z.string().max(200).optional() }) },
     responses: { 200: { description: 'A page of users', schema: pageSchema(user) } },
     async handler({ query }, { db, actor }) {
-      return { body: await db.connect((connection) => listUsers(connection, actor, query)) };
+      return { body: await listUsers(db, actor, query) };
     },
   }),
 
   defineRoute({
     key: 'POST /users/',
+    access: 'global-admin',
     description:
       'Creates a user (global admins). Passwords have at least 10 characters. A taken e-mail address is a 409.',
     request: { body: newUser },
-    responses: created('The user', user),
+    responses: { ...created('The user', user), 409: emailTaken },
     async handler({ body }, { db, actor }) {
-      return { status: 201, body: await db.connect((connection) => createUser(connection, actor, body)) };
+      return { status: 201, body: await createUser(db, actor, body) };
     },
   }),
 
   defineRoute({
     key: 'GET /users/{user_id}',
+    access: 'user',
     description: 'A user: yourself, or anyone for a global admin (others are 404).',
     request: { params },
     responses: { 200: { description: 'The user', schema: user } },
     async handler({ params }, { db, actor }) {
-      return { body: await db.connect((connection) => getUser(connection, actor, params.user_id)) };
+      return { body: await getUser(db, actor, params.user_id) };
     },
   }),
 
   defineRoute({
     key: 'PATCH /users/{user_id}',
+    access: 'user',
     description:
       'Updates a user. Yourself: full_name, password (with current_password). Global admins: also email, status, email_verified.',
     request: { params, body: changes },
-    responses: { 200: { description: 'The updated user', schema: user } },
-    async handler({ params, body }, { services, actor }) {
-      return { body: await updateUser(services.db, actor, params.user_id, body) };
+    responses: {
+      200: { description: 'The updated user', schema: user },
+      409: problemResponse('The address belongs to another user, or you tried to block yourself'),
+    },
+    async handler({ params, body }, { db, services, actor }) {
+      return { body: await updateUser(db, actor, params.user_id, body) };
     },
   }),
 
   defineRoute({
     key: 'DELETE /users/{user_id}',
+    access: 'global-admin',
     description: 'Deletes a user and their memberships and sessions (global admins; not yourself).',
     request: { params },
-    responses: noContent('Deleted'),
+    responses: { ...noContent('Deleted'), 409: problemResponse('You cannot delete yourself') },
     async handler({ params }, { db, actor }) {
-      await db.connect((connection) => deleteUser(connection, actor, params.user_id));
+      await deleteUser(db, actor, params.user_id);
       return {};
     },
   }),
 
   defineRoute({
     key: 'PATCH /users/{user_id}/global-admin',
+    access: 'global-admin',
     description:
       'Grants or withdraws global admin status (global admins). The last global admin cannot be withdrawn (409).',
     request: { params, body: z.strictObject({ is_global_admin: z.boolean() }) },
-    responses: { 200: { description: 'The updated user', schema: user } },
-    async handler({ params, body }, { services, actor }) {
-      return { body: await setGlobalAdmin(services.db, actor, params.user_id, body.is_global_admin) };
+    responses: {
+      200: { description: 'The updated user', schema: user },
+      409: problemResponse('This would leave no global administrator'),
+    },
+    async handler({ params, body }, { db, services, actor }) {
+      return { body: await setGlobalAdmin(db, actor, params.user_id, body.is_global_admin) };
     },
   }),
 ];

@@ -3,15 +3,15 @@
 // monthly limit), and what each account holds.
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { actorId, type Actor, type UserActor } from '../actor.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
-import { requireGlobalAdmin, requireUser, tenantRole } from '../identity/access.ts';
-import { loadSite, type Site } from '../tenancy/sites.ts';
+import { requireUser, tenantRole } from '../identity/access.ts';
+import { resolveSite, type SiteAccess } from '../tenancy/site-access.ts';
+import type { Site } from '../tenancy/sites.ts';
 import { findTenant } from '../tenancy/tenants.ts';
 import { applyEntry, poolAccount, readBalance, userAccount, type Balance } from './accounts.ts';
-
-const actorId = (actor: Actor) => (actor.kind === 'user' ? actor.userId : actor.serviceAccountId);
+import { priceOf } from './prices.ts';
 
 /** Credits go to members of the site's tenant; anyone else is, from here, unknown. */
 async function requireMember(db: CommonQueryMethods, site: Site, userId: string): Promise<void> {
@@ -22,16 +22,16 @@ async function requireMember(db: CommonQueryMethods, site: Site, userId: string)
 
 export type Movement = { user_id: string; amount: number; reason?: string | undefined };
 
-/** Global admins add credits to a user's account on a site, from outside the system. */
+/** Global admins (the route lets only them in, and they reach every site) add credits to a user's account on a site, from outside the system. */
 export async function grantToUser(
-  db: DatabasePool,
-  actor: Actor,
-  identifier: string,
+  db: CommonQueryMethods,
+  actor: UserActor,
+  siteIdentifier: string,
   movement: Movement,
 ): Promise<Balance> {
-  requireGlobalAdmin(actor);
   return db.transaction(async (tx) => {
-    const { site } = await loadSite(tx, actor, identifier);
+    const site = await resolveSite(tx, siteIdentifier);
+    if (!site) throw notFound('No such site.');
     await requireMember(tx, site, movement.user_id);
     const account = await userAccount(tx, site, movement.user_id);
     return applyEntry(tx, {
@@ -58,11 +58,10 @@ export async function monthlyAllocation(db: CommonQueryMethods, tenantId: string
            (select monthly_credit_limit from tenants where id = ${tenantId}) as limit`);
 }
 
-/** Tenant admins move credits from the tenant's pool to a member's account on a site. */
-export async function allocateFromTenant(db: DatabasePool, actor: Actor, identifier: string, movement: Movement) {
+/** Tenant admins (the route lets only them in) move credits from the tenant's pool to a member's account on a site. */
+export async function allocateFromTenant(db: CommonQueryMethods, { actor, site }: SiteAccess, movement: Movement) {
   requireUser(actor);
   return db.transaction(async (tx) => {
-    const { site } = await loadSite(tx, actor, identifier, 'admin');
     await requireMember(tx, site, movement.user_id);
     // One allocation at a time per tenant, so two cannot both fit under the monthly limit.
     await tx.query(sql.unsafe`select pg_advisory_xact_lock(hashtext('credits:' || ${site.tenant_id}))`);
@@ -104,13 +103,11 @@ export async function allocateFromTenant(db: DatabasePool, actor: Actor, identif
 
 /** Global admins put credits into a tenant's pool (until billing does it through payments). */
 export async function allocateToTenant(
-  db: DatabasePool,
-  actor: Actor,
-  tenantId: string,
-  amount: number,
-  reason: string,
+  db: CommonQueryMethods,
+  actor: UserActor,
+  grant: { tenantId: string; amount: number; reason: string },
 ) {
-  requireGlobalAdmin(actor);
+  const { tenantId, amount, reason } = grant;
   return db.transaction(async (tx) => {
     if (!(await findTenant(tx, tenantId))) throw notFound('No such tenant.');
     const account = await poolAccount(tx, tenantId);
@@ -151,9 +148,9 @@ export async function tenantCredits(
 }
 
 /** A user's credits on a site: your own, or a member's when you administer the site. */
-export async function userBalance(db: CommonQueryMethods, actor: Actor, identifier: string, userId?: string) {
-  const caller = requireUser(actor);
-  const { site, role } = await loadSite(db, actor, identifier);
+export async function userBalance(db: CommonQueryMethods, access: SiteAccess, userId?: string) {
+  const { site, role } = access;
+  const caller = requireUser(access.actor);
   const target = userId ?? caller.userId;
   if (target !== caller.userId) {
     if (role !== 'admin') throw new Problem(403, 'Only the tenant’s administrators may see other users’ credits.');
@@ -165,8 +162,8 @@ export async function userBalance(db: CommonQueryMethods, actor: Actor, identifi
 }
 
 /** Your credits on the site with the tenant's monthly allocation; the pool itself only for tenant admins. */
-export async function balanceWithTenant(db: CommonQueryMethods, actor: Actor, identifier: string, userId?: string) {
-  const found = await userBalance(db, actor, identifier, userId);
+export async function balanceWithTenant(db: CommonQueryMethods, access: SiteAccess, userId?: string) {
+  const found = await userBalance(db, access, userId);
   const tenant = await findTenant(db, found.site.tenant_id);
   const month = await monthlyAllocation(db, found.site.tenant_id);
   const pool =
@@ -188,4 +185,15 @@ export async function balanceWithTenant(db: CommonQueryMethods, actor: Actor, id
       pool,
     },
   };
+}
+
+/** Whether the caller (or, for tenant admins, `userId`) can afford `units` of a kind of job on the site, and its quote. */
+export async function affordability(
+  db: CommonQueryMethods,
+  access: SiteAccess,
+  request: { kind: string; units: number; user_id?: string | undefined },
+) {
+  const found = await userBalance(db, access, request.user_id);
+  const quote = await priceOf(db, access.site.id, request.kind, request.units);
+  return { affordable: found.balance.available >= quote.cost, available: found.balance.available, quote };
 }

@@ -1,6 +1,6 @@
 // What operations cost: global defaults, overridden per site, by job kind.
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 
 export const units = ['item', 'second', '1k_characters', '1k_tokens', 'page'] as const;
@@ -29,7 +29,11 @@ export async function effectivePrices(db: CommonQueryMethods, siteId: string): P
 export type Override = { kind: string; price: number | null; unit?: (typeof units)[number] | undefined };
 
 /** Sets the site's prices for the kinds given; a null price goes back to the global one. */
-export async function setSiteOverrides(db: DatabasePool, siteId: string, overrides: Override[]): Promise<Price[]> {
+export async function setSiteOverrides(
+  db: CommonQueryMethods,
+  siteId: string,
+  overrides: Override[],
+): Promise<Price[]> {
   return db.transaction(async (tx) => {
     const known = new Map((await effectivePrices(tx, siteId)).map((entry) => [entry.kind, entry]));
     for (const override of overrides) {

@@ -1,12 +1,13 @@
 // Reading the ledger of a site: its entries, its users' balances, usage per
 // month, and totals. Administrators see everyone; other users themselves.
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
 import { Problem } from '../errors.ts';
 import { requireUser } from '../identity/access.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
-import { loadSite } from '../tenancy/sites.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
+import type { Site } from '../tenancy/sites.ts';
 
 export const entryKinds = [
   'grant',
@@ -31,18 +32,17 @@ export const transaction = z
     transfer_id: z.uuid().nullable(),
     actor_id: z.uuid().nullable(),
     reason: z.string(),
-    created_at: z.string(),
+    created_at: timestamp,
   })
   .meta({ id: 'CreditTransaction' });
 
-/** The site, and whose entries the caller may read (null: everyone's). */
-async function scope(db: CommonQueryMethods, actor: Actor, identifier: string, userId?: string) {
+/** Whose entries the caller may read (null: everyone's): signed-in users only, their own unless they administer the tenant. */
+function readable({ actor, role }: SiteAccess, userId?: string): string | null {
   const caller = requireUser(actor);
-  const { site, role } = await loadSite(db, actor, identifier);
-  if (role === 'admin') return { site, only: userId ?? null };
+  if (role === 'admin') return userId ?? null;
   if (userId && userId !== caller.userId)
     throw new Problem(403, 'Only the tenant’s administrators may see other users’ credits.');
-  return { site, only: caller.userId };
+  return caller.userId;
 }
 
 export type TransactionQuery = PageQuery & {
@@ -50,13 +50,9 @@ export type TransactionQuery = PageQuery & {
   kind?: (typeof entryKinds)[number] | undefined;
 };
 
-export async function listTransactions(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  query: TransactionQuery,
-) {
-  const { site, only } = await scope(db, actor, identifier, query.user_id);
+export async function listTransactions(db: CommonQueryMethods, access: SiteAccess, query: TransactionQuery) {
+  const { site } = access;
+  const only = readable(access, query.user_id);
   const where = sql.fragment`e.site_id = ${site.id}
     and ${only ? sql.fragment`e.user_id = ${only}` : sql.fragment`true`}
     and ${query.kind ? sql.fragment`e.kind = ${query.kind}` : sql.fragment`true`}`;
@@ -79,9 +75,7 @@ export const userCredits = z
   .meta({ id: 'UserCredits' });
 
 /** Every member with access to the site, with their credits there (zero when they have none yet). */
-export async function siteUserCredits(db: CommonQueryMethods, actor: Actor, identifier: string) {
-  requireUser(actor);
-  const { site } = await loadSite(db, actor, identifier, 'admin');
+export async function siteUserCredits(db: CommonQueryMethods, site: Site) {
   const rows = await db.any(sql.type(userCredits)`
     select u.id as user_id, u.email, u.full_name,
            coalesce(a.balance, 0)::int8 as balance, coalesce(a.reserved, 0)::int8 as reserved,
@@ -99,8 +93,9 @@ export const month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a month such a
 const usageRow = z.object({ key: z.string(), credits: z.number() });
 
 /** Credits spent (debits net of refunds) in a calendar month (UTC), by job kind, by user and by day. */
-export async function monthlyUsage(db: CommonQueryMethods, actor: Actor, identifier: string, wanted?: string) {
-  const { site, only } = await scope(db, actor, identifier);
+export async function monthlyUsage(db: CommonQueryMethods, access: SiteAccess, wanted?: string) {
+  const { site } = access;
+  const only = readable(access);
   const label = wanted ?? new Date().toISOString().slice(0, 7);
   const start = `${label}-01T00:00:00Z`;
   const base = sql.fragment`
@@ -124,8 +119,9 @@ export async function monthlyUsage(db: CommonQueryMethods, actor: Actor, identif
 const statsRow = z.object({ kind: z.enum(entryKinds), entries: z.number(), amount: z.number() });
 
 /** Totals per entry kind on the site, and what its accounts hold now. */
-export async function transactionStats(db: CommonQueryMethods, actor: Actor, identifier: string) {
-  const { site, only } = await scope(db, actor, identifier);
+export async function transactionStats(db: CommonQueryMethods, access: SiteAccess) {
+  const { site } = access;
+  const only = readable(access);
   const who = only ? sql.fragment`user_id = ${only}` : sql.fragment`true`;
   const rows = await db.any(sql.type(statsRow)`
     select kind, count(*)::int as entries, sum(amount)::int8 as amount from credit_entries

@@ -21,6 +21,8 @@ export const scopes = [
   'search:read',
 ] as const;
 
+export type Scope = (typeof scopes)[number];
+
 /**
  * The one statement of who reaches a site, as SQL over a membership `m`:
  * memberships count only in an active tenant (`activeMemberships`), and one
@@ -44,7 +46,7 @@ export function requireGlobalAdmin(actor: Actor): UserActor {
   return user;
 }
 
-export function requireScope(actor: Actor, scope: (typeof scopes)[number]): void {
+export function requireScope(actor: Actor, scope: Scope): void {
   if (actor.kind === 'service' && !actor.scopes.includes(scope)) {
     throw forbiddenProblem(`The service account lacks the ${scope} scope.`);
   }

@@ -1,11 +1,16 @@
 // Turns an Authorization header into an Actor. The token's signature and
 // claims are checked first, then the database: a revoked session, a blocked
-// user or a disabled service account stops working at once, not at expiry.
+// user or a disabled service account stops working at once, not at expiry:
+// the access cache (./access-cache.ts) keeps these answers only until a change
+// is announced.
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../../db/pool.ts';
+import { timestamp } from '../timestamp.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
 import { invalidToken, verifyToken, type Claims } from './tokens.ts';
+
+export type Authenticated = { actor: Actor; claims: Claims };
 
 export function bearerToken(header: string | undefined): string {
   const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header ?? '');
@@ -13,32 +18,48 @@ export function bearerToken(header: string | undefined): string {
   return match[1];
 }
 
-const userSession = z.object({ is_global_admin: z.boolean() });
-const serviceAccount = z.object({ tenant_id: z.string(), scopes: z.array(z.string()) });
+/** The verified claims of the bearer access token in the header: 401 for anything else. */
+export const accessClaims = (config: Config, header: string | undefined): Claims =>
+  verifyToken(config.auth, bearerToken(header), 'access');
 
-export async function authenticate(
-  db: DatabasePool,
-  config: Config,
-  header: string | undefined,
-): Promise<{ actor: Actor; claims: Claims }> {
-  const claims = verifyToken(config.auth, bearerToken(header), 'access');
-  if (claims.act === 'service') {
-    const account = await db.maybeOne(sql.type(serviceAccount)`
-      select a.tenant_id, a.scopes from service_accounts a join tenants t on t.id = a.tenant_id
-      where a.id = ${claims.sub} and a.status = 'active' and t.status = 'active'`);
-    if (!account) throw invalidToken('The service account is disabled or gone.');
-    // The token's scopes were granted at issue; scopes removed since then no longer apply.
-    const scopes = (claims.scopes ?? []).filter((scope) => account.scopes.includes(scope));
-    return { actor: { kind: 'service', serviceAccountId: claims.sub, tenantId: account.tenant_id, scopes }, claims };
-  }
-  if (!claims.sid) throw invalidToken();
-  const user = await db.maybeOne(sql.type(userSession)`
-    select u.is_global_admin from sessions s join users u on u.id = s.user_id
-    where s.id = ${claims.sid} and s.user_id = ${claims.sub}
+const liveSession = z.object({ is_global_admin: z.boolean(), expires_at: timestamp });
+const activeAccount = z.object({ tenant_id: z.string(), scopes: z.array(z.string()) });
+
+export type LiveSession = z.infer<typeof liveSession>;
+export type ActiveAccount = z.infer<typeof activeAccount>;
+
+/** The session, if it is live and its user active. */
+export function findLiveSession(db: CommonQueryMethods, sessionId: string, userId: string) {
+  return db.maybeOne(sql.type(liveSession)`
+    select u.is_global_admin, s.expires_at from sessions s join users u on u.id = s.user_id
+    where s.id = ${sessionId} and s.user_id = ${userId}
       and s.revoked_at is null and s.expires_at > now() and u.status = 'active'`);
-  if (!user) throw invalidToken('The session has ended; sign in again.');
+}
+
+/** The service account, if it and its tenant are active. */
+export function findActiveAccount(db: CommonQueryMethods, serviceAccountId: string) {
+  return db.maybeOne(sql.type(activeAccount)`
+    select a.tenant_id, a.scopes from service_accounts a join tenants t on t.id = a.tenant_id
+    where a.id = ${serviceAccountId} and a.status = 'active' and t.status = 'active'`);
+}
+
+/** The caller the claims name, from what the database says of their session or account. */
+export function actorOf(
+  claims: Claims,
+  found: { session?: LiveSession | null; account?: ActiveAccount | null },
+): Authenticated {
+  if (claims.act === 'service') {
+    if (!found.account) throw invalidToken('The service account is disabled or gone.');
+    // The token's scopes were granted at issue; scopes removed since then no longer apply.
+    const scopes = (claims.scopes ?? []).filter((scope) => found.account!.scopes.includes(scope));
+    return {
+      actor: { kind: 'service', serviceAccountId: claims.sub, tenantId: found.account.tenant_id, scopes },
+      claims,
+    };
+  }
+  if (!claims.sid || !found.session) throw invalidToken('The session has ended; sign in again.');
   return {
-    actor: { kind: 'user', userId: claims.sub, sessionId: claims.sid, isGlobalAdmin: user.is_global_admin },
+    actor: { kind: 'user', userId: claims.sub, sessionId: claims.sid, isGlobalAdmin: found.session.is_global_admin },
     claims,
   };
 }

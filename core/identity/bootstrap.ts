@@ -1,12 +1,12 @@
 // The first global admin, so a fresh installation can be administered at all.
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { hashPassword } from './password.ts';
 
 export type AdminSeed = { email: string; password: string };
 
 /** Creates the admin only when no user exists; returns its id, or null when nothing was created. */
-export async function bootstrapAdmin(db: DatabasePool, seed: AdminSeed): Promise<string | null> {
+export async function bootstrapAdmin(db: CommonQueryMethods, seed: AdminSeed): Promise<string | null> {
   if (await db.exists(sql.type(z.object({}))`select 1 from users`)) return null;
   const passwordHash = await hashPassword(seed.password);
   // Two processes starting together both see no user; the advisory lock lets one win.

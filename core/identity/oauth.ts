@@ -5,7 +5,7 @@
 // used once.
 import * as client from 'openid-client';
 import { z } from 'zod';
-import { sql, type DatabasePool, type DatabaseTransactionConnection } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
 import { addMember } from '../tenancy/memberships.ts';
@@ -67,7 +67,7 @@ function configuration(config: Config, name: ProviderName): Promise<client.Confi
 export const redirectUri = (config: Config) =>
   config.oauth.redirectUri ?? `${config.publicUrl ?? `http://localhost:${config.port}`}/auth/signup/oauth/callback`;
 
-export async function startOAuth(db: DatabasePool, config: Config, name: ProviderName) {
+export async function startOAuth(db: CommonQueryMethods, config: Config, name: ProviderName) {
   const provider = await configuration(config, name);
   const state = newSecret();
   const verifier = client.randomPKCECodeVerifier();
@@ -104,7 +104,7 @@ const badState = () =>
 export type Callback = { provider?: ProviderName | undefined; code: string; state: string; iss?: string | undefined };
 
 export async function finishOAuth(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   config: Config,
   callback: Callback,
   meta: SessionMeta,

@@ -4,6 +4,7 @@
 // token limited to the tenant and the account's scopes.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
@@ -25,8 +26,8 @@ export const serviceAccount = z
     scopes: z.array(scope),
     client_id: z.string(),
     status: z.enum(['active', 'disabled']),
-    last_used_at: z.string().nullable(),
-    created_at: z.string(),
+    last_used_at: timestamp.nullable(),
+    created_at: timestamp,
   })
   .meta({ id: 'ServiceAccount' });
 

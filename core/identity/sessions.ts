@@ -2,7 +2,7 @@
 // for a successor; presenting an exchanged one again (after a short grace for
 // parallel requests) means it leaked, and the whole session is revoked.
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { digest, newSecret } from './secrets.ts';
 import { invalidToken, signToken } from './tokens.ts';
@@ -40,7 +40,7 @@ function accessToken(config: Config, userId: string, sessionId: string): Omit<To
 
 /** Signs a user in: a new session and its first token pair. */
 export async function startSession(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   config: Config,
   userId: string,
   meta: SessionMeta,
@@ -62,7 +62,11 @@ const presented = z.object({
 });
 
 /** Exchanges a refresh token for a new pair; a replayed one revokes its session. */
-export async function rotateRefreshToken(db: DatabasePool, config: Config, refreshToken: string): Promise<TokenPair> {
+export async function rotateRefreshToken(
+  db: CommonQueryMethods,
+  config: Config,
+  refreshToken: string,
+): Promise<TokenPair> {
   const outcome = await db.transaction(async (tx) => {
     const row = await tx.maybeOne(sql.type(presented)`
       select s.id as session_id, s.user_id,

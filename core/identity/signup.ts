@@ -2,7 +2,7 @@
 // administer), e-mail verification, and password reset. The answers to
 // "resend" and "reset" never reveal whether an address has an account.
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { queueEmail } from '../mail/outbox.ts';
 import { addMember } from '../tenancy/memberships.ts';
@@ -28,7 +28,7 @@ function verificationEmail(config: Config, to: string, token: string) {
 }
 
 export async function signup(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   config: Config,
   input: SignupInput,
 ): Promise<{ user: User; tenant: Tenant }> {
@@ -43,7 +43,7 @@ export async function signup(
   });
 }
 
-export async function verifyEmail(db: DatabasePool, config: Config, token: string): Promise<void> {
+export async function verifyEmail(db: CommonQueryMethods, config: Config, token: string): Promise<void> {
   await db.transaction(async (tx) => {
     const userId = await consumeEmailToken(tx, config, token, 'email_verification');
     await tx.query(sql.typeAlias('void')`update users set email_verified = true where id = ${userId}`);
@@ -52,13 +52,13 @@ export async function verifyEmail(db: DatabasePool, config: Config, token: strin
 
 const account = z.object({ id: z.string(), email: z.string(), email_verified: z.boolean(), status: z.string() });
 
-const findAccount = (db: DatabasePool, email: string) =>
+const findAccount = (db: CommonQueryMethods, email: string) =>
   db.maybeOne(
     sql.type(account)`select id, email, email_verified, status from users where lower(email) = lower(${email})`,
   );
 
 /** Sends a new link when the address has an unverified account; otherwise does nothing, silently. */
-export async function resendVerification(db: DatabasePool, config: Config, email: string): Promise<void> {
+export async function resendVerification(db: CommonQueryMethods, config: Config, email: string): Promise<void> {
   const found = await findAccount(db, email);
   if (!found || found.email_verified || found.status !== 'active') return;
   await db.transaction(async (tx) => {
@@ -67,7 +67,7 @@ export async function resendVerification(db: DatabasePool, config: Config, email
   });
 }
 
-export async function requestPasswordReset(db: DatabasePool, config: Config, email: string): Promise<void> {
+export async function requestPasswordReset(db: CommonQueryMethods, config: Config, email: string): Promise<void> {
   const found = await findAccount(db, email);
   if (!found || found.status !== 'active') return;
   await db.transaction(async (tx) => {
@@ -86,7 +86,7 @@ export async function requestPasswordReset(db: DatabasePool, config: Config, ema
 
 /** Sets the new password and ends every session: whoever had the old one is out. */
 export async function confirmPasswordReset(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   config: Config,
   token: string,
   newPassword: string,

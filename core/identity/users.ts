@@ -1,8 +1,9 @@
 // Users: the global directory. Global admins administer it; everyone may read
 // and edit themselves (name and password only).
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound, problemType } from '../errors.ts';
 import { containing } from '../like.ts';
@@ -21,7 +22,7 @@ export const user = z
     is_global_admin: z.boolean(),
     email_verified: z.boolean(),
     status: z.enum(['active', 'blocked']),
-    created_at: z.string(),
+    created_at: timestamp,
   })
   .meta({ id: 'User' });
 
@@ -93,7 +94,12 @@ export type UserChanges = {
   email_verified?: boolean | undefined;
 };
 
-export async function updateUser(db: DatabasePool, actor: Actor, id: string, changes: UserChanges): Promise<User> {
+export async function updateUser(
+  db: CommonQueryMethods,
+  actor: Actor,
+  id: string,
+  changes: UserChanges,
+): Promise<User> {
   const caller = requireUser(actor);
   const self = caller.userId === id;
   if (!self && !caller.isGlobalAdmin) throw notFound('No such user.');
@@ -152,7 +158,7 @@ export async function deleteUser(db: CommonQueryMethods, actor: Actor, id: strin
 }
 
 export async function setGlobalAdmin(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   actor: Actor,
   id: string,
   isGlobalAdmin: boolean,

@@ -1,7 +1,8 @@
 // What operators need to see what is stuck: every tenant's jobs with filters,
 // one job with its attempts, retry of a failed job, cancel, and the counts.
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { timestamp } from '../timestamp.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
 import { applyEntry } from '../credits/accounts.ts';
@@ -25,8 +26,8 @@ export const attempt = z
   .object({
     attempt: z.number().int(),
     worker_id: z.string(),
-    started_at: z.string(),
-    finished_at: z.string().nullable(),
+    started_at: timestamp,
+    finished_at: timestamp.nullable(),
     outcome: z
       .enum(['succeeded', 'failed', 'retrying', 'waiting', 'lost', 'canceled'])
       .nullable()
@@ -66,7 +67,7 @@ export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobI
 }
 
 /** A failed job runs again from the start: credits are reserved again (402 when they no longer cover it). */
-export async function retryJob(db: DatabasePool, config: Config, actor: Actor, jobId: string) {
+export async function retryJob(db: CommonQueryMethods, config: Config, actor: Actor, jobId: string) {
   const admin = requireGlobalAdmin(actor);
   return db.transaction(async (tx) => {
     const job = await lockJob(tx, jobId);
@@ -96,7 +97,7 @@ export async function retryJob(db: DatabasePool, config: Config, actor: Actor, j
   });
 }
 
-export async function adminCancelJob(db: DatabasePool, actor: Actor, jobId: string) {
+export async function adminCancelJob(db: CommonQueryMethods, actor: Actor, jobId: string) {
   requireGlobalAdmin(actor);
   return db.transaction(async (tx) => {
     const job = await lockJob(tx, jobId);
@@ -123,8 +124,8 @@ export const jobStats = z
         pid: z.number().int(),
         concurrency: z.number().int(),
         running: z.number().int(),
-        started_at: z.string(),
-        beat_at: z.string(),
+        started_at: timestamp,
+        beat_at: timestamp,
         alive: z.boolean().describe('false: its heartbeat stopped; its jobs are released for others'),
       }),
     ),

@@ -1,23 +1,25 @@
-// Job changes as they happen: one LISTEN connection per process on the
-// `job_events` channel (a trigger on jobs notifies), fanned out in memory to
+// Job changes as they happen: the `job_events` channel (a trigger on jobs
+// notifies) on the process's notifications connection, fanned out in memory to
 // whoever watches a job — a request holding its answer for `Prefer: wait`, an
 // event stream, a worker waiting to hear its job was canceled. Nothing polls.
-import pg from 'pg';
-import type { Logger } from '../logger.ts';
+import type { Notifications } from '../notifications.ts';
 
 export type JobEvent = { id: string; status: string };
 type Listener = (event: JobEvent) => void;
 
 export class JobEvents {
-  readonly #databaseUrl: string;
-  readonly #logger: Logger;
+  readonly #notifications: Notifications;
   readonly #listeners = new Map<string, Set<Listener>>();
-  #client: Promise<pg.Client> | undefined;
-  #closed = false;
+  #stop: Promise<() => void> | undefined;
 
-  constructor(databaseUrl: string, logger: Logger) {
-    this.#databaseUrl = databaseUrl;
-    this.#logger = logger;
+  constructor(notifications: Notifications) {
+    this.#notifications = notifications;
+    // Changes made while the connection was down were not heard: every watcher looks again.
+    notifications.onStateChange((listening) => {
+      if (!listening) return;
+      for (const [id, listeners] of this.#listeners)
+        for (const listener of listeners) listener({ id, status: 'unknown' });
+    });
   }
 
   /** Resolves once notifications for the job are being received, so a read after it misses nothing. */
@@ -30,7 +32,13 @@ export class JobEvents {
       if (listeners.size === 0) this.#listeners.delete(jobId);
     };
     try {
-      await this.#listen();
+      this.#stop ??= this.#notifications
+        .listen('job_events', (payload) => this.#dispatch(payload))
+        .catch((error: unknown) => {
+          this.#stop = undefined;
+          throw error;
+        });
+      await this.#stop;
     } catch (error) {
       unsubscribe();
       throw error;
@@ -78,39 +86,7 @@ export class JobEvents {
     return this.#listeners.size;
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    const client = this.#client;
-    this.#client = undefined;
-    if (client) await client.then((c) => c.end()).catch(() => {});
-  }
-
-  #listen(): Promise<pg.Client> {
-    if (this.#closed) return Promise.reject(new Error('job events are closed'));
-    this.#client ??= this.#connect().catch((error: unknown) => {
-      this.#client = undefined;
-      throw error;
-    });
-    return this.#client;
-  }
-
-  async #connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.#databaseUrl, application_name: 'job-events' });
-    client.on('notification', (message) => this.#dispatch(message.payload));
-    // A lost connection is replaced on the next subscribe, and at once while anyone watches.
-    client.on('error', (error) => {
-      this.#logger.warn({ err: error.message }, 'job events connection lost');
-      this.#client = undefined;
-      client.end().catch(() => {});
-      if (this.#listeners.size > 0 && !this.#closed) setTimeout(() => void this.#listen().catch(() => {}), 500).unref();
-    });
-    await client.connect();
-    await client.query('listen job_events');
-    return client;
-  }
-
-  #dispatch(payload: string | undefined): void {
-    if (!payload) return;
+  #dispatch(payload: string): void {
     let event: JobEvent;
     try {
       event = JSON.parse(payload) as JobEvent;

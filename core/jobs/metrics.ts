@@ -4,7 +4,7 @@
 // failures, live workers; plus this process's own runtime metrics.
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 
 // Durations and failures are over this window, so the figures move with what happens now.
@@ -21,8 +21,20 @@ const durationRow = z.object({
 });
 const failureRow = z.object({ kind: z.string(), code: z.string(), count: z.number() });
 
-export function jobMetrics(db: DatabasePool, config: Config): Registry {
+export type JobMetrics = {
+  contentType: string;
+  /** The metrics as text, the database ones read now through `db` (scrapes run one at a time). */
+  render(db: CommonQueryMethods): Promise<string>;
+};
+
+export function jobMetrics(config: Config): JobMetrics {
   const registry = new Registry();
+  // The database of the scrape under way: gauges read through it when the registry collects.
+  let db: CommonQueryMethods | undefined;
+  const reading = () => {
+    if (!db) throw new Error('metrics are read only during a scrape');
+    return db;
+  };
   collectDefaultMetrics({ register: registry, prefix: 'cap_process_' });
   const gauge = <L extends string>(
     name: string,
@@ -42,7 +54,7 @@ export function jobMetrics(db: DatabasePool, config: Config): Registry {
     });
 
   const queuedByKind = () =>
-    db.any(sql.type(queuedRow)`
+    reading().any(sql.type(queuedRow)`
       select kind, count(*)::int as count, coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as oldest
       from jobs where status = 'queued' group by kind`);
   gauge('cap_jobs_queued', 'Jobs waiting for a worker, per kind', ['kind'], async (g) => {
@@ -54,7 +66,7 @@ export function jobMetrics(db: DatabasePool, config: Config): Registry {
     for (const row of rows) g.set({ kind: row.kind }, row.oldest);
   });
   gauge('cap_jobs', 'Jobs kept, per kind and state', ['kind', 'status'], async (g) => {
-    const rows = await db.any(
+    const rows = await reading().any(
       sql.type(stateRow)`select kind, status, count(*)::int as count from jobs group by kind, status`,
     );
     for (const row of rows) g.set({ kind: row.kind, status: row.status }, row.count);
@@ -64,7 +76,7 @@ export function jobMetrics(db: DatabasePool, config: Config): Registry {
     `Run time of jobs that succeeded in the last ${windowMinutes} minutes, per kind`,
     ['kind', 'quantile'],
     async (g) => {
-      const rows = await db.any(sql.type(durationRow)`
+      const rows = await reading().any(sql.type(durationRow)`
       select kind, count(*)::int as count,
              percentile_cont(0.5) within group (order by extract(epoch from finished_at - started_at))::float8 as p50,
              percentile_cont(0.95) within group (order by extract(epoch from finished_at - started_at))::float8 as p95,
@@ -83,16 +95,31 @@ export function jobMetrics(db: DatabasePool, config: Config): Registry {
     `Jobs that failed in the last ${windowMinutes} minutes, per kind and error code`,
     ['kind', 'code'],
     async (g) => {
-      const rows = await db.any(sql.type(failureRow)`
+      const rows = await reading().any(sql.type(failureRow)`
       select kind, coalesce(error->>'code', 'unknown') as code, count(*)::int as count
       from jobs where status = 'failed' and finished_at > now() - ${windowMinutes} * interval '1 minute' group by 1, 2`);
       for (const row of rows) g.set({ kind: row.kind, code: row.code }, row.count);
     },
   );
   gauge('cap_workers_alive', 'Worker processes whose heartbeat is current', [], async (g) => {
-    const alive = await db.oneFirst(sql.type(z.object({ count: z.number() }))`
+    const alive = await reading().oneFirst(sql.type(z.object({ count: z.number() }))`
       select count(*)::int as count from worker_processes where beat_at > now() - ${config.worker.lostAfterMs} * interval '1 millisecond'`);
     g.set(alive);
   });
-  return registry;
+  let previous: Promise<unknown> = Promise.resolve();
+  return {
+    contentType: registry.contentType,
+    render(through) {
+      const scrape = previous.then(async () => {
+        db = through;
+        try {
+          return await registry.metrics();
+        } finally {
+          db = undefined;
+        }
+      });
+      previous = scrape.catch(() => undefined);
+      return scrape;
+    },
+  };
 }

@@ -1,5 +1,6 @@
 // The job as users and admins see it, and the one list of its columns.
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import { sql } from '../../db/pool.ts';
 
 export const jobStatuses = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
@@ -42,12 +43,12 @@ export const job = z
     provider: z.string().nullable(),
     media_id: z.uuid().nullable(),
     media_ids: z.array(z.uuid()),
-    created_at: z.string(),
-    started_at: z.string().nullable(),
-    waiting_at: z.string().nullable(),
-    finished_at: z.string().nullable(),
-    canceled_at: z.string().nullable(),
-    updated_at: z.string(),
+    created_at: timestamp,
+    started_at: timestamp.nullable(),
+    waiting_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+    canceled_at: timestamp.nullable(),
+    updated_at: timestamp,
   })
   .meta({ id: 'Job' });
 

@@ -2,12 +2,10 @@
 // accounts see every job of the site; authors see the jobs they submitted.
 // Anything else is "not found".
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, notFound } from '../errors.ts';
-import { requireScope } from '../identity/access.ts';
 import { after, countOf, pageQuery, toPage, type PageQuery } from '../pagination.ts';
-import { loadSite } from '../tenancy/sites.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
 import { isFinished, jobColumns, jobRow, jobStatuses, toJob, type Job } from './model.ts';
 import { cancel, lockJob } from './settle.ts';
 
@@ -24,12 +22,10 @@ export const jobListQuery = pageQuery.extend(jobFilters.shape);
 export type JobListQuery = PageQuery & z.infer<typeof jobFilters>;
 
 /** The jobs of the site the caller may see, as a WHERE fragment. */
-async function scope(db: CommonQueryMethods, actor: Actor, identifier: string, scopeName: 'jobs:read' | 'jobs:write') {
-  const { site, role } = await loadSite(db, actor, identifier);
-  requireScope(actor, scopeName);
+function visibleJobs({ actor, site, role }: SiteAccess) {
   const own =
     role === 'author' && actor.kind === 'user' ? sql.fragment`and jobs.user_id = ${actor.userId}` : sql.fragment``;
-  return { site, where: sql.fragment`jobs.site_id = ${site.id} ${own}` };
+  return sql.fragment`jobs.site_id = ${site.id} ${own}`;
 }
 
 export function filters(query: z.infer<typeof jobFilters>) {
@@ -37,15 +33,15 @@ export function filters(query: z.infer<typeof jobFilters>) {
     ${query.kind ? sql.fragment`and jobs.kind = ${query.kind}` : sql.fragment``}`;
 }
 
-export async function getJob(db: CommonQueryMethods, actor: Actor, identifier: string, jobId: string): Promise<Job> {
-  const { where } = await scope(db, actor, identifier, 'jobs:read');
+export async function getJob(db: CommonQueryMethods, access: SiteAccess, jobId: string): Promise<Job> {
+  const where = visibleJobs(access);
   const row = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where ${where} and jobs.id = ${jobId}`);
   if (!row) throw notFound('No such job.');
   return toJob(row);
 }
 
-export async function listJobs(db: CommonQueryMethods, actor: Actor, identifier: string, query: JobListQuery) {
-  const { where } = await scope(db, actor, identifier, 'jobs:read');
+export async function listJobs(db: CommonQueryMethods, access: SiteAccess, query: JobListQuery) {
+  const where = visibleJobs(access);
   const matching = sql.fragment`select ${jobColumns} from jobs where ${where} ${filters(query)}`;
   const rows = await db.any(
     sql.type(
@@ -62,13 +58,18 @@ export const alreadyFinished = (status: string) =>
     `The job has already ${status === 'canceled' ? 'been canceled' : status}; only queued, running or waiting jobs can be canceled.`,
   );
 
-export async function cancelJob(db: DatabasePool, actor: Actor, identifier: string, jobId: string): Promise<Job> {
+export async function cancelJob(db: CommonQueryMethods, access: SiteAccess, jobId: string): Promise<Job> {
+  const where = visibleJobs(access);
   return db.transaction(async (tx) => {
-    const { where } = await scope(tx, actor, identifier, 'jobs:write');
     const visible = await tx.exists(sql.type(z.object({}))`select 1 from jobs where ${where} and jobs.id = ${jobId}`);
     const job = visible ? await lockJob(tx, jobId) : null;
     if (!job) throw notFound('No such job.');
     if (isFinished(job.status)) throw alreadyFinished(job.status);
     return toJob(await cancel(tx, job, 'Canceled on request'));
   });
+}
+
+/** A job the caller was already shown, read again after a change was heard. */
+export async function rereadJob(db: CommonQueryMethods, jobId: string): Promise<Job> {
+  return toJob(await db.one(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId}`));
 }

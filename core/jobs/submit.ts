@@ -1,13 +1,13 @@
 // Submitting a job, in one transaction: the job row, the credits it may cost
 // reserved on the payer's account, and the queue entry. A 402 (or any failure)
 // leaves none of the three behind.
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { actorId, type Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
 import { applyEntry, poolAccount, userAccount } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
-import { requireScope, type scopes } from '../identity/access.ts';
-import { loadSite, type Site } from '../tenancy/sites.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
+import type { Site } from '../tenancy/sites.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
 import { schedule } from './queue.ts';
 
@@ -16,11 +16,7 @@ export type Submission = {
   input: Record<string, unknown>;
   /** The most units (seconds, images, ...) the job is expected to use: what is reserved. */
   estimatedUnits: number;
-  /** A service account needs this scope too (media jobs: media:write), checked once the site is known. */
-  scope?: (typeof scopes)[number];
 };
-
-const actorId = (actor: Actor) => (actor.kind === 'user' ? actor.userId : actor.serviceAccountId);
 
 /** Users pay from their credits on the site; service accounts from the tenant's pool. */
 async function payer(db: Parameters<typeof userAccount>[0], actor: Actor, site: Site): Promise<string> {
@@ -66,17 +62,14 @@ export async function insertJob(tx: CommonQueryMethods, config: Config, job: New
   return row;
 }
 
+/** Jobs are submitted by callers the route let in: service accounts with jobs:write and the kind's own scope. */
 export async function submitJob(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   config: Config,
-  actor: Actor,
-  identifier: string,
+  { actor, site }: SiteAccess,
   submission: Submission,
-): Promise<{ site: Site; job: Job }> {
+): Promise<Job> {
   return db.transaction(async (tx) => {
-    const { site } = await loadSite(tx, actor, identifier);
-    requireScope(actor, 'jobs:write');
-    if (submission.scope) requireScope(actor, submission.scope);
     const { cost } = await priceOf(tx, site.id, submission.kind, submission.estimatedUnits);
     const accountId = await payer(tx, actor, site);
     const row = await insertJob(tx, config, {
@@ -87,6 +80,6 @@ export async function submitJob(
       accountId,
       cost,
     });
-    return { site, job: toJob(row) };
+    return toJob(row);
   });
 }

@@ -1,42 +1,23 @@
-// Who may do what in a site's media library, stated once. Everyone who
-// reaches the site reads (service accounts with media:read); changing needs
-// media:write for service accounts, and authors change only what they made.
+// Who may change what in a site's media library, stated once. Reading needs
+// only to reach the site (service accounts: media:read), and changing
+// media:write for service accounts; routes declare both. Beyond that,
+// authors change only what they made.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
 import { Problem } from '../errors.ts';
-import { requireScope, type Role } from '../identity/access.ts';
-import { loadSite, type Site } from '../tenancy/sites.ts';
-
-export type MediaAccess = { site: Site; role: Role | 'service' };
-
-/** The site and the caller's role on it: 404 when unseen, 403 without the media scope needed. */
-export async function mediaAccess(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  write: boolean,
-): Promise<MediaAccess> {
-  const found = await loadSite(db, actor, identifier);
-  requireScope(actor, write ? 'media:write' : 'media:read');
-  return found;
-}
+import type { SiteAccess } from '../tenancy/site-access.ts';
 
 /** Why the caller may not change something `createdBy` made, or null when they may. */
-export function changeRefusal(
-  access: MediaAccess,
-  actor: Actor,
-  createdBy: string | null,
-): 'missing_scope' | 'not_yours' | null {
+export function changeRefusal(access: SiteAccess, createdBy: string | null): 'missing_scope' | 'not_yours' | null {
+  const { actor } = access;
   if (actor.kind === 'service' && !actor.scopes.includes('media:write')) return 'missing_scope';
   if (access.role === 'author' && actor.kind === 'user' && createdBy !== actor.userId) return 'not_yours';
   return null;
 }
 
 /** Authors change only what they made: 403, since they can see it. `what` names it: "the folders they made". */
-export function requireOwnChange(access: MediaAccess, actor: Actor, createdBy: string | null, what: string): void {
-  if (changeRefusal(access, actor, createdBy) === 'not_yours')
-    throw new Problem(403, `Authors may change only ${what}.`);
+export function requireOwnChange(access: SiteAccess, createdBy: string | null, what: string): void {
+  if (changeRefusal(access, createdBy) === 'not_yours') throw new Problem(403, `Authors may change only ${what}.`);
 }
 
 /** A folder named in a request body: 422 at that field (not 404, since it is input) when it is not a folder of the site. */

@@ -5,16 +5,16 @@
 // checked under a per-site lock so two crossing moves cannot make a cycle.
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
+import { timestamp } from '../timestamp.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
-import type { Logger } from '../logger.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
+import type { Deps } from '../services.ts';
 import { removeFiles } from '../storage/index.ts';
-import { mediaAccess, requireOwnChange, requireSiteFolder, type MediaAccess } from './access.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
+import { requireOwnChange, requireSiteFolder } from './access.ts';
 import { deleteMediaRows } from './items.ts';
 import { requireUnreferenced } from './references.ts';
-import type { Storage } from '../storage/storage.ts';
 
 export const folder = z
   .object({
@@ -23,8 +23,8 @@ export const folder = z
     parent_id: z.uuid().nullable(),
     name: z.string(),
     created_by: z.uuid().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: timestamp,
+    updated_at: timestamp,
   })
   .meta({ id: 'MediaFolder' });
 
@@ -58,8 +58,8 @@ export const folderListQuery = pageQuery.extend({
     .describe('Only the children of this folder; `root` for top-level folders'),
 });
 
-const requireChange = (found: MediaAccess, actor: Actor, target: Folder) =>
-  requireOwnChange(found, actor, target.created_by, 'the folders they made');
+const requireChange = (access: SiteAccess, target: Folder) =>
+  requireOwnChange(access, target.created_by, 'the folders they made');
 
 async function findFolder(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Folder> {
   const row = await db.maybeOne(sql.type(folder)`
@@ -91,11 +91,9 @@ const siblingTaken = (error: unknown) => {
 
 export async function listFolders(
   db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
+  { site }: SiteAccess,
   query: z.infer<typeof folderListQuery>,
 ) {
-  const { site } = await mediaAccess(db, actor, identifier, false);
   const parent =
     query.parent_id === 'root'
       ? sql.fragment`and f.parent_id is null`
@@ -109,19 +107,16 @@ export async function listFolders(
   return toPage([...rows], query, () => countOf(db, matching));
 }
 
-export async function getFolder(db: CommonQueryMethods, actor: Actor, identifier: string, id: string): Promise<Folder> {
-  const { site } = await mediaAccess(db, actor, identifier, false);
-  return findFolder(db, site.id, id);
-}
+export const getFolder = (db: CommonQueryMethods, { site }: SiteAccess, id: string): Promise<Folder> =>
+  findFolder(db, site.id, id);
 
 export async function createFolder(
-  db: DatabasePool,
-  actor: Actor,
-  identifier: string,
+  db: CommonQueryMethods,
+  access: SiteAccess,
   input: { name: string; parent_id?: string | null | undefined },
 ) {
+  const { site, actor } = access;
   return db.transaction(async (tx) => {
-    const { site } = await mediaAccess(tx, actor, identifier, true);
     // Under the tree lock, so a parent being deleted recursively is either still there or already gone (422).
     await lockTree(tx, site.id);
     const parent = await findParent(tx, site.id, input.parent_id);
@@ -138,20 +133,18 @@ export async function createFolder(
 
 /** Renames and/or moves; `parent_id` null moves to the top, absent leaves it where it is. */
 export async function updateFolder(
-  db: DatabasePool,
-  actor: Actor,
-  identifier: string,
+  db: CommonQueryMethods,
+  access: SiteAccess,
   id: string,
   changes: { name?: string | undefined; parent_id?: string | null | undefined },
 ) {
   return db.transaction(async (tx) => {
-    const found = await mediaAccess(tx, actor, identifier, true);
-    await lockTree(tx, found.site.id);
-    const current = await findFolder(tx, found.site.id, id, true);
-    requireChange(found, actor, current);
+    await lockTree(tx, access.site.id);
+    const current = await findFolder(tx, access.site.id, id, true);
+    requireChange(access, current);
     let parent = current.parent_id;
     if (changes.parent_id !== undefined) {
-      parent = await findParent(tx, found.site.id, changes.parent_id);
+      parent = await findParent(tx, access.site.id, changes.parent_id);
       if (parent && (await isWithin(tx, parent, id)))
         throw conflict('A folder cannot be moved into itself or into a folder below it.');
     }
@@ -190,21 +183,15 @@ const subtree = (rootId: string) => sql.fragment`
  * one holding an item in use, unless `force`.
  */
 export async function deleteFolder(
-  db: DatabasePool,
-  storage: Storage,
-  logger: Logger,
-  actor: Actor,
-  identifier: string,
-  id: string,
-  recursive: boolean,
-  force = false,
+  { db, storage, logger }: Deps,
+  request: { access: SiteAccess; id: string; recursive: boolean; force: boolean },
 ) {
+  const { access, id, recursive, force } = request;
   const keys = await db.transaction(async (tx) => {
-    const found = await mediaAccess(tx, actor, identifier, true);
-    await lockTree(tx, found.site.id);
-    const current = await findFolder(tx, found.site.id, id, true);
-    requireChange(found, actor, current);
-    const mine = actor.kind === 'user' ? actor.userId : null;
+    await lockTree(tx, access.site.id);
+    const current = await findFolder(tx, access.site.id, id, true);
+    requireChange(access, current);
+    const mine = access.actor.kind === 'user' ? access.actor.userId : null;
     const contents = await tx.one(sql.type(z.object({ folders: z.number(), items: z.number(), others: z.number() }))`
       ${subtree(id)}
       select (select count(*)::int - 1 from down) as folders,
@@ -218,11 +205,11 @@ export async function deleteFolder(
       );
     }
     // Authors delete only what they made, also below their own folder.
-    if (found.role === 'author' && contents.others > 0) {
+    if (access.role === 'author' && contents.others > 0) {
       throw new Problem(403, 'Authors may delete only what they made; this folder holds folders or media of others.');
     }
     const below = sql.fragment`folder_id in (${subtree(id)} select id from down)`;
-    await requireUnreferenced(tx, found.site.id, sql.fragment`select id from media_items where ${below}`, force);
+    await requireUnreferenced(tx, access.site.id, sql.fragment`select id from media_items where ${below}`, force);
     const removed = await deleteMediaRows(tx, below);
     await tx.query(sql.typeAlias('void')`${subtree(id)} delete from media_folders where id in (select id from down)`);
     return removed;
@@ -232,10 +219,8 @@ export async function deleteFolder(
 
 export async function folderTree(
   db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
+  { site }: SiteAccess,
 ): Promise<{ items: FolderNode[]; unfiled_item_count: number }> {
-  const { site } = await mediaAccess(db, actor, identifier, false);
   const rows = await db.any(sql.type(folder.extend({ item_count: z.number() }))`
     select ${columns}, (select count(*)::int from media_items m where m.folder_id = f.id) as item_count
     from media_folders f where f.site_id = ${site.id} order by f.name, f.id`);
@@ -250,15 +235,4 @@ export async function folderTree(
   const unfiled = await db.oneFirst(sql.type(z.object({ count: z.number() }))`
     select count(*)::int as count from media_items where site_id = ${site.id} and folder_id is null`);
   return { items: roots, unfiled_item_count: unfiled };
-}
-
-/** A folder of the site, named in a request body: 422 (at body.folder_id) when it is not one. */
-export async function requireFolder(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  folderId: string,
-): Promise<void> {
-  const { site } = await mediaAccess(db, actor, identifier, false);
-  await requireSiteFolder(db, site.id, folderId, 'folder_id');
 }

@@ -2,6 +2,7 @@
 // they finish (in the transaction that settles the job); the media library
 // reads and edits them.
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 
 export const mediaKinds = ['image', 'video', 'audio', 'document'] as const;
@@ -51,8 +52,8 @@ export const mediaItem = z
     version: z.number().int().describe('Raised by each saved edit; earlier versions are listed by image-versions'),
     job_id: z.uuid().nullable(),
     created_by: z.uuid().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: timestamp,
+    updated_at: timestamp,
   })
   .meta({ id: 'MediaItem' });
 

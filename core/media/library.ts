@@ -3,17 +3,16 @@
 // media:read) reads; authors change the items they made; editors, admins and
 // media:write service accounts change any.
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { notFound } from '../errors.ts';
 import { containing } from '../like.ts';
-import type { Logger } from '../logger.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
+import type { Deps } from '../services.ts';
 import { removeFiles } from '../storage/index.ts';
-import type { Storage } from '../storage/storage.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
 import { requireUnreferenced } from './references.ts';
 import { fileOf, type MediaFile, type ViewQuery } from './files.ts';
-import { mediaAccess, requireOwnChange, requireSiteFolder } from './access.ts';
+import { requireOwnChange, requireSiteFolder } from './access.ts';
 import { deleteMediaRows, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
 
 export const mediaFilters = z.object({
@@ -66,13 +65,7 @@ function filters(siteId: string, query: z.infer<typeof mediaFilters>) {
   return sql.join(parts, sql.fragment` and `);
 }
 
-export async function listMedia(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  query: z.infer<typeof mediaListQuery>,
-) {
-  const { site } = await mediaAccess(db, actor, identifier, false);
+export async function listMedia(db: CommonQueryMethods, { site }: SiteAccess, query: z.infer<typeof mediaListQuery>) {
   const matching = sql.fragment`select ${mediaColumns} from media_items where ${filters(site.id, query)}`;
   const rows = await db.any(
     sql.type(
@@ -82,13 +75,7 @@ export async function listMedia(
   return toPage([...rows], query, () => countOf(db, matching));
 }
 
-export async function countMedia(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  query: z.infer<typeof mediaFilters>,
-) {
-  const { site } = await mediaAccess(db, actor, identifier, false);
+export async function countMedia(db: CommonQueryMethods, { site }: SiteAccess, query: z.infer<typeof mediaFilters>) {
   return { count: await countOf(db, sql.fragment`select 1 from media_items where ${filters(site.id, query)}`) };
 }
 
@@ -99,33 +86,24 @@ export async function findMedia(db: CommonQueryMethods, siteId: string, id: stri
   return row;
 }
 
-export async function getMedia(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  id: string,
-): Promise<MediaItem> {
-  const { site } = await mediaAccess(db, actor, identifier, false);
-  return findMedia(db, site.id, id);
-}
+export const getMedia = (db: CommonQueryMethods, { site }: SiteAccess, id: string): Promise<MediaItem> =>
+  findMedia(db, site.id, id);
 
-/** Opens the item for a change by the caller: 404 when unseen, 403 for an author's change to another's item. */
-export async function forChange(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
-  const found = await mediaAccess(db, actor, identifier, true);
-  const item = await findMedia(db, found.site.id, id, true);
-  requireOwnChange(found, actor, item.created_by, 'the media they added');
-  return { ...found, item };
+/** Locks the item for a change by the caller: 404 when it is not in the site, 403 for an author's change to another's item. */
+export async function forChange(db: CommonQueryMethods, access: SiteAccess, id: string): Promise<MediaItem> {
+  const item = await findMedia(db, access.site.id, id, true);
+  requireOwnChange(access, item.created_by, 'the media they added');
+  return item;
 }
 
 export async function updateMedia(
-  db: DatabasePool,
-  actor: Actor,
-  identifier: string,
+  db: CommonQueryMethods,
+  access: SiteAccess,
   id: string,
   changes: z.infer<typeof mediaChanges>,
 ) {
   return db.transaction(async (tx) => {
-    const { item } = await forChange(tx, actor, identifier, id);
+    const item = await forChange(tx, access, id);
     return tx.one(sql.type(mediaItem)`
       update media_items set alt = ${changes.alt ?? item.alt}, title = ${changes.title ?? item.title}, caption = ${changes.caption ?? item.caption},
              tags = ${sql.array(changes.tags ?? item.tags, 'text')},
@@ -135,16 +113,10 @@ export async function updateMedia(
 }
 
 /** Files the item into a folder of the same site, or into none. */
-export async function moveMedia(
-  db: DatabasePool,
-  actor: Actor,
-  identifier: string,
-  id: string,
-  folderId: string | null,
-) {
+export async function moveMedia(db: CommonQueryMethods, access: SiteAccess, id: string, folderId: string | null) {
   return db.transaction(async (tx) => {
-    const { site } = await forChange(tx, actor, identifier, id);
-    if (folderId) await requireSiteFolder(tx, site.id, folderId, 'folder_id');
+    await forChange(tx, access, id);
+    if (folderId) await requireSiteFolder(tx, access.site.id, folderId, 'folder_id');
     return tx.one(
       sql.type(mediaItem)`update media_items set folder_id = ${folderId} where id = ${id} returning ${mediaColumns}`,
     );
@@ -153,17 +125,13 @@ export async function moveMedia(
 
 /** Deletes the item, then its file and variants; 409 while something uses it, unless `force`. */
 export async function deleteMedia(
-  db: DatabasePool,
-  storage: Storage,
-  logger: Logger,
-  actor: Actor,
-  identifier: string,
-  id: string,
-  force = false,
+  { db, storage, logger }: Deps,
+  request: { access: SiteAccess; id: string; force: boolean },
 ) {
+  const { access, id, force } = request;
   const keys = await db.transaction(async (tx) => {
-    const { site } = await forChange(tx, actor, identifier, id);
-    await requireUnreferenced(tx, site.id, sql.fragment`select ${id}::uuid`, force);
+    await forChange(tx, access, id);
+    await requireUnreferenced(tx, access.site.id, sql.fragment`select ${id}::uuid`, force);
     return deleteMediaRows(tx, sql.fragment`id = ${id}`);
   });
   await removeFiles(storage, logger, keys);
@@ -172,11 +140,9 @@ export async function deleteMedia(
 /** The item and where the file asked for is, for streaming it to a caller who may read it. */
 export async function mediaFile(
   db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
+  { site }: SiteAccess,
   id: string,
   query: ViewQuery,
 ): Promise<MediaFile> {
-  const { site } = await mediaAccess(db, actor, identifier, false);
   return fileOf(db, await findMedia(db, site.id, id), query);
 }

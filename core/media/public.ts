@@ -4,8 +4,8 @@
 // same 404, so the endpoints say nothing about what is not public.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
-import { notFound } from '../errors.ts';
-import { resolveSite } from '../tenancy/sites.ts';
+import { notPublic } from '../tenancy/site-access.ts';
+import type { Site } from '../tenancy/sites.ts';
 import { fileOf, strippedVariant, type MediaFile, type ViewQuery } from './files.ts';
 import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
 
@@ -31,27 +31,22 @@ export const publicMediaItem = mediaItem
   })
   .meta({ id: 'PublicMediaItem' });
 
-export async function findPublicMedia(db: CommonQueryMethods, identifier: string, id: string): Promise<MediaItem> {
-  const site = await resolveSite(db, identifier);
-  const item =
-    site?.visibility === 'public'
-      ? await db.maybeOne(sql.type(mediaItem)`
-          select ${mediaColumns} from media_items
-          where id = ${id} and site_id = ${site.id} and status = 'ready'
-            and exists (select 1 from tenants where tenants.id = ${site.tenant_id} and tenants.status = 'active')`)
-      : null;
-  if (!item) throw notFound('No such public media item.');
+/** A ready item of the site, which the request path found public (and its tenant in good standing). */
+export async function findPublicMedia(db: CommonQueryMethods, site: Site, id: string): Promise<MediaItem> {
+  const item = await db.maybeOne(sql.type(mediaItem)`
+    select ${mediaColumns} from media_items where id = ${id} and site_id = ${site.id} and status = 'ready'`);
+  if (!item) throw notPublic();
   return item;
 }
 
 /** The file of a public item; its original, when that tells where it was taken, only without its metadata. */
 export async function publicMediaFile(
   db: CommonQueryMethods,
-  identifier: string,
+  site: Site,
   id: string,
   query: ViewQuery,
 ): Promise<MediaFile> {
-  const item = await findPublicMedia(db, identifier, id);
+  const item = await findPublicMedia(db, site, id);
   const original = !query.variant && !query.width && !query.format;
   const stripped = item.variants.some((variant) => variant.name === strippedVariant);
   return fileOf(db, item, original && stripped ? { variant: strippedVariant } : query);

@@ -7,12 +7,12 @@ export const speechInput = z
     text: z.string().trim().min(1).describe('What to say; at most SPEECH_MAX_CHARACTERS characters'),
     voice: z
       .string()
-      .regex(/^[a-z0-9_-]{1,40}$/i, 'letters, digits, - and _')
+      .regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, - and _')
       .default('default')
       .describe('default, female, male, or a voice name the configured provider knows'),
     language: z
       .string()
-      .regex(/^[a-z]{2,3}(-[a-z0-9]{2,8})*$/i, 'a BCP 47 tag such as en or en-US')
+      .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en or en-US')
       .default('en'),
     speed: z.number().min(0.5).max(2).default(1),
     format: z.enum(['mp3', 'wav', 'ogg']).default('mp3'),

@@ -6,17 +6,16 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { fileTypeStream } from 'file-type';
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
+import { sql } from '../../db/pool.ts';
 import { Problem, problemType } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { insertJob } from '../jobs/submit.ts';
+import type { Deps } from '../services.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
 import { locale, type Site } from '../tenancy/sites.ts';
+import { requireSiteFolder } from './access.ts';
 import { insertMedia, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
-import { insertJob } from '../jobs/submit.ts';
-import { mediaAccess, requireSiteFolder } from './access.ts';
-import type { Config } from '../config.ts';
 
 /** What may be uploaded, by the type sniffed from the bytes. */
 export const uploadTypes: Record<string, (typeof mediaKinds)[number]> = {
@@ -72,11 +71,6 @@ export const uploadFields = z.strictObject({
 
 export type UploadFields = z.infer<typeof uploadFields>;
 
-/** Who may upload to the site: anyone who reaches it; service accounts need media:write. */
-export async function uploadTarget(db: DatabasePool, actor: Actor, identifier: string): Promise<Site> {
-  return (await db.connect((connection) => mediaAccess(connection, actor, identifier, true))).site;
-}
-
 /** Sniffs the stream's type and stores it; 415 (nothing kept) for a type outside the allowlist. */
 export async function storeUpload(
   storage: Storage,
@@ -96,15 +90,15 @@ export async function storeUpload(
 
 /** Records the stored file as a media item; the file is removed if the fields or the folder are not right. */
 export async function recordUpload(
-  db: DatabasePool,
-  config: Config,
-  storage: Storage,
-  logger: Logger,
-  actor: Actor,
-  site: Site,
-  file: { key: string; mimeType: string; size: number; fileName: string },
-  fields: UploadFields,
+  { db, config, storage, logger }: Deps,
+  upload: {
+    access: SiteAccess;
+    file: { key: string; mimeType: string; size: number; fileName: string };
+    fields: UploadFields;
+  },
 ): Promise<MediaItem> {
+  const { access, file, fields } = upload;
+  const { site, actor } = access;
   try {
     return await db.transaction(async (tx) => {
       if (fields.folder_id) await requireSiteFolder(tx, site.id, fields.folder_id, 'folder_id');

@@ -3,21 +3,23 @@
 // operations applied with sharp, in the order given. The replaced file stays
 // as a version; the item's variants are made again by the processing job.
 import { randomUUID } from 'node:crypto';
-import sharp, { type FormatEnum, type Sharp } from 'sharp';
+import type { FormatEnum, Sharp } from 'sharp';
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { timestamp } from '../timestamp.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
 import { readBalance } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
 import { Problem } from '../errors.ts';
 import { insertJob } from '../jobs/submit.ts';
-import type { Logger } from '../logger.ts';
+import type { Deps } from '../services.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
-import { changeRefusal, mediaAccess } from './access.ts';
-import { findMedia, forChange, getMedia } from './library.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
+import { changeRefusal } from './access.ts';
+import { findMedia, forChange, getMedia } from './library.ts';
 import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
 
 const whole = z.number().int();
@@ -80,12 +82,11 @@ export const editorAccess = z
 /** Whether the caller may edit the item, and why; a 404 only when the item is not theirs to see. */
 export async function imageEditorAccess(
   db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
+  access: SiteAccess,
   id: string,
 ): Promise<z.infer<typeof editorAccess>> {
-  const found = await mediaAccess(db, actor, identifier, false);
-  const item = await findMedia(db, found.site.id, id);
+  const { actor, site } = access;
+  const item = await findMedia(db, site.id, id);
   const { cost } = await priceOf(db, item.site_id, 'image_edit', 1);
   const account =
     actor.kind === 'user'
@@ -97,10 +98,10 @@ export async function imageEditorAccess(
       : await db.maybeOneFirst(
           sql.type(
             z.object({ id: z.string() }),
-          )`select id from credit_accounts where tenant_id = ${found.site.tenant_id} and site_id is null`,
+          )`select id from credit_accounts where tenant_id = ${site.tenant_id} and site_id is null`,
         );
   const { available } = await readBalance(db, account);
-  const refusal = changeRefusal(found, actor, item.created_by);
+  const refusal = changeRefusal(access, item.created_by);
   const reason =
     item.kind !== 'image'
       ? 'not_an_image'
@@ -108,7 +109,7 @@ export async function imageEditorAccess(
   return {
     allowed: reason === 'allowed',
     reason,
-    role: found.role,
+    role: access.role,
     ai_edit: { price: cost, available, affordable: available >= cost },
   };
 }
@@ -122,14 +123,14 @@ export const mediaVersion = z
     width: z.number().int().nullable(),
     height: z.number().int().nullable(),
     created_by: z.uuid().nullable(),
-    created_at: z.string(),
-    replaced_at: z.string().nullable(),
+    created_at: timestamp,
+    replaced_at: timestamp.nullable(),
   })
   .meta({ id: 'MediaVersion' });
 
 /** Newest first: the current file, then the ones it replaced. */
-export async function listVersions(db: CommonQueryMethods, actor: Actor, identifier: string, id: string) {
-  const item = await getMedia(db, actor, identifier, id);
+export async function listVersions(db: CommonQueryMethods, access: SiteAccess, id: string) {
+  const item = await getMedia(db, access, id);
   const rows = await db.any(sql.type(mediaVersion)`
     select version, true as current, mime_type, size_bytes, width, height, coalesce(version_created_by, created_by) as created_by,
            version_created_at as created_at, null as replaced_at
@@ -157,6 +158,8 @@ export async function applyOperations(
   format: OutputFormat,
   maxPixels: number,
 ): Promise<Buffer> {
+  // Loaded on first use: most API processes never edit an image, and libvips is large.
+  const { default: sharp } = await import('sharp');
   const limits = { limitInputPixels: maxPixels, failOn: 'error' as const };
   let { data, info } = await sharp(input, limits).autoOrient().raw().toBuffer({ resolveWithObject: true });
   for (const step of operations) {
@@ -200,19 +203,15 @@ export type Edit =
   { kind: 'operations'; operations: Operation[] } | { kind: 'file'; key: string; mimeType: string; size: number };
 
 export async function saveEdited(
-  db: DatabasePool,
-  config: Config,
-  storage: Storage,
-  logger: Logger,
-  actor: Actor,
-  identifier: string,
-  id: string,
-  edit: Edit,
+  { db, config, storage, logger }: Deps,
+  request: { access: SiteAccess; id: string; edit: Edit },
 ): Promise<MediaItem> {
+  const { access, id, edit } = request;
+  const { site, actor } = access;
   // The file of this edit, once stored: removed again if the edit is not saved.
   let made: string | undefined = edit.kind === 'file' ? edit.key : undefined;
   try {
-    const { site, item } = await db.connect((connection) => forChange(connection, actor, identifier, id));
+    const item = await forChange(db, access, id);
     if (item.kind !== 'image') throw new Problem(409, `Only images can be edited; this item is ${item.kind}.`);
     let next: { key: string; mimeType: string; size: number; output?: Buffer };
     if (edit.kind === 'file') {
@@ -238,15 +237,16 @@ export async function saveEdited(
       const mimeType = `image/${format}`;
       next = { key: made, mimeType, size: (await storage.put(made, output, mimeType)).size, output };
     }
+    const { default: sharp } = await import('sharp');
     const meta = await sharp(next.output ?? (await bytesOf(storage, next.key)), {
       limitInputPixels: config.media.maxPixels,
     })
       .metadata()
       .catch(() => null);
     const { saved, staleVariants } = await db.transaction(async (tx) => {
-      const locked = await forChange(tx, actor, identifier, id);
+      await forChange(tx, access, id);
       return recordVersion(tx, config, {
-        site: locked.site,
+        site,
         actor,
         mediaId: id,
         file: next,

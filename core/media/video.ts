@@ -4,7 +4,11 @@
 // prompt, or an image of the site) and optional narration, and lasts as long
 // as asked or as its narration needs.
 import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
+import { Problem, problemType, type ProblemField } from '../errors.ts';
+import type { Site } from '../tenancy/sites.ts';
+import { requireSiteFolder } from './access.ts';
 import { estimateSeconds, speechInput } from './speech.ts';
 
 export const videoSizes = ['640x360', '1280x720', '720x1280', '1080x1080'] as const;
@@ -15,6 +19,7 @@ export type VideoBackend = (typeof videoBackends)[number];
 
 export const maxSceneSeconds = 60;
 export const maxScenes = 12;
+const defaultSecondsPerScene = 4;
 
 const scene = z
   .strictObject({
@@ -44,7 +49,21 @@ export const videoRequest = z
       .describe('Each sentence becomes a scene, narrated (at most 12)'),
     scenes: z.array(scene).min(1).max(maxScenes).optional().describe('A script, instead of a prompt'),
     size: z.enum(videoSizes).default('1280x720'),
-    seconds_per_scene: z.number().min(1).max(maxSceneSeconds).default(4).describe('For scenes that name no duration'),
+    duration_seconds: z
+      .number()
+      .min(1)
+      .max(maxScenes * maxSceneSeconds)
+      .optional()
+      .describe(
+        'How long the whole video should be: the scenes that name no duration share what the others leave ' +
+          '(each at least 1 s, at most 60 s; longer where narration needs it). Instead of seconds_per_scene.',
+      ),
+    seconds_per_scene: z
+      .number()
+      .min(1)
+      .max(maxSceneSeconds)
+      .optional()
+      .describe(`For scenes that name no duration; default ${defaultSecondsPerScene}`),
     narrate: z.boolean().default(true).describe('Speak the narration (else the scenes are silent)'),
     voice: speechInput.shape.voice,
     language: speechInput.shape.language,
@@ -62,6 +81,10 @@ export const videoRequest = z
   .refine((value) => Boolean(value.prompt) !== Boolean(value.scenes), {
     message: 'give either prompt or scenes',
     path: ['prompt'],
+  })
+  .refine((value) => value.duration_seconds === undefined || value.seconds_per_scene === undefined, {
+    message: 'give duration_seconds or seconds_per_scene, not both',
+    path: ['duration_seconds'],
   })
   .meta({ id: 'VideoGenerationRequest' });
 
@@ -104,16 +127,25 @@ export function planScenes(request: VideoRequest): PlannedScene[] {
           },
         ]
       : script;
+  const own = (part: (typeof merged)[number]) => ('duration_seconds' in part ? part.duration_seconds : undefined);
+  const perScene = secondsPerScene(request, merged.map(own));
   return merged.map((part) => {
     const narration = request.narrate ? (part.narration ?? null) : null;
     return {
       narration,
       imagePrompt: part.image_prompt ?? part.narration ?? request.prompt ?? 'scene',
       mediaId: 'media_id' in part ? (part.media_id ?? null) : null,
-      minSeconds:
-        'duration_seconds' in part && part.duration_seconds ? part.duration_seconds : request.seconds_per_scene,
+      minSeconds: own(part) ?? perScene,
     };
   });
+}
+
+/** How long a scene that names no duration lasts: as asked, or its share of the whole video's duration. */
+function secondsPerScene(request: VideoRequest, durations: (number | undefined)[]): number {
+  if (request.duration_seconds === undefined) return request.seconds_per_scene ?? defaultSecondsPerScene;
+  const fixed = durations.reduce<number>((sum, seconds) => sum + (seconds ?? 0), 0);
+  const open = durations.filter((seconds) => seconds === undefined).length;
+  return open === 0 ? 0 : Math.min(maxSceneSeconds, Math.max(1, (request.duration_seconds - fixed) / open));
 }
 
 // A scene's narration is followed by this much quiet before the next one.
@@ -199,4 +231,64 @@ export function missingVideoConfig(config: Config, backend: VideoBackend): strin
     return 'The mediaprovider video back end needs MEDIA_PROVIDER_URL, MEDIA_PROVIDER_WEBHOOK_SECRET and PUBLIC_URL.';
   }
   return null;
+}
+
+/** The endpoints and the variable that chooses each one's back end. */
+export const videoEndpoints = {
+  main: 'VIDEO_PROVIDER',
+  varianta: 'VIDEO_VARIANT_A_PROVIDER',
+  variantb: 'VIDEO_VARIANT_B_PROVIDER',
+} as const;
+
+/** The folder and the scene images a request names must be this site's: 422 at each that is not. */
+async function requireReferences(db: CommonQueryMethods, site: Site, request: VideoRequest): Promise<void> {
+  if (request.folder_id) await requireSiteFolder(db, site.id, request.folder_id, 'folder_id');
+  const wanted = (request.scenes ?? []).flatMap((scene, index) =>
+    scene.media_id ? [{ index, id: scene.media_id }] : [],
+  );
+  if (!wanted.length) return;
+  const ids = sql.array(
+    wanted.map((scene) => scene.id),
+    'uuid',
+  );
+  const images = await db.anyFirst(
+    sql.type(z.object({ id: z.string() }))`
+      select id from media_items where site_id = ${site.id} and kind = 'image' and id = any(${ids})`,
+  );
+  const errors: ProblemField[] = wanted
+    .filter((scene) => !images.includes(scene.id.toLowerCase()))
+    .map((scene) => ({ path: `body.scenes.${scene.index}.media_id`, message: 'no such image in this site' }));
+  if (errors.length) throw new Problem(422, 'A scene names an image that is not in this site.', { errors });
+}
+
+/**
+ * Everything that would make the job fail at once, refused before credits
+ * are reserved: a folder or scene image not of this site, a narration too
+ * long for its scene, what the chosen back end cannot do (422), a back end
+ * not configured (503). Answers the back end to use.
+ */
+export async function checkVideoRequest(
+  db: CommonQueryMethods,
+  config: Config,
+  site: Site,
+  endpoint: keyof typeof videoEndpoints,
+  request: VideoRequest,
+): Promise<VideoBackend> {
+  const variable = videoEndpoints[endpoint];
+  const backend = videoBackend(config, endpoint);
+  await requireReferences(db, site, request);
+  const overlong = overlongScenes(request);
+  if (overlong.length) throw new Problem(422, 'A scene’s narration is too long for one scene.', { errors: overlong });
+  const unsupported = unsupportedByBackend(request, backend);
+  if (unsupported.length) {
+    throw new Problem(422, `${variable}=${backend} cannot make this video.`, { errors: unsupported });
+  }
+  const missing = missingVideoConfig(config, backend);
+  if (missing) {
+    throw new Problem(503, `${variable}=${backend}: ${missing}`, {
+      type: problemType('not-configured'),
+      title: 'Not configured',
+    });
+  }
+  return backend;
 }

@@ -6,14 +6,14 @@
 // store, debit), since that is slow work; a failure settles the job here.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { sql, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
 import { unstorableFields } from '../storable.ts';
 import { jobColumns, jobRow } from '../jobs/model.ts';
 import { schedule } from '../jobs/queue.ts';
 import { fail } from '../jobs/settle.ts';
-import { resolveSite } from '../tenancy/sites.ts';
+import { resolveSite } from '../tenancy/site-access.ts';
 
 export const toleranceSeconds = 5 * 60;
 
@@ -74,7 +74,7 @@ export function verifySignature(secret: string, headers: SignedHeaders, body: Bu
 }
 
 export async function receiveDelivery(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   config: Config,
   siteIdentifier: string,
   headers: SignedHeaders,

@@ -1,7 +1,8 @@
 // Who belongs to a tenant, and with which role (admin, editor, author).
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { conflict, notFound } from '../errors.ts';
 import { requireGlobalAdmin, roles, type Role } from '../identity/access.ts';
@@ -10,10 +11,10 @@ import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { findTenant } from './tenants.ts';
 
 export const membership = z
-  .object({ tenant_id: z.uuid(), user_id: z.uuid(), role: z.enum(roles), created_at: z.string() })
+  .object({ tenant_id: z.uuid(), user_id: z.uuid(), role: z.enum(roles), created_at: timestamp })
   .meta({ id: 'Membership' });
 
-export const tenantUser = user.extend({ role: z.enum(roles), joined_at: z.string() }).meta({ id: 'TenantUser' });
+export const tenantUser = user.extend({ role: z.enum(roles), joined_at: timestamp }).meta({ id: 'TenantUser' });
 
 async function existingTenant(db: CommonQueryMethods, tenantId: string) {
   if (!(await findTenant(db, tenantId))) throw notFound('No such tenant.');
@@ -91,7 +92,7 @@ export async function updateTenantRole(
 
 /** Removes the membership and, with it, the user's access to the tenant's sites. */
 export async function removeUserFromTenant(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   actor: Actor,
   tenantId: string,
   userId: string,

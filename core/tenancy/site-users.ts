@@ -1,6 +1,7 @@
 // Which users work on a site. Tenant admins reach every site of their tenant
 // anyway; editors and authors reach the sites they are assigned to here.
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
@@ -8,17 +9,18 @@ import { conflict, notFound } from '../errors.ts';
 import { activeMemberships, reachesSite, requireUser, roles } from '../identity/access.ts';
 import { user, userColumns } from '../identity/users.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
-import { loadSite, site, siteColumns } from './sites.ts';
+import { site, siteColumns, type Site } from './sites.ts';
 
 export const siteUser = user
-  .extend({ role: z.enum(roles).describe('The user’s role in the site’s tenant'), assigned_at: z.string() })
+  .extend({ role: z.enum(roles).describe('The user’s role in the site’s tenant'), assigned_at: timestamp })
   .meta({ id: 'SiteUser' });
 export const siteAssignment = z
-  .object({ site_id: z.uuid(), user_id: z.uuid(), created_at: z.string() })
+  .object({ site_id: z.uuid(), user_id: z.uuid(), created_at: timestamp })
   .meta({ id: 'SiteAssignment' });
 
-export async function listSiteUsers(db: CommonQueryMethods, actor: Actor, identifier: string, query: PageQuery) {
-  const { site: target } = await loadSite(db, actor, identifier, 'admin');
+// The route lets in only the site's tenant admins; these take the site it resolved.
+
+export async function listSiteUsers(db: CommonQueryMethods, target: Site, query: PageQuery) {
   const rows = await db.any(sql.type(siteUser)`
     select ${userColumns}, m.role, su.created_at as assigned_at
     from site_users su join users on users.id = su.user_id
@@ -31,13 +33,7 @@ export async function listSiteUsers(db: CommonQueryMethods, actor: Actor, identi
 }
 
 /** Members of the site's tenant not yet assigned to it. */
-export async function availableUsersForSite(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  query: PageQuery,
-) {
-  const { site: target } = await loadSite(db, actor, identifier, 'admin');
+export async function availableUsersForSite(db: CommonQueryMethods, target: Site, query: PageQuery) {
   const candidates = sql.fragment`
     exists (select 1 from memberships m where m.tenant_id = ${target.tenant_id} and m.user_id = users.id)
     and not exists (select 1 from site_users su where su.site_id = ${target.id} and su.user_id = users.id)`;
@@ -47,8 +43,7 @@ export async function availableUsersForSite(
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from users where ${candidates}`));
 }
 
-export async function assignUserToSite(db: CommonQueryMethods, actor: Actor, identifier: string, userId: string) {
-  const { site: target } = await loadSite(db, actor, identifier, 'admin');
+export async function assignUserToSite(db: CommonQueryMethods, target: Site, userId: string) {
   const member = await db.exists(sql.type(z.object({}))`
     select 1 from memberships where tenant_id = ${target.tenant_id} and user_id = ${userId}`);
   // A user outside the tenant is, from here, a user that does not exist.
@@ -64,13 +59,7 @@ export async function assignUserToSite(db: CommonQueryMethods, actor: Actor, ide
   }
 }
 
-export async function removeUserFromSite(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  userId: string,
-): Promise<void> {
-  const { site: target } = await loadSite(db, actor, identifier, 'admin');
+export async function removeUserFromSite(db: CommonQueryMethods, target: Site, userId: string): Promise<void> {
   const removed = await db.maybeOneFirst(sql.type(z.object({ user_id: z.string() }))`
     delete from site_users where site_id = ${target.id} and user_id = ${userId} returning user_id`);
   if (!removed) throw notFound('The user is not assigned to this site.');

@@ -2,6 +2,7 @@
 // slug, which therefore may not look like an id nor like a top-level path.
 // Deleting a site removes everything it owns (its rows cascade).
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import {
   CheckIntegrityConstraintViolationError,
   ForeignKeyIntegrityConstraintViolationError,
@@ -22,15 +23,24 @@ import {
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { findTenant, slug } from './tenants.ts';
 
-// First path segments of the API: a site with one of these slugs could not be addressed.
-const reserved = new Set([
+/**
+ * Path segments that sit where a site's slug could: the first segment of the
+ * API's paths (/admin/..., /health...) and the fixed words beside
+ * {site_identifier} under /sites (/sites/by-tenant/...). A site with one of
+ * these slugs would be routed elsewhere; the manifest test keeps this list
+ * in step with the routes.
+ */
+export const reservedSlugs: ReadonlySet<string> = new Set([
   'admin',
   'api',
   'auth',
+  'by-tenant',
   'docs',
   'health',
+  'metrics',
   'openapi.json',
   'payments',
+  'problems',
   'public',
   'search',
   'sites',
@@ -38,12 +48,11 @@ const reserved = new Set([
   'system-prompts',
   'transferprompts',
   'users',
-  'problems',
 ]);
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const siteSlug = slug.refine(
-  (value) => !reserved.has(value) && !uuidShape.test(value),
+  (value) => !reservedSlugs.has(value) && !uuidShape.test(value),
   'is reserved or looks like an id',
 );
 export const locale = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en or pt-BR');
@@ -61,34 +70,13 @@ export const site = z
     visibility: z
       .enum(['private', 'public'])
       .describe('public: the /public endpoints serve its ready media and published content without a token'),
-    created_at: z.string(),
+    created_at: timestamp,
   })
   .meta({ id: 'Site' });
 
 export type Site = z.infer<typeof site>;
 
 export const siteColumns = sql.fragment`sites.id, sites.tenant_id, sites.slug, sites.name, sites.default_locale, sites.locales, sites.domain, sites.settings, sites.visibility, sites.created_at`;
-
-export async function resolveSite(db: CommonQueryMethods, identifier: string): Promise<Site | null> {
-  return uuidShape.test(identifier)
-    ? db.maybeOne(sql.type(site)`select ${siteColumns} from sites where id = ${identifier}`)
-    : db.maybeOne(sql.type(site)`select ${siteColumns} from sites where slug = ${identifier.toLowerCase()}`);
-}
-
-/** The site and the caller's role on it: 404 when it is not theirs to see, 403 when `admin` is needed and they are not. */
-export async function loadSite(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  need: 'read' | 'admin' = 'read',
-): Promise<{ site: Site; role: Role | 'service' }> {
-  const found = await resolveSite(db, identifier);
-  const role = found ? await siteRole(db, actor, found) : null;
-  if (!found || !role) throw notFound('No such site.');
-  if (need === 'admin' && role !== 'admin') throw new Problem(403, 'Only the tenant’s administrators may do this.');
-  requireScope(actor, 'sites:read');
-  return { site: found, role };
-}
 
 /** Sites the caller can reach, optionally within one tenant. */
 function visible(actor: Actor) {
@@ -151,13 +139,8 @@ export async function createSite(db: CommonQueryMethods, actor: Actor, input: Ne
 
 export type SiteChanges = Partial<Omit<NewSite, 'tenant_id'>>;
 
-export async function updateSite(
-  db: CommonQueryMethods,
-  actor: Actor,
-  identifier: string,
-  changes: SiteChanges,
-): Promise<Site> {
-  const { site: current } = await loadSite(db, actor, identifier, 'admin');
+/** Tenant admins change a site; the route lets only them in. */
+export async function updateSite(db: CommonQueryMethods, current: Site, changes: SiteChanges): Promise<Site> {
   return db
     .one(
       sql.type(site)`
@@ -175,7 +158,6 @@ export async function updateSite(
     .catch(rejected);
 }
 
-export async function deleteSite(db: CommonQueryMethods, actor: Actor, identifier: string): Promise<void> {
-  const { site: current } = await loadSite(db, actor, identifier, 'admin');
+export async function deleteSite(db: CommonQueryMethods, current: Site): Promise<void> {
   await db.query(sql.typeAlias('void')`delete from sites where id = ${current.id}`);
 }

@@ -2,8 +2,9 @@
 // that still has sites is refused (409): sites hold the content, so they are
 // deleted one by one, deliberately, first.
 import { z } from 'zod';
+import { timestamp } from '../timestamp.ts';
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { conflict, notFound } from '../errors.ts';
 import { requireGlobalAdmin } from '../identity/access.ts';
@@ -23,7 +24,7 @@ export const tenant = z
     status: z.enum(['active', 'suspended', 'blocked']),
     monthly_credit_limit: z.number().int().nullable(),
     settings: z.record(z.string(), z.unknown()),
-    created_at: z.string(),
+    created_at: timestamp,
   })
   .meta({ id: 'Tenant' });
 
@@ -132,7 +133,7 @@ export async function updateTenant(
   return updated;
 }
 
-export async function deleteTenant(db: DatabasePool, actor: Actor, id: string): Promise<void> {
+export async function deleteTenant(db: CommonQueryMethods, actor: Actor, id: string): Promise<void> {
   requireGlobalAdmin(actor);
   await db.transaction(async (tx) => {
     const found = await tx.maybeOne(sql.type(z.object({ sites: z.number() }))`
@@ -152,7 +153,7 @@ const copiedSlug = (prefix: string, slug: ReturnType<typeof sql.identifier>) =>
  * use them (memberships and site assignments). Users are shared, not copied;
  * service accounts are not copied, since their secrets must not be.
  */
-export async function cloneTenant(db: DatabasePool, actor: Actor, id: string, input: NewTenant): Promise<Tenant> {
+export async function cloneTenant(db: CommonQueryMethods, actor: Actor, id: string, input: NewTenant): Promise<Tenant> {
   requireGlobalAdmin(actor);
   return db.transaction(async (tx) => {
     const source = await findTenant(tx, id);

@@ -227,7 +227,11 @@ export const requests: Record<string, Builder> = {
   }),
   'POST /{site_identifier}/transactions/credits/allocate-from-tenant': async (world) => {
     // The pool must hold enough for whoever is allowed to move credits out of it.
-    await allocateToTenant(world.t.services.db, admin(world), world.tenantA.id, 5, 'matrix top-up');
+    await allocateToTenant(world.t.services.db, admin(world), {
+      tenantId: world.tenantA.id,
+      amount: 5,
+      reason: 'matrix top-up',
+    });
     return {
       path: `/${world.siteA.slug}/transactions/credits/allocate-from-tenant`,
       body: { user_id: world.userIds.author, amount: 5 },

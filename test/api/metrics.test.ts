@@ -4,11 +4,10 @@
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Actor } from '../../core/actor.ts';
-import { submitJob } from '../../core/jobs/submit.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { serviceAccount, type Caller } from '../helpers/factories.ts';
 import type { Auth, Staffed } from '../helpers/identity.ts';
-import { giveCredits, jobsSuite, newJob, startTestWorker, waitForJob } from '../helpers/jobs.ts';
+import { giveCredits, jobsSuite, newJob, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
 
 const metricsToken = 'metrics-scraper-token-0123456789';
 
@@ -75,9 +74,7 @@ const actorOf = (caller: Caller): Actor => ({
   isGlobalAdmin: false,
 });
 const submit = (kind: string, input: Record<string, unknown>) =>
-  submitJob(t.services.db, t.config, actorOf(a.editor), a.site.slug, { kind, input, estimatedUnits: 2 }).then(
-    (submitted) => submitted.job,
-  );
+  submitAs(t, actorOf(a.editor), a.site, { kind, input, estimatedUnits: 2 });
 
 /** A kind of job no other test makes. */
 const uniqueKind = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;

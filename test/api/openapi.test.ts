@@ -19,39 +19,88 @@ it('is a valid OpenAPI 3.1 document', async () => {
   await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
 });
 
-it('lists every manifest endpoint with its group, name, timeout and auth', () => {
-  for (const endpoint of manifest) {
+/** Manifest rows that differ only by a trailing slash are one operation, documented at the first. */
+const documented = manifest.filter(
+  (endpoint, index) =>
+    manifest.findIndex(
+      (other) => other.method === endpoint.method && other.path.replace(/\/$/, '') === endpoint.path.replace(/\/$/, ''),
+    ) === index,
+);
+const routeOf = (key: string) => allRoutes.find((route) => route.key === key);
+const withToken = (access: string | object) => access !== 'public' && access !== 'public-site';
+
+it('lists every manifest endpoint once, with its group, name, timeout and who may call it', () => {
+  expect(documented.length).toBe(manifest.length - 2);
+  for (const endpoint of documented) {
     const operation = document.paths[endpoint.path]?.[endpoint.method.toLowerCase()];
     expect(operation).toBeDefined();
     expect(operation.tags).toEqual([endpoint.group]);
     expect(operation.summary).toBe(endpoint.name);
     expect(operation['x-timeout-seconds']).toBe(endpoint.timeoutMs / 1000);
-    expect(operation.security).toEqual(endpoint.auth === 'bearer' ? [{ bearerAuth: [] }] : []);
-    if (endpoint.auth === 'bearer') expect(operation.responses['401']).toBeDefined();
+    const route = routeOf(endpoint.key);
+    // A built route says who may call it; it may ask for a token where the specification did not (a private file view).
+    const secured = route ? withToken(route.access) : endpoint.auth === 'bearer';
+    expect(operation.security).toEqual(secured ? [{ bearerAuth: [] }] : []);
+    if (secured && route) expect(operation.responses['401'].headers['WWW-Authenticate']).toBeDefined();
     expect(operation.responses['504']).toBeDefined();
+    for (const response of Object.values(operation.responses) as { headers: Record<string, unknown> }[]) {
+      expect(response.headers['X-Request-Id']).toBeDefined();
+    }
   }
 });
 
 it('documents implemented endpoints with their response schemas, the rest as 501', () => {
-  const implemented = new Set<string>(allRoutes.map((route) => route.key));
-  for (const endpoint of manifest) {
+  for (const endpoint of documented) {
     const operation = document.paths[endpoint.path][endpoint.method.toLowerCase()];
-    expect(operation['x-implemented']).toBe(implemented.has(endpoint.key));
-    if (implemented.has(endpoint.key)) {
+    const route = routeOf(endpoint.key);
+    expect(operation['x-implemented']).toBe(Boolean(route));
+    if (route) {
       const success = Object.keys(operation.responses).filter((status) => status.startsWith('2'));
       expect(success.length).toBeGreaterThan(0);
       for (const status of success.filter((code) => code !== '204')) {
-        // JSON for most; an event stream or Prometheus text for a few, each with its schema.
+        // JSON for most; an event stream, a file or Prometheus text for a few, each with its schema.
         const [media] = Object.values(operation.responses[status].content) as { schema?: unknown }[];
         expect(media?.schema).toBeDefined();
       }
       expect(operation.responses['501']).toBeUndefined();
+      if (route.idempotent) {
+        expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }));
+        expect(operation.responses[success[0]!].headers['Idempotent-Replayed']).toBeDefined();
+      }
     } else {
       expect(operation.responses['501'].content['application/problem+json'].schema).toEqual({
         $ref: '#/components/schemas/Problem',
       });
     }
   }
+});
+
+it('documents uploads as multipart with a binary file part, and files in their own media types', () => {
+  const upload = document.paths['/{site_identifier}/media/'].post.requestBody.content['multipart/form-data'].schema;
+  expect(upload.properties.file).toMatchObject({ type: 'string', format: 'binary' });
+  expect(upload.required).toContain('file');
+  const view = document.paths['/{site_identifier}/media/{media_id}/view'].get.responses;
+  expect(Object.keys(view['200'].content)).toEqual(expect.arrayContaining(['image/png', 'video/mp4', 'audio/mpeg']));
+  expect(Object.keys(view)).toEqual(expect.arrayContaining(['200', '206', '302', '304', '401', '416']));
+  expect(view['206'].headers['Content-Range']).toBeDefined();
+});
+
+it('documents Prefer and the job answer headers on job-creating endpoints', () => {
+  const tts = document.paths['/{site_identifier}/media/tts'].post;
+  expect(tts.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'prefer' }));
+  expect(tts.responses['202'].headers.Location).toBeDefined();
+  expect(Object.keys(tts.responses)).toEqual(expect.arrayContaining(['200', '202', '402', '409', '422']));
+});
+
+it('uses patterns any validator can read and marks points in time as date-time', () => {
+  const text = JSON.stringify(document);
+  for (const [, pattern] of text.matchAll(/"pattern":"((?:[^"\\]|\\.)*)"/g)) {
+    expect(pattern).not.toMatch(/\/[a-z]*$/);
+    expect(() => new RegExp(JSON.parse(`"${pattern}"`), 'u')).not.toThrow();
+  }
+  const job = document.components.schemas.Job.properties;
+  for (const field of ['created_at', 'started_at', 'finished_at'])
+    expect(JSON.stringify(job[field])).toContain('date-time');
 });
 
 it('names shared schemas as components', () => {
@@ -64,11 +113,13 @@ it('names shared schemas as components', () => {
   });
 });
 
-it('gives each operation a unique id', () => {
+it('gives each operation a unique camelCase id from its name', () => {
   const ids = Object.values(document.paths).flatMap((item: any) =>
-    Object.values(item).map((operation: any) => operation.operationId),
+    Object.values(item).map((operation: any) => operation.operationId as string),
   );
-  expect(new Set(ids).size).toBe(manifest.length);
+  expect(new Set(ids).size).toBe(documented.length);
+  for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z0-9]*$/);
+  expect(ids).toEqual(expect.arrayContaining(['assignUserToSite', 'generateVideoVariantA', 'listAgents']));
 });
 
 describe('/docs', () => {

@@ -3,6 +3,7 @@
 import request from 'supertest';
 import { z } from 'zod';
 import { parseManifest } from '../../api/manifest.ts';
+import { problemResponse } from '../../api/responses.ts';
 import { defineRoute } from '../../api/route.ts';
 import { allRoutes } from '../../api/routes.ts';
 import { allEndpoints as manifest } from '../../api/manifest.ts';
@@ -21,18 +22,22 @@ const testEndpoints = parseManifest(
 const testRoutes = [
   defineRoute({
     key: 'POST /things/{thing_id}',
+    access: 'public',
     request: {
       params: z.object({ thing_id: z.uuid() }),
       query: z.object({ dry_run: z.enum(['true', 'false']).optional() }),
       body: z.object({ name: z.string().min(1), count: z.number().int().positive() }),
     },
-    responses: { 201: { description: 'Created' } },
+    responses: {
+      201: { description: 'Created', schema: z.object({ id: z.uuid(), name: z.string(), count: z.number() }) },
+    },
     async handler({ params, body }) {
       return { status: 201, body: { id: params.thing_id, ...body } };
     },
   }),
   defineRoute({
     key: 'GET /boom',
+    access: 'public',
     responses: { 200: { description: 'Never' } },
     async handler() {
       throw new Error('secret connection string postgres://user:hunter2@db');
@@ -40,7 +45,8 @@ const testRoutes = [
   }),
   defineRoute({
     key: 'GET /conflict',
-    responses: { 200: { description: 'Never' } },
+    access: 'public',
+    responses: { 200: { description: 'Never' }, 409: problemResponse('Always') },
     async handler() {
       throw new Problem(409, 'That slug is taken.');
     },

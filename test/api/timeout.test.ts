@@ -14,6 +14,7 @@ const slow = parseManifest(
 
 const slowRoute = defineRoute({
   key: 'GET /slow',
+  access: 'public',
   responses: { 200: { description: 'Never in time' } },
   async handler(_input, { db }) {
     await db.connect((connection) => connection.query(sql.unsafe`select pg_sleep(30) /* slow-endpoint */`));

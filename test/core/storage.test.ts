@@ -9,7 +9,6 @@ import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { z } from 'zod';
 import { loadConfig } from '../../core/config.ts';
-import { submitJob } from '../../core/jobs/submit.ts';
 import { createStorage } from '../../core/storage/index.ts';
 import { localStorage } from '../../core/storage/local.ts';
 import type { Storage } from '../../core/storage/storage.ts';
@@ -18,7 +17,7 @@ import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
 import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
-import { giveCredits, startTestWorker, waitForJob } from '../helpers/jobs.ts';
+import { giveCredits, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
 import { startLocalS3, type LocalS3 } from '../helpers/s3.ts';
 
 let s3: LocalS3;
@@ -108,17 +107,11 @@ describe('a speech job with STORAGE_DRIVER=s3', () => {
     const worker = await startTestWorker(t, { ...s3.env, SPEECH_PROVIDER: 'openai', AI_BASE_URL: fake.url });
     try {
       fake.speech.push({ kind: 'ok', seconds: 2 });
-      const { job } = await submitJob(
-        t.services.db,
-        t.config,
-        { kind: 'user', userId: user.id, sessionId: 'test', isGlobalAdmin: false },
-        site.slug,
-        {
-          kind: 'speech',
-          input: { text: 'Stored in a bucket.', voice: 'default', language: 'en', speed: 1, format: 'mp3' },
-          estimatedUnits: 5,
-        },
-      );
+      const job = await submitAs(t, { kind: 'user', userId: user.id, sessionId: 'test', isGlobalAdmin: false }, site, {
+        kind: 'speech',
+        input: { text: 'Stored in a bucket.', voice: 'default', language: 'en', speed: 1, format: 'mp3' },
+        estimatedUnits: 5,
+      });
       const done = await waitForJob(t, job.id, ['succeeded', 'failed']);
       expect(done.status).toBe('succeeded');
       const media = await t.services.db.one(sql.type(z.object({ storage_key: z.string(), size_bytes: z.number() }))`

@@ -4,10 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Express } from 'express';
 import { createApp, type AppOptions } from '../../api/app.ts';
+import { allEndpoints } from '../../api/manifest.ts';
+import { routesByKey } from '../../api/mount.ts';
+import { buildOpenApiDocument } from '../../api/openapi.ts';
+import { allRoutes } from '../../api/routes.ts';
 import { closeServices, createServices } from '../../core/boot.ts';
 import { loadConfig, type Config } from '../../core/config.ts';
 import { createLogger } from '../../core/logger.ts';
 import type { Services } from '../../core/services.ts';
+import { contractChecker } from './contract.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export type TestApp = { app: Express; services: Services; database: TestDatabase; config: Config };
@@ -29,7 +34,17 @@ export async function startTestApp(options: AppOptions & { env?: Record<string, 
   const database = await createTestDatabase();
   const config = testConfig({ DATABASE_URL: database.url, ...options.env });
   const services = await createServices(config, database.url, createLogger(config.logLevel), 'test');
-  return { app: createApp(services, options), services, database, config };
+  return { app: checkedAgainstDocument(createApp(services, options), options), services, database, config };
+}
+
+/** The app, with every response it gives checked against the OpenAPI document it serves. */
+function checkedAgainstDocument(app: Express, options: AppOptions): Express {
+  const endpoints = options.endpoints ?? allEndpoints;
+  const document = buildOpenApiDocument(endpoints, routesByKey(endpoints, options.routes ?? allRoutes), {
+    title: 'test',
+    version: 'test',
+  });
+  return contractChecker(document as never)(app);
 }
 
 export async function stopTestApp(testApp: TestApp | undefined): Promise<void> {

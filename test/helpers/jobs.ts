@@ -12,6 +12,11 @@ import type { JobHandler } from '../../worker/jobs/handler.ts';
 import { defineJob } from '../../worker/jobs/handler.ts';
 import { permanent, transient } from '../../worker/jobs/errors.ts';
 import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
+import type { Actor } from '../../core/actor.ts';
+import type { Config } from '../../core/config.ts';
+import type { Job } from '../../core/jobs/model.ts';
+import { submitJob, type Submission } from '../../core/jobs/submit.ts';
+import { findSiteAccess } from '../../core/tenancy/site-access.ts';
 import { startTestApp, stopTestApp, testConfig, type TestApp } from './app.ts';
 import type { Caller } from './factories.ts';
 import { globalAdmin, staffedTenant, type Staffed } from './identity.ts';
@@ -38,6 +43,19 @@ export async function newJob(
             ${finished ? sql.fragment`now()` : null}, ${status === 'waiting' ? sql.fragment`now()` : null},
             ${status === 'failed' ? sql.jsonb({ code: 'provider_rejected', message: 'no' } as never) : null})
     returning ${jobColumns}`);
+}
+
+/** Submits a job as a job-creating endpoint does once the caller is let in: as `actor`, on the site. */
+export async function submitAs(
+  t: TestApp,
+  actor: Actor,
+  site: Site,
+  submission: Submission,
+  config: Config = t.config,
+): Promise<Job> {
+  const access = await findSiteAccess(t.services.db, actor, site.id);
+  if (!access) throw new Error('the actor does not reach the site');
+  return submitJob(t.services.db, config, access, submission);
 }
 
 export async function readJob(t: TestApp, id: string): Promise<JobRow> {

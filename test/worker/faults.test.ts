@@ -8,7 +8,6 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import { schedule } from '../../core/jobs/queue.ts';
-import { submitJob } from '../../core/jobs/submit.ts';
 import { addMember } from '../../core/tenancy/memberships.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
@@ -16,7 +15,15 @@ import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
 import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
-import { giveCredits, ledgerFor, priceTestKinds, readJob, startTestWorker, waitForJob } from '../helpers/jobs.ts';
+import {
+  giveCredits,
+  ledgerFor,
+  priceTestKinds,
+  readJob,
+  startTestWorker,
+  submitAs,
+  waitForJob,
+} from '../helpers/jobs.ts';
 
 let t: TestApp;
 let fake: FakeProviders;
@@ -35,9 +42,7 @@ async function member(): Promise<Member> {
 }
 
 const submit = (who: Member, kind: string, input: Record<string, unknown>, units = 5) =>
-  submitJob(t.services.db, t.config, who.actor, who.site.slug, { kind, input, estimatedUnits: units }).then(
-    (result) => result.job,
-  );
+  submitAs(t, who.actor, who.site, { kind, input, estimatedUnits: units });
 
 const workerEnv = () => ({
   SPEECH_PROVIDER: 'openai',
@@ -205,25 +210,25 @@ it('shares the queue between two worker processes', async () => {
   // Several lanes for this tenant, so its jobs can run side by side.
   for (let i = 0; i < 6; i++) {
     jobs.push(
-      await submitJob(
-        t.services.db,
-        { ...t.config, jobs: { ...t.config.jobs, tenantConcurrency: 4 } },
+      await submitAs(
+        t,
         who.actor,
-        who.site.slug,
+        who.site,
         {
           kind: 'speech',
           input: { text: `Job number ${i}.`, voice: 'default', language: 'en', speed: 1, format: 'wav' },
           estimatedUnits: 5,
         },
+        { ...t.config, jobs: { ...t.config.jobs, tenantConcurrency: 4 } },
       ),
     );
   }
-  for (const { job } of jobs)
+  for (const job of jobs)
     expect((await waitForJob(t, job.id, ['succeeded', 'failed'], 60_000)).status).toBe('succeeded');
   const pids = await t.services.db.anyFirst(sql.type(z.object({ pid: z.number() }))`
     select distinct p.pid from job_attempts a join worker_processes p on a.worker_id = any(p.worker_ids)
     where a.job_id = any(${sql.array(
-      jobs.map(({ job }) => job.id),
+      jobs.map((job) => job.id),
       'uuid',
     )})`);
   expect([...pids].sort()).toEqual([first.pid, second.pid].sort());

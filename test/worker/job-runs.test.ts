@@ -2,13 +2,20 @@
 // backoff for transient errors, at once for permanent ones, cancellation of a
 // running job, and a second worker process sharing the queue.
 import type { Actor } from '../../core/actor.ts';
-import { submitJob } from '../../core/jobs/submit.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
 import { addMember } from '../../core/tenancy/memberships.ts';
-import { giveCredits, ledgerFor, priceTestKinds, readJob, startTestWorker, waitForJob } from '../helpers/jobs.ts';
+import {
+  giveCredits,
+  ledgerFor,
+  priceTestKinds,
+  readJob,
+  startTestWorker,
+  submitAs,
+  waitForJob,
+} from '../helpers/jobs.ts';
 
 let t: TestApp;
 let site: Site;
@@ -36,11 +43,11 @@ afterEach(async () => {
 afterAll(() => stopTestApp(t));
 
 const submit = (kind: string, input: Record<string, unknown>, units = 3) =>
-  submitJob(t.services.db, t.config, actor, site.slug, { kind, input, estimatedUnits: units });
+  submitAs(t, actor, site, { kind, input, estimatedUnits: units });
 
 it('runs a job to success, debits once and releases the rest', async () => {
   worker = await startTestWorker(t);
-  const { job } = await submit('test_noop', {});
+  const job = await submit('test_noop', {});
   const done = await waitForJob(t, job.id, ['succeeded', 'failed']);
   expect(done).toMatchObject({
     status: 'succeeded',
@@ -58,7 +65,7 @@ it('runs a job to success, debits once and releases the rest', async () => {
 
 it('fails a permanent error at once, with its code, and releases the credits', async () => {
   worker = await startTestWorker(t);
-  const { job } = await submit('test_fail', { transient: false });
+  const job = await submit('test_fail', { transient: false });
   const done = await waitForJob(t, job.id, ['failed', 'succeeded']);
   expect(done).toMatchObject({
     status: 'failed',

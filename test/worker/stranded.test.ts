@@ -4,14 +4,13 @@
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import { createLogger } from '../../core/logger.ts';
-import { submitJob } from '../../core/jobs/submit.ts';
 import { addMember } from '../../core/tenancy/memberships.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
 import { failStranded } from '../../worker/liveness.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
-import { giveCredits, ledgerFor, priceTestKinds, readJob } from '../helpers/jobs.ts';
+import { giveCredits, ledgerFor, priceTestKinds, readJob, submitAs } from '../helpers/jobs.ts';
 
 let t: TestApp;
 let site: Site;
@@ -28,8 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => stopTestApp(t));
 
-const submit = async () =>
-  (await submitJob(t.services.db, t.config, actor, site.slug, { kind: 'test_noop', input: {}, estimatedUnits: 4 })).job;
+const submit = async () => submitAs(t, actor, site, { kind: 'test_noop', input: {}, estimatedUnits: 4 });
 const sweep = () => failStranded(t.services.db, t.config, createLogger('silent'));
 
 /** Rewrites a job as if it were older (the updated_at trigger would stamp now()). */

@@ -8,7 +8,7 @@ import type { Actor } from '../../core/actor.ts';
 import { imageKey } from '../../core/media/items.ts';
 import { recordVersion, bytesOf } from '../../core/media/versions.ts';
 import { removeFiles } from '../../core/storage/index.ts';
-import { resolveSite } from '../../core/tenancy/sites.ts';
+import { resolveSite } from '../../core/tenancy/site-access.ts';
 import { sql } from '../../db/pool.ts';
 import { editLocally, editWithProvider } from '../providers/image/edit.ts';
 import { permanent } from './errors.ts';

@@ -6,13 +6,21 @@ import request from 'supertest';
 import { z } from 'zod';
 import type { Actor } from '../../../core/actor.ts';
 import { job as jobSchema } from '../../../core/jobs/model.ts';
-import { submitJob } from '../../../core/jobs/submit.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import { newSite, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { expectPaginates, idsOf, type Auth, type Staffed } from '../../helpers/identity.ts';
-import { giveCredits, jobsSuite, ledgerFor, newJob, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import {
+  giveCredits,
+  jobsSuite,
+  ledgerFor,
+  newJob,
+  readJob,
+  startTestWorker,
+  submitAs,
+  waitForJob,
+} from '../../helpers/jobs.ts';
 
 let t: TestApp;
 let a: Staffed;
@@ -39,9 +47,7 @@ const actorOf = (caller: Caller): Actor => ({
 });
 
 const submit = (caller: Caller, site: Site, kind: string, input: Record<string, unknown>, units = 3) =>
-  submitJob(t.services.db, t.config, actorOf(caller), site.slug, { kind, input, estimatedUnits: units }).then(
-    (submitted) => submitted.job,
-  );
+  submitAs(t, actorOf(caller), site, { kind, input, estimatedUnits: units });
 
 /** A kind of job no other test makes, so counts are this test's alone. */
 const uniqueKind = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;

@@ -8,13 +8,21 @@ import request from 'supertest';
 import { z } from 'zod';
 import type { Actor } from '../../../core/actor.ts';
 import { job as jobSchema, type JobStatus } from '../../../core/jobs/model.ts';
-import { submitJob } from '../../../core/jobs/submit.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import { assignToSite, newSite, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { expectPaginates, idsOf, type Auth, type Staffed } from '../../helpers/identity.ts';
-import { giveCredits, jobsSuite, ledgerFor, newJob, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import {
+  giveCredits,
+  jobsSuite,
+  ledgerFor,
+  newJob,
+  readJob,
+  startTestWorker,
+  submitAs,
+  waitForJob,
+} from '../../helpers/jobs.ts';
 
 let t: TestApp;
 let a: Staffed;
@@ -48,9 +56,7 @@ const actorOf = (caller: Caller): Actor => ({
 });
 
 const submit = (caller: Caller, kind: string, input: Record<string, unknown>, units = 3, site: Site = a.site) =>
-  submitJob(t.services.db, t.config, actorOf(caller), site.slug, { kind, input, estimatedUnits: units }).then(
-    (submitted) => submitted.job,
-  );
+  submitAs(t, actorOf(caller), site, { kind, input, estimatedUnits: units });
 
 /** A fresh site of tenant A reached by its editor and both authors, so lists hold only this test's jobs. */
 async function freshSite(): Promise<Site> {

@@ -170,7 +170,7 @@ describe('on a public site', () => {
         publicPath('00000000-0000-4000-8000-000000000000'),
       ]) {
         const res = await request(t.app).get(path).expect(404);
-        expect(res.body).toMatchObject({ status: 404, detail: 'No such public media item.' });
+        expect(res.body).toMatchObject({ status: 404, detail: 'Not found, or not public.' });
         await request(t.app).get(`${path}/view`).expect(404);
       }
       await request(t.app).get(publicPath('not-a-uuid')).expect(422);

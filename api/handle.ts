@@ -1,0 +1,110 @@
+// One request to a built route, in order: who is asking (401), what they
+// asked (415, 422), whether they may (the route's declared access: 404 for a
+// site that is not theirs to see, 403 below the role or scopes it needs),
+// then the handler, replayed for a repeated Idempotency-Key. A change is
+// answered only once this process has heard what it did to access (a logout
+// takes effect for the caller's very next request).
+import type { RequestHandler, Response } from 'express';
+import { actorId, type Actor } from '../core/actor.ts';
+import { Problem } from '../core/errors.ts';
+import { idempotencyKey, idempotent, requestHash, type StoredReply } from '../core/idempotency.ts';
+import { requireGlobalAdmin, requireUser } from '../core/identity/access.ts';
+import type { Services } from '../core/services.ts';
+import { notPublic, requireSiteNeed } from '../core/tenancy/site-access.ts';
+import { cancellableDb } from '../db/cancellable.ts';
+import { parseInput } from './input.ts';
+import type { Endpoint } from './manifest.ts';
+import type { Deadline } from './middleware/timeout.ts';
+import type { Access, RouteContext, RouteDefinition } from './route.ts';
+
+const withToken = (access: Access) =>
+  typeof access === 'object' || access === 'signed-in' || access === 'user' || access === 'global-admin';
+
+export function handle(endpoint: Endpoint, route: RouteDefinition, services: Services): RequestHandler {
+  const { access } = route;
+  // Handlers get everything but the pool: their statements go through the request's database.
+  const { db: pool, ...handlerServices } = services;
+  const changes = endpoint.method !== 'GET';
+  return async (req, res) => {
+    const { signal, deadline } = res.locals.deadline as Deadline;
+    const db = cancellableDb(pool, signal);
+    const authenticate = () => services.accessCache.authenticate(db, req.get('authorization'));
+    // Who is asking comes before what they asked: a bad token is a 401 even with a bad body.
+    const auth = withToken(access) ? await authenticate() : undefined;
+    const input = parseInput(route, req);
+    const context = {
+      services: handlerServices,
+      requestId: (req as { id?: string }).id ?? '',
+      log: req.log,
+      signal,
+      deadline,
+      db,
+      deps: { db, config: services.config, storage: services.storage, logger: req.log },
+      ip: req.ip,
+      authenticate,
+      ...auth,
+    } as RouteContext & { actor?: Actor; site?: unknown; access?: unknown };
+    if (access === 'user') requireUser(auth!.actor);
+    else if (access === 'global-admin') requireGlobalAdmin(auth!.actor);
+    else if (access === 'public-site') {
+      const site = await services.accessCache.publicSite(
+        db,
+        (input.params as { site_identifier: string }).site_identifier,
+      );
+      if (!site) throw notPublic();
+      context.site = site;
+    } else if (typeof access === 'object') {
+      const identifier = (input.params as { site_identifier: string }).site_identifier;
+      const found = requireSiteNeed(await services.accessCache.site(db, auth!.actor, identifier), access);
+      context.site = found.site;
+      context.access = found;
+    }
+    const answer = async (): Promise<StoredReply> => {
+      const reply = await route.handler(input, context as never, { req, res });
+      return {
+        status: reply.status ?? (reply.body === undefined ? 204 : 200),
+        body: reply.body,
+        headers: reply.headers ?? {},
+      };
+    };
+    const key = route.idempotent ? req.get('idempotency-key') : undefined;
+    const reply =
+      key === undefined
+        ? { ...(await answer()), replayed: false }
+        : await replayable(services, endpoint, context.actor, key, input, answer);
+    if (changes) await services.accessCache.settled();
+    if (res.headersSent) return;
+    send(res, reply.status, reply.body, {
+      ...reply.headers,
+      ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
+    });
+  };
+}
+
+/**
+ * Idempotency keys are kept with the process's pool, not the request's: a
+ * first attempt cut off by its deadline must still let go of its key, or
+ * every retry would be told it is still running.
+ */
+function replayable(
+  services: Services,
+  endpoint: Endpoint,
+  actor: Actor | undefined,
+  key: string,
+  input: unknown,
+  answer: () => Promise<StoredReply>,
+) {
+  const valid = idempotencyKey.safeParse(key);
+  if (!valid.success)
+    throw new Problem(422, valid.error.issues[0]?.message, {
+      errors: [{ path: 'headers.idempotency-key', message: 'invalid' }],
+    });
+  const scope = { actorId: actor ? actorId(actor) : 'anonymous', route: endpoint.key, key, hash: requestHash(input) };
+  return idempotent(services.db, scope, answer);
+}
+
+function send(res: Response, status: number, body: unknown, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (body === undefined) res.status(status).end();
+  else res.status(status).json(body);
+}

@@ -1,0 +1,39 @@
+// A request's input, parsed with the route's schemas: params, query and body
+// are all checked before answering, so the client sees every mistake at once.
+import type { Request } from 'express';
+import type { z } from 'zod';
+import { Problem, type ProblemField } from '../core/errors.ts';
+import { unstorableFields } from '../core/storable.ts';
+import { fromZodError } from './middleware/problems.ts';
+import type { RouteDefinition, RouteInput } from './route.ts';
+
+export function parseInput(route: RouteDefinition, req: Request): RouteInput<never, never, never> {
+  const request = route.request ?? {};
+  if (request.body) {
+    const types = request.bodyTypes ?? ['application/json'];
+    const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
+    if (hasBody && !req.is(types)) {
+      throw new Problem(415, `Send the body as ${types.join(' or ')}.`, {
+        headers: { 'Accept-Post': types.join(', ') },
+      });
+    }
+  }
+  const errors: ProblemField[] = [];
+  const input = {
+    params: validate(request.params, req.params, 'params', errors),
+    query: validate(request.query, req.query, 'query', errors),
+    body: validate(request.body, req.body, 'body', errors),
+  };
+  if (errors.length === 0)
+    for (const [location, value] of Object.entries(input)) unstorableFields(value, location, errors);
+  if (errors.length > 0) throw new Problem(422, 'The request is not valid; see errors.', { errors });
+  return input as RouteInput<never, never, never>;
+}
+
+function validate(schema: z.ZodType | undefined, value: unknown, location: string, errors: ProblemField[]): unknown {
+  if (!schema) return value ?? {};
+  const result = schema.safeParse(value ?? (location === 'body' ? undefined : {}));
+  if (result.success) return result.data;
+  errors.push(...(fromZodError(result.error, location).errors ?? []));
+  return undefined;
+}

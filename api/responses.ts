@@ -1,0 +1,48 @@
+// Pieces of responses that many routes share, for the OpenAPI document: the
+// problem body every error has, and the headers routes answer with.
+import { z } from 'zod';
+import type { HeaderSpec, ResponseSpec } from './route.ts';
+
+export const problemSchema = z
+  .object({
+    type: z.string().describe('A URI reference naming the kind of problem, e.g. /problems/validation-failed'),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    instance: z.string().optional().describe('The path of the request that failed'),
+    request_id: z.string().optional().describe('Also in the X-Request-Id header and the logs'),
+    errors: z
+      .array(z.object({ path: z.string().describe('e.g. body.email'), message: z.string() }))
+      .optional()
+      .describe('Each invalid field, for 422'),
+  })
+  .loose()
+  .meta({ id: 'Problem', description: 'RFC 9457 problem details' });
+
+/** An error answer: a problem document, and the headers that come with it. */
+export const problemResponse = (description: string, headers?: Record<string, HeaderSpec>): ResponseSpec => ({
+  description,
+  schema: problemSchema,
+  contentType: 'application/problem+json',
+  ...(headers ? { headers } : {}),
+});
+
+export const locationHeader: HeaderSpec = { description: 'Where the resource can be read', required: true };
+
+export const retryAfterHeader: HeaderSpec = {
+  description: 'Seconds to wait before trying again',
+  schema: z.string().regex(/^\d+$/),
+  required: true,
+};
+
+export const cacheControlHeader: HeaderSpec = { description: 'How long and by whom the answer may be cached' };
+
+export const etagHeader: HeaderSpec = { description: 'The version of the answer, for If-None-Match', required: true };
+
+/** Headers of an answer that must not be cached (tokens, secrets, health). */
+export const noStore = { 'Cache-Control': { ...cacheControlHeader, description: '`no-store`', required: true } };
+
+/** The answer of a rate-limited endpoint over its limit (login, sign-up, reset, token). */
+export const tooManyAttempts = problemResponse('Too many attempts from this address or for this account', {
+  'Retry-After': retryAfterHeader,
+});

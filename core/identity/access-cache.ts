@@ -1,0 +1,199 @@
+// What the request path asks on every call — is this token's session live,
+// is this service account active, which site is this and what is the caller
+// there — kept in this process, so a warm read costs no round trip for it.
+// Kept only while this process hears the `access_changed` notifications
+// (db/migrations/0009): a logout, a block, a role change or a removed
+// membership, made by any process, drops what it touches at once. While the
+// notifications connection is down nothing is kept, since a change could go
+// unheard. Entries also age out (ACCESS_CACHE_SECONDS) and the maps are
+// bounded, oldest out first.
+import type { CommonQueryMethods } from '../../db/pool.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Notifications } from '../notifications.ts';
+import type { Site } from '../tenancy/sites.ts';
+import { findPublicSite, findSiteAccess, type SiteAccess } from '../tenancy/site-access.ts';
+import type { Actor } from '../actor.ts';
+import {
+  accessClaims,
+  actorOf,
+  findActiveAccount,
+  findLiveSession,
+  type ActiveAccount,
+  type Authenticated,
+  type LiveSession,
+} from './authenticate.ts';
+import type { Claims } from './tokens.ts';
+
+type Entry<V> = { value: V; expiresAt: number };
+
+/** A bounded map of entries that expire; Map keeps insertion order, so the first key is the oldest. */
+class ExpiringMap<V> {
+  readonly #entries = new Map<string, Entry<V>>();
+  readonly #maxEntries: number;
+
+  constructor(maxEntries: number) {
+    this.#maxEntries = maxEntries;
+  }
+
+  get(key: string, now: number): V | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt > now) return entry.value;
+    this.#entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, value: V, expiresAt: number): void {
+    this.#entries.delete(key);
+    if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#entries.set(key, { value, expiresAt });
+  }
+
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+const actorKey = (actor: Actor) => (actor.kind === 'user' ? `u:${actor.userId}` : `s:${actor.serviceAccountId}`);
+
+export type AccessCacheOptions = { ttlMs: number; maxEntries: number };
+
+export class AccessCache {
+  readonly #notifications: Notifications | undefined;
+  readonly #config: Config;
+  readonly #logger: Logger;
+  readonly #ttlMs: number;
+  readonly #claims: ExpiringMap<Claims>;
+  readonly #sessions: ExpiringMap<LiveSession>;
+  readonly #accounts: ExpiringMap<ActiveAccount>;
+  readonly #sites: ExpiringMap<Omit<SiteAccess, 'actor'>>;
+  readonly #publicSites: ExpiringMap<Site>;
+  /** Bumped by every forgetting: a load that began before it is not kept. */
+  #generation = 0;
+  #stop: (() => void) | undefined;
+  #closed = false;
+
+  constructor(config: Config, logger: Logger, notifications?: Notifications) {
+    this.#config = config;
+    this.#logger = logger;
+    this.#notifications = notifications;
+    this.#ttlMs = config.accessCache.ttlSeconds * 1000;
+    const max = config.accessCache.maxEntries;
+    this.#claims = new ExpiringMap(max);
+    this.#sessions = new ExpiringMap(max);
+    this.#accounts = new ExpiringMap(max);
+    this.#sites = new ExpiringMap(max);
+    this.#publicSites = new ExpiringMap(max);
+    notifications?.onStateChange(() => this.#forgetAll());
+  }
+
+  /** Starts listening for changes; until it does (and whenever it cannot), every question goes to the database. */
+  start(): void {
+    if (!this.#notifications || this.#ttlMs === 0) return;
+    const listen = () => {
+      if (this.#closed) return;
+      this.#notifications!.listen('access_changed', (payload) => this.#changed(payload))
+        .then((stop) => (this.#stop = stop))
+        .catch((error: unknown) => {
+          this.#logger.warn({ err: (error as Error).message }, 'access changes not heard; the access cache waits');
+          setTimeout(listen, 2000).unref();
+        });
+    };
+    listen();
+  }
+
+  /** Whether answers are being kept: only while every change is heard. */
+  get enabled(): boolean {
+    return this.#stop !== undefined && (this.#notifications?.listening ?? false);
+  }
+
+  /** Until this resolves, this process may not have heard changes committed before the call. */
+  async settled(): Promise<void> {
+    if (this.enabled) await this.#notifications!.sync();
+  }
+
+  /** The caller behind a bearer header: 401 for a bad token, an ended session or a disabled account. */
+  async authenticate(db: CommonQueryMethods, header: string | undefined): Promise<Authenticated> {
+    const now = Date.now();
+    // The token's signature is checked once; the map holds only tokens that verified, until they expire.
+    let claims = header ? this.#claims.get(header, now) : undefined;
+    if (!claims) {
+      claims = accessClaims(this.#config, header);
+      this.#claims.set(header!, claims, claims.exp * 1000);
+    }
+    if (claims.act === 'service') {
+      const account = await this.#cached(this.#accounts, claims.sub, now, () => findActiveAccount(db, claims.sub));
+      return actorOf(claims, { account });
+    }
+    const session = claims.sid
+      ? await this.#cached(
+          this.#sessions,
+          claims.sid,
+          now,
+          () => findLiveSession(db, claims.sid!, claims.sub),
+          (found) => Date.parse(found.expires_at),
+        )
+      : null;
+    return actorOf(claims, { session });
+  }
+
+  /** The site and the caller's role there; null when it is not theirs to see. */
+  async site(db: CommonQueryMethods, actor: Actor, identifier: string): Promise<SiteAccess | null> {
+    const key = `${actorKey(actor)} ${identifier.toLowerCase()}`;
+    const found = await this.#cached(this.#sites, key, Date.now(), async () => {
+      const access = await findSiteAccess(db, actor, identifier);
+      return access && { site: access.site, role: access.role };
+    });
+    return found && { actor, ...found };
+  }
+
+  /** A public site of a tenant in good standing; null otherwise. */
+  publicSite(db: CommonQueryMethods, identifier: string): Promise<Site | null> {
+    return this.#cached(this.#publicSites, identifier.toLowerCase(), Date.now(), () => findPublicSite(db, identifier));
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#stop?.();
+    this.#forgetAll();
+  }
+
+  /** Answers from the map, or loads and keeps the answer — unless it is null, or a change was heard meanwhile. */
+  async #cached<V>(
+    map: ExpiringMap<V>,
+    key: string,
+    now: number,
+    load: () => Promise<V | null>,
+    expiry?: (value: V) => number,
+  ): Promise<V | null> {
+    const hit = map.get(key, now);
+    if (hit !== undefined) return hit;
+    const generation = this.#generation;
+    const value = await load();
+    if (value !== null && this.enabled && generation === this.#generation) {
+      map.set(key, value, Math.min(now + this.#ttlMs, expiry?.(value) ?? Infinity));
+    }
+    return value;
+  }
+
+  #changed(payload: string): void {
+    this.#generation++;
+    const session = /^session:(.+)$/.exec(payload)?.[1];
+    if (session) this.#sessions.delete(session);
+    else this.#forgetAll();
+  }
+
+  #forgetAll(): void {
+    this.#generation++;
+    for (const map of [this.#claims, this.#sessions, this.#accounts, this.#sites, this.#publicSites]) map.clear();
+  }
+}

@@ -1,0 +1,150 @@
+// Every response a test gets is checked against the OpenAPI document: its
+// status must be documented for the operation, its media type among the
+// documented ones, a JSON body valid against the documented schema, the
+// documented required headers present, and none of the headers clients act
+// on (Location, Retry-After, ETag...) sent undocumented. A violation fails the
+// test that caused it (see ./contract-setup.ts), so an answer the document
+// does not tell about cannot creep in.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+type Operation = { responses: Record<string, Response> };
+type Response = { headers?: Record<string, { required?: boolean }>; content?: Record<string, { schema: unknown }> };
+type Document = { paths: Record<string, Record<string, Operation>> };
+
+/** Headers a client acts on: sending one that the document does not mention is a violation. */
+const watchedHeaders = [
+  'location',
+  'retry-after',
+  'etag',
+  'last-modified',
+  'content-range',
+  'accept-ranges',
+  'www-authenticate',
+  'idempotent-replayed',
+  'preference-applied',
+  'cache-control',
+  'x-request-id',
+];
+
+const violations: string[] = [];
+
+/** What was found wrong since the last call; the setup file fails each test that leaves any. */
+export function takeViolations(): string[] {
+  return violations.splice(0);
+}
+
+type Matcher = { method: string; pattern: RegExp; path: string; operation: Operation; literals: number };
+
+function matchers(document: Document): Matcher[] {
+  const list: Matcher[] = [];
+  for (const [path, item] of Object.entries(document.paths)) {
+    const segments = path.replace(/(.)\/$/, '$1').split('/');
+    const pattern = new RegExp(
+      `^${segments.map((segment) => (segment.startsWith('{') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`,
+    );
+    const literals = segments.filter((segment) => !segment.startsWith('{')).length;
+    for (const [method, operation] of Object.entries(item)) list.push({ method, pattern, path, operation, literals });
+  }
+  // Literal segments first, as the router matches them: /admin/jobs before /{site_identifier}/jobs.
+  return list.sort((a, b) => b.literals - a.literals);
+}
+
+export function contractChecker(document: Document) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+  addFormats.default(ajv);
+  ajv.addSchema(document as object, 'openapi.json');
+  const compiled = new Map<string, ValidateFunction>();
+  const validator = (pointer: string) => {
+    let validate = compiled.get(pointer);
+    if (!validate) compiled.set(pointer, (validate = ajv.compile({ $ref: `openapi.json#${pointer}` })));
+    return validate;
+  };
+  const routes = matchers(document);
+  const escape = (text: string) => text.replace(/~/g, '~0').replace(/\//g, '~1');
+
+  function check(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): void {
+    const method = (req.method ?? 'GET').toLowerCase();
+    const path = (req.url ?? '/').split('?')[0]!;
+    const found = routes.find((route) => route.method === method && route.pattern.test(path));
+    // Paths outside the document (/docs, an unknown route, a method the path does not have) are not an operation's answers.
+    if (!found) return;
+    const where = `${req.method} ${path} → ${res.statusCode}`;
+    const documented = found.operation.responses[String(res.statusCode)];
+    if (!documented) {
+      violations.push(`${where}: status not documented for ${method.toUpperCase()} ${found.path}`);
+      return;
+    }
+    const names = new Set(Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase()));
+    for (const header of watchedHeaders) {
+      if (res.hasHeader(header) && !names.has(header)) violations.push(`${where}: header ${header} not documented`);
+    }
+    for (const [name, spec] of Object.entries(documented.headers ?? {})) {
+      if (spec.required && !res.hasHeader(name)) violations.push(`${where}: documented header ${name} missing`);
+    }
+    const type = String(res.getHeader('content-type') ?? '')
+      .split(';')[0]!
+      .trim();
+    const hasBody = body !== undefined && body.length > 0 && method !== 'head';
+    if (!hasBody) return;
+    const content = documented.content ?? {};
+    if (!(type in content)) {
+      violations.push(
+        `${where}: body of type ${type || 'none'} not documented (${Object.keys(content).join(', ') || 'no body'})`,
+      );
+      return;
+    }
+    if (type !== 'application/json' && type !== 'application/problem+json') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      violations.push(`${where}: body is not JSON`);
+      return;
+    }
+    const pointer = `/paths/${escape(found.path)}/${method}/responses/${res.statusCode}/content/${escape(type)}/schema`;
+    const validate = validator(pointer);
+    if (!validate(parsed)) {
+      const errors = (validate.errors ?? [])
+        .slice(0, 5)
+        .map((error) => `${error.instancePath || '/'} ${error.message}`);
+      violations.push(`${where}: body does not match the schema: ${errors.join('; ')}`);
+    }
+  }
+
+  /** Wraps a request listener so each of its responses is checked as it ends. */
+  return <H extends (req: IncomingMessage, res: ServerResponse) => void>(handler: H): H => {
+    const checked = (req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const keep = (chunk: unknown, encoding?: unknown) => {
+        if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+        // Enough to judge a JSON body; a streamed file is judged by its type alone.
+        if (size > 1_000_000) return;
+        const buffer = Buffer.isBuffer(chunk)
+          ? chunk
+          : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+        size += buffer.length;
+        chunks.push(buffer);
+      };
+      const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.write = ((chunk: unknown, ...rest: unknown[]) => {
+        keep(chunk, rest[0]);
+        return write(chunk, ...rest);
+      }) as typeof res.write;
+      res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+        keep(chunk, rest[0]);
+        try {
+          check(req, res, chunks.length ? Buffer.concat(chunks) : undefined);
+        } catch (error) {
+          violations.push(`${req.method} ${req.url}: the check failed: ${(error as Error).message}`);
+        }
+        return end(chunk, ...rest);
+      }) as typeof res.end;
+      handler(req, res);
+    };
+    return Object.assign(checked, handler) as H;
+  };
+}
