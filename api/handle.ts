@@ -23,11 +23,11 @@ const withToken = (access: Access) =>
 export function handle(endpoint: Endpoint, route: RouteDefinition, services: Services): RequestHandler {
   const { access } = route;
   // Handlers get everything but the pool: their statements go through the request's database.
-  const { db: pool, ...handlerServices } = services;
+  const { db: pool, canceller, ...handlerServices } = services;
   const changes = endpoint.method !== 'GET';
   return async (req, res) => {
     const { signal, deadline } = res.locals.deadline as Deadline;
-    const db = cancellableDb(pool, signal);
+    const db = cancellableDb(pool, canceller, signal);
     const authenticate = () => services.accessCache.authenticate(db, req.get('authorization'));
     // Who is asking comes before what they asked: a bad token is a 401 even with a bad body.
     const auth = withToken(access) ? await authenticate() : undefined;

@@ -32,7 +32,7 @@ export type Access = 'public' | 'public-site' | 'signed-in' | 'user' | 'global-a
 /** What every handler gets. */
 type BaseContext = {
   /** The process's services, without its pool: handlers reach the database only through `db`. */
-  services: Omit<Services, 'db'>;
+  services: Omit<Services, 'db' | 'canceller'>;
   requestId: string;
   log: Logger;
   /** Aborted when the endpoint's timeout passes or the client leaves; long waits must listen to it. */

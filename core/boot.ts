@@ -1,5 +1,6 @@
 // Building and tearing down the services a process runs on.
 import { z } from 'zod';
+import { BackendCanceller } from '../db/canceller.ts';
 import { createPool, sql } from '../db/pool.ts';
 import { readMigrationFiles } from '../db/migrations.ts';
 import { createCacheStore } from './cache/index.ts';
@@ -27,6 +28,7 @@ export async function createServices(
       () => createPool(databaseUrl, { maxPoolSize: config.databasePoolSize, applicationName }),
       logger,
     ),
+    canceller: new BackendCanceller(databaseUrl),
     cache: createCacheStore(config.redisUrl),
     storage: createStorage(config),
     rateLimits: createRateLimits(databaseUrl, config.rateLimits),
@@ -62,6 +64,7 @@ export async function closeServices(services: Services): Promise<void> {
     services.cache.close(),
     services.rateLimits.close(),
     services.notifications.close(),
+    services.canceller.close(),
   ]);
 }
 

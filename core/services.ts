@@ -8,6 +8,7 @@ import type { JobEvents } from './jobs/events.ts';
 import type { Logger } from './logger.ts';
 import type { Notifications } from './notifications.ts';
 import type { Storage } from './storage/storage.ts';
+import type { BackendCanceller } from '../db/canceller.ts';
 import type { CommonQueryMethods, DatabasePool } from '../db/pool.ts';
 import type { MigrationFile } from '../db/migrations.ts';
 
@@ -15,6 +16,8 @@ export type Services = {
   config: Config;
   /** The process's pool. The API's handlers never see it: they get a database bound to their request. */
   db: DatabasePool;
+  /** Cancels statements of requests past their deadline, on a connection outside the pool. */
+  canceller: BackendCanceller;
   cache: CacheStore;
   /** Where files go: a local folder or S3, chosen by STORAGE_DRIVER. */
   storage: Storage;

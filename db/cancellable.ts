@@ -1,10 +1,12 @@
 // Database access bound to one request. When the request's deadline passes
 // (or its client leaves), the statement it is running is cancelled on the
-// server (pg_cancel_backend), not merely abandoned while PostgreSQL keeps
+// server (pg_cancel_backend, see ./canceller.ts), not merely abandoned while PostgreSQL keeps
 // working, and no further statement starts: a transaction under way fails
 // at its next step and rolls back, so nothing is half-written.
-import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabasePool, type DatabasePoolConnection } from './pool.ts';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pg from 'pg';
+import type { BackendCanceller } from './canceller.ts';
+import type { CommonQueryMethods, DatabasePool, DatabasePoolConnection } from './pool.ts';
 
 /** What API handlers get instead of the pool: every query method, each bound to the request's deadline. */
 export type RequestDb = CommonQueryMethods & {
@@ -12,23 +14,20 @@ export type RequestDb = CommonQueryMethods & {
   connect<T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T>;
 };
 
-const backend = z.object({ pid: z.number() });
-
-// Backend pids by slonik connection id (stable for a physical connection), so
-// the pid costs one round trip per connection, not one per request. Ids of
-// closed connections are dropped wholesale when the map grows past any pool size.
-const pids = new WeakMap<DatabasePool, Map<string, number>>();
-
-async function backendPid(pool: DatabasePool, connection: DatabasePoolConnection): Promise<number> {
-  let known = pids.get(pool);
-  if (!known || known.size > 1000) pids.set(pool, (known = new Map()));
-  let pid = known.get(connection.connectionId);
-  if (pid === undefined) {
-    pid = await connection.oneFirst(sql.type(backend)`select pg_backend_pid() as pid`);
-    known.set(connection.connectionId, pid);
-  }
-  return pid;
-}
+/**
+ * Which server process runs a request's statements, learnt without asking:
+ * every query a pg client sends inside `connect` below records that client's
+ * backend pid in the connect's context. (slonik hands out a new connection id
+ * on each borrow and never the pg client, so the pid could otherwise only be
+ * had by a `select pg_backend_pid()`: a round trip on every request.)
+ */
+const running = new AsyncLocalStorage<{ pid?: number }>();
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client & { processID: number | null }, ...args: unknown[]) {
+  const borrowed = running.getStore();
+  if (borrowed && this.processID !== null) borrowed.pid = this.processID;
+  return query.apply(this, args);
+} as typeof pg.Client.prototype.query;
 
 const queryMethods = [
   'any',
@@ -65,25 +64,29 @@ function guarded<C extends CommonQueryMethods>(target: C, signal: AbortSignal): 
   return guard as C;
 }
 
-export function cancellableDb(pool: DatabasePool, signal: AbortSignal): RequestDb {
+export function cancellableDb(pool: DatabasePool, canceller: BackendCanceller, signal: AbortSignal): RequestDb {
   const connect = <T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T> => {
     signal.throwIfAborted();
-    return pool.connect(async (connection) => {
-      const pid = await backendPid(pool, connection);
-      let cancelled: Promise<unknown> | undefined;
-      const cancel = () => {
-        cancelled = pool.query(sql.unsafe`select pg_cancel_backend(${pid})`).catch(() => undefined);
-      };
-      signal.addEventListener('abort', cancel, { once: true });
-      try {
-        return await routine(guarded(connection, signal));
-      } finally {
-        signal.removeEventListener('abort', cancel);
-        // The connection goes back to the pool only once the cancel has reached
-        // its backend, so it cannot land on the next borrower's statement.
-        if (cancelled) await cancelled;
-      }
-    });
+    const borrowed: { pid?: number } = {};
+    return running.run(borrowed, () =>
+      pool.connect(async (connection) => {
+        let cancelled: Promise<unknown> | undefined;
+        const cancel = () => {
+          const { pid } = borrowed;
+          if (pid === undefined) return;
+          cancelled = running.exit(() => canceller.cancel(pid));
+        };
+        signal.addEventListener('abort', cancel, { once: true });
+        try {
+          return await routine(guarded(connection, signal));
+        } finally {
+          signal.removeEventListener('abort', cancel);
+          // The connection goes back to the pool only once the cancel has reached
+          // its backend, so it cannot land on the next borrower's statement.
+          if (cancelled) await cancelled;
+        }
+      }),
+    );
   };
   const db = { connect } as Record<string, unknown>;
   for (const name of queryMethods) {

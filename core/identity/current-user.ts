@@ -4,7 +4,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { notFound } from '../errors.ts';
 import { activeMemberships, reachesSite, requireUser, roles } from './access.ts';
-import { findUser, user } from './users.ts';
+import { user, userColumns } from './users.ts';
 
 const membershipView = z.object({
   tenant: z.object({ id: z.uuid(), name: z.string(), slug: z.string(), status: z.string() }),
@@ -26,18 +26,22 @@ export const currentUser = user
   })
   .meta({ id: 'CurrentUser' });
 
+/** The user with their memberships and sites, in one statement (it is asked on every page load of a client). */
 export async function describeCurrentUser(db: CommonQueryMethods, actor: Actor): Promise<z.infer<typeof currentUser>> {
   const caller = requireUser(actor);
-  const found = await findUser(db, caller.userId);
+  const found = await db.maybeOne(sql.type(currentUser)`
+    select ${userColumns},
+      coalesce((
+        select json_agg(json_build_object(
+                 'tenant', json_build_object('id', t.id, 'name', t.name, 'slug', t.slug, 'status', t.status),
+                 'role', m.role) order by t.name, t.id)
+        from memberships m join tenants t on t.id = m.tenant_id where m.user_id = users.id), '[]') as memberships,
+      coalesce((
+        select json_agg(json_build_object('id', s.id, 'tenant_id', s.tenant_id, 'slug', s.slug, 'name', s.name, 'role', m.role)
+                 order by s.name, s.id)
+        from ${activeMemberships} join sites s on s.tenant_id = m.tenant_id
+        where m.user_id = users.id and ${reachesSite(sql.identifier(['s', 'id']))}), '[]') as sites
+    from users where users.id = ${caller.userId}`);
   if (!found) throw notFound('No such user.');
-  const memberships = await db.any(sql.type(membershipView)`
-    select json_build_object('id', t.id, 'name', t.name, 'slug', t.slug, 'status', t.status) as tenant, m.role
-    from memberships m join tenants t on t.id = m.tenant_id
-    where m.user_id = ${caller.userId} order by t.name, t.id`);
-  const sites = await db.any(sql.type(siteView)`
-    select s.id, s.tenant_id, s.slug, s.name, m.role from ${activeMemberships}
-    join sites s on s.tenant_id = m.tenant_id
-    where m.user_id = ${caller.userId} and ${reachesSite(sql.identifier(['s', 'id']))}
-    order by s.name, s.id`);
-  return { ...found, memberships: [...memberships], sites: [...sites] };
+  return found;
 }

@@ -58,3 +58,20 @@ it('answers 504 at the deadline and cancels the running statement', async () => 
 it('keeps serving after a timeout', async () => {
   await request(t.app).get('/health/ready').expect(200);
 });
+
+it('frees every pooled connection when all of them belong to requests past their deadline', async () => {
+  // A pool of two, and three requests: two hold its connections, the third waits for one.
+  const small = await startTestApp({
+    endpoints: [...manifest, ...slow],
+    routes: [...allRoutes, slowRoute],
+    env: { DATABASE_POOL_SIZE: '2' },
+  });
+  try {
+    const answers = await Promise.all([1, 2, 3].map(() => request(small.app).get('/slow')));
+    expect(answers.map((res) => res.status)).toEqual([504, 504, 504]);
+    // The cancels did not need the pool, so the pool serves again at once.
+    await request(small.app).get('/health/ready').expect(200);
+  } finally {
+    await stopTestApp(small);
+  }
+});

@@ -1,0 +1,45 @@
+// Cancels a server process's running statement (pg_cancel_backend) over a
+// connection of its own: a request cut off at its deadline still holds its
+// pooled connection until the cancel has landed, so the cancel cannot wait
+// for the pool — when every pooled connection belongs to a request being
+// cancelled, it would wait forever. Connected on first use, kept, replaced
+// when lost; cancels go one at a time.
+import pg from 'pg';
+
+export class BackendCanceller {
+  readonly #databaseUrl: string;
+  #client: Promise<pg.Client> | undefined;
+  #closed = false;
+
+  constructor(databaseUrl: string) {
+    this.#databaseUrl = databaseUrl;
+  }
+
+  /** Resolves once the server has been told; never rejects (a statement that runs on is the only harm). */
+  async cancel(pid: number): Promise<void> {
+    if (this.#closed) return;
+    try {
+      const client = await (this.#client ??= this.#connect());
+      await client.query('select pg_cancel_backend($1)', [pid]);
+    } catch {
+      this.#client = undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    this.#client = undefined;
+    if (client) await client.then((c) => c.end()).catch(() => {});
+  }
+
+  async #connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.#databaseUrl, application_name: 'statement-canceller' });
+    client.on('error', () => {
+      this.#client = undefined;
+      client.end().catch(() => {});
+    });
+    await client.connect();
+    return client;
+  }
+}
