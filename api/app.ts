@@ -11,7 +11,7 @@ import { requestLogging } from './middleware/logging.ts';
 import { errorHandler, notFound } from './middleware/problems.ts';
 import { requestId } from './middleware/request-id.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
-import { mountEndpoints, routesByKey } from './mount.ts';
+import { endpointDispatcher, routesByKey } from './mount.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { RouteDefinition } from './route.ts';
 import { allRoutes } from './routes.ts';
@@ -60,15 +60,13 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   if (cors) app.use(cors);
   // 4. Bodies: JSON and forms, bounded in size.
   app.use(bodyParsers(services.config.bodyLimit));
-  // 5. The API description and its interactive documentation.
+  // 5. Every manifest endpoint, each under its own timeout.
+  app.use(endpointDispatcher(endpoints, routes, services));
+  // 6. The API description and its interactive documentation (after the endpoints, which are asked far more often).
   app.get('/openapi.json', (_req, res) => {
     res.json(document());
   });
   app.use(docsRouter());
-  // 6. Every manifest endpoint, each under its own timeout.
-  const api = express.Router({ strict: false });
-  mountEndpoints(api, endpoints, routes, services);
-  app.use(api);
   // 7. Whatever is left is a 404 problem; every error becomes a problem.
   app.use(notFound());
   app.use(errorHandler());

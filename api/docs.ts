@@ -3,6 +3,7 @@
 import express, { type Router } from 'express';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pageSecurityHeaders } from './middleware/security-headers.ts';
 
 const assets = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -38,6 +39,7 @@ const init = `window.ui = SwaggerUIBundle({
 
 export function docsRouter(): Router {
   const router = express.Router({ strict: false });
+  router.use('/docs', pageSecurityHeaders());
   router.get('/docs', (_req, res) => res.type('html').send(page));
   router.get('/docs/init.js', (_req, res) => res.type('js').send(init));
   router.use('/docs', express.static(assets, { index: false, maxAge: '1d' }));

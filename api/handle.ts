@@ -4,14 +4,15 @@
 // then the handler, replayed for a repeated Idempotency-Key. A change is
 // answered only once this process has heard what it did to access (a logout
 // takes effect for the caller's very next request).
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { actorId, type Actor } from '../core/actor.ts';
 import { Problem } from '../core/errors.ts';
 import { idempotencyKey, idempotent, requestHash, type StoredReply } from '../core/idempotency.ts';
 import { requireGlobalAdmin, requireUser } from '../core/identity/access.ts';
-import type { Services } from '../core/services.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Deps, Services } from '../core/services.ts';
 import { notPublic, requireSiteNeed } from '../core/tenancy/site-access.ts';
-import { cancellableDb } from '../db/cancellable.ts';
+import { cancellableDb, type RequestDb } from '../db/cancellable.ts';
 import { parseInput } from './input.ts';
 import type { Endpoint } from './manifest.ts';
 import type { Deadline } from './middleware/timeout.ts';
@@ -32,18 +33,9 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     // Who is asking comes before what they asked: a bad token is a 401 even with a bad body.
     const auth = withToken(access) ? await authenticate() : undefined;
     const input = parseInput(route, req);
-    const context = {
-      services: handlerServices,
-      requestId: (req as { id?: string }).id ?? '',
-      log: req.log,
-      signal,
-      deadline,
-      db,
-      deps: { db, config: services.config, storage: services.storage, logger: req.log },
-      ip: req.ip,
-      authenticate,
-      ...auth,
-    } as RouteContext & { actor?: Actor; site?: unknown; access?: unknown };
+    const context = new Context(handlerServices, req, db, signal, deadline, authenticate) as Context &
+      RouteContext & { actor?: Actor; site?: unknown; access?: unknown };
+    if (auth) Object.assign(context, auth);
     if (access === 'user') requireUser(auth!.actor);
     else if (access === 'global-admin') requireGlobalAdmin(auth!.actor);
     else if (access === 'public-site') {
@@ -74,11 +66,63 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
         : await replayable(services, endpoint, context.actor, key, input, answer);
     if (changes) await services.accessCache.settled();
     if (res.headersSent) return;
-    send(res, reply.status, reply.body, {
+    send(req, res, reply.status, reply.body, {
       ...reply.headers,
       ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
     });
   };
+}
+
+/**
+ * What a handler is given. Made for every request, so what only some
+ * handlers read (the log bound to the request, the client's address) is
+ * worked out when read.
+ */
+class Context {
+  readonly services: RouteContext['services'];
+  readonly db: RequestDb;
+  readonly signal: AbortSignal;
+  readonly deadline: number;
+  readonly authenticate: RouteContext['authenticate'];
+  readonly #req: Request;
+  #deps: Deps | undefined;
+
+  constructor(
+    services: RouteContext['services'],
+    req: Request,
+    db: RequestDb,
+    signal: AbortSignal,
+    deadline: number,
+    authenticate: RouteContext['authenticate'],
+  ) {
+    this.services = services;
+    this.#req = req;
+    this.db = db;
+    this.signal = signal;
+    this.deadline = deadline;
+    this.authenticate = authenticate;
+  }
+
+  get requestId(): string {
+    return this.#req.id;
+  }
+
+  get log(): Logger {
+    return this.#req.log;
+  }
+
+  get ip(): string | undefined {
+    return this.#req.ip;
+  }
+
+  get deps(): Deps {
+    return (this.#deps ??= {
+      db: this.db,
+      config: this.services.config,
+      storage: this.services.storage,
+      logger: this.#req.log,
+    });
+  }
 }
 
 /**
@@ -103,8 +147,16 @@ function replayable(
   return idempotent(services.db, scope, answer);
 }
 
-function send(res: Response, status: number, body: unknown, headers: Record<string, string>): void {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  if (body === undefined) res.status(status).end();
-  else res.status(status).json(body);
+/** The answer, as JSON: written directly, since Express's send() would work out again what is known here. */
+function send(req: Request, res: Response, status: number, body: unknown, headers: Record<string, string>): void {
+  for (const name in headers) res.setHeader(name, headers[name]!);
+  res.statusCode = status;
+  if (body === undefined) {
+    res.end();
+    return;
+  }
+  const json = JSON.stringify(body);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(req.method === 'HEAD' ? undefined : json);
 }

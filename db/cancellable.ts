@@ -64,21 +64,88 @@ function guarded<C extends CommonQueryMethods>(target: C, signal: AbortSignal): 
   return guard as C;
 }
 
-export function cancellableDb(pool: DatabasePool, canceller: BackendCanceller, signal: AbortSignal): RequestDb {
-  const connect = <T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T> => {
+/** A request's database: one per request, so its methods live on the prototype rather than in closures. */
+class CancellableDb {
+  readonly #pool: DatabasePool;
+  readonly #canceller: BackendCanceller;
+  readonly #signal: AbortSignal;
+
+  constructor(pool: DatabasePool, canceller: BackendCanceller, signal: AbortSignal) {
+    this.#pool = pool;
+    this.#canceller = canceller;
+    this.#signal = signal;
+  }
+
+  /** Several statements on one connection: each one checks the signal before it starts. */
+  connect<T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T> {
+    return this.#borrow((connection) => routine(guarded(connection, this.#signal)));
+  }
+
+  transaction<T>(routine: (tx: never) => Promise<T>, retryLimit?: number): Promise<T> {
+    return this.#borrow((connection) =>
+      connection.transaction((tx) => routine(guarded(tx, this.#signal) as never), retryLimit),
+    );
+  }
+
+  /** One statement: checked once, when the connection is borrowed. */
+  one(...args: unknown[]) {
+    return this.#run('one', args);
+  }
+  maybeOne(...args: unknown[]) {
+    return this.#run('maybeOne', args);
+  }
+  any(...args: unknown[]) {
+    return this.#run('any', args);
+  }
+  anyFirst(...args: unknown[]) {
+    return this.#run('anyFirst', args);
+  }
+  many(...args: unknown[]) {
+    return this.#run('many', args);
+  }
+  manyFirst(...args: unknown[]) {
+    return this.#run('manyFirst', args);
+  }
+  oneFirst(...args: unknown[]) {
+    return this.#run('oneFirst', args);
+  }
+  maybeOneFirst(...args: unknown[]) {
+    return this.#run('maybeOneFirst', args);
+  }
+  exists(...args: unknown[]) {
+    return this.#run('exists', args);
+  }
+  query(...args: unknown[]) {
+    return this.#run('query', args);
+  }
+  record(...args: unknown[]) {
+    return this.#run('record', args);
+  }
+  stream(...args: unknown[]) {
+    return this.#run('stream', args);
+  }
+
+  #run(name: (typeof queryMethods)[number], args: unknown[]): Promise<unknown> {
+    return this.#borrow((connection) => (connection[name] as (...rest: unknown[]) => Promise<unknown>)(...args));
+  }
+
+  /** Borrows a connection for `routine`, cancelling its statement if the signal fires meanwhile. */
+  #borrow<T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T> {
+    const signal = this.#signal;
     signal.throwIfAborted();
     const borrowed: { pid?: number } = {};
     return running.run(borrowed, () =>
-      pool.connect(async (connection) => {
+      this.#pool.connect(async (connection) => {
         let cancelled: Promise<unknown> | undefined;
         const cancel = () => {
           const { pid } = borrowed;
-          if (pid === undefined) return;
-          cancelled = running.exit(() => canceller.cancel(pid));
+          if (pid !== undefined) cancelled = running.exit(() => this.#canceller.cancel(pid));
         };
         signal.addEventListener('abort', cancel, { once: true });
         try {
-          return await routine(guarded(connection, signal));
+          // The signal may have fired while the pool made us wait.
+          signal.throwIfAborted();
+          return await routine(connection);
         } finally {
           signal.removeEventListener('abort', cancel);
           // The connection goes back to the pool only once the cancel has reached
@@ -87,13 +154,9 @@ export function cancellableDb(pool: DatabasePool, canceller: BackendCanceller, s
         }
       }),
     );
-  };
-  const db = { connect } as Record<string, unknown>;
-  for (const name of queryMethods) {
-    db[name] = (...args: unknown[]) =>
-      connect((connection) => (connection[name] as (...rest: unknown[]) => Promise<unknown>)(...args));
   }
-  db.transaction = <T>(routine: Parameters<CommonQueryMethods['transaction']>[0], retryLimit?: number) =>
-    connect((connection) => connection.transaction(routine, retryLimit)) as Promise<T>;
-  return db as RequestDb;
+}
+
+export function cancellableDb(pool: DatabasePool, canceller: BackendCanceller, signal: AbortSignal): RequestDb {
+  return new CancellableDb(pool, canceller, signal) as unknown as RequestDb;
 }

@@ -18,10 +18,13 @@ export type { DatabasePool, DatabasePoolConnection, DatabaseTransactionConnectio
 
 const resultParser: Interceptor = {
   name: 'result-parser',
-  transformRowAsync: async (context, query, row) => {
+  // Synchronous: the row schemas are zod's, which validate without a promise
+  // (an async transform would cost a promise and a tick per row).
+  transformRow: (context, query, row) => {
     const parser = context.resultParser;
     if (!parser) return row;
-    const result = await parser['~standard'].validate(row);
+    const result = parser['~standard'].validate(row);
+    if (result instanceof Promise) throw new TypeError('row schemas must validate synchronously');
     if (result.issues) throw new SchemaValidationError(query, row, result.issues);
     return result.value as QueryResultRow;
   },
@@ -33,12 +36,30 @@ const resultParser: Interceptor = {
 const typeParsers = [
   ...createTypeParserPreset().filter((parser) => !['int8', 'timestamp', 'timestamptz'].includes(parser.name)),
   { name: 'int8', parse: (value: string) => toSafeInteger(value) },
-  { name: 'timestamptz', parse: (value: string) => withMicroseconds(value, new Date(Date.parse(value)).toISOString()) },
+  {
+    name: 'timestamptz',
+    parse: (value: string) => utcText(value) ?? withMicroseconds(value, new Date(Date.parse(value)).toISOString()),
+  },
   {
     name: 'timestamp',
     parse: (value: string) => withMicroseconds(value, new Date(Date.parse(`${value}Z`)).toISOString()),
   },
 ];
+
+const utcShape = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+
+/**
+ * A timestamptz PostgreSQL wrote in UTC (its TimeZone is UTC unless set
+ * otherwise) rewritten as ISO without a Date: the same text as below, at a
+ * fraction of the cost, on every timestamp of every row. Null for anything
+ * else (another zone, a BC date, infinity), which the Date path handles.
+ */
+function utcText(text: string): string | null {
+  const match = utcShape.exec(text);
+  if (!match) return null;
+  const fraction = match[3] ?? '';
+  return `${match[1]}T${match[2]}.${fraction.padEnd(fraction.length > 3 ? 6 : 3, '0')}Z`;
+}
 
 /**
  * PostgreSQL keeps microseconds, a Date only milliseconds: the rest is put

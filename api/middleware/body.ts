@@ -1,23 +1,33 @@
 // Request bodies: JSON, and the form encoding that OAuth-style login uses.
 // Malformed JSON and oversized bodies become problems in ./problems.ts.
+// One middleware, and a request without a body (most of them) passes
+// straight through.
 import express, { type RequestHandler } from 'express';
 
 /**
  * Signed webhooks verify the bytes that were sent, before anything reads
- * them: their bodies stay raw (a Buffer), whatever the content type, and the
- * JSON parser after this skips a body already read.
+ * them: their bodies stay raw (a Buffer), whatever the content type.
  */
 const webhookPath = /^\/[^/]+\/media\/webhook\/[^/]+\/?$/;
 
-function rawWebhookBodies(limit: string): RequestHandler {
-  const raw = express.raw({ limit, type: () => true });
-  return (req, res, next) => (webhookPath.test(req.path) ? raw(req, res, next) : next());
-}
+const hasBody = (headers: { 'content-length'?: string | undefined; 'transfer-encoding'?: string | undefined }) =>
+  headers['transfer-encoding'] !== undefined ||
+  (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
-export function bodyParsers(limit: string) {
-  return [
-    rawWebhookBodies(limit),
-    express.json({ limit, type: ['application/json', 'application/*+json'] }),
-    express.urlencoded({ limit, extended: false }),
-  ];
+export function bodyParsers(limit: string): RequestHandler {
+  const raw = express.raw({ limit, type: () => true });
+  const json = express.json({ limit, type: ['application/json', 'application/*+json'] });
+  const form = express.urlencoded({ limit, extended: false });
+  return (req, res, next) => {
+    if (!hasBody(req.headers)) {
+      next();
+      return;
+    }
+    if (webhookPath.test(req.path)) {
+      raw(req, res, next);
+      return;
+    }
+    // Each parser passes on a body that is not its type; multipart is read by the route itself.
+    json(req, res, (error?: unknown) => (error ? next(error) : form(req, res, next)));
+  };
 }

@@ -7,7 +7,7 @@ import { Problem } from '../../core/errors.ts';
 
 export function sendProblem(req: Request, res: Response, problem: Problem): void {
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-  const body = { ...problem.toBody(req.originalUrl.split('?')[0]), request_id: (req as { id?: string }).id };
+  const body = { ...problem.toBody(req.originalUrl.split('?')[0]), request_id: req.id };
   res.status(problem.status).type('application/problem+json').send(JSON.stringify(body));
 }
 

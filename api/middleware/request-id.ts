@@ -10,7 +10,7 @@ export function requestId(): RequestHandler {
   return (req, res, next) => {
     const given = req.get('x-request-id');
     const id = given && acceptable.test(given) ? given : randomUUID();
-    (req as { id?: string }).id = id;
+    req.id = id;
     res.setHeader('X-Request-Id', id);
     next();
   };

@@ -165,6 +165,7 @@ it('keeps a sane caller request id and replaces an unsafe one', async () => {
 it('sends security headers', async () => {
   const res = await request(t.app).get('/health/live');
   expect(res.headers['x-content-type-options']).toBe('nosniff');
-  expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+  expect(res.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+  expect(res.headers['x-frame-options']).toBe('DENY');
   expect(res.headers['x-powered-by']).toBeUndefined();
 });
