@@ -1,50 +1,14 @@
 // The one-command start, as a user runs it: an embedded PostgreSQL under
 // DATA_DIR, migrations, the bootstrap admin, API and worker in one process,
 // a clean stop on SIGTERM, and a second start on the same data.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from './helpers/database.ts';
+import { startProcess, stopProcess, untilReady } from './helpers/processes.ts';
 
 const root = path.join(import.meta.dirname, '..');
-
-type Started = { child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> };
-
-async function start(entry: string, env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, [path.join(root, entry)], {
-    cwd: root,
-    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', WORKER_CONCURRENCY: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 45_000;
-  for (;;) {
-    const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-    if (match?.[1]) return { child, url: match[1], output: () => output, exited };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${entry} did not start:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function untilReady(url: string): Promise<Response> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const res = await fetch(`${url}/health/ready`).catch(() => undefined);
-    if (res?.status === 200 || Date.now() > deadline) return res as Response;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function stop(started: Started, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  started.child.kill(signal);
-  const code = await started.exited;
-  if (code !== 0 && signal !== 'SIGKILL') process.stderr.write(`exit ${code}:\n${started.output()}\n`);
-  return code;
-}
 
 describe('npm start without DATABASE_URL', () => {
   let dataDir: string;
@@ -55,7 +19,7 @@ describe('npm start without DATABASE_URL', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('initialises, migrates, creates the admin, serves, and stops cleanly', async () => {
-    const first = await start('scripts/start.ts', { DATA_DIR: dataDir });
+    const first = await startProcess('scripts/start.ts', { DATA_DIR: dataDir });
     expect((await untilReady(first.url)).status).toBe(200);
     const info = (await (await fetch(first.url)).json()) as { docs_url: string };
     expect(info.docs_url).toBe(`${first.url}/docs`);
@@ -63,28 +27,28 @@ describe('npm start without DATABASE_URL', () => {
     expect(first.output()).toContain('created the bootstrap admin with the local default credentials');
     expect(first.output()).toContain(`API documentation: ${first.url}/docs`);
     expect((await fetch(`${first.url}/docs`)).status).toBe(200);
-    expect(await stop(first)).toBe(0);
+    expect(await stopProcess(first)).toBe(0);
     expect(first.output()).toContain('worker stopped');
     // PostgreSQL was shut down too: its lock file is gone.
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
   it('starts again on the same data without initialising or creating another admin', async () => {
-    const second = await start('scripts/start.ts', { DATA_DIR: dataDir });
+    const second = await startProcess('scripts/start.ts', { DATA_DIR: dataDir });
     expect((await untilReady(second.url)).status).toBe(200);
     expect(second.output()).not.toContain('initialising embedded PostgreSQL');
     expect(second.output()).not.toContain('created the bootstrap admin');
-    expect(await stop(second, 'SIGINT')).toBe(0);
+    expect(await stopProcess(second, 'SIGINT')).toBe(0);
   });
 
   it('recovers the data folder after a run that was killed', async () => {
-    const killed = await start('scripts/start.ts', { DATA_DIR: dataDir });
+    const killed = await startProcess('scripts/start.ts', { DATA_DIR: dataDir });
     await untilReady(killed.url);
-    await stop(killed, 'SIGKILL');
-    const next = await start('scripts/start.ts', { DATA_DIR: dataDir });
+    await stopProcess(killed, 'SIGKILL');
+    const next = await startProcess('scripts/start.ts', { DATA_DIR: dataDir });
     expect((await untilReady(next.url)).status).toBe(200);
     expect(next.output()).toContain('stopping the PostgreSQL left running by an earlier run that was killed');
-    expect(await stop(next)).toBe(0);
+    expect(await stopProcess(next)).toBe(0);
   });
 });
 
@@ -92,7 +56,7 @@ describe('npm run api and npm run worker against DATABASE_URL', () => {
   it('serve and stop on SIGTERM', async () => {
     const database = await createTestDatabase();
     try {
-      const api = await start('api/main.ts', { DATABASE_URL: database.url });
+      const api = await startProcess('api/main.ts', { DATABASE_URL: database.url });
       const worker = spawn(process.execPath, [path.join(root, 'worker/main.ts')], {
         env: { PATH: process.env.PATH, DATABASE_URL: database.url, WORKER_CONCURRENCY: '1' },
         stdio: 'ignore',
@@ -109,7 +73,7 @@ describe('npm run api and npm run worker against DATABASE_URL', () => {
       expect(health.status).toBe('ok');
       worker.kill('SIGTERM');
       expect(await workerExited).toBe(0);
-      expect(await stop(api)).toBe(0);
+      expect(await stopProcess(api)).toBe(0);
     } finally {
       await database.drop();
     }

@@ -1,0 +1,60 @@
+// The service's own processes, started as operators start them (`npm start`,
+// `npm run api`, `npm run worker`): node on the entry file, configured by the
+// environment alone. Their output is kept for the test to read, and shown
+// when TEST_CHILD_OUTPUT is set.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.join(import.meta.dirname, '..', '..');
+
+export type Started = { child: ChildProcess; url: string; output: () => string; exited: Promise<number | null> };
+
+/**
+ * Starts `entry` (e.g. api/main.ts) and waits for it to log the URL it
+ * listens on; a worker, which listens on nothing, resolves at once with url ''.
+ */
+export async function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  options: { listens?: boolean } = {},
+): Promise<Started> {
+  const child = spawn(process.execPath, [path.join(root, entry)], {
+    cwd: root,
+    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', WORKER_CONCURRENCY: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output += chunk;
+    if (process.env.TEST_CHILD_OUTPUT) process.stderr.write(chunk);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  if (options.listens === false) return { child, url: '', output: () => output, exited };
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+    if (match?.[1]) return { child, url: match[1], output: () => output, exited };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${entry} did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Stops it with `signal` and answers its exit code; an unexpected failure prints what it said. */
+export async function stopProcess(started: Started, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  started.child.kill(signal);
+  const code = await started.exited;
+  if (code !== 0 && signal !== 'SIGKILL') process.stderr.write(`exit ${code}:\n${started.output()}\n`);
+  return code;
+}
+
+/** Polls /health/ready until it answers 200 (or 30 s pass) and answers the last response. */
+export async function untilReady(url: string): Promise<Response> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await fetch(`${url}/health/ready`).catch(() => undefined);
+    if (res?.status === 200 || Date.now() > deadline) return res as Response;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
