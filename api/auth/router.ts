@@ -66,7 +66,7 @@ export const routes = [
     access: 'public',
     description:
       'Password sign-in (OAuth 2.0 password grant), as a form or JSON. A wrong address and a wrong password get the same 401. ' +
-      'An unverified or blocked account gets 403 with type /problems/email-not-verified or /problems/account-blocked. Rate limited per IP and per account.',
+      'An unverified or blocked account gets 403 with type /problems/email-not-verified or /problems/account-blocked. Rate limited: all attempts per IP, failed ones per account (a success clears them).',
     request: { body: login, bodyTypes: [...forms] },
     responses: {
       200: { description: 'Signed in', schema: tokenPair, headers: noStoreHeaders },
@@ -77,8 +77,9 @@ export const routes = [
       429: tooManyAttempts,
     },
     async handler({ body }, { db, services, ip }, { req }) {
-      await services.rateLimits.hit('login', ip, body.username);
-      const userId = await checkCredentials(db, body.username, body.password);
+      const userId = await services.rateLimits.attempt('login', ip, body.username, () =>
+        checkCredentials(db, body.username, body.password),
+      );
       const tokens = await startSession(db, services.config, userId, { ip, userAgent: req.get('user-agent') });
       return { headers: noStore, body: tokens };
     },
@@ -178,9 +179,11 @@ export const routes = [
           headers: { 'WWW-Authenticate': 'Basic realm="token"' },
         });
       }
-      await services.rateLimits.hit('token', ip, id);
       const requested = body.scope?.split(/\s+/).filter(Boolean);
-      return { headers: noStore, body: await clientCredentials(db, services.config, id, secret, requested) };
+      const token = await services.rateLimits.attempt('token', ip, id, () =>
+        clientCredentials(db, services.config, id, secret, requested),
+      );
+      return { headers: noStore, body: token };
     },
   }),
 ];

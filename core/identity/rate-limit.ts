@@ -9,6 +9,13 @@ import { Problem } from '../errors.ts';
 export type RateLimits = {
   /** Counts one attempt at `action` from `ip` (and for `account`); throws 429 past the limit. */
   hit(action: string, ip: string | undefined, account?: string): Promise<void>;
+  /**
+   * A credential check (`check`, which throws a 401 for wrong credentials):
+   * every attempt counts against the address, only failed ones against the
+   * account, and a success clears the account's count. So a script that signs
+   * in often never locks its own account, and guessing a password still does.
+   */
+  attempt<T>(action: string, ip: string | undefined, account: string, check: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 };
 
@@ -30,22 +37,40 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
   const perIp = limiter('ip', limits.perIp);
   const perAccount = limiter('account', limits.perAccount);
 
+  const tooMany = (msBeforeNext: number) => {
+    const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+    return new Problem(429, `Too many attempts; try again in ${seconds} s.`, {
+      headers: { 'Retry-After': String(seconds) },
+    });
+  };
   const consume = async (store: RateLimiterPostgres, key: string) => {
     try {
       await store.consume(key);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new Problem(429, `Too many attempts; try again in ${seconds} s.`, {
-        headers: { 'Retry-After': String(seconds) },
-      });
+      throw tooMany(rejection.msBeforeNext);
     }
   };
+  const accountKey = (action: string, account: string) => `${action}:${account.trim().toLowerCase()}`;
 
   return {
     async hit(action, ip, account) {
       await consume(perIp, `${action}:${ip ?? 'unknown'}`);
-      if (account) await consume(perAccount, `${action}:${account.trim().toLowerCase()}`);
+      if (account) await consume(perAccount, accountKey(action, account));
+    },
+    async attempt(action, ip, account, check) {
+      await consume(perIp, `${action}:${ip ?? 'unknown'}`);
+      const key = accountKey(action, account);
+      const failures = await perAccount.get(key);
+      if (failures && failures.consumedPoints >= limits.perAccount) throw tooMany(failures.msBeforeNext);
+      try {
+        const result = await check();
+        if (failures) await perAccount.delete(key);
+        return result;
+      } catch (error) {
+        if (error instanceof Problem && error.status === 401) await perAccount.penalty(key, 1);
+        throw error;
+      }
     },
     close: () => pool.end(),
   };

@@ -63,11 +63,14 @@ export async function succeed(db: CommonQueryMethods, job: JobRow, result: Succe
   await moveCredits(db, job, 'debit', charged, `${job.kind}: ${result.units} units`);
   await moveCredits(db, job, 'release', job.credits_reserved - charged, 'Unused reservation released');
   const ids = media.map((item) => item.id);
+  // Who made the result: an asynchronous provider is named when the job is handed over; one that ran here, by its output.
+  const provider = typeof result.output.provider === 'string' ? result.output.provider : null;
   return update(
     db,
     job.id,
     sql.fragment`
     status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(result.output as never)}, error = null,
+    provider = coalesce(provider, ${provider}),
     credits_charged = ${charged}, media_id = ${ids[0] ?? null}, media_ids = ${sql.array(ids, 'uuid')},
     finished_at = now(), locked_by = null`,
   );

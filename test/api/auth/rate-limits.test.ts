@@ -47,6 +47,25 @@ it('limits attempts per account, even from many addresses and with the right pas
     .expect(429);
 });
 
+it('counts only failed sign-ins against an account, and a success clears them', async () => {
+  const user = await newUser(t);
+  const login = (secret: string) =>
+    request(t.app)
+      .post('/auth/login')
+      .set('X-Forwarded-For', nextIp())
+      .send({ username: user.email, password: secret });
+  // A script signing in more often than the limit is never locked out of its own account.
+  for (let i = 0; i < 5; i++) await login(password).expect(200);
+  for (let round = 0; round < 3; round++) {
+    await login('wrong password').expect(401);
+    await login('wrong password').expect(401);
+    await login(password).expect(200);
+  }
+  // Three failures in a row (the limit) lock it, whatever the address.
+  for (let i = 0; i < 3; i++) await login('wrong password').expect(401);
+  await login(password).expect(429);
+});
+
 it('limits attempts per address across accounts', async () => {
   const address = nextIp();
   for (let i = 0; i < 6; i++) {

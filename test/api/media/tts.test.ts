@@ -157,6 +157,9 @@ describe('with the local provider (espeak-ng)', () => {
       provider: 'local',
       size_bytes: media.size_bytes,
     });
+    // The job names who made it, as its output does.
+    const answered = await request(t.app).get(`/${site.slug}/jobs/${done.id}`).set(user.auth).expect(200);
+    expect(answered.body.provider).toBe('local');
 
     const charged = Math.min(Math.ceil(media.duration_seconds!), estimate);
     expect(done.credits_charged).toBe(charged);
