@@ -45,6 +45,17 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     bearerFormat: 'JWT',
     description: 'An access token from POST /auth/login or POST /auth/token',
   });
+  registry.registerComponent('headers', 'RequestId', toHeader(requestIdHeader));
+  // The answers the request path gives the same way on every route are written once and referred to.
+  const shared = new Map<string, ReferenceObject>();
+  const components: Components = {
+    shared(name, spec) {
+      let ref = shared.get(name);
+      if (!ref)
+        shared.set(name, (ref = registry.registerComponent('responses', name, toProblemResponse(spec) as never).ref));
+      return ref;
+    },
+  };
   const operationIds = new Set<string>();
   const documented = new Set<string>();
   for (const endpoint of endpoints) {
@@ -54,7 +65,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     const route = routes.get(endpoint.key);
     const secured = route ? withToken(route.access) : endpoint.auth === 'bearer';
     registry.registerPath({
-      ...describe(endpoint, route),
+      ...describe(endpoint, route, components),
       operationId: operationId(endpoint, operationIds),
       security: secured ? [{ [bearer.name]: [] }] : [],
     });
@@ -75,78 +86,111 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
   });
 }
 
-/** Response headers as zod-to-openapi takes them: a zod object, optional where not always sent. */
-function headersOf(specs: Record<string, HeaderSpec>) {
-  return z.object(
-    Object.fromEntries(
-      Object.entries(specs).map(([name, spec]) => {
-        const schema = (spec.schema ?? z.string()).describe(spec.description);
-        return [name, spec.required ? schema : schema.optional()];
-      }),
-    ),
-  );
+type ReferenceObject = { $ref: string };
+type Components = { shared(name: string, spec: ResponseSpec): ReferenceObject };
+
+const toHeader = (spec: HeaderSpec) => ({
+  description: spec.description,
+  required: spec.required ?? false,
+  schema: spec.schema ?? { type: 'string' },
+});
+
+function headersOf(specs: Record<string, HeaderSpec>): Record<string, unknown> {
+  return {
+    'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+    ...Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, toHeader(spec)])),
+  };
 }
 
 function toResponse(spec: ResponseSpec, extraHeaders: Record<string, HeaderSpec>): ResponseConfig {
   const types = [spec.contentType ?? 'application/json'].flat();
   return {
     description: spec.description,
-    headers: headersOf({ 'X-Request-Id': requestIdHeader, ...extraHeaders, ...spec.headers }),
+    headers: headersOf({ ...extraHeaders, ...spec.headers }) as ResponseConfig['headers'],
     ...(spec.schema ? { content: Object.fromEntries(types.map((type) => [type, { schema: spec.schema! }])) } : {}),
   };
 }
 
+/**
+ * A shared problem answer as a response component: plain JSON, the Problem
+ * schema by reference (it is a component already: routes' own problem
+ * answers name it).
+ */
+const toProblemResponse = (spec: ResponseSpec) => ({
+  description: spec.description,
+  headers: headersOf(spec.headers ?? {}),
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
 /** What the request path itself may answer for this route, beside the route's own responses. */
-function commonResponses(endpoint: Endpoint, route: RouteDefinition | undefined): Record<number, ResponseSpec> {
-  const common: Record<number, ResponseSpec> = {};
+function commonResponses(
+  endpoint: Endpoint,
+  route: RouteDefinition | undefined,
+  components: Components,
+): Record<number, ResponseSpec | ReferenceObject> {
+  const { shared } = components;
+  const common: Record<number, ResponseSpec | ReferenceObject> = {};
   if (!route) {
-    common[501] = problemResponse('Not implemented yet');
+    common[501] = shared('NotImplemented', problemResponse('Not implemented yet'));
   } else {
     const request = route.request ?? {};
     const hasBody = Boolean(request.body || request.rawBody);
     const paged = request.query instanceof z.ZodObject && 'cursor' in request.query.shape;
-    if (hasBody || paged) {
-      common[400] = problemResponse(
-        [hasBody && 'The body is malformed', paged && 'the cursor is not one this API gave'].filter(Boolean).join('; '),
-      );
-    }
+    if (hasBody) common[400] = shared('MalformedBody', problemResponse('The body is malformed'));
+    if (paged) common[400] = shared('BadCursor', problemResponse('The cursor is not one this API gave'));
     if (withToken(route.access)) {
-      common[401] = problemResponse('Missing, invalid or expired token', {
-        'WWW-Authenticate': { description: 'The scheme to authenticate with: Bearer', required: true },
-      });
-      common[403] = problemResponse('Authenticated, but the role or scopes do not allow this');
+      common[401] = shared(
+        'Unauthorized',
+        problemResponse('Missing, invalid or expired token', {
+          'WWW-Authenticate': { description: 'The scheme to authenticate with: Bearer', required: true },
+        }),
+      );
+      common[403] = shared('Forbidden', problemResponse('Authenticated, but the role or scopes do not allow this'));
     }
     if (hasBody) {
-      common[413] = problemResponse('The body is too large');
-      common[415] = problemResponse('The body is not of a media type this endpoint takes');
+      common[413] = shared('PayloadTooLarge', problemResponse('The body is too large'));
+      common[415] = shared(
+        'UnsupportedMediaType',
+        problemResponse('The body is not of a media type this endpoint takes'),
+      );
     }
     if (route.idempotent) {
-      common[409] = problemResponse('A request with this Idempotency-Key is still being processed', {
-        'Retry-After': retryAfterHeader,
-      });
+      common[409] = shared(
+        'IdempotencyKeyInUse',
+        problemResponse('A request with this Idempotency-Key is still being processed', {
+          'Retry-After': retryAfterHeader,
+        }),
+      );
     }
     const hasInput =
       pathParams(endpoint.path).length > 0 || Boolean(request.query || hasBody) || Boolean(route.idempotent);
-    if (hasInput) common[422] = problemResponse('The request is not valid; `errors` lists each problem');
+    if (hasInput) {
+      common[422] = shared(
+        'ValidationFailed',
+        problemResponse('The request is not valid; `errors` lists each problem'),
+      );
+    }
   }
-  if (pathParams(endpoint.path).length > 0) common[404] = problemResponse('Not found, or in another tenant');
-  common[500] = problemResponse('Unexpected error; logged with the request id');
-  common[504] = problemResponse(`Did not complete within ${endpoint.timeoutMs / 1000} s`);
+  if (pathParams(endpoint.path).length > 0) {
+    common[404] = shared('NotFound', problemResponse('Not found, or in another tenant'));
+  }
+  common[500] = shared('InternalError', problemResponse('Unexpected error; logged with the request id'));
+  common[504] = shared('Timeout', problemResponse('The endpoint’s timeout (x-timeout-seconds) passed'));
   return common;
 }
 
-function describe(endpoint: Endpoint, route: RouteDefinition | undefined): RouteConfig {
+function describe(endpoint: Endpoint, route: RouteDefinition | undefined, components: Components): RouteConfig {
   const params =
     route?.request?.params ?? z.object(Object.fromEntries(pathParams(endpoint.path).map((name) => [name, z.string()])));
   const request = route?.request ?? {};
   const replayed: Record<string, HeaderSpec> = route?.idempotent
     ? { 'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request' } }
     : {};
-  const responses: Record<string, ResponseConfig> = {};
+  const responses: Record<string, ResponseConfig | ReferenceObject> = {};
   // A route's own description of a status wins over the request path's generic one.
-  const all = { ...commonResponses(endpoint, route), ...route?.responses };
+  const all = { ...commonResponses(endpoint, route, components), ...route?.responses };
   for (const [status, spec] of Object.entries(all)) {
-    responses[status] = toResponse(spec, status.startsWith('2') ? replayed : {});
+    responses[status] = '$ref' in spec ? spec : toResponse(spec, status.startsWith('2') ? replayed : {});
   }
   const bodies = [
     ...(request.body

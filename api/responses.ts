@@ -31,7 +31,7 @@ export const locationHeader: HeaderSpec = { description: 'Where the resource can
 
 export const retryAfterHeader: HeaderSpec = {
   description: 'Seconds to wait before trying again',
-  schema: z.string().regex(/^\d+$/),
+  schema: { type: 'string', pattern: '^[0-9]+$' },
   required: true,
 };
 

@@ -71,8 +71,8 @@ export type Reply = {
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
-/** A response header the route sets, for the OpenAPI document. */
-export type HeaderSpec = { description: string; schema?: z.ZodType; required?: boolean };
+/** A response header the route sets, for the OpenAPI document (its schema as JSON Schema; a string when absent). */
+export type HeaderSpec = { description: string; schema?: Record<string, unknown>; required?: boolean };
 
 export type ResponseSpec = {
   description: string;

@@ -2,7 +2,9 @@
 // round trip once warm, and a change made through any API process takes
 // effect in every other one at once: two real `npm run api` processes share
 // a database here, and each change is made through the first and checked
-// through the second, with the very next request.
+// through the second. The second hears of it by notification, within a
+// millisecond or so on an idle machine (the bench measures it); on a loaded
+// one its next request may come first, so the check allows it a moment.
 import request from 'supertest';
 import { createApp } from '../../api/app.ts';
 import { closeServices, createServices } from '../../core/boot.ts';
@@ -80,6 +82,20 @@ describe('two API processes', () => {
       ...(body ? { body: JSON.stringify(body) } : {}),
     }).then((res) => res.status);
 
+  /**
+   * What `path` answers through the second process once it has heard of the
+   * change: asked again until it differs from `before`, for at most 5 s.
+   */
+  const afterChange = async (before: number, path: string, caller?: Caller) => {
+    const deadline = Date.now() + 5000;
+    let status = await call(second.url, 'GET', path, caller);
+    while (status === before && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      status = await call(second.url, 'GET', path, caller);
+    }
+    return status;
+  };
+
   /** Both processes answer 200 (and so have the caller's session, the site and the role in memory). */
   const warm = async (path: string, caller: Caller) => {
     for (let i = 0; i < 3; i++) {
@@ -92,14 +108,14 @@ describe('two API processes', () => {
     const editor = await signedIn(t, { tenant: a.tenant, role: 'editor', sites: [a.site] });
     await warm(`/sites/${a.site.slug}`, editor);
     expect(await call(first.url, 'POST', '/auth/logout', editor)).toBe(204);
-    expect(await call(second.url, 'GET', `/sites/${a.site.slug}`, editor)).toBe(401);
+    expect(await afterChange(200, `/sites/${a.site.slug}`, editor)).toBe(401);
   });
 
   it('a removed site assignment, a role change and a removed membership take effect in the other at once', async () => {
     const author = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] });
     await warm(`/${a.site.slug}/media/folders/`, author);
     expect(await call(first.url, 'DELETE', `/sites/${a.site.slug}/users/${author.user.id}`, a.admin)).toBe(204);
-    expect(await call(second.url, 'GET', `/${a.site.slug}/media/folders/`, author)).toBe(404);
+    expect(await afterChange(200, `/${a.site.slug}/media/folders/`, author)).toBe(404);
 
     const editor = await signedIn(t, { tenant: a.tenant, role: 'editor', sites: [a.site] });
     const admin = await signedIn(t, { globalAdmin: true });
@@ -107,12 +123,12 @@ describe('two API processes', () => {
     const member = `/admin/tenants/${a.tenant.id}/users/${a.admin.user.id}`;
     expect(await call(first.url, 'PATCH', member, admin, { role: 'editor' })).toBe(200);
     // No longer the tenant's admin, and never assigned to the site: it is not theirs to see.
-    expect(await call(second.url, 'GET', `/${a.site.slug}/transactions/credits/site-users`, a.admin)).toBe(404);
+    expect(await afterChange(200, `/${a.site.slug}/transactions/credits/site-users`, a.admin)).toBe(404);
     expect(await call(first.url, 'PATCH', member, admin, { role: 'admin' })).toBe(200);
 
     await warm(`/sites/${a.site.slug}`, editor);
     expect(await call(first.url, 'DELETE', `/admin/tenants/${a.tenant.id}/users/${editor.user.id}`, admin)).toBe(204);
-    expect(await call(second.url, 'GET', `/sites/${a.site.slug}`, editor)).toBe(404);
+    expect(await afterChange(200, `/sites/${a.site.slug}`, editor)).toBe(404);
   });
 
   it('a blocked user, a suspended tenant and a private site are refused by the other at once', async () => {
@@ -120,11 +136,11 @@ describe('two API processes', () => {
     const b = await staffedTenant(t);
     await warm(`/sites/${b.site.slug}`, b.editor);
     expect(await call(first.url, 'PATCH', `/users/${b.editor.user.id}`, admin, { status: 'blocked' })).toBe(200);
-    expect(await call(second.url, 'GET', `/sites/${b.site.slug}`, b.editor)).toBe(401);
+    expect(await afterChange(200, `/sites/${b.site.slug}`, b.editor)).toBe(401);
 
     await warm(`/sites/${b.site.slug}`, b.admin);
     expect(await call(first.url, 'PATCH', `/admin/tenants/${b.tenant.id}`, admin, { status: 'suspended' })).toBe(200);
-    expect(await call(second.url, 'GET', `/sites/${b.site.slug}`, b.admin)).toBe(404);
+    expect(await afterChange(200, `/sites/${b.site.slug}`, b.admin)).toBe(404);
 
     const c = await staffedTenant(t);
     const ready = await insertMedia(
@@ -136,6 +152,6 @@ describe('two API processes', () => {
     expect(await call(first.url, 'PATCH', `/sites/${c.site.slug}`, c.admin, { visibility: 'public' })).toBe(200);
     for (let i = 0; i < 3; i++) expect(await call(second.url, 'GET', item)).toBe(200);
     expect(await call(first.url, 'PATCH', `/sites/${c.site.slug}`, c.admin, { visibility: 'private' })).toBe(200);
-    expect(await call(second.url, 'GET', item)).toBe(404);
+    expect(await afterChange(200, item)).toBe(404);
   });
 });

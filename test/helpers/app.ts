@@ -52,3 +52,11 @@ export async function stopTestApp(testApp: TestApp | undefined): Promise<void> {
   await closeServices(testApp.services);
   await testApp.database.drop();
 }
+
+/**
+ * After a test changes who may do what behind the API's back (SQL on users,
+ * tenants, sites...): waits until the app has heard of it, as it would have
+ * before answering had the change come through the API. (Changes through any
+ * API process are heard by every other within the notification's latency.)
+ */
+export const accessChangeHeard = (t: TestApp) => t.services.accessCache.settled();

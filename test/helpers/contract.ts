@@ -9,9 +9,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
-type Operation = { responses: Record<string, Response> };
-type Response = { headers?: Record<string, { required?: boolean }>; content?: Record<string, { schema: unknown }> };
-type Document = { paths: Record<string, Record<string, Operation>> };
+type Ref = { $ref: string };
+type Header = { required?: boolean };
+type Response = { headers?: Record<string, Header | Ref>; content?: Record<string, { schema: unknown }> };
+type Operation = { responses: Record<string, Response | Ref> };
+type Document = {
+  paths: Record<string, Record<string, Operation>>;
+  components?: { responses?: Record<string, Response>; headers?: Record<string, Header> };
+};
 
 /** Headers a client acts on: sending one that the document does not mention is a violation. */
 const watchedHeaders = [
@@ -63,6 +68,16 @@ export function contractChecker(document: Document) {
   };
   const routes = matchers(document);
   const escape = (text: string) => text.replace(/~/g, '~0').replace(/\//g, '~1');
+  /** A component the document refers to (#/components/responses/NotFound), and its JSON pointer. */
+  const resolve = <T>(value: T | Ref, pointer: string): { value: T; pointer: string } => {
+    if (!value || typeof value !== 'object' || !('$ref' in value)) return { value: value as T, pointer };
+    const path = value.$ref.replace(/^#/, '');
+    const found = path
+      .split('/')
+      .slice(1)
+      .reduce<unknown>((node, part) => (node as Record<string, unknown>)?.[part], document);
+    return { value: found as T, pointer: path };
+  };
 
   function check(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): void {
     const method = (req.method ?? 'GET').toLowerCase();
@@ -71,17 +86,23 @@ export function contractChecker(document: Document) {
     // Paths outside the document (/docs, an unknown route, a method the path does not have) are not an operation's answers.
     if (!found) return;
     const where = `${req.method} ${path} → ${res.statusCode}`;
-    const documented = found.operation.responses[String(res.statusCode)];
-    if (!documented) {
+    const listed = found.operation.responses[String(res.statusCode)];
+    if (!listed) {
       violations.push(`${where}: status not documented for ${method.toUpperCase()} ${found.path}`);
       return;
     }
+    const { value: documented, pointer: responsePointer } = resolve<Response>(
+      listed,
+      `/paths/${escape(found.path)}/${method}/responses/${res.statusCode}`,
+    );
     const names = new Set(Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase()));
     for (const header of watchedHeaders) {
       if (res.hasHeader(header) && !names.has(header)) violations.push(`${where}: header ${header} not documented`);
     }
     for (const [name, spec] of Object.entries(documented.headers ?? {})) {
-      if (spec.required && !res.hasHeader(name)) violations.push(`${where}: documented header ${name} missing`);
+      if (resolve<Header>(spec, '').value.required && !res.hasHeader(name)) {
+        violations.push(`${where}: documented header ${name} missing`);
+      }
     }
     const type = String(res.getHeader('content-type') ?? '')
       .split(';')[0]!
@@ -103,7 +124,7 @@ export function contractChecker(document: Document) {
       violations.push(`${where}: body is not JSON`);
       return;
     }
-    const pointer = `/paths/${escape(found.path)}/${method}/responses/${res.statusCode}/content/${escape(type)}/schema`;
+    const pointer = `${responsePointer}/content/${escape(type)}/schema`;
     const validate = validator(pointer);
     if (!validate(parsed)) {
       const errors = (validate.errors ?? [])

@@ -3,7 +3,7 @@ import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import { signToken } from '../../../core/identity/tokens.ts';
 import { sql } from '../../../db/pool.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, stopTestApp, type TestApp, accessChangeHeard } from '../../helpers/app.ts';
 import { login, newSite, newTenant, newUser, password, signedIn } from '../../helpers/factories.ts';
 
 let t: TestApp;
@@ -180,6 +180,7 @@ describe('access tokens', () => {
     const user = await newUser(t);
     const { access_token } = await login(t, user.email);
     await t.services.db.query(sql.typeAlias('void')`update users set status = 'blocked' where id = ${user.id}`);
+    await accessChangeHeard(t);
     await request(t.app).get('/auth/currentuser').set(bearer(access_token)).expect(401);
   });
 });

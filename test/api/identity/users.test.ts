@@ -3,7 +3,7 @@
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, stopTestApp, type TestApp, accessChangeHeard } from '../../helpers/app.ts';
 import { login, newTenant, newUser, password, serviceAccount, signedIn } from '../../helpers/factories.ts';
 import { expectPaginates, globalAdmin, idsOf, unique } from '../../helpers/identity.ts';
 
@@ -446,6 +446,7 @@ describe('PATCH /users/{user_id}/global-admin', () => {
     await t.services.db.query(
       sql.typeAlias('void')`update users set is_global_admin = false where id <> ${admin.user.id}`,
     );
+    await accessChangeHeard(t);
     const res = await request(t.app)
       .patch(`/users/${admin.user.id}/global-admin`)
       .set(admin.auth)

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import request from 'supertest';
 import { sql } from '../../../db/pool.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, stopTestApp, type TestApp, accessChangeHeard } from '../../helpers/app.ts';
 import { startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 import { mediaCast, type MediaCast } from '../../helpers/media.ts';
 import { startLocalS3, type LocalS3 } from '../../helpers/s3.ts';
@@ -177,10 +177,12 @@ describe('on a public site', () => {
       await t.services.db.query(
         sql.typeAlias('void')`update tenants set status = 'suspended' where id = ${cast.a.tenant.id}`,
       );
+      await accessChangeHeard(t);
       await request(t.app).get(publicPath(ready.id)).expect(404);
       await t.services.db.query(
         sql.typeAlias('void')`update tenants set status = 'active' where id = ${cast.a.tenant.id}`,
       );
+      await accessChangeHeard(t);
       await request(t.app).get(publicPath(ready.id)).expect(200);
     } finally {
       await publish('private');
