@@ -1,14 +1,11 @@
 // The one-command start, as a user runs it: an embedded PostgreSQL under
 // DATA_DIR, migrations, the bootstrap admin, API and worker in one process,
 // a clean stop on SIGTERM, and a second start on the same data.
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from './helpers/database.ts';
 import { startProcess, stopProcess, untilReady } from './helpers/processes.ts';
-
-const root = path.join(import.meta.dirname, '..');
 
 describe('npm start without DATABASE_URL', () => {
   let dataDir: string;
@@ -57,11 +54,7 @@ describe('npm run api and npm run worker against DATABASE_URL', () => {
     const database = await createTestDatabase();
     try {
       const api = await startProcess('api/main.ts', { DATABASE_URL: database.url });
-      const worker = spawn(process.execPath, [path.join(root, 'worker/main.ts')], {
-        env: { PATH: process.env.PATH, DATABASE_URL: database.url, WORKER_CONCURRENCY: '1' },
-        stdio: 'ignore',
-      });
-      const workerExited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+      const worker = await startProcess('worker/main.ts', { DATABASE_URL: database.url }, { listens: false });
       expect((await untilReady(api.url)).status).toBe(200);
       // The worker beats on start, so /health turns ok once it runs.
       const deadline = Date.now() + 30_000;
@@ -71,8 +64,7 @@ describe('npm run api and npm run worker against DATABASE_URL', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(health.status).toBe('ok');
-      worker.kill('SIGTERM');
-      expect(await workerExited).toBe(0);
+      expect(await stopProcess(worker)).toBe(0);
       expect(await stopProcess(api)).toBe(0);
     } finally {
       await database.drop();

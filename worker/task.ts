@@ -3,20 +3,15 @@
 // be valid is logged and dropped rather than retried 25 times.
 import type { Task } from 'graphile-worker';
 import type { z } from 'zod';
-import type { Config } from '../core/config.ts';
+import type { Deps } from '../core/services.ts';
 import type { JobEvents } from '../core/jobs/events.ts';
-import type { Logger } from '../core/logger.ts';
-import type { Storage } from '../core/storage/storage.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { JobHandler } from './jobs/handler.ts';
 
-/** What every task may use: built once per worker process. */
-export type TaskDeps = {
+/** What every task and every job run may use, built once per worker process: the domain's deps, on the pool. */
+export type TaskDeps = Deps & {
   db: DatabasePool;
-  config: Config;
-  logger: Logger;
   events: JobEvents;
-  storage: Storage;
   /** The kinds of platform job this worker runs (tests add their own). */
   kinds: Map<string, JobHandler>;
 };

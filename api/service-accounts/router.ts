@@ -13,7 +13,7 @@ import {
 } from '../../core/identity/service-accounts.ts';
 import { noStore, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
-import { created, noContent, uuidParams } from '../schemas.ts';
+import { noContent, uuidParams } from '../schemas.ts';
 
 const params = uuidParams('service_account_id');
 

@@ -7,7 +7,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { applyEntry } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
 import { insertMedia, type MediaDraft } from '../media/items.ts';
-import { isFinished, jobColumns, jobRow, type JobErrorBody, type JobRow } from './model.ts';
+import { jobColumns, jobRow, type JobErrorBody, type JobRow } from './model.ts';
 
 export async function lockJob(db: CommonQueryMethods, jobId: string): Promise<JobRow | null> {
   return db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId} for update`);

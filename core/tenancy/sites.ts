@@ -11,15 +11,7 @@ import {
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
-import {
-  activeMemberships,
-  reachesSite,
-  requireScope,
-  requireTenantAdmin,
-  siteRole,
-  tenantRole,
-  type Role,
-} from '../identity/access.ts';
+import { activeMemberships, reachesSite, requireScope, requireTenantAdmin, tenantRole } from '../identity/access.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { findTenant, slug } from './tenants.ts';
 

@@ -13,6 +13,7 @@ import { defineJob } from '../../worker/jobs/handler.ts';
 import { permanent, transient } from '../../worker/jobs/errors.ts';
 import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
 import type { Actor } from '../../core/actor.ts';
+import type { TaskDefinition } from '../../worker/task.ts';
 import type { Config } from '../../core/config.ts';
 import type { Job } from '../../core/jobs/model.ts';
 import { submitJob, type Submission } from '../../core/jobs/submit.ts';
@@ -134,8 +135,12 @@ export async function priceTestKinds(t: TestApp): Promise<void> {
     on conflict do nothing`);
 }
 
-/** A worker on the test database with the test kinds; `env` tunes its configuration. */
-export async function startTestWorker(t: TestApp, env: Record<string, string> = {}): Promise<WorkerHandle> {
+/** A worker on the test database with the test kinds (and `extraTasks`); `env` tunes its configuration. */
+export async function startTestWorker(
+  t: TestApp,
+  env: Record<string, string> = {},
+  extraTasks?: Map<string, TaskDefinition>,
+): Promise<WorkerHandle> {
   const config = testConfig({
     DATABASE_URL: t.database.url,
     DATA_DIR: t.config.dataDir,
@@ -151,6 +156,7 @@ export async function startTestWorker(t: TestApp, env: Record<string, string> = 
     logger: createLogger(config.logLevel),
     crontab: '',
     extraKinds: testKinds,
+    ...(extraTasks ? { extraTasks } : {}),
   });
 }
 

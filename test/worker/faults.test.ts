@@ -3,8 +3,7 @@
 // debited once), a run replayed after its job succeeded, a worker shut down
 // mid-job, transient errors until the attempts run out, two worker processes
 // sharing the queue, and one tenant's flood not starving another's job.
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import { schedule } from '../../core/jobs/queue.ts';
@@ -13,6 +12,7 @@ import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+import { startProcess } from '../helpers/processes.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
 import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
 import {
@@ -53,21 +53,20 @@ const workerEnv = () => ({
   WORKER_LOST_AFTER_MS: '1500',
 });
 
-/** `npm run worker` as its own process, as operators run it. */
+/** `npm run worker` as its own process, as operators run it; resolves once it has registered. */
 async function spawnWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, '../../worker/main.ts')], {
-    env: {
-      ...process.env,
+  const { child } = await startProcess(
+    'worker/main.ts',
+    {
       NODE_ENV: 'test',
-      LOG_LEVEL: process.env.TEST_CHILD_OUTPUT ?? 'silent',
+      LOG_LEVEL: process.env.TEST_CHILD_OUTPUT ? 'info' : 'silent',
       DATABASE_URL: t.database.url,
       DATA_DIR: t.config.dataDir,
-      WORKER_CONCURRENCY: '1',
       ...workerEnv(),
       ...env,
     },
-    stdio: process.env.TEST_CHILD_OUTPUT ? 'inherit' : 'ignore',
-  });
+    { listens: false },
+  );
   children.push(child);
   const deadline = Date.now() + 30_000;
   while (!(await registered(child.pid!))) {

@@ -2,12 +2,12 @@
 // validates payloads before any side effect, and drains on stop.
 import { z } from 'zod';
 import { enqueue } from '../../core/jobs/enqueue.ts';
-import { createLogger } from '../../core/logger.ts';
 import { sql } from '../../db/pool.ts';
-import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
+import type { WorkerHandle } from '../../worker/runner.ts';
 import { defineTask } from '../../worker/task.ts';
 import { loadTaskDefinitions } from '../../worker/tasks.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestWorker } from '../helpers/jobs.ts';
 
 let t: TestApp;
 let worker: WorkerHandle | undefined;
@@ -30,14 +30,7 @@ const slowTask = defineTask({
 });
 
 const start = async () => {
-  worker = await startWorker({
-    databaseUrl: t.database.url,
-    config: t.config,
-    db: t.services.db,
-    logger: createLogger('silent'),
-    crontab: '',
-    extraTasks: new Map([['test__slow', slowTask]]),
-  });
+  worker = await startTestWorker(t, {}, new Map([['test__slow', slowTask]]));
   return worker;
 };
 

@@ -2,19 +2,14 @@
 // finishes (output, units used, files made) or hands the work to an
 // asynchronous provider and waits for its webhook, after which `finish` runs.
 import type { z } from 'zod';
-import type { Config } from '../../core/config.ts';
+import type { Deps } from '../../core/services.ts';
 import type { JobRow } from '../../core/jobs/model.ts';
 import type { Success } from '../../core/jobs/settle.ts';
-import type { Logger } from '../../core/logger.ts';
-import type { Storage } from '../../core/storage/storage.ts';
 import type { DatabasePool } from '../../db/pool.ts';
 
-export type JobContext = {
+export type JobContext = Deps & {
   job: JobRow;
   db: DatabasePool;
-  config: Config;
-  logger: Logger;
-  storage: Storage;
   /** Aborted when the job is canceled or the worker shuts down: stop, and kill what you spawned. */
   signal: AbortSignal;
   /** Reports progress (0–1) and what is happening, for pollers and event streams. */

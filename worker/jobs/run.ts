@@ -9,15 +9,13 @@
 // rethrows, so graphile-worker retries it with exponential backoff.
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../../db/pool.ts';
-import type { Config } from '../../core/config.ts';
-import type { JobEvents } from '../../core/jobs/events.ts';
+
 import { jobColumns, jobRow, type JobRow } from '../../core/jobs/model.ts';
 import { schedule } from '../../core/jobs/queue.ts';
 import { fail, lockJob, park, requeue, succeed } from '../../core/jobs/settle.ts';
-import type { Logger } from '../../core/logger.ts';
-import type { Storage } from '../../core/storage/storage.ts';
+import type { TaskDeps } from '../task.ts';
 import { describe, permanent, type JobError } from './errors.ts';
-import type { JobHandler, Outcome } from './handler.ts';
+import type { Outcome } from './handler.ts';
 
 /**
  * Thrown when another worker took the job over (this one was thought lost):
@@ -28,15 +26,6 @@ class TakenOver extends Error {
   override name = 'TakenOver';
 }
 const takenOver = () => new TakenOver('Another worker took this job over; this run changed nothing.');
-
-export type RunnerDeps = {
-  db: DatabasePool;
-  config: Config;
-  logger: Logger;
-  events: JobEvents;
-  storage: Storage;
-  kinds: Map<string, JobHandler>;
-};
 
 export type QueueRun = { workerId: string; attempts: number; maxAttempts: number; signal: AbortSignal };
 
@@ -94,7 +83,7 @@ async function settle(
   });
 }
 
-export async function runJob(deps: RunnerDeps, jobId: string, run: QueueRun): Promise<void> {
+export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Promise<void> {
   const { db, logger } = deps;
   const job = await claim(db, jobId, run.workerId);
   if (!job) return;
@@ -192,7 +181,7 @@ export async function runJob(deps: RunnerDeps, jobId: string, run: QueueRun): Pr
  * A run whose result will not be used: its attempt is closed, and the files of
  * a canceled job removed (a job taken over writes the same keys: they stay).
  */
-async function discard(deps: RunnerDeps, job: JobRow, outcome: Outcome | undefined, why: string) {
+async function discard(deps: TaskDeps, job: JobRow, outcome: Outcome | undefined, why: string) {
   deps.logger.info({ job_id: job.id, why }, 'job run discarded');
   await closeAttempt(deps.db, job, 'canceled');
   if (outcome?.status === 'succeeded') {

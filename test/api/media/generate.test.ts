@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import type { FakeProviders } from '../../helpers/fake-providers.ts';
-import { ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
 import { mediaSuite, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;

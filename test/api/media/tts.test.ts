@@ -4,7 +4,6 @@
 // reserved, debited and released exactly as priced. Also: 402 and races for a
 // balance, Idempotency-Key, validation and access.
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import request from 'supertest';
 import { z } from 'zod';
 import { readBalance, userAccount, poolAccount } from '../../../core/credits/accounts.ts';
@@ -18,7 +17,7 @@ import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { newSite, newTenant, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { startFakeProviders, type FakeProviders } from '../../helpers/fake-providers.ts';
-import { giveCredits, ledgerFor, localFile, readJob, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { giveCredits, ledgerFor, localFile, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
 // The app's text limit is 100 characters: the happy paths use ~60.
 const maxCharacters = 100;

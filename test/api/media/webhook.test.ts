@@ -4,7 +4,6 @@
 // encodes, stores and debits) or fails it. Deliveries are verified before they
 // are read, handled once per webhook-id, and ignored once the job is done.
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import request from 'supertest';
 import { z } from 'zod';
 import { readBalance, userAccount } from '../../../core/credits/accounts.ts';
