@@ -3,11 +3,11 @@
 import { z } from 'zod';
 import {
   adminCancelJob,
-  adminJob,
+  adminJobSchema,
   adminJobQuery,
-  attempt,
+  attemptSchema,
   jobStatistics,
-  jobStats,
+  jobStatsSchema,
   jobWithAttempts,
   listAllJobs,
   retryJob,
@@ -25,7 +25,7 @@ export const routes = [
     access: 'global-admin',
     description: 'Every tenant’s jobs, oldest first; filter by status, kind, tenant, site and user.',
     request: { query: adminJobQuery },
-    responses: { 200: { description: 'A page of jobs', schema: pageSchema(adminJob) } },
+    responses: { 200: { description: 'A page of jobs', schema: pageSchema(adminJobSchema) } },
     async handler({ query }, { db, actor }) {
       return { body: await listAllJobs(db, actor, query) };
     },
@@ -36,7 +36,7 @@ export const routes = [
     access: 'global-admin',
     description:
       'Jobs per state and kind, queued jobs and the age of the oldest per kind, worker processes and their heartbeats, and the queue beneath.',
-    responses: { 200: { description: 'Counts', schema: jobStats } },
+    responses: { 200: { description: 'Counts', schema: jobStatsSchema } },
     async handler(_input, { db, actor, services }) {
       return { body: await jobStatistics(db, actor, services.config) };
     },
@@ -48,7 +48,10 @@ export const routes = [
     description: 'One job with every attempt: the worker that ran it, when, and how it ended.',
     request: { params: jobParams },
     responses: {
-      200: { description: 'The job and its attempts', schema: adminJob.extend({ attempts: z.array(attempt) }) },
+      200: {
+        description: 'The job and its attempts',
+        schema: adminJobSchema.extend({ attempts: z.array(attemptSchema) }),
+      },
     },
     async handler({ params }, { db, actor }) {
       return { body: await jobWithAttempts(db, actor, params.job_id) };
@@ -62,7 +65,7 @@ export const routes = [
       'Runs a failed job again from the start, reserving its credits again (402 when the payer can no longer cover them). 409 unless it failed.',
     request: { params: jobParams },
     responses: {
-      202: { description: 'The job, queued again', schema: adminJob },
+      202: { description: 'The job, queued again', schema: adminJobSchema },
       402: problemResponse('The payer can no longer cover the job'),
       409: problemResponse('Only failed jobs can be retried'),
     },
@@ -78,7 +81,7 @@ export const routes = [
       'Cancels any tenant’s queued, running or waiting job and releases its credits. 409 once it has finished.',
     request: { params: jobParams },
     responses: {
-      200: { description: 'The canceled job', schema: adminJob },
+      200: { description: 'The canceled job', schema: adminJobSchema },
       409: problemResponse('The job has already finished'),
     },
     async handler({ params }, { db, actor }) {

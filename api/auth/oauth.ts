@@ -3,7 +3,7 @@
 // provider returned, finishes the flow and answers tokens.
 import { z } from 'zod';
 import { finishOAuth, providers, startOAuth } from '../../core/identity/oauth.ts';
-import { tokenPair } from '../../core/identity/sessions.ts';
+import { tokenPairSchema } from '../../core/identity/sessions.ts';
 import { notFound } from '../../core/errors.ts';
 import { locationHeader, noStore, problemResponse, tooManyAttempts } from '../responses.ts';
 import { defineRoute, type Reply } from '../route.ts';
@@ -65,7 +65,7 @@ export const routes = [
     responses: {
       200: {
         description: 'Signed in',
-        schema: tokenPair.extend({ created: z.boolean().describe('A new account was made') }),
+        schema: tokenPairSchema.extend({ created: z.boolean().describe('A new account was made') }),
         headers: noStore,
       },
       400: problemResponse('The state is unknown, used or expired, or the provider refused or vouched for no address'),

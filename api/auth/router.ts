@@ -5,9 +5,9 @@ import { timestamp } from '../../core/timestamp.ts';
 import { Problem } from '../../core/errors.ts';
 import { requireUser } from '../../core/identity/access.ts';
 import { bearerToken } from '../../core/identity/authenticate.ts';
-import { currentUser, describeCurrentUser } from '../../core/identity/current-user.ts';
-import { clientCredentials, clientToken } from '../../core/identity/service-accounts.ts';
-import { revokeSession, rotateRefreshToken, startSession, tokenPair } from '../../core/identity/sessions.ts';
+import { currentUserSchema, describeCurrentUser } from '../../core/identity/current-user.ts';
+import { clientCredentials, clientTokenSchema } from '../../core/identity/service-accounts.ts';
+import { revokeSession, rotateRefreshToken, startSession, tokenPairSchema } from '../../core/identity/sessions.ts';
 import { checkCredentials } from '../../core/identity/users.ts';
 import { noStore as noStoreHeaders, problemResponse, tooManyAttempts } from '../responses.ts';
 import { defineRoute } from '../route.ts';
@@ -69,7 +69,7 @@ export const routes = [
       'An unverified or blocked account gets 403 with type /problems/email-not-verified or /problems/account-blocked. Rate limited: all attempts per IP, failed ones per account (a success clears them).',
     request: { body: login, bodyTypes: [...forms] },
     responses: {
-      200: { description: 'Signed in', schema: tokenPair, headers: noStoreHeaders },
+      200: { description: 'Signed in', schema: tokenPairSchema, headers: noStoreHeaders },
       401: problemResponse('The e-mail address or password is wrong'),
       403: problemResponse(
         'The account is not verified (/problems/email-not-verified) or blocked (/problems/account-blocked)',
@@ -92,7 +92,7 @@ export const routes = [
       'Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again ' +
       '(later than a 10-second grace for parallel requests) revokes the whole session.',
     responses: {
-      200: { description: 'A new token pair', schema: tokenPair, headers: noStoreHeaders },
+      200: { description: 'A new token pair', schema: tokenPairSchema, headers: noStoreHeaders },
       401: problemResponse(
         'The refresh token is missing, invalid, expired or spent (a spent one revokes the session)',
         {
@@ -122,7 +122,7 @@ export const routes = [
     key: 'GET /auth/currentuser',
     access: 'user',
     description: 'The signed-in user with their tenant memberships (and roles) and the sites they can reach.',
-    responses: { 200: { description: 'The current user', schema: currentUser } },
+    responses: { 200: { description: 'The current user', schema: currentUserSchema } },
     async handler(_input, { db, actor }) {
       return { body: await describeCurrentUser(db, actor) };
     },
@@ -162,7 +162,7 @@ export const routes = [
       'The token is limited to the account’s tenant and scopes. Rate limited per IP and per client.',
     request: { body: tokenRequest, bodyTypes: [...forms] },
     responses: {
-      200: { description: 'An access token', schema: clientToken, headers: noStoreHeaders },
+      200: { description: 'An access token', schema: clientTokenSchema, headers: noStoreHeaders },
       400: problemResponse('A scope the account does not have was asked for'),
       401: problemResponse('The client credentials are missing or wrong, or the account is disabled', {
         'WWW-Authenticate': { description: 'Basic realm="token" when no credentials were sent' },

@@ -8,8 +8,8 @@ import {
   signup,
   verifyEmail,
 } from '../../core/identity/signup.ts';
-import { password, user } from '../../core/identity/users.ts';
-import { tenant } from '../../core/tenancy/tenants.ts';
+import { password, userSchema } from '../../core/identity/users.ts';
+import { tenantSchema } from '../../core/tenancy/tenants.ts';
 import { problemResponse, tooManyAttempts } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { noContent } from '../schemas.ts';
@@ -38,7 +38,10 @@ export const routes = [
       }),
     },
     responses: {
-      201: { description: 'Signed up; check your e-mail', schema: z.object({ user, tenant }) },
+      201: {
+        description: 'Signed up; check your e-mail',
+        schema: z.object({ user: userSchema, tenant: tenantSchema }),
+      },
       409: problemResponse('The address belongs to an account already'),
       429: tooManyAttempts,
     },

@@ -3,7 +3,7 @@
 // by the endpoint's timeout. The wait is woken by the job's notifications,
 // never by polling.
 import { z } from 'zod';
-import { isFinished, job as jobSchema, jobPath, type Job } from '../../core/jobs/model.ts';
+import { isFinished, jobSchema as jobSchema, jobPath, type Job } from '../../core/jobs/model.ts';
 import { rereadJob } from '../../core/jobs/queries.ts';
 import { submitJob, type Submission } from '../../core/jobs/submit.ts';
 import { locationHeader, problemResponse } from '../responses.ts';

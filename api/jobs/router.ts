@@ -2,7 +2,7 @@
 // read (optionally waiting for the end), cancel, and a stream of changes.
 import { z } from 'zod';
 import { pageSchema } from '../../core/pagination.ts';
-import { job } from '../../core/jobs/model.ts';
+import { jobSchema } from '../../core/jobs/model.ts';
 import { cancelJob, getJob, jobListQuery, listJobs } from '../../core/jobs/queries.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
@@ -19,7 +19,7 @@ export const routes = [
       'Jobs of the site, oldest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.',
     access: { site: 'read', scope: 'jobs:read' },
     request: { params: siteParams, query: jobListQuery },
-    responses: { 200: { description: 'A page of jobs', schema: pageSchema(job) } },
+    responses: { 200: { description: 'A page of jobs', schema: pageSchema(jobSchema) } },
     async handler({ query }, { db, access }) {
       return { body: await listJobs(db, access, query) };
     },
@@ -31,7 +31,7 @@ export const routes = [
       'One job. With `Prefer: wait=N` the answer waits until the job ends or N seconds pass (at most the timeout, 60 s).',
     access: { site: 'read', scope: 'jobs:read' },
     request: { params: jobParams, headers: preferHeader },
-    responses: { 200: { description: 'The job', schema: job, headers: jobHeaders } },
+    responses: { 200: { description: 'The job', schema: jobSchema, headers: jobHeaders } },
     async handler({ params }, context, { req }) {
       const found = await getJob(context.db, context.access, params.job_id);
       return answerJob(context, req.get('prefer'), found, 'read');
@@ -45,7 +45,7 @@ export const routes = [
     access: { site: 'write', scope: 'jobs:write' },
     request: { params: jobParams },
     responses: {
-      200: { description: 'The canceled job', schema: job },
+      200: { description: 'The canceled job', schema: jobSchema },
       409: problemResponse('The job has already finished'),
     },
     async handler({ params }, { db, access }) {

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import {
   createFolder,
   deleteFolder,
-  folder,
+  folderSchema,
   folderListQuery,
   folderName,
-  folderNode,
+  folderNodeSchema,
   folderTree,
   getFolder,
   listFolders,
@@ -30,7 +30,7 @@ export const routes = [
     description: 'Folders of the site, oldest first; `parent_id` lists one folder’s children (`root`: the top level).',
     access: { site: 'read', scope: 'media:read' },
     request: { params: siteParams, query: folderListQuery },
-    responses: { 200: { description: 'A page of folders', schema: pageSchema(folder) } },
+    responses: { 200: { description: 'A page of folders', schema: pageSchema(folderSchema) } },
     async handler({ query }, { db, access }) {
       return { body: await listFolders(db, access, query) };
     },
@@ -42,7 +42,7 @@ export const routes = [
     access: { site: 'write', scope: 'media:write' },
     request: { params: siteParams, body: z.strictObject({ name: folderName, parent_id: parentId.optional() }) },
     responses: {
-      201: { description: 'The folder', schema: folder, headers: { Location: locationHeader } },
+      201: { description: 'The folder', schema: folderSchema, headers: { Location: locationHeader } },
       409: nameTaken,
     },
     async handler({ params, body }, { db, access }) {
@@ -65,7 +65,7 @@ export const routes = [
       200: {
         description: 'The top-level folders with their children',
         schema: z.object({
-          items: z.array(folderNode),
+          items: z.array(folderNodeSchema),
           unfiled_item_count: z.number().int().describe('Media items in no folder'),
         }),
       },
@@ -79,7 +79,7 @@ export const routes = [
     key: 'GET /{site_identifier}/media/folders/{folder_id}',
     access: { site: 'read', scope: 'media:read' },
     request: { params: folderParams },
-    responses: { 200: { description: 'The folder', schema: folder } },
+    responses: { 200: { description: 'The folder', schema: folderSchema } },
     async handler({ params }, { db, access }) {
       return { body: await getFolder(db, access, params.folder_id) };
     },
@@ -96,7 +96,7 @@ export const routes = [
         .strictObject({ name: folderName.optional(), parent_id: parentId.optional() })
         .refine((body) => body.name !== undefined || body.parent_id !== undefined, 'Send name, parent_id or both.'),
     },
-    responses: { 200: { description: 'The folder', schema: folder }, 409: nameTakenOrCycle },
+    responses: { 200: { description: 'The folder', schema: folderSchema }, 409: nameTakenOrCycle },
     async handler({ params, body }, { db, access }) {
       return { body: await updateFolder(db, access, params.folder_id, body) };
     },
@@ -108,7 +108,7 @@ export const routes = [
       'Moves the folder (and everything in it) under `parent_id`, or to the top level with null. 409 for a move into itself or a folder below it.',
     access: { site: 'write', scope: 'media:write' },
     request: { params: folderParams, body: z.strictObject({ parent_id: parentId }) },
-    responses: { 200: { description: 'The folder', schema: folder }, 409: nameTakenOrCycle },
+    responses: { 200: { description: 'The folder', schema: folderSchema }, 409: nameTakenOrCycle },
     async handler({ params, body }, { db, access }) {
       return { body: await updateFolder(db, access, params.folder_id, { parent_id: body.parent_id }) };
     },

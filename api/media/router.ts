@@ -7,7 +7,7 @@ import { Problem } from '../../core/errors.ts';
 import { requireSiteFolder } from '../../core/media/access.ts';
 import { viewQuery } from '../../core/media/files.ts';
 import { imageRequest } from '../../core/media/generation.ts';
-import { mediaItem } from '../../core/media/items.ts';
+import { mediaItemSchema } from '../../core/media/items.ts';
 import {
   countMedia,
   deleteMedia,
@@ -25,13 +25,13 @@ import {
 import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
 import {
   editOperations,
-  editorAccess,
+  editorAccessSchema,
   imageEditorAccess,
   listVersions,
-  mediaVersion,
+  mediaVersionSchema,
   saveEdited,
 } from '../../core/media/versions.ts';
-import { deliveryReceipt, delivery, receiveDelivery } from '../../core/media/webhook.ts';
+import { deliveryReceiptSchema, deliverySchema, receiveDelivery } from '../../core/media/webhook.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { jobResponses, preferHeader, submitAndAnswer } from '../jobs/answer.ts';
 import { fromZodError } from '../middleware/problems.ts';
@@ -56,7 +56,7 @@ const readItem = (key: 'GET /{site_identifier}/media/{media_id}' | 'GET /{site_i
     key,
     access: { site: 'read', scope: 'media:read' },
     request: { params: mediaParams },
-    responses: { 200: { description: 'The media item', schema: mediaItem } },
+    responses: { 200: { description: 'The media item', schema: mediaItemSchema } },
     async handler({ params }, { db, access }) {
       return { body: await getMedia(db, access, params.media_id) };
     },
@@ -68,7 +68,7 @@ export const routes = [
     access: { site: 'read', scope: 'media:read' },
     description: 'Media items of the site, oldest first; filter by folder, kind, status, tag, text and creation date.',
     request: { params: siteParams, query: mediaListQuery },
-    responses: { 200: { description: 'A page of media items', schema: pageSchema(mediaItem) } },
+    responses: { 200: { description: 'A page of media items', schema: pageSchema(mediaItemSchema) } },
     async handler({ query }, { db, access }) {
       return { body: await listMedia(db, access, query) };
     },
@@ -84,7 +84,7 @@ export const routes = [
       'MEDIA_MAX_UPLOAD_BYTES (413).',
     request: { params: siteParams, rawBody: [{ contentType: 'multipart/form-data', schema: uploadForm }] },
     responses: {
-      201: { description: 'The media item', schema: mediaItem, headers: { Location: locationHeader } },
+      201: { description: 'The media item', schema: mediaItemSchema, headers: { Location: locationHeader } },
       413: tooLarge,
       415: notAllowedType,
     },
@@ -130,7 +130,7 @@ export const routes = [
     access: { site: 'read', scope: 'media:read' },
     description: 'Whether you may edit this image and why (reason), your role, and what an AI edit would cost you.',
     request: { params: mediaParams },
-    responses: { 200: { description: 'The answer', schema: editorAccess } },
+    responses: { 200: { description: 'The answer', schema: editorAccessSchema } },
     async handler({ params }, { db, access }) {
       return { body: await imageEditorAccess(db, access, params.media_id) };
     },
@@ -142,7 +142,7 @@ export const routes = [
     description:
       'The versions of the item, newest first: the current one, then each it replaced, kept when an edit was saved.',
     request: { params: mediaParams },
-    responses: { 200: { description: 'The versions', schema: z.object({ items: z.array(mediaVersion) }) } },
+    responses: { 200: { description: 'The versions', schema: z.object({ items: z.array(mediaVersionSchema) }) } },
     async handler({ params }, { db, access }) {
       return { body: await listVersions(db, access, params.media_id) };
     },
@@ -163,7 +163,7 @@ export const routes = [
       ],
     },
     responses: {
-      200: { description: 'The item, now at its new version', schema: mediaItem },
+      200: { description: 'The item, now at its new version', schema: mediaItemSchema },
       409: problemResponse('The item is not an image, or its file is missing'),
       413: tooLarge,
       415: problemResponse('The body is neither JSON nor multipart, or the new file is not an image'),
@@ -197,7 +197,7 @@ export const routes = [
     description:
       'Changes the alt text, title, caption, tags (lower-cased, without repeats) or focal point. Authors change only the media they added.',
     request: { params: mediaParams, body: mediaChanges },
-    responses: { 200: { description: 'The media item', schema: mediaItem } },
+    responses: { 200: { description: 'The media item', schema: mediaItemSchema } },
     async handler({ params, body }, { db, access }) {
       return { body: await updateMedia(db, access, params.media_id, body) };
     },
@@ -208,7 +208,7 @@ export const routes = [
     access: { site: 'write', scope: 'media:write' },
     description: 'Files the item into a folder of the site, or into none with null.',
     request: { params: mediaParams, body: z.strictObject({ folder_id: z.uuid().nullable() }) },
-    responses: { 200: { description: 'The media item', schema: mediaItem } },
+    responses: { 200: { description: 'The media item', schema: mediaItemSchema } },
     async handler({ params, body }, { db, access }) {
       return { body: await moveMedia(db, access, params.media_id, body.folder_id) };
     },
@@ -341,7 +341,7 @@ export const routes = [
       'it is read only after the signature checks out. A repeated webhook-id answers 200 and changes nothing.',
     request: {
       params: siteParams,
-      rawBody: [{ contentType: 'application/json', schema: delivery, required: true }],
+      rawBody: [{ contentType: 'application/json', schema: deliverySchema, required: true }],
       headers: z.object({
         'webhook-id': z.string().describe('The delivery’s id; a repeat is answered 200 and ignored'),
         'webhook-timestamp': z.string().describe('Unix seconds when it was signed'),
@@ -349,7 +349,7 @@ export const routes = [
       }),
     },
     responses: {
-      200: { description: 'Received', schema: deliveryReceipt },
+      200: { description: 'Received', schema: deliveryReceiptSchema },
       400: problemResponse('The body is not JSON'),
       401: problemResponse('The signature is missing, wrong or too old'),
       404: problemResponse('No job of this site waits for that job_ref'),

@@ -2,7 +2,7 @@
 // public site, without a token, cacheable by browsers and shared caches.
 import { z } from 'zod';
 import { viewQuery } from '../../core/media/files.ts';
-import { findPublicMedia, publicMediaFile, publicMediaItem, toPublic } from '../../core/media/public.ts';
+import { findPublicMedia, publicMediaFile, publicMediaItemSchema, toPublic } from '../../core/media/public.ts';
 import { redirectSeconds, streamMedia, viewResponses } from '../media/view.ts';
 import { cacheControlHeader } from '../responses.ts';
 import { defineRoute } from '../route.ts';
@@ -20,7 +20,7 @@ export const routes = [
     responses: {
       200: {
         description: 'The public media item',
-        schema: publicMediaItem,
+        schema: publicMediaItemSchema,
         headers: { 'Cache-Control': cacheControlHeader },
       },
     },

@@ -7,8 +7,8 @@ import {
   getServiceAccount,
   listServiceAccounts,
   scope,
-  serviceAccount,
-  serviceAccountWithSecret,
+  serviceAccountSchema,
+  serviceAccountWithSecretSchema,
   updateServiceAccount,
 } from '../../core/identity/service-accounts.ts';
 import { noStore, problemResponse } from '../responses.ts';
@@ -47,7 +47,7 @@ export const routes = [
     access: 'user',
     description: 'Service accounts of the tenants the caller administers (all, for global admins).',
     request: { query: pageQuery.extend({ tenant_id: z.uuid().optional() }) },
-    responses: { 200: { description: 'A page of service accounts', schema: pageSchema(serviceAccount) } },
+    responses: { 200: { description: 'A page of service accounts', schema: pageSchema(serviceAccountSchema) } },
     async handler({ query }, { db, actor }) {
       return { body: await listServiceAccounts(db, actor, query) };
     },
@@ -59,7 +59,7 @@ export const routes = [
     description: 'Creates a service account; the answer carries its client_secret, shown this once.',
     request: { body: newAccount },
     responses: {
-      201: { description: 'The account with its secret', schema: serviceAccountWithSecret, headers: noStore },
+      201: { description: 'The account with its secret', schema: serviceAccountWithSecretSchema, headers: noStore },
       404: problemResponse('No such tenant, or not one you administer'),
     },
     async handler({ body }, { db, actor }) {
@@ -75,7 +75,7 @@ export const routes = [
     key: 'GET /api/service-accounts/{service_account_id}',
     access: 'user',
     request: { params },
-    responses: { 200: { description: 'The account', schema: serviceAccount } },
+    responses: { 200: { description: 'The account', schema: serviceAccountSchema } },
     async handler({ params }, { db, actor }) {
       return {
         body: await getServiceAccount(db, actor, params.service_account_id),
@@ -90,7 +90,7 @@ export const routes = [
     responses: {
       200: {
         description: 'The account (with client_secret when rotated)',
-        schema: serviceAccount.extend({ client_secret: z.string().optional() }),
+        schema: serviceAccountSchema.extend({ client_secret: z.string().optional() }),
         headers: noStore,
       },
     },

@@ -1,6 +1,6 @@
 // User–site associations: which members of a tenant work on which site.
 // Managed by the tenant's admins.
-import { user } from '../../core/identity/users.ts';
+import { userSchema } from '../../core/identity/users.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import {
   assignUserToSite,
@@ -8,10 +8,10 @@ import {
   listSiteUsers,
   listUserSites,
   removeUserFromSite,
-  siteAssignment,
-  siteUser,
+  siteAssignmentSchema,
+  siteUserSchema,
 } from '../../core/tenancy/site-users.ts';
-import { site } from '../../core/tenancy/sites.ts';
+import { siteSchema } from '../../core/tenancy/sites.ts';
 import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { created, noContent, siteParams, uuidParams } from '../schemas.ts';
@@ -25,7 +25,7 @@ export const routes = [
     description:
       'Users assigned to the site, with their tenant role. (Tenant admins reach every site without an assignment.)',
     request: { params: siteParams, query: pageQuery },
-    responses: { 200: { description: 'A page of users', schema: pageSchema(siteUser) } },
+    responses: { 200: { description: 'A page of users', schema: pageSchema(siteUserSchema) } },
     async handler({ query }, { db, site }) {
       return { body: await listSiteUsers(db, site, query) };
     },
@@ -36,7 +36,7 @@ export const routes = [
     access: { site: 'admin' },
     description: 'Members of the site’s tenant who are not assigned to it yet.',
     request: { params: siteParams, query: pageQuery },
-    responses: { 200: { description: 'A page of users', schema: pageSchema(user) } },
+    responses: { 200: { description: 'A page of users', schema: pageSchema(userSchema) } },
     async handler({ query }, { db, site }) {
       return { body: await availableUsersForSite(db, site, query) };
     },
@@ -48,7 +48,7 @@ export const routes = [
     description:
       'Gives a member of the site’s tenant access to the site. Someone outside the tenant is a 404; already assigned, 409.',
     request: { params: assignmentParams },
-    responses: { ...created('The assignment', siteAssignment), 409: problemResponse('Already assigned') },
+    responses: { ...created('The assignment', siteAssignmentSchema), 409: problemResponse('Already assigned') },
     async handler({ params }, { db, site }) {
       return { status: 201, body: await assignUserToSite(db, site, params.user_id) };
     },
@@ -71,7 +71,7 @@ export const routes = [
     description:
       'The sites a user can reach: yours, anyone’s for a global admin, or a member’s within the tenants you administer.',
     request: { params: uuidParams('user_id'), query: pageQuery },
-    responses: { 200: { description: 'A page of sites', schema: pageSchema(site) } },
+    responses: { 200: { description: 'A page of sites', schema: pageSchema(siteSchema) } },
     async handler({ params, query }, { db, actor }) {
       return { body: await listUserSites(db, actor, params.user_id, query) };
     },

@@ -2,7 +2,15 @@
 // access reads them. {site_identifier} is the site's id or slug.
 import { z } from 'zod';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
-import { createSite, deleteSite, listSites, locale, site, siteSlug, updateSite } from '../../core/tenancy/sites.ts';
+import {
+  createSite,
+  deleteSite,
+  listSites,
+  locale,
+  siteSchema,
+  siteSlug,
+  updateSite,
+} from '../../core/tenancy/sites.ts';
 import { locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { noContent, siteParams, uuidParams } from '../schemas.ts';
@@ -37,7 +45,7 @@ export const routes = [
     description: 'The sites the caller can reach.',
     access: 'signed-in',
     request: { query: pageQuery },
-    responses: { 200: { description: 'A page of sites', schema: pageSchema(site) } },
+    responses: { 200: { description: 'A page of sites', schema: pageSchema(siteSchema) } },
     async handler({ query }, { db, actor }) {
       return { body: await listSites(db, actor, query) };
     },
@@ -49,7 +57,7 @@ export const routes = [
     access: 'signed-in',
     request: { body: newSite },
     responses: {
-      201: { description: 'The site', schema: site, headers: { Location: locationHeader } },
+      201: { description: 'The site', schema: siteSchema, headers: { Location: locationHeader } },
       404: problemResponse('No such tenant, or not one you administer'),
       409: problemResponse('The slug or the domain is taken'),
     },
@@ -64,7 +72,7 @@ export const routes = [
     description: 'The sites of one tenant that the caller can reach.',
     access: 'signed-in',
     request: { params: uuidParams('tenant_id'), query: pageQuery },
-    responses: { 200: { description: 'A page of sites', schema: pageSchema(site) } },
+    responses: { 200: { description: 'A page of sites', schema: pageSchema(siteSchema) } },
     async handler({ params, query }, { db, actor }) {
       return { body: await listSites(db, actor, query, params.tenant_id) };
     },
@@ -74,7 +82,7 @@ export const routes = [
     key: 'GET /sites/{site_identifier}',
     access: { site: 'read' },
     request: { params: siteParams },
-    responses: { 200: { description: 'The site', schema: site } },
+    responses: { 200: { description: 'The site', schema: siteSchema } },
     async handler(_input, { site }) {
       return { body: site };
     },
@@ -86,7 +94,7 @@ export const routes = [
     access: { site: 'admin' },
     request: { params: siteParams, body: siteChanges },
     responses: {
-      200: { description: 'The updated site', schema: site },
+      200: { description: 'The updated site', schema: siteSchema },
       409: problemResponse('The slug or the domain is taken'),
     },
     async handler({ body }, { db, site }) {

@@ -2,16 +2,16 @@
 // /admin/tenants/current/info, which tells any signed-in user their tenants.
 import { z } from 'zod';
 import { roles } from '../../core/identity/access.ts';
-import { currentUser, describeCurrentUser } from '../../core/identity/current-user.ts';
-import { user } from '../../core/identity/users.ts';
+import { currentUserSchema, describeCurrentUser } from '../../core/identity/current-user.ts';
+import { userSchema } from '../../core/identity/users.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import {
   assignUserToTenant,
   availableUsersForTenant,
   listTenantUsers,
-  membership,
+  membershipSchema,
   removeUserFromTenant,
-  tenantUser,
+  tenantUserSchema,
   updateTenantRole,
 } from '../../core/tenancy/memberships.ts';
 import {
@@ -21,7 +21,7 @@ import {
   getTenant,
   listTenants,
   slug,
-  tenant,
+  tenantSchema,
   updateTenant,
 } from '../../core/tenancy/tenants.ts';
 import { problemResponse } from '../responses.ts';
@@ -56,7 +56,7 @@ export const routes = [
     key: 'GET /admin/tenants/',
     access: 'global-admin',
     request: { query: pageQuery },
-    responses: { 200: { description: 'A page of tenants', schema: pageSchema(tenant) } },
+    responses: { 200: { description: 'A page of tenants', schema: pageSchema(tenantSchema) } },
     async handler({ query }, { db, actor }) {
       return { body: await listTenants(db, actor, query) };
     },
@@ -66,7 +66,7 @@ export const routes = [
     key: 'POST /admin/tenants/',
     access: 'global-admin',
     request: { body: newTenant },
-    responses: { ...created('The tenant', tenant), 409: slugTaken },
+    responses: { ...created('The tenant', tenantSchema), 409: slugTaken },
     async handler({ body }, { db, actor }) {
       return { status: 201, body: await createTenant(db, actor, body) };
     },
@@ -77,7 +77,7 @@ export const routes = [
     access: 'user',
     description:
       'For any signed-in user: who they are, the tenants they belong to with their role, and the sites they can reach.',
-    responses: { 200: { description: 'The caller’s tenant context', schema: currentUser } },
+    responses: { 200: { description: 'The caller’s tenant context', schema: currentUserSchema } },
     async handler(_input, { db, actor }) {
       return { body: await describeCurrentUser(db, actor) };
     },
@@ -87,7 +87,7 @@ export const routes = [
     key: 'GET /admin/tenants/{tenant_id}',
     access: 'global-admin',
     request: { params },
-    responses: { 200: { description: 'The tenant', schema: tenant } },
+    responses: { 200: { description: 'The tenant', schema: tenantSchema } },
     async handler({ params }, { db, actor }) {
       return { body: await getTenant(db, actor, params.tenant_id) };
     },
@@ -97,7 +97,7 @@ export const routes = [
     key: 'PATCH /admin/tenants/{tenant_id}',
     access: 'global-admin',
     request: { params, body: tenantChanges },
-    responses: { 200: { description: 'The updated tenant', schema: tenant }, 409: slugTaken },
+    responses: { 200: { description: 'The updated tenant', schema: tenantSchema }, 409: slugTaken },
     async handler({ params, body }, { db, actor }) {
       return { body: await updateTenant(db, actor, params.tenant_id, body) };
     },
@@ -121,7 +121,7 @@ export const routes = [
     access: 'global-admin',
     description: 'Users who are not members of the tenant yet.',
     request: { params, query: pageQuery },
-    responses: { 200: { description: 'A page of users', schema: pageSchema(user) } },
+    responses: { 200: { description: 'A page of users', schema: pageSchema(userSchema) } },
     async handler({ params, query }, { db, actor }) {
       return {
         body: await availableUsersForTenant(db, actor, params.tenant_id, query),
@@ -136,7 +136,7 @@ export const routes = [
       'A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug), memberships and site assignments. ' +
       'Users are shared, not copied; service accounts are not copied.',
     request: { params, body: newTenant.pick({ name: true, slug: true }) },
-    responses: { ...created('The new tenant', tenant), 409: slugTaken },
+    responses: { ...created('The new tenant', tenantSchema), 409: slugTaken },
     async handler({ params, body }, { db, services, actor }) {
       return { status: 201, body: await cloneTenant(db, actor, params.tenant_id, body) };
     },
@@ -146,7 +146,7 @@ export const routes = [
     key: 'GET /admin/tenants/{tenant_id}/users',
     access: 'global-admin',
     request: { params, query: pageQuery },
-    responses: { 200: { description: 'A page of members with their role', schema: pageSchema(tenantUser) } },
+    responses: { 200: { description: 'A page of members with their role', schema: pageSchema(tenantUserSchema) } },
     async handler({ params, query }, { db, actor }) {
       return { body: await listTenantUsers(db, actor, params.tenant_id, query) };
     },
@@ -160,7 +160,7 @@ export const routes = [
       params: memberParams,
       body: z.strictObject({ role: z.enum(roles).default('author') }).default({ role: 'author' }),
     },
-    responses: { ...created('The membership', membership), 409: problemResponse('The user is already a member') },
+    responses: { ...created('The membership', membershipSchema), 409: problemResponse('The user is already a member') },
     async handler({ params, body }, { db, actor }) {
       return {
         status: 201,
@@ -173,7 +173,7 @@ export const routes = [
     key: 'PATCH /admin/tenants/{tenant_id}/users/{user_id}',
     access: 'global-admin',
     request: { params: memberParams, body: roleBody },
-    responses: { 200: { description: 'The membership', schema: membership } },
+    responses: { 200: { description: 'The membership', schema: membershipSchema } },
     async handler({ params, body }, { db, actor }) {
       return {
         body: await updateTenantRole(db, actor, params.tenant_id, params.user_id, body.role),

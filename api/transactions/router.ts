@@ -1,7 +1,7 @@
 // Transactions: a site's credits — balances, movements, prices and usage —
 // read from and written to the ledger (core/credits).
 import { z } from 'zod';
-import { balance } from '../../core/credits/accounts.ts';
+import { balanceSchema } from '../../core/credits/accounts.ts';
 import {
   affordability,
   allocateFromTenant,
@@ -9,16 +9,16 @@ import {
   grantToUser,
   userBalance,
 } from '../../core/credits/ledger.ts';
-import { effectivePrices, price, quote, setSiteOverrides, units } from '../../core/credits/prices.ts';
+import { effectivePrices, priceSchema, quoteSchema, setSiteOverrides, units } from '../../core/credits/prices.ts';
 import {
   entryKinds,
   listTransactions,
   month,
   monthlyUsage,
   siteUserCredits,
-  transaction,
+  transactionSchema,
   transactionStats,
-  userCredits,
+  userCreditsSchema,
 } from '../../core/credits/reports.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { problemResponse } from '../responses.ts';
@@ -33,7 +33,7 @@ const movement = z.strictObject({
 
 const userQuery = z.object({ user_id: z.uuid().optional().describe('Another user (tenant admins)') });
 
-const prices = z.object({ items: z.array(price) });
+const prices = z.object({ items: z.array(priceSchema) });
 
 const notEnough = problemResponse(
   'The tenant’s monthly limit (/problems/monthly-limit-exceeded) or the pool’s balance (/problems/insufficient-credits) does not cover it',
@@ -49,7 +49,7 @@ export const routes = [
       params: siteParams,
       query: pageQuery.extend({ user_id: z.uuid().optional(), kind: z.enum(entryKinds).optional() }),
     },
-    responses: { 200: { description: 'A page of entries', schema: pageSchema(transaction) } },
+    responses: { 200: { description: 'A page of entries', schema: pageSchema(transactionSchema) } },
     async handler({ query }, { db, access }) {
       return { body: await listTransactions(db, access, query) };
     },
@@ -100,7 +100,7 @@ export const routes = [
     description:
       'Global admins grant credits, from outside the system, to a member of the site’s tenant. Honours Idempotency-Key.',
     request: { params: siteParams, body: movement },
-    responses: { 201: { description: 'The user’s credits on the site now', schema: balance } },
+    responses: { 201: { description: 'The user’s credits on the site now', schema: balanceSchema } },
     async handler({ params, body }, { db, actor }) {
       return { status: 201, body: await grantToUser(db, actor, params.site_identifier, body) };
     },
@@ -115,7 +115,10 @@ export const routes = [
       '(402 /problems/monthly-limit-exceeded) and the pool’s balance (402 /problems/insufficient-credits). Honours Idempotency-Key.',
     request: { params: siteParams, body: movement },
     responses: {
-      201: { description: 'Both accounts after the move', schema: z.object({ user: balance, tenant_pool: balance }) },
+      201: {
+        description: 'Both accounts after the move',
+        schema: z.object({ user: balanceSchema, tenant_pool: balanceSchema }),
+      },
       402: notEnough,
     },
     async handler({ body }, { db, access }) {
@@ -128,7 +131,7 @@ export const routes = [
     access: { site: 'read' },
     description: 'Your credits on the site, or (tenant admins) another member’s with user_id. Users only.',
     request: { params: siteParams, query: userQuery },
-    responses: { 200: { description: 'Credits', schema: balance.extend({ user_id: z.uuid() }) } },
+    responses: { 200: { description: 'Credits', schema: balanceSchema.extend({ user_id: z.uuid() }) } },
     async handler({ query }, { db, access }) {
       const found = await userBalance(db, access, query.user_id);
       return { body: { user_id: found.userId, ...found.balance } };
@@ -146,13 +149,13 @@ export const routes = [
         description: 'Credits and tenant context',
         schema: z.object({
           user_id: z.uuid(),
-          user: balance,
+          user: balanceSchema,
           tenant: z.object({
             id: z.uuid(),
             name: z.string(),
             monthly_limit: z.number().int().nullable(),
             allocated_this_month: z.number().int(),
-            pool: balance.nullable().describe('Tenant admins only'),
+            pool: balanceSchema.nullable().describe('Tenant admins only'),
           }),
         }),
       },
@@ -178,7 +181,7 @@ export const routes = [
     responses: {
       200: {
         description: 'The quote',
-        schema: z.object({ affordable: z.boolean(), available: z.number().int(), quote }),
+        schema: z.object({ affordable: z.boolean(), available: z.number().int(), quote: quoteSchema }),
       },
     },
     async handler({ body }, { db, access }) {
@@ -191,7 +194,7 @@ export const routes = [
     access: { site: 'admin' },
     description: 'Tenant admins: every user who can work on the site, with their credits there.',
     request: { params: siteParams },
-    responses: { 200: { description: 'Users and credits', schema: z.object({ items: z.array(userCredits) }) } },
+    responses: { 200: { description: 'Users and credits', schema: z.object({ items: z.array(userCreditsSchema) }) } },
     async handler(_input, { db, site }) {
       return { body: await siteUserCredits(db, site) };
     },

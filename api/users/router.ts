@@ -9,7 +9,7 @@ import {
   password,
   setGlobalAdmin,
   updateUser,
-  user,
+  userSchema,
 } from '../../core/identity/users.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { problemResponse } from '../responses.ts';
@@ -42,7 +42,7 @@ export const routes = [
     access: 'global-admin',
     description: 'All users (global admins). `search` matches e-mail or name.',
     request: { query: pageQuery.extend({ search: z.string().max(200).optional() }) },
-    responses: { 200: { description: 'A page of users', schema: pageSchema(user) } },
+    responses: { 200: { description: 'A page of users', schema: pageSchema(userSchema) } },
     async handler({ query }, { db, actor }) {
       return { body: await listUsers(db, actor, query) };
     },
@@ -54,7 +54,7 @@ export const routes = [
     description:
       'Creates a user (global admins). Passwords have at least 10 characters. A taken e-mail address is a 409.',
     request: { body: newUser },
-    responses: { ...created('The user', user), 409: emailTaken },
+    responses: { ...created('The user', userSchema), 409: emailTaken },
     async handler({ body }, { db, actor }) {
       return { status: 201, body: await createUser(db, actor, body) };
     },
@@ -65,7 +65,7 @@ export const routes = [
     access: 'user',
     description: 'A user: yourself, or anyone for a global admin (others are 404).',
     request: { params },
-    responses: { 200: { description: 'The user', schema: user } },
+    responses: { 200: { description: 'The user', schema: userSchema } },
     async handler({ params }, { db, actor }) {
       return { body: await getUser(db, actor, params.user_id) };
     },
@@ -78,7 +78,7 @@ export const routes = [
       'Updates a user. Yourself: full_name, password (with current_password). Global admins: also email, status, email_verified.',
     request: { params, body: changes },
     responses: {
-      200: { description: 'The updated user', schema: user },
+      200: { description: 'The updated user', schema: userSchema },
       409: problemResponse('The address belongs to another user, or you tried to block yourself'),
     },
     async handler({ params, body }, { db, services, actor }) {
@@ -105,7 +105,7 @@ export const routes = [
       'Grants or withdraws global admin status (global admins). The last global admin cannot be withdrawn (409).',
     request: { params, body: z.strictObject({ is_global_admin: z.boolean() }) },
     responses: {
-      200: { description: 'The updated user', schema: user },
+      200: { description: 'The updated user', schema: userSchema },
       409: problemResponse('This would leave no global administrator'),
     },
     async handler({ params, body }, { db, services, actor }) {

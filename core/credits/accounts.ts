@@ -8,7 +8,7 @@ import { Problem, problemType } from '../errors.ts';
 
 export type Balance = { balance: number; reserved: number; available: number };
 
-export const balance = z
+export const balanceSchema = z
   .object({
     balance: z.number().int().describe('Credits held, reserved ones included'),
     reserved: z.number().int().describe('Held for jobs that are still running'),

@@ -5,7 +5,7 @@ import { Problem } from '../errors.ts';
 
 export const units = ['item', 'second', '1k_characters', '1k_tokens', 'page'] as const;
 
-export const price = z
+export const priceSchema = z
   .object({
     kind: z.string(),
     unit: z.enum(units),
@@ -15,10 +15,10 @@ export const price = z
   })
   .meta({ id: 'Price' });
 
-export type Price = z.infer<typeof price>;
+export type Price = z.infer<typeof priceSchema>;
 
 export async function effectivePrices(db: CommonQueryMethods, siteId: string): Promise<Price[]> {
-  const rows = await db.any(sql.type(price)`
+  const rows = await db.any(sql.type(priceSchema)`
     select distinct on (kind) kind, unit, price::float8 as price, description,
            case when site_id is null then 'global' else 'site' end as source
     from cost_settings where site_id is null or site_id = ${siteId}
@@ -58,7 +58,7 @@ export async function setSiteOverrides(
   });
 }
 
-export const quote = z
+export const quoteSchema = z
   .object({ kind: z.string(), unit: z.enum(units), unit_price: z.number(), units: z.number(), cost: z.number().int() })
   .meta({ id: 'Quote' });
 
@@ -68,7 +68,7 @@ export async function priceOf(
   siteId: string,
   kind: string,
   amount: number,
-): Promise<z.infer<typeof quote>> {
+): Promise<z.infer<typeof quoteSchema>> {
   const found = (await effectivePrices(db, siteId)).find((entry) => entry.kind === kind);
   if (!found)
     throw new Problem(422, `No price is defined for the kind ${kind}.`, {

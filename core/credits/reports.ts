@@ -20,7 +20,7 @@ export const entryKinds = [
   'adjustment',
 ] as const;
 
-export const transaction = z
+export const transactionSchema = z
   .object({
     id: z.uuid(),
     kind: z.enum(entryKinds),
@@ -56,14 +56,14 @@ export async function listTransactions(db: CommonQueryMethods, access: SiteAcces
   const where = sql.fragment`e.site_id = ${site.id}
     and ${only ? sql.fragment`e.user_id = ${only}` : sql.fragment`true`}
     and ${query.kind ? sql.fragment`e.kind = ${query.kind}` : sql.fragment`true`}`;
-  const rows = await db.any(sql.type(transaction)`
+  const rows = await db.any(sql.type(transactionSchema)`
     select e.id, e.kind, e.amount, e.reserved_change, e.user_id, e.job_id, e.payment_id, e.transfer_id, e.actor_id, e.reason, e.created_at
     from credit_entries e where ${where} and ${after(query, 'e')}
     order by e.created_at, e.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from credit_entries e where ${where}`));
 }
 
-export const userCredits = z
+export const userCreditsSchema = z
   .object({
     user_id: z.uuid(),
     email: z.string(),
@@ -76,7 +76,7 @@ export const userCredits = z
 
 /** Every member with access to the site, with their credits there (zero when they have none yet). */
 export async function siteUserCredits(db: CommonQueryMethods, site: Site) {
-  const rows = await db.any(sql.type(userCredits)`
+  const rows = await db.any(sql.type(userCreditsSchema)`
     select u.id as user_id, u.email, u.full_name,
            coalesce(a.balance, 0)::int8 as balance, coalesce(a.reserved, 0)::int8 as reserved,
            (coalesce(a.balance, 0) - coalesce(a.reserved, 0))::int8 as available

@@ -4,7 +4,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { notFound } from '../errors.ts';
 import { activeMemberships, reachesSite, requireUser, roles } from './access.ts';
-import { user, userColumns } from './users.ts';
+import { userSchema, userColumns } from './users.ts';
 
 const membershipView = z.object({
   tenant: z.object({ id: z.uuid(), name: z.string(), slug: z.string(), status: z.string() }),
@@ -19,7 +19,7 @@ const siteView = z.object({
   role: z.enum(roles),
 });
 
-export const currentUser = user
+export const currentUserSchema = userSchema
   .extend({
     memberships: z.array(membershipView),
     sites: z.array(siteView).describe('Sites the user can reach, with their role there'),
@@ -27,9 +27,12 @@ export const currentUser = user
   .meta({ id: 'CurrentUser' });
 
 /** The user with their memberships and sites, in one statement (it is asked on every page load of a client). */
-export async function describeCurrentUser(db: CommonQueryMethods, actor: Actor): Promise<z.infer<typeof currentUser>> {
+export async function describeCurrentUser(
+  db: CommonQueryMethods,
+  actor: Actor,
+): Promise<z.infer<typeof currentUserSchema>> {
   const caller = requireUser(actor);
-  const found = await db.maybeOne(sql.type(currentUser)`
+  const found = await db.maybeOne(sql.type(currentUserSchema)`
     select ${userColumns},
       coalesce((
         select json_agg(json_build_object(

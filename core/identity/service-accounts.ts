@@ -17,7 +17,7 @@ import { signToken } from './tokens.ts';
 
 export const scope = z.enum(scopes);
 
-export const serviceAccount = z
+export const serviceAccountSchema = z
   .object({
     id: z.uuid(),
     tenant_id: z.uuid(),
@@ -31,11 +31,11 @@ export const serviceAccount = z
   })
   .meta({ id: 'ServiceAccount' });
 
-export const serviceAccountWithSecret = serviceAccount
+export const serviceAccountWithSecretSchema = serviceAccountSchema
   .extend({ client_secret: z.string().describe('Shown only now; store it safely') })
   .meta({ id: 'ServiceAccountWithSecret' });
 
-type ServiceAccount = z.infer<typeof serviceAccount>;
+type ServiceAccount = z.infer<typeof serviceAccountSchema>;
 
 const columns = sql.fragment`a.id, a.tenant_id, a.name, a.description, a.scopes, a.client_id, a.status, a.last_used_at, a.created_at`;
 
@@ -52,7 +52,7 @@ export async function listServiceAccounts(
   query: PageQuery & { tenant_id?: string | undefined },
 ) {
   const where = sql.fragment`${managed(actor)} and ${query.tenant_id ? sql.fragment`a.tenant_id = ${query.tenant_id}` : sql.fragment`true`}`;
-  const rows = await db.any(sql.type(serviceAccount)`
+  const rows = await db.any(sql.type(serviceAccountSchema)`
     select ${columns} from service_accounts a where ${where} and ${after(query, 'a')}
     order by a.created_at, a.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from service_accounts a where ${where}`));
@@ -61,7 +61,7 @@ export async function listServiceAccounts(
 async function load(db: CommonQueryMethods, actor: Actor, id: string): Promise<ServiceAccount> {
   requireUser(actor);
   const found = await db.maybeOne(
-    sql.type(serviceAccount)`select ${columns} from service_accounts a where a.id = ${id}`,
+    sql.type(serviceAccountSchema)`select ${columns} from service_accounts a where a.id = ${id}`,
   );
   if (!found) throw notFound('No such service account.');
   await requireTenantAdmin(db, actor, found.tenant_id).catch((error: Problem) => {
@@ -101,7 +101,7 @@ export async function createServiceAccount(db: CommonQueryMethods, actor: Actor,
   const secret = newSecret('sas_');
   const created = await db
     .one(
-      sql.type(serviceAccount)`
+      sql.type(serviceAccountSchema)`
       insert into service_accounts as a (tenant_id, name, description, scopes, client_id, secret_hash, created_by)
       values (${tenantId}, ${input.name}, ${input.description ?? ''}, ${sql.array(input.scopes, 'text')}, ${newClientId()},
               ${sql.binary(digest(secret))}, ${actor.kind === 'user' ? actor.userId : null})
@@ -131,7 +131,7 @@ export async function updateServiceAccount(
 ) {
   await load(db, actor, id);
   const secret = changes.rotate_secret ? newSecret('sas_') : null;
-  const updated = await db.one(sql.type(serviceAccount)`
+  const updated = await db.one(sql.type(serviceAccountSchema)`
     update service_accounts as a set
       name = coalesce(${changes.name ?? null}, name),
       description = coalesce(${changes.description ?? null}, description),
@@ -163,7 +163,7 @@ const client = z.object({
   secret_hash: z.instanceof(Buffer),
 });
 
-export const clientToken = z
+export const clientTokenSchema = z
   .object({
     access_token: z.string(),
     token_type: z.literal('bearer'),

@@ -12,7 +12,7 @@ export const rotationGraceSeconds = 10;
 
 export type TokenPair = { access_token: string; token_type: 'bearer'; expires_in: number; refresh_token: string };
 
-export const tokenPair = z
+export const tokenPairSchema = z
   .object({
     access_token: z.string().describe('JWT for the Authorization: Bearer header'),
     token_type: z.literal('bearer'),

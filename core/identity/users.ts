@@ -14,7 +14,7 @@ import { revokeAllSessions } from './sessions.ts';
 
 export const password = z.string().min(10, 'must be at least 10 characters').max(1024);
 
-export const user = z
+export const userSchema = z
   .object({
     id: z.uuid(),
     email: z.string(),
@@ -26,12 +26,12 @@ export const user = z
   })
   .meta({ id: 'User' });
 
-export type User = z.infer<typeof user>;
+export type User = z.infer<typeof userSchema>;
 
 export const userColumns = sql.fragment`users.id, users.email, users.full_name, users.is_global_admin, users.email_verified, users.status, users.created_at`;
 
 export async function findUser(db: CommonQueryMethods, id: string): Promise<User | null> {
-  return db.maybeOne(sql.type(user)`select ${userColumns} from users where id = ${id}`);
+  return db.maybeOne(sql.type(userSchema)`select ${userColumns} from users where id = ${id}`);
 }
 
 /** Yourself, or anyone for a global admin; anyone else's id is "not found". */
@@ -53,7 +53,7 @@ export async function listUsers(
   const filter = query.search
     ? sql.fragment`(users.email ilike ${pattern} or users.full_name ilike ${pattern})`
     : sql.fragment`true`;
-  const rows = await db.any(sql.type(user)`
+  const rows = await db.any(sql.type(userSchema)`
     select ${userColumns} from users where ${filter} and ${after(query, 'users')}
     order by users.created_at, users.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from users where ${filter}`));
@@ -68,7 +68,7 @@ export async function insertUser(
 ): Promise<User> {
   const hash = input.password_hash !== undefined ? input.password_hash : await hashPassword(input.password);
   try {
-    return await db.one(sql.type(user)`
+    return await db.one(sql.type(userSchema)`
       insert into users (email, password_hash, full_name, email_verified)
       values (${input.email}, ${hash}, ${input.full_name}, ${input.email_verified ?? false})
       returning ${userColumns}`);
@@ -126,7 +126,7 @@ export async function updateUser(
   return db.transaction(async (tx) => {
     let updated: User;
     try {
-      updated = await tx.one(sql.type(user)`
+      updated = await tx.one(sql.type(userSchema)`
         update users set
           email = coalesce(${changes.email ?? null}, email),
           full_name = coalesce(${changes.full_name ?? null}, full_name),
@@ -167,7 +167,7 @@ export async function setGlobalAdmin(
   return db.transaction(async (tx) => {
     // Serialise changes of admin status so two demotions cannot both pass the "last admin" check.
     await tx.query(sql.unsafe`select pg_advisory_xact_lock(72617003)`);
-    const updated = await tx.maybeOne(sql.type(user)`
+    const updated = await tx.maybeOne(sql.type(userSchema)`
       update users set is_global_admin = ${isGlobalAdmin} where id = ${id} returning ${userColumns}`);
     if (!updated) throw notFound('No such user.');
     const admins = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`

@@ -9,7 +9,7 @@ import { applyEntry } from '../credits/accounts.ts';
 import { Problem, notFound } from '../errors.ts';
 import { requireGlobalAdmin } from '../identity/access.ts';
 import { after, countOf, toPage } from '../pagination.ts';
-import { isFinished, job, jobColumns, jobError, jobRow, toJob } from './model.ts';
+import { isFinished, jobSchema, jobColumns, jobErrorSchema, jobRow, toJob } from './model.ts';
 import { alreadyFinished, filters, jobListQuery } from './queries.ts';
 import { schedule } from './queue.ts';
 import { cancel, lockJob } from './settle.ts';
@@ -20,9 +20,11 @@ export const adminJobQuery = jobListQuery.extend({
   user_id: z.uuid().optional(),
 });
 
-export const adminJob = job.extend({ tenant_id: z.uuid(), locked_by: z.string().nullable() }).meta({ id: 'AdminJob' });
+export const adminJobSchema = jobSchema
+  .extend({ tenant_id: z.uuid(), locked_by: z.string().nullable() })
+  .meta({ id: 'AdminJob' });
 
-export const attempt = z
+export const attemptSchema = z
   .object({
     attempt: z.number().int(),
     worker_id: z.string(),
@@ -32,7 +34,7 @@ export const attempt = z
       .enum(['succeeded', 'failed', 'retrying', 'waiting', 'lost', 'canceled'])
       .nullable()
       .describe('null: still running'),
-    error: jobError.nullable(),
+    error: jobErrorSchema.nullable(),
   })
   .meta({ id: 'JobAttempt' });
 
@@ -61,7 +63,7 @@ export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobI
   requireGlobalAdmin(actor);
   const row = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId}`);
   if (!row) throw notFound('No such job.');
-  const attempts = await db.any(sql.type(attempt)`
+  const attempts = await db.any(sql.type(attemptSchema)`
     select attempt, worker_id, started_at, finished_at, outcome, error from job_attempts where job_id = ${jobId} order by attempt`);
   return { ...toAdminJob(row), attempts: [...attempts] };
 }
@@ -107,7 +109,7 @@ export async function adminCancelJob(db: CommonQueryMethods, actor: Actor, jobId
   });
 }
 
-export const jobStats = z
+export const jobStatsSchema = z
   .object({
     by_status_and_kind: z.array(z.object({ status: z.string(), kind: z.string(), count: z.number().int() })),
     queued: z.array(
@@ -141,19 +143,19 @@ export async function jobStatistics(
   db: CommonQueryMethods,
   actor: Actor,
   config: Config,
-): Promise<z.infer<typeof jobStats>> {
+): Promise<z.infer<typeof jobStatsSchema>> {
   requireGlobalAdmin(actor);
-  const byStatus = await db.any(sql.type(jobStats.shape.by_status_and_kind.element)`
+  const byStatus = await db.any(sql.type(jobStatsSchema.shape.by_status_and_kind.element)`
     select status, kind, count(*)::int as count from jobs group by status, kind order by status, kind`);
-  const queued = await db.any(sql.type(jobStats.shape.queued.element)`
+  const queued = await db.any(sql.type(jobStatsSchema.shape.queued.element)`
     select kind, count(*)::int as count, extract(epoch from now() - min(created_at))::float8 as oldest_age_seconds
     from jobs where status = 'queued' group by kind order by kind`);
-  const workers = await db.any(sql.type(jobStats.shape.workers.element)`
+  const workers = await db.any(sql.type(jobStatsSchema.shape.workers.element)`
     select p.id, p.hostname, p.pid, p.concurrency, p.started_at, p.beat_at,
            p.beat_at > now() - ${config.worker.lostAfterMs} * interval '1 millisecond' as alive,
            (select count(*)::int from jobs where jobs.locked_by = any(p.worker_ids) and jobs.status = 'running') as running
     from worker_processes p order by p.started_at`);
-  const queue = await db.one(sql.type(jobStats.shape.queue)`
+  const queue = await db.one(sql.type(jobStatsSchema.shape.queue)`
     select count(*) filter (where locked_at is null and attempts < max_attempts)::int as pending,
            count(*) filter (where locked_at is not null)::int as locked,
            count(*) filter (where attempts >= max_attempts and locked_at is null)::int as failed_permanently

@@ -10,7 +10,7 @@ export type JobStatus = (typeof jobStatuses)[number];
 export const finished: readonly JobStatus[] = ['succeeded', 'failed', 'canceled'];
 export const isFinished = (status: JobStatus) => finished.includes(status);
 
-export const jobError = z
+export const jobErrorSchema = z
   .object({
     code: z
       .string()
@@ -22,9 +22,9 @@ export const jobError = z
   })
   .meta({ id: 'JobError' });
 
-export type JobErrorBody = z.infer<typeof jobError>;
+export type JobErrorBody = z.infer<typeof jobErrorSchema>;
 
-export const job = z
+export const jobSchema = z
   .object({
     id: z.uuid(),
     site_id: z.uuid(),
@@ -35,7 +35,7 @@ export const job = z
     stage: z.string().describe('What it is doing now, in words'),
     input: z.record(z.string(), z.unknown()),
     output: z.record(z.string(), z.unknown()).nullable(),
-    error: jobError.nullable(),
+    error: jobErrorSchema.nullable(),
     attempts: z.number().int(),
     max_attempts: z.number().int(),
     credits_reserved: z.number().int(),
@@ -52,10 +52,10 @@ export const job = z
   })
   .meta({ id: 'Job' });
 
-export type Job = z.infer<typeof job>;
+export type Job = z.infer<typeof jobSchema>;
 
 /** What the domain needs beside the public fields. */
-export const jobRow = job.extend({
+export const jobRow = jobSchema.extend({
   tenant_id: z.uuid(),
   actor_id: z.uuid().nullable(),
   account_id: z.uuid().nullable(),

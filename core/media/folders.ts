@@ -16,7 +16,7 @@ import { requireOwnChange, requireSiteFolder } from './access.ts';
 import { deleteMediaRows } from './items.ts';
 import { requireUnreferenced } from './references.ts';
 
-export const folder = z
+export const folderSchema = z
   .object({
     id: z.uuid(),
     site_id: z.uuid(),
@@ -28,16 +28,16 @@ export const folder = z
   })
   .meta({ id: 'MediaFolder' });
 
-export type Folder = z.infer<typeof folder>;
+export type Folder = z.infer<typeof folderSchema>;
 
 export type FolderNode = Folder & { item_count: number; total_item_count: number; children: FolderNode[] };
 
-export const folderNode: z.ZodType<FolderNode> = folder
+export const folderNodeSchema: z.ZodType<FolderNode> = folderSchema
   .extend({
     item_count: z.number().int().describe('Media items directly in this folder'),
     total_item_count: z.number().int().describe('Media items in this folder and every folder below it'),
     get children() {
-      return z.array(folderNode);
+      return z.array(folderNodeSchema);
     },
   })
   .meta({ id: 'MediaFolderNode' });
@@ -62,7 +62,7 @@ const requireChange = (access: SiteAccess, target: Folder) =>
   requireOwnChange(access, target.created_by, 'the folders they made');
 
 async function findFolder(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Folder> {
-  const row = await db.maybeOne(sql.type(folder)`
+  const row = await db.maybeOne(sql.type(folderSchema)`
     select ${columns} from media_folders f where f.site_id = ${siteId} and f.id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
   if (!row) throw notFound('No such folder.');
   return row;
@@ -102,7 +102,7 @@ export async function listFolders(
         : sql.fragment``;
   const matching = sql.fragment`select ${columns} from media_folders f where f.site_id = ${site.id} ${parent}`;
   const rows = await db.any(
-    sql.type(folder)`${matching} and ${after(query, 'f')} order by f.created_at, f.id limit ${query.limit + 1}`,
+    sql.type(folderSchema)`${matching} and ${after(query, 'f')} order by f.created_at, f.id limit ${query.limit + 1}`,
   );
   return toPage([...rows], query, () => countOf(db, matching));
 }
@@ -122,7 +122,7 @@ export async function createFolder(
     const parent = await findParent(tx, site.id, input.parent_id);
     return tx
       .one(
-        sql.type(folder)`
+        sql.type(folderSchema)`
         insert into media_folders as f (tenant_id, site_id, parent_id, name, created_by)
         values (${site.tenant_id}, ${site.id}, ${parent}, ${input.name}, ${actor.kind === 'user' ? actor.userId : null})
         returning ${columns}`,
@@ -150,7 +150,7 @@ export async function updateFolder(
     }
     return tx
       .one(
-        sql.type(folder)`
+        sql.type(folderSchema)`
         update media_folders as f set name = ${changes.name ?? current.name}, parent_id = ${parent}
         where f.id = ${id} returning ${columns}`,
       )
@@ -221,7 +221,7 @@ export async function folderTree(
   db: CommonQueryMethods,
   { site }: SiteAccess,
 ): Promise<{ items: FolderNode[]; unfiled_item_count: number }> {
-  const rows = await db.any(sql.type(folder.extend({ item_count: z.number() }))`
+  const rows = await db.any(sql.type(folderSchema.extend({ item_count: z.number() }))`
     select ${columns}, (select count(*)::int from media_items m where m.folder_id = f.id) as item_count
     from media_folders f where f.site_id = ${site.id} order by f.name, f.id`);
   const nodes = new Map<string, FolderNode>(

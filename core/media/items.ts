@@ -7,7 +7,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 
 export const mediaKinds = ['image', 'video', 'audio', 'document'] as const;
 
-export const mediaItem = z
+export const mediaItemSchema = z
   .object({
     id: z.uuid(),
     site_id: z.uuid(),
@@ -57,7 +57,7 @@ export const mediaItem = z
   })
   .meta({ id: 'MediaItem' });
 
-export type MediaItem = z.infer<typeof mediaItem>;
+export type MediaItem = z.infer<typeof mediaItemSchema>;
 
 /**
  * The columns of a media item as answers give it. Variants are stored with
@@ -104,7 +104,7 @@ export type MediaDraft = {
 export type MediaOwner = { tenantId: string; siteId: string; jobId: string | null; createdBy: string | null };
 
 export async function insertMedia(db: CommonQueryMethods, owner: MediaOwner, draft: MediaDraft): Promise<MediaItem> {
-  return db.one(sql.type(mediaItem)`
+  return db.one(sql.type(mediaItemSchema)`
     insert into media_items (tenant_id, site_id, kind, mime_type, size_bytes, duration_seconds, width, height, status,
                              storage_key, file_name, title, folder_id, alt, caption, tags, variants, job_id, created_by)
     values (${owner.tenantId}, ${owner.siteId}, ${draft.kind}, ${draft.mimeType}, ${draft.sizeBytes}, ${draft.durationSeconds ?? null},

@@ -13,7 +13,7 @@ import type { SiteAccess } from '../tenancy/site-access.ts';
 import { requireUnreferenced } from './references.ts';
 import { fileOf, type MediaFile, type ViewQuery } from './files.ts';
 import { requireOwnChange, requireSiteFolder } from './access.ts';
-import { deleteMediaRows, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
+import { deleteMediaRows, mediaColumns, mediaItemSchema, mediaKinds, type MediaItem } from './items.ts';
 
 export const mediaFilters = z.object({
   folder_id: z
@@ -69,7 +69,7 @@ export async function listMedia(db: CommonQueryMethods, { site }: SiteAccess, qu
   const matching = sql.fragment`select ${mediaColumns} from media_items where ${filters(site.id, query)}`;
   const rows = await db.any(
     sql.type(
-      mediaItem,
+      mediaItemSchema,
     )`${matching} and ${after(query, 'media_items')} order by media_items.created_at, media_items.id limit ${query.limit + 1}`,
   );
   return toPage([...rows], query, () => countOf(db, matching));
@@ -80,7 +80,7 @@ export async function countMedia(db: CommonQueryMethods, { site }: SiteAccess, q
 }
 
 export async function findMedia(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<MediaItem> {
-  const row = await db.maybeOne(sql.type(mediaItem)`
+  const row = await db.maybeOne(sql.type(mediaItemSchema)`
     select ${mediaColumns} from media_items where site_id = ${siteId} and id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
   if (!row) throw notFound('No such media item.');
   return row;
@@ -104,7 +104,7 @@ export async function updateMedia(
 ) {
   return db.transaction(async (tx) => {
     const item = await forChange(tx, access, id);
-    return tx.one(sql.type(mediaItem)`
+    return tx.one(sql.type(mediaItemSchema)`
       update media_items set alt = ${changes.alt ?? item.alt}, title = ${changes.title ?? item.title}, caption = ${changes.caption ?? item.caption},
              tags = ${sql.array(changes.tags ?? item.tags, 'text')},
              focal_point = ${changes.focal_point === undefined ? (item.focal_point ? sql.jsonb(item.focal_point) : null) : changes.focal_point ? sql.jsonb(changes.focal_point) : null}
@@ -118,7 +118,9 @@ export async function moveMedia(db: CommonQueryMethods, access: SiteAccess, id: 
     await forChange(tx, access, id);
     if (folderId) await requireSiteFolder(tx, access.site.id, folderId, 'folder_id');
     return tx.one(
-      sql.type(mediaItem)`update media_items set folder_id = ${folderId} where id = ${id} returning ${mediaColumns}`,
+      sql.type(
+        mediaItemSchema,
+      )`update media_items set folder_id = ${folderId} where id = ${id} returning ${mediaColumns}`,
     );
   });
 }

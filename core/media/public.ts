@@ -7,9 +7,9 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { notPublic } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { fileOf, strippedVariant, type MediaFile, type ViewQuery } from './files.ts';
-import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
+import { mediaColumns, mediaItemSchema, type MediaItem } from './items.ts';
 
-export const publicMediaItem = mediaItem
+export const publicMediaItemSchema = mediaItemSchema
   .pick({
     id: true,
     kind: true,
@@ -33,7 +33,7 @@ export const publicMediaItem = mediaItem
 
 /** A ready item of the site, which the request path found public (and its tenant in good standing). */
 export async function findPublicMedia(db: CommonQueryMethods, site: Site, id: string): Promise<MediaItem> {
-  const item = await db.maybeOne(sql.type(mediaItem)`
+  const item = await db.maybeOne(sql.type(mediaItemSchema)`
     select ${mediaColumns} from media_items where id = ${id} and site_id = ${site.id} and status = 'ready'`);
   if (!item) throw notPublic();
   return item;
@@ -53,6 +53,6 @@ export async function publicMediaFile(
 }
 
 /** Only what the public schema names leaves the service. */
-export const toPublic = (item: MediaItem) => publicMediaItem.parse(item);
+export const toPublic = (item: MediaItem) => publicMediaItemSchema.parse(item);
 
-export type PublicMediaItem = z.infer<typeof publicMediaItem>;
+export type PublicMediaItem = z.infer<typeof publicMediaItemSchema>;

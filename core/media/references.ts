@@ -8,11 +8,11 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 
-export const mediaReference = z
+export const mediaReferenceSchema = z
   .object({ media_id: z.uuid(), type: z.enum(['job']), id: z.uuid(), detail: z.string() })
   .meta({ id: 'MediaReference' });
 
-export type MediaReference = z.infer<typeof mediaReference>;
+export type MediaReference = z.infer<typeof mediaReferenceSchema>;
 
 type Ids = ReturnType<typeof sql.fragment>;
 
@@ -37,7 +37,7 @@ export async function referencesTo(
     sources.map((source) => source(siteId, ids)),
     sql.fragment` union all `,
   );
-  return db.any(sql.type(mediaReference)`select * from (${union}) as found order by media_id, id limit 50`);
+  return db.any(sql.type(mediaReferenceSchema)`select * from (${union}) as found order by media_id, id limit 50`);
 }
 
 /** 409 naming what uses the items, unless `force`. */

@@ -15,7 +15,7 @@ import type { Storage } from '../storage/storage.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { locale, type Site } from '../tenancy/sites.ts';
 import { requireSiteFolder } from './access.ts';
-import { insertMedia, mediaColumns, mediaItem, mediaKinds, type MediaItem } from './items.ts';
+import { insertMedia, mediaColumns, mediaItemSchema, mediaKinds, type MediaItem } from './items.ts';
 
 /** What may be uploaded, by the type sniffed from the bytes. */
 export const uploadTypes: Record<string, (typeof mediaKinds)[number]> = {
@@ -135,7 +135,9 @@ export async function recordUpload(
         cost: 0,
       });
       return tx.one(
-        sql.type(mediaItem)`update media_items set job_id = ${job.id} where id = ${item.id} returning ${mediaColumns}`,
+        sql.type(
+          mediaItemSchema,
+        )`update media_items set job_id = ${job.id} where id = ${item.id} returning ${mediaColumns}`,
       );
     });
   } catch (error) {

@@ -20,7 +20,7 @@ import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { changeRefusal } from './access.ts';
 import { findMedia, forChange, getMedia } from './library.ts';
-import { mediaColumns, mediaItem, type MediaItem } from './items.ts';
+import { mediaColumns, mediaItemSchema, type MediaItem } from './items.ts';
 
 const whole = z.number().int();
 
@@ -66,7 +66,7 @@ export type Operation = z.infer<typeof operation>;
 
 export const editOperations = z.strictObject({ operations: z.array(operation).min(1).max(20) });
 
-export const editorAccess = z
+export const editorAccessSchema = z
   .object({
     allowed: z.boolean(),
     reason: z
@@ -84,7 +84,7 @@ export async function imageEditorAccess(
   db: CommonQueryMethods,
   access: SiteAccess,
   id: string,
-): Promise<z.infer<typeof editorAccess>> {
+): Promise<z.infer<typeof editorAccessSchema>> {
   const { actor, site } = access;
   const item = await findMedia(db, site.id, id);
   const { cost } = await priceOf(db, item.site_id, 'image_edit', 1);
@@ -114,7 +114,7 @@ export async function imageEditorAccess(
   };
 }
 
-export const mediaVersion = z
+export const mediaVersionSchema = z
   .object({
     version: z.number().int(),
     current: z.boolean(),
@@ -131,7 +131,7 @@ export const mediaVersion = z
 /** Newest first: the current file, then the ones it replaced. */
 export async function listVersions(db: CommonQueryMethods, access: SiteAccess, id: string) {
   const item = await getMedia(db, access, id);
-  const rows = await db.any(sql.type(mediaVersion)`
+  const rows = await db.any(sql.type(mediaVersionSchema)`
     select version, true as current, mime_type, size_bytes, width, height, coalesce(version_created_by, created_by) as created_by,
            version_created_at as created_at, null as replaced_at
     from media_items where id = ${item.id}
@@ -301,7 +301,7 @@ export async function recordVersion(
     accountId: null,
     cost: 0,
   });
-  const saved = await tx.one(sql.type(mediaItem)`
+  const saved = await tx.one(sql.type(mediaItemSchema)`
     update media_items set storage_key = ${version.file.key}, mime_type = ${version.file.mimeType}, size_bytes = ${version.file.size},
            version = version + 1, width = ${version.width}, height = ${version.height}, status = 'processing', variants = '[]',
            dominant_color = null, processing_error = null, job_id = ${job.id},

@@ -17,7 +17,7 @@ import { resolveSite } from '../tenancy/site-access.ts';
 
 export const toleranceSeconds = 5 * 60;
 
-export const delivery = z
+export const deliverySchema = z
   .object({
     job_ref: z
       .string()
@@ -36,7 +36,7 @@ export const delivery = z
   })
   .meta({ id: 'MediaProviderDelivery' });
 
-export const deliveryReceipt = z
+export const deliveryReceiptSchema = z
   .object({
     received: z.literal(true),
     outcome: z
@@ -89,7 +89,7 @@ export async function receiveDelivery(
   } catch {
     throw new Problem(400, 'The body is not JSON.');
   }
-  const parsed = delivery.safeParse(parsedBody);
+  const parsed = deliverySchema.safeParse(parsedBody);
   if (!parsed.success) {
     throw new Problem(422, 'The delivery is not valid.', {
       errors: parsed.error.issues.map((issue) => ({ path: ['body', ...issue.path].join('.'), message: issue.message })),

@@ -6,15 +6,17 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { conflict, notFound } from '../errors.ts';
 import { requireGlobalAdmin, roles, type Role } from '../identity/access.ts';
-import { user, userColumns } from '../identity/users.ts';
+import { userSchema, userColumns } from '../identity/users.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { findTenant } from './tenants.ts';
 
-export const membership = z
+export const membershipSchema = z
   .object({ tenant_id: z.uuid(), user_id: z.uuid(), role: z.enum(roles), created_at: timestamp })
   .meta({ id: 'Membership' });
 
-export const tenantUser = user.extend({ role: z.enum(roles), joined_at: timestamp }).meta({ id: 'TenantUser' });
+export const tenantUserSchema = userSchema
+  .extend({ role: z.enum(roles), joined_at: timestamp })
+  .meta({ id: 'TenantUser' });
 
 async function existingTenant(db: CommonQueryMethods, tenantId: string) {
   if (!(await findTenant(db, tenantId))) throw notFound('No such tenant.');
@@ -23,7 +25,7 @@ async function existingTenant(db: CommonQueryMethods, tenantId: string) {
 export async function listTenantUsers(db: CommonQueryMethods, actor: Actor, tenantId: string, query: PageQuery) {
   requireGlobalAdmin(actor);
   await existingTenant(db, tenantId);
-  const rows = await db.any(sql.type(tenantUser)`
+  const rows = await db.any(sql.type(tenantUserSchema)`
     select ${userColumns}, m.role, m.created_at as joined_at
     from memberships m join users on users.id = m.user_id
     where m.tenant_id = ${tenantId} and ${after(query, 'users')}
@@ -43,7 +45,7 @@ export async function availableUsersForTenant(
   requireGlobalAdmin(actor);
   await existingTenant(db, tenantId);
   const outside = sql.fragment`not exists (select 1 from memberships m where m.tenant_id = ${tenantId} and m.user_id = users.id)`;
-  const rows = await db.any(sql.type(user)`
+  const rows = await db.any(sql.type(userSchema)`
     select ${userColumns} from users where ${outside} and ${after(query, 'users')}
     order by users.created_at, users.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from users where ${outside}`));
@@ -51,7 +53,7 @@ export async function availableUsersForTenant(
 
 export async function addMember(db: CommonQueryMethods, tenantId: string, userId: string, role: Role) {
   try {
-    return await db.one(sql.type(membership)`
+    return await db.one(sql.type(membershipSchema)`
       insert into memberships (tenant_id, user_id, role) values (${tenantId}, ${userId}, ${role})
       returning tenant_id, user_id, role, created_at`);
   } catch (error) {
@@ -83,7 +85,7 @@ export async function updateTenantRole(
   role: Role,
 ) {
   requireGlobalAdmin(actor);
-  const updated = await db.maybeOne(sql.type(membership)`
+  const updated = await db.maybeOne(sql.type(membershipSchema)`
     update memberships set role = ${role} where tenant_id = ${tenantId} and user_id = ${userId}
     returning tenant_id, user_id, role, created_at`);
   if (!updated) throw notFound('The user is not a member of this tenant.');

@@ -7,7 +7,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, notFound } from '../errors.ts';
 import { activeMemberships, reachesSite, requireScope, roles, type Role, type Scope } from '../identity/access.ts';
-import { site, siteColumns, type Site } from './sites.ts';
+import { siteSchema, siteColumns, type Site } from './sites.ts';
 
 export type SiteRole = Role | 'service';
 
@@ -31,11 +31,11 @@ export const identifies = (identifier: string) =>
     ? sql.fragment`sites.id = ${identifier}`
     : sql.fragment`sites.slug = ${identifier.toLowerCase()}`;
 
-const siteWithRole = site.extend({ role: z.enum([...roles, 'service']).nullable() });
+const siteWithRole = siteSchema.extend({ role: z.enum([...roles, 'service']).nullable() });
 
 /** The site by id or slug, whoever asks: for callers that checked access another way (a signed webhook, a job). */
 export function resolveSite(db: CommonQueryMethods, identifier: string): Promise<Site | null> {
-  return db.maybeOne(sql.type(site)`select ${siteColumns} from sites where ${identifies(identifier)}`);
+  return db.maybeOne(sql.type(siteSchema)`select ${siteColumns} from sites where ${identifies(identifier)}`);
 }
 
 /** The caller's role on the site as SQL over `sites`: null where they do not reach it. */
@@ -70,7 +70,7 @@ export const notPublic = () => notFound('Not found, or not public.');
 
 /** A public site of a tenant in good standing, for the token-free endpoints. */
 export async function findPublicSite(db: CommonQueryMethods, identifier: string): Promise<Site | null> {
-  return db.maybeOne(sql.type(site)`
+  return db.maybeOne(sql.type(siteSchema)`
     select ${siteColumns} from sites join tenants t on t.id = sites.tenant_id and t.status = 'active'
     where ${identifies(identifier)} and sites.visibility = 'public'`);
 }

@@ -7,21 +7,21 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { conflict, notFound } from '../errors.ts';
 import { activeMemberships, reachesSite, requireUser, roles } from '../identity/access.ts';
-import { user, userColumns } from '../identity/users.ts';
+import { userSchema, userColumns } from '../identity/users.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
-import { site, siteColumns, type Site } from './sites.ts';
+import { siteSchema, siteColumns, type Site } from './sites.ts';
 
-export const siteUser = user
+export const siteUserSchema = userSchema
   .extend({ role: z.enum(roles).describe('The user’s role in the site’s tenant'), assigned_at: timestamp })
   .meta({ id: 'SiteUser' });
-export const siteAssignment = z
+export const siteAssignmentSchema = z
   .object({ site_id: z.uuid(), user_id: z.uuid(), created_at: timestamp })
   .meta({ id: 'SiteAssignment' });
 
 // The route lets in only the site's tenant admins; these take the site it resolved.
 
 export async function listSiteUsers(db: CommonQueryMethods, target: Site, query: PageQuery) {
-  const rows = await db.any(sql.type(siteUser)`
+  const rows = await db.any(sql.type(siteUserSchema)`
     select ${userColumns}, m.role, su.created_at as assigned_at
     from site_users su join users on users.id = su.user_id
     join memberships m on m.tenant_id = su.tenant_id and m.user_id = su.user_id
@@ -37,7 +37,7 @@ export async function availableUsersForSite(db: CommonQueryMethods, target: Site
   const candidates = sql.fragment`
     exists (select 1 from memberships m where m.tenant_id = ${target.tenant_id} and m.user_id = users.id)
     and not exists (select 1 from site_users su where su.site_id = ${target.id} and su.user_id = users.id)`;
-  const rows = await db.any(sql.type(user)`
+  const rows = await db.any(sql.type(userSchema)`
     select ${userColumns} from users where ${candidates} and ${after(query, 'users')}
     order by users.created_at, users.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from users where ${candidates}`));
@@ -49,7 +49,7 @@ export async function assignUserToSite(db: CommonQueryMethods, target: Site, use
   // A user outside the tenant is, from here, a user that does not exist.
   if (!member) throw notFound('No such user in this site’s tenant.');
   try {
-    return await db.one(sql.type(siteAssignment)`
+    return await db.one(sql.type(siteAssignmentSchema)`
       insert into site_users (tenant_id, site_id, user_id) values (${target.tenant_id}, ${target.id}, ${userId})
       returning site_id, user_id, created_at`);
   } catch (error) {
@@ -91,7 +91,7 @@ export async function listUserSites(db: CommonQueryMethods, actor: Actor, userId
   const reachable = sql.fragment`${scope} and exists (
     select 1 from ${activeMemberships}
     where m.tenant_id = sites.tenant_id and m.user_id = ${userId} and ${reachesSite(sql.identifier(['sites', 'id']))})`;
-  const rows = await db.any(sql.type(site)`
+  const rows = await db.any(sql.type(siteSchema)`
     select ${siteColumns} from sites where ${reachable} and ${after(query, 'sites')}
     order by sites.created_at, sites.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from sites where ${reachable}`));

@@ -49,7 +49,7 @@ export const siteSlug = slug.refine(
 );
 export const locale = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as en or pt-BR');
 
-export const site = z
+export const siteSchema = z
   .object({
     id: z.uuid(),
     tenant_id: z.uuid(),
@@ -66,7 +66,7 @@ export const site = z
   })
   .meta({ id: 'Site' });
 
-export type Site = z.infer<typeof site>;
+export type Site = z.infer<typeof siteSchema>;
 
 export const siteColumns = sql.fragment`sites.id, sites.tenant_id, sites.slug, sites.name, sites.default_locale, sites.locales, sites.domain, sites.settings, sites.visibility, sites.created_at`;
 
@@ -85,7 +85,7 @@ export async function listSites(db: CommonQueryMethods, actor: Actor, query: Pag
   if (tenantId && (!(await tenantRole(db, actor, tenantId)) || !(await findTenant(db, tenantId))))
     throw notFound('No such tenant.');
   const where = sql.fragment`${visible(actor)} and ${tenantId ? sql.fragment`sites.tenant_id = ${tenantId}` : sql.fragment`true`}`;
-  const rows = await db.any(sql.type(site)`
+  const rows = await db.any(sql.type(siteSchema)`
     select ${siteColumns} from sites where ${where} and ${after(query, 'sites')}
     order by sites.created_at, sites.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from sites where ${where}`));
@@ -120,7 +120,7 @@ export async function createSite(db: CommonQueryMethods, actor: Actor, input: Ne
   const locales = input.locales ?? [defaultLocale];
   return db
     .one(
-      sql.type(site)`
+      sql.type(siteSchema)`
       insert into sites (tenant_id, name, slug, default_locale, locales, domain, settings, visibility)
       values (${input.tenant_id}, ${input.name}, ${input.slug}, ${defaultLocale}, ${sql.array(locales, 'text')},
               ${input.domain ?? null}, ${sql.jsonb((input.settings ?? {}) as never)}, ${input.visibility ?? 'private'})
@@ -135,7 +135,7 @@ export type SiteChanges = Partial<Omit<NewSite, 'tenant_id'>>;
 export async function updateSite(db: CommonQueryMethods, current: Site, changes: SiteChanges): Promise<Site> {
   return db
     .one(
-      sql.type(site)`
+      sql.type(siteSchema)`
       update sites set
         name = coalesce(${changes.name ?? null}, name),
         slug = coalesce(${changes.slug ?? null}, slug),

@@ -16,7 +16,7 @@ export const slug = z
   .max(63)
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'lowercase letters, digits and single hyphens');
 
-export const tenant = z
+export const tenantSchema = z
   .object({
     id: z.uuid(),
     name: z.string(),
@@ -28,7 +28,7 @@ export const tenant = z
   })
   .meta({ id: 'Tenant' });
 
-export type Tenant = z.infer<typeof tenant>;
+export type Tenant = z.infer<typeof tenantSchema>;
 
 const columns = sql.fragment`tenants.id, tenants.name, tenants.slug, tenants.status, tenants.monthly_credit_limit, tenants.settings, tenants.created_at`;
 
@@ -54,7 +54,7 @@ function taken<T>(promise: Promise<T>, what: string): Promise<T> {
 }
 
 export async function findTenant(db: CommonQueryMethods, id: string): Promise<Tenant | null> {
-  return db.maybeOne(sql.type(tenant)`select ${columns} from tenants where id = ${id}`);
+  return db.maybeOne(sql.type(tenantSchema)`select ${columns} from tenants where id = ${id}`);
 }
 
 export async function getTenant(db: CommonQueryMethods, actor: Actor, id: string): Promise<Tenant> {
@@ -66,7 +66,7 @@ export async function getTenant(db: CommonQueryMethods, actor: Actor, id: string
 
 export async function listTenants(db: CommonQueryMethods, actor: Actor, query: PageQuery) {
   requireGlobalAdmin(actor);
-  const rows = await db.any(sql.type(tenant)`
+  const rows = await db.any(sql.type(tenantSchema)`
     select ${columns} from tenants where ${after(query, 'tenants')} order by tenants.created_at, tenants.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from tenants`));
 }
@@ -89,7 +89,7 @@ export async function insertTenant(db: CommonQueryMethods, input: NewTenant): Pr
           union all select ${wanted} || '-' || n, n from generate_series(2, 1000) n
         ) c where not exists (select 1 from tenants where slug = c.candidate) order by n limit 1`);
   return taken(
-    db.one(sql.type(tenant)`
+    db.one(sql.type(tenantSchema)`
       insert into tenants (name, slug, monthly_credit_limit, settings)
       values (${input.name}, ${free}, ${input.monthly_credit_limit ?? null}, ${sql.jsonb((input.settings ?? {}) as never)})
       returning ${columns}`),
@@ -118,7 +118,7 @@ export async function updateTenant(
 ): Promise<Tenant> {
   requireGlobalAdmin(actor);
   const updated = await taken(
-    db.maybeOne(sql.type(tenant)`
+    db.maybeOne(sql.type(tenantSchema)`
       update tenants set
         name = coalesce(${changes.name ?? null}, name),
         slug = coalesce(${changes.slug ?? null}, slug),

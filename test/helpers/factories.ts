@@ -7,7 +7,7 @@ import { insertUser, type User } from '../../core/identity/users.ts';
 import { addMember } from '../../core/tenancy/memberships.ts';
 import { insertTenant, type Tenant } from '../../core/tenancy/tenants.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
-import { site as siteSchema, siteColumns } from '../../core/tenancy/sites.ts';
+import { siteSchema as siteSchema, siteColumns } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
 import type { TestApp } from './app.ts';
 

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import request from 'supertest';
 import { z } from 'zod';
 import type { Actor } from '../../../core/actor.ts';
-import { job as jobSchema, type JobStatus } from '../../../core/jobs/model.ts';
+import { jobSchema as jobSchema, type JobStatus } from '../../../core/jobs/model.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
 import type { TestApp } from '../../helpers/app.ts';
