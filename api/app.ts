@@ -6,6 +6,7 @@ import { service } from '../core/version.ts';
 import { docsRouter } from './docs.ts';
 import { allEndpoints, type Endpoint } from './manifest.ts';
 import { bodyParsers } from './middleware/body.ts';
+import { chain } from './middleware/chain.ts';
 import { corsPolicy } from './middleware/cors.ts';
 import { requestLogging } from './middleware/logging.ts';
 import { errorHandler, notFound } from './middleware/problems.ts';
@@ -43,6 +44,8 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   // documents); routes that are worth revalidating set their own (media views).
   app.set('etag', false);
   app.set('trust proxy', services.config.trustProxy);
+  // What requestLog() binds to each request's id.
+  app.locals.logger = services.logger;
   const spec = endpoints.filter((endpoint) => endpoint.source === 'spec');
   app.locals.catalog = {
     total: spec.length,
@@ -50,18 +53,23 @@ export function createApp(services: Services, options: AppOptions = {}): Express
     beyond_spec: endpoints.length - spec.length,
   };
 
-  // 1. Identify the request, so every later log line and problem carries its id.
-  app.use(requestId());
-  // 2. Log it once it finishes.
-  app.use(requestLogging(services.logger));
-  // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
-  app.use(securityHeaders());
   const cors = corsPolicy(services.config.corsOrigins);
-  if (cors) app.use(cors);
-  // 4. Bodies: JSON and forms, bounded in size.
-  app.use(bodyParsers(services.config.bodyLimit));
-  // 5. Every manifest endpoint, each under its own timeout.
-  app.use(endpointDispatcher(endpoints, routes, services));
+  // Every request takes these steps, chained as one layer (./middleware/chain.ts):
+  app.use(
+    chain(
+      // 1. Identify the request, so every later log line and problem carries its id.
+      requestId(),
+      // 2. Log it once it finishes.
+      requestLogging(services.logger),
+      // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
+      securityHeaders(),
+      ...(cors ? [cors] : []),
+      // 4. Bodies: JSON and forms, bounded in size.
+      bodyParsers(services.config.bodyLimit),
+      // 5. Every manifest endpoint, each under its own timeout.
+      endpointDispatcher(endpoints, routes, services),
+    ),
+  );
   // 6. The API description and its interactive documentation (after the endpoints, which are asked far more often).
   app.get('/openapi.json', (_req, res) => {
     res.json(document());

@@ -14,6 +14,7 @@ import type { Deps, Services } from '../core/services.ts';
 import { notPublic, requireSiteNeed } from '../core/tenancy/site-access.ts';
 import { cancellableDb, type RequestDb } from '../db/cancellable.ts';
 import { parseInput } from './input.ts';
+import { requestLog } from './middleware/logging.ts';
 import type { Endpoint } from './manifest.ts';
 import type { Deadline } from './middleware/timeout.ts';
 import type { Access, RouteContext, RouteDefinition } from './route.ts';
@@ -108,7 +109,7 @@ class Context {
   }
 
   get log(): Logger {
-    return this.#req.log;
+    return requestLog(this.#req);
   }
 
   get ip(): string | undefined {
@@ -120,7 +121,7 @@ class Context {
       db: this.db,
       config: this.services.config,
       storage: this.services.storage,
-      logger: this.#req.log,
+      logger: requestLog(this.#req),
     });
   }
 }

@@ -2,7 +2,7 @@
 // machine with bounded loops against 127.0.0.1 only. Prints a table; asserts
 // nothing (tests assert behaviour, this measures it).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { speechFigures, throughputFigures } from './jobs.ts';
@@ -13,26 +13,35 @@ const root = path.join(import.meta.dirname, '..');
 
 type Proc = { child: ChildProcess; url: string; exited: Promise<unknown> };
 
-async function launch(entry: string, env: Record<string, string>): Promise<Proc> {
-  const child = spawn(process.execPath, [path.join(root, entry)], {
+/**
+ * Starts an entry point as its npm script does (the node flags of `npm run
+ * api`, say), its log written to a file as a deployment's collector would
+ * take it, rather than to a pipe this process would have to read.
+ */
+async function launch(entry: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Proc> {
+  const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'bench-log-')), 'out.log');
+  const log = openSync(logFile, 'w');
+  const child = spawn(process.execPath, [...nodeFlags, path.join(root, entry)], {
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', log, 'inherit'],
   });
+  closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  let output = '';
-  return new Promise((resolve, reject) => {
-    // The log is read until the URL appears, then only drained: a loaded API logs every request.
-    const read = (chunk: Buffer) => {
-      output += chunk;
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
-      if (!match?.[1]) return;
-      child.stdout?.off('data', read).resume();
-      output = '';
-      resolve({ child, url: match[1], exited });
-    };
-    child.stdout?.on('data', read);
-    child.once('exit', () => reject(new Error(`${entry} exited:\n${output}`)));
-  });
+  for (let i = 0; i < 600; i++) {
+    const match = /"url":"(http:\/\/[^"]+)"/.exec(readFileSync(logFile, 'utf8'));
+    if (match?.[1]) return { child, url: match[1], exited };
+    if (child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`${entry} did not start:\n${readFileSync(logFile, 'utf8')}`);
+}
+
+/** The node flags `npm run <script>` gives its entry point (package.json scripts: "node <flags> entry.ts"). */
+function scriptFlags(script: string): string[] {
+  const scripts = (
+    JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
+  return (scripts[script] ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
 }
 
 async function untilReady(url: string): Promise<void> {
@@ -114,13 +123,19 @@ try {
   // The API alone, against the running embedded database, for its own RSS.
   const password = readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim();
   const port = readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3];
-  const api = await launch('api/main.ts', {
-    DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:${port}/app`,
-    DATA_DIR: dataDir,
-    // The benchmark signs in far more often than a person would.
-    RATE_LIMIT_AUTH_PER_ACCOUNT: '1000000',
-    RATE_LIMIT_AUTH_PER_IP: '1000000',
-  });
+  // The API alone, as `npm run api` runs it (its node flags bound the heap).
+  const apiFlags = scriptFlags('api');
+  const api = await launch(
+    'api/main.ts',
+    {
+      DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:${port}/app`,
+      DATA_DIR: dataDir,
+      // The benchmark signs in far more often than a person would.
+      RATE_LIMIT_AUTH_PER_ACCOUNT: '1000000',
+      RATE_LIMIT_AUTH_PER_IP: '1000000',
+    },
+    apiFlags,
+  );
   await untilReady(api.url);
   await new Promise((resolve) => setTimeout(resolve, 2000));
   rows.push(['API process RSS, idle after start', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
@@ -157,7 +172,7 @@ try {
   const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${port}/app`;
   if (section('request-path')) {
     const launchApi = async (url: string) => {
-      const counted = await launch('api/main.ts', { DATABASE_URL: url, DATA_DIR: dataDir });
+      const counted = await launch('api/main.ts', { DATABASE_URL: url, DATA_DIR: dataDir }, apiFlags);
       await untilReady(counted.url);
       return { url: counted.url, stop: () => stop(counted) };
     };

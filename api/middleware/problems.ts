@@ -4,6 +4,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
 import { Problem } from '../../core/errors.ts';
+import { requestLog } from './logging.ts';
 
 export function sendProblem(req: Request, res: Response, problem: Problem): void {
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
@@ -74,15 +75,15 @@ export function errorHandler(): ErrorRequestHandler {
     const problem = toProblem(error);
     if (res.headersSent) {
       // Typically the work abandoned after a 504 failing as it is cancelled.
-      req.log?.debug({ err: error }, 'error after the response was sent');
+      requestLog(req).debug({ err: error }, 'error after the response was sent');
       return;
     }
     if (!problem) {
-      req.log?.error({ err: error }, 'unhandled error');
+      requestLog(req).error({ err: error }, 'unhandled error');
       sendProblem(req, res, new Problem(500, 'An unexpected error occurred. It has been logged with the request id.'));
       return;
     }
-    if (problem.status >= 500) req.log?.error({ err: error }, problem.message);
+    if (problem.status >= 500) requestLog(req).error({ err: error }, problem.message);
     sendProblem(req, res, problem);
   };
 }
