@@ -19,6 +19,7 @@ export class Notifications {
   #client: Promise<pg.Client> | undefined;
   #listening = false;
   #closed = false;
+  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(databaseUrl: string, logger: Logger) {
     this.#databaseUrl = databaseUrl;
@@ -49,7 +50,7 @@ export class Notifications {
     };
     try {
       const client = await this.#connection();
-      if (fresh) await client.query(`listen ${channel}`);
+      if (fresh) await this.#serially(() => client.query(`listen ${channel}`));
     } catch (error) {
       stop();
       throw error;
@@ -66,7 +67,14 @@ export class Notifications {
   async sync(): Promise<void> {
     const client = this.#client;
     if (!this.#listening || !client) return;
-    await client.then((c) => c.query('select 1')).catch(() => undefined);
+    await this.#serially(async () => (await client).query('select 1')).catch(() => undefined);
+  }
+
+  /** One statement at a time on the connection (pg no longer queues them for us): callers wait in line. */
+  #serially<T>(statement: () => Promise<T>): Promise<T> {
+    const turn = this.#queue.then(statement);
+    this.#queue = turn.catch(() => undefined);
+    return turn;
   }
 
   async close(): Promise<void> {

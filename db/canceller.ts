@@ -10,20 +10,26 @@ export class BackendCanceller {
   readonly #databaseUrl: string;
   #client: Promise<pg.Client> | undefined;
   #closed = false;
+  #last: Promise<void> = Promise.resolve();
 
   constructor(databaseUrl: string) {
     this.#databaseUrl = databaseUrl;
   }
 
   /** Resolves once the server has been told; never rejects (a statement that runs on is the only harm). */
-  async cancel(pid: number): Promise<void> {
-    if (this.#closed) return;
-    try {
-      const client = await (this.#client ??= this.#connect());
-      await client.query('select pg_cancel_backend($1)', [pid]);
-    } catch {
-      this.#client = undefined;
-    }
+  cancel(pid: number): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    // One at a time: a pg client runs one statement at a time.
+    const done = this.#last.then(async () => {
+      try {
+        const client = await (this.#client ??= this.#connect());
+        await client.query('select pg_cancel_backend($1)', [pid]);
+      } catch {
+        this.#client = undefined;
+      }
+    });
+    this.#last = done;
+    return done;
   }
 
   async close(): Promise<void> {
