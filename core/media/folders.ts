@@ -62,9 +62,12 @@ const requireChange = (access: SiteAccess, target: Folder) =>
   requireOwnChange(access, target.created_by, 'the folders they made');
 
 async function findFolder(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Folder> {
-  const row = await db.maybeOne(sql.type(folderSchema)`
-    select ${columns} from media_folders f where f.site_id = ${siteId} and f.id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
-  if (!row) throw notFound('No such folder.');
+  // By primary key, the site checked here (see findMedia); a lock is taken only on the site's own folder.
+  const row = lock
+    ? await db.maybeOne(sql.type(folderSchema)`
+        select ${columns} from media_folders f where f.id = ${id} and f.site_id = ${siteId} for update`)
+    : await db.maybeOne(sql.type(folderSchema)`select ${columns} from media_folders f where f.id = ${id}`);
+  if (!row || row.site_id !== siteId) throw notFound('No such folder.');
   return row;
 }
 

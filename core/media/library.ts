@@ -80,9 +80,13 @@ export async function countMedia(db: CommonQueryMethods, { site }: SiteAccess, q
 }
 
 export async function findMedia(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<MediaItem> {
-  const row = await db.maybeOne(sql.type(mediaItemSchema)`
-    select ${mediaColumns} from media_items where site_id = ${siteId} and id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
-  if (!row) throw notFound('No such media item.');
+  // By primary key alone, the site checked here: with the site in the WHERE, PostgreSQL may walk the
+  // site's (site_id, created_at, id) index instead, reading every item of the site to find one.
+  const row = lock
+    ? await db.maybeOne(sql.type(mediaItemSchema)`
+        select ${mediaColumns} from media_items where id = ${id} and site_id = ${siteId} for update`)
+    : await db.maybeOne(sql.type(mediaItemSchema)`select ${mediaColumns} from media_items where id = ${id}`);
+  if (!row || row.site_id !== siteId) throw notFound('No such media item.');
   return row;
 }
 

@@ -33,9 +33,9 @@ export const publicMediaItemSchema = mediaItemSchema
 
 /** A ready item of the site, which the request path found public (and its tenant in good standing). */
 export async function findPublicMedia(db: CommonQueryMethods, site: Site, id: string): Promise<MediaItem> {
-  const item = await db.maybeOne(sql.type(mediaItemSchema)`
-    select ${mediaColumns} from media_items where id = ${id} and site_id = ${site.id} and status = 'ready'`);
-  if (!item) throw notPublic();
+  // By primary key alone (see findMedia): the site and the status are checked here.
+  const item = await db.maybeOne(sql.type(mediaItemSchema)`select ${mediaColumns} from media_items where id = ${id}`);
+  if (!item || item.site_id !== site.id || item.status !== 'ready') throw notPublic();
   return item;
 }
 
