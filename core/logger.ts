@@ -40,7 +40,7 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
  */
 export function unredacted(logger: Logger): Logger {
   return pino(
-    { level: logger.level, base: logger.bindings(), timestamp: pino.stdTimeFunctions.isoTime },
+    { level: logger.level, base: { pid: process.pid, ...logger.bindings() }, timestamp: pino.stdTimeFunctions.isoTime },
     (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym],
   );
 }
