@@ -21,6 +21,8 @@ export class BackendCanceller {
     if (this.#closed) return Promise.resolve();
     // One at a time: a pg client runs one statement at a time.
     const done = this.#last.then(async () => {
+      // Closed while this one waited its turn: a connection opened now would never be closed.
+      if (this.#closed) return;
       try {
         const client = await (this.#client ??= this.#connect());
         await client.query('select pg_cancel_backend($1)', [pid]);
@@ -34,6 +36,8 @@ export class BackendCanceller {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // A cancel under way may be opening the connection: let it finish, then end what it opened.
+    await this.#last;
     const client = this.#client;
     this.#client = undefined;
     if (client) await client.then((c) => c.end()).catch(() => {});
