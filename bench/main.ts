@@ -36,12 +36,18 @@ async function launch(entry: string, env: Record<string, string>, nodeFlags: str
   throw new Error(`${entry} did not start:\n${readFileSync(logFile, 'utf8')}`);
 }
 
-/** The node flags `npm run <script>` gives its entry point (package.json scripts: "node <flags> entry.ts"). */
-function scriptFlags(script: string): string[] {
+/** How `npm run <script>` runs its entry point: the environment it sets and node's flags ("NAME=value node --flag entry.ts"). */
+function scriptLaunch(script: string): { env: Record<string, string>; flags: string[] } {
   const scripts = (
     JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
   ).scripts;
-  return (scripts[script] ?? '').split(/\s+/).filter((word) => word.startsWith('--'));
+  const words = (scripts[script] ?? '').split(/\s+/);
+  const env = Object.fromEntries(
+    words
+      .filter((word) => /^[A-Z_]+=/.test(word))
+      .map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]),
+  );
+  return { env, flags: words.filter((word) => word.startsWith('--')) };
 }
 
 async function untilReady(url: string): Promise<void> {
@@ -123,11 +129,13 @@ try {
   // The API alone, against the running embedded database, for its own RSS.
   const password = readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim();
   const port = readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3];
-  // The API alone, as `npm run api` runs it (its node flags bound the heap).
-  const apiFlags = scriptFlags('api');
+  // The API alone, as `npm run api` runs it (its environment and node flags bound its memory).
+  const npmRunApi = scriptLaunch('api');
+  const apiFlags = npmRunApi.flags;
   const api = await launch(
     'api/main.ts',
     {
+      ...npmRunApi.env,
       DATABASE_URL: `postgres://postgres:${password}@127.0.0.1:${port}/app`,
       DATA_DIR: dataDir,
       // The benchmark signs in far more often than a person would.
@@ -172,7 +180,7 @@ try {
   const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${port}/app`;
   if (section('request-path')) {
     const launchApi = async (url: string) => {
-      const counted = await launch('api/main.ts', { DATABASE_URL: url, DATA_DIR: dataDir }, apiFlags);
+      const counted = await launch('api/main.ts', { ...npmRunApi.env, DATABASE_URL: url, DATA_DIR: dataDir }, apiFlags);
       await untilReady(counted.url);
       return { url: counted.url, stop: () => stop(counted) };
     };
