@@ -10,6 +10,7 @@ import { insertMedia } from '../../core/media/items.ts';
 import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { staffedTenant, type Staffed } from '../helpers/identity.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 const patchKey = 'PATCH /{site_identifier}/media/{media_id}';
 
@@ -56,21 +57,14 @@ it('answers 504, cancels the waiting update and writes nothing', async () => {
       .send({ alt: 'written after the deadline' })
       .then((res) => res);
     // Before the deadline the PATCH waits on the row.
-    for (let i = 0; i < 50 && (await waitingForTheRow()) === 0; i++)
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await waitingForTheRow()).toBe(1);
+    expect(await pollUntil(waitingForTheRow, (waiting) => waiting > 0)).toBe(1);
     const res = await answer;
     expect(res.status).toBe(504);
     expect(res.body).toMatchObject({ status: 504, detail: 'The request did not complete within 1 s.' });
     expect(Date.now() - started).toBeLessThan(10_000);
 
     // The cancel reaches the server at the deadline; give it a moment to act.
-    let waiting = await waitingForTheRow();
-    for (let i = 0; i < 50 && waiting > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      waiting = await waitingForTheRow();
-    }
-    expect(waiting).toBe(0);
+    expect(await pollUntil(waitingForTheRow, (waiting) => waiting === 0, { everyMs: 100 })).toBe(0);
   } finally {
     await holder.query('rollback');
     await holder.end();

@@ -7,6 +7,7 @@ import { defineRoute } from '../../api/route.ts';
 import { allRoutes } from '../../api/routes.ts';
 import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 const slow = parseManifest(
   ['group\tmethod\tpath\tname\tauth\ttimeout', 'Test\tGET\t/slow\tSlow\tpublic\t1s'].join('\n'),
@@ -47,12 +48,7 @@ it('answers 504 at the deadline and cancels the running statement', async () => 
   expect(Date.now() - started).toBeLessThan(25_000);
 
   // The cancel is sent at the deadline; give the server a moment to act on it.
-  let remaining = await sleepingStatements();
-  for (let i = 0; i < 50 && remaining > 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    remaining = await sleepingStatements();
-  }
-  expect(remaining).toBe(0);
+  expect(await pollUntil(sleepingStatements, (remaining) => remaining === 0, { everyMs: 100 })).toBe(0);
 });
 
 it('keeps serving after a timeout', async () => {

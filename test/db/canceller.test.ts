@@ -4,6 +4,7 @@
 import pg from 'pg';
 import { BackendCanceller } from '../../db/canceller.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { pollUntil } from '../helpers/poll.ts';
 
 let database: TestDatabase;
 let observer: pg.Client;
@@ -36,13 +37,13 @@ it('cancels the statement a backend is running', async () => {
       (error: { code?: string }) => error.code,
     );
     // Wait until the sleep is running, so the cancel has something to stop.
-    for (let i = 0; i < 100; i++) {
-      const { rows } = await observer.query<{ state: string }>('select state from pg_stat_activity where pid = $1', [
-        pid,
-      ]);
-      if (rows[0]?.state === 'active') break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await pollUntil(
+      async () =>
+        (await observer.query<{ state: string }>('select state from pg_stat_activity where pid = $1', [pid])).rows[0]
+          ?.state,
+      (state) => state === 'active',
+      { tries: 100 },
+    );
     await canceller.cancel(pid);
     expect(await sleeping).toBe('57014');
   } finally {
@@ -58,12 +59,7 @@ it('closes with cancels still queued, leaving no connection open', async () => {
   await canceller.close();
   await Promise.all(cancels);
   // A backend's exit is asynchronous to the client's: give it a moment to leave pg_stat_activity.
-  let open = await cancellerConnections();
-  for (let i = 0; i < 50 && open > 0; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    open = await cancellerConnections();
-  }
-  expect(open).toBe(0);
+  expect(await pollUntil(cancellerConnections, (open) => open === 0)).toBe(0);
 });
 
 it('does nothing once closed', async () => {

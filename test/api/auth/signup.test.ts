@@ -8,6 +8,7 @@ import { startWorker, type WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { login, newUser, password } from '../../helpers/factories.ts';
 import { startFakeSmtp, tokenIn, waitForMail, type FakeSmtp } from '../../helpers/smtp.ts';
+import { pollUntil } from '../../helpers/poll.ts';
 
 let t: TestApp;
 let smtp: FakeSmtp;
@@ -193,13 +194,14 @@ describe('without SMTP_URL', () => {
       const email = address();
       await request(local.app).post('/auth/signup/').send({ email, password, full_name: 'Local' }).expect(201);
       const row = z.object({ delivered_via: z.string().nullable(), text_body: z.string() });
-      let sent: z.infer<typeof row> | null = null;
-      for (let i = 0; i < 200 && !sent?.delivered_via; i++) {
-        sent = await local.services.db.maybeOne(
-          sql.type(row)`select delivered_via, text_body from email_outbox where to_address = ${email}`,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const sent = await pollUntil(
+        () =>
+          local.services.db.maybeOne(
+            sql.type(row)`select delivered_via, text_body from email_outbox where to_address = ${email}`,
+          ),
+        (found) => Boolean(found?.delivered_via),
+        { tries: 200, everyMs: 50 },
+      );
       expect(sent).toMatchObject({ delivered_via: 'log', text_body: expect.stringContaining('token: ') });
     } finally {
       await localWorker.stop();
