@@ -3,7 +3,8 @@
 // connections beside bare Express (hello) and bare Express + node-postgres
 // (one row by primary key) started here, in the same run, against the same
 // database. Also how many database round trips each read costs with warm
-// caches, counted on the wire.
+// caches, counted on the wire; and how soon a logout made through one API
+// process is honoured by another.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { startRoundTripCounter, type RoundTripCounter } from '../test/helpers/pg-round-trips.ts';
@@ -77,6 +78,49 @@ async function roundTrips(
   return counter.count() / count;
 }
 
+/**
+ * How long after a logout answered by one API process another still accepts
+ * the session's token: each trial signs in, warms the second process's cache
+ * with the token, logs out through the first, then asks the second until it
+ * answers 401. Also how many of those asks were still answered 200.
+ */
+async function invalidationDelay(
+  first: string,
+  second: string,
+  trials = 20,
+): Promise<{ p50: number; max: number; stale: number }> {
+  const delays: number[] = [];
+  let stale = 0;
+  const currentUser = (token: string) =>
+    fetch(`${second}/auth/currentuser`, { headers: { Authorization: `Bearer ${token}` } }).then(async (res) => {
+      await res.arrayBuffer();
+      return res.status;
+    });
+  for (let i = 0; i < trials; i++) {
+    const { access_token: token } = await api<{ access_token: string }>(`${first}/auth/login`, '', 'POST', {
+      username: 'admin@example.com',
+      password: 'change-me-now',
+    });
+    for (let warm = 0; warm < 3; warm++) if ((await currentUser(token)) !== 200) throw new Error('token refused');
+    const logout = await fetch(`${first}/auth/logout`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    if (logout.status !== 204) throw new Error(`logout answered ${logout.status}`);
+    const loggedOut = performance.now();
+    for (;;) {
+      const status = await currentUser(token);
+      if (status === 401) break;
+      if (status !== 200) throw new Error(`currentuser answered ${status}`);
+      stale++;
+      if (performance.now() - loggedOut > 10_000) throw new Error('the second process kept the session for 10 s');
+    }
+    delays.push(performance.now() - loggedOut);
+  }
+  delays.sort((a, b) => a - b);
+  return { p50: delays[Math.floor(delays.length / 2)]!, max: delays.at(-1)!, stale };
+}
+
 const rate = (result: Load) =>
   `${result.perSecond.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms`;
 const ratio = (result: Load, baseline: Load) => `${(result.perSecond / baseline.perSecond).toFixed(2)}×`;
@@ -112,6 +156,8 @@ export async function requestPathFigures(
     };
     await Promise.all([countedApi.stop(), stopBaseline(countedPg)]);
     await counter.close();
+    const secondApi = await launchApi(databaseUrl);
+    const invalidation = await invalidationDelay(apiUrl, secondApi.url).finally(() => secondApi.stop());
     const perRequest = (n: number) => n.toFixed(2);
     return [
       [`Load client (32 connections, 8 s after 1 s of warm-up)`, loadClient],
@@ -124,6 +170,10 @@ export async function requestPathFigures(
       [
         'Database round trips per request: media (bearer) / public media / currentuser / Express + pg',
         `${perRequest(trips.read)} / ${perRequest(trips.publicRead)} / ${perRequest(trips.me)} / ${perRequest(trips.baseline)}`,
+      ],
+      [
+        'Logout through one API process → the other refuses the token (its cache warm), 20 trials',
+        `p50 ${invalidation.p50.toFixed(2)} ms, max ${invalidation.max.toFixed(2)} ms after the logout answered; ${invalidation.stale} request(s) still accepted`,
       ],
     ];
   } finally {
