@@ -121,9 +121,47 @@ async function invalidationDelay(
   return { p50: delays[Math.floor(delays.length / 2)]!, max: delays.at(-1)!, stale };
 }
 
-const rate = (result: Load) =>
-  `${result.perSecond.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms`;
-const ratio = (result: Load, baseline: Load) => `${(result.perSecond / baseline.perSecond).toFixed(2)}×`;
+/**
+ * Loads every target in turn, `rounds` times over, so that the drift of a
+ * shared machine (a neighbour's burst, a host's frequency) falls on the API and
+ * its baselines alike instead of on whichever ran in that second.
+ */
+async function interleaved<K extends string>(
+  targets: Record<K, { url: string; headers?: Record<string, string> }>,
+  rounds: number,
+  seconds: number,
+): Promise<Record<K, Load[]>> {
+  const names = Object.keys(targets) as K[];
+  const results = Object.fromEntries(names.map((name) => [name, [] as Load[]])) as Record<K, Load[]>;
+  for (let round = 0; round < rounds; round++) {
+    for (const name of names) results[name].push(await load(targets[name].url, { ...targets[name], seconds }));
+  }
+  return results;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** The median round of each figure: throughput, p50 and p99 taken separately. */
+const typical = (loads: Load[]): Load => ({
+  ...loads[0]!,
+  perSecond: median(loads.map((l) => l.perSecond)),
+  p50: median(loads.map((l) => l.p50)),
+  p99: median(loads.map((l) => l.p99)),
+});
+
+const rate = (loads: Load[]) => {
+  const { perSecond, p50, p99 } = typical(loads);
+  return `${perSecond.toFixed(0)} req/s, p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`;
+};
+
+/** The median of the rounds' ratios, with their range: each round's target against its own round's baseline. */
+const ratio = (loads: Load[], baseline: Load[]) => {
+  const ratios = loads.map((l, i) => l.perSecond / baseline[i]!.perSecond);
+  return `${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+};
+
+const ROUNDS = 3;
+const SECONDS = 5;
 
 export type ApiLauncher = (databaseUrl: string) => Promise<{ url: string; stop(): Promise<void> }>;
 
@@ -138,12 +176,19 @@ export async function requestPathFigures(
   const hello = await startBaseline('express-hello.ts', {});
   const withPg = await startBaseline('express-pg.ts', { DATABASE_URL: databaseUrl });
   try {
-    const helloLoad = await load(`${hello.url}/`);
-    const pgLoad = await load(`${withPg.url}/media/${id}`);
-    const live = await load(`${apiUrl}/health/live`);
-    const read = await load(`${apiUrl}/${site}/media/${id}`, { headers: bearer });
-    const publicRead = await load(`${apiUrl}/public/${site}/media/${id}`);
-    const me = await load(`${apiUrl}/auth/currentuser`, { headers: bearer });
+    const loads = await interleaved(
+      {
+        hello: { url: `${hello.url}/` },
+        pg: { url: `${withPg.url}/media/${id}` },
+        live: { url: `${apiUrl}/health/live` },
+        read: { url: `${apiUrl}/${site}/media/${id}`, headers: bearer },
+        publicRead: { url: `${apiUrl}/public/${site}/media/${id}` },
+        me: { url: `${apiUrl}/auth/currentuser`, headers: bearer },
+      },
+      ROUNDS,
+      SECONDS,
+    );
+    const { hello: helloLoad, pg: pgLoad, live, read, publicRead, me } = loads;
     // Counted on a second API process and baseline whose database connections go through a counting relay.
     const counter = await startRoundTripCounter(databaseUrl);
     const countedApi = await launchApi(counter.url);
@@ -160,7 +205,10 @@ export async function requestPathFigures(
     const invalidation = await invalidationDelay(apiUrl, secondApi.url).finally(() => secondApi.stop());
     const perRequest = (n: number) => n.toFixed(2);
     return [
-      [`Load client (32 connections, 8 s after 1 s of warm-up)`, loadClient],
+      [
+        `Load client (32 connections; ${ROUNDS} interleaved rounds of ${SECONDS} s, each after 1 s of warm-up; medians)`,
+        loadClient,
+      ],
       ['Bare Express: hello', rate(helloLoad)],
       ['Bare Express + pg: one row by primary key', rate(pgLoad)],
       ['GET /health/live', `${rate(live)}; ${ratio(live, helloLoad)} Express hello`],
