@@ -1,14 +1,18 @@
 // Every built route module. An endpoint of the manifest without a route here
 // answers 501 until its issue is done.
+import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as auth } from './auth/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
 import { routes as signup } from './auth/signup.ts';
+import { routes as contentTypes } from './contenttypes/router.ts';
+import { routes as elements } from './elements/router.ts';
 import { routes as general } from './general/router.ts';
 import { routes as jobs } from './jobs/router.ts';
 import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
 import { routes as mediaVideo } from './media/video.ts';
+import { routes as pages } from './pages/router.ts';
 import { routes as publicMedia } from './public-media/router.ts';
 import { routes as metrics } from './metrics/router.ts';
 import type { RouteDefinition } from './route.ts';
@@ -39,4 +43,8 @@ export const allRoutes: RouteDefinition[] = [
   ...mediaFolders,
   ...publicMedia,
   ...metrics,
+  ...contentTypes,
+  ...elements,
+  ...pages,
+  ...adminContentTypes,
 ];

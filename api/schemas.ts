@@ -1,5 +1,6 @@
 // Pieces of request schemas that many route groups share.
 import { z } from 'zod';
+import { Problem } from '../core/errors.ts';
 
 export const uuidParams = <K extends string>(...names: K[]) =>
   z.object(Object.fromEntries(names.map((name) => [name, z.uuid()])) as Record<K, z.ZodUUID>);
@@ -15,3 +16,22 @@ export const flag = z
   .enum(['true', 'false'])
   .default('false')
   .transform((value) => value === 'true');
+
+/** If-Match on changes of versioned resources (content types, elements, pages): their `version` as ETag. */
+export const ifMatchHeader = z.object({
+  'if-match': z
+    .string()
+    .optional()
+    .describe('The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since'),
+});
+
+/** The version an If-Match names; undefined when absent or `*`. */
+export function ifMatchVersion(header: string | undefined): number | undefined {
+  if (header === undefined || header.trim() === '*') return undefined;
+  const match = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
+  if (!match) throw new Problem(400, 'If-Match names a version this resource never had; send its ETag, e.g. "3".');
+  return Number(match[1]);
+}
+
+/** The ETag of a versioned resource. */
+export const versionTag = (version: number) => `"${version}"`;

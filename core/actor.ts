@@ -18,3 +18,6 @@ export type Actor = UserActor | ServiceActor;
 
 /** The id recorded as who did something: the user's, or the service account's. */
 export const actorId = (actor: Actor): string => (actor.kind === 'user' ? actor.userId : actor.serviceAccountId);
+
+/** The user behind a change, for `created_by` columns that reference users: null for a service account. */
+export const actorUserId = (actor: Actor): string | null => (actor.kind === 'user' ? actor.userId : null);

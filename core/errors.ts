@@ -21,6 +21,7 @@ const titles: Record<number, [slug: string, title: string]> = {
   404: ['not-found', 'Not Found'],
   405: ['method-not-allowed', 'Method Not Allowed'],
   409: ['conflict', 'Conflict'],
+  412: ['precondition-failed', 'Precondition Failed'],
   413: ['payload-too-large', 'Payload Too Large'],
   415: ['unsupported-media-type', 'Unsupported Media Type'],
   416: ['range-not-satisfiable', 'Range Not Satisfiable'],

@@ -1,15 +1,16 @@
 // What still uses a media item. Deleting an item in use answers 409 naming
 // what uses it, unless the caller forces it. Today the users are jobs not yet
 // finished that will read the item: an AI edit of it (or with it as the mask),
-// its metadata, a video that shows it. Agent avatars, page elements and posts
-// join `sources` as they are built. A forced delete leaves those jobs to fail
-// as media_missing, which charges nothing.
+// its metadata, a video that shows it; and content elements whose data names
+// it. Agent avatars and posts join `sources` as they are built. A forced
+// delete leaves those jobs to fail as media_missing, which charges nothing,
+// and the elements' values in place, read as no item.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 
 export const mediaReferenceSchema = z
-  .object({ media_id: z.uuid(), type: z.enum(['job']), id: z.uuid(), detail: z.string() })
+  .object({ media_id: z.uuid(), type: z.enum(['job', 'element']), id: z.uuid(), detail: z.string() })
   .meta({ id: 'MediaReference' });
 
 export type MediaReference = z.infer<typeof mediaReferenceSchema>;
@@ -25,6 +26,11 @@ const sources: ((siteId: string, ids: Ids) => ReturnType<typeof sql.fragment>)[]
      and (lower(j.input->>'media_id') = m.id::text or lower(j.input->>'mask_media_id') = m.id::text
           or exists (select 1 from jsonb_array_elements(case jsonb_typeof(j.input->'request'->'scenes') when 'array' then j.input->'request'->'scenes' else '[]' end) as scene
                      where lower(scene->>'media_id') = m.id::text))`,
+  (siteId, ids) => sql.fragment`
+    select m.id as media_id, 'element' as type, e.id, 'element ' || e.name || ' (' || l.path || ')' as detail
+    from (${ids}) as m (id)
+    join content_element_media l on l.media_id = m.id and l.site_id = ${siteId}
+    join content_elements e on e.id = l.element_id`,
 ];
 
 /** What uses the items `ids` selects (a query answering one column of media ids), at most 50. */

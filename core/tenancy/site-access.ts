@@ -17,11 +17,13 @@ export type SiteAccess = { actor: Actor; site: Site; role: SiteRole };
 /**
  * What a route needs of the caller on the `{site_identifier}` of its path:
  * `read` anyone who reaches the site; `write` a role that may create content
- * (authors and up: every role today); `admin` the tenant's administrators.
+ * (authors and up: every role today); `manage` editors and administrators,
+ * for what shapes the site's content as a whole (content types); `admin` the
+ * tenant's administrators.
  * Service accounts reach every site of their tenant, with `sites:read` and the
  * scopes listed.
  */
-export type SiteNeed = { site: 'read' | 'write' | 'admin'; scope?: Scope | Scope[] };
+export type SiteNeed = { site: 'read' | 'write' | 'manage' | 'admin'; scope?: Scope | Scope[] };
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -80,6 +82,9 @@ export function requireSiteNeed(found: SiteAccess | null, need: SiteNeed): SiteA
   if (!found) throw notFound('No such site.');
   if (need.site === 'admin' && found.role !== 'admin') {
     throw new Problem(403, 'Only the tenant’s administrators may do this.');
+  }
+  if (need.site === 'manage' && found.role === 'author') {
+    throw new Problem(403, 'Only editors and administrators may do this.');
   }
   requireScope(found.actor, 'sites:read');
   for (const scope of [need.scope ?? []].flat()) requireScope(found.actor, scope);

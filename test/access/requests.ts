@@ -63,6 +63,43 @@ async function creditEveryone(world: World) {
   await giveCredits(world.t, world.siteA, 100);
 }
 
+/** A content type of site A, made by its admin (no fields, so any data fits). */
+const typeOfA = (world: World) =>
+  world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into content_types (tenant_id, site_id, name, api_id, created_by)
+    values (${world.tenantA.id}, ${world.siteA.id}, 'Matrix type', ${`matrix_${world.unique()}`}, ${world.userIds.tenant_admin!})
+    returning id`);
+
+/** An element of site A made by its admin (authors may change only their own). */
+const elementOfA = async (world: World) => {
+  const typeId = await typeOfA(world);
+  return world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into content_elements (tenant_id, site_id, type_id, schema_version, name, locale, created_by)
+    values (${world.tenantA.id}, ${world.siteA.id}, ${typeId}, 1, 'Matrix element', 'en', ${world.userIds.tenant_admin!})
+    returning id`);
+};
+
+/** A top-level page of site A made by its admin, at the end of the top level. */
+const pageOfA = (world: World, parentId: string | null = null) => {
+  const slug = `matrix-${world.unique()}`;
+  return world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into pages (tenant_id, site_id, parent_id, position, slug, path, title, locale, created_by)
+    select ${world.tenantA.id}, ${world.siteA.id}, ${parentId},
+           (select count(*) from pages where site_id = ${world.siteA.id} and parent_id is not distinct from ${parentId}),
+           ${slug}, coalesce((select path from pages where id = ${parentId}), '') || '/' || ${slug}, 'Matrix page', 'en',
+           ${world.userIds.tenant_admin!}
+    returning id`);
+};
+
+/** A page of site A with one element placed on it. */
+const slotOfA = async (world: World) => {
+  const pageId = await pageOfA(world);
+  const elementId = await elementOfA(world);
+  await world.t.services.db.query(sql.typeAlias('void')`
+    insert into page_elements (page_id, element_id, site_id, position) values (${pageId}, ${elementId}, ${world.siteA.id}, 0)`);
+  return { pageId, elementId };
+};
+
 type Builder = (world: World) => Promise<MatrixRequest>;
 
 const admin = (world: World) => ({
@@ -395,6 +432,100 @@ export const requests: Record<string, Builder> = {
   'DELETE /{site_identifier}/media/folders/{folder_id}': async (world) => ({
     path: `/${world.siteA.slug}/media/folders/${await folderOfA(world)}`,
   }),
+  'GET /{site_identifier}/contenttypes/': async (world) => ({ path: `/${world.siteA.slug}/contenttypes/` }),
+  'POST /{site_identifier}/contenttypes/': async (world) => ({
+    path: `/${world.siteA.slug}/contenttypes/`,
+    body: { name: 'Made', api_id: `made_${world.unique()}` },
+  }),
+  'POST /{site_identifier}/contenttypes/validate': async (world) => ({
+    path: `/${world.siteA.slug}/contenttypes/validate`,
+    body: { fields: [{ id: 'title', label: 'Title', type: 'text' }] },
+  }),
+  'GET /{site_identifier}/contenttypes/{type_id}': async (world) => ({
+    path: `/${world.siteA.slug}/contenttypes/${await typeOfA(world)}`,
+  }),
+  'PATCH /{site_identifier}/contenttypes/{type_id}': async (world) => ({
+    path: `/${world.siteA.slug}/contenttypes/${await typeOfA(world)}`,
+    body: { name: 'Renamed' },
+  }),
+  'DELETE /{site_identifier}/contenttypes/{type_id}': async (world) => ({
+    path: `/${world.siteA.slug}/contenttypes/${await typeOfA(world)}`,
+  }),
+  'POST /{site_identifier}/contenttypes/{type_id}/copy': async (world) => ({
+    path: `/${world.siteA.slug}/contenttypes/${await typeOfA(world)}/copy`,
+    body: { api_id: `copy_${world.unique()}` },
+  }),
+  'GET /{site_identifier}/contenttypes/{type_id}/dependencies': async (world) => ({
+    path: `/${world.siteA.slug}/contenttypes/${await typeOfA(world)}/dependencies`,
+  }),
+  'POST /admin/content-types/distribute': async (world) => ({
+    path: '/admin/content-types/distribute',
+    body: { type_id: await typeOfA(world), tenant_ids: [world.tenantB.id] },
+  }),
+  'GET /{site_identifier}/elements/': async (world) => ({ path: `/${world.siteA.slug}/elements/` }),
+  'POST /{site_identifier}/elements/': async (world) => ({
+    path: `/${world.siteA.slug}/elements/`,
+    body: { type: await typeOfA(world), name: 'Made' },
+  }),
+  'GET /{site_identifier}/elements/{element_id}': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await elementOfA(world)}`,
+  }),
+  'PATCH /{site_identifier}/elements/{element_id}': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await elementOfA(world)}`,
+    body: { name: 'Renamed' },
+  }),
+  'DELETE /{site_identifier}/elements/{element_id}': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await elementOfA(world)}`,
+  }),
+  'DELETE /{site_identifier}/elements/{element_id}/force': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await elementOfA(world)}/force`,
+  }),
+  'GET /{site_identifier}/pages/': async (world) => ({ path: `/${world.siteA.slug}/pages/` }),
+  'POST /{site_identifier}/pages/': async (world) => ({
+    path: `/${world.siteA.slug}/pages/`,
+    body: { slug: `made-${world.unique()}`, title: 'Made' },
+  }),
+  'POST /{site_identifier}/pages/batch-move': async (world) => ({
+    path: `/${world.siteA.slug}/pages/batch-move`,
+    body: { moves: [{ page_id: await pageOfA(world), parent_id: await pageOfA(world) }] },
+  }),
+  'POST /{site_identifier}/pages/reorder': async (world) => {
+    const parent = await pageOfA(world);
+    const first = await pageOfA(world, parent);
+    const second = await pageOfA(world, parent);
+    return { path: `/${world.siteA.slug}/pages/reorder`, body: { parent_id: parent, page_ids: [second, first] } };
+  },
+  'GET /{site_identifier}/pages/tree': async (world) => ({ path: `/${world.siteA.slug}/pages/tree` }),
+  'GET /{site_identifier}/pages/{page_id}': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await pageOfA(world)}`,
+  }),
+  'PATCH /{site_identifier}/pages/{page_id}': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await pageOfA(world)}`,
+    body: { title: 'Renamed' },
+  }),
+  'DELETE /{site_identifier}/pages/{page_id}': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await pageOfA(world)}`,
+  }),
+  'PUT /{site_identifier}/pages/{page_id}/move': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await pageOfA(world)}/move`,
+    body: { parent_id: await pageOfA(world) },
+  }),
+  'POST /{site_identifier}/pages/{page_id}/elements': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await pageOfA(world)}/elements`,
+    body: { element_id: await elementOfA(world) },
+  }),
+  'POST /{site_identifier}/pages/{page_id}/elements/batch-update': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await pageOfA(world)}/elements/batch-update`,
+    body: { elements: [{ element_id: await elementOfA(world), area: 'main' }] },
+  }),
+  'DELETE /{site_identifier}/pages/{page_id}/elements/{element_id}': async (world) => {
+    const { pageId, elementId } = await slotOfA(world);
+    return { path: `/${world.siteA.slug}/pages/${pageId}/elements/${elementId}` };
+  },
+  'PATCH /{site_identifier}/pages/{page_id}/elements/{element_id}': async (world) => {
+    const { pageId, elementId } = await slotOfA(world);
+    return { path: `/${world.siteA.slug}/pages/${pageId}/elements/${elementId}`, body: { area: 'sidebar' } };
+  },
   // Public and signed: the token, whoever's, plays no part.
   'POST /{site_identifier}/media/webhook/mediaprovider': async (world) => {
     const ref = `matrix-${world.unique()}`;

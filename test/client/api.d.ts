@@ -51,7 +51,7 @@ export interface paths {
   "/admin/content-types/distribute": {
     /**
      * Distribute Content Type
-     * @description Not implemented yet: answers 501.
+     * @description Copies a content type to every site in `site_ids` and every site of the tenants in `tenant_ids` (the types it refers to along, where a site lacks them). Idempotent by api_id: a site that has it already is reported as `exists` and left alone. One result per site.
      *
      * Timeout: 30 s.
      */
@@ -412,14 +412,14 @@ export interface paths {
   "/{site_identifier}/elements/": {
     /**
      * List Content Elements
-     * @description Not implemented yet: answers 501.
+     * @description The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), and, with a type, field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). `sort`: created_at, updated_at, published_at or name, `-` first for descending.
      *
      * Timeout: 20 s.
      */
     get: operations["listContentElements"];
     /**
      * Create Content Element
-     * @description Not implemented yet: answers 501.
+     * @description Creates an element of `type` (id or api_id), in `locale` (default: the site’s). With `master_id`, a translation of that element: of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. 422 lists every problem of the data, each with its path.
      *
      * Timeout: 30 s.
      */
@@ -428,21 +428,19 @@ export interface paths {
   "/{site_identifier}/elements/{element_id}": {
     /**
      * Read Content Element
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 20 s.
+     * @description Timeout: 20 s.
      */
     get: operations["readContentElement"];
     /**
      * Delete Content Element
-     * @description Not implemented yet: answers 501.
+     * @description Deletes the element and its translations. 409 with `references` (pages placing it, elements referring to it) while it is used.
      *
      * Timeout: 30 s.
      */
     delete: operations["deleteContentElement"];
     /**
      * Update Content Element
-     * @description Not implemented yet: answers 501.
+     * @description Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. The result is checked against the type’s current fields. `If-Match` with the ETag: 412 when someone saved first.
      *
      * Timeout: 30 s.
      */
@@ -451,7 +449,7 @@ export interface paths {
   "/{site_identifier}/elements/{element_id}/force": {
     /**
      * Force Delete Content Element
-     * @description Not implemented yet: answers 501.
+     * @description Deletes the element and its translations with every use, in one transaction: it leaves the pages that placed it, and the elements that referred to it lose the value (a reference becomes null, a list entry goes).
      *
      * Timeout: 30 s.
      */
@@ -460,14 +458,14 @@ export interface paths {
   "/{site_identifier}/contenttypes/": {
     /**
      * List Content Types
-     * @description Not implemented yet: answers 501.
+     * @description The site’s content types, oldest first; `q` matches part of the name or api_id.
      *
      * Timeout: 20 s.
      */
     get: operations["listContentTypes"];
     /**
      * Create Content Type
-     * @description Not implemented yet: answers 501.
+     * @description Creates a content type. The schema is checked whole first: 422 lists every problem, each with its path (field ids, validations that fit the type, safe patterns, enum values, nesting depth, defaults, reference types of the site).
      *
      * Timeout: 30 s.
      */
@@ -476,7 +474,7 @@ export interface paths {
   "/{site_identifier}/contenttypes/validate": {
     /**
      * Validate Content Type Schema
-     * @description Not implemented yet: answers 501.
+     * @description Checks a schema without saving it, and sample data against it when given (`mode`: draft rules or publish rules). Answers every problem at once, each with its path; `valid` says whether there were none.
      *
      * Timeout: 30 s.
      */
@@ -485,21 +483,19 @@ export interface paths {
   "/{site_identifier}/contenttypes/{type_id}": {
     /**
      * Read Content Type
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 20 s.
+     * @description Timeout: 20 s.
      */
     get: operations["readContentType"];
     /**
      * Delete Content Type
-     * @description Not implemented yet: answers 501.
+     * @description Deletes a content type without elements that no other type refers to; 409 with the counts (`in_use`) otherwise.
      *
      * Timeout: 30 s.
      */
     delete: operations["deleteContentType"];
     /**
      * Update Content Type
-     * @description Not implemented yet: answers 501.
+     * @description Changes the name, description or fields (the api_id stays). A change of the fields raises `version` and is checked against every element of the type first: 409 with `element_count`, the first `element_ids` and their `problems` when some would no longer be valid (a type changed, a field made required, an enum value removed...). `If-Match` with the ETag: 412 when someone changed it since.
      *
      * Timeout: 30 s.
      */
@@ -508,7 +504,7 @@ export interface paths {
   "/{site_identifier}/contenttypes/{type_id}/copy": {
     /**
      * Copy Content Type
-     * @description Not implemented yet: answers 501.
+     * @description Copies the type: in the same site under a new `api_id`, or to `target_site` (id or slug), a site of the same tenant that the caller manages. Types it refers to are mapped to the target’s types of the same api_id, or copied along when it has none.
      *
      * Timeout: 30 s.
      */
@@ -517,7 +513,7 @@ export interface paths {
   "/{site_identifier}/contenttypes/{type_id}/dependencies": {
     /**
      * Get Content Type Dependencies
-     * @description Not implemented yet: answers 501.
+     * @description What the type refers to (the types its reference fields allow) and what refers to it: other types, its elements, elements that refer to those, and pages that place them.
      *
      * Timeout: 20 s.
      */
@@ -934,14 +930,14 @@ export interface paths {
   "/{site_identifier}/pages/": {
     /**
      * List Pages
-     * @description Not implemented yet: answers 501.
+     * @description The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title).
      *
      * Timeout: 20 s.
      */
     get: operations["listPages"];
     /**
      * Create Page
-     * @description Not implemented yet: answers 501.
+     * @description Creates a page under `parent_id` (or at the top) at `position` (the end by default); its path is the parent’s plus its slug. With `master_id`, a translation of that page in another locale. 409 when a sibling in that locale has the slug.
      *
      * Timeout: 30 s.
      */
@@ -950,7 +946,7 @@ export interface paths {
   "/{site_identifier}/pages/batch-move": {
     /**
      * Batch Move Pages
-     * @description Not implemented yet: answers 501.
+     * @description Applies the moves in order, all or nothing, and answers the pages moved as they ended. Editors and administrators.
      *
      * Timeout: 30 s.
      */
@@ -959,7 +955,7 @@ export interface paths {
   "/{site_identifier}/pages/reorder": {
     /**
      * Reorder Pages
-     * @description Not implemented yet: answers 501.
+     * @description Puts one parent’s children (`parent_id` null: the top level) in the order of `page_ids`, which lists every child once. Editors and administrators.
      *
      * Timeout: 30 s.
      */
@@ -968,7 +964,7 @@ export interface paths {
   "/{site_identifier}/pages/tree": {
     /**
      * Get Page Tree
-     * @description Not implemented yet: answers 501.
+     * @description The whole tree, nested, siblings by position, each page with its element count; in one query.
      *
      * Timeout: 20 s.
      */
@@ -977,21 +973,21 @@ export interface paths {
   "/{site_identifier}/pages/{page_id}": {
     /**
      * Read Page
-     * @description Not implemented yet: answers 501.
+     * @description The page with the elements placed on it (by area, then position), in one query.
      *
      * Timeout: 20 s.
      */
     get: operations["readPage"];
     /**
      * Delete Page
-     * @description Not implemented yet: answers 501.
+     * @description Deletes the page (its elements stay, unplaced). 409 when it has children, unless `recursive=true`.
      *
      * Timeout: 30 s.
      */
     delete: operations["deletePage"];
     /**
      * Update Page
-     * @description Not implemented yet: answers 501.
+     * @description Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. `If-Match` with the ETag: 412 when someone changed it since.
      *
      * Timeout: 30 s.
      */
@@ -1000,7 +996,7 @@ export interface paths {
   "/{site_identifier}/pages/{page_id}/elements": {
     /**
      * Add Element To Page
-     * @description Not implemented yet: answers 501.
+     * @description Places an element of the site on the page, in `area` at `position` (the end by default). 409 when it is there.
      *
      * Timeout: 30 s.
      */
@@ -1009,7 +1005,7 @@ export interface paths {
   "/{site_identifier}/pages/{page_id}/elements/batch-update": {
     /**
      * Batch Update Page Elements
-     * @description Not implemented yet: answers 501.
+     * @description Replaces the page’s whole layout with `elements`, in one transaction, all or nothing: per area in the order of their `position` (else of the list). `If-Match` with the page’s ETag: 412 when someone changed it since.
      *
      * Timeout: 30 s.
      */
@@ -1018,14 +1014,14 @@ export interface paths {
   "/{site_identifier}/pages/{page_id}/elements/{element_id}": {
     /**
      * Remove Element From Page
-     * @description Not implemented yet: answers 501.
+     * @description Takes the element off the page (the element itself stays).
      *
      * Timeout: 30 s.
      */
     delete: operations["removeElementFromPage"];
     /**
      * Update Page Element
-     * @description Not implemented yet: answers 501.
+     * @description Moves the element to another area or position on the page, or changes its settings.
      *
      * Timeout: 30 s.
      */
@@ -1034,7 +1030,7 @@ export interface paths {
   "/{site_identifier}/pages/{page_id}/move": {
     /**
      * Move Page
-     * @description Not implemented yet: answers 501.
+     * @description Moves the page (and everything below it) under `parent_id` at `position` (the end by default), rewriting the paths. 409 for a move under itself or when the new path is taken.
      *
      * Timeout: 30 s.
      */
@@ -2078,6 +2074,53 @@ export type webhooks = Record<string, never>;
 
 export interface components {
   schemas: {
+    ContentTypeDistribution: {
+      /** Format: uuid */
+      type_id: string;
+      api_id: string;
+      /** @description Sites that got the type now */
+      created: number;
+      results: components["schemas"]["ContentTypeCopyResult"][];
+    };
+    ContentTypeCopyResult: {
+      /** Format: uuid */
+      site_id: string;
+      /** @enum {string} */
+      status: "created" | "exists" | "failed";
+      /**
+       * Format: uuid
+       * @description The copy, or the type already there with the api_id
+       */
+      type_id: string | null;
+      /** @description Referred types copied with it */
+      copied_along: {
+          /** Format: uuid */
+          id: string;
+          api_id: string;
+        }[];
+      /** @description Referred types the target had already (by api_id) */
+      mapped: string[];
+      detail?: string;
+    };
+    /** @description RFC 9457 problem details */
+    Problem: {
+      /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed */
+      type: string;
+      title: string;
+      status: number;
+      detail?: string;
+      /** @description The path of the request that failed */
+      instance?: string;
+      /** @description Also in the X-Request-Id header and the logs */
+      request_id?: string;
+      /** @description Each invalid field, for 422 */
+      errors?: {
+          /** @description e.g. body.email */
+          path: string;
+          message: string;
+        }[];
+      [key: string]: unknown;
+    };
     CurrentUser: {
       /** Format: uuid */
       id: string;
@@ -2121,25 +2164,6 @@ export interface components {
       expires_in: number;
       /** @description Opaque; send as the bearer to POST /auth/refresh-token */
       refresh_token: string;
-    };
-    /** @description RFC 9457 problem details */
-    Problem: {
-      /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed */
-      type: string;
-      title: string;
-      status: number;
-      detail?: string;
-      /** @description The path of the request that failed */
-      instance?: string;
-      /** @description Also in the X-Request-Id header and the logs */
-      request_id?: string;
-      /** @description Each invalid field, for 422 */
-      errors?: {
-          /** @description e.g. body.email */
-          path: string;
-          message: string;
-        }[];
-      [key: string]: unknown;
     };
     Accepted: {
       detail: string;
@@ -2207,6 +2231,148 @@ export interface components {
       /** Format: date-time */
       expires_at: string;
       expires_in: number;
+    };
+    ContentElement: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /** Format: uuid */
+      type_id: string;
+      /** @description The type’s version the data was last validated against */
+      schema_version: number;
+      name: string;
+      locale: string;
+      /**
+       * Format: uuid
+       * @description The element this one translates; null for a master
+       */
+      master_id: string | null;
+      data: {
+        [key: string]: unknown;
+      };
+      /** @enum {string} */
+      status: "draft" | "published" | "archived";
+      /** Format: date-time */
+      published_at: string | null;
+      /** @description Raised by every change; the ETag, for If-Match */
+      version: number;
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: uuid */
+      updated_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ContentType: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      name: string;
+      api_id: string;
+      description: string;
+      fields: components["schemas"]["ContentField"][];
+      /** @description Raised by every change of the fields; elements record the one they satisfy */
+      version: number;
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    /** @description A field of a content type; `of` says what a list holds, `fields` what an object holds (nested at most 4 deep) */
+    ContentField: {
+      id: string;
+      label: string;
+      /** @enum {string} */
+      type: "text" | "long_text" | "rich_text" | "integer" | "number" | "boolean" | "date" | "datetime" | "enum" | "slug" | "email" | "url" | "color" | "json" | "media" | "reference" | "list" | "object";
+      /** @default false */
+      required?: boolean;
+      /**
+       * @description Translations hold their own value; others take the master’s
+       * @default false
+       */
+      localized?: boolean;
+      /**
+       * @description No two elements of the type (in one locale) share the value
+       * @default false
+       */
+      unique?: boolean;
+      /** @description The value a new element gets when it does not give one */
+      default?: unknown;
+      help?: string;
+      /** @description The choices of an enum */
+      values?: string[];
+      /** @description The fields of an object */
+      fields?: components["schemas"]["ContentField"][];
+      of?: components["schemas"]["ContentFieldItem"];
+      validations?: components["schemas"]["FieldValidations"];
+    };
+    /** @description What a list holds: a field without a name of its own (`of` for a list of lists) */
+    ContentFieldItem: {
+      /** @enum {string} */
+      type: "text" | "long_text" | "rich_text" | "integer" | "number" | "boolean" | "date" | "datetime" | "enum" | "slug" | "email" | "url" | "color" | "json" | "media" | "reference" | "list" | "object";
+      /** @description The choices of an enum */
+      values?: string[];
+      /** @description The fields of an object */
+      fields?: components["schemas"]["ContentField"][];
+      of?: components["schemas"]["ContentFieldItem"];
+      validations?: components["schemas"]["FieldValidations"];
+    };
+    FieldValidations: {
+      min_length?: number;
+      max_length?: number;
+      /** @description Least value: a number, or a date / date-time for those types */
+      min?: number | string;
+      /** @description Greatest value: a number, or a date / date-time for those types */
+      max?: number | string;
+      /** @description A regular expression (JavaScript, u flag) the whole value must match; checked to be safe */
+      pattern?: string;
+      allowed_values?: string[];
+      /** @description api_ids of the types a reference may be */
+      reference_types?: string[];
+      media_kinds?: ("image" | "video" | "audio" | "document")[];
+      min_items?: number;
+      max_items?: number;
+      /** @description Said instead of the default message when a rule fails */
+      message?: string;
+    };
+    ContentTypeValidation: {
+      valid: boolean;
+      errors: {
+          path: string;
+          message: string;
+        }[];
+      /** @description The fields as they would be saved (defaults filled) */
+      fields?: components["schemas"]["ContentField"][];
+    };
+    ContentTypeDependencies: {
+      /** @description Types its reference fields allow (id null: named but missing) */
+      refers_to: ({
+          /** Format: uuid */
+          id: string | null;
+          api_id: string;
+          name: string | null;
+        })[];
+      referred_by: {
+        /** @description Types whose reference fields allow this one */
+        types: {
+            /** Format: uuid */
+            id: string;
+            api_id: string;
+            name: string;
+          }[];
+        /** @description Elements of this type */
+        element_count: number;
+        /** @description Elements (of any type) whose data refers to one of them */
+        referring_element_count: number;
+        /** @description Pages that place one of its elements */
+        page_count: number;
+      };
     };
     ServiceInfo: {
       name: string;
@@ -2619,6 +2785,154 @@ export interface components {
       total_item_count: number;
       children: components["schemas"]["MediaFolderNode"][];
     };
+    Page: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /** Format: uuid */
+      parent_id: string | null;
+      /** @description Among its siblings, from 0 */
+      position: number;
+      slug: string;
+      /** @description Its slugs from the top, e.g. /about/team */
+      path: string;
+      title: string;
+      locale: string;
+      /**
+       * Format: uuid
+       * @description The page this one translates; null for a master
+       */
+      master_id: string | null;
+      /** @enum {string} */
+      status: "draft" | "published" | "archived";
+      /** Format: date-time */
+      published_at: string | null;
+      seo: components["schemas"]["PageSeo"];
+      template: string | null;
+      /** @description Raised by every change, the layout included; the ETag, for If-Match */
+      version: number;
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: uuid */
+      updated_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    PageSeo: {
+      title?: string;
+      description?: string;
+      /**
+       * Format: uuid
+       * @description A media item of the site
+       */
+      image_id?: string;
+      noindex?: boolean;
+    };
+    PageNode: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /** Format: uuid */
+      parent_id: string | null;
+      /** @description Among its siblings, from 0 */
+      position: number;
+      slug: string;
+      /** @description Its slugs from the top, e.g. /about/team */
+      path: string;
+      title: string;
+      locale: string;
+      /**
+       * Format: uuid
+       * @description The page this one translates; null for a master
+       */
+      master_id: string | null;
+      /** @enum {string} */
+      status: "draft" | "published" | "archived";
+      /** Format: date-time */
+      published_at: string | null;
+      seo: components["schemas"]["PageSeo"];
+      template: string | null;
+      /** @description Raised by every change, the layout included; the ETag, for If-Match */
+      version: number;
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: uuid */
+      updated_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description Elements placed on the page */
+      element_count: number;
+      children: components["schemas"]["PageNode"][];
+    };
+    PageWithElements: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /** Format: uuid */
+      parent_id: string | null;
+      /** @description Among its siblings, from 0 */
+      position: number;
+      slug: string;
+      /** @description Its slugs from the top, e.g. /about/team */
+      path: string;
+      title: string;
+      locale: string;
+      /**
+       * Format: uuid
+       * @description The page this one translates; null for a master
+       */
+      master_id: string | null;
+      /** @enum {string} */
+      status: "draft" | "published" | "archived";
+      /** Format: date-time */
+      published_at: string | null;
+      seo: components["schemas"]["PageSeo"];
+      template: string | null;
+      /** @description Raised by every change, the layout included; the ETag, for If-Match */
+      version: number;
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: uuid */
+      updated_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description By area, then position */
+      elements: components["schemas"]["PageSlotWithElement"][];
+    };
+    PageSlotWithElement: {
+      /** Format: uuid */
+      element_id: string;
+      area: string;
+      /** @description In its area, from 0 */
+      position: number;
+      settings: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      element: components["schemas"]["ContentElement"];
+    };
+    PageSlot: {
+      /** Format: uuid */
+      element_id: string;
+      area: string;
+      /** @description In its area, from 0 */
+      position: number;
+      settings: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+    };
     PublicMediaItem: {
       /** Format: uuid */
       id: string;
@@ -2957,6 +3271,15 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
+    /** @description The body is malformed */
+    MalformedBody: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description Missing, invalid or expired token */
     Unauthorized: {
       headers: {
@@ -2970,15 +3293,6 @@ export interface components {
     };
     /** @description Authenticated, but the role or scopes do not allow this */
     Forbidden: {
-      headers: {
-        "X-Request-Id": components["headers"]["RequestId"];
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description The body is malformed */
-    MalformedBody: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
       };
@@ -3013,21 +3327,21 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
+    /** @description The cursor is not one this API gave */
+    BadCursor: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description A request with this Idempotency-Key is still being processed */
     IdempotencyKeyInUse: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
         /** @description Seconds to wait before trying again */
         "Retry-After": string;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description The cursor is not one this API gave */
-    BadCursor: {
-      headers: {
-        "X-Request-Id": components["headers"]["RequestId"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -3110,14 +3424,47 @@ export interface operations {
   };
   /**
    * Distribute Content Type
-   * @description Not implemented yet: answers 501.
+   * @description Copies a content type to every site in `site_ids` and every site of the tenants in `tenant_ids` (the types it refers to along, where a site lacks them). Idempotent by api_id: a site that has it already is reported as `exists` and left alone. One result per site.
    *
    * Timeout: 30 s.
    */
   distributeContentType: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uuid */
+          type_id: string;
+          site_ids?: string[];
+          tenant_ids?: string[];
+        };
+      };
+    };
     responses: {
+      /** @description What happened on each site */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentTypeDistribution"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such content type */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -4224,276 +4571,677 @@ export interface operations {
   };
   /**
    * List Content Elements
-   * @description Not implemented yet: answers 501.
+   * @description The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), and, with a type, field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). `sort`: created_at, updated_at, published_at or name, `-` first for descending.
    *
    * Timeout: 20 s.
    */
   listContentElements: {
     parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description A content type, by id or api_id */
+        type?: string;
+        status?: "draft" | "published" | "archived";
+        locale?: string;
+        /** @description Only masters, not translations */
+        masters_only?: "true" | "false";
+        /** @description Part of the name */
+        q?: string;
+        /** @description A field, `-` first for descending */
+        sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "published_at" | "-published_at" | "name" | "-name";
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description A page of elements */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ContentElement"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Content Element
-   * @description Not implemented yet: answers 501.
+   * @description Creates an element of `type` (id or api_id), in `locale` (default: the site’s). With `master_id`, a translation of that element: of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. 422 lists every problem of the data, each with its path.
    *
    * Timeout: 30 s.
    */
   createContentElement: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The content type, by id or api_id */
+          type?: string;
+          name: string;
+          locale?: string;
+          /** Format: uuid */
+          master_id?: string;
+          /**
+           * @description Values by field id, checked against the type (drafts may leave required fields empty)
+           * @default {}
+           */
+          data?: {
+            [key: string]: unknown;
+          };
+          /**
+           * @default draft
+           * @enum {string}
+           */
+          status?: "draft" | "published";
+        };
+      };
+    };
     responses: {
+      /** @description The element */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Where the resource can be read */
+          Location: string;
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentElement"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The master has a translation in that locale */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Read Content Element
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 20 s.
+   * @description Timeout: 20 s.
    */
   readContentElement: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
     responses: {
+      /** @description The element */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentElement"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete Content Element
-   * @description Not implemented yet: answers 501.
+   * @description Deletes the element and its translations. 409 with `references` (pages placing it, elements referring to it) while it is used.
    *
    * Timeout: 30 s.
    */
   deleteContentElement: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
     responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description Pages or other elements use it; `references` lists them */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Update Content Element
-   * @description Not implemented yet: answers 501.
+   * @description Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. The result is checked against the type’s current fields. `If-Match` with the ETag: 412 when someone saved first.
    *
    * Timeout: 30 s.
    */
   updateContentElement: {
     parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          /** @description Values by field id, checked against the type (drafts may leave required fields empty) */
+          data?: {
+            [key: string]: unknown;
+          };
+          /** @enum {string} */
+          status?: "draft" | "published" | "archived";
+        };
+      };
+    };
     responses: {
+      /** @description The element */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentElement"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The element changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Force Delete Content Element
-   * @description Not implemented yet: answers 501.
+   * @description Deletes the element and its translations with every use, in one transaction: it leaves the pages that placed it, and the elements that referred to it lose the value (a reference becomes null, a list entry goes).
    *
    * Timeout: 30 s.
    */
   forceDeleteContentElement: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
     responses: {
+      /** @description Deleted, with its uses */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * List Content Types
-   * @description Not implemented yet: answers 501.
+   * @description The site’s content types, oldest first; `q` matches part of the name or api_id.
    *
    * Timeout: 20 s.
    */
   listContentTypes: {
     parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description Part of the name or api_id */
+        q?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description A page of content types */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ContentType"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Content Type
-   * @description Not implemented yet: answers 501.
+   * @description Creates a content type. The schema is checked whole first: 422 lists every problem, each with its path (field ids, validations that fit the type, safe patterns, enum values, nesting depth, defaults, reference types of the site).
    *
    * Timeout: 30 s.
    */
   createContentType: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          /** @description Unique in the site; how public clients and references name the type */
+          api_id: string;
+          description?: string;
+          /** @default [] */
+          fields?: components["schemas"]["ContentField"][];
+        };
+      };
+    };
     responses: {
+      /** @description The content type */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Where the resource can be read */
+          Location: string;
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentType"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The site has a content type with that api_id */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Validate Content Type Schema
-   * @description Not implemented yet: answers 501.
+   * @description Checks a schema without saving it, and sample data against it when given (`mode`: draft rules or publish rules). Answers every problem at once, each with its path; `valid` says whether there were none.
    *
    * Timeout: 30 s.
    */
   validateContentTypeSchema: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The fields to check, as ContentField objects */
+          fields: unknown[];
+          /** @description The type’s own api_id, which its reference fields may name */
+          api_id?: string;
+          /** @description Element data to check against the fields */
+          sample?: {
+            [key: string]: unknown;
+          };
+          /**
+           * @default publish
+           * @enum {string}
+           */
+          mode?: "draft" | "publish";
+        };
+      };
+    };
     responses: {
+      /** @description What was found */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentTypeValidation"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Read Content Type
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 20 s.
+   * @description Timeout: 20 s.
    */
   readContentType: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         type_id: string;
       };
     };
     responses: {
+      /** @description The content type */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentType"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete Content Type
-   * @description Not implemented yet: answers 501.
+   * @description Deletes a content type without elements that no other type refers to; 409 with the counts (`in_use`) otherwise.
    *
    * Timeout: 30 s.
    */
   deleteContentType: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         type_id: string;
       };
     };
     responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The type has elements, or other types refer to it */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Update Content Type
-   * @description Not implemented yet: answers 501.
+   * @description Changes the name, description or fields (the api_id stays). A change of the fields raises `version` and is checked against every element of the type first: 409 with `element_count`, the first `element_ids` and their `problems` when some would no longer be valid (a type changed, a field made required, an enum value removed...). `If-Match` with the ETag: 412 when someone changed it since.
    *
    * Timeout: 30 s.
    */
   updateContentType: {
     parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         type_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          description?: string;
+          fields?: components["schemas"]["ContentField"][];
+        };
+      };
+    };
     responses: {
+      /** @description The content type */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentType"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description Existing elements would not satisfy the new fields */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The content type changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Copy Content Type
-   * @description Not implemented yet: answers 501.
+   * @description Copies the type: in the same site under a new `api_id`, or to `target_site` (id or slug), a site of the same tenant that the caller manages. Types it refers to are mapped to the target’s types of the same api_id, or copied along when it has none.
    *
    * Timeout: 30 s.
    */
   copyContentType: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         type_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The copy’s api_id; needed in the same site, else the original’s */
+          api_id?: string;
+          name?: string;
+          /** @description Another site of the tenant (id or slug) */
+          target_site?: string;
+        };
+      };
+    };
     responses: {
+      /** @description The copy, and what came along */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Where the resource can be read */
+          Location: string;
+        };
+        content: {
+          "application/json": {
+            type: components["schemas"]["ContentType"];
+            result: components["schemas"]["ContentTypeCopyResult"];
+          };
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The target site has a content type with that api_id */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Content Type Dependencies
-   * @description Not implemented yet: answers 501.
+   * @description What the type refers to (the types its reference fields allow) and what refers to it: other types, its elements, elements that refer to those, and pages that place them.
    *
    * Timeout: 20 s.
    */
   getContentTypeDependencies: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         type_id: string;
       };
     };
     responses: {
+      /** @description Its dependencies */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentTypeDependencies"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6609,258 +7357,695 @@ export interface operations {
   };
   /**
    * List Pages
-   * @description Not implemented yet: answers 501.
+   * @description The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title).
    *
    * Timeout: 20 s.
    */
   listPages: {
     parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description Only the children of this page; `root` for top-level pages */
+        parent_id?: string | "root";
+        status?: "draft" | "published" | "archived";
+        locale?: string;
+        /** @description The page at this path */
+        path?: string;
+        /** @description Part of the title */
+        q?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description A page of pages */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Page"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Page
-   * @description Not implemented yet: answers 501.
+   * @description Creates a page under `parent_id` (or at the top) at `position` (the end by default); its path is the parent’s plus its slug. With `master_id`, a translation of that page in another locale. 409 when a sibling in that locale has the slug.
    *
    * Timeout: 30 s.
    */
   createPage: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The new parent; null for the top level
+           */
+          parent_id?: string | null;
+          position?: number;
+          slug: string;
+          title: string;
+          locale?: string;
+          /** Format: uuid */
+          master_id?: string;
+          /**
+           * @default draft
+           * @enum {string}
+           */
+          status?: "draft" | "published";
+          seo?: components["schemas"]["PageSeo"];
+          template?: string | null;
+        };
+      };
+    };
     responses: {
+      /** @description The page */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Where the resource can be read */
+          Location: string;
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Page"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description A sibling in that locale has the slug, or the master has a translation in that locale */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Batch Move Pages
-   * @description Not implemented yet: answers 501.
+   * @description Applies the moves in order, all or nothing, and answers the pages moved as they ended. Editors and administrators.
    *
    * Timeout: 30 s.
    */
   batchMovePages: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          moves: ({
+              /** Format: uuid */
+              page_id: string;
+              /**
+               * Format: uuid
+               * @description The new parent; null for the top level
+               */
+              parent_id: string | null;
+              position?: number;
+            })[];
+        };
+      };
+    };
     responses: {
+      /** @description The pages moved */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Page"][];
+          };
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description A sibling has the slug in that locale, or the move would go under itself */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Reorder Pages
-   * @description Not implemented yet: answers 501.
+   * @description Puts one parent’s children (`parent_id` null: the top level) in the order of `page_ids`, which lists every child once. Editors and administrators.
    *
    * Timeout: 30 s.
    */
   reorderPages: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The new parent; null for the top level
+           */
+          parent_id: string | null;
+          page_ids: string[];
+        };
+      };
+    };
     responses: {
+      /** @description The children in their new order */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Page"][];
+          };
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Page Tree
-   * @description Not implemented yet: answers 501.
+   * @description The whole tree, nested, siblings by position, each page with its element count; in one query.
    *
    * Timeout: 20 s.
    */
   getPageTree: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The top-level pages with their children */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["PageNode"][];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Read Page
-   * @description Not implemented yet: answers 501.
+   * @description The page with the elements placed on it (by area, then position), in one query.
    *
    * Timeout: 20 s.
    */
   readPage: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
     responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["PageWithElements"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete Page
-   * @description Not implemented yet: answers 501.
+   * @description Deletes the page (its elements stay, unplaced). 409 when it has children, unless `recursive=true`.
    *
    * Timeout: 30 s.
    */
   deletePage: {
     parameters: {
+      query?: {
+        recursive?: "true" | "false";
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
     responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The page has children (without recursive) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Update Page
-   * @description Not implemented yet: answers 501.
+   * @description Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. `If-Match` with the ETag: 412 when someone changed it since.
    *
    * Timeout: 30 s.
    */
   updatePage: {
     parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          title?: string;
+          slug?: string;
+          /** @enum {string} */
+          status?: "draft" | "published" | "archived";
+          seo?: components["schemas"]["PageSeo"];
+          template?: string | null;
+        };
+      };
+    };
     responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Page"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description A sibling in that locale has the slug */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The page changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Add Element To Page
-   * @description Not implemented yet: answers 501.
+   * @description Places an element of the site on the page, in `area` at `position` (the end by default). 409 when it is there.
    *
    * Timeout: 30 s.
    */
   addElementToPage: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uuid */
+          element_id: string;
+          /**
+           * @description Where on the page: main, sidebar…
+           * @default main
+           */
+          area?: string;
+          position?: number;
+          /** @description Free settings of this placement (width, variant...) */
+          settings?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
     responses: {
+      /** @description The slot */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["PageSlot"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The element is on the page already */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Batch Update Page Elements
-   * @description Not implemented yet: answers 501.
+   * @description Replaces the page’s whole layout with `elements`, in one transaction, all or nothing: per area in the order of their `position` (else of the list). `If-Match` with the page’s ETag: 412 when someone changed it since.
    *
    * Timeout: 30 s.
    */
   batchUpdatePageElements: {
     parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          elements: {
+              /** Format: uuid */
+              element_id: string;
+              /**
+               * @description Where on the page: main, sidebar…
+               * @default main
+               */
+              area?: string;
+              position?: number;
+              /** @description Free settings of this placement (width, variant...) */
+              settings?: {
+                [key: string]: unknown;
+              };
+            }[];
+        };
+      };
+    };
     responses: {
+      /** @description The page with its new layout */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["PageWithElements"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The page changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Remove Element From Page
-   * @description Not implemented yet: answers 501.
+   * @description Takes the element off the page (the element itself stays).
    *
    * Timeout: 30 s.
    */
   removeElementFromPage: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
         element_id: string;
       };
     };
     responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Update Page Element
-   * @description Not implemented yet: answers 501.
+   * @description Moves the element to another area or position on the page, or changes its settings.
    *
    * Timeout: 30 s.
    */
   updatePageElement: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
         element_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Where on the page: main, sidebar… */
+          area?: string;
+          position?: number;
+          /** @description Free settings of this placement (width, variant...) */
+          settings?: {
+            [key: string]: unknown;
+          };
+        };
+      };
+    };
     responses: {
+      /** @description The slot */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["PageSlot"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Move Page
-   * @description Not implemented yet: answers 501.
+   * @description Moves the page (and everything below it) under `parent_id` at `position` (the end by default), rewriting the paths. 409 for a move under itself or when the new path is taken.
    *
    * Timeout: 30 s.
    */
   movePage: {
     parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description The new parent; null for the top level
+           */
+          parent_id: string | null;
+          position?: number;
+        };
+      };
+    };
     responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Page"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description A sibling has the slug in that locale, or the move would go under itself */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The page changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

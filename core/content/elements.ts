@@ -1,0 +1,205 @@
+// Content elements: the entries of a content type, read by everyone who
+// reaches the site (content:read). Listing filters by type, status, locale,
+// name and by field values (`filter[field]=value`, or `filter[field][op]`
+// with eq, ne, gt, gte, lt, lte, in, contains, exists), sorted and in cursor
+// pages. Field filters need the type, whose fields say how to compare: numbers
+// as numbers, dates in time order, text as text.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { Problem, notFound } from '../errors.ts';
+import { containing } from '../like.ts';
+import { countOf, pageQuery, toPage } from '../pagination.ts';
+import { afterSorted, sortedCursor, type SortKey } from '../sorting.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
+import { timestamp } from '../timestamp.ts';
+import type { Field } from './fields.ts';
+import { findType, type ContentType } from './types.ts';
+
+export const elementStatuses = ['draft', 'published', 'archived'] as const;
+
+export const elementSchema = z
+  .object({
+    id: z.uuid(),
+    site_id: z.uuid(),
+    type_id: z.uuid(),
+    schema_version: z.number().int().describe('The type’s version the data was last validated against'),
+    name: z.string(),
+    locale: z.string(),
+    master_id: z.uuid().nullable().describe('The element this one translates; null for a master'),
+    data: z.record(z.string(), z.unknown()),
+    status: z.enum(elementStatuses),
+    published_at: timestamp.nullable(),
+    version: z.number().int().describe('Raised by every change; the ETag, for If-Match'),
+    created_by: z.uuid().nullable(),
+    updated_by: z.uuid().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'ContentElement' });
+
+export type Element = z.infer<typeof elementSchema>;
+
+export const elementColumns = sql.fragment`e.id, e.site_id, e.type_id, e.schema_version, e.name, e.locale, e.master_id,
+  e.data, e.status, e.published_at, e.version, e.created_by, e.updated_by, e.created_at, e.updated_at`;
+
+export async function findElement(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Element> {
+  // By primary key; the site checked here (see findMedia).
+  const row = await db.maybeOne(sql.type(elementSchema)`
+    select ${elementColumns} from content_elements e where e.id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
+  if (!row || row.site_id !== siteId) throw notFound('No such element.');
+  return row;
+}
+
+export const getElement = (db: CommonQueryMethods, { site }: SiteAccess, id: string) => findElement(db, site.id, id);
+
+const sorts = {
+  created_at: { column: 'created_at', cast: 'timestamptz' },
+  updated_at: { column: 'updated_at', cast: 'timestamptz' },
+  published_at: { column: 'published_at', cast: 'timestamptz' },
+  name: { column: 'name', cast: 'text' },
+} as const satisfies Record<string, SortKey>;
+
+const sortNames = Object.keys(sorts).flatMap((name) => [name, `-${name}`]) as [string, ...string[]];
+
+export const elementListQuery = pageQuery
+  .extend({
+    type: z.string().max(100).optional().describe('A content type, by id or api_id'),
+    status: z.enum(elementStatuses).optional(),
+    locale: z.string().max(35).optional(),
+    masters_only: z
+      .enum(['true', 'false'])
+      .transform((value) => value === 'true')
+      .optional()
+      .describe('Only masters, not translations'),
+    q: z.string().max(200).optional().describe('Part of the name'),
+    sort: z.enum(sortNames).default('created_at').describe('A field, `-` first for descending'),
+  })
+  .catchall(z.union([z.string().max(1000), z.array(z.string().max(1000)).max(20)]))
+  .describe(
+    'Field filters: `filter[field]=value`, or `filter[field][op]=value` with op eq, ne, gt, gte, lt, lte, in, contains, exists',
+  );
+
+export type ElementListQuery = z.output<typeof elementListQuery>;
+
+const operators = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'contains', 'exists'] as const;
+type Operator = (typeof operators)[number];
+const filterKey = /^filter\[([a-z][a-z0-9_]{0,62})\](?:\[([a-z]+)\])?$/;
+
+/** A type by id or api_id in the site; 422 at query.type when there is none. */
+export async function typeFromQuery(db: CommonQueryMethods, siteId: string, type: string): Promise<ContentType> {
+  const found = await db.maybeOneFirst(sql.type(z.object({ id: z.uuid() }))`
+    select id from content_types where site_id = ${siteId} and (api_id = ${type} or id::text = ${type.toLowerCase()})`);
+  if (!found)
+    throw new Problem(422, 'No such content type in the site.', {
+      errors: [{ path: 'query.type', message: 'is not a content type of the site' }],
+    });
+  return findType(db, siteId, found);
+}
+
+/** The field filters of a query, as SQL over `e.data`; 422 naming each bad one. */
+export function fieldFilters(query: Record<string, unknown>, fields: readonly Field[] | undefined, column = 'e') {
+  const errors: { path: string; message: string }[] = [];
+  const conditions: ReturnType<typeof sql.fragment>[] = [];
+  for (const [key, raw] of Object.entries(query)) {
+    if (!key.startsWith('filter')) continue;
+    const match = filterKey.exec(key);
+    if (!match) {
+      errors.push({ path: `query.${key}`, message: 'is not a filter: use filter[field] or filter[field][op]' });
+      continue;
+    }
+    const [, fieldId, op = 'eq'] = match as unknown as [string, string, Operator | undefined];
+    const field = fields?.find((candidate) => candidate.id === fieldId);
+    if (!fields) {
+      errors.push({ path: `query.${key}`, message: 'field filters need ?type=' });
+      continue;
+    }
+    if (!field) {
+      errors.push({ path: `query.${key}`, message: `the type has no field ${fieldId}` });
+      continue;
+    }
+    if (!operators.includes(op as Operator)) {
+      errors.push({ path: `query.${key}`, message: `unknown operator; use one of ${operators.join(', ')}` });
+      continue;
+    }
+    const text = Array.isArray(raw) ? raw.join(',') : String(raw);
+    const condition = filterCondition(sql.identifier([column, 'data']), field, op as Operator, text);
+    if (typeof condition === 'string') errors.push({ path: `query.${key}`, message: condition });
+    else conditions.push(condition);
+  }
+  if (errors.length) throw new Problem(422, 'The request is not valid; see errors.', { errors });
+  return conditions;
+}
+
+/** One filter, or why it cannot be: values are typed by the field, so jsonb compares numbers as numbers. */
+function filterCondition(data: ReturnType<typeof sql.identifier>, field: Field, op: Operator, text: string) {
+  const value = sql.fragment`${data} -> ${field.id}`;
+  if (op === 'exists') {
+    if (text !== 'true' && text !== 'false') return 'exists takes true or false';
+    return text === 'true'
+      ? sql.fragment`coalesce(${value}, 'null') <> 'null'::jsonb`
+      : sql.fragment`coalesce(${value}, 'null') = 'null'::jsonb`;
+  }
+  if (op === 'contains') return sql.fragment`${data} ->> ${field.id} ilike ${containing(text)}`;
+  const typed = (one: string): unknown => {
+    if (field.type === 'integer' || field.type === 'number') {
+      const number = Number(one);
+      return one.trim() !== '' && Number.isFinite(number) ? number : undefined;
+    }
+    if (field.type === 'boolean') return one === 'true' ? true : one === 'false' ? false : undefined;
+    return one;
+  };
+  const values = op === 'in' ? text.split(',') : [text];
+  const parsed = values.map(typed);
+  if (parsed.some((one) => one === undefined))
+    return `is not ${field.type === 'boolean' ? 'true or false' : 'a number'}`;
+  const json = (one: unknown) => sql.fragment`${JSON.stringify(one)}::jsonb`;
+  if (op === 'in') return sql.fragment`${value} in (${sql.join(parsed.map(json), sql.fragment`, `)})`;
+  if (field.type === 'datetime' && op !== 'eq' && op !== 'ne') {
+    if (Number.isNaN(Date.parse(text))) return 'is not a date-time';
+    // Compared as instants (validated on write, so every stored value casts).
+    const compared = sql.fragment`(${data} ->> ${field.id})::timestamptz`;
+    return comparison(compared, op, sql.fragment`${text}::timestamptz`);
+  }
+  return comparison(value, op, json(parsed[0]));
+}
+
+type Fragment = ReturnType<typeof sql.fragment>;
+
+const comparisons: Record<
+  Exclude<Operator, 'in' | 'contains' | 'exists'>,
+  (left: Fragment, right: Fragment) => Fragment
+> = {
+  eq: (left, right) => sql.fragment`${left} = ${right}`,
+  ne: (left, right) => sql.fragment`${left} is distinct from ${right}`,
+  gt: (left, right) => sql.fragment`${left} > ${right}`,
+  gte: (left, right) => sql.fragment`${left} >= ${right}`,
+  lt: (left, right) => sql.fragment`${left} < ${right}`,
+  lte: (left, right) => sql.fragment`${left} <= ${right}`,
+};
+
+const comparison = (left: Fragment, op: Operator, right: Fragment) =>
+  comparisons[op as keyof typeof comparisons](left, right);
+
+export async function listElements(db: CommonQueryMethods, { site }: SiteAccess, query: ElementListQuery) {
+  const type = query.type ? await typeFromQuery(db, site.id, query.type) : undefined;
+  const conditions = [
+    sql.fragment`e.site_id = ${site.id}`,
+    ...(type ? [sql.fragment`e.type_id = ${type.id}`] : []),
+    ...(query.status ? [sql.fragment`e.status = ${query.status}`] : []),
+    ...(query.locale ? [sql.fragment`e.locale = ${query.locale}`] : []),
+    ...(query.masters_only ? [sql.fragment`e.master_id is null`] : []),
+    ...(query.q ? [sql.fragment`e.name ilike ${containing(query.q)}`] : []),
+    ...fieldFilters(query, type?.fields),
+  ];
+  const where = sql.join(conditions, sql.fragment` and `);
+  const matching = sql.fragment`select ${elementColumns} from content_elements e where ${where}`;
+  const descending = query.sort.startsWith('-');
+  const sort = sorts[query.sort.replace(/^-/, '') as keyof typeof sorts];
+  const rows = await db.any(sql.type(elementSchema)`
+    ${matching} and ${afterSorted(query.cursor, 'e', sort, descending)}
+    order by ${sql.identifier(['e', sort.column])} ${descending ? sql.fragment`desc nulls last` : sql.fragment`asc nulls first`},
+      e.id ${descending ? sql.fragment`desc` : sql.fragment`asc`}
+    limit ${query.limit + 1}`);
+  const page = await toPage(rows, query, () => countOf(db, matching));
+  return { ...page, next_cursor: page.next_cursor && sortedCursor(page.items.at(-1)!, sort) };
+}

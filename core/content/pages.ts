@@ -1,0 +1,328 @@
+// Pages: one tree per site. Everyone who reaches the site reads them
+// (content:read); authors create pages and change the ones they made, editors
+// and administrators (content:write) any. A page's `path` is its slugs from
+// the top, stored and kept current: a new slug or a move rewrites the paths of
+// the whole subtree in the same transaction. Every change to the tree runs
+// under one lock per site, so two moves cannot cross into a cycle and
+// positions among siblings stay 0..n-1 (unique at commit).
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { actorUserId } from '../actor.ts';
+import { Problem, conflict, notFound } from '../errors.ts';
+import { containing } from '../like.ts';
+import { requireOwnChange } from '../media/access.ts';
+import { after, countOf, pageQuery, toPage } from '../pagination.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
+import { timestamp } from '../timestamp.ts';
+import { requireVersion } from './types.ts';
+import { requireSiteLocale } from './locales.ts';
+
+export const pageStatuses = ['draft', 'published', 'archived'] as const;
+
+export const seoSchema = z
+  .strictObject({
+    title: z.string().max(300).optional(),
+    description: z.string().max(1000).optional(),
+    image_id: z.uuid().optional().describe('A media item of the site'),
+    noindex: z.boolean().optional(),
+  })
+  .meta({ id: 'PageSeo' });
+
+export const pageSchema = z
+  .object({
+    id: z.uuid(),
+    site_id: z.uuid(),
+    parent_id: z.uuid().nullable(),
+    position: z.number().int().describe('Among its siblings, from 0'),
+    slug: z.string(),
+    path: z.string().describe('Its slugs from the top, e.g. /about/team'),
+    title: z.string(),
+    locale: z.string(),
+    master_id: z.uuid().nullable().describe('The page this one translates; null for a master'),
+    status: z.enum(pageStatuses),
+    published_at: timestamp.nullable(),
+    seo: seoSchema,
+    template: z.string().nullable(),
+    version: z.number().int().describe('Raised by every change, the layout included; the ETag, for If-Match'),
+    created_by: z.uuid().nullable(),
+    updated_by: z.uuid().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Page' });
+
+export type Page = z.infer<typeof pageSchema>;
+
+export const pageColumns = sql.fragment`p.id, p.site_id, p.parent_id, p.position, p.slug, p.path, p.title, p.locale,
+  p.master_id, p.status, p.published_at, p.seo, p.template, p.version, p.created_by, p.updated_by, p.created_at, p.updated_at`;
+
+export const pageSlug = z
+  .string()
+  .max(200)
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-case letters, digits and single hyphens');
+
+export async function findPage(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Page> {
+  const row = await db.maybeOne(sql.type(pageSchema)`
+    select ${pageColumns} from pages p where p.id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
+  if (!row || row.site_id !== siteId) throw notFound('No such page.');
+  return row;
+}
+
+/** One change to a site's tree at a time: a move's cycle check must see every other move. */
+export const lockTree = (db: CommonQueryMethods, siteId: string) =>
+  db.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext('pages:' || ${siteId}))`);
+
+export const pathTaken = (error: unknown): never => {
+  if (error instanceof UniqueIntegrityConstraintViolationError) {
+    if (error.constraint === 'pages_master_id_locale_key')
+      throw conflict('The page already has a translation in that locale.');
+    throw conflict('A sibling in that locale has the slug already (its path is taken).');
+  }
+  throw error;
+};
+
+export const pageListQuery = pageQuery.extend({
+  parent_id: z
+    .union([z.uuid(), z.literal('root')])
+    .optional()
+    .describe('Only the children of this page; `root` for top-level pages'),
+  status: z.enum(pageStatuses).optional(),
+  locale: z.string().max(35).optional(),
+  path: z.string().max(4000).optional().describe('The page at this path'),
+  q: z.string().max(200).optional().describe('Part of the title'),
+});
+
+export async function listPages(db: CommonQueryMethods, { site }: SiteAccess, query: z.infer<typeof pageListQuery>) {
+  const conditions = [
+    sql.fragment`p.site_id = ${site.id}`,
+    ...(query.parent_id === 'root'
+      ? [sql.fragment`p.parent_id is null`]
+      : query.parent_id
+        ? [sql.fragment`p.parent_id = ${query.parent_id}`]
+        : []),
+    ...(query.status ? [sql.fragment`p.status = ${query.status}`] : []),
+    ...(query.locale ? [sql.fragment`p.locale = ${query.locale}`] : []),
+    ...(query.path ? [sql.fragment`p.path = ${query.path}`] : []),
+    ...(query.q ? [sql.fragment`p.title ilike ${containing(query.q)}`] : []),
+  ];
+  const matching = sql.fragment`select ${pageColumns} from pages p where ${sql.join(conditions, sql.fragment` and `)}`;
+  const rows = await db.any(
+    sql.type(pageSchema)`${matching} and ${after(query, 'p')} order by p.created_at, p.id limit ${query.limit + 1}`,
+  );
+  return toPage(rows, query, () => countOf(db, matching));
+}
+
+export type PageNode = Page & { element_count: number; children: PageNode[] };
+
+export const pageNodeSchema: z.ZodType<PageNode> = pageSchema
+  .extend({
+    element_count: z.number().int().describe('Elements placed on the page'),
+    get children() {
+      return z.array(pageNodeSchema);
+    },
+  })
+  .meta({ id: 'PageNode' });
+
+/** The whole tree in one query, siblings by position, each page with its element count. */
+export async function pageTree(db: CommonQueryMethods, { site }: SiteAccess): Promise<PageNode[]> {
+  const rows = await db.any(sql.type(pageSchema.extend({ element_count: z.number() }))`
+    select ${pageColumns}, coalesce(counts.n, 0)::int as element_count
+    from pages p
+    left join (select page_id, count(*) as n from page_elements where site_id = ${site.id} group by page_id) counts
+      on counts.page_id = p.id
+    where p.site_id = ${site.id}
+    order by p.parent_id nulls first, p.position, p.id`);
+  return nest(rows) as PageNode[];
+}
+
+/** Rows with parent ids into a forest, keeping the rows' order among siblings. */
+export function nest<T extends { id: string; parent_id: string | null }>(
+  rows: readonly T[],
+): (T & { children: (T & { children: unknown[] })[] })[] {
+  type Node = T & { children: Node[] };
+  const nodes = new Map<string, Node>(rows.map((row) => [row.id, { ...row, children: [] }]));
+  const top: Node[] = [];
+  for (const row of rows) {
+    const node = nodes.get(row.id)!;
+    const parent = row.parent_id ? nodes.get(row.parent_id) : undefined;
+    (parent ? parent.children : top).push(node);
+  }
+  return top;
+}
+
+export type PageInput = {
+  parent_id?: string | null | undefined;
+  position?: number | undefined;
+  slug: string;
+  title: string;
+  locale?: string | undefined;
+  master_id?: string | undefined;
+  status: 'draft' | 'published';
+  seo?: z.infer<typeof seoSchema> | undefined;
+  template?: string | null | undefined;
+};
+
+/** A page of the site named in a body: 422 at that field otherwise. */
+async function bodyPage(db: CommonQueryMethods, siteId: string, id: string, field: string): Promise<Page> {
+  return findPage(db, siteId, id).catch(() => {
+    throw new Problem(422, `${field} does not name a page of the site.`, {
+      errors: [{ path: `body.${field}`, message: 'is not a page of the site' }],
+    });
+  });
+}
+
+/** An seo image that is a media item of the site: 422 otherwise. */
+async function requireSeoImage(db: CommonQueryMethods, siteId: string, seo: PageInput['seo']): Promise<void> {
+  if (!seo?.image_id) return;
+  const found = await db.exists(sql.type(z.object({}))`
+    select 1 from media_items where id = ${seo.image_id} and site_id = ${siteId}`);
+  if (!found)
+    throw new Problem(422, 'seo.image_id is not a media item of the site.', {
+      errors: [{ path: 'body.seo.image_id', message: 'is not a media item of the site' }],
+    });
+}
+
+const siblingsOf = (siteId: string, parentId: string | null) =>
+  parentId === null
+    ? sql.fragment`site_id = ${siteId} and parent_id is null`
+    : sql.fragment`site_id = ${siteId} and parent_id = ${parentId}`;
+
+/** How many children a parent has (the position after the last). */
+export const childCount = (db: CommonQueryMethods, siteId: string, parentId: string | null) =>
+  db.oneFirst(sql.type(z.object({ count: z.number() }))`
+    select count(*)::int as count from pages where ${siblingsOf(siteId, parentId)}`);
+
+/** Makes room at `position` among a parent's children (or closes the gap it leaves, with `by` -1). */
+export const shiftSiblings = (
+  db: CommonQueryMethods,
+  siteId: string,
+  parentId: string | null,
+  from: number,
+  by: 1 | -1,
+) =>
+  db.query(sql.typeAlias('void')`
+    update pages set position = position + ${by} where ${siblingsOf(siteId, parentId)} and position >= ${from}`);
+
+export async function createPage(db: CommonQueryMethods, access: SiteAccess, input: PageInput): Promise<Page> {
+  const { site, actor } = access;
+  return db.transaction(async (tx) => {
+    await lockTree(tx, site.id);
+    const parent = input.parent_id ? await bodyPage(tx, site.id, input.parent_id, 'parent_id') : null;
+    const master = input.master_id ? await bodyPage(tx, site.id, input.master_id, 'master_id') : null;
+    if (master?.master_id) throw masterProblem();
+    const locale = input.locale ?? site.default_locale;
+    requireSiteLocale(site, locale);
+    if (master && master.locale === locale)
+      throw new Problem(422, 'A translation is in another locale than its master.', {
+        errors: [{ path: 'body.locale', message: 'is the master’s locale' }],
+      });
+    await requireSeoImage(tx, site.id, input.seo);
+    const parentId = parent?.id ?? null;
+    const count = await childCount(tx, site.id, parentId);
+    const position = Math.min(input.position ?? count, count);
+    await shiftSiblings(tx, site.id, parentId, position, 1);
+    const userId = actorUserId(actor);
+    return tx
+      .one(
+        sql.type(pageSchema)`
+        insert into pages as p (tenant_id, site_id, parent_id, position, slug, path, title, locale, master_id, status,
+                                published_at, seo, template, created_by, updated_by)
+        values (${site.tenant_id}, ${site.id}, ${parentId}, ${position}, ${input.slug}, ${`${parent?.path ?? ''}/${input.slug}`},
+                ${input.title}, ${locale}, ${master?.id ?? null}, ${input.status},
+                ${input.status === 'published' ? sql.fragment`now()` : null}, ${sql.jsonb((input.seo ?? {}) as never)},
+                ${input.template ?? null}, ${userId}, ${userId})
+        returning ${pageColumns}`,
+      )
+      .catch(pathTaken);
+  });
+}
+
+const masterProblem = () =>
+  new Problem(422, 'master_id names a translation; name its master.', {
+    errors: [{ path: 'body.master_id', message: 'is not a master page' }],
+  });
+
+export type PageChanges = {
+  title?: string | undefined;
+  slug?: string | undefined;
+  status?: (typeof pageStatuses)[number] | undefined;
+  seo?: z.infer<typeof seoSchema> | undefined;
+  template?: string | null | undefined;
+};
+
+/** Rewrites the paths of a page and everything below it, from its own new path. */
+export async function rewritePaths(db: CommonQueryMethods, pageId: string, oldPath: string, newPath: string) {
+  if (oldPath === newPath) return;
+  await db.query(sql.typeAlias('void')`
+    with recursive subtree (id) as (
+      select ${pageId}::uuid
+      union all
+      select p.id from pages p join subtree s on p.parent_id = s.id
+    )
+    update pages p set path = ${newPath} || substr(p.path, ${oldPath.length + 1})
+    from subtree s where p.id = s.id`);
+}
+
+export async function updatePage(
+  db: CommonQueryMethods,
+  access: SiteAccess,
+  id: string,
+  changes: PageChanges,
+  ifMatch?: number,
+): Promise<Page> {
+  const { site, actor } = access;
+  return db.transaction(async (tx) => {
+    if (changes.slug !== undefined) await lockTree(tx, site.id);
+    const current = await findPage(tx, site.id, id, true);
+    requireOwnChange(access, current.created_by, 'the pages they made');
+    requireVersion(current.version, ifMatch, 'page');
+    await requireSeoImage(tx, site.id, changes.seo);
+    const slug = changes.slug ?? current.slug;
+    const path = `${current.path.slice(0, current.path.length - current.slug.length)}${slug}`;
+    await rewritePaths(tx, id, current.path, path).catch(pathTaken);
+    const status = changes.status ?? current.status;
+    const publishedAt =
+      status === 'published'
+        ? sql.fragment`coalesce(p.published_at, now())`
+        : status === 'draft'
+          ? null
+          : sql.fragment`p.published_at`;
+    return tx
+      .one(
+        sql.type(pageSchema)`
+        update pages p set
+          title = ${changes.title ?? current.title}, slug = ${slug}, status = ${status}, published_at = ${publishedAt},
+          seo = ${sql.jsonb((changes.seo ?? current.seo) as never)},
+          template = ${changes.template === undefined ? current.template : changes.template},
+          version = p.version + 1, updated_by = ${actorUserId(actor)}
+        where p.id = ${id}
+        returning ${pageColumns}`,
+      )
+      .catch(pathTaken);
+  });
+}
+
+export async function deletePage(db: CommonQueryMethods, access: SiteAccess, id: string, recursive: boolean) {
+  const { site } = access;
+  await db.transaction(async (tx) => {
+    await lockTree(tx, site.id);
+    const page = await findPage(tx, site.id, id, true);
+    requireOwnChange(access, page.created_by, 'the pages they made');
+    const children = await childCount(tx, site.id, id);
+    if (children > 0 && !recursive)
+      throw new Problem(409, `The page has ${children} child page(s); pass recursive=true to delete them with it.`, {
+        type: '/problems/page-has-children',
+        title: 'Page has children',
+        extensions: { child_count: children },
+      });
+    await tx.query(sql.typeAlias('void')`
+      with recursive subtree (id) as (
+        select ${id}::uuid
+        union all
+        select p.id from pages p join subtree s on p.parent_id = s.id
+      )
+      delete from pages where id in (select id from subtree)`);
+    await shiftSiblings(tx, site.id, page.parent_id, page.position + 1, -1);
+  });
+}
