@@ -38,6 +38,7 @@ export function createApp(services: Services, options: AppOptions = {}): Express
 
   // Access answers are kept in memory from the moment changes to them are heard.
   services.accessCache.start();
+  services.publicCache.start();
   const app = express();
   app.disable('x-powered-by');
   // Express would hash every body for a weak ETag (and answer 304s no route

@@ -52,11 +52,12 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
       context.site = found.site;
       context.access = found;
     }
-    const answer = async (): Promise<StoredReply> => {
+    const answer = async (): Promise<StoredReply & { json?: string }> => {
       const reply = await route.handler(input, context as never, { req, res });
       return {
-        status: reply.status ?? (reply.body === undefined ? 204 : 200),
+        status: reply.status ?? (reply.body === undefined && reply.json === undefined ? 204 : 200),
         body: reply.body,
+        ...(reply.json === undefined ? {} : { json: reply.json }),
         headers: reply.headers ?? {},
       };
     };
@@ -67,10 +68,10 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
         : await replayable(services, endpoint, context.actor, key, input, answer);
     if (changes) await services.accessCache.settled();
     if (res.headersSent) return;
-    send(req, res, reply.status, reply.body, {
-      ...reply.headers,
-      ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}),
-    });
+    const headers = { ...reply.headers, ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
+    const json = (reply as { json?: string }).json;
+    if (json !== undefined) sendJson(req, res, reply.status, json, headers);
+    else send(req, res, reply.status, reply.body, headers);
   };
 }
 
@@ -150,13 +151,18 @@ function replayable(
 
 /** The answer, as JSON: written directly, since Express's send() would work out again what is known here. */
 function send(req: Request, res: Response, status: number, body: unknown, headers: Record<string, string>): void {
-  for (const name in headers) res.setHeader(name, headers[name]!);
-  res.statusCode = status;
   if (body === undefined) {
+    for (const name in headers) res.setHeader(name, headers[name]!);
+    res.statusCode = status;
     res.end();
     return;
   }
-  const json = JSON.stringify(body);
+  sendJson(req, res, status, JSON.stringify(body), headers);
+}
+
+function sendJson(req: Request, res: Response, status: number, json: string, headers: Record<string, string>): void {
+  for (const name in headers) res.setHeader(name, headers[name]!);
+  res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(json));
   res.end(req.method === 'HEAD' ? undefined : json);

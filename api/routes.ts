@@ -3,6 +3,7 @@
 import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as auth } from './auth/router.ts';
+import { routes as cache } from './cache/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
 import { routes as signup } from './auth/signup.ts';
 import { routes as contentTypes } from './contenttypes/router.ts';
@@ -13,6 +14,7 @@ import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
 import { routes as mediaVideo } from './media/video.ts';
 import { routes as pages } from './pages/router.ts';
+import { routes as publicContent } from './public-content/router.ts';
 import { routes as publicMedia } from './public-media/router.ts';
 import { routes as metrics } from './metrics/router.ts';
 import type { RouteDefinition } from './route.ts';
@@ -46,5 +48,7 @@ export const allRoutes: RouteDefinition[] = [
   ...contentTypes,
   ...elements,
   ...pages,
+  ...publicContent,
+  ...cache,
   ...adminContentTypes,
 ];

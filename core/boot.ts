@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
 import { createRateLimits } from './identity/rate-limit.ts';
 import { AccessCache } from './identity/access-cache.ts';
+import { PublicCache } from './content/public-cache.ts';
 import { JobEvents } from './jobs/events.ts';
 import { Notifications } from './notifications.ts';
 import { createStorage } from './storage/index.ts';
@@ -36,6 +37,7 @@ export async function createServices(
     notifications,
     jobEvents: new JobEvents(notifications),
     accessCache: new AccessCache(config, logger, notifications),
+    publicCache: new PublicCache(config.publicCache, logger, notifications),
   };
 }
 
@@ -59,6 +61,7 @@ async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, wa
 
 export async function closeServices(services: Services): Promise<void> {
   services.accessCache.close();
+  services.publicCache.close();
   await Promise.allSettled([
     services.db.end(),
     services.cache.close(),

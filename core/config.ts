@@ -24,6 +24,10 @@ const envSchema = z.object({
   DATABASE_POOL_SIZE: positiveInt.default(10),
   ACCESS_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   ACCESS_CACHE_MAX_ENTRIES: positiveInt.default(10_000),
+  PUBLIC_CACHE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
+  PUBLIC_CACHE_MAX_ENTRIES: positiveInt.default(10_000),
+  PUBLIC_MAX_AGE: z.coerce.number().int().min(0).max(31_536_000).default(60),
+  PUBLIC_STALE_WHILE_REVALIDATE: z.coerce.number().int().min(0).max(31_536_000).default(300),
   DATA_DIR: z.string().min(1).default('.data'),
   REDIS_URL: z
     .string()
@@ -156,6 +160,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
     accessCache: { ttlSeconds: values.ACCESS_CACHE_SECONDS, maxEntries: values.ACCESS_CACHE_MAX_ENTRIES },
+    publicCache: {
+      ttlSeconds: values.PUBLIC_CACHE_SECONDS,
+      maxEntries: values.PUBLIC_CACHE_MAX_ENTRIES,
+      maxAge: values.PUBLIC_MAX_AGE,
+      staleWhileRevalidate: values.PUBLIC_STALE_WHILE_REVALIDATE,
+    },
     dataDir,
     mediaDir,
     redisUrl: values.REDIS_URL,

@@ -3,6 +3,7 @@
 import type { CacheStore } from './cache/store.ts';
 import type { Config } from './config.ts';
 import type { AccessCache } from './identity/access-cache.ts';
+import type { PublicCache } from './content/public-cache.ts';
 import type { RateLimits } from './identity/rate-limit.ts';
 import type { JobEvents } from './jobs/events.ts';
 import type { Logger } from './logger.ts';
@@ -29,6 +30,8 @@ export type Services = {
   jobEvents: JobEvents;
   /** Sessions, service accounts, sites and roles kept in memory while changes to them are heard. */
   accessCache: AccessCache;
+  /** Public delivery's answers, kept while changes to what they show are heard. */
+  publicCache: PublicCache;
   /** The migration files this build expects applied; readiness compares against them. */
   migrations: MigrationFile[];
 };

@@ -100,6 +100,22 @@ const slotOfA = async (world: World) => {
   return { pageId, elementId };
 };
 
+/** A published element of site A. */
+const publishedElementOfA = async (world: World) => {
+  const id = await elementOfA(world);
+  await world.t.services.db.query(sql.typeAlias('void')`
+    update content_elements set status = 'published', published_at = now() where id = ${id}`);
+  return id;
+};
+
+/** A published page of site A. */
+const publishedPageOfA = async (world: World) => {
+  const id = await pageOfA(world);
+  await world.t.services.db.query(sql.typeAlias('void')`
+    update pages set status = 'published', published_at = now() where id = ${id}`);
+  return id;
+};
+
 type Builder = (world: World) => Promise<MatrixRequest>;
 
 const admin = (world: World) => ({
@@ -526,6 +542,29 @@ export const requests: Record<string, Builder> = {
     const { pageId, elementId } = await slotOfA(world);
     return { path: `/${world.siteA.slug}/pages/${pageId}/elements/${elementId}`, body: { area: 'sidebar' } };
   },
+  'GET /public/{site_identifier}/locales': async (world) => ({ path: `/public/${await publicSiteA(world)}/locales` }),
+  'GET /public/{site_identifier}/content-types': async (world) => ({
+    path: `/public/${await publicSiteA(world)}/content-types`,
+  }),
+  'GET /public/{site_identifier}/elements': async (world) => ({ path: `/public/${await publicSiteA(world)}/elements` }),
+  'GET /public/{site_identifier}/elements/{element_id}': async (world) => ({
+    path: `/public/${await publicSiteA(world)}/elements/${await publishedElementOfA(world)}`,
+  }),
+  'GET /public/{site_identifier}/elements/{element_id}/references': async (world) => ({
+    path: `/public/${await publicSiteA(world)}/elements/${await publishedElementOfA(world)}/references`,
+  }),
+  'GET /public/{site_identifier}/pages': async (world) => ({ path: `/public/${await publicSiteA(world)}/pages` }),
+  'GET /public/{site_identifier}/pages/{page_id}': async (world) => ({
+    path: `/public/${await publicSiteA(world)}/pages/${await publishedPageOfA(world)}`,
+  }),
+  'GET /public/{site_identifier}/navigation': async (world) => ({
+    path: `/public/${await publicSiteA(world)}/navigation`,
+  }),
+  'DELETE /admin/cache/all': fixed('/admin/cache/all'),
+  'DELETE /admin/cache/site/{site_id}': async (world) => ({ path: `/admin/cache/site/${world.siteA.id}` }),
+  'DELETE /admin/cache/element/{element_id}/site/{site_id}': async (world) => ({
+    path: `/admin/cache/element/${await elementOfA(world)}/site/${world.siteA.id}`,
+  }),
   // Public and signed: the token, whoever's, plays no part.
   'POST /{site_identifier}/media/webhook/mediaprovider': async (world) => {
     const ref = `matrix-${world.unique()}`;

@@ -367,7 +367,7 @@ export interface paths {
   "/admin/cache/all": {
     /**
      * Clear All Cache
-     * @description Not implemented yet: answers 501.
+     * @description Drops every public answer kept by every API process.
      *
      * Timeout: 30 s.
      */
@@ -376,7 +376,7 @@ export interface paths {
   "/admin/cache/element/{element_id}/site/{site_id}": {
     /**
      * Clear Element Cache
-     * @description Not implemented yet: answers 501.
+     * @description Drops the public answers that show the element (and its translations), in every API process.
      *
      * Timeout: 30 s.
      */
@@ -385,7 +385,7 @@ export interface paths {
   "/admin/cache/site/{site_id}": {
     /**
      * Clear Site Cache
-     * @description Not implemented yet: answers 501.
+     * @description Drops every public answer of the site, in every API process.
      *
      * Timeout: 30 s.
      */
@@ -1159,7 +1159,7 @@ export interface paths {
   "/public/{site_identifier}/content-types": {
     /**
      * List Public Content Types
-     * @description Not implemented yet: answers 501.
+     * @description The site’s content types, by api_id, with their fields.
      *
      * Timeout: 20 s.
      */
@@ -1168,7 +1168,7 @@ export interface paths {
   "/public/{site_identifier}/elements": {
     /**
      * List Public Content Elements
-     * @description Not implemented yet: answers 501.
+     * @description Published elements in the locale asked, oldest first: each served in the best locale of the fallback chain, per item and per localized field (`served_locale` says which). `type` (api_id) and field filters as on the admin list, applied to the values served. `depth` resolves references and media.
      *
      * Timeout: 20 s.
      */
@@ -1177,7 +1177,7 @@ export interface paths {
   "/public/{site_identifier}/elements/{element_id}": {
     /**
      * Read Public Content Element
-     * @description Not implemented yet: answers 501.
+     * @description A published element in the locale asked, its references and media resolved to `depth`.
      *
      * Timeout: 20 s.
      */
@@ -1186,7 +1186,7 @@ export interface paths {
   "/public/{site_identifier}/elements/{element_id}/references": {
     /**
      * Get Content Element References
-     * @description Not implemented yet: answers 501.
+     * @description The published pages that place the element and the published elements that refer to it.
      *
      * Timeout: 20 s.
      */
@@ -1195,7 +1195,7 @@ export interface paths {
   "/public/{site_identifier}/locales": {
     /**
      * Get Site Locales
-     * @description Not implemented yet: answers 501.
+     * @description The site’s locales, its default, and the fallback chain of each (e.g. de-CH → de → en).
      *
      * Timeout: 20 s.
      */
@@ -1222,7 +1222,7 @@ export interface paths {
   "/public/{site_identifier}/navigation": {
     /**
      * Get Public Navigation
-     * @description Not implemented yet: answers 501.
+     * @description The published page tree with titles and paths in the locale asked, siblings by position.
      *
      * Timeout: 20 s.
      */
@@ -1231,7 +1231,7 @@ export interface paths {
   "/public/{site_identifier}/pages": {
     /**
      * List Public Pages
-     * @description Not implemented yet: answers 501.
+     * @description Published pages, one per page and its translations, in the locale asked; `path` finds the page at a path (as served in that locale), `parent_id` lists children.
      *
      * Timeout: 20 s.
      */
@@ -1240,7 +1240,7 @@ export interface paths {
   "/public/{site_identifier}/pages/{page_id}": {
     /**
      * Read Public Page
-     * @description Not implemented yet: answers 501.
+     * @description A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their references resolved to `depth`.
      *
      * Timeout: 20 s.
      */
@@ -2232,6 +2232,10 @@ export interface components {
       expires_at: string;
       expires_in: number;
     };
+    CacheCleared: {
+      /** @description What was dropped in every API process: entries carrying these tags */
+      tags: string[];
+    };
     ContentElement: {
       /** Format: uuid */
       id: string;
@@ -2933,6 +2937,58 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    PublicContentType: {
+      api_id: string;
+      name: string;
+      description: string;
+      /** @description As ContentField */
+      fields: {
+          [key: string]: unknown;
+        }[];
+      version: number;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    PublicContentElement: {
+      /** Format: uuid */
+      id: string;
+      /** @description The content type’s api_id */
+      type: string;
+      name: string;
+      /** @description The locale the item was served in, after the fallback chain */
+      served_locale: string;
+      /** @description With references and media resolved to the depth asked */
+      data: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      published_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    PublicElementReferences: {
+      pages: {
+          /** Format: uuid */
+          id: string;
+          title: string;
+          path: string;
+          locale: string;
+        }[];
+      elements: {
+          /** Format: uuid */
+          id: string;
+          type: string;
+          name: string;
+        }[];
+    };
+    SiteLocales: {
+      default_locale: string;
+      locales: string[];
+      /** @description For each locale, the locales served in its place, in order (itself first) */
+      fallbacks: {
+        [key: string]: string[];
+      };
+    };
     PublicMediaItem: {
       /** Format: uuid */
       id: string;
@@ -2968,6 +3024,58 @@ export interface components {
       version: number;
       /** Format: date-time */
       updated_at: string;
+    };
+    NavigationNode: {
+      /** Format: uuid */
+      id: string;
+      title: string;
+      path: string;
+      slug: string;
+      served_locale: string;
+      children: components["schemas"]["NavigationNode"][];
+    };
+    PublicPage: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      parent_id: string | null;
+      position: number;
+      slug: string;
+      path: string;
+      title: string;
+      served_locale: string;
+      seo: components["schemas"]["PageSeo"];
+      template: string | null;
+      /** Format: date-time */
+      published_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    PublicPageWithElements: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      parent_id: string | null;
+      position: number;
+      slug: string;
+      path: string;
+      title: string;
+      served_locale: string;
+      seo: components["schemas"]["PageSeo"];
+      template: string | null;
+      /** Format: date-time */
+      published_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description Published elements placed on the page, by area then position */
+      elements: {
+          area: string;
+          position: number;
+          settings: {
+            [key: string]: unknown;
+          };
+          element: components["schemas"]["PublicContentElement"];
+        }[];
     };
     ServiceAccount: {
       /** Format: uuid */
@@ -4493,20 +4601,30 @@ export interface operations {
   };
   /**
    * Clear All Cache
-   * @description Not implemented yet: answers 501.
+   * @description Drops every public answer kept by every API process.
    *
    * Timeout: 30 s.
    */
   clearAllCache: {
     responses: {
+      /** @description What every API process dropped */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CacheCleared"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Clear Element Cache
-   * @description Not implemented yet: answers 501.
+   * @description Drops the public answers that show the element (and its translations), in every API process.
    *
    * Timeout: 30 s.
    */
@@ -4518,15 +4636,26 @@ export interface operations {
       };
     };
     responses: {
+      /** @description What every API process dropped */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CacheCleared"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Clear Site Cache
-   * @description Not implemented yet: answers 501.
+   * @description Drops every public answer of the site, in every API process.
    *
    * Timeout: 30 s.
    */
@@ -4537,9 +4666,20 @@ export interface operations {
       };
     };
     responses: {
+      /** @description What every API process dropped */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CacheCleared"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8317,98 +8457,266 @@ export interface operations {
   };
   /**
    * List Public Content Types
-   * @description Not implemented yet: answers 501.
+   * @description The site’s content types, by api_id, with their fields.
    *
    * Timeout: 20 s.
    */
   listPublicContentTypes: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The content types */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["PublicContentType"][];
+          };
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * List Public Content Elements
-   * @description Not implemented yet: answers 501.
+   * @description Published elements in the locale asked, oldest first: each served in the best locale of the fallback chain, per item and per localized field (`served_locale` says which). `type` (api_id) and field filters as on the admin list, applied to the values served. `depth` resolves references and media.
    *
    * Timeout: 20 s.
    */
   listPublicContentElements: {
     parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description The locale wanted; the site’s fallback chain applies */
+        locale?: string;
+        /** @description A content type’s api_id */
+        type?: string;
+        /** @description How deep references are resolved */
+        depth?: number | null;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description A page of elements */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["PublicContentElement"][];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
+      400: components["responses"]["BadCursor"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Read Public Content Element
-   * @description Not implemented yet: answers 501.
+   * @description A published element in the locale asked, its references and media resolved to `depth`.
    *
    * Timeout: 20 s.
    */
   readPublicContentElement: {
     parameters: {
+      query?: {
+        /** @description The locale wanted; the site’s fallback chain applies */
+        locale?: string;
+        /** @description How deep references are resolved */
+        depth?: number | null;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
     responses: {
+      /** @description The element */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": components["schemas"]["PublicContentElement"];
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Content Element References
-   * @description Not implemented yet: answers 501.
+   * @description The published pages that place the element and the published elements that refer to it.
    *
    * Timeout: 20 s.
    */
   getContentElementReferences: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
     responses: {
+      /** @description What uses the element */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": components["schemas"]["PublicElementReferences"];
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Site Locales
-   * @description Not implemented yet: answers 501.
+   * @description The site’s locales, its default, and the fallback chain of each (e.g. de-CH → de → en).
    *
    * Timeout: 20 s.
    */
   getSiteLocales: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The locales */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": components["schemas"]["SiteLocales"];
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8582,59 +8890,173 @@ export interface operations {
   };
   /**
    * Get Public Navigation
-   * @description Not implemented yet: answers 501.
+   * @description The published page tree with titles and paths in the locale asked, siblings by position.
    *
    * Timeout: 20 s.
    */
   getPublicNavigation: {
     parameters: {
+      query?: {
+        /** @description The locale wanted; the site’s fallback chain applies */
+        locale?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The navigation */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["NavigationNode"][];
+          };
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * List Public Pages
-   * @description Not implemented yet: answers 501.
+   * @description Published pages, one per page and its translations, in the locale asked; `path` finds the page at a path (as served in that locale), `parent_id` lists children.
    *
    * Timeout: 20 s.
    */
   listPublicPages: {
     parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description The locale wanted; the site’s fallback chain applies */
+        locale?: string;
+        /** @description The page at this path, in the locale served */
+        path?: string;
+        /** @description Only the children of this page */
+        parent_id?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description A page of pages */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["PublicPage"][];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
+      400: components["responses"]["BadCursor"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Read Public Page
-   * @description Not implemented yet: answers 501.
+   * @description A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their references resolved to `depth`.
    *
    * Timeout: 20 s.
    */
   readPublicPage: {
     parameters: {
+      query?: {
+        /** @description The locale wanted; the site’s fallback chain applies */
+        locale?: string;
+        /** @description How deep references are resolved */
+        depth?: number | null;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
     responses: {
+      /** @description The page with its elements */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": components["schemas"]["PublicPageWithElements"];
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

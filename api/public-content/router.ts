@@ -1,0 +1,207 @@
+// Public Content: published content of public sites, without a token, in
+// the locale asked (with the site's fallback chain), cacheable by browsers and
+// CDNs (ETag and 304, Cache-Control, Surrogate-Key) and by this service
+// (core/content/public-cache.ts).
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { z } from 'zod';
+import { fallbackChain, localesSchema, siteLocalesView } from '../../core/content/locales.ts';
+import {
+  listPublicElements,
+  listPublicTypes,
+  maxDepth,
+  publicElementQuery,
+  publicElementSchema,
+  publicReferences,
+  publicReferencesSchema,
+  publicTypeSchema,
+  readPublicElement,
+  type Tagged,
+} from '../../core/content/public.ts';
+import {
+  listPublicPages,
+  navigationNodeSchema,
+  publicNavigation,
+  publicPageQuery,
+  publicPageSchema,
+  publicPageWithElementsSchema,
+  readPublicPage,
+} from '../../core/content/public-pages.ts';
+import type { Site } from '../../core/tenancy/sites.ts';
+import type { Services } from '../../core/services.ts';
+import { cacheControlHeader, etagHeader } from '../responses.ts';
+import { defineRoute, type HeaderSpec, type Reply, type ResponseSpec } from '../route.ts';
+import { siteParams } from '../schemas.ts';
+
+const surrogateKeyHeader: HeaderSpec = {
+  description:
+    'What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges',
+  required: true,
+};
+const cacheHeaders = {
+  ETag: etagHeader,
+  'Cache-Control': { ...cacheControlHeader, required: true },
+  'Surrogate-Key': surrogateKeyHeader,
+};
+
+/** A 200 with the cache headers, and the 304 for a matching If-None-Match. */
+const cached = (description: string, schema: z.ZodType): Record<number, ResponseSpec> => ({
+  200: { description, schema, headers: cacheHeaders },
+  304: { description: 'Not modified since the ETag in If-None-Match', headers: cacheHeaders },
+});
+
+const locale = z.string().max(35).optional().describe('The locale wanted; the site’s fallback chain applies');
+const depth = z.coerce.number().int().min(0).max(maxDepth).default(1).describe('How deep references are resolved');
+
+const matches = (ifNoneMatch: string | undefined, etag: string) =>
+  ifNoneMatch !== undefined &&
+  ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || tag.trim().replace(/^W\//, '') === etag);
+
+/**
+ * Answers from the cache, or computes, keeps and answers. The key is the
+ * site and the URL as asked; an answer computed while a change was announced
+ * is not kept.
+ */
+async function publicAnswer(
+  services: Omit<Services, 'db' | 'canceller'>,
+  site: Site,
+  req: Request,
+  compute: () => Promise<Tagged<unknown>>,
+): Promise<Reply> {
+  const cache = services.publicCache;
+  const key = `${site.id} ${req.originalUrl}`;
+  let answer = cache.get(key);
+  if (!answer) {
+    const generation = cache.generation;
+    const { body, tags } = await compute();
+    const json = JSON.stringify(body);
+    const etag = `"${createHash('sha1').update(json).digest('base64url')}"`;
+    answer = { json, etag, tags, surrogateKey: tags.join(' ') };
+    cache.set(key, answer, generation);
+  }
+  const { maxAge, staleWhileRevalidate } = services.config.publicCache;
+  const headers = {
+    ETag: answer.etag,
+    'Cache-Control': `public, max-age=${maxAge}, stale-while-revalidate=${staleWhileRevalidate}`,
+    'Surrogate-Key': answer.surrogateKey,
+  };
+  if (matches(req.get('if-none-match'), answer.etag)) return { status: 304, headers };
+  return { json: answer.json, headers };
+}
+
+const elementParams = siteParams.extend({ element_id: z.uuid() });
+const pageParams = siteParams.extend({ page_id: z.uuid() });
+
+export const routes = [
+  defineRoute({
+    key: 'GET /public/{site_identifier}/locales',
+    access: 'public-site',
+    description: 'The site’s locales, its default, and the fallback chain of each (e.g. de-CH → de → en).',
+    request: { params: siteParams },
+    responses: cached('The locales', localesSchema),
+    async handler(_input, { services, site }, { req }) {
+      return publicAnswer(services, site, req, async () => ({
+        body: siteLocalesView(site),
+        tags: [`site:${site.id}`],
+      }));
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /public/{site_identifier}/content-types',
+    access: 'public-site',
+    description: 'The site’s content types, by api_id, with their fields.',
+    request: { params: siteParams },
+    responses: cached('The content types', z.object({ items: z.array(publicTypeSchema) })),
+    async handler(_input, { services, site, db }, { req }) {
+      return publicAnswer(services, site, req, () => listPublicTypes(db, site));
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /public/{site_identifier}/elements',
+    access: 'public-site',
+    description:
+      'Published elements in the locale asked, oldest first: each served in the best locale of the fallback chain, per item and per ' +
+      'localized field (`served_locale` says which). `type` (api_id) and field filters as on the admin list, applied to the values served. ' +
+      '`depth` resolves references and media.',
+    request: { params: siteParams, query: publicElementQuery },
+    responses: cached(
+      'A page of elements',
+      z.object({ items: z.array(publicElementSchema), next_cursor: z.string().nullable() }),
+    ),
+    async handler({ query }, { services, site, db }, { req }) {
+      return publicAnswer(services, site, req, () =>
+        listPublicElements(db, site, fallbackChain(site, query.locale), query),
+      );
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /public/{site_identifier}/elements/{element_id}',
+    access: 'public-site',
+    description: 'A published element in the locale asked, its references and media resolved to `depth`.',
+    request: { params: elementParams, query: z.object({ locale, depth }) },
+    responses: cached('The element', publicElementSchema),
+    async handler({ params, query }, { services, site, db }, { req }) {
+      return publicAnswer(services, site, req, () =>
+        readPublicElement(db, site, fallbackChain(site, query.locale), params.element_id, query.depth),
+      );
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /public/{site_identifier}/elements/{element_id}/references',
+    access: 'public-site',
+    description: 'The published pages that place the element and the published elements that refer to it.',
+    request: { params: elementParams },
+    responses: cached('What uses the element', publicReferencesSchema),
+    async handler({ params }, { services, site, db }, { req }) {
+      return publicAnswer(services, site, req, () => publicReferences(db, site, params.element_id));
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /public/{site_identifier}/pages',
+    access: 'public-site',
+    description:
+      'Published pages, one per page and its translations, in the locale asked; `path` finds the page at a path (as served in that ' +
+      'locale), `parent_id` lists children.',
+    request: { params: siteParams, query: publicPageQuery },
+    responses: cached(
+      'A page of pages',
+      z.object({ items: z.array(publicPageSchema), next_cursor: z.string().nullable() }),
+    ),
+    async handler({ query }, { services, site, db }, { req }) {
+      return publicAnswer(services, site, req, () =>
+        listPublicPages(db, site, fallbackChain(site, query.locale), query),
+      );
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /public/{site_identifier}/pages/{page_id}',
+    access: 'public-site',
+    description:
+      'A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their ' +
+      'references resolved to `depth`.',
+    request: { params: pageParams, query: z.object({ locale, depth }) },
+    responses: cached('The page with its elements', publicPageWithElementsSchema),
+    async handler({ params, query }, { services, site, db }, { req }) {
+      return publicAnswer(services, site, req, () =>
+        readPublicPage(db, site, fallbackChain(site, query.locale), params.page_id, query.depth),
+      );
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /public/{site_identifier}/navigation',
+    access: 'public-site',
+    description: 'The published page tree with titles and paths in the locale asked, siblings by position.',
+    request: { params: siteParams, query: z.object({ locale }) },
+    responses: cached('The navigation', z.object({ items: z.array(navigationNodeSchema) })),
+    async handler({ query }, { services, site, db }, { req }) {
+      return publicAnswer(services, site, req, () => publicNavigation(db, site, fallbackChain(site, query.locale)));
+    },
+  }),
+];

@@ -1,0 +1,441 @@
+// Public Content through HTTP: only published content of public sites of
+// active tenants; the locale fallback chain per item and per localized field,
+// in lists, reads and filters; references and media resolved to a depth;
+// pages by id and path with their elements, the navigation; ETag and 304,
+// Cache-Control, Surrogate-Key; and the cache: a hit costs no round trip, a
+// write drops exactly what it changed, global admins clear it by hand.
+import request from 'supertest';
+import { createApp } from '../../../api/app.ts';
+import { closeServices, createServices } from '../../../core/boot.ts';
+import { createLogger } from '../../../core/logger.ts';
+import type { Services } from '../../../core/services.ts';
+import type { Site } from '../../../core/tenancy/sites.ts';
+import { sql } from '../../../db/pool.ts';
+import { startTestApp, stopTestApp, testConfig, type TestApp } from '../../helpers/app.ts';
+import {
+  contentCast,
+  createElement,
+  createType,
+  mediaRow,
+  withLocales,
+  type ContentCast,
+  type ElementRow,
+} from '../../helpers/content.ts';
+import { newSite } from '../../helpers/factories.ts';
+import { startRoundTripCounter, type RoundTripCounter } from '../../helpers/pg-round-trips.ts';
+import { startProcess, stopProcess, untilReady, type Started } from '../../helpers/processes.ts';
+
+let t: TestApp;
+let c: ContentCast;
+let site: Site;
+let ada: ElementRow;
+let story: ElementRow;
+let image: string;
+
+const pub = (path: string) => request(t.app).get(`/public/${site.slug}${path}`);
+const editor = () => c.a.editor.auth;
+
+async function makePublic(target: Site): Promise<void> {
+  await t.services.db.query(sql.typeAlias('void')`update sites set visibility = 'public' where id = ${target.id}`);
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  c = await contentCast(t);
+  site = await withLocales(t, c.a.site, ['en', 'de', 'de-CH']);
+  await makePublic(site);
+  await createType(t, editor(), site, {
+    api_id: 'person',
+    fields: [{ id: 'full_name', label: 'Name', type: 'text' }],
+  });
+  await createType(t, editor(), site, {
+    api_id: 'article',
+    fields: [
+      { id: 'title', label: 'Title', type: 'text', required: true, localized: true },
+      { id: 'summary', label: 'Summary', type: 'text', localized: true },
+      { id: 'rating', label: 'Rating', type: 'number' },
+      { id: 'author', label: 'Author', type: 'reference', validations: { reference_types: ['person'] } },
+      { id: 'cover', label: 'Cover', type: 'media' },
+    ],
+  });
+  image = await mediaRow(t, site, 'image');
+  ada = await createElement(t, editor(), site, { type: 'person', data: { full_name: 'Ada' }, status: 'published' });
+  story = await createElement(t, editor(), site, {
+    type: 'article',
+    name: 'Story',
+    data: { title: 'Hello', summary: 'In English', rating: 4, author: ada.id, cover: image },
+    status: 'published',
+  });
+  await createElement(t, editor(), site, {
+    master_id: story.id,
+    locale: 'de',
+    data: { title: 'Hallo' },
+    status: 'published',
+  });
+  await createElement(t, editor(), site, { master_id: story.id, locale: 'de-CH', data: { title: 'Grüezi' } });
+  await createElement(t, editor(), site, { type: 'article', name: 'Draft', data: { title: 'Unseen' } });
+});
+afterAll(() => stopTestApp(t));
+
+type Served = { id: string; served_locale: string; data: Record<string, unknown> };
+
+describe('locales and fallback', () => {
+  it('lists the site’s locales with the fallback chain of each', async () => {
+    const res = await pub('/locales').expect(200);
+    expect(res.body).toEqual({
+      default_locale: 'en',
+      locales: ['en', 'de', 'de-CH'],
+      fallbacks: { en: ['en'], de: ['de', 'en'], 'de-CH': ['de-CH', 'de', 'en'] },
+    });
+  });
+
+  it('serves each element in the best locale it has, per field, and says which', async () => {
+    const served = async (locale: string) =>
+      (await pub(`/elements/${story.id}?locale=${locale}&depth=0`).expect(200)).body as Served;
+    // de-CH's translation is a draft: de serves the item; its empty summary falls back to English.
+    expect(await served('de-CH')).toMatchObject({
+      served_locale: 'de',
+      data: { title: 'Hallo', summary: 'In English', rating: 4, author: ada.id },
+    });
+    expect(await served('de')).toMatchObject({ served_locale: 'de', data: { title: 'Hallo' } });
+    expect(await served('en')).toMatchObject({ served_locale: 'en', data: { title: 'Hello' } });
+    expect(await served('fr')).toMatchObject({ served_locale: 'en', data: { title: 'Hello' } });
+    expect(await served('DE-ch')).toMatchObject({ served_locale: 'de' });
+  });
+
+  it('filters lists on the values served in the locale asked', async () => {
+    const titles = async (query: string) =>
+      ((await pub(`/elements?type=article&${query}`).expect(200)).body.items as Served[]).map(
+        (item) => item.data.title,
+      );
+    expect(await titles('locale=de&filter[title]=Hallo')).toEqual(['Hallo']);
+    expect(await titles('locale=en&filter[title]=Hallo')).toEqual([]);
+    expect(await titles('locale=de-CH&filter[summary]=In English')).toEqual(['Hallo']);
+    expect(await titles('locale=de&filter[rating][gte]=4')).toEqual(['Hallo']);
+    expect(await titles('locale=de&filter[title][contains]=hal')).toEqual(['Hallo']);
+    await pub('/elements?filter[title]=x').expect(422);
+    await pub('/elements?type=nothing').expect(422);
+  });
+});
+
+describe('elements', () => {
+  it('lists only published masters, in cursor pages', async () => {
+    const res = await pub('/elements?limit=1').expect(200);
+    expect(res.body.items).toHaveLength(1);
+    const next = await pub(`/elements?limit=1&cursor=${encodeURIComponent(res.body.next_cursor)}`).expect(200);
+    const all = [...res.body.items, ...next.body.items].map((item: Served) => item.id);
+    expect(all).toEqual([ada.id, story.id]);
+    expect(next.body.next_cursor).toBeNull();
+  });
+
+  it('resolves references and media to the depth asked', async () => {
+    const deep = (await pub(`/elements/${story.id}`).expect(200)).body as Served;
+    expect(deep.data.author).toMatchObject({ id: ada.id, type: 'person', data: { full_name: 'Ada' } });
+    expect(deep.data.cover).toMatchObject({ id: image, kind: 'image' });
+    expect(deep.data.cover).not.toHaveProperty('storage_key');
+    const flat = (await pub(`/elements/${story.id}?depth=0`).expect(200)).body as Served;
+    expect(flat.data).toMatchObject({ author: ada.id, cover: image });
+    await pub(`/elements/${story.id}?depth=4`).expect(422);
+  });
+
+  it('reads a translation’s id as its item, and hides drafts and other sites’ elements', async () => {
+    const translations = await request(t.app)
+      .get(`/${site.slug}/elements/?masters_only=false&locale=de`)
+      .set(editor())
+      .expect(200);
+    const de = (translations.body.items as ElementRow[])[0]!;
+    const res = await pub(`/elements/${de.id}?locale=en`).expect(200);
+    expect(res.body).toMatchObject({ id: story.id, served_locale: 'en' });
+    const draft = await createElement(t, editor(), site, { type: 'person', data: {} });
+    await pub(`/elements/${draft.id}`).expect(404);
+    const theirType = await createType(t, c.b.admin.auth, c.b.site);
+    const theirs = await createElement(t, c.b.admin.auth, c.b.site, { type: theirType.id, status: 'published' });
+    await pub(`/elements/${theirs.id}`).expect(404);
+  });
+
+  it('shows an unpublished reference as nothing, and again once published', async () => {
+    const bob = await createElement(t, editor(), site, { type: 'person', data: { full_name: 'Bob' } });
+    const piece = await createElement(t, editor(), site, {
+      type: 'article',
+      data: { title: 'By Bob', author: bob.id },
+      status: 'published',
+    });
+    expect((await pub(`/elements/${piece.id}`).expect(200)).body.data.author).toBeNull();
+    await request(t.app)
+      .patch(`/${site.slug}/elements/${bob.id}`)
+      .set(editor())
+      .send({ status: 'published' })
+      .expect(200);
+    expect((await pub(`/elements/${piece.id}`).expect(200)).body.data.author).toMatchObject({ id: bob.id });
+  });
+
+  it('tells what uses an element', async () => {
+    const page = await request(t.app)
+      .post(`/${site.slug}/pages/`)
+      .set(editor())
+      .send({ slug: 'uses', title: 'Uses', status: 'published' })
+      .expect(201);
+    await request(t.app)
+      .post(`/${site.slug}/pages/${page.body.id}/elements`)
+      .set(editor())
+      .send({ element_id: ada.id })
+      .expect(201);
+    const res = await pub(`/elements/${ada.id}/references`).expect(200);
+    expect(res.body.pages).toEqual([{ id: page.body.id, title: 'Uses', path: '/uses', locale: 'en' }]);
+    expect(res.body.elements.map((element: { id: string }) => element.id)).toContain(story.id);
+  });
+
+  it('lists the content types', async () => {
+    const res = await pub('/content-types').expect(200);
+    expect(res.body.items.map((type: { api_id: string }) => type.api_id)).toEqual(['article', 'person']);
+  });
+});
+
+describe('pages', () => {
+  let pageSite: Site;
+  const pubPage = (path: string) => request(t.app).get(`/public/${pageSite.slug}${path}`);
+
+  beforeAll(async () => {
+    pageSite = await withLocales(t, await newSite(t, c.a.tenant), ['en', 'de']);
+    await makePublic(pageSite);
+  });
+
+  async function page(body: Record<string, unknown>) {
+    const res = await request(t.app)
+      .post(`/${pageSite.slug}/pages/`)
+      .set(c.a.admin.auth)
+      .send({ title: 'Page', status: 'published', ...body });
+    if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+    return res.body as { id: string; path: string };
+  }
+
+  it('serves pages, their translations, their elements and the navigation in the locale asked', async () => {
+    await createType(t, c.a.admin.auth, pageSite, {
+      api_id: 'block',
+      fields: [{ id: 'text', label: 'Text', type: 'text', localized: true }],
+    });
+    const block = await createElement(t, c.a.admin.auth, pageSite, {
+      type: 'block',
+      data: { text: 'Welcome' },
+      status: 'published',
+    });
+    await createElement(t, c.a.admin.auth, pageSite, {
+      master_id: block.id,
+      locale: 'de',
+      data: { text: 'Willkommen' },
+      status: 'published',
+    });
+    const hidden = await createElement(t, c.a.admin.auth, pageSite, { type: 'block', data: { text: 'Draft' } });
+    const about = await page({ slug: 'about', title: 'About' });
+    const ueber = await page({ slug: 'ueber', title: 'Über uns', locale: 'de', master_id: about.id });
+    const team = await page({ slug: 'team', title: 'Team', parent_id: about.id });
+    await page({ slug: 'secret', title: 'Secret', parent_id: team.id, status: 'draft' });
+    const draftParent = await page({ slug: 'wip', title: 'WIP', status: 'draft' });
+    await page({ slug: 'orphan', title: 'Orphan', parent_id: draftParent.id });
+    for (const elementId of [block.id, hidden.id])
+      await request(t.app)
+        .post(`/${pageSite.slug}/pages/${about.id}/elements`)
+        .set(c.a.admin.auth)
+        .send({ element_id: elementId })
+        .expect(201);
+
+    const inGerman = await pubPage(`/pages/${about.id}?locale=de`).expect(200);
+    expect(inGerman.body).toMatchObject({ id: ueber.id, title: 'Über uns', path: '/ueber', served_locale: 'de' });
+    // The translation has no layout of its own: the master's, its elements in German; the draft element is not shown.
+    expect(inGerman.body.elements).toEqual([
+      {
+        area: 'main',
+        position: 0,
+        settings: {},
+        element: expect.objectContaining({ id: block.id, served_locale: 'de', data: { text: 'Willkommen' } }),
+      },
+    ]);
+    const inEnglish = await pubPage(`/pages/${ueber.id}`).expect(200);
+    expect(inEnglish.body).toMatchObject({ id: about.id, served_locale: 'en' });
+
+    const byPath = await pubPage('/pages?locale=de&path=/ueber').expect(200);
+    expect(byPath.body.items.map((item: { id: string }) => item.id)).toEqual([ueber.id]);
+    expect((await pubPage('/pages?path=/ueber').expect(200)).body.items).toEqual([]);
+    const children = await pubPage(`/pages?parent_id=${about.id}`).expect(200);
+    expect(children.body.items.map((item: { id: string }) => item.id)).toEqual([team.id]);
+
+    const nav = await pubPage('/navigation?locale=de').expect(200);
+    expect(nav.body.items).toEqual([
+      {
+        id: ueber.id,
+        title: 'Über uns',
+        path: '/ueber',
+        slug: 'ueber',
+        served_locale: 'de',
+        children: [
+          { id: team.id, title: 'Team', path: '/about/team', slug: 'team', served_locale: 'en', children: [] },
+        ],
+      },
+    ]);
+    await pubPage(`/pages/${draftParent.id}`).expect(404);
+  });
+});
+
+describe('who sees public content', () => {
+  it('is the same 404 for a private site, an unknown one and a suspended tenant', async () => {
+    const hidden = await newSite(t, c.a.tenant);
+    await request(t.app).get(`/public/${hidden.slug}/elements`).expect(404);
+    await request(t.app).get('/public/no-such-site/locales').expect(404);
+    const other = await newSite(t, c.b.tenant);
+    await makePublic(other);
+    await request(t.app).get(`/public/${other.slug}/locales`).expect(200);
+    await t.services.db.query(
+      sql.typeAlias('void')`update tenants set status = 'suspended' where id = ${c.b.tenant.id}`,
+    );
+    try {
+      await request(t.app).get(`/public/${other.slug}/locales`).expect(404);
+    } finally {
+      await t.services.db.query(
+        sql.typeAlias('void')`update tenants set status = 'active' where id = ${c.b.tenant.id}`,
+      );
+    }
+  });
+});
+
+describe('HTTP caching', () => {
+  it('answers with an ETag, 304 for it, Cache-Control and the Surrogate-Key of what it shows', async () => {
+    const res = await pub(`/elements/${story.id}`).expect(200);
+    expect(res.headers.etag).toMatch(/^"[\w-]+"$/);
+    expect(res.headers['cache-control']).toBe('public, max-age=60, stale-while-revalidate=300');
+    const keys = res.headers['surrogate-key']!.split(' ');
+    expect(keys).toEqual(
+      expect.arrayContaining([`site:${site.id}`, `element:${story.id}`, `element:${ada.id}`, `media:${image}`]),
+    );
+    const again = await pub(`/elements/${story.id}`).set('If-None-Match', res.headers.etag!).expect(304);
+    expect(again.headers.etag).toBe(res.headers.etag);
+    expect(again.text).toBe('');
+    await pub(`/elements/${story.id}`).set('If-None-Match', '"other"').expect(200);
+  });
+});
+
+describe('the cache', () => {
+  let counter: RoundTripCounter;
+  let services: Services;
+  let app: ReturnType<typeof createApp>;
+  beforeAll(async () => {
+    counter = await startRoundTripCounter(t.database.url);
+    const config = testConfig({ DATABASE_URL: counter.url });
+    services = await createServices(config, counter.url, createLogger(config.logLevel), 'test');
+    app = createApp(services);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the caches start listening
+  });
+  afterAll(async () => {
+    await closeServices(services);
+    await counter.close();
+  });
+
+  const read = (path: string) => request(app).get(`/public/${site.slug}${path}`).expect(200);
+
+  it('answers a repeated read without the database', async () => {
+    await read(`/elements/${story.id}?locale=de`);
+    counter.reset();
+    const hit = await read(`/elements/${story.id}?locale=de`);
+    expect(counter.count()).toBe(0);
+    expect(hit.body.data.title).toBe('Hallo');
+  });
+
+  it('drops what a write changed, in time for the next read, and keeps the rest', async () => {
+    const other = await createElement(t, editor(), site, {
+      type: 'person',
+      data: { full_name: 'Cy' },
+      status: 'published',
+    });
+    await read(`/elements/${story.id}?locale=de`);
+    await read(`/elements/${other.id}`);
+    const translation = await request(t.app)
+      .get(`/${site.slug}/elements/?locale=de&type=article`)
+      .set(editor())
+      .expect(200);
+    const de = (translation.body.items as ElementRow[]).find((item) => item.data.title === 'Hallo')!;
+    await request(t.app)
+      .patch(`/${site.slug}/elements/${de.id}`)
+      .set(editor())
+      .send({ data: { title: 'Hallo Welt' } })
+      .expect(200);
+    // The other process hears of it by notification; give it a moment on a loaded machine.
+    const deadline = Date.now() + 5000;
+    let title = (await read(`/elements/${story.id}?locale=de`)).body.data.title;
+    while (title !== 'Hallo Welt' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      title = (await read(`/elements/${story.id}?locale=de`)).body.data.title;
+    }
+    expect(title).toBe('Hallo Welt');
+    counter.reset();
+    await read(`/elements/${other.id}`);
+    expect(counter.count()).toBe(0);
+  });
+
+  it('is cleared by global admins for an element, a site, or all', async () => {
+    await read(`/elements/${ada.id}`);
+    const bySite = await request(t.app).delete(`/admin/cache/site/${site.id}`).set(c.admin.auth).expect(200);
+    expect(bySite.body).toEqual({ tags: [`site:${site.id}`] });
+    const byElement = await request(t.app)
+      .delete(`/admin/cache/element/${ada.id}/site/${site.id}`)
+      .set(c.admin.auth)
+      .expect(200);
+    expect(byElement.body).toEqual({ tags: [`element:${ada.id}`] });
+    await request(t.app).delete('/admin/cache/all').set(c.admin.auth).expect(200);
+    await request(t.app).delete('/admin/cache/all').set(c.a.admin.auth).expect(403);
+    await request(t.app).delete(`/admin/cache/site/${c.b.site.id}`).set(c.admin.auth).expect(200);
+    await request(t.app).delete(`/admin/cache/element/${ada.id}/site/${c.b.site.id}`).set(c.admin.auth).expect(404);
+    await request(t.app).delete('/admin/cache/site/00000000-0000-4000-8000-000000000000').set(c.admin.auth).expect(404);
+    const deadline = Date.now() + 5000;
+    counter.reset();
+    await read(`/elements/${ada.id}`);
+    while (counter.count() === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      await read(`/elements/${ada.id}`);
+    }
+    expect(counter.count()).toBeGreaterThan(0);
+  });
+});
+
+describe('two API processes', () => {
+  let first: Started;
+  let second: Started;
+  beforeAll(async () => {
+    const env = { DATABASE_URL: t.database.url, LOG_LEVEL: 'info', NODE_ENV: 'test', DATA_DIR: t.config.dataDir };
+    [first, second] = await Promise.all([startProcess('api/main.ts', env), startProcess('api/main.ts', env)]);
+    await Promise.all([untilReady(first.url), untilReady(second.url)]);
+  });
+  afterAll(async () => {
+    await Promise.all([first, second].filter(Boolean).map((started) => stopProcess(started)));
+  });
+
+  const title = async (base: string, id: string) =>
+    ((await (await fetch(`${base}/public/${site.slug}/elements/${id}?depth=0`)).json()) as Served).data.title;
+
+  it('a publish through one drops the other’s cached answer', async () => {
+    const element = await createElement(t, editor(), site, {
+      type: 'article',
+      data: { title: 'Before' },
+      status: 'published',
+    });
+    expect(await title(second.url, element.id)).toBe('Before');
+    // Changed behind the service's back, with triggers off: nothing is announced, so the second keeps its answer.
+    await t.services.db.transaction(async (tx) => {
+      await tx.query(sql.typeAlias('void')`set local session_replication_role = replica`);
+      await tx.query(sql.typeAlias('void')`
+        update content_elements set data = data || '{"title": "Unannounced"}' where id = ${element.id}`);
+    });
+    expect(await title(second.url, element.id)).toBe('Before');
+    const res = await fetch(`${first.url}/${site.slug}/elements/${element.id}`, {
+      method: 'PATCH',
+      headers: { ...editor(), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ data: { title: 'After' } }),
+    });
+    expect(res.status).toBe(200);
+    const answered = Date.now();
+    let seen = await title(second.url, element.id);
+    while (seen !== 'After' && Date.now() - answered < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      seen = await title(second.url, element.id);
+    }
+    expect(seen).toBe('After');
+  });
+});
