@@ -23,7 +23,7 @@ import {
   pageNodeSchema,
   pageSchema,
   pageSlug,
-  pageTree,
+  pageTreeJson,
   seoSchema,
   updatePage,
 } from '../../core/content/pages.ts';
@@ -141,7 +141,7 @@ export const routes = [
       },
     },
     async handler(_input, { db, access }) {
-      return { body: { items: await pageTree(db, access) } };
+      return { json: await pageTreeJson(db, access) };
     },
   }),
 

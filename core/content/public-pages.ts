@@ -11,16 +11,7 @@ import { notPublic } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { timestamp } from '../timestamp.ts';
 import { seoSchema } from './pages.ts';
-import {
-  chainCte,
-  maxDepth,
-  publicElementSchema,
-  resolvedColumns,
-  resolvedFrom,
-  resolvedRow,
-  toPublicElements,
-  type Tagged,
-} from './public.ts';
+import { chainCte, maxDepth, publicElementSchema, resolvedRow, toPublicElements, type Tagged } from './public.ts';
 
 export const publicPageSchema = z
   .object({
@@ -118,8 +109,8 @@ const resolvedKeys = Object.keys(resolvedRow.shape);
 
 /**
  * The page (by its own id or any of its group's) with its published elements,
- * resolved in the chain's locale: one query for the page and its elements,
- * then one per level of references.
+ * resolved in the chain's locale: one query for the page and its elements
+ * (db/migrations/0012), then one per level of references.
  */
 export async function readPublicPage(
   db: CommonQueryMethods,
@@ -129,25 +120,7 @@ export async function readPublicPage(
   depth: number,
 ): Promise<Tagged<z.infer<typeof publicPageWithElementsSchema>>> {
   const rows = await db.any(sql.type(slotRow)`
-    with ${chainCte(chain)}, ${bestPages(site)},
-    target as (select b.* from best b where b.group_id = (select coalesce(master_id, id) from pages where id = ${id}))
-    select b.*, slot.area as slot_area, slot.position as slot_position, slot.settings as slot_settings,
-      ${sql.join(
-        resolvedKeys.map((key) => sql.fragment`el.${sql.identifier([key])} as ${sql.identifier([`e_${key}`])}`),
-        sql.fragment`, `,
-      )}
-    from target b
-    left join lateral (
-      -- A translation without a layout of its own shows its master's.
-      select pe.* from page_elements pe
-      where pe.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
-    ) slot on true
-    left join lateral (
-      select ${resolvedColumns} from ${resolvedFrom}
-      where m.id = (select coalesce(x.master_id, x.id) from content_elements x where x.id = slot.element_id)
-        and m.status = 'published'
-    ) el on true
-    order by slot.area, slot.position`);
+    select * from public_page_rows(${site.id}, ${id}, ${sql.array(chain, 'text')})`);
   const first = rows[0];
   if (!first) throw notPublic();
   const tags = new Set([`site:${site.id}`, `page:${first.group_id}`, `pages:${site.id}`]);

@@ -57,33 +57,21 @@ const chainCte = (chain: string[]) =>
 /**
  * The published master `m` in the chain's locale, as columns: its type, and
  * `r.served_locale`, `r.data` worked out from the master and its published
- * translations, each field from the best-ranked one that has it.
+ * translations, each field from the best-ranked one that has it
+ * (db/migrations/0012).
  */
 const resolvedColumns = sql.fragment`m.id, m.type_id, t.api_id as type, t.fields, m.name, r.served_locale, r.data,
   m.published_at, m.created_at, m.updated_at`;
-const resolvedFrom = sql.fragment`
-  content_elements m
+const resolvedFrom = (chain: string[], source = sql.fragment`content_elements m`) => sql.fragment`
+  ${source}
   join content_types t on t.id = m.type_id
-  cross join lateral (
-    with candidate as (
-      select m.locale, coalesce((select c.rank from chain c where c.locale = m.locale), 1000) as rank, m.data
-      union all
-      select tr.locale, c.rank, tr.data from content_elements tr join chain c on c.locale = tr.locale
-      where tr.master_id = m.id and tr.status = 'published'
-    )
-    select (select locale from candidate order by rank limit 1) as served_locale,
-      m.data || coalesce((
-        select jsonb_object_agg(f.key, f.value) from (
-          select distinct on (kv.key) kv.key, kv.value from candidate, jsonb_each(candidate.data) kv
-          where kv.value <> 'null'::jsonb order by kv.key, candidate.rank) f), '{}'::jsonb) as data
-  ) r`;
+  cross join lateral content_resolved(m.id, m.locale, m.data, ${sql.array(chain, 'text')}) r`;
 
 /** Published masters by id (a translation's id names its master), resolved, in the order of the ids. */
 async function resolvedByIds(db: CommonQueryMethods, site: Site, chain: string[], ids: string[]) {
   if (ids.length === 0) return [];
   return db.any(sql.type(resolvedRow)`
-    with ${chainCte(chain)}
-    select ${resolvedColumns} from ${resolvedFrom}
+    select ${resolvedColumns} from ${resolvedFrom(chain)}
     where m.id in (select coalesce(x.master_id, x.id) from content_elements x where x.id = any(${sql.array(ids, 'uuid')}))
       and m.site_id = ${site.id} and m.status = 'published'`);
 }
@@ -186,24 +174,32 @@ export async function listPublicElements(
     });
   const fields = type?.fields as Field[] | undefined;
   const filters = fieldFilters(query, fields, 'r');
-  const prefilters = fields ? containmentFilters(query, fields) : [];
+  // With an equality filter, the rows that can match come from the GIN index (masters, and masters of the
+  // translations that match), in order, and are resolved one by one until the page is full: the cost
+  // follows the matches, not the type's size. The filters are checked again on the values served.
+  const [driver] = type && fields ? containmentFilters(query, fields) : [];
+  const key = driver ? 'h' : 'm';
+  const source = driver
+    ? sql.fragment`(
+        select x.id, x.created_at from content_elements x
+        where x.type_id = ${type!.id} and x.master_id is null and x.status = 'published' and ${driver}
+        union
+        select p.id, p.created_at from content_elements x join content_elements p on p.id = x.master_id
+        where x.type_id = ${type!.id} and x.master_id is not null and p.status = 'published' and ${driver}
+      ) h join content_elements m on m.id = h.id`
+    : sql.fragment`content_elements m`;
   const conditions = [
     sql.fragment`m.site_id = ${site.id}`,
     sql.fragment`m.master_id is null`,
     sql.fragment`m.status = 'published'`,
     ...(type ? [sql.fragment`m.type_id = ${type.id}`] : []),
-    ...prefilters.map(
-      (test) =>
-        sql.fragment`m.id in (select coalesce(x.master_id, x.id) from content_elements x where x.type_id = ${type!.id} and ${test})`,
-    ),
     ...filters,
-    after(query, 'm'),
+    after(query, key),
   ];
   const rows = await db.any(sql.type(resolvedRow)`
-    with ${chainCte(chain)}
-    select ${resolvedColumns} from ${resolvedFrom}
+    select ${resolvedColumns} from ${resolvedFrom(chain, source)}
     where ${sql.join(conditions, sql.fragment` and `)}
-    order by m.created_at, m.id limit ${query.limit + 1}`);
+    order by ${sql.identifier([key, 'created_at'])}, ${sql.identifier([key, 'id'])} limit ${query.limit + 1}`);
   const tags = new Set([`site:${site.id}`, type ? `type:${type.id}` : `elements:${site.id}`]);
   const page = await toPage(rows, query);
   const items = await toPublicElements(db, site, chain, page.items, query.depth, tags);
@@ -277,4 +273,4 @@ export async function listPublicTypes(db: CommonQueryMethods, site: Site) {
   return { body: { items: [...items] }, tags: [`site:${site.id}`, `types:${site.id}`] };
 }
 
-export { chainCte, resolvedColumns, resolvedFrom, resolvedRow };
+export { chainCte, resolvedRow };

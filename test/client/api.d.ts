@@ -2839,8 +2839,6 @@ export interface components {
       /** Format: uuid */
       id: string;
       /** Format: uuid */
-      site_id: string;
-      /** Format: uuid */
       parent_id: string | null;
       /** @description Among its siblings, from 0 */
       position: number;
@@ -2856,20 +2854,6 @@ export interface components {
       master_id: string | null;
       /** @enum {string} */
       status: "draft" | "published" | "archived";
-      /** Format: date-time */
-      published_at: string | null;
-      seo: components["schemas"]["PageSeo"];
-      template: string | null;
-      /** @description Raised by every change, the layout included; the ETag, for If-Match */
-      version: number;
-      /** Format: uuid */
-      created_by: string | null;
-      /** Format: uuid */
-      updated_by: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      updated_at: string;
       /** @description Elements placed on the page */
       element_count: number;
       children: components["schemas"]["PageNode"][];

@@ -1,0 +1,71 @@
+-- An element in a fallback chain of locales: the locale it is served in (its
+-- best published translation in the chain, else the master's locale) and its
+-- data, each field from the best-ranked row that has it (translations hold
+-- only localized fields, so the others always come from the master). A
+-- PL/pgSQL function, so its plan is made once per connection: inlined, the
+-- same SQL cost public reads more to plan than to run.
+create function content_resolved(m_id uuid, m_locale text, m_data jsonb, chain text[])
+returns table (served_locale text, data jsonb) language plpgsql stable as $$
+#variable_conflict use_column
+begin
+  return query
+  with candidate (locale, rank, data) as (
+    select m_locale, coalesce(array_position(chain, m_locale), 1000), m_data
+    union all
+    select tr.locale, array_position(chain, tr.locale), tr.data from content_elements tr
+    where tr.master_id = m_id and tr.status = 'published' and tr.locale = any (chain)
+  )
+  select (select c.locale from candidate c order by c.rank limit 1),
+    m_data || coalesce((
+      select jsonb_object_agg(f.key, f.value) from (
+        select distinct on (kv.key) kv.key, kv.value from candidate c, jsonb_each(c.data) kv
+        where kv.value <> 'null'::jsonb order by kv.key, c.rank) f), '{}'::jsonb);
+end $$;
+
+-- A public page in a fallback chain of locales, with its published elements
+-- resolved: one row per slot (one row with null slot columns when it has
+-- none; none when the page is not published). The best published page of the
+-- group of `page` (a page and its translations) is served; a translation
+-- without a layout of its own shows its master's. A function for the same
+-- reason as above: planned once per connection, not on every public read.
+create function public_page_rows(site uuid, page uuid, chain text[])
+returns table (
+  id uuid, parent_id uuid, "position" integer, slug text, path text, title text, served_locale text, seo jsonb,
+  template text, published_at timestamptz, updated_at timestamptz, created_at timestamptz, group_id uuid,
+  parent_group uuid, slot_area text, slot_position integer, slot_settings jsonb,
+  e_id uuid, e_type_id uuid, e_type text, e_fields jsonb, e_name text, e_served_locale text, e_data jsonb,
+  e_published_at timestamptz, e_created_at timestamptz, e_updated_at timestamptz
+) language plpgsql stable as $$
+#variable_conflict use_column
+begin
+  return query
+  with grp (id) as (select coalesce(g.master_id, g.id) from pages g where g.id = page and g.site_id = site),
+  best as (
+    select p.id, p.parent_id, p.position, p.slug, p.path, p.title, p.locale, p.seo, p.template, p.published_at,
+      p.updated_at, p.created_at, coalesce(p.master_id, p.id) as group_id,
+      (select coalesce(pp.master_id, pp.id) from pages pp where pp.id = p.parent_id) as parent_group
+    from pages p, grp
+    -- By id and by master (two index lookups), not by the group expression (a scan of the site's pages).
+    where (p.id = grp.id or p.master_id = grp.id) and p.status = 'published'
+    order by coalesce(array_position(chain, p.locale), 1000), (p.master_id is null) desc
+    limit 1
+  )
+  select b.id, b.parent_id, b.position, b.slug, b.path, b.title, b.locale, b.seo, b.template, b.published_at,
+    b.updated_at, b.created_at, b.group_id, b.parent_group, slot.area, slot.position, slot.settings,
+    el.id, el.type_id, el.api_id, el.fields, el.name, el.served_locale, el.data, el.published_at, el.created_at,
+    el.updated_at
+  from best b
+  left join lateral (
+    select pe.area, pe.position, pe.settings, pe.element_id from page_elements pe
+    where pe.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
+  ) slot on true
+  left join lateral (
+    select m.id, m.type_id, t.api_id, t.fields, m.name, r.served_locale, r.data, m.published_at, m.created_at, m.updated_at
+    from content_elements m
+    join content_types t on t.id = m.type_id
+    cross join lateral content_resolved(m.id, m.locale, m.data, chain) r
+    where m.id = (select coalesce(x.master_id, x.id) from content_elements x where x.id = slot.element_id)
+      and m.status = 'published'
+  ) el on true
+  order by slot.area, slot.position;
+end $$;
