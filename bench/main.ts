@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { speechFigures, throughputFigures } from './jobs.ts';
 import { thumbnailFigures, uploadFigures, videoFigures } from './media.ts';
+import { contentFigures } from './content.ts';
 import { requestPathFigures } from './request-path.ts';
 
 const root = path.join(import.meta.dirname, '..');
@@ -178,15 +179,20 @@ try {
     ).json()) as { access_token: string }
   ).access_token;
   const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${port}/app`;
+  const launchApi = async (url: string, env: Record<string, string> = {}) => {
+    const counted = await launch(
+      'api/main.ts',
+      { ...npmRunApi.env, DATABASE_URL: url, DATA_DIR: dataDir, ...env },
+      apiFlags,
+    );
+    await untilReady(counted.url);
+    return { url: counted.url, stop: () => stop(counted) };
+  };
   if (section('request-path')) {
-    const launchApi = async (url: string) => {
-      const counted = await launch('api/main.ts', { ...npmRunApi.env, DATABASE_URL: url, DATA_DIR: dataDir }, apiFlags);
-      await untilReady(counted.url);
-      return { url: counted.url, stop: () => stop(counted) };
-    };
     rows.push(...(await requestPathFigures(api.url, token, databaseUrl, launchApi)));
     rows.push(['API process RSS after the request-path load', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   }
+  if (section('content')) rows.push(...(await contentFigures(api.url, token, databaseUrl, launchApi)));
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);

@@ -5,34 +5,12 @@
 // database. Also how many database round trips each read costs with warm
 // caches, counted on the wire; and how soon a logout made through one API
 // process is honoured by another.
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { startRoundTripCounter, type RoundTripCounter } from '../test/helpers/pg-round-trips.ts';
 import { api, benchSite } from './http.ts';
-import { load, loadClient, type Load } from './load.ts';
+import { interleaved, rate, ratio, startBaseline, stopBaseline } from './compare.ts';
+import { loadClient } from './load.ts';
 
 type Row = [string, string];
-
-type Baseline = { child: ChildProcess; url: string; exited: Promise<unknown> };
-
-async function startBaseline(file: string, env: Record<string, string>): Promise<Baseline> {
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'baselines', file)], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return new Promise((resolve, reject) => {
-    child.stdout?.once('data', (chunk: Buffer) =>
-      resolve({ child, url: (JSON.parse(chunk.toString()) as { url: string }).url, exited }),
-    );
-    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
-  });
-}
-
-async function stopBaseline(baseline: Baseline): Promise<void> {
-  baseline.child.kill('SIGTERM');
-  await baseline.exited;
-}
 
 /** A small PNG, uploaded to a public site and waited for until processed. */
 async function readyItem(url: string, token: string): Promise<{ site: string; id: string }> {
@@ -121,49 +99,13 @@ async function invalidationDelay(
   return { p50: delays[Math.floor(delays.length / 2)]!, max: delays.at(-1)!, stale };
 }
 
-/**
- * Loads every target in turn, `rounds` times over, so that the drift of a
- * shared machine (a neighbour's burst, a host's frequency) falls on the API and
- * its baselines alike instead of on whichever ran in that second.
- */
-async function interleaved<K extends string>(
-  targets: Record<K, { url: string; headers?: Record<string, string> }>,
-  rounds: number,
-  seconds: number,
-): Promise<Record<K, Load[]>> {
-  const names = Object.keys(targets) as K[];
-  const results = Object.fromEntries(names.map((name) => [name, [] as Load[]])) as Record<K, Load[]>;
-  for (let round = 0; round < rounds; round++) {
-    for (const name of names) results[name].push(await load(targets[name].url, { ...targets[name], seconds }));
-  }
-  return results;
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-/** The median round of each figure: throughput, p50 and p99 taken separately. */
-const typical = (loads: Load[]): Load => ({
-  ...loads[0]!,
-  perSecond: median(loads.map((l) => l.perSecond)),
-  p50: median(loads.map((l) => l.p50)),
-  p99: median(loads.map((l) => l.p99)),
-});
-
-const rate = (loads: Load[]) => {
-  const { perSecond, p50, p99 } = typical(loads);
-  return `${perSecond.toFixed(0)} req/s, p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms`;
-};
-
-/** The median of the rounds' ratios, with their range: each round's target against its own round's baseline. */
-const ratio = (loads: Load[], baseline: Load[]) => {
-  const ratios = loads.map((l, i) => l.perSecond / baseline[i]!.perSecond);
-  return `${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
-};
-
 const ROUNDS = 3;
 const SECONDS = 5;
 
-export type ApiLauncher = (databaseUrl: string) => Promise<{ url: string; stop(): Promise<void> }>;
+export type ApiLauncher = (
+  databaseUrl: string,
+  env?: Record<string, string>,
+) => Promise<{ url: string; stop(): Promise<void> }>;
 
 export async function requestPathFigures(
   apiUrl: string,
