@@ -52,7 +52,7 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
       context.site = found.site;
       context.access = found;
     }
-    const answer = async (): Promise<StoredReply & { json?: string }> => {
+    const answer = async (): Promise<StoredReply & { json?: string | Buffer }> => {
       const reply = await route.handler(input, context as never, { req, res });
       return {
         status: reply.status ?? (reply.body === undefined && reply.json === undefined ? 204 : 200),
@@ -69,7 +69,7 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     if (changes) await services.accessCache.settled();
     if (res.headersSent) return;
     const headers = { ...reply.headers, ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
-    const json = (reply as { json?: string }).json;
+    const json = (reply as { json?: string | Buffer }).json;
     if (json !== undefined) sendJson(req, res, reply.status, json, headers);
     else send(req, res, reply.status, reply.body, headers);
   };
@@ -160,10 +160,16 @@ function send(req: Request, res: Response, status: number, body: unknown, header
   sendJson(req, res, status, JSON.stringify(body), headers);
 }
 
-function sendJson(req: Request, res: Response, status: number, json: string, headers: Record<string, string>): void {
+function sendJson(
+  req: Request,
+  res: Response,
+  status: number,
+  json: string | Buffer,
+  headers: Record<string, string>,
+): void {
   for (const name in headers) res.setHeader(name, headers[name]!);
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.setHeader('Content-Length', typeof json === 'string' ? Buffer.byteLength(json) : json.length);
   res.end(req.method === 'HEAD' ? undefined : json);
 }

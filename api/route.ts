@@ -66,8 +66,8 @@ export type RouteContext = ContextFor<Access>;
 export type Reply = {
   status?: number;
   body?: unknown;
-  /** The body already serialised as JSON (a cached answer), sent as is instead of `body`. */
-  json?: string;
+  /** The body already serialised as JSON (a cached answer: encoded once, as bytes), sent as is instead of `body`. */
+  json?: string | Buffer;
   headers?: Record<string, string>;
 };
 

@@ -74,9 +74,9 @@ async function publicAnswer(
   if (!answer) {
     const generation = cache.generation;
     const { body, tags } = await compute();
-    const json = JSON.stringify(body);
+    const json = Buffer.from(JSON.stringify(body));
     const etag = `"${createHash('sha1').update(json).digest('base64url')}"`;
-    answer = { json, etag, tags, surrogateKey: tags.join(' ') };
+    answer = { body: json, etag, tags, surrogateKey: tags.join(' ') };
     cache.set(key, answer, generation);
   }
   const { maxAge, staleWhileRevalidate } = services.config.publicCache;
@@ -86,7 +86,7 @@ async function publicAnswer(
     'Surrogate-Key': answer.surrogateKey,
   };
   if (matches(req.get('if-none-match'), answer.etag)) return { status: 304, headers };
-  return { json: answer.json, headers };
+  return { json: answer.body, headers };
 }
 
 const elementParams = siteParams.extend({ element_id: z.uuid() });

@@ -8,7 +8,8 @@
 import type { Logger } from '../logger.ts';
 import type { Notifications } from '../notifications.ts';
 
-export type CachedAnswer = { json: string; etag: string; tags: readonly string[]; surrogateKey: string };
+/** `body` is the answer's JSON as UTF-8 bytes: encoded once, not on every hit. */
+export type CachedAnswer = { body: Buffer; etag: string; tags: readonly string[]; surrogateKey: string };
 
 type Entry = CachedAnswer & { expiresAt: number };
 

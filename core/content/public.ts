@@ -186,6 +186,8 @@ export async function listPublicElements(
         union
         select p.id, p.created_at from content_elements x join content_elements p on p.id = x.master_id
         where x.type_id = ${type!.id} and x.master_id is not null and p.status = 'published' and ${driver}
+        -- Sorted apart (OFFSET 0 keeps it so): rows are then fetched and resolved only until the page is full.
+        order by 2, 1 offset 0
       ) h join content_elements m on m.id = h.id`
     : sql.fragment`content_elements m`;
   const conditions = [

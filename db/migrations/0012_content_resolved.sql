@@ -5,21 +5,32 @@
 -- PL/pgSQL function, so its plan is made once per connection: inlined, the
 -- same SQL cost public reads more to plan than to run.
 create function content_resolved(m_id uuid, m_locale text, m_data jsonb, chain text[])
-returns table (served_locale text, data jsonb) language plpgsql stable as $$
-#variable_conflict use_column
+-- ROWS 1: one row always; the planner's default guess (1000) would have it
+-- resolve every candidate of a list before keeping the first page.
+returns table (served_locale text, data jsonb) language plpgsql stable rows 1 as $$
+declare
+  candidate record;
+  merged jsonb := m_data;
+  served text := m_locale;
 begin
-  return query
-  with candidate (locale, rank, data) as (
-    select m_locale, coalesce(array_position(chain, m_locale), 1000), m_data
-    union all
-    select tr.locale, array_position(chain, tr.locale), tr.data from content_elements tr
-    where tr.master_id = m_id and tr.status = 'published' and tr.locale = any (chain)
-  )
-  select (select c.locale from candidate c order by c.rank limit 1),
-    m_data || coalesce((
-      select jsonb_object_agg(f.key, f.value) from (
-        select distinct on (kv.key) kv.key, kv.value from candidate c, jsonb_each(c.data) kv
-        where kv.value <> 'null'::jsonb order by kv.key, c.rank) f), '{}'::jsonb);
+  -- From the least wanted to the most, each row's filled fields laid over the
+  -- ones before: the master first (it holds the fields that are not
+  -- localized), and again at its own rank when its locale is in the chain.
+  for candidate in
+    select c.locale, c.data from (
+      select m_locale as locale, array_position(chain, m_locale) as rank, m_data as data
+      union all
+      select tr.locale, array_position(chain, tr.locale), tr.data from content_elements tr
+      where tr.master_id = m_id and tr.status = 'published' and tr.locale = any (chain)
+    ) c
+    where c.rank is not null
+    order by c.rank desc
+  loop
+    merged := merged || coalesce((select jsonb_object_agg(kv.key, kv.value) from jsonb_each(candidate.data) kv
+                                  where kv.value <> 'null'::jsonb), '{}'::jsonb);
+    served := candidate.locale;
+  end loop;
+  return query select served, merged;
 end $$;
 
 -- A public page in a fallback chain of locales, with its published elements
