@@ -37,7 +37,7 @@ export async function createServices(
     notifications,
     jobEvents: new JobEvents(notifications),
     accessCache: new AccessCache(config, logger, notifications),
-    publicCache: new PublicCache(config.publicCache, logger, notifications),
+    publicCache: new PublicCache({ ...config.publicCache, redisUrl: config.redisUrl }, logger, notifications),
   };
 }
 

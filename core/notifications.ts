@@ -128,3 +128,47 @@ export class Notifications {
     for (const listener of this.#stateListeners) listener(listening);
   }
 }
+
+/**
+ * A channel listened to for as long as a cache lives: tried again every 2 s
+ * while it cannot be, and `active` only while notifications are heard (a
+ * cache keeps nothing otherwise, since a change could go unheard).
+ */
+export class Subscription {
+  readonly #notifications: Notifications;
+  #stop: (() => void) | undefined;
+  #closed = false;
+
+  constructor(
+    notifications: Notifications,
+    channel: string,
+    handler: Handler,
+    onError: (error: Error) => void,
+    retryMs = 2000,
+  ) {
+    this.#notifications = notifications;
+    const listen = () => {
+      if (this.#closed) return;
+      notifications
+        .listen(channel, handler)
+        .then((stop) => {
+          if (this.#closed) stop();
+          else this.#stop = stop;
+        })
+        .catch((error: unknown) => {
+          onError(error as Error);
+          setTimeout(listen, retryMs).unref();
+        });
+    };
+    listen();
+  }
+
+  get active(): boolean {
+    return this.#stop !== undefined && this.#notifications.listening;
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#stop?.();
+  }
+}

@@ -70,14 +70,14 @@ async function publicAnswer(
 ): Promise<Reply> {
   const cache = services.publicCache;
   const key = `${site.id} ${req.originalUrl}`;
-  let answer = cache.get(key);
+  let answer = await cache.get(key);
   if (!answer) {
     const generation = cache.generation;
     const { body, tags } = await compute();
     const json = Buffer.from(JSON.stringify(body));
     const etag = `"${createHash('sha1').update(json).digest('base64url')}"`;
     answer = { body: json, etag, tags, surrogateKey: tags.join(' ') };
-    cache.set(key, answer, generation);
+    await cache.set(key, answer, generation);
   }
   const { maxAge, staleWhileRevalidate } = services.config.publicCache;
   const headers = {

@@ -13,6 +13,7 @@ import { checkData, type DataIssue } from './data.ts';
 import { elementColumns, elementSchema, findElement, typeFromQuery, type Element } from './elements.ts';
 import { saveLinks, targetProblems, uniqueProblems } from './links.ts';
 import { requireSiteLocale } from './locales.ts';
+import { publishedAtAfter } from './status.ts';
 import { requireVersion, type ContentType } from './types.ts';
 
 export type ElementInput = {
@@ -136,16 +137,10 @@ export async function updateElement(
     const type = await typeFromQuery(tx, site.id, current.type_id);
     const element = { id, locale: current.locale, translation: current.master_id !== null, status };
     const checked = await checkedData(tx, type, element, data, false);
-    const publishedAt =
-      status === 'published'
-        ? sql.fragment`coalesce(e.published_at, now())`
-        : status === 'draft'
-          ? null
-          : sql.fragment`e.published_at`;
     const updated = await tx.one(sql.type(elementSchema)`
       update content_elements e set
         name = ${changes.name ?? current.name}, data = ${sql.jsonb(checked.value as never)}, status = ${status},
-        published_at = ${publishedAt}, schema_version = ${type.version}, version = e.version + 1,
+        published_at = ${publishedAtAfter(status, 'e')}, schema_version = ${type.version}, version = e.version + 1,
         updated_by = ${actorUserId(actor)}
       where e.id = ${id}
       returning ${elementColumns}`);

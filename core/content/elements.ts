@@ -13,9 +13,8 @@ import { afterSorted, sortedCursor, type SortKey } from '../sorting.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { timestamp } from '../timestamp.ts';
 import type { Field } from './fields.ts';
+import { contentStatuses } from './status.ts';
 import { findType, type ContentType } from './types.ts';
-
-export const elementStatuses = ['draft', 'published', 'archived'] as const;
 
 export const elementSchema = z
   .object({
@@ -27,7 +26,7 @@ export const elementSchema = z
     locale: z.string(),
     master_id: z.uuid().nullable().describe('The element this one translates; null for a master'),
     data: z.record(z.string(), z.unknown()),
-    status: z.enum(elementStatuses),
+    status: z.enum(contentStatuses),
     published_at: timestamp.nullable(),
     version: z.number().int().describe('Raised by every change; the ETag, for If-Match'),
     created_by: z.uuid().nullable(),
@@ -64,7 +63,7 @@ const sortNames = Object.keys(sorts).flatMap((name) => [name, `-${name}`]) as [s
 export const elementListQuery = pageQuery
   .extend({
     type: z.string().max(100).optional().describe('A content type, by id or api_id'),
-    status: z.enum(elementStatuses).optional(),
+    status: z.enum(contentStatuses).optional(),
     locale: z.string().max(35).optional(),
     masters_only: z
       .enum(['true', 'false'])

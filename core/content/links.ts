@@ -68,6 +68,12 @@ export async function uniqueProblems(
   return issues;
 }
 
+/** Where each kind of id is kept, and the column that holds it. */
+const linkTables = [
+  { table: 'content_element_links', column: 'target_id', found: 'references' },
+  { table: 'content_element_media', column: 'media_id', found: 'media' },
+] as const;
+
 /** Replaces the element's link rows with what its data names now. */
 export async function saveLinks(
   db: CommonQueryMethods,
@@ -75,28 +81,19 @@ export async function saveLinks(
   siteId: string,
   checked: Pick<CheckedData, 'media' | 'references'>,
 ): Promise<void> {
-  await db.query(sql.typeAlias('void')`delete from content_element_links where element_id = ${elementId}`);
-  await db.query(sql.typeAlias('void')`delete from content_element_media where element_id = ${elementId}`);
-  if (checked.references.length)
+  for (const { table, column, found } of linkTables) {
+    await db.query(sql.typeAlias('void')`delete from ${sql.identifier([table])} where element_id = ${elementId}`);
+    const ids = checked[found];
+    if (ids.length === 0) continue;
     await db.query(sql.typeAlias('void')`
-      insert into content_element_links (element_id, path, target_id, site_id)
-      select ${elementId}, path, target, ${siteId}
+      insert into ${sql.identifier([table])} (element_id, path, ${sql.identifier([column])}, site_id)
+      select ${elementId}, path, id, ${siteId}
       from unnest(${sql.array(
-        checked.references.map((found) => found.path),
+        ids.map((entry) => entry.path),
         'text',
       )}::text[], ${sql.array(
-        checked.references.map((found) => found.id),
+        ids.map((entry) => entry.id),
         'uuid',
-      )}::uuid[]) as found (path, target)`);
-  if (checked.media.length)
-    await db.query(sql.typeAlias('void')`
-      insert into content_element_media (element_id, path, media_id, site_id)
-      select ${elementId}, path, media, ${siteId}
-      from unnest(${sql.array(
-        checked.media.map((found) => found.path),
-        'text',
-      )}::text[], ${sql.array(
-        checked.media.map((found) => found.id),
-        'uuid',
-      )}::uuid[]) as found (path, media)`);
+      )}::uuid[]) as found (path, id)`);
+  }
 }

@@ -17,8 +17,7 @@ import type { SiteAccess } from '../tenancy/site-access.ts';
 import { timestamp } from '../timestamp.ts';
 import { requireVersion } from './types.ts';
 import { requireSiteLocale } from './locales.ts';
-
-export const pageStatuses = ['draft', 'published', 'archived'] as const;
+import { contentStatuses, publishedAtAfter } from './status.ts';
 
 export const seoSchema = z
   .strictObject({
@@ -40,7 +39,7 @@ export const pageSchema = z
     title: z.string(),
     locale: z.string(),
     master_id: z.uuid().nullable().describe('The page this one translates; null for a master'),
-    status: z.enum(pageStatuses),
+    status: z.enum(contentStatuses),
     published_at: timestamp.nullable(),
     seo: seoSchema,
     template: z.string().nullable(),
@@ -87,7 +86,7 @@ export const pageListQuery = pageQuery.extend({
     .union([z.uuid(), z.literal('root')])
     .optional()
     .describe('Only the children of this page; `root` for top-level pages'),
-  status: z.enum(pageStatuses).optional(),
+  status: z.enum(contentStatuses).optional(),
   locale: z.string().max(35).optional(),
   path: z.string().max(4000).optional().describe('The page at this path'),
   q: z.string().max(200).optional().describe('Part of the title'),
@@ -261,7 +260,7 @@ const masterProblem = () =>
 export type PageChanges = {
   title?: string | undefined;
   slug?: string | undefined;
-  status?: (typeof pageStatuses)[number] | undefined;
+  status?: (typeof contentStatuses)[number] | undefined;
   seo?: z.infer<typeof seoSchema> | undefined;
   template?: string | null | undefined;
 };
@@ -297,17 +296,11 @@ export async function updatePage(
     const path = `${current.path.slice(0, current.path.length - current.slug.length)}${slug}`;
     await rewritePaths(tx, id, current.path, path).catch(pathTaken);
     const status = changes.status ?? current.status;
-    const publishedAt =
-      status === 'published'
-        ? sql.fragment`coalesce(p.published_at, now())`
-        : status === 'draft'
-          ? null
-          : sql.fragment`p.published_at`;
     return tx
       .one(
         sql.type(pageSchema)`
         update pages p set
-          title = ${changes.title ?? current.title}, slug = ${slug}, status = ${status}, published_at = ${publishedAt},
+          title = ${changes.title ?? current.title}, slug = ${slug}, status = ${status}, published_at = ${publishedAtAfter(status, 'p')},
           seo = ${sql.jsonb((changes.seo ?? current.seo) as never)},
           template = ${changes.template === undefined ? current.template : changes.template},
           version = p.version + 1, updated_by = ${actorUserId(actor)}

@@ -10,7 +10,7 @@
 import type { CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import type { Notifications } from '../notifications.ts';
+import { Subscription, type Notifications } from '../notifications.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { findPublicSite, findSiteAccess, type SiteAccess } from '../tenancy/site-access.ts';
 import type { Actor } from '../actor.ts';
@@ -79,8 +79,7 @@ export class AccessCache {
   readonly #publicSites: ExpiringMap<Site>;
   /** Bumped by every forgetting: a load that began before it is not kept. */
   #generation = 0;
-  #stop: (() => void) | undefined;
-  #closed = false;
+  #subscription: Subscription | undefined;
 
   constructor(config: Config, logger: Logger, notifications?: Notifications) {
     this.#config = config;
@@ -99,21 +98,17 @@ export class AccessCache {
   /** Starts listening for changes; until it does (and whenever it cannot), every question goes to the database. */
   start(): void {
     if (!this.#notifications || this.#ttlMs === 0) return;
-    const listen = () => {
-      if (this.#closed) return;
-      this.#notifications!.listen('access_changed', (payload) => this.#changed(payload))
-        .then((stop) => (this.#stop = stop))
-        .catch((error: unknown) => {
-          this.#logger.warn({ err: (error as Error).message }, 'access changes not heard; the access cache waits');
-          setTimeout(listen, 2000).unref();
-        });
-    };
-    listen();
+    this.#subscription = new Subscription(
+      this.#notifications,
+      'access_changed',
+      (payload) => this.#changed(payload),
+      (error) => this.#logger.warn({ err: error.message }, 'access changes not heard; the access cache waits'),
+    );
   }
 
   /** Whether answers are being kept: only while every change is heard. */
   get enabled(): boolean {
-    return this.#stop !== undefined && (this.#notifications?.listening ?? false);
+    return this.#subscription?.active ?? false;
   }
 
   /** Until this resolves, this process may not have heard changes committed before the call. */
@@ -162,8 +157,7 @@ export class AccessCache {
   }
 
   close(): void {
-    this.#closed = true;
-    this.#stop?.();
+    this.#subscription?.close();
     this.#forgetAll();
   }
 

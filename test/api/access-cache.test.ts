@@ -6,16 +6,13 @@
 // millisecond or so on an idle machine (the bench measures it); on a loaded
 // one its next request may come first, so the check allows it a moment.
 import request from 'supertest';
-import { createApp } from '../../api/app.ts';
-import { closeServices, createServices } from '../../core/boot.ts';
-import { createLogger } from '../../core/logger.ts';
 import { insertMedia } from '../../core/media/items.ts';
-import type { Services } from '../../core/services.ts';
-import { startTestApp, stopTestApp, testConfig, type TestApp } from '../helpers/app.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { signedIn, type Caller } from '../helpers/factories.ts';
 import { staffedTenant, type Staffed } from '../helpers/identity.ts';
-import { startRoundTripCounter, type RoundTripCounter } from '../helpers/pg-round-trips.ts';
-import { startProcess, stopProcess, untilReady, type Started } from '../helpers/processes.ts';
+import { startCountedApp, type CountedApp } from '../helpers/counted-app.ts';
+import type { RoundTripCounter } from '../helpers/pg-round-trips.ts';
+import { stopProcess, twoApiProcesses, type Started } from '../helpers/processes.ts';
 
 let t: TestApp;
 let a: Staffed;
@@ -26,21 +23,14 @@ beforeAll(async () => {
 afterAll(() => stopTestApp(t));
 
 describe('with warm caches', () => {
+  let counted: CountedApp;
   let counter: RoundTripCounter;
-  let services: Services;
-  let app: ReturnType<typeof createApp>;
+  let app: CountedApp['app'];
   beforeAll(async () => {
-    // An app whose every database connection goes through a relay that counts round trips.
-    counter = await startRoundTripCounter(t.database.url);
-    const config = testConfig({ DATABASE_URL: counter.url });
-    services = await createServices(config, counter.url, createLogger(config.logLevel), 'test');
-    app = createApp(services);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the access cache starts listening
+    counted = await startCountedApp(t);
+    ({ counter, app } = counted);
   });
-  afterAll(async () => {
-    await closeServices(services);
-    await counter.close();
-  });
+  afterAll(() => counted.close());
 
   const tripsOf = async (path: string, auth: Record<string, string> = {}) => {
     await request(app).get(path).set(auth).expect(200);
@@ -66,10 +56,7 @@ describe('two API processes', () => {
   let first: Started;
   let second: Started;
   beforeAll(async () => {
-    // Logging at info: the URL each one listens on is read from its log.
-    const env = { DATABASE_URL: t.database.url, LOG_LEVEL: 'info', NODE_ENV: 'test', DATA_DIR: t.config.dataDir };
-    [first, second] = await Promise.all([startProcess('api/main.ts', env), startProcess('api/main.ts', env)]);
-    await Promise.all([untilReady(first.url), untilReady(second.url)]);
+    [first, second] = await twoApiProcesses(t);
   });
   afterAll(async () => {
     await Promise.all([first, second].filter(Boolean).map((started) => stopProcess(started)));

@@ -6,34 +6,11 @@ import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import type { TestApp } from './app.ts';
-import { serviceAccount, signedIn, type Caller } from './factories.ts';
-import { globalAdmin, staffedTenant, unique, type Auth, type Staffed } from './identity.ts';
+import { areaCast, unique, type AreaCast, type Auth } from './identity.ts';
 
-export type ContentCast = {
-  a: Staffed;
-  b: Staffed;
-  admin: Caller;
-  author: Caller;
-  otherAuthor: Caller;
-  reader: Auth;
-  writer: Auth;
-  noContentScope: Auth;
-};
+export type ContentCast = AreaCast;
 
-export async function contentCast(t: TestApp): Promise<ContentCast> {
-  const a = await staffedTenant(t);
-  const b = await staffedTenant(t);
-  return {
-    a,
-    b,
-    admin: await globalAdmin(t),
-    author: await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] }),
-    otherAuthor: await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] }),
-    reader: (await serviceAccount(t, a.tenant, ['sites:read', 'content:read'], a.admin)).auth,
-    writer: (await serviceAccount(t, a.tenant, ['sites:read', 'content:read', 'content:write'], a.admin)).auth,
-    noContentScope: (await serviceAccount(t, a.tenant, ['sites:read'], a.admin)).auth,
-  };
-}
+export const contentCast = (t: TestApp): Promise<ContentCast> => areaCast(t, 'content');
 
 export type TypeBody = { name?: string; api_id?: string; description?: string; fields?: unknown[] };
 export type ContentTypeRow = { id: string; site_id: string; api_id: string; version: number; fields: unknown[] };

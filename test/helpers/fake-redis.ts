@@ -1,26 +1,41 @@
 // Just enough of the Redis protocol (RESP) on 127.0.0.1 to prove the cache
-// store talks to a real socket: PING, INFO, GET, SET, DEL.
+// stores talk to a real socket: PING, INFO, GET, SET, DEL, SADD, SMEMBERS,
+// (P)EXPIRE (accepted, not applied), SCAN (one page), MULTI/EXEC. Values are
+// bytes (kept as latin1 strings, one character a byte).
 import net from 'node:net';
 
 export type FakeRedis = { url: string; commands: string[]; close(): Promise<void> };
 
 export async function startFakeRedis(): Promise<FakeRedis> {
   const data = new Map<string, string>();
+  const sets = new Map<string, Set<string>>();
   const commands: string[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     let buffer = '';
+    let queued: string[][] | undefined;
     socket.on('data', (chunk) => {
-      buffer += chunk.toString('utf8');
+      buffer += chunk.toString('latin1');
       for (;;) {
         const parsed = parseCommand(buffer);
         if (!parsed) break;
         buffer = buffer.slice(parsed.length);
-        const [name = '', ...args] = parsed.args;
-        commands.push(name.toUpperCase());
-        socket.write(reply(name.toUpperCase(), args, data));
+        const [raw = '', ...args] = parsed.args;
+        const name = raw.toUpperCase();
+        commands.push(name);
+        if (name === 'MULTI') {
+          queued = [];
+          socket.write('+OK\r\n', 'latin1');
+        } else if (name === 'EXEC') {
+          const replies = (queued ?? []).map(([command = '', ...rest]) => reply(command, rest, data, sets));
+          queued = undefined;
+          socket.write(`*${replies.length}\r\n${replies.join('')}`, 'latin1');
+        } else if (queued) {
+          queued.push([name, ...args]);
+          socket.write('+QUEUED\r\n', 'latin1');
+        } else socket.write(reply(name, args, data, sets), 'latin1');
       }
     });
   });
@@ -37,9 +52,10 @@ export async function startFakeRedis(): Promise<FakeRedis> {
   };
 }
 
-function reply(name: string, args: string[], data: Map<string, string>): string {
-  const bulk = (value: string | undefined) =>
-    value === undefined ? '$-1\r\n' : `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
+const bulk = (value: string | undefined) => (value === undefined ? '$-1\r\n' : `$${value.length}\r\n${value}\r\n`);
+const array = (values: string[]) => `*${values.length}\r\n${values.map(bulk).join('')}`;
+
+function reply(name: string, args: string[], data: Map<string, string>, sets: Map<string, Set<string>>): string {
   switch (name) {
     case 'PING':
       return '+PONG\r\n';
@@ -51,7 +67,26 @@ function reply(name: string, args: string[], data: Map<string, string>): string 
       data.set(args[0] ?? '', args[1] ?? '');
       return '+OK\r\n';
     case 'DEL':
-      return `:${data.delete(args[0] ?? '') ? 1 : 0}\r\n`;
+      return `:${args.filter((key) => data.delete(key) || sets.delete(key)).length}\r\n`;
+    case 'SADD': {
+      const [key = '', ...members] = args;
+      const set = sets.get(key) ?? new Set();
+      sets.set(key, set);
+      const before = set.size;
+      for (const member of members) set.add(member);
+      return `:${set.size - before}\r\n`;
+    }
+    case 'SMEMBERS':
+      return array([...(sets.get(args[0] ?? '') ?? [])]);
+    case 'EXPIRE':
+    case 'PEXPIRE':
+      return ':1\r\n';
+    case 'SCAN': {
+      const pattern = args[args.indexOf('MATCH') + 1] ?? '*';
+      const matches = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+      const keys = [...data.keys(), ...sets.keys()].filter((key) => matches.test(key));
+      return `*2\r\n${bulk('0')}${array(keys)}`;
+    }
     default:
       return '+OK\r\n';
   }

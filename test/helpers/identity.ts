@@ -5,7 +5,7 @@ import request from 'supertest';
 import type { Tenant } from '../../core/tenancy/tenants.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import type { TestApp } from './app.ts';
-import { newSite, newTenant, signedIn, type Caller } from './factories.ts';
+import { newSite, newTenant, serviceAccount, signedIn, type Caller } from './factories.ts';
 
 export type Auth = { Authorization: string };
 
@@ -69,3 +69,35 @@ export async function expectPaginates(t: TestApp, auth: Auth, path: string): Pro
 
 /** The ids of the items of a list answer. */
 export const idsOf = (body: { items: { id: string }[] }) => body.items.map((item) => item.id);
+
+/**
+ * The cast of an area's test files (media, content): tenants A and B
+ * (staffed), a global admin, two authors assigned to A's site, and service
+ * accounts of A that read the area, write it, or have no scope of it.
+ */
+export type AreaCast = {
+  a: Staffed;
+  b: Staffed;
+  admin: Caller;
+  author: Caller;
+  otherAuthor: Caller;
+  reader: Auth;
+  writer: Auth;
+  noScope: Auth;
+};
+
+export async function areaCast(t: TestApp, area: 'media' | 'content'): Promise<AreaCast> {
+  const a = await staffedTenant(t);
+  const b = await staffedTenant(t);
+  const account = async (scopes: string[]) => (await serviceAccount(t, a.tenant, scopes, a.admin)).auth;
+  return {
+    a,
+    b,
+    admin: await globalAdmin(t),
+    author: await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] }),
+    otherAuthor: await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] }),
+    reader: await account(['sites:read', `${area}:read`]),
+    writer: await account(['sites:read', `${area}:read`, `${area}:write`]),
+    noScope: await account(['sites:read']),
+  };
+}

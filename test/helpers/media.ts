@@ -1,6 +1,5 @@
-// The cast of the media test files: tenants A and B (staffed), a global admin,
-// two authors assigned to A's site, and service accounts of A that read media,
-// write media, or have no media scope at all.
+// What the media test files share: their cast (test/helpers/identity.ts),
+// an app with fake providers and a worker slot, and real media to work on.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,34 +11,11 @@ import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from './app.ts';
 import { startFakeProviders, type FakeProviders } from './fake-providers.ts';
 import { giveCredits } from './jobs.ts';
-import { serviceAccount, signedIn, type Caller } from './factories.ts';
-import { globalAdmin, staffedTenant, type Auth, type Staffed } from './identity.ts';
+import { areaCast, type AreaCast } from './identity.ts';
 
-export type MediaCast = {
-  a: Staffed;
-  b: Staffed;
-  admin: Caller;
-  author: Caller;
-  otherAuthor: Caller;
-  reader: Auth;
-  writer: Auth;
-  noMediaScope: Auth;
-};
+export type MediaCast = AreaCast;
 
-export async function mediaCast(t: TestApp): Promise<MediaCast> {
-  const a = await staffedTenant(t);
-  const b = await staffedTenant(t);
-  return {
-    a,
-    b,
-    admin: await globalAdmin(t),
-    author: await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] }),
-    otherAuthor: await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] }),
-    reader: (await serviceAccount(t, a.tenant, ['sites:read', 'media:read'], a.admin)).auth,
-    writer: (await serviceAccount(t, a.tenant, ['sites:read', 'media:read', 'media:write'], a.admin)).auth,
-    noMediaScope: (await serviceAccount(t, a.tenant, ['sites:read'], a.admin)).auth,
-  };
-}
+export const mediaCast = (t: TestApp): Promise<MediaCast> => areaCast(t, 'media');
 
 /** What the media job test files share: fake providers, an app, the cast (A's editor holding 1,000 credits), and a worker slot emptied after each test. */
 export type MediaSuite = { t: TestApp; cast: MediaCast; fake: FakeProviders; worker: WorkerHandle | undefined };

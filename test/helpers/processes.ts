@@ -4,6 +4,7 @@
 // when TEST_CHILD_OUTPUT is set.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { TestApp } from './app.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
 
@@ -57,4 +58,12 @@ export async function untilReady(url: string): Promise<Response> {
     if (res?.status === 200 || Date.now() > deadline) return res as Response;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** Two `npm run api` processes on the test app's database, both ready (their URLs read from their info logs). */
+export async function twoApiProcesses(t: TestApp): Promise<[Started, Started]> {
+  const env = { DATABASE_URL: t.database.url, LOG_LEVEL: 'info', NODE_ENV: 'test', DATA_DIR: t.config.dataDir };
+  const started = await Promise.all([startProcess('api/main.ts', env), startProcess('api/main.ts', env)]);
+  await Promise.all(started.map((one) => untilReady(one.url)));
+  return started as [Started, Started];
 }

@@ -400,7 +400,7 @@ describe('listing', () => {
 
   it('is readable with content:read, not without, nor by other tenants', async () => {
     await list('', c.reader).expect(200);
-    await list('', c.noContentScope).expect(403);
+    await list('', c.noScope).expect(403);
     await list('', c.b.admin.auth).expect(404);
     await request(t.app).get(`/${listSite.slug}/elements/`).expect(401);
     expect(idsOf((await list('type=product')).body)).toHaveLength(4);

@@ -145,7 +145,7 @@ describe('reading', () => {
     expect(paths(await list('path=/root/child'))).toEqual(['/root/child']);
     expect(paths(await list('q=page'))).toHaveLength(3);
     await request(t.app).get(`/${site.slug}/pages/`).set(c.b.admin.auth).expect(404);
-    await request(t.app).get(`/${site.slug}/pages/`).set(c.noContentScope).expect(403);
+    await request(t.app).get(`/${site.slug}/pages/`).set(c.noScope).expect(403);
     await request(t.app).get(`/${site.slug}/pages/`).expect(401);
   });
 

@@ -5,13 +5,9 @@
 // Cache-Control, Surrogate-Key; and the cache: a hit costs no round trip, a
 // write drops exactly what it changed, global admins clear it by hand.
 import request from 'supertest';
-import { createApp } from '../../../api/app.ts';
-import { closeServices, createServices } from '../../../core/boot.ts';
-import { createLogger } from '../../../core/logger.ts';
-import type { Services } from '../../../core/services.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
-import { startTestApp, stopTestApp, testConfig, type TestApp } from '../../helpers/app.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import {
   contentCast,
   createElement,
@@ -22,8 +18,10 @@ import {
   type ElementRow,
 } from '../../helpers/content.ts';
 import { newSite } from '../../helpers/factories.ts';
-import { startRoundTripCounter, type RoundTripCounter } from '../../helpers/pg-round-trips.ts';
-import { startProcess, stopProcess, untilReady, type Started } from '../../helpers/processes.ts';
+import { startCountedApp, type CountedApp } from '../../helpers/counted-app.ts';
+import { startFakeRedis, type FakeRedis } from '../../helpers/fake-redis.ts';
+import type { RoundTripCounter } from '../../helpers/pg-round-trips.ts';
+import { stopProcess, twoApiProcesses, type Started } from '../../helpers/processes.ts';
 
 let t: TestApp;
 let c: ContentCast;
@@ -314,20 +312,14 @@ describe('HTTP caching', () => {
 });
 
 describe('the cache', () => {
+  let counted: CountedApp;
   let counter: RoundTripCounter;
-  let services: Services;
-  let app: ReturnType<typeof createApp>;
+  let app: CountedApp['app'];
   beforeAll(async () => {
-    counter = await startRoundTripCounter(t.database.url);
-    const config = testConfig({ DATABASE_URL: counter.url });
-    services = await createServices(config, counter.url, createLogger(config.logLevel), 'test');
-    app = createApp(services);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the caches start listening
+    counted = await startCountedApp(t);
+    ({ counter, app } = counted);
   });
-  afterAll(async () => {
-    await closeServices(services);
-    await counter.close();
-  });
+  afterAll(() => counted.close());
 
   const read = (path: string) => request(app).get(`/public/${site.slug}${path}`).expect(200);
 
@@ -395,13 +387,70 @@ describe('the cache', () => {
   });
 });
 
+describe('the cache in Redis (REDIS_URL)', () => {
+  let redis: FakeRedis;
+  let first: CountedApp;
+  let second: CountedApp;
+  beforeAll(async () => {
+    redis = await startFakeRedis();
+    first = await startCountedApp(t, { REDIS_URL: redis.url });
+    second = await startCountedApp(t, { REDIS_URL: redis.url });
+  });
+  afterAll(async () => {
+    await Promise.all([first?.close(), second?.close()]);
+    await redis?.close();
+  });
+
+  const read = (app: CountedApp, path: string) => request(app.app).get(`/public/${site.slug}${path}`).expect(200);
+
+  it('is shared: what one process computed, another answers without the database, bytes intact', async () => {
+    const computed = await read(first, `/elements/${story.id}?locale=de&depth=0`);
+    expect(redis.commands).toEqual(expect.arrayContaining(['SET', 'SADD']));
+    await read(second, '/locales'); // the site itself, known to the second process
+    second.counter.reset();
+    const shared = await read(second, `/elements/${story.id}?locale=de&depth=0`);
+    expect(second.counter.count()).toBe(0);
+    expect(shared.body).toEqual(computed.body);
+    expect(shared.headers.etag).toBe(computed.headers.etag);
+    expect(shared.headers['surrogate-key']).toBe(computed.headers['surrogate-key']);
+  });
+
+  it('drops by tag when content changes', async () => {
+    const person = await createElement(t, editor(), site, {
+      type: 'person',
+      data: { full_name: 'Dee' },
+      status: 'published',
+    });
+    expect((await read(first, `/elements/${person.id}`)).body.data.full_name).toBe('Dee');
+    await request(t.app)
+      .patch(`/${site.slug}/elements/${person.id}`)
+      .set(editor())
+      .send({ data: { full_name: 'Dee Dee' } })
+      .expect(200);
+    const deadline = Date.now() + 5000;
+    let name = (await read(second, `/elements/${person.id}`)).body.data.full_name;
+    while (name !== 'Dee Dee' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      name = (await read(second, `/elements/${person.id}`)).body.data.full_name;
+    }
+    expect(name).toBe('Dee Dee');
+    expect(redis.commands).toEqual(expect.arrayContaining(['SMEMBERS', 'DEL']));
+  });
+
+  it('answers from the database when Redis is gone', async () => {
+    await redis.close();
+    first.counter.reset();
+    const res = await read(first, `/elements/${ada.id}?depth=0`);
+    expect(res.body.data.full_name).toBe('Ada');
+    expect(first.counter.count()).toBeGreaterThan(0);
+  });
+});
+
 describe('two API processes', () => {
   let first: Started;
   let second: Started;
   beforeAll(async () => {
-    const env = { DATABASE_URL: t.database.url, LOG_LEVEL: 'info', NODE_ENV: 'test', DATA_DIR: t.config.dataDir };
-    [first, second] = await Promise.all([startProcess('api/main.ts', env), startProcess('api/main.ts', env)]);
-    await Promise.all([untilReady(first.url), untilReady(second.url)]);
+    [first, second] = await twoApiProcesses(t);
   });
   afterAll(async () => {
     await Promise.all([first, second].filter(Boolean).map((started) => stopProcess(started)));

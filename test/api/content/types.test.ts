@@ -281,7 +281,7 @@ describe('reading', () => {
     expect(found.body.items.map((type: ContentTypeRow) => type.id)).toEqual([made[1]!.id]);
     await request(t.app).get(base(site.slug)).set(c.b.admin.auth).expect(404);
     await request(t.app).get(base(site.slug)).expect(401);
-    await request(t.app).get(base(c.a.site.slug)).set(c.noContentScope).expect(403);
+    await request(t.app).get(base(c.a.site.slug)).set(c.noScope).expect(403);
   });
 
   it('reads one type with its ETag; another tenant’s id is a 404 in any site', async () => {

@@ -24,7 +24,7 @@ let otherAuthor: Caller;
 let admin: Caller;
 let reader: Auth;
 let writer: Auth;
-let noMediaScope: Auth;
+let noScope: Auth;
 
 const missing = '00000000-0000-4000-8000-000000000000';
 
@@ -41,7 +41,7 @@ type Node = Folder & { item_count: number; total_item_count: number; children: N
 
 beforeAll(async () => {
   t = await startTestApp();
-  ({ a, b, admin, author, otherAuthor, reader, writer, noMediaScope } = await mediaCast(t));
+  ({ a, b, admin, author, otherAuthor, reader, writer, noScope } = await mediaCast(t));
 });
 afterAll(() => stopTestApp(t));
 
@@ -202,13 +202,13 @@ describe('access', () => {
   it('requires media:read of service accounts to read and media:write to change', async () => {
     const site = await freshSite();
     const folder = await create(a.editor.auth, site, 'Scoped');
-    await request(t.app).get(base(site)).set(noMediaScope).expect(403);
+    await request(t.app).get(base(site)).set(noScope).expect(403);
     await request(t.app)
       .get(`${base(site)}tree`)
-      .set(noMediaScope)
+      .set(noScope)
       .expect(403);
-    await request(t.app).get(at(site, folder.id)).set(noMediaScope).expect(403);
-    for (const auth of [noMediaScope, reader]) {
+    await request(t.app).get(at(site, folder.id)).set(noScope).expect(403);
+    for (const auth of [noScope, reader]) {
       await request(t.app).post(base(site)).set(auth).send({ name: 'Nope' }).expect(403);
       await request(t.app).patch(at(site, folder.id)).set(auth).send({ name: 'Nope' }).expect(403);
       await request(t.app)

@@ -102,6 +102,6 @@ it('validates the request, the folder and the credits before anything is queued'
   expect(poor.body).toMatchObject({ available: 0, required: 40 });
   await request(t.app).post(`/${cast.a.site.slug}/media/generate`).send({ prompt: 'x' }).expect(401);
   await generate({ prompt: 'x' }, cast.b.admin.auth).expect(404);
-  await generate({ prompt: 'x' }, cast.noMediaScope).expect(403);
+  await generate({ prompt: 'x' }, cast.noScope).expect(403);
   expect(await jobs()).toBe(before);
 });

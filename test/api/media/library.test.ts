@@ -24,7 +24,7 @@ let author: Caller;
 let otherAuthor: Caller;
 let reader: Auth;
 let writer: Auth;
-let noMediaScope: Auth;
+let noScope: Auth;
 
 const missing = '00000000-0000-4000-8000-000000000000';
 
@@ -59,7 +59,7 @@ const itemKeys = [
 
 beforeAll(async () => {
   t = await startTestApp();
-  ({ a, b, admin, author, otherAuthor, reader, writer, noMediaScope } = await mediaCast(t));
+  ({ a, b, admin, author, otherAuthor, reader, writer, noScope } = await mediaCast(t));
 });
 afterAll(() => stopTestApp(t));
 
@@ -228,7 +228,7 @@ describe('who reaches the media library', () => {
       `/${a.site.slug}/media/${item.id}`,
       `/${a.site.slug}/media/by-id/${item.id}`,
     ]) {
-      const res = await request(t.app).get(path).set(noMediaScope).expect(403);
+      const res = await request(t.app).get(path).set(noScope).expect(403);
       expect(res.body.detail).toMatch(/media:read/);
     }
   });
@@ -321,7 +321,7 @@ describe('who reaches the media library', () => {
 
   it('refuses changes with 403 to a service account without media:write', async () => {
     const item = await newItem(a.site, { file: true });
-    for (const auth of [reader, noMediaScope]) {
+    for (const auth of [reader, noScope]) {
       const res = await request(t.app)
         .patch(`/${a.site.slug}/media/${item.id}`)
         .set(auth)

@@ -160,10 +160,10 @@ it('needs a multipart body with exactly one file part named file', async () => {
 });
 
 it('lets whoever reaches the site upload; service accounts need media:write', async () => {
-  const { a, b, author, writer, noMediaScope } = cast;
+  const { a, b, author, writer, noScope } = cast;
   await request(t.app).post(`/${a.site.slug}/media/`).attach('file', png, 'a.png').expect(401);
   await upload(a.site, b.admin.auth).attach('file', png, 'a.png').expect(404);
-  await upload(a.site, noMediaScope).attach('file', png, 'a.png').expect(403);
+  await upload(a.site, noScope).attach('file', png, 'a.png').expect(403);
   const reader = await serviceAccount(t, a.tenant, ['sites:read', 'media:read'], a.admin);
   await upload(a.site, reader.auth).attach('file', png, 'a.png').expect(403);
   const byWriter = await upload(a.site, writer).attach('file', png, 'a.png').expect(201);

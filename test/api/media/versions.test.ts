@@ -67,12 +67,12 @@ describe('image-editor-access', () => {
   });
 
   it('says why not: another’s image for an author, not an image, still processing, a missing scope', async () => {
-    const { a, author, noMediaScope, writer } = cast;
+    const { a, author, noScope, writer } = cast;
     const editors = await image(a.editor.auth);
     expect(
       (await request(t.app).get(at(editors.id, 'image-editor-access')).set(author.auth).expect(200)).body,
     ).toMatchObject({ allowed: false, reason: 'not_yours', role: 'author' });
-    const readerOnly = await request(t.app).get(at(editors.id, 'image-editor-access')).set(noMediaScope).expect(403);
+    const readerOnly = await request(t.app).get(at(editors.id, 'image-editor-access')).set(noScope).expect(403);
     expect(readerOnly.body.detail).toMatch(/media:read/);
     const sound = await image(a.editor.auth, toneWav(0.5), 'tone.wav');
     expect((await request(t.app).get(at(sound.id, 'image-editor-access')).set(writer).expect(200)).body).toMatchObject({

@@ -293,7 +293,7 @@ describe('refusals before anything is queued', () => {
     await request(t.app).post(`/${site()}/media/generatevideo`).send({ prompt: 'x' }).expect(401);
     await submit('', { prompt: 'x' }, cast.b.admin.auth).expect(404);
     await submit('-varianta', { prompt: 'x' }, cast.b.admin.auth).expect(404);
-    await submit('', { prompt: 'x' }, cast.noMediaScope).expect(403);
+    await submit('', { prompt: 'x' }, cast.noScope).expect(403);
     await submit('-variantb', { prompt: 'x' }, cast.reader).expect(403);
     // What the other back ends cannot do: show the site's images; the openai one, sizes other than 1280x720 and 720x1280.
     const image = await t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`

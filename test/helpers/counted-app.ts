@@ -1,0 +1,26 @@
+// A second app of the test's database whose every database connection goes
+// through a relay that counts round trips: what a request costs the database,
+// and whether a cache answered it. Its caches listen like any process's.
+import { createApp } from '../../api/app.ts';
+import { closeServices, createServices } from '../../core/boot.ts';
+import { createLogger } from '../../core/logger.ts';
+import { testConfig, type TestApp } from './app.ts';
+import { startRoundTripCounter, type RoundTripCounter } from './pg-round-trips.ts';
+
+export type CountedApp = { app: ReturnType<typeof createApp>; counter: RoundTripCounter; close(): Promise<void> };
+
+export async function startCountedApp(t: TestApp, env: Record<string, string> = {}): Promise<CountedApp> {
+  const counter = await startRoundTripCounter(t.database.url);
+  const config = testConfig({ ...env, DATABASE_URL: counter.url });
+  const services = await createServices(config, counter.url, createLogger(config.logLevel), 'test');
+  const app = createApp(services);
+  await new Promise((resolve) => setTimeout(resolve, 200)); // the caches start listening
+  return {
+    app,
+    counter,
+    async close() {
+      await closeServices(services);
+      await counter.close();
+    },
+  };
+}
