@@ -11,7 +11,14 @@ import { notPublic } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { timestamp } from '../timestamp.ts';
 import { seoSchema } from './pages.ts';
-import { chainCte, maxDepth, publicElementSchema, resolvedRow, toPublicElements, type Tagged } from './public.ts';
+import {
+  chainCte,
+  maxDepth,
+  publicElementSchema,
+  toPublicElements,
+  type PublicElement,
+  type Tagged,
+} from './public.ts';
 
 export const publicPageSchema = z
   .object({
@@ -98,19 +105,25 @@ export async function listPublicPages(
   };
 }
 
-const slotRow = pageRow.extend({
-  slot_area: z.string().nullable(),
-  slot_position: z.number().nullable(),
-  slot_settings: z.record(z.string(), z.unknown()).nullable(),
-  ...Object.fromEntries(Object.entries(resolvedRow.shape).map(([key, schema]) => [`e_${key}`, schema.nullable()])),
+/** public_page's one row (db/migrations/0012): the page, its slots as JSON, the fields of the types that link. */
+const publicPageRow = publicPageSchema.extend({
+  group_id: z.uuid(),
+  elements: z.array(z.any()),
+  linking_types: z.record(z.string(), z.array(z.any())),
 });
 
-const resolvedKeys = Object.keys(resolvedRow.shape);
+type Slot = {
+  area: string;
+  position: number;
+  settings: Record<string, unknown>;
+  type_id: string;
+  element: PublicElement;
+};
 
 /**
  * The page (by its own id or any of its group's) with its published elements,
- * resolved in the chain's locale: one query for the page and its elements
- * (db/migrations/0012), then one per level of references.
+ * resolved in the chain's locale: one query for the page and its elements,
+ * then, for elements whose types hold references or media, one per level.
  */
 export async function readPublicPage(
   db: CommonQueryMethods,
@@ -119,31 +132,34 @@ export async function readPublicPage(
   id: string,
   depth: number,
 ): Promise<Tagged<z.infer<typeof publicPageWithElementsSchema>>> {
-  const rows = await db.any(sql.type(slotRow)`
-    select * from public_page_rows(${site.id}, ${id}, ${sql.array(chain, 'text')})`);
-  const first = rows[0];
-  if (!first) throw notPublic();
-  const tags = new Set([`site:${site.id}`, `page:${first.group_id}`, `pages:${site.id}`]);
-  const placed = rows.filter((row) => (row as Record<string, unknown>).e_id !== null);
-  const elements = await toPublicElements(
-    db,
-    site,
-    chain,
-    placed.map((row) =>
-      Object.fromEntries(resolvedKeys.map((key) => [key, (row as Record<string, unknown>)[`e_${key}`]])),
-    ) as never,
-    Math.min(depth, maxDepth),
-    tags,
-  );
+  const row = await db.maybeOne(sql.type(publicPageRow)`
+    select * from public_page(${site.id}, ${id}, ${sql.array(chain, 'text')})`);
+  if (!row) throw notPublic();
+  const tags = new Set([`site:${site.id}`, `page:${row.group_id}`, `pages:${site.id}`]);
+  const slots = row.elements as Slot[];
+  for (const slot of slots) tags.add(`element:${slot.element.id}`).add(`type:${slot.type_id}`);
+  const linking = slots.filter((slot) => slot.type_id in row.linking_types);
+  if (depth > 0 && linking.length) {
+    const resolved = await toPublicElements(
+      db,
+      site,
+      chain,
+      linking.map((slot) => ({
+        ...slot.element,
+        type_id: slot.type_id,
+        fields: row.linking_types[slot.type_id]!,
+        created_at: slot.element.published_at,
+      })),
+      Math.min(depth, maxDepth),
+      tags,
+    );
+    const byId = new Map(resolved.map((element) => [element.id, element]));
+    for (const slot of linking) slot.element = byId.get(slot.element.id) ?? slot.element;
+  }
   return {
     body: {
-      ...toPublicPage(first),
-      elements: placed.map((row, index) => ({
-        area: row.slot_area!,
-        position: row.slot_position!,
-        settings: row.slot_settings!,
-        element: elements[index]!,
-      })),
+      ...publicPageSchema.parse(row),
+      elements: slots.map(({ area, position, settings, element }) => ({ area, position, settings, element })),
     },
     tags: [...tags],
   };

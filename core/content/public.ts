@@ -275,4 +275,4 @@ export async function listPublicTypes(db: CommonQueryMethods, site: Site) {
   return { body: { items: [...items] }, tags: [`site:${site.id}`, `types:${site.id}`] };
 }
 
-export { chainCte, resolvedRow };
+export { chainCte };

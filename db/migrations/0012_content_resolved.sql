@@ -33,19 +33,22 @@ begin
   return query select served, merged;
 end $$;
 
--- A public page in a fallback chain of locales, with its published elements
--- resolved: one row per slot (one row with null slot columns when it has
--- none; none when the page is not published). The best published page of the
--- group of `page` (a page and its translations) is served; a translation
--- without a layout of its own shows its master's. A function for the same
--- reason as above: planned once per connection, not on every public read.
-create function public_page_rows(site uuid, page uuid, chain text[])
+-- A public page in a fallback chain of locales, as one row: the best
+-- published page of the group of `page` (a page and its translations), and
+-- its published elements resolved, as JSON in area and position order (a
+-- translation without a layout of its own shows its master's), with the
+-- fields of the elements' types that hold references or media, for the
+-- caller to resolve those. None when the page is not published. One row of
+-- JSON rather than a row per slot: the client parses one value, not every
+-- column of every slot. A function for the same reason as above.
+create function api_time(value timestamptz) returns text language sql immutable as $$
+  select to_char(value at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+$$;
+
+create function public_page(site uuid, page uuid, chain text[])
 returns table (
   id uuid, parent_id uuid, "position" integer, slug text, path text, title text, served_locale text, seo jsonb,
-  template text, published_at timestamptz, updated_at timestamptz, created_at timestamptz, group_id uuid,
-  parent_group uuid, slot_area text, slot_position integer, slot_settings jsonb,
-  e_id uuid, e_type_id uuid, e_type text, e_fields jsonb, e_name text, e_served_locale text, e_data jsonb,
-  e_published_at timestamptz, e_created_at timestamptz, e_updated_at timestamptz
+  template text, published_at timestamptz, updated_at timestamptz, group_id uuid, elements jsonb, linking_types jsonb
 ) language plpgsql stable as $$
 #variable_conflict use_column
 begin
@@ -53,30 +56,32 @@ begin
   with grp (id) as (select coalesce(g.master_id, g.id) from pages g where g.id = page and g.site_id = site),
   best as (
     select p.id, p.parent_id, p.position, p.slug, p.path, p.title, p.locale, p.seo, p.template, p.published_at,
-      p.updated_at, p.created_at, coalesce(p.master_id, p.id) as group_id,
-      (select coalesce(pp.master_id, pp.id) from pages pp where pp.id = p.parent_id) as parent_group
+      p.updated_at, grp.id as group_id
     from pages p, grp
     -- By id and by master (two index lookups), not by the group expression (a scan of the site's pages).
     where (p.id = grp.id or p.master_id = grp.id) and p.status = 'published'
     order by coalesce(array_position(chain, p.locale), 1000), (p.master_id is null) desc
     limit 1
-  )
-  select b.id, b.parent_id, b.position, b.slug, b.path, b.title, b.locale, b.seo, b.template, b.published_at,
-    b.updated_at, b.created_at, b.group_id, b.parent_group, slot.area, slot.position, slot.settings,
-    el.id, el.type_id, el.api_id, el.fields, el.name, el.served_locale, el.data, el.published_at, el.created_at,
-    el.updated_at
-  from best b
-  left join lateral (
-    select pe.area, pe.position, pe.settings, pe.element_id from page_elements pe
-    where pe.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
-  ) slot on true
-  left join lateral (
-    select m.id, m.type_id, t.api_id, t.fields, m.name, r.served_locale, r.data, m.published_at, m.created_at, m.updated_at
-    from content_elements m
+  ),
+  placed as (
+    select slot.area, slot.position, slot.settings, m.id, m.type_id, t.api_id, t.fields, m.name, r.served_locale,
+      r.data, m.published_at, m.updated_at
+    from best b
+    join page_elements slot
+      on slot.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
+    join content_elements m on m.id = (select coalesce(x.master_id, x.id) from content_elements x where x.id = slot.element_id)
     join content_types t on t.id = m.type_id
     cross join lateral content_resolved(m.id, m.locale, m.data, chain) r
-    where m.id = (select coalesce(x.master_id, x.id) from content_elements x where x.id = slot.element_id)
-      and m.status = 'published'
-  ) el on true
-  order by slot.area, slot.position;
+    where m.status = 'published'
+  )
+  select b.id, b.parent_id, b.position, b.slug, b.path, b.title, b.locale, b.seo, b.template, b.published_at,
+    b.updated_at, b.group_id,
+    coalesce((select jsonb_agg(jsonb_build_object(
+        'area', e.area, 'position', e.position, 'settings', e.settings, 'type_id', e.type_id,
+        'element', jsonb_build_object('id', e.id, 'type', e.api_id, 'name', e.name, 'served_locale', e.served_locale,
+          'data', e.data, 'published_at', api_time(e.published_at), 'updated_at', api_time(e.updated_at)))
+      order by e.area, e.position) from placed e), '[]'::jsonb),
+    coalesce((select jsonb_object_agg(l.type_id, l.fields) from (select distinct e.type_id, e.fields from placed e
+      where jsonb_path_exists(e.fields, 'strict $.**.type ? (@ == "reference" || @ == "media")')) l), '{}'::jsonb)
+  from best b;
 end $$;
