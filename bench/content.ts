@@ -116,9 +116,9 @@ export async function contentFigures(
     );
 
     const tree = await bulkPages(db, siteId, tenantId);
-    const treeTimes = await sequential(apiUrl, () => `/${site.slug}/pages/tree`, 50, {
-      Authorization: `Bearer ${token}`,
-    });
+    const auth = { Authorization: `Bearer ${token}` };
+    const treeTimes = await sequential(apiUrl, () => `/${site.slug}/pages/tree`, 50, auth);
+    const treeCold = await sequential(uncached.url, () => `/${site.slug}/pages/tree`, 50, auth);
     const moves: number[] = [];
     for (let i = 0; i < 10; i++) {
       const began = performance.now();
@@ -144,7 +144,8 @@ export async function contentFigures(
       ['Bare Express + pg, one row (same rounds)', rate(loads.pg)],
       [`Public list of 50, filter[color] (not localized), de-CH, among ${bulk.count} elements, no cache`, filtered],
       [`Public list of 50, filter[label] (localized, falls back de-CH → de → en), among ${bulk.count}`, byLocalized],
-      [`GET /{site}/pages/tree, ${pageCount} pages`, treeTimes],
+      [`GET /{site}/pages/tree, ${pageCount} pages, kept between changes`, treeTimes],
+      [`GET /{site}/pages/tree, ${pageCount} pages, no cache (every request computed)`, treeCold],
       [
         `PUT /{site}/pages/{id}/move of a subtree of ${tree.size} pages, 10 moves`,
         `p50 ${median(moves).toFixed(1)} ms, max ${Math.max(...moves).toFixed(1)} ms`,

@@ -23,7 +23,7 @@ import {
   pageNodeSchema,
   pageSchema,
   pageSlug,
-  pageTreeJson,
+  cachedPageTree,
   seoSchema,
   updatePage,
 } from '../../core/content/pages.ts';
@@ -131,7 +131,9 @@ export const routes = [
 
   defineRoute({
     key: 'GET /{site_identifier}/pages/tree',
-    description: 'The whole tree, nested, siblings by position, each page with its element count; in one query.',
+    description:
+      'The whole tree, nested, siblings by position, each page with its element count; in one query, kept until a page or a layout ' +
+      'of the site changes (every API process drops it when one does).',
     access: read,
     request: { params: siteParams },
     responses: {
@@ -140,8 +142,8 @@ export const routes = [
         schema: z.object({ items: z.array(pageNodeSchema) }),
       },
     },
-    async handler(_input, { db, access }) {
-      return { json: await pageTreeJson(db, access) };
+    async handler(_input, { db, access, services }) {
+      return { json: await cachedPageTree(db, access, services.publicCache) };
     },
   }),
 

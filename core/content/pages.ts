@@ -15,6 +15,7 @@ import { requireOwnChange } from '../media/access.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { timestamp } from '../timestamp.ts';
+import type { PublicCache } from './public-cache.ts';
 import { requireVersion } from './types.ts';
 import { requireSiteLocale } from './locales.ts';
 import { contentStatuses, publishedAtAfter } from './status.ts';
@@ -333,4 +334,22 @@ export async function deletePage(db: CommonQueryMethods, access: SiteAccess, id:
       delete from pages where id in (select id from subtree)`);
     await shiftSiblings(tx, site.id, page.parent_id, page.position + 1, -1);
   });
+}
+
+/**
+ * The tree, from the content cache when it has it: editors' screens ask for
+ * it again and again, and it changes only when a page or a layout of the site
+ * does (tags `pages:` and `tree:`, announced by every such write), which drops
+ * it in every process.
+ */
+export async function cachedPageTree(db: CommonQueryMethods, access: SiteAccess, cache: PublicCache): Promise<Buffer> {
+  const { site } = access;
+  const key = `tree ${site.id}`;
+  const hit = await cache.get(key);
+  if (hit) return hit.body;
+  const generation = cache.generation;
+  const body = Buffer.from(await pageTreeJson(db, access));
+  const tags = [`site:${site.id}`, `pages:${site.id}`, `tree:${site.id}`];
+  await cache.set(key, { body, etag: '', tags, surrogateKey: '' }, generation);
+  return body;
 }

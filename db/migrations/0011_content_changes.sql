@@ -1,6 +1,7 @@
 -- API processes keep public answers in memory (or Redis), tagged by what
 -- they show: `site:<id>`, `element:<master id>`, `type:<id>`, `types:<site>`,
--- `elements:<site>`, `page:<master id>`, `pages:<site>`, `media:<id>`.
+-- `elements:<site>`, `page:<master id>`, `pages:<site>`, `media:<id>`, and
+-- `tree:<site>` (a layout changed: the admin tree's element counts).
 -- Every write that can change a public answer announces the tags it touches
 -- on `content_changed` (space-separated, in chunks under NOTIFY's 8000-byte
 -- limit), whoever makes it, at commit; each process drops the entries
@@ -59,10 +60,10 @@ end $$;
 create function page_elements_changed() returns trigger language plpgsql as $$
 begin
   if tg_op <> 'DELETE' then
-    perform announce_content_tags(array(select distinct 'page:' || coalesce(p.master_id, p.id) from changed_new r join pages p on p.id = r.page_id));
+    perform announce_content_tags(array(select distinct unnest(array['page:' || coalesce(p.master_id, p.id), 'tree:' || r.site_id]) from changed_new r left join pages p on p.id = r.page_id));
   end if;
   if tg_op <> 'INSERT' then
-    perform announce_content_tags(array(select distinct 'page:' || coalesce(p.master_id, p.id) from changed_old r join pages p on p.id = r.page_id));
+    perform announce_content_tags(array(select distinct unnest(array['page:' || coalesce(p.master_id, p.id), 'tree:' || r.site_id]) from changed_old r left join pages p on p.id = r.page_id));
   end if;
   return null;
 end $$;

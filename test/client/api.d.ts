@@ -964,7 +964,7 @@ export interface paths {
   "/{site_identifier}/pages/tree": {
     /**
      * Get Page Tree
-     * @description The whole tree, nested, siblings by position, each page with its element count; in one query.
+     * @description The whole tree, nested, siblings by position, each page with its element count; in one query, kept until a page or a layout of the site changes (every API process drops it when one does).
      *
      * Timeout: 20 s.
      */
@@ -7712,7 +7712,7 @@ export interface operations {
   };
   /**
    * Get Page Tree
-   * @description The whole tree, nested, siblings by position, each page with its element count; in one query.
+   * @description The whole tree, nested, siblings by position, each page with its element count; in one query, kept until a page or a layout of the site changes (every API process drops it when one does).
    *
    * Timeout: 20 s.
    */

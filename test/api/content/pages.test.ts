@@ -370,6 +370,11 @@ describe('elements on a page', () => {
     await request(t.app).delete(`${at}/${e2!.id}`).set(c.a.admin.auth).expect(404);
     const tree1 = await tree(site);
     expect(tree1[0]!.element_count).toBe(2);
+    // The tree is kept between reads; a change of the layout drops it.
+    await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e2!.id }).expect(201);
+    expect((await tree(site))[0]!.element_count).toBe(3);
+    await request(t.app).delete(`${at}/${e2!.id}`).set(c.a.admin.auth).expect(204);
+    expect((await tree(site))[0]!.element_count).toBe(2);
     const theirType = await createType(t, c.b.admin.auth, c.b.site);
     const theirs = await createElement(t, c.b.admin.auth, c.b.site, { type: theirType.id });
     const foreign = await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: theirs.id }).expect(422);
