@@ -7,7 +7,7 @@
 import request from 'supertest';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
-import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { accessChangeHeard, startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import {
   contentCast,
   createElement,
@@ -35,6 +35,7 @@ const editor = () => c.a.editor.auth;
 
 async function makePublic(target: Site): Promise<void> {
   await t.services.db.query(sql.typeAlias('void')`update sites set visibility = 'public' where id = ${target.id}`);
+  await accessChangeHeard(t);
 }
 
 beforeAll(async () => {
@@ -285,6 +286,8 @@ describe('who sees public content', () => {
     await t.services.db.query(
       sql.typeAlias('void')`update tenants set status = 'suspended' where id = ${c.b.tenant.id}`,
     );
+    // Written behind the API's back: wait, as a write through it would, until the app has heard of it.
+    await accessChangeHeard(t);
     try {
       await request(t.app).get(`/public/${other.slug}/locales`).expect(404);
     } finally {
