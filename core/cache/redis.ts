@@ -1,10 +1,13 @@
 import { Redis } from 'ioredis';
 import type { CacheStore } from './store.ts';
 
-export function createRedisStore(url: string): CacheStore {
-  // Fail fast instead of queueing commands while Redis is away: the cache is an
-  // optimisation, and a request must not hang waiting for it. No background
-  // reconnect loop either: the next command reconnects on demand.
+/**
+ * A Redis client for caches. Fail fast instead of queueing commands while
+ * Redis is away: a cache is an optimisation, and a request must not hang
+ * waiting for it. No background reconnect loop either: `connected()` before
+ * each command reconnects on demand.
+ */
+export function failFastRedis(url: string): { client: Redis; connected: () => Promise<void> } {
   const client = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -24,6 +27,11 @@ export function createRedisStore(url: string): CacheStore {
       if (!/already connect/i.test((error as Error).message)) throw error;
     }
   };
+  return { client, connected };
+}
+
+export function createRedisStore(url: string): CacheStore {
+  const { client, connected } = failFastRedis(url);
   return {
     kind: 'redis',
     async get(key) {

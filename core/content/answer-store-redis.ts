@@ -4,7 +4,7 @@
 // invalidation and drops by tag here too; the work is the same each time, so
 // doing it more than once does no harm. Redis failing is a miss, never a
 // failed request.
-import { Redis } from 'ioredis';
+import { failFastRedis } from '../cache/redis.ts';
 import type { Logger } from '../logger.ts';
 import type { AnswerStore, CachedAnswer } from './answer-store.ts';
 
@@ -29,23 +29,7 @@ function decode(value: Buffer): CachedAnswer | undefined {
 }
 
 export function redisAnswerStore(url: string, logger: Logger): AnswerStore {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 2000,
-    disconnectTimeout: 100,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => undefined);
-  const connected = async () => {
-    if (client.status === 'ready') return;
-    try {
-      await client.connect();
-    } catch (error) {
-      if (!/already connect/i.test((error as Error).message)) throw error;
-    }
-  };
+  const { client, connected } = failFastRedis(url);
   const quietly = async <T>(what: string, work: () => Promise<T>): Promise<T | undefined> => {
     try {
       await connected();
