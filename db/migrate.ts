@@ -52,11 +52,29 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
         throw new MigrationError(`Migration ${file.name} failed: ${(error as Error).message}`, { cause: error });
       }
     }
-    await runWorkerMigrations({ connectionString: databaseUrl, logger: options.workerLogger ?? silentWorkerLogger });
+    await runGraphileMigrations(databaseUrl, options.workerLogger ?? silentWorkerLogger);
     return { applied: pending.map((file) => file.name), alreadyApplied: rows.length };
   } finally {
     await client.query('select pg_advisory_unlock($1)', [lockKey]).catch(() => undefined);
     await client.end();
+  }
+}
+
+/**
+ * graphile-worker's migrations on a pool of ours: given only a connection
+ * string, it ends its own pool without waiting and removes its error handler
+ * first, so a connection still closing when the database goes away (a test
+ * dropping it) raised an unhandled error. Here the pool is ended and awaited.
+ */
+async function runGraphileMigrations(databaseUrl: string, logger: WorkerLogger): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1, application_name: 'migrate' });
+  const ignore = () => undefined;
+  pool.on('error', ignore);
+  pool.on('connect', (client) => client.on('error', ignore));
+  try {
+    await runWorkerMigrations({ pgPool: pool, logger });
+  } finally {
+    await pool.end();
   }
 }
 
