@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { sql } from '../db/pool.ts';
 import { Problem } from './errors.ts';
 
-export type SortKey = { column: string; cast: 'text' | 'timestamptz' };
+export type SortKey = { column: string; cast: 'text' | 'timestamptz' | 'int8' };
 
 const position = z.tuple([z.string().max(1000).nullable(), z.uuid()]);
 
@@ -17,10 +17,13 @@ function decode(cursor: string): [string | null, string] {
   }
 }
 
+/** A number is kept as its text, so every sort's cursor has one shape. */
+const cursorValue = (value: unknown) => (value === null || value === undefined ? null : String(value));
+
 /** The cursor after `row` for this sort. */
 export const sortedCursor = (row: object, sort: SortKey) =>
   Buffer.from(
-    JSON.stringify([(row as Record<string, unknown>)[sort.column] ?? null, (row as { id: string }).id]),
+    JSON.stringify([cursorValue((row as Record<string, unknown>)[sort.column]), (row as { id: string }).id]),
   ).toString('base64url');
 
 /**
@@ -32,7 +35,12 @@ export function afterSorted(cursor: string | undefined, table: string, sort: Sor
   const [value, id] = decode(cursor);
   const column = sql.identifier([table, sort.column]);
   const key = sql.identifier([table, 'id']);
-  const cast = sort.cast === 'text' ? sql.fragment`${value}::text` : sql.fragment`${value}::timestamptz`;
+  const cast =
+    sort.cast === 'text'
+      ? sql.fragment`${value}::text`
+      : sort.cast === 'int8'
+        ? sql.fragment`${value}::int8`
+        : sql.fragment`${value}::timestamptz`;
   if (!descending)
     return value === null
       ? sql.fragment`((${column} is null and ${key} > ${id}) or ${column} is not null)`

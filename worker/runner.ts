@@ -33,7 +33,11 @@ export type StartWorkerOptions = {
   extraKinds?: Map<string, JobHandler>;
 };
 
-export const defaultCrontab = ['* * * * * system__heartbeat ?fill=1m', '17 * * * * maintenance__cleanup'].join('\n');
+export const defaultCrontab = [
+  '* * * * * system__heartbeat ?fill=1m',
+  '17 * * * * maintenance__cleanup',
+  '*/15 * * * * credits__expire',
+].join('\n');
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;

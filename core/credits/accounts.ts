@@ -5,6 +5,9 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, problemType } from '../errors.ts';
+import { entryKinds } from './reports.ts';
+
+export type EntryKind = (typeof entryKinds)[number];
 
 export type Balance = { balance: number; reserved: number; available: number };
 
@@ -72,7 +75,7 @@ export type Entry = {
   tenantId: string;
   siteId?: string | null;
   userId?: string | null;
-  kind: 'grant' | 'purchase' | 'allocation' | 'reservation' | 'release' | 'debit' | 'refund' | 'adjustment';
+  kind: EntryKind;
   amount: number;
   reservedChange?: number;
   transferId?: string | null;
@@ -81,6 +84,10 @@ export type Entry = {
   paymentId?: string | null;
   actorId?: string | null;
   reason?: string;
+  /** A grant whose unspent rest expires then (credit_lots); spending takes the soonest-expiring first. */
+  expiresAt?: string | null;
+  /** Names an entry that must happen at most once (a payment's credits, an invoice's): a repeat fails on the unique index. */
+  onceKey?: string | null;
 };
 
 export const insufficientCredits = (available: number, required: number) =>
@@ -103,10 +110,10 @@ export async function applyEntry(db: CommonQueryMethods, entry: Entry): Promise<
         and reserved + ${reservedChange} <= balance + ${entry.amount}
       returning balance, reserved
     ), recorded as (
-      insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, transfer_id, job_id, operation, payment_id, actor_id, reason)
+      insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, transfer_id, job_id, operation, payment_id, actor_id, reason, expires_at, once_key)
       select ${entry.tenantId}, ${entry.accountId}, ${entry.siteId ?? null}, ${entry.userId ?? null}, ${entry.kind}, ${entry.amount},
              ${reservedChange}, ${entry.transferId ?? null}, ${entry.jobId ?? null}, ${entry.operation ?? null}, ${entry.paymentId ?? null},
-             ${entry.actorId ?? null}, ${entry.reason ?? ''}
+             ${entry.actorId ?? null}, ${entry.reason ?? ''}, ${entry.expiresAt ?? null}, ${entry.onceKey ?? null}
       from updated
     )
     select balance, reserved from updated`);

@@ -22,12 +22,15 @@ async function requireMember(db: CommonQueryMethods, site: Site, userId: string)
 
 export type Movement = { user_id: string; amount: number; reason?: string | undefined };
 
+/** A grant from outside may expire: its unspent rest leaves then (./expiry.ts). */
+export type Grant = Movement & { expires_at?: string | undefined };
+
 /** Global admins (the route lets only them in, and they reach every site) add credits to a user's account on a site, from outside the system. */
 export async function grantToUser(
   db: CommonQueryMethods,
   actor: UserActor,
   siteIdentifier: string,
-  movement: Movement,
+  movement: Grant,
 ): Promise<Balance> {
   return db.transaction(async (tx) => {
     const site = await resolveSite(tx, siteIdentifier);
@@ -43,6 +46,7 @@ export async function grantToUser(
       amount: movement.amount,
       actorId: actorId(actor),
       reason: movement.reason ?? '',
+      expiresAt: movement.expires_at ?? null,
     });
   });
 }
@@ -101,17 +105,40 @@ export async function allocateFromTenant(db: CommonQueryMethods, { actor, site }
   });
 }
 
-/** Global admins put credits into a tenant's pool (until billing does it through payments). */
+/** Global admins put credits into a tenant's pool, from outside the system. */
 export async function allocateToTenant(
   db: CommonQueryMethods,
   actor: UserActor,
-  grant: { tenantId: string; amount: number; reason: string },
+  grant: { tenantId: string; amount: number; reason: string; expiresAt?: string | undefined },
 ) {
-  const { tenantId, amount, reason } = grant;
+  const { tenantId, amount, reason, expiresAt } = grant;
   return db.transaction(async (tx) => {
     if (!(await findTenant(tx, tenantId))) throw notFound('No such tenant.');
     const account = await poolAccount(tx, tenantId);
-    await applyEntry(tx, { accountId: account, tenantId, kind: 'grant', amount, actorId: actorId(actor), reason });
+    await applyEntry(tx, {
+      accountId: account,
+      tenantId,
+      kind: 'grant',
+      amount,
+      actorId: actorId(actor),
+      reason,
+      expiresAt: expiresAt ?? null,
+    });
+    return tenantCredits(tx, actor, tenantId);
+  });
+}
+
+/** Global admins set (or, with null, lift) how much a tenant's admins may move to users per month. */
+export async function setMonthlyLimit(
+  db: CommonQueryMethods,
+  actor: UserActor,
+  tenantId: string,
+  limit: number | null,
+) {
+  return db.transaction(async (tx) => {
+    const updated = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+      update tenants set monthly_credit_limit = ${limit} where id = ${tenantId} returning id`);
+    if (!updated) throw notFound('No such tenant.');
     return tenantCredits(tx, actor, tenantId);
   });
 }

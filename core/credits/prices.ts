@@ -1,4 +1,5 @@
-// What operations cost: global defaults, overridden per site, by job kind.
+// What operations cost: the active global price of each job kind, overridden
+// per site (an override lapses while its kind has no active global price).
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
@@ -21,7 +22,9 @@ export async function effectivePrices(db: CommonQueryMethods, siteId: string): P
   const rows = await db.any(sql.type(priceSchema)`
     select distinct on (kind) kind, unit, price::float8 as price, description,
            case when site_id is null then 'global' else 'site' end as source
-    from cost_settings where site_id is null or site_id = ${siteId}
+    from cost_settings s
+    where (site_id is null and active)
+       or (site_id = ${siteId} and exists (select 1 from cost_settings g where g.site_id is null and g.active and g.kind = s.kind))
     order by kind, site_id nulls last`);
   return [...rows];
 }
@@ -52,7 +55,7 @@ export async function setSiteOverrides(
       await tx.query(sql.typeAlias('void')`
         insert into cost_settings (site_id, kind, unit, price, description)
         values (${siteId}, ${override.kind}, ${override.unit ?? current.unit}, ${override.price}, ${current.description})
-        on conflict (site_id, kind) do update set unit = excluded.unit, price = excluded.price`);
+        on conflict (site_id, kind) where site_id is not null do update set unit = excluded.unit, price = excluded.price`);
     }
     return effectivePrices(tx, siteId);
   });

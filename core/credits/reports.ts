@@ -18,6 +18,8 @@ export const entryKinds = [
   'debit',
   'refund',
   'adjustment',
+  'expiry',
+  'subscription',
 ] as const;
 
 export const transactionSchema = z
@@ -32,6 +34,7 @@ export const transactionSchema = z
     transfer_id: z.uuid().nullable(),
     actor_id: z.uuid().nullable(),
     reason: z.string(),
+    expires_at: timestamp.nullable().describe('When the unspent rest of this grant expires; null: never'),
     created_at: timestamp,
   })
   .meta({ id: 'CreditTransaction' });
@@ -57,7 +60,7 @@ export async function listTransactions(db: CommonQueryMethods, access: SiteAcces
     and ${only ? sql.fragment`e.user_id = ${only}` : sql.fragment`true`}
     and ${query.kind ? sql.fragment`e.kind = ${query.kind}` : sql.fragment`true`}`;
   const rows = await db.any(sql.type(transactionSchema)`
-    select e.id, e.kind, e.amount, e.reserved_change, e.user_id, e.job_id, e.payment_id, e.transfer_id, e.actor_id, e.reason, e.created_at
+    select e.id, e.kind, e.amount, e.reserved_change, e.user_id, e.job_id, e.payment_id, e.transfer_id, e.actor_id, e.reason, e.expires_at, e.created_at
     from credit_entries e where ${where} and ${after(query, 'e')}
     order by e.created_at, e.id limit ${query.limit + 1}`);
   return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from credit_entries e where ${where}`));

@@ -36,6 +36,18 @@ const folderOfA = (world: World) =>
     insert into media_folders (tenant_id, site_id, name, created_by)
     values (${world.tenantA.id}, ${world.siteA.id}, ${`folder-${world.unique()}`}, ${world.userIds.tenant_admin!}) returning id`);
 
+/** A job kind of its own for each request that adds a price. */
+const priceKind = (world: World) =>
+  `matrix_${world
+    .unique()
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '_')}`;
+
+/** A fresh, inactive global price. */
+const priceOfWorld = (world: World) =>
+  world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into cost_settings (kind, unit, price, active) values (${priceKind(world)}, 'item', 1, false) returning id`);
+
 const onePixelPng = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
   'base64',
@@ -313,6 +325,44 @@ export const requests: Record<string, Builder> = {
   }),
   'GET /admin/global-cost-settings/tenant-credits/{tenant_id}': async (world) => ({
     path: `/admin/global-cost-settings/tenant-credits/${world.tenantA.id}`,
+  }),
+
+  'GET /admin/global-cost-settings/': fixed('/admin/global-cost-settings/'),
+  'POST /admin/global-cost-settings/': async (world) => ({
+    path: '/admin/global-cost-settings/',
+    body: { kind: priceKind(world), unit: 'item', credits_per_unit: 1 },
+  }),
+  'PUT /admin/global-cost-settings/bulk': async (world) => ({
+    path: '/admin/global-cost-settings/bulk',
+    body: { settings: [{ kind: priceKind(world), unit: 'item', credits_per_unit: 2 }] },
+  }),
+  'GET /admin/global-cost-settings/credit-overview': fixed('/admin/global-cost-settings/credit-overview'),
+  'GET /admin/global-cost-settings/public': fixed('/admin/global-cost-settings/public'),
+  'GET /admin/global-cost-settings/readonly/current': async (world) => ({
+    path: `/admin/global-cost-settings/readonly/current?site_id=${world.siteA.id}`,
+  }),
+  'GET /admin/global-cost-settings/sites/{site_id}/credits': async (world) => ({
+    path: `/admin/global-cost-settings/sites/${world.siteA.id}/credits`,
+  }),
+  'GET /admin/global-cost-settings/tenant-credits': fixed('/admin/global-cost-settings/tenant-credits'),
+  'PATCH /admin/global-cost-settings/tenant-credits/{tenant_id}/monthly-limit': async (world) => ({
+    path: `/admin/global-cost-settings/tenant-credits/${world.tenantA.id}/monthly-limit`,
+    body: { monthly_limit: null },
+  }),
+  'POST /admin/global-cost-settings/user-credits/allocate': async (world) => ({
+    path: '/admin/global-cost-settings/user-credits/allocate',
+    body: { site_id: world.siteA.id, user_id: world.userIds.tenant_admin!, amount: 5, reason: 'matrix' },
+  }),
+  'GET /admin/global-cost-settings/users/credits': fixed('/admin/global-cost-settings/users/credits'),
+  'GET /admin/global-cost-settings/{setting_id}': async (world) => ({
+    path: `/admin/global-cost-settings/${await priceOfWorld(world)}`,
+  }),
+  'PATCH /admin/global-cost-settings/{setting_id}': async (world) => ({
+    path: `/admin/global-cost-settings/${await priceOfWorld(world)}`,
+    body: { credits_per_unit: 3 },
+  }),
+  'DELETE /admin/global-cost-settings/{setting_id}': async (world) => ({
+    path: `/admin/global-cost-settings/${await priceOfWorld(world)}`,
   }),
 
   'GET /{site_identifier}/jobs/': async (world) => ({ path: `/${world.siteA.slug}/jobs/` }),
