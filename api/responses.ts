@@ -46,3 +46,9 @@ export const noStore = { 'Cache-Control': { ...cacheControlHeader, description: 
 export const tooManyAttempts = problemResponse('Too many attempts from this address or for this account', {
   'Retry-After': retryAfterHeader,
 });
+
+/** What a route that calls Stripe may answer beside its own statuses. */
+export const paymentProviderResponses = {
+  502: problemResponse('Stripe refused or failed the request (/problems/payment-provider-error)'),
+  503: problemResponse('Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured)'),
+};

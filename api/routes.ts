@@ -14,6 +14,7 @@ import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
 import { routes as mediaVideo } from './media/video.ts';
 import { routes as pages } from './pages/router.ts';
+import { routes as payments } from './payments/router.ts';
 import { routes as publicContent } from './public-content/router.ts';
 import { routes as publicMedia } from './public-media/router.ts';
 import { routes as metrics } from './metrics/router.ts';
@@ -51,4 +52,5 @@ export const allRoutes: RouteDefinition[] = [
   ...publicContent,
   ...cache,
   ...adminContentTypes,
+  ...payments,
 ];

@@ -117,6 +117,18 @@ const envSchema = z.object({
   RATE_LIMIT_AUTH_PER_IP: positiveInt.default(60),
   RATE_LIMIT_AUTH_PER_ACCOUNT: positiveInt.default(10),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(900),
+  STRIPE_SECRET_KEY: z.string().min(8).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(8).optional(),
+  STRIPE_API_URL: z.url().default('https://api.stripe.com'),
+  PAYMENTS_RETURN_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((origin) => origin.trim().replace(/\/$/, ''))
+        .filter(Boolean),
+    ),
   ADMIN_EMAIL: z.email().optional(),
   ADMIN_PASSWORD: z.string().min(10, 'must be at least 10 characters').optional(),
 });
@@ -168,6 +180,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     dataDir,
     mediaDir,
+    stripe: {
+      secretKey: values.STRIPE_SECRET_KEY,
+      webhookSecret: values.STRIPE_WEBHOOK_SECRET,
+      apiUrl: values.STRIPE_API_URL,
+      returnOrigins: values.PAYMENTS_RETURN_ORIGINS,
+    },
     redisUrl: values.REDIS_URL,
     worker: {
       concurrency: values.WORKER_CONCURRENCY,

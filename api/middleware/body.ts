@@ -8,7 +8,7 @@ import express, { type RequestHandler } from 'express';
  * Signed webhooks verify the bytes that were sent, before anything reads
  * them: their bodies stay raw (a Buffer), whatever the content type.
  */
-const webhookPath = /^\/[^/]+\/media\/webhook\/[^/]+\/?$/;
+const webhookPath = /^\/(?:[^/]+\/media\/webhook\/[^/]+|payments\/webhook)\/?$/i;
 
 const hasBody = (headers: { 'content-length'?: string | undefined; 'transfer-encoding'?: string | undefined }) =>
   headers['transfer-encoding'] !== undefined ||

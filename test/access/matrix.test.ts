@@ -6,7 +6,8 @@ import path from 'node:path';
 import request from 'supertest';
 import { allRoutes } from '../../api/routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
-import { matrixWebhookSecret, requests, tenantAIntact } from './requests.ts';
+import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
+import { matrixStripeSecret, matrixWebhookSecret, requests, tenantAIntact } from './requests.ts';
 import { buildWorld, callers, type CallerName, type World } from './world.ts';
 
 const [header, ...lines] = readFileSync(path.join(import.meta.dirname, 'matrix.tsv'), 'utf8')
@@ -23,9 +24,15 @@ const rows = lines.map((line) => {
 
 let t: TestApp;
 let world: World;
+let stripe: FakeStripe;
 beforeAll(async () => {
+  stripe = await startFakeStripe();
   t = await startTestApp({
     env: {
+      STRIPE_SECRET_KEY: stripe.key,
+      STRIPE_API_URL: stripe.url,
+      STRIPE_WEBHOOK_SECRET: matrixStripeSecret,
+      PAYMENTS_RETURN_ORIGINS: 'https://shop.example',
       MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret,
       // The video variants' back ends count as configured; no job of the matrix runs.
       MEDIA_PROVIDER_URL: 'http://127.0.0.1:9',
@@ -35,7 +42,10 @@ beforeAll(async () => {
   });
   world = await buildWorld(t);
 });
-afterAll(() => stopTestApp(t));
+afterAll(async () => {
+  await stopTestApp(t);
+  await stripe.close();
+});
 
 it('has a row, and a request, for every implemented route', () => {
   const implemented = allRoutes.map((route) => route.key).sort();

@@ -1,5 +1,6 @@
 // For each matrix route, a request that the most privileged caller would get
 // a success for: fresh targets where the request changes or removes them.
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { addMember } from '../../core/tenancy/memberships.ts';
 import { allocateToTenant } from '../../core/credits/ledger.ts';
@@ -9,6 +10,7 @@ import type { JobStatus } from '../../core/jobs/model.ts';
 import { createStorage } from '../../core/storage/index.ts';
 import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/factories.ts';
 import { signedDelivery } from '../helpers/fake-providers.ts';
+import { signEvent } from '../helpers/fake-stripe.ts';
 import { giveCredits, newJob } from '../helpers/jobs.ts';
 import type { World } from './world.ts';
 
@@ -35,6 +37,13 @@ const folderOfA = (world: World) =>
   world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
     insert into media_folders (tenant_id, site_id, name, created_by)
     values (${world.tenantA.id}, ${world.siteA.id}, ${`folder-${world.unique()}`}, ${world.userIds.tenant_admin!}) returning id`);
+
+export const matrixStripeSecret = 'whsec_matrix_0123456789';
+
+/** A credit package on sale. */
+const packageOfWorld = (world: World) =>
+  world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into credit_packages (name, credits, price, currency) values ('Matrix', 10, 100, 'usd') returning id`);
 
 /** A job kind of its own for each request that adds a price. */
 const priceKind = (world: World) =>
@@ -363,6 +372,57 @@ export const requests: Record<string, Builder> = {
   }),
   'DELETE /admin/global-cost-settings/{setting_id}': async (world) => ({
     path: `/admin/global-cost-settings/${await priceOfWorld(world)}`,
+  }),
+
+  'GET /{site_identifier}/payments/credit-packages': async (world) => ({
+    path: `/${world.siteA.slug}/payments/credit-packages`,
+  }),
+  'POST /{site_identifier}/payments/create-checkout-session': async (world) => ({
+    path: `/${world.siteA.slug}/payments/create-checkout-session`,
+    body: {
+      package_id: await packageOfWorld(world),
+      success_url: 'https://shop.example/ok',
+      cancel_url: 'https://shop.example/cancel',
+    },
+  }),
+  'GET /{site_identifier}/payments/transactions': async (world) => ({
+    path: `/${world.siteA.slug}/payments/transactions`,
+  }),
+  // A payment of site A's admin: other members see only their own.
+  'GET /{site_identifier}/payments/transactions/{transaction_id}': async (world) => ({
+    path: `/${world.siteA.slug}/payments/transactions/${await world.t.services.db.oneFirst(sql.type(
+      z.object({ id: z.string() }),
+    )`
+      insert into payments (tenant_id, site_id, user_id, package_name, credits, amount, currency)
+      values (${world.tenantA.id}, ${world.siteA.id}, ${world.userIds.tenant_admin!}, 'matrix', 1, 100, 'usd') returning id`)}`,
+  }),
+  'POST /payments/webhook': async () => {
+    const { payload, header } = signEvent(
+      {
+        id: `evt_${randomUUID()}`,
+        object: 'event',
+        type: 'customer.created',
+        created: 1,
+        data: { object: { id: 'cus_1' } },
+      },
+      matrixStripeSecret,
+    );
+    return {
+      path: '/payments/webhook',
+      raw: payload,
+      headers: { 'Content-Type': 'application/json', 'Stripe-Signature': header },
+    };
+  },
+  'GET /admin/credit-packages': fixed('/admin/credit-packages'),
+  'POST /admin/credit-packages': fixed('/admin/credit-packages', {
+    name: 'Matrix',
+    credits: 10,
+    price: 100,
+    currency: 'usd',
+  }),
+  'PATCH /admin/credit-packages/{package_id}': async (world) => ({
+    path: `/admin/credit-packages/${await packageOfWorld(world)}`,
+    body: { name: 'Renamed' },
   }),
 
   'GET /{site_identifier}/jobs/': async (world) => ({ path: `/${world.siteA.slug}/jobs/` }),

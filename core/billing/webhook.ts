@@ -1,0 +1,90 @@
+// Stripe's webhook: the signature is checked by the SDK on the raw bytes
+// before anything reads them; then, in one transaction, the event id is
+// recorded and its effect applied, so a repeat (or 20 concurrent copies)
+// answers 200 and changes nothing. Unknown event types are acknowledged.
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { sql, type DatabasePool, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Config } from '../config.ts';
+import { Problem, problemType } from '../errors.ts';
+import { chargeRefunded, sessionClosed, sessionPaid } from './payment-events.ts';
+import { notConfigured } from './stripe.ts';
+
+export const stripeReceiptSchema = z
+  .object({
+    received: z.literal(true),
+    event_id: z.string(),
+    type: z.string(),
+    outcome: z
+      .enum(['accepted', 'pending', 'duplicate', 'ignored'])
+      .describe('duplicate: this event (or what it reports) was applied before; ignored: not ours or not handled'),
+  })
+  .meta({ id: 'StripeWebhookReceipt' });
+
+export type StripeReceipt = z.infer<typeof stripeReceiptSchema>;
+
+/** Event types whose effect is applied here; any other is acknowledged and ignored. */
+type EventHandler = (db: CommonQueryMethods, event: Stripe.Event) => Promise<string>;
+
+const session = (event: Stripe.Event) => event.data.object as Stripe.Checkout.Session;
+
+const paymentHandlers: Record<string, EventHandler> = {
+  'checkout.session.completed': (db, event) => sessionPaid(db, session(event)),
+  'checkout.session.async_payment_succeeded': (db, event) => sessionPaid(db, session(event)),
+  'checkout.session.async_payment_failed': (db, event) => sessionClosed(db, session(event), 'failed'),
+  'checkout.session.expired': (db, event) => sessionClosed(db, session(event), 'expired'),
+  'charge.refunded': (db, event) => chargeRefunded(db, event.data.object as Stripe.Charge),
+};
+
+/** Handlers the subscriptions add (checkout in subscription mode, invoices, subscription changes). */
+const extraHandlers = new Map<string, EventHandler[]>();
+
+export function onStripeEvent(type: string, handler: EventHandler): void {
+  extraHandlers.set(type, [...(extraHandlers.get(type) ?? []), handler]);
+}
+
+const badSignature = (detail: string) =>
+  new Problem(400, detail, { type: problemType('invalid-signature'), title: 'Invalid webhook signature' });
+
+export function verifyStripeEvent(
+  config: Config,
+  raw: Buffer | undefined,
+  signature: string | undefined,
+): Stripe.Event {
+  const secret = config.stripe.webhookSecret;
+  if (!secret) throw notConfigured('STRIPE_WEBHOOK_SECRET');
+  if (!signature) throw badSignature('Send the Stripe-Signature header.');
+  if (!raw || raw.length === 0) throw badSignature('The body is empty.');
+  try {
+    return Stripe.webhooks.constructEvent(raw, signature, secret);
+  } catch (error) {
+    // The SDK's message says what was wrong (no matching signature, timestamp outside the tolerance).
+    throw badSignature(error instanceof Error ? error.message : 'The signature does not verify.');
+  }
+}
+
+export async function receiveStripeEvent(
+  pool: DatabasePool | CommonQueryMethods,
+  config: Config,
+  raw: Buffer | undefined,
+  signature: string | undefined,
+): Promise<StripeReceipt> {
+  const event = verifyStripeEvent(config, raw, signature);
+  const outcome = await pool.transaction(async (tx) => {
+    const fresh = await tx.maybeOneFirst(sql.type(z.object({ event_id: z.string() }))`
+      insert into webhook_events (source, event_id) values ('stripe', ${event.id})
+      on conflict do nothing returning event_id`);
+    if (!fresh) return 'duplicate';
+    const handlers = [
+      ...(paymentHandlers[event.type] ? [paymentHandlers[event.type]!] : []),
+      ...(extraHandlers.get(event.type) ?? []),
+    ];
+    let result = 'ignored';
+    for (const handler of handlers) {
+      const handled = await handler(tx, event);
+      if (handled !== 'ignored') result = handled;
+    }
+    return result;
+  });
+  return { received: true, event_id: event.id, type: event.type, outcome: outcome as StripeReceipt['outcome'] };
+}
