@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { speechFigures, throughputFigures } from './jobs.ts';
 import { thumbnailFigures, uploadFigures, videoFigures } from './media.ts';
+import { webhookFigures } from './billing.ts';
 import { contentFigures } from './content.ts';
 import { requestPathFigures } from './request-path.ts';
 
@@ -193,6 +194,7 @@ try {
     rows.push(['API process RSS after the request-path load', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   }
   if (section('content')) rows.push(...(await contentFigures(api.url, token, databaseUrl, launchApi)));
+  if (section('billing')) rows.push(...(await webhookFigures(api.url, token, databaseUrl, launchApi)));
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);
