@@ -567,14 +567,14 @@ export interface paths {
   "/admin/global-cost-settings/": {
     /**
      * List Global Cost Settings
-     * @description Not implemented yet: answers 501.
+     * @description The global price list, active and inactive, oldest first.
      *
      * Timeout: 20 s.
      */
     get: operations["listGlobalCostSettings"];
     /**
      * Create Global Cost Setting
-     * @description Not implemented yet: answers 501.
+     * @description Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by.
      *
      * Timeout: 30 s.
      */
@@ -583,7 +583,7 @@ export interface paths {
   "/admin/global-cost-settings/bulk": {
     /**
      * Bulk Update Global Cost Settings
-     * @description Not implemented yet: answers 501.
+     * @description Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). mode=replace also deletes every global price not listed.
      *
      * Timeout: 30 s.
      */
@@ -592,7 +592,7 @@ export interface paths {
   "/admin/global-cost-settings/credit-overview": {
     /**
      * Get Global Credit Overview
-     * @description Not implemented yet: answers 501.
+     * @description Credits granted, bought, received by subscription, spent, reserved, expired and taken back in a period (default this month), in total, for the top tenants and by job kind.
      *
      * Timeout: 20 s.
      */
@@ -601,7 +601,7 @@ export interface paths {
   "/admin/global-cost-settings/public": {
     /**
      * Get Public Global Cost Settings
-     * @description Not implemented yet: answers 501.
+     * @description The active price of every kind of job, for any signed-in caller.
      *
      * Timeout: 20 s.
      */
@@ -610,7 +610,7 @@ export interface paths {
   "/admin/global-cost-settings/readonly/current": {
     /**
      * Get Current Cost Settings Readonly
-     * @description Not implemented yet: answers 501.
+     * @description The prices in force: the active global ones, or with ?site_id= that site’s, its overrides merged.
      *
      * Timeout: 20 s.
      */
@@ -619,7 +619,7 @@ export interface paths {
   "/admin/global-cost-settings/sites/{site_id}/credits": {
     /**
      * Get Site Credit Details
-     * @description Not implemented yet: answers 501.
+     * @description A site’s users with their credits there, and its spend by job kind in a period (default this month).
      *
      * Timeout: 20 s.
      */
@@ -628,7 +628,7 @@ export interface paths {
   "/admin/global-cost-settings/tenant-credits": {
     /**
      * Get All Tenant Credits
-     * @description Not implemented yet: answers 501.
+     * @description Every tenant’s pool, monthly limit and this month’s allocation and spend, in the order asked.
      *
      * Timeout: 20 s.
      */
@@ -637,7 +637,7 @@ export interface paths {
   "/admin/global-cost-settings/tenant-credits/allocate": {
     /**
      * Allocate Tenant Credits
-     * @description Global admins add credits to a tenant’s pool. Honours Idempotency-Key.
+     * @description Global admins add credits to a tenant’s pool, from outside the system, optionally expiring. Honours Idempotency-Key.
      *
      * Timeout: 30 s.
      */
@@ -655,7 +655,7 @@ export interface paths {
   "/admin/global-cost-settings/tenant-credits/{tenant_id}/monthly-limit": {
     /**
      * Update Tenant Monthly Limit
-     * @description Not implemented yet: answers 501.
+     * @description How many credits the tenant’s admins may move from its pool to users per calendar month; null lifts the limit.
      *
      * Timeout: 30 s.
      */
@@ -664,7 +664,7 @@ export interface paths {
   "/admin/global-cost-settings/user-credits/allocate": {
     /**
      * Allocate User Credits Directly
-     * @description Not implemented yet: answers 501.
+     * @description Grants credits to a user on a site, from outside the system, with a reason and optionally an expiry; the ledger records who. Honours Idempotency-Key.
      *
      * Timeout: 30 s.
      */
@@ -673,7 +673,7 @@ export interface paths {
   "/admin/global-cost-settings/users/credits": {
     /**
      * Get All Users Credit Summary
-     * @description Not implemented yet: answers 501.
+     * @description Every user holding credits, with the total and the balance on each site; ?email= finds one user.
      *
      * Timeout: 20 s.
      */
@@ -682,21 +682,19 @@ export interface paths {
   "/admin/global-cost-settings/{setting_id}": {
     /**
      * Get Global Cost Setting
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 20 s.
+     * @description Timeout: 20 s.
      */
     get: operations["getGlobalCostSetting"];
     /**
      * Delete Global Cost Setting
-     * @description Not implemented yet: answers 501.
+     * @description Deletes a price. Jobs of a kind without an active price cannot be priced (422) until one is added.
      *
      * Timeout: 30 s.
      */
     delete: operations["deleteGlobalCostSetting"];
     /**
      * Update Global Cost Setting
-     * @description Not implemented yet: answers 501.
+     * @description Changes a price; its kind stays.
      *
      * Timeout: 30 s.
      */
@@ -1039,7 +1037,7 @@ export interface paths {
   "/{site_identifier}/payments/create-checkout-session": {
     /**
      * Create Payment Checkout Session
-     * @description Not implemented yet: answers 501.
+     * @description Starts buying a credit package: a pending payment and a Stripe Checkout Session (payment mode) naming it. Send the customer to `url`; the credits reach the buyer’s account on this site when Stripe reports the payment. success_url and cancel_url must be on the site’s domain (https) or an origin of PAYMENTS_RETURN_ORIGINS. Users only. Honours Idempotency-Key.
      *
      * Timeout: 30 s.
      */
@@ -1048,7 +1046,7 @@ export interface paths {
   "/{site_identifier}/payments/credit-packages": {
     /**
      * Get Credit Packages
-     * @description Not implemented yet: answers 501.
+     * @description The credit packages on sale.
      *
      * Timeout: 20 s.
      */
@@ -1057,7 +1055,7 @@ export interface paths {
   "/{site_identifier}/payments/transactions": {
     /**
      * Get Payment Transactions
-     * @description Not implemented yet: answers 501.
+     * @description The site’s payments, oldest first: tenant admins see everyone’s, others their own.
      *
      * Timeout: 20 s.
      */
@@ -1066,16 +1064,14 @@ export interface paths {
   "/{site_identifier}/payments/transactions/{transaction_id}": {
     /**
      * Get Payment Transaction
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 20 s.
+     * @description Timeout: 20 s.
      */
     get: operations["getPaymentTransaction"];
   };
   "/payments/webhook": {
     /**
      * Payment Webhook Handler
-     * @description Not implemented yet: answers 501.
+     * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, invoice.paid, invoice.payment_failed, customer.subscription.updated and .deleted; other types are acknowledged and ignored.
      *
      * Timeout: 30 s.
      */
@@ -2068,6 +2064,31 @@ export interface paths {
      */
     get: operations["prometheusMetrics"];
   };
+  "/admin/credit-packages": {
+    /**
+     * List Credit Packages
+     * @description Every credit package, on sale or not (global admins).
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listCreditPackages"];
+    /**
+     * Create Credit Package
+     * @description Puts a credit package on sale (global admins).
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["createCreditPackage"];
+  };
+  "/admin/credit-packages/{package_id}": {
+    /**
+     * Update Credit Package
+     * @description Changes a package; active=false takes it off sale. Payments already made keep what they bought.
+     *
+     * Timeout: 30 s.
+     */
+    patch: operations["updateCreditPackage"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -2474,6 +2495,126 @@ export interface components {
       /** @enum {string} */
       store: "memory" | "redis";
     };
+    GlobalCostSetting: {
+      /** Format: uuid */
+      id: string;
+      /** @description The job kind priced (speech, image, ...) */
+      kind: string;
+      /** @enum {string} */
+      unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+      credits_per_unit: number;
+      description: string;
+      /** @description The price jobs of this kind are charged by; at most one per kind */
+      active: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    CreditOverview: {
+      /** Format: date-time */
+      from: string;
+      /** Format: date-time */
+      to: string;
+      totals: {
+        /** @description Grants from outside the system (global admins) */
+        granted: number;
+        /** @description Credits of paid credit packages */
+        bought: number;
+        /** @description Monthly credits of subscription plans */
+        subscribed: number;
+        /** @description Debits for finished jobs */
+        spent: number;
+        /** @description Reserved at job submission in the period */
+        reserved: number;
+        /** @description Taken away when their grant expired */
+        expired: number;
+        /** @description Taken back after a payment was refunded */
+        taken_back: number;
+        /** @description Held for jobs still running, now */
+        reserved_now: number;
+      };
+      /** @description By credits spent, then bought */
+      top_tenants: {
+          /** @description Grants from outside the system (global admins) */
+          granted: number;
+          /** @description Credits of paid credit packages */
+          bought: number;
+          /** @description Monthly credits of subscription plans */
+          subscribed: number;
+          /** @description Debits for finished jobs */
+          spent: number;
+          /** @description Reserved at job submission in the period */
+          reserved: number;
+          /** @description Taken away when their grant expired */
+          expired: number;
+          /** @description Taken back after a payment was refunded */
+          taken_back: number;
+          /** Format: uuid */
+          tenant_id: string;
+          name: string;
+        }[];
+      by_kind: {
+          kind: string;
+          spent: number;
+          jobs: number;
+        }[];
+    };
+    SiteCreditDetails: {
+      site: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        tenant_id: string;
+        slug: string;
+        name: string;
+      };
+      /** Format: date-time */
+      from: string;
+      /** Format: date-time */
+      to: string;
+      users: {
+          /** Format: uuid */
+          user_id: string;
+          email: string;
+          full_name: string;
+          balance: number;
+          reserved: number;
+          available: number;
+          /** @description In the period */
+          spent: number;
+        }[];
+      spend_by_kind: {
+          kind: string;
+          spent: number;
+        }[];
+      totals: {
+        balance: number;
+        reserved: number;
+        spent: number;
+      };
+    };
+    TenantCreditRow: {
+      /**
+       * Format: uuid
+       * @description The tenant
+       */
+      id: string;
+      name: string;
+      slug: string;
+      status: string;
+      /** @description The pool’s credits, reserved ones included */
+      balance: number;
+      reserved: number;
+      available: number;
+      monthly_limit: number | null;
+      /** @description Moved from the pool to users this month */
+      allocated_this_month: number;
+      /** @description Debited for the tenant’s jobs this month */
+      spent_this_month: number;
+      /** Format: date-time */
+      created_at: string;
+    };
     TenantCredits: {
       /** Format: uuid */
       tenant_id: string;
@@ -2486,6 +2627,37 @@ export interface components {
       allocated_this_month: number;
       /** @description null: no monthly limit */
       remaining_this_month: number | null;
+    };
+    CreditBalance: {
+      /** @description Credits held, reserved ones included */
+      balance: number;
+      /** @description Held for jobs that are still running */
+      reserved: number;
+      /** @description What can be spent now */
+      available: number;
+    };
+    UserCreditSummary: {
+      /**
+       * Format: uuid
+       * @description The user
+       */
+      id: string;
+      email: string;
+      full_name: string;
+      /** @description Across every site */
+      balance: number;
+      reserved: number;
+      available: number;
+      sites: {
+          /** Format: uuid */
+          site_id: string;
+          /** Format: uuid */
+          tenant_id: string;
+          balance: number;
+          reserved: number;
+        }[];
+      /** Format: date-time */
+      created_at: string;
     };
     MediaItem: {
       /** Format: uuid */
@@ -2921,6 +3093,65 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    CreditPackage: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      credits: number;
+      /** @description In the currency’s minor unit (cents) */
+      price: number;
+      /** @description ISO 4217, lower case */
+      currency: string;
+      active: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    PaymentTransaction: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /**
+       * Format: uuid
+       * @description The buyer; the credits go to their account on the site
+       */
+      user_id: string;
+      /** Format: uuid */
+      package_id: string | null;
+      package_name: string;
+      credits: number;
+      /** @description Charged, in the currency’s minor unit */
+      amount: number;
+      currency: string;
+      /** @enum {string} */
+      status: "pending" | "paid" | "failed" | "expired" | "refunded" | "partially_refunded";
+      amount_refunded: number;
+      credits_granted: number;
+      /** @description Taken back after a refund */
+      credits_taken_back: number;
+      /** @description Refunded credits that had been spent already */
+      credits_owed: number;
+      stripe_session_id: string | null;
+      /** Format: date-time */
+      paid_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    StripeWebhookReceipt: {
+      /** @enum {boolean} */
+      received: true;
+      event_id: string;
+      type: string;
+      /**
+       * @description duplicate: this event (or what it reports) was applied before; ignored: not ours or not handled
+       * @enum {string}
+       */
+      outcome: "accepted" | "pending" | "duplicate" | "ignored";
+    };
     PublicContentType: {
       api_id: string;
       name: string;
@@ -3146,7 +3377,7 @@ export interface components {
       /** Format: uuid */
       id: string;
       /** @enum {string} */
-      kind: "grant" | "purchase" | "allocation" | "reservation" | "release" | "debit" | "refund" | "adjustment";
+      kind: "grant" | "purchase" | "allocation" | "reservation" | "release" | "debit" | "refund" | "adjustment" | "expiry" | "subscription";
       /** @description Change to the balance */
       amount: number;
       /** @description Change to the reserved credits */
@@ -3162,6 +3393,11 @@ export interface components {
       /** Format: uuid */
       actor_id: string | null;
       reason: string;
+      /**
+       * Format: date-time
+       * @description When the unspent rest of this grant expires; null: never
+       */
+      expires_at: string | null;
       /** Format: date-time */
       created_at: string;
     };
@@ -3177,14 +3413,6 @@ export interface components {
        * @enum {string}
        */
       source: "global" | "site";
-    };
-    CreditBalance: {
-      /** @description Credits held, reserved ones included */
-      balance: number;
-      /** @description Held for jobs that are still running */
-      reserved: number;
-      /** @description What can be spent now */
-      available: number;
     };
     Quote: {
       kind: string;
@@ -5519,117 +5747,336 @@ export interface operations {
   };
   /**
    * List Global Cost Settings
-   * @description Not implemented yet: answers 501.
+   * @description The global price list, active and inactive, oldest first.
    *
    * Timeout: 20 s.
    */
   listGlobalCostSettings: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        kind?: string;
+        active?: "true" | "false";
+      };
+    };
     responses: {
+      /** @description A page of prices */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["GlobalCostSetting"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Global Cost Setting
-   * @description Not implemented yet: answers 501.
+   * @description Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by.
    *
    * Timeout: 30 s.
    */
   createGlobalCostSetting: {
+    requestBody: {
+      content: {
+        "application/json": {
+          kind: string;
+          /** @enum {string} */
+          unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+          credits_per_unit: number;
+          /** @default */
+          description?: string;
+          /** @default true */
+          active?: boolean;
+        };
+      };
+    };
     responses: {
+      /** @description The price */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Where the resource can be read */
+          Location: string;
+        };
+        content: {
+          "application/json": components["schemas"]["GlobalCostSetting"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description The kind and unit have a price already, or the kind an active one */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Bulk Update Global Cost Settings
-   * @description Not implemented yet: answers 501.
+   * @description Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). mode=replace also deletes every global price not listed.
    *
    * Timeout: 30 s.
    */
   bulkUpdateGlobalCostSettings: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * @default upsert
+           * @enum {string}
+           */
+          mode?: "upsert" | "replace";
+          settings: ({
+              kind: string;
+              /** @enum {string} */
+              unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+              credits_per_unit: number;
+              /** @default */
+              description?: string;
+              /** @default true */
+              active?: boolean;
+            })[];
+        };
+      };
+    };
     responses: {
+      /** @description The whole global price list now */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["GlobalCostSetting"][];
+          };
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Global Credit Overview
-   * @description Not implemented yet: answers 501.
+   * @description Credits granted, bought, received by subscription, spent, reserved, expired and taken back in a period (default this month), in total, for the top tenants and by job kind.
    *
    * Timeout: 20 s.
    */
   getGlobalCreditOverview: {
+    parameters: {
+      query?: {
+        /** @description Default: the start of this month (UTC) */
+        from?: string;
+        /** @description Default: the start of next month (UTC) */
+        to?: string;
+        top?: number;
+      };
+    };
     responses: {
+      /** @description The period’s credit flows */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CreditOverview"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Public Global Cost Settings
-   * @description Not implemented yet: answers 501.
+   * @description The active price of every kind of job, for any signed-in caller.
    *
    * Timeout: 20 s.
    */
   getPublicGlobalCostSettings: {
     responses: {
+      /** @description Active prices */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: ({
+                /** @description The job kind priced (speech, image, ...) */
+                kind: string;
+                /** @enum {string} */
+                unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+                credits_per_unit: number;
+                description: string;
+              })[];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Current Cost Settings Readonly
-   * @description Not implemented yet: answers 501.
+   * @description The prices in force: the active global ones, or with ?site_id= that site’s, its overrides merged.
    *
    * Timeout: 20 s.
    */
   getCurrentCostSettingsReadonly: {
+    parameters: {
+      query?: {
+        site_id?: string;
+      };
+    };
     responses: {
+      /** @description Prices in force */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            /** Format: uuid */
+            site_id: string | null;
+            items: ({
+                /** @description The job kind priced (speech, image, ...) */
+                kind: string;
+                /** @enum {string} */
+                unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+                credits_per_unit: number;
+                description: string;
+                /** @enum {string} */
+                source: "global" | "site";
+              })[];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Site Credit Details
-   * @description Not implemented yet: answers 501.
+   * @description A site’s users with their credits there, and its spend by job kind in a period (default this month).
    *
    * Timeout: 20 s.
    */
   getSiteCreditDetails: {
     parameters: {
+      query?: {
+        /** @description Default: the start of this month (UTC) */
+        from?: string;
+        /** @description Default: the start of next month (UTC) */
+        to?: string;
+      };
       path: {
         site_id: string;
       };
     };
     responses: {
-      404: components["responses"]["NotFound"];
+      /** @description The site’s credits */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SiteCreditDetails"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such site */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get All Tenant Credits
-   * @description Not implemented yet: answers 501.
+   * @description Every tenant’s pool, monthly limit and this month’s allocation and spend, in the order asked.
    *
    * Timeout: 20 s.
    */
   getAllTenantCredits: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        sort?: "name" | "created_at" | "balance" | "spent_this_month";
+        order?: "asc" | "desc";
+      };
+    };
     responses: {
+      /** @description A page of tenants */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["TenantCreditRow"][];
+            next_cursor: string | null;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Allocate Tenant Credits
-   * @description Global admins add credits to a tenant’s pool. Honours Idempotency-Key.
+   * @description Global admins add credits to a tenant’s pool, from outside the system, optionally expiring. Honours Idempotency-Key.
    *
    * Timeout: 30 s.
    */
@@ -5648,6 +6095,11 @@ export interface operations {
           amount: number;
           /** @default */
           reason?: string;
+          /**
+           * Format: date-time
+           * @description The unspent rest of the grant expires then; spending takes the soonest-expiring credits first
+           */
+          expires_at?: string;
         };
       };
     };
@@ -5715,7 +6167,7 @@ export interface operations {
   };
   /**
    * Update Tenant Monthly Limit
-   * @description Not implemented yet: answers 501.
+   * @description How many credits the tenant’s admins may move from its pool to users per calendar month; null lifts the limit.
    *
    * Timeout: 30 s.
    */
@@ -5725,44 +6177,146 @@ export interface operations {
         tenant_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          monthly_limit: number | null;
+        };
+      };
+    };
     responses: {
-      404: components["responses"]["NotFound"];
+      /** @description The tenant’s credits */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["TenantCredits"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such tenant */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Allocate User Credits Directly
-   * @description Not implemented yet: answers 501.
+   * @description Grants credits to a user on a site, from outside the system, with a reason and optionally an expiry; the ledger records who. Honours Idempotency-Key.
    *
    * Timeout: 30 s.
    */
   allocateUserCreditsDirectly: {
+    parameters: {
+      header?: {
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uuid */
+          site_id: string;
+          /** Format: uuid */
+          user_id: string;
+          amount: number;
+          /** @default */
+          reason?: string;
+          /**
+           * Format: date-time
+           * @description The unspent rest of the grant expires then; spending takes the soonest-expiring credits first
+           */
+          expires_at?: string;
+        };
+      };
+    };
     responses: {
+      /** @description The user’s credits on the site now */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["CreditBalance"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such site, or the user is not a member of its tenant */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get All Users Credit Summary
-   * @description Not implemented yet: answers 501.
+   * @description Every user holding credits, with the total and the balance on each site; ?email= finds one user.
    *
    * Timeout: 20 s.
    */
   getAllUsersCreditSummary: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        email?: string;
+      };
+    };
     responses: {
+      /** @description A page of users */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["UserCreditSummary"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Global Cost Setting
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 20 s.
+   * @description Timeout: 20 s.
    */
   getGlobalCostSetting: {
     parameters: {
@@ -5771,15 +6325,26 @@ export interface operations {
       };
     };
     responses: {
+      /** @description The price */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["GlobalCostSetting"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete Global Cost Setting
-   * @description Not implemented yet: answers 501.
+   * @description Deletes a price. Jobs of a kind without an active price cannot be priced (422) until one is added.
    *
    * Timeout: 30 s.
    */
@@ -5790,15 +6355,24 @@ export interface operations {
       };
     };
     responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Update Global Cost Setting
-   * @description Not implemented yet: answers 501.
+   * @description Changes a price; its kind stays.
    *
    * Timeout: 30 s.
    */
@@ -5808,10 +6382,44 @@ export interface operations {
         setting_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          unit?: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+          credits_per_unit?: number;
+          description?: string;
+          active?: boolean;
+        };
+      };
+    };
     responses: {
+      /** @description The price */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["GlobalCostSetting"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The kind and unit have a price already, or the kind an active one */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8175,91 +8783,262 @@ export interface operations {
   };
   /**
    * Create Payment Checkout Session
-   * @description Not implemented yet: answers 501.
+   * @description Starts buying a credit package: a pending payment and a Stripe Checkout Session (payment mode) naming it. Send the customer to `url`; the credits reach the buyer’s account on this site when Stripe reports the payment. success_url and cancel_url must be on the site’s domain (https) or an origin of PAYMENTS_RETURN_ORIGINS. Users only. Honours Idempotency-Key.
    *
    * Timeout: 30 s.
    */
   createPaymentCheckoutSession: {
     parameters: {
+      header?: {
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uuid */
+          package_id: string;
+          /** Format: uri */
+          success_url: string;
+          /** Format: uri */
+          cancel_url: string;
+        };
+      };
+    };
     responses: {
-      404: components["responses"]["NotFound"];
+      /** @description The Checkout Session */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description Where the resource can be read */
+          Location: string;
+        };
+        content: {
+          "application/json": {
+            id: string;
+            url: string;
+            /** Format: uuid */
+            payment_id: string;
+          };
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such active credit package */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
+      /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Credit Packages
-   * @description Not implemented yet: answers 501.
+   * @description The credit packages on sale.
    *
    * Timeout: 20 s.
    */
   getCreditPackages: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description Active packages, cheapest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["CreditPackage"][];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Payment Transactions
-   * @description Not implemented yet: answers 501.
+   * @description The site’s payments, oldest first: tenant admins see everyone’s, others their own.
    *
    * Timeout: 20 s.
    */
   getPaymentTransactions: {
     parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        status?: "pending" | "paid" | "failed" | "expired" | "refunded" | "partially_refunded";
+        user_id?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description A page of payments */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["PaymentTransaction"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Payment Transaction
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 20 s.
+   * @description Timeout: 20 s.
    */
   getPaymentTransaction: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         transaction_id: string;
       };
     };
     responses: {
+      /** @description The payment */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["PaymentTransaction"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Payment Webhook Handler
-   * @description Not implemented yet: answers 501.
+   * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, invoice.paid, invoice.payment_failed, customer.subscription.updated and .deleted; other types are acknowledged and ignored.
    *
    * Timeout: 30 s.
    */
   paymentWebhookHandler: {
+    parameters: {
+      header: {
+        /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256>` */
+        "stripe-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          id: string;
+          type: string;
+          [key: string]: unknown;
+        };
+      };
+    };
     responses: {
+      /** @description Received */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["StripeWebhookReceipt"];
+        };
+      };
+      /** @description The signature is missing, does not match, or is too old */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The event names a payment not recorded yet; Stripe delivers it again later */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
+      /** @description STRIPE_WEBHOOK_SECRET is not set */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       504: components["responses"]["Timeout"];
     };
   };
@@ -10458,7 +11237,7 @@ export interface operations {
         cursor?: string;
         include_total?: "true" | "false";
         user_id?: string;
-        kind?: "grant" | "purchase" | "allocation" | "reservation" | "release" | "debit" | "refund" | "adjustment";
+        kind?: "grant" | "purchase" | "allocation" | "reservation" | "release" | "debit" | "refund" | "adjustment" | "expiry" | "subscription";
       };
       path: {
         /** @description The site’s id or slug */
@@ -12149,6 +12928,117 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Credit Packages
+   * @description Every credit package, on sale or not (global admins).
+   *
+   * Timeout: 20 s.
+   */
+  listCreditPackages: {
+    responses: {
+      /** @description Packages */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["CreditPackage"][];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Create Credit Package
+   * @description Puts a credit package on sale (global admins).
+   *
+   * Timeout: 30 s.
+   */
+  createCreditPackage: {
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          credits: number;
+          /** @description Minor units; Stripe’s minimum is about 50 cents */
+          price: number;
+          currency: string;
+          /** @default true */
+          active?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The package */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CreditPackage"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Update Credit Package
+   * @description Changes a package; active=false takes it off sale. Payments already made keep what they bought.
+   *
+   * Timeout: 30 s.
+   */
+  updateCreditPackage: {
+    parameters: {
+      path: {
+        package_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          credits?: number;
+          /** @description Minor units; Stripe’s minimum is about 50 cents */
+          price?: number;
+          currency?: string;
+          /** @default true */
+          active?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The package */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CreditPackage"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };

@@ -81,9 +81,12 @@ it('drops a job whose payload is invalid without running it', async () => {
 it('finishes the running job before stop() resolves', async () => {
   const handle = await start();
   await enqueue(t.services.db, 'test__slow', { name: 'drain-test' });
+  // The slow job itself, not the start-up heartbeat the worker queues for itself.
   const running = () =>
     t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
-      select count(*)::int as count from graphile_worker._private_jobs where locked_by is not null`);
+      select count(*)::int as count from graphile_worker._private_jobs j
+      join graphile_worker._private_tasks k on k.id = j.task_id
+      where j.locked_by is not null and k.identifier = 'test__slow'`);
   expect(await until(running, (count) => count === 1)).toBe(1);
   expect((await heartbeats()).map((row) => row.name)).not.toContain('drain-test');
   await handle.stop();
