@@ -103,8 +103,8 @@ export const routes = [
     description:
       'Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before ' +
       'anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, ' +
-      '.async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, invoice.paid, invoice.payment_failed, ' +
-      'customer.subscription.updated and .deleted; other types are acknowledged and ignored.',
+      '.async_payment_succeeded, .async_payment_failed, .expired and charge.refunded; other types (the subscription events until ' +
+      'subscriptions are built) are acknowledged and ignored.',
     request: {
       rawBody: [
         {

@@ -1071,7 +1071,7 @@ export interface paths {
   "/payments/webhook": {
     /**
      * Payment Webhook Handler
-     * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, invoice.paid, invoice.payment_failed, customer.subscription.updated and .deleted; other types are acknowledged and ignored.
+     * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, .async_payment_succeeded, .async_payment_failed, .expired and charge.refunded; other types (the subscription events until subscriptions are built) are acknowledged and ignored.
      *
      * Timeout: 30 s.
      */
@@ -8976,7 +8976,7 @@ export interface operations {
   };
   /**
    * Payment Webhook Handler
-   * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, invoice.paid, invoice.payment_failed, customer.subscription.updated and .deleted; other types are acknowledged and ignored.
+   * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, .async_payment_succeeded, .async_payment_failed, .expired and charge.refunded; other types (the subscription events until subscriptions are built) are acknowledged and ignored.
    *
    * Timeout: 30 s.
    */
