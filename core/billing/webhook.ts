@@ -23,25 +23,18 @@ export const stripeReceiptSchema = z
 
 export type StripeReceipt = z.infer<typeof stripeReceiptSchema>;
 
-/** Event types whose effect is applied here; any other is acknowledged and ignored. */
 type EventHandler = (db: CommonQueryMethods, event: Stripe.Event) => Promise<string>;
 
 const session = (event: Stripe.Event) => event.data.object as Stripe.Checkout.Session;
 
-const paymentHandlers: Record<string, EventHandler> = {
-  'checkout.session.completed': (db, event) => sessionPaid(db, session(event)),
-  'checkout.session.async_payment_succeeded': (db, event) => sessionPaid(db, session(event)),
-  'checkout.session.async_payment_failed': (db, event) => sessionClosed(db, session(event), 'failed'),
-  'checkout.session.expired': (db, event) => sessionClosed(db, session(event), 'expired'),
-  'charge.refunded': (db, event) => chargeRefunded(db, event.data.object as Stripe.Charge),
-};
-
-/** Handlers the subscriptions add (checkout in subscription mode, invoices, subscription changes). */
-const extraHandlers = new Map<string, EventHandler[]>();
-
-export function onStripeEvent(type: string, handler: EventHandler): void {
-  extraHandlers.set(type, [...(extraHandlers.get(type) ?? []), handler]);
-}
+/** Event types whose effect is applied here; any other is acknowledged and ignored. */
+const handlers = new Map<string, EventHandler>([
+  ['checkout.session.completed', (db, event) => sessionPaid(db, session(event))],
+  ['checkout.session.async_payment_succeeded', (db, event) => sessionPaid(db, session(event))],
+  ['checkout.session.async_payment_failed', (db, event) => sessionClosed(db, session(event), 'failed')],
+  ['checkout.session.expired', (db, event) => sessionClosed(db, session(event), 'expired')],
+  ['charge.refunded', (db, event) => chargeRefunded(db, event.data.object as Stripe.Charge)],
+]);
 
 const badSignature = (detail: string) =>
   new Problem(400, detail, { type: problemType('invalid-signature'), title: 'Invalid webhook signature' });
@@ -75,16 +68,8 @@ export async function receiveStripeEvent(
       insert into webhook_events (source, event_id) values ('stripe', ${event.id})
       on conflict do nothing returning event_id`);
     if (!fresh) return 'duplicate';
-    const handlers = [
-      ...(paymentHandlers[event.type] ? [paymentHandlers[event.type]!] : []),
-      ...(extraHandlers.get(event.type) ?? []),
-    ];
-    let result = 'ignored';
-    for (const handler of handlers) {
-      const handled = await handler(tx, event);
-      if (handled !== 'ignored') result = handled;
-    }
-    return result;
+    const handler = handlers.get(event.type);
+    return handler ? handler(tx, event) : 'ignored';
   });
   return { received: true, event_id: event.id, type: event.type, outcome: outcome as StripeReceipt['outcome'] };
 }

@@ -7,6 +7,7 @@ import { notFound } from '../errors.ts';
 import { after, toPage, type PageQuery } from '../pagination.ts';
 import { afterSorted, sortedCursor, type SortKey } from '../sorting.ts';
 import { timestamp } from '../timestamp.ts';
+import { userCreditsSchema } from './reports.ts';
 
 export type Period = { from?: string | undefined; to?: string | undefined };
 
@@ -123,17 +124,7 @@ export const siteCreditsSchema = z
     site: z.object({ id: z.uuid(), tenant_id: z.uuid(), slug: z.string(), name: z.string() }),
     from: timestamp,
     to: timestamp,
-    users: z.array(
-      z.object({
-        user_id: z.uuid(),
-        email: z.string(),
-        full_name: z.string(),
-        balance: z.number().int(),
-        reserved: z.number().int(),
-        available: z.number().int(),
-        spent: z.number().int().describe('In the period'),
-      }),
-    ),
+    users: z.array(userCreditsSchema.extend({ spent: z.number().int().describe('In the period') })),
     spend_by_kind: z.array(z.object({ kind: z.string(), spent: z.number().int() })),
     totals: z.object({ balance: z.number().int(), reserved: z.number().int(), spent: z.number().int() }),
   })

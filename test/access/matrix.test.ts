@@ -6,7 +6,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { allRoutes } from '../../api/routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
-import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
+import { startFakeStripe, stripeEnv, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { matrixStripeSecret, matrixWebhookSecret, requests, tenantAIntact } from './requests.ts';
 import { buildWorld, callers, type CallerName, type World } from './world.ts';
 
@@ -29,10 +29,7 @@ beforeAll(async () => {
   stripe = await startFakeStripe();
   t = await startTestApp({
     env: {
-      STRIPE_SECRET_KEY: stripe.key,
-      STRIPE_API_URL: stripe.url,
-      STRIPE_WEBHOOK_SECRET: matrixStripeSecret,
-      PAYMENTS_RETURN_ORIGINS: 'https://shop.example',
+      ...stripeEnv(stripe, matrixStripeSecret),
       MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret,
       // The video variants' back ends count as configured; no job of the matrix runs.
       MEDIA_PROVIDER_URL: 'http://127.0.0.1:9',

@@ -44,6 +44,14 @@ export function parseForm(body: string): Record<string, unknown> {
   return result;
 }
 
+/** The settings that point an app at the fake, with this webhook secret. */
+export const stripeEnv = (stripe: FakeStripe, webhookSecret: string): Record<string, string> => ({
+  STRIPE_SECRET_KEY: stripe.key,
+  STRIPE_API_URL: stripe.url,
+  STRIPE_WEBHOOK_SECRET: webhookSecret,
+  PAYMENTS_RETURN_ORIGINS: 'https://shop.example',
+});
+
 /** Signs a webhook payload the way Stripe does. */
 export function signEvent(event: object, secret: string, timestamp = now()) {
   const payload = JSON.stringify(event);

@@ -3,12 +3,12 @@
 // granted once whatever the order or the number of deliveries, refunds taken
 // back as far as they are unspent, the rest owed.
 import request from 'supertest';
-import { z } from 'zod';
 import { applyEntry, userAccount } from '../../../core/credits/accounts.ts';
 import { sql } from '../../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { expectLedgerHolds } from '../../helpers/ledger.ts';
 import { assignToSite, serviceAccount, type Caller } from '../../helpers/factories.ts';
-import { signEvent, startFakeStripe, type FakeStripe } from '../../helpers/fake-stripe.ts';
+import { signEvent, startFakeStripe, stripeEnv, type FakeStripe } from '../../helpers/fake-stripe.ts';
 import { globalAdmin, staffedTenant, type Staffed } from '../../helpers/identity.ts';
 
 const webhookSecret = 'whsec_test_0123456789abcdef';
@@ -18,12 +18,7 @@ let admin: Caller;
 beforeAll(async () => {
   stripe = await startFakeStripe();
   t = await startTestApp({
-    env: {
-      STRIPE_SECRET_KEY: stripe.key,
-      STRIPE_API_URL: stripe.url,
-      STRIPE_WEBHOOK_SECRET: webhookSecret,
-      PAYMENTS_RETURN_ORIGINS: 'https://shop.example',
-    },
+    env: stripeEnv(stripe, webhookSecret),
   });
   admin = await globalAdmin(t);
 });
@@ -81,15 +76,6 @@ async function balanceOf(staffed: Staffed) {
 const paymentOf = async (staffed: Staffed, id: string) =>
   (await request(t.app).get(`/${staffed.site.slug}/payments/transactions/${id}`).set(staffed.author.auth).expect(200))
     .body;
-
-/** Every account's balance is the sum of its entries. */
-async function ledgerHolds() {
-  const mismatches = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`
-    select a.id from credit_accounts a
-    left join (select account_id, sum(amount) as amount, sum(reserved_change) as reserved from credit_entries group by account_id) e on e.account_id = a.id
-    where a.balance <> coalesce(e.amount, 0) or a.reserved <> coalesce(e.reserved, 0)`);
-  expect(mismatches).toEqual([]);
-}
 
 describe('credit packages', () => {
   it('global admins keep them; sites list the active ones; others may not manage them', async () => {
@@ -384,7 +370,7 @@ describe('POST /payments/webhook', () => {
       credits_owed: 70,
     });
     expect(await balanceOf(staffed)).toMatchObject({ balance: 0 });
-    await ledgerHolds();
+    await expectLedgerHolds(t);
   });
 
   it('asks for a refund of a payment not yet known to be delivered again later (409), then applies it', async () => {
@@ -422,7 +408,7 @@ describe('POST /payments/webhook', () => {
   });
 
   it('the ledger still sums to every balance', async () => {
-    await ledgerHolds();
+    await expectLedgerHolds(t);
   });
 });
 

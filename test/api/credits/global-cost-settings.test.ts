@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { expireDueCredits } from '../../../core/credits/expiry.ts';
 import { sql } from '../../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { expectLedgerHolds } from '../../helpers/ledger.ts';
 import { assignToSite, type Caller } from '../../helpers/factories.ts';
 import { globalAdmin, staffedTenant, unique, type Staffed } from '../../helpers/identity.ts';
 
@@ -19,16 +20,6 @@ afterAll(() => stopTestApp(t));
 
 const base = '/admin/global-cost-settings';
 const kind = () => `kind_${unique()}`;
-
-/** Every account's balance and reserved credits are the sums of its entries, and no lot holds more than its account. */
-async function ledgerHolds() {
-  const mismatches = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`
-    select a.id from credit_accounts a
-    left join (select account_id, sum(amount) as amount, sum(reserved_change) as reserved from credit_entries group by account_id) e on e.account_id = a.id
-    left join (select account_id, sum(remaining) as remaining from credit_lots group by account_id) l on l.account_id = a.id
-    where a.balance <> coalesce(e.amount, 0) or a.reserved <> coalesce(e.reserved, 0) or coalesce(l.remaining, 0) > a.balance`);
-  expect(mismatches).toEqual([]);
-}
 
 const lotsOf = (accountOwner: { tenantId: string }) =>
   t.services.db.any(sql.type(z.object({ granted: z.number(), remaining: z.number() }))`
@@ -379,6 +370,6 @@ describe('credits that expire', () => {
     expect(overview.body.top_tenants).toContainEqual(
       expect.objectContaining({ tenant_id: staffed.tenant.id, expired: 30 }),
     );
-    await ledgerHolds();
+    await expectLedgerHolds(t);
   });
 });

@@ -1,10 +1,9 @@
 // The Transactions group on the credits ledger: grants, allocation from the
 // tenant pool, balances, prices, usage; idempotency and concurrency.
 import request from 'supertest';
-import { z } from 'zod';
 import { applyEntry, userAccount } from '../../../core/credits/accounts.ts';
-import { sql } from '../../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { expectLedgerHolds } from '../../helpers/ledger.ts';
 import { staffedTenant as staffTenant, globalAdmin, type Staffed } from '../../helpers/identity.ts';
 import { assignToSite, type Caller } from '../../helpers/factories.ts';
 
@@ -33,15 +32,6 @@ async function fundPool(staffed: Staffed, amount: number) {
     .expect(201);
 }
 
-/** The invariant: every account's balance and reserved credits are the sums of its entries. */
-async function ledgerMatchesBalances() {
-  const mismatches = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`
-    select a.id from credit_accounts a
-    left join (select account_id, sum(amount) as amount, sum(reserved_change) as reserved from credit_entries group by account_id) e on e.account_id = a.id
-    where a.balance <> coalesce(e.amount, 0) or a.reserved <> coalesce(e.reserved, 0)`);
-  expect(mismatches).toEqual([]);
-}
-
 describe('POST .../credits/add (global admins)', () => {
   it('grants credits to a member, recorded in the ledger', async () => {
     const staffed = await staffedTenant(t);
@@ -65,7 +55,7 @@ describe('POST .../credits/add (global admins)', () => {
         reason: 'welcome',
       }),
     ]);
-    await ledgerMatchesBalances();
+    await expectLedgerHolds(t);
   });
 
   it('refuses a user outside the tenant (404), a zero amount (422), and tenant admins (403)', async () => {
@@ -124,7 +114,7 @@ describe('POST .../credits/allocate-from-tenant (tenant admins)', () => {
       user: { balance: 30, reserved: 0, available: 30 },
       tenant_pool: { balance: 70, reserved: 0, available: 70 },
     });
-    await ledgerMatchesBalances();
+    await expectLedgerHolds(t);
   });
 
   it('is a 402 with the balance and the price when the pool cannot cover it, and changes nothing', async () => {
@@ -198,7 +188,7 @@ describe('POST .../credits/allocate-from-tenant (tenant admins)', () => {
       .set(staffed.editor.auth)
       .expect(200);
     expect(mine.body.balance).toBe(90);
-    await ledgerMatchesBalances();
+    await expectLedgerHolds(t);
   });
 
   it('is refused to editors (403) and to another tenant’s admin (404)', async () => {
