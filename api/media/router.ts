@@ -47,7 +47,10 @@ const forceQuery = z.object({ force: flag.describe('Delete even while something 
 const inUse = problemResponse(
   'Something still uses the item (`references` lists what); pass force=true to delete anyway',
 );
-const tooLarge = problemResponse('The file is larger than MEDIA_MAX_UPLOAD_BYTES');
+const tooLarge = problemResponse(
+  'The file is larger than MEDIA_MAX_UPLOAD_BYTES (/problems/payload-too-large), or storing it would take the tenant past its ' +
+    'plan’s storage quota (/problems/storage-quota-exceeded, with quota_bytes, used_bytes and incoming_bytes); nothing is kept',
+);
 const notAllowedType = problemResponse('The file’s type (read from its bytes) is not one that may be uploaded');
 
 /** The item, under either of the specification's two paths. */
@@ -81,7 +84,7 @@ export const routes = [
       'Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, ' +
       '`tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside ' +
       'JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by ' +
-      'MEDIA_MAX_UPLOAD_BYTES (413).',
+      'MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413).',
     request: { params: siteParams, rawBody: [{ contentType: 'multipart/form-data', schema: uploadForm }] },
     responses: {
       201: { description: 'The media item', schema: mediaItemSchema, headers: { Location: locationHeader } },
@@ -154,7 +157,8 @@ export const routes = [
     description:
       'Saves a new version of an image: either JSON `{operations: [...]}` (crop, rotate, resize, flip, adjust — applied in order with sharp) ' +
       'or multipart/form-data with the new image in a part named `file`. The replaced version is kept (see image-versions); the item ' +
-      'processes again for its variants. Authors edit only the media they added.',
+      'processes again for its variants. Authors edit only the media they added. The new file counts against the tenant’s ' +
+      'storage quota, beside the version it replaces (413 when it does not fit).',
     request: {
       params: mediaParams,
       rawBody: [

@@ -1,9 +1,11 @@
 // Reads a multipart/form-data upload as it arrives: the `file` part streams
 // to storage (never whole in memory), the other parts are the item's fields.
-// Too large → 413 and nothing kept; a type outside the allowlist → 415.
+// Too large, or past the tenant's storage quota → 413 and nothing kept; a type
+// outside the allowlist → 415.
 import busboy from 'busboy';
 import { z } from 'zod';
 import type { Request } from 'express';
+import { checkStorageQuota } from '../../core/billing/storage.ts';
 import { Problem } from '../../core/errors.ts';
 import { recordUpload, storeUpload, uploadFields } from '../../core/media/upload.ts';
 import type { MediaItem } from '../../core/media/items.ts';
@@ -45,6 +47,10 @@ export async function receiveFile(req: Request, context: SiteContext): Promise<R
       headers: { 'Accept-Post': 'multipart/form-data' },
     });
   }
+  // A tenant already over its quota (its plan was lowered) is refused before
+  // any byte is stored; the file's own size is checked once it is known, by
+  // whoever records it.
+  await checkStorageQuota(context.db, site.tenant_id, 0);
   const limit = context.services.config.media.maxUploadBytes;
   const parsed = await new Promise<{
     stored: Promise<Stored> | undefined;

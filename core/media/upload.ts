@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import { fileTypeStream } from 'file-type';
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
+import { checkStorageQuota } from '../billing/storage.ts';
 import { Problem, problemType } from '../errors.ts';
 import { insertJob } from '../jobs/submit.ts';
 import type { Deps } from '../services.ts';
@@ -88,7 +89,11 @@ export async function storeUpload(
   return { key, mimeType, size: stored.size };
 }
 
-/** Records the stored file as a media item; the file is removed if the fields or the folder are not right. */
+/**
+ * Records the stored file as a media item; the file is removed if the fields
+ * or the folder are not right, or it does not fit the tenant's storage quota
+ * (its size is known only now that it is stored).
+ */
 export async function recordUpload(
   { db, config, storage, logger }: Deps,
   upload: {
@@ -102,6 +107,8 @@ export async function recordUpload(
   try {
     return await db.transaction(async (tx) => {
       if (fields.folder_id) await requireSiteFolder(tx, site.id, fields.folder_id, 'folder_id');
+      // The variants processing makes of it later are not checked (core/billing/storage.ts).
+      await checkStorageQuota(tx, site.tenant_id, file.size, { lock: true });
       const item = await insertMedia(
         tx,
         {

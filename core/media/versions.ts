@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { timestamp } from '../timestamp.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
+import { checkStorageQuota } from '../billing/storage.ts';
 import type { Config } from '../config.ts';
 import { readBalance } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
@@ -233,6 +234,8 @@ export async function saveEdited(
           });
         },
       );
+      // The old file stays as a version: the new one adds to what the tenant stores.
+      await checkStorageQuota(db, site.tenant_id, output.length);
       made = `${site.tenant_id}/${site.id}/${randomUUID()}`;
       const mimeType = `image/${format}`;
       next = { key: made, mimeType, size: (await storage.put(made, output, mimeType)).size, output };
@@ -245,6 +248,9 @@ export async function saveEdited(
       .catch(() => null);
     const { saved, staleVariants } = await db.transaction(async (tx) => {
       await forChange(tx, access, id);
+      // Checked again under the tenant's lock (an uploaded file's size is known only now). Not in
+      // recordVersion: the AI edit job's version, already paid for, is not refused.
+      await checkStorageQuota(tx, site.tenant_id, next.size, { lock: true });
       return recordVersion(tx, config, {
         site,
         actor,
