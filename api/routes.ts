@@ -22,6 +22,7 @@ import type { RouteDefinition } from './route.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
 import { routes as sites } from './sites/router.ts';
+import { routes as subscription } from './subscription/router.ts';
 import { routes as globalCostSettings } from './global-cost-settings/router.ts';
 import { routes as tenants } from './tenants/router.ts';
 import { routes as transactions } from './transactions/router.ts';
@@ -53,4 +54,5 @@ export const allRoutes: RouteDefinition[] = [
   ...cache,
   ...adminContentTypes,
   ...payments,
+  ...subscription,
 ];

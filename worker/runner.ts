@@ -37,6 +37,7 @@ export const defaultCrontab = [
   '* * * * * system__heartbeat ?fill=1m',
   '17 * * * * maintenance__cleanup',
   '*/15 * * * * credits__expire',
+  '23 * * * * subscriptions__allocate',
 ].join('\n');
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {

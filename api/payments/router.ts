@@ -102,9 +102,11 @@ export const routes = [
     access: 'public',
     description:
       'Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before ' +
-      'anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, ' +
-      '.async_payment_succeeded, .async_payment_failed, .expired and charge.refunded; other types (the subscription events until ' +
-      'subscriptions are built) are acknowledged and ignored.',
+      'anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: ' +
+      'checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, ' +
+      'charge.refunded, customer.subscription.created, .updated and .deleted (an older state than one applied is stale), ' +
+      'invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice) and ' +
+      'invoice.payment_failed; other types are acknowledged and ignored.',
     request: {
       rawBody: [
         {

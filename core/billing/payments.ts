@@ -60,7 +60,10 @@ export async function createCheckout(
   const stripe = stripeClient(config);
   const buyer = requireUser(access.actor);
   const { site } = access;
-  checkReturnUrls(config, site.domain, { success_url: input.success_url, cancel_url: input.cancel_url });
+  checkReturnUrls(config, site.domain ? [site.domain] : [], {
+    success_url: input.success_url,
+    cancel_url: input.cancel_url,
+  });
   const offer = await findPackage(db, input.package_id);
   if (!offer.active) throw notFound('No such credit package.');
   const payment = await db.one(sql.type(z.object({ id: z.uuid() }))`

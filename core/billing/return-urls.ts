@@ -1,5 +1,5 @@
 // Where Checkout and the billing portal may send a customer back to: the
-// site's own domain or an origin of PAYMENTS_RETURN_ORIGINS, and nowhere
+// site's own domain (a tenant's: any of its sites' domains) or an origin of PAYMENTS_RETURN_ORIGINS, and nowhere
 // else, so no one can use our payment pages as an open redirect.
 import type { Config } from '../config.ts';
 import { Problem } from '../errors.ts';
@@ -7,10 +7,11 @@ import { Problem } from '../errors.ts';
 /** Every URL outside the allowed origins, as one 422 naming each field. */
 export function checkReturnUrls(
   config: Config,
-  siteDomain: string | null,
+  domains: readonly string[],
   urls: Record<string, string | undefined>,
 ): void {
   const allowed = new Set(config.stripe.returnOrigins);
+  const own = new Set(domains.map((domain) => domain.toLowerCase()));
   const problems: { path: string; message: string }[] = [];
   for (const [field, value] of Object.entries(urls)) {
     if (value === undefined) continue;
@@ -21,7 +22,7 @@ export function checkReturnUrls(
       problems.push({ path: `body.${field}`, message: 'not a URL' });
       continue;
     }
-    const onSite = siteDomain !== null && url.protocol === 'https:' && url.hostname === siteDomain.toLowerCase();
+    const onSite = url.protocol === 'https:' && own.has(url.hostname);
     if (!onSite && !allowed.has(url.origin))
       problems.push({
         path: `body.${field}`,

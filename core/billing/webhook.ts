@@ -9,6 +9,13 @@ import type { Config } from '../config.ts';
 import { Problem, problemType } from '../errors.ts';
 import { chargeRefunded, sessionClosed, sessionPaid } from './payment-events.ts';
 import { notConfigured } from './stripe.ts';
+import {
+  applySubscription,
+  invoicePaid,
+  invoicePaymentFailed,
+  subscriptionCheckoutCompleted,
+  subscriptionDeleted,
+} from './subscription-events.ts';
 
 export const stripeReceiptSchema = z
   .object({
@@ -16,8 +23,11 @@ export const stripeReceiptSchema = z
     event_id: z.string(),
     type: z.string(),
     outcome: z
-      .enum(['accepted', 'pending', 'duplicate', 'ignored'])
-      .describe('duplicate: this event (or what it reports) was applied before; ignored: not ours or not handled'),
+      .enum(['accepted', 'pending', 'duplicate', 'stale', 'ignored'])
+      .describe(
+        'duplicate: this event (or what it reports) was applied before; stale: a newer state was applied already; ' +
+          'ignored: not ours or not handled',
+      ),
   })
   .meta({ id: 'StripeWebhookReceipt' });
 
@@ -26,14 +36,27 @@ export type StripeReceipt = z.infer<typeof stripeReceiptSchema>;
 type EventHandler = (db: CommonQueryMethods, event: Stripe.Event) => Promise<string>;
 
 const session = (event: Stripe.Event) => event.data.object as Stripe.Checkout.Session;
+const subscription = (event: Stripe.Event) => event.data.object as Stripe.Subscription;
+const invoice = (event: Stripe.Event) => event.data.object as Stripe.Invoice;
 
 /** Event types whose effect is applied here; any other is acknowledged and ignored. */
 const handlers = new Map<string, EventHandler>([
-  ['checkout.session.completed', (db, event) => sessionPaid(db, session(event))],
+  [
+    'checkout.session.completed',
+    (db, event) =>
+      session(event).mode === 'subscription'
+        ? subscriptionCheckoutCompleted(db, session(event))
+        : sessionPaid(db, session(event)),
+  ],
   ['checkout.session.async_payment_succeeded', (db, event) => sessionPaid(db, session(event))],
   ['checkout.session.async_payment_failed', (db, event) => sessionClosed(db, session(event), 'failed')],
   ['checkout.session.expired', (db, event) => sessionClosed(db, session(event), 'expired')],
   ['charge.refunded', (db, event) => chargeRefunded(db, event.data.object as Stripe.Charge)],
+  ['customer.subscription.created', (db, event) => applySubscription(db, subscription(event), event.created)],
+  ['customer.subscription.updated', (db, event) => applySubscription(db, subscription(event), event.created)],
+  ['customer.subscription.deleted', (db, event) => subscriptionDeleted(db, subscription(event), event.created)],
+  ['invoice.paid', (db, event) => invoicePaid(db, invoice(event))],
+  ['invoice.payment_failed', (db, event) => invoicePaymentFailed(db, invoice(event), event.created)],
 ]);
 
 const badSignature = (detail: string) =>

@@ -2,6 +2,7 @@
 // the matching change to the account's balance, in the same transaction. The
 // conditional UPDATE (and the table's checks behind it) is what keeps a
 // balance from going below zero when many requests race for it.
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, problemType } from '../errors.ts';
@@ -122,4 +123,22 @@ export async function applyEntry(db: CommonQueryMethods, entry: Entry): Promise<
     throw insufficientCredits(current.available, Math.max(-entry.amount, reservedChange));
   }
   return { ...updated, available: updated.balance - updated.reserved };
+}
+
+/**
+ * An entry named by its once-key, applied unless it was already: false when
+ * it was (by this or a concurrent transaction, which the unique index makes
+ * wait and then fail inside a savepoint, leaving the caller's transaction
+ * usable).
+ */
+export async function applyOnce(db: CommonQueryMethods, entry: Entry & { onceKey: string }): Promise<boolean> {
+  const done = await db.exists(sql.type(z.object({}))`select 1 from credit_entries where once_key = ${entry.onceKey}`);
+  if (done) return false;
+  try {
+    await db.transaction((savepoint) => applyEntry(savepoint, entry));
+    return true;
+  } catch (error) {
+    if (error instanceof UniqueIntegrityConstraintViolationError) return false;
+    throw error;
+  }
 }

@@ -37,7 +37,7 @@ beforeAll(async () => {
       PUBLIC_URL: 'http://127.0.0.1:9',
     },
   });
-  world = await buildWorld(t);
+  world = await buildWorld(t, stripe);
 });
 afterAll(async () => {
   await stopTestApp(t);

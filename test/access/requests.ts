@@ -8,6 +8,8 @@ import { createServiceAccount } from '../../core/identity/service-accounts.ts';
 import { sql } from '../../db/pool.ts';
 import type { JobStatus } from '../../core/jobs/model.ts';
 import { createStorage } from '../../core/storage/index.ts';
+import { stripeClient } from '../../core/billing/stripe.ts';
+import { verifyUpgrade } from '../../core/billing/subscriptions.ts';
 import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/factories.ts';
 import { signedDelivery } from '../helpers/fake-providers.ts';
 import { signEvent } from '../helpers/fake-stripe.ts';
@@ -44,6 +46,41 @@ export const matrixStripeSecret = 'whsec_matrix_0123456789';
 const packageOfWorld = (world: World) =>
   world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
     insert into credit_packages (name, credits, price, currency) values ('Matrix', 10, 100, 'usd') returning id`);
+
+/** A fresh paid plan. */
+const planOfWorld = (world: World) =>
+  world.t.services.db.one(sql.type(z.object({ id: z.string(), stripe_price_id: z.string() }))`
+    insert into plans (name, monthly_credits, price, stripe_price_id)
+    values ('Matrix', 10, 500, ${`price_matrix${world.unique()}`}) returning id, stripe_price_id`);
+
+const shop = { success_url: 'https://shop.example/ok', cancel_url: 'https://shop.example/' };
+
+/** A Checkout Session of tenant A for a paid plan, completed by the customer. */
+async function paidCheckoutOfA(world: World): Promise<string> {
+  const plan = await planOfWorld(world);
+  const metadata = { tenant_id: world.tenantA.id, plan_id: plan.id };
+  const session = await stripeClient(world.t.services.config).checkout.sessions.create({
+    mode: 'subscription',
+    client_reference_id: world.tenantA.id,
+    metadata,
+    subscription_data: { metadata },
+    line_items: [{ price: plan.stripe_price_id, quantity: 1 }],
+    ...shop,
+  });
+  world.stripe.pay(session.id);
+  return session.id;
+}
+
+/** Tenant A on a live paid plan (a subscription a cancel at period end leaves live). */
+async function subscribedA(world: World): Promise<void> {
+  const session = await paidCheckoutOfA(world);
+  await verifyUpgrade(
+    world.t.services.db,
+    world.t.services.config,
+    { tenantId: world.tenantA.id, role: 'admin' },
+    session,
+  );
+}
 
 /** A job kind of its own for each request that adds a price. */
 const priceKind = (world: World) =>
@@ -422,6 +459,47 @@ export const requests: Record<string, Builder> = {
   }),
   'PATCH /admin/credit-packages/{package_id}': async (world) => ({
     path: `/admin/credit-packages/${await packageOfWorld(world)}`,
+    body: { name: 'Renamed' },
+  }),
+
+  'GET /subscription/current': async (world) => ({ path: `/subscription/current?tenant_id=${world.tenantA.id}` }),
+  'GET /subscription/plans': fixed('/subscription/plans'),
+  'POST /subscription/upgrade': async (world) => ({
+    path: `/subscription/upgrade?tenant_id=${world.tenantA.id}`,
+    body: { plan_id: (await planOfWorld(world)).id, ...shop },
+  }),
+  'GET /subscription/verify-upgrade': async (world) => ({
+    path: `/subscription/verify-upgrade?tenant_id=${world.tenantA.id}&session_id=${await paidCheckoutOfA(world)}`,
+  }),
+  'POST /subscription/cancel': async (world) => {
+    await subscribedA(world);
+    return { path: `/subscription/cancel?tenant_id=${world.tenantA.id}` };
+  },
+  'POST /subscription/portal': async (world) => {
+    await subscribedA(world);
+    return {
+      path: `/subscription/portal?tenant_id=${world.tenantA.id}`,
+      body: { return_url: 'https://shop.example/account' },
+    };
+  },
+  'POST /subscription/allocate-monthly-credits': async (world) => ({
+    path: '/subscription/allocate-monthly-credits',
+    body: { tenant_id: world.tenantB.id },
+  }),
+  'GET /subscription/storage': async (world) => ({ path: `/subscription/storage?tenant_id=${world.tenantA.id}` }),
+  'GET /admin/plans': fixed('/admin/plans'),
+  'POST /admin/plans': async (world) => ({
+    path: '/admin/plans',
+    body: {
+      name: 'Matrix',
+      monthly_credits: 1,
+      price: 100,
+      currency: 'usd',
+      stripe_price_id: `price_m${world.unique()}`,
+    },
+  }),
+  'PATCH /admin/plans/{plan_id}': async (world) => ({
+    path: `/admin/plans/${(await planOfWorld(world)).id}`,
     body: { name: 'Renamed' },
   }),
 

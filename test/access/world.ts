@@ -9,6 +9,7 @@ import { addMember } from '../../core/tenancy/memberships.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import type { Tenant } from '../../core/tenancy/tenants.ts';
 import type { TestApp } from '../helpers/app.ts';
+import type { FakeStripe } from '../helpers/fake-stripe.ts';
 import { assignToSite, newSite, newTenant, newUser } from '../helpers/factories.ts';
 
 export const callers = [
@@ -24,6 +25,8 @@ export type CallerName = (typeof callers)[number];
 
 export type World = {
   t: TestApp;
+  /** The fake Stripe the app talks to, for requests that need a paid checkout. */
+  stripe: FakeStripe;
   tenantA: Tenant;
   tenantB: Tenant;
   siteA: Site;
@@ -34,7 +37,7 @@ export type World = {
   unique(): string;
 };
 
-export async function buildWorld(t: TestApp): Promise<World> {
+export async function buildWorld(t: TestApp, stripe: FakeStripe): Promise<World> {
   const unique = () => randomBytes(4).toString('hex');
   const tenantA = await newTenant(t, 'Tenant A');
   const tenantB = await newTenant(t, 'Tenant B');
@@ -59,6 +62,7 @@ export async function buildWorld(t: TestApp): Promise<World> {
   );
   return {
     t,
+    stripe,
     tenantA,
     tenantB,
     siteA,

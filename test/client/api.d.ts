@@ -710,7 +710,7 @@ export interface paths {
     get: operations["listMediaFiles"];
     /**
      * Upload File
-     * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES (413).
+     * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413).
      *
      * Timeout: 60 s.
      */
@@ -855,7 +855,7 @@ export interface paths {
   "/{site_identifier}/media/{media_id}/save-edited-image": {
     /**
      * Save Edited Image
-     * @description Saves a new version of an image: either JSON `{operations: [...]}` (crop, rotate, resize, flip, adjust — applied in order with sharp) or multipart/form-data with the new image in a part named `file`. The replaced version is kept (see image-versions); the item processes again for its variants. Authors edit only the media they added.
+     * @description Saves a new version of an image: either JSON `{operations: [...]}` (crop, rotate, resize, flip, adjust — applied in order with sharp) or multipart/form-data with the new image in a part named `file`. The replaced version is kept (see image-versions); the item processes again for its variants. Authors edit only the media they added. The new file counts against the tenant’s storage quota, beside the version it replaces (413 when it does not fit).
      *
      * Timeout: 60 s.
      */
@@ -1071,7 +1071,7 @@ export interface paths {
   "/payments/webhook": {
     /**
      * Payment Webhook Handler
-     * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, .async_payment_succeeded, .async_payment_failed, .expired and charge.refunded; other types (the subscription events until subscriptions are built) are acknowledged and ignored.
+     * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, customer.subscription.created, .updated and .deleted (an older state than one applied is stale), invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice) and invoice.payment_failed; other types are acknowledged and ignored.
      *
      * Timeout: 30 s.
      */
@@ -1461,7 +1461,7 @@ export interface paths {
   "/subscription/allocate-monthly-credits": {
     /**
      * Allocate Monthly Credits Manually
-     * @description Not implemented yet: answers 501.
+     * @description Runs the free plan’s monthly allocation now (global admins), as the hourly scheduled job does: this calendar month’s (UTC) credits to the pool of the tenant named, or of every active tenant without a paid subscription. Once per tenant per month: a second run grants nothing. Paid plans’ credits come with their invoices.
      *
      * Timeout: 30 s.
      */
@@ -1470,7 +1470,7 @@ export interface paths {
   "/subscription/cancel": {
     /**
      * Cancel Subscription Endpoint
-     * @description Not implemented yet: answers 501.
+     * @description Cancels the paid subscription (tenant admins): at the end of the current period by default, now with ?immediately=true. The tenant is then on the free plan; credits already granted stay until they expire. With ?tenant_id= when the caller belongs to several tenants.
      *
      * Timeout: 30 s.
      */
@@ -1479,7 +1479,7 @@ export interface paths {
   "/subscription/current": {
     /**
      * Get Subscription Status
-     * @description Not implemented yet: answers 501.
+     * @description The tenant’s plan, status, current period, the plan’s credits granted this period and storage against the quota. With ?tenant_id= when the caller belongs to several tenants.
      *
      * Timeout: 20 s.
      */
@@ -1488,7 +1488,7 @@ export interface paths {
   "/subscription/portal": {
     /**
      * Create Billing Portal Session
-     * @description Not implemented yet: answers 501.
+     * @description A Stripe Customer Portal session (tenant admins): a short-lived URL that signs the customer in to manage payment methods and invoices. Never cached, never logged. return_url: a domain of the tenant’s sites or PAYMENTS_RETURN_ORIGINS. With ?tenant_id= when the caller belongs to several tenants.
      *
      * Timeout: 30 s.
      */
@@ -1497,7 +1497,7 @@ export interface paths {
   "/subscription/storage": {
     /**
      * Get Storage Stats
-     * @description Not implemented yet: answers 501.
+     * @description Bytes the tenant stores, per site and media kind (originals, variants, versions), against the plan’s quota. With ?tenant_id= when the caller belongs to several tenants.
      *
      * Timeout: 20 s.
      */
@@ -1506,7 +1506,7 @@ export interface paths {
   "/subscription/upgrade": {
     /**
      * Upgrade Subscription
-     * @description Not implemented yet: answers 501.
+     * @description Moves the tenant to a paid plan (tenant admins). Without a live paid subscription: a Stripe Checkout Session in subscription mode (outcome `checkout`; send the customer to `checkout.url`, whose success_url may carry `{CHECKOUT_SESSION_ID}` for verify-upgrade). With one: its price changes at once, prorated by Stripe (outcome `changed`), and the pool is topped up to the new plan’s monthly credits for this period; the current plan again resumes a subscription set to cancel (`resumed`). Return URLs must be on a domain of the tenant’s sites or in PAYMENTS_RETURN_ORIGINS. Honours Idempotency-Key. With ?tenant_id= when the caller belongs to several tenants.
      *
      * Timeout: 30 s.
      */
@@ -1515,7 +1515,7 @@ export interface paths {
   "/subscription/verify-upgrade": {
     /**
      * Verify Subscription Upgrade
-     * @description Not implemented yet: answers 501.
+     * @description After the customer returns from Checkout (tenant admins): Stripe’s word on the session, its subscription and first invoice, applied now; the webhook may come before or after, and the plan’s credits are granted once either way. With ?tenant_id= when the caller belongs to several tenants.
      *
      * Timeout: 20 s.
      */
@@ -2088,6 +2088,40 @@ export interface paths {
      * Timeout: 30 s.
      */
     patch: operations["updateCreditPackage"];
+  };
+  "/subscription/plans": {
+    /**
+     * List Plans
+     * @description The plans a tenant can be on, cheapest first (the free plan among them).
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listPlans"];
+  };
+  "/admin/plans": {
+    /**
+     * List All Plans
+     * @description Every plan, active or not (global admins).
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listAllPlans"];
+    /**
+     * Create Plan
+     * @description Adds a paid plan (global admins): its recurring Stripe price, monthly credits and storage quota.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["createPlan"];
+  };
+  "/admin/plans/{plan_id}": {
+    /**
+     * Update Plan
+     * @description Changes a plan (global admins); active=false stops new subscriptions to it. Monthly credits and quota apply from the next grant and upload. The free plan keeps no Stripe price and stays active.
+     *
+     * Timeout: 30 s.
+     */
+    patch: operations["updatePlan"];
   };
 }
 
@@ -3147,10 +3181,10 @@ export interface components {
       event_id: string;
       type: string;
       /**
-       * @description duplicate: this event (or what it reports) was applied before; ignored: not ours or not handled
+       * @description duplicate: this event (or what it reports) was applied before; stale: a newer state was applied already; ignored: not ours or not handled
        * @enum {string}
        */
-      outcome: "accepted" | "pending" | "duplicate" | "ignored";
+      outcome: "accepted" | "pending" | "duplicate" | "stale" | "ignored";
     };
     PublicContentType: {
       api_id: string;
@@ -3346,6 +3380,115 @@ export interface components {
       visibility: "private" | "public";
       /** Format: date-time */
       created_at: string;
+    };
+    MonthlyCreditAllocation: {
+      /** @description The calendar month (UTC), YYYY-MM */
+      period: string;
+      /** @description Tenants on the free plan considered */
+      tenants: number;
+      /** @description Tenants granted their credits now */
+      granted: number;
+      /** @description Tenants that had this period’s credits already */
+      already_granted: number;
+      /** @description Credits granted now, in total */
+      credits: number;
+      /** @description A named tenant that was not allocated, and why */
+      skipped: {
+          /** Format: uuid */
+          tenant_id: string;
+          reason: string;
+        }[];
+    };
+    SubscriptionStatus: {
+      /** Format: uuid */
+      tenant_id: string;
+      plan: components["schemas"]["Plan"];
+      /**
+       * @description The last Stripe subscription’s (canceled or incomplete: the free plan applies); active for a tenant that never had one
+       * @enum {string}
+       */
+      status: "trialing" | "active" | "past_due" | "canceled" | "incomplete";
+      /** @description A Stripe subscription is behind the plan */
+      paid: boolean;
+      /**
+       * Format: date-time
+       * @description The free plan’s period is the calendar month (UTC)
+       */
+      current_period_start: string;
+      /** Format: date-time */
+      current_period_end: string;
+      cancel_at_period_end: boolean;
+      /** Format: date-time */
+      canceled_at: string | null;
+      /** @description The plan’s credits that reached the tenant’s pool */
+      credits_granted_this_period: number;
+      storage: {
+        used_bytes: number;
+        /** @description null: no quota */
+        quota_bytes: number | null;
+      };
+    };
+    Plan: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      /** @description Granted to the tenant’s pool each period; they expire at its end */
+      monthly_credits: number;
+      /** @description Per month, in the currency’s minor unit (cents); 0 for the free plan */
+      price: number;
+      currency: string;
+      /** @description The recurring Stripe price; null for the free plan */
+      stripe_price_id: string | null;
+      /** @description null: no quota */
+      storage_quota_bytes: number | null;
+      is_free: boolean;
+      active: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    StorageUsage: {
+      /** Format: uuid */
+      tenant_id: string;
+      /** @description The plan in force */
+      plan: {
+        /** Format: uuid */
+        id: string;
+        name: string;
+      };
+      /** @description The plan’s storage quota; null: no quota */
+      quota_bytes: number | null;
+      used_bytes: number;
+      /** @description What is left of the quota (0 when over it); null: no quota */
+      available_bytes: number | null;
+      /** @description Share of the quota in use, 0–100 to two decimals (100 at or over it); null: no quota */
+      percent_used: number | null;
+      sites: ({
+          /** Format: uuid */
+          site_id: string;
+          slug: string;
+          name: string;
+          used_bytes: number;
+          /** @description The current file of each item */
+          originals_bytes: number;
+          /** @description Responsive sizes and posters made by processing */
+          variants_bytes: number;
+          /** @description Files that saved edits replaced, kept as versions */
+          versions_bytes: number;
+          /** @description Only the kinds the site holds */
+          kinds: ({
+              /** @enum {string} */
+              kind: "image" | "video" | "audio" | "document";
+              items: number;
+              /** @description The current file of each item */
+              originals_bytes: number;
+              /** @description Responsive sizes and posters made by processing */
+              variants_bytes: number;
+              /** @description Files that saved edits replaced, kept as versions */
+              versions_bytes: number;
+            })[];
+        })[];
     };
     TenantUser: {
       /** Format: uuid */
@@ -6478,7 +6621,7 @@ export interface operations {
   };
   /**
    * Upload File
-   * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES (413).
+   * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413).
    *
    * Timeout: 60 s.
    */
@@ -6525,7 +6668,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      /** @description The file is larger than MEDIA_MAX_UPLOAD_BYTES */
+      /** @description The file is larger than MEDIA_MAX_UPLOAD_BYTES (/problems/payload-too-large), or storing it would take the tenant past its plan’s storage quota (/problems/storage-quota-exceeded, with quota_bytes, used_bytes and incoming_bytes); nothing is kept */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7522,7 +7665,7 @@ export interface operations {
   };
   /**
    * Save Edited Image
-   * @description Saves a new version of an image: either JSON `{operations: [...]}` (crop, rotate, resize, flip, adjust — applied in order with sharp) or multipart/form-data with the new image in a part named `file`. The replaced version is kept (see image-versions); the item processes again for its variants. Authors edit only the media they added.
+   * @description Saves a new version of an image: either JSON `{operations: [...]}` (crop, rotate, resize, flip, adjust — applied in order with sharp) or multipart/form-data with the new image in a part named `file`. The replaced version is kept (see image-versions); the item processes again for its variants. Authors edit only the media they added. The new file counts against the tenant’s storage quota, beside the version it replaces (413 when it does not fit).
    *
    * Timeout: 60 s.
    */
@@ -7604,7 +7747,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The file is larger than MEDIA_MAX_UPLOAD_BYTES */
+      /** @description The file is larger than MEDIA_MAX_UPLOAD_BYTES (/problems/payload-too-large), or storing it would take the tenant past its plan’s storage quota (/problems/storage-quota-exceeded, with quota_bytes, used_bytes and incoming_bytes); nothing is kept */
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -8976,7 +9119,7 @@ export interface operations {
   };
   /**
    * Payment Webhook Handler
-   * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing. Handled: checkout.session.completed, .async_payment_succeeded, .async_payment_failed, .expired and charge.refunded; other types (the subscription events until subscriptions are built) are acknowledged and ignored.
+   * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, customer.subscription.created, .updated and .deleted (an older state than one applied is stale), invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice) and invoice.payment_failed; other types are acknowledged and ignored.
    *
    * Timeout: 30 s.
    */
@@ -10584,92 +10727,432 @@ export interface operations {
   };
   /**
    * Allocate Monthly Credits Manually
-   * @description Not implemented yet: answers 501.
+   * @description Runs the free plan’s monthly allocation now (global admins), as the hourly scheduled job does: this calendar month’s (UTC) credits to the pool of the tenant named, or of every active tenant without a paid subscription. Once per tenant per month: a second run grants nothing. Paid plans’ credits come with their invoices.
    *
    * Timeout: 30 s.
    */
   allocateMonthlyCreditsManually: {
+    requestBody?: {
+      content: {
+        "application/json": {
+          /** Format: uuid */
+          tenant_id?: string;
+        };
+      };
+    };
     responses: {
+      /** @description What was allocated */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["MonthlyCreditAllocation"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such tenant */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Cancel Subscription Endpoint
-   * @description Not implemented yet: answers 501.
+   * @description Cancels the paid subscription (tenant admins): at the end of the current period by default, now with ?immediately=true. The tenant is then on the free plan; credits already granted stay until they expire. With ?tenant_id= when the caller belongs to several tenants.
    *
    * Timeout: 30 s.
    */
   cancelSubscriptionEndpoint: {
+    parameters: {
+      query?: {
+        /** @description The tenant, when the caller belongs to several (global admins: any) */
+        tenant_id?: string;
+        immediately?: "true" | "false";
+      };
+    };
     responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SubscriptionStatus"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such tenant among the caller’s */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant has no paid subscription (it is on the free plan) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
+      /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Subscription Status
-   * @description Not implemented yet: answers 501.
+   * @description The tenant’s plan, status, current period, the plan’s credits granted this period and storage against the quota. With ?tenant_id= when the caller belongs to several tenants.
    *
    * Timeout: 20 s.
    */
   getSubscriptionStatus: {
+    parameters: {
+      query?: {
+        /** @description The tenant, when the caller belongs to several (global admins: any) */
+        tenant_id?: string;
+      };
+    };
     responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SubscriptionStatus"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such tenant among the caller’s */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Billing Portal Session
-   * @description Not implemented yet: answers 501.
+   * @description A Stripe Customer Portal session (tenant admins): a short-lived URL that signs the customer in to manage payment methods and invoices. Never cached, never logged. return_url: a domain of the tenant’s sites or PAYMENTS_RETURN_ORIGINS. With ?tenant_id= when the caller belongs to several tenants.
    *
    * Timeout: 30 s.
    */
   createBillingPortalSession: {
+    parameters: {
+      query?: {
+        /** @description The tenant, when the caller belongs to several (global admins: any) */
+        tenant_id?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uri */
+          return_url: string;
+        };
+      };
+    };
     responses: {
+      /** @description The portal session */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `no-store`: the URL signs the customer in */
+          "Cache-Control"?: string;
+        };
+        content: {
+          "application/json": {
+            url: string;
+          };
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such tenant among the caller’s */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The tenant has no billing account at Stripe yet */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
+      /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Storage Stats
-   * @description Not implemented yet: answers 501.
+   * @description Bytes the tenant stores, per site and media kind (originals, variants, versions), against the plan’s quota. With ?tenant_id= when the caller belongs to several tenants.
    *
    * Timeout: 20 s.
    */
   getStorageStats: {
+    parameters: {
+      query?: {
+        /** @description The tenant, when the caller belongs to several (global admins: any) */
+        tenant_id?: string;
+      };
+    };
     responses: {
+      /** @description Storage use */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["StorageUsage"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such tenant among the caller’s */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Upgrade Subscription
-   * @description Not implemented yet: answers 501.
+   * @description Moves the tenant to a paid plan (tenant admins). Without a live paid subscription: a Stripe Checkout Session in subscription mode (outcome `checkout`; send the customer to `checkout.url`, whose success_url may carry `{CHECKOUT_SESSION_ID}` for verify-upgrade). With one: its price changes at once, prorated by Stripe (outcome `changed`), and the pool is topped up to the new plan’s monthly credits for this period; the current plan again resumes a subscription set to cancel (`resumed`). Return URLs must be on a domain of the tenant’s sites or in PAYMENTS_RETURN_ORIGINS. Honours Idempotency-Key. With ?tenant_id= when the caller belongs to several tenants.
    *
    * Timeout: 30 s.
    */
   upgradeSubscription: {
+    parameters: {
+      query?: {
+        /** @description The tenant, when the caller belongs to several (global admins: any) */
+        tenant_id?: string;
+      };
+      header?: {
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uuid */
+          plan_id: string;
+          /**
+           * Format: uri
+           * @description Required when a checkout is needed
+           */
+          success_url?: string;
+          /**
+           * Format: uri
+           * @description Required when a checkout is needed
+           */
+          cancel_url?: string;
+        };
+      };
+    };
     responses: {
+      /** @description The checkout to complete, or the changed subscription */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+        };
+        content: {
+          "application/json": {
+            /** @enum {string} */
+            outcome: "checkout" | "changed" | "resumed" | "unchanged";
+            checkout: {
+              id: string;
+              url: string;
+            } | null;
+            subscription: components["schemas"]["SubscriptionStatus"];
+          };
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such active plan, or no such tenant among the caller’s */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
+      /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Verify Subscription Upgrade
-   * @description Not implemented yet: answers 501.
+   * @description After the customer returns from Checkout (tenant admins): Stripe’s word on the session, its subscription and first invoice, applied now; the webhook may come before or after, and the plan’s credits are granted once either way. With ?tenant_id= when the caller belongs to several tenants.
    *
    * Timeout: 20 s.
    */
   verifySubscriptionUpgrade: {
+    parameters: {
+      query: {
+        /** @description The tenant, when the caller belongs to several (global admins: any) */
+        tenant_id?: string;
+        /** @description The Checkout Session */
+        session_id: string;
+      };
+    };
     responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SubscriptionStatus"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such checkout session for this tenant, or no such tenant among the caller’s */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The checkout is not complete yet */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
+      /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       504: components["responses"]["Timeout"];
     };
   };
@@ -13036,6 +13519,164 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Plans
+   * @description The plans a tenant can be on, cheapest first (the free plan among them).
+   *
+   * Timeout: 20 s.
+   */
+  listPlans: {
+    responses: {
+      /** @description Active plans */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Plan"][];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List All Plans
+   * @description Every plan, active or not (global admins).
+   *
+   * Timeout: 20 s.
+   */
+  listAllPlans: {
+    responses: {
+      /** @description Plans */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Plan"][];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Create Plan
+   * @description Adds a paid plan (global admins): its recurring Stripe price, monthly credits and storage quota.
+   *
+   * Timeout: 30 s.
+   */
+  createPlan: {
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          monthly_credits: number;
+          /** @description Minor units, as the Stripe price charges */
+          price: number;
+          currency: string;
+          stripe_price_id: string;
+          /** @default null */
+          storage_quota_bytes?: number | null;
+          /** @default true */
+          active?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The plan */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Plan"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description Another plan already uses this Stripe price */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Update Plan
+   * @description Changes a plan (global admins); active=false stops new subscriptions to it. Monthly credits and quota apply from the next grant and upload. The free plan keeps no Stripe price and stays active.
+   *
+   * Timeout: 30 s.
+   */
+  updatePlan: {
+    parameters: {
+      path: {
+        plan_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          monthly_credits?: number;
+          /** @description Minor units, as the Stripe price charges */
+          price?: number;
+          currency?: string;
+          stripe_price_id?: string;
+          storage_quota_bytes?: number | null;
+          active?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The plan */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["Plan"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description Another plan already uses this Stripe price */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];

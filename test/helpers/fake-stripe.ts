@@ -22,6 +22,8 @@ export type FakeStripe = {
   failNext(status: number, times?: number): void;
   /** The customer paid the session (async: the payment is still processing). */
   pay(sessionId: string, options?: { async?: boolean }): StripeObject;
+  /** A new period of the subscription, paid: its `subscription_cycle` invoice. */
+  renew(subscriptionId: string): StripeObject;
   /** Stripe's event wrapping an object. */
   event(type: string, object: StripeObject, created?: number): StripeObject;
   close(): Promise<void>;
@@ -213,13 +215,27 @@ export async function startFakeStripe(key = 'sk_test_fake_0123456789'): Promise<
             id: id('il'),
             object: 'line_item',
             pricing: { price_details: { price } },
-            period: { start: now(), end: now() + 30 * 86_400 },
+            period: {
+              start: (subscription['items'] as { data: Record<string, unknown>[] }).data[0]!['current_period_start'],
+              end: (subscription['items'] as { data: Record<string, unknown>[] }).data[0]!['current_period_end'],
+            },
           },
         ],
       },
       created: now(),
     };
     invoices.set(invoice.id, invoice);
+    return invoice;
+  }
+
+  function renew(subscriptionId: string): StripeObject {
+    const subscription = subscriptions.get(subscriptionId);
+    if (!subscription) throw new Error(`no subscription ${subscriptionId}`);
+    const item = (subscription['items'] as { data: Record<string, unknown>[] }).data[0]!;
+    const start = item['current_period_end'] as number;
+    Object.assign(item, { current_period_start: start, current_period_end: start + 30 * 86_400 });
+    const invoice = newInvoice(subscription, 'subscription_cycle', (item['price'] as { id: string }).id);
+    subscription['latest_invoice'] = invoice.id;
     return invoice;
   }
 
@@ -234,6 +250,7 @@ export async function startFakeStripe(key = 'sk_test_fake_0123456789'): Promise<
       failure = { status, left: times };
     },
     pay,
+    renew,
     event(type, object, created = now()) {
       return {
         id: id('evt'),
