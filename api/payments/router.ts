@@ -104,9 +104,9 @@ export const routes = [
       'Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before ' +
       'anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: ' +
       'checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, ' +
-      'charge.refunded, customer.subscription.created, .updated and .deleted (an older state than one applied is stale), ' +
-      'invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice) and ' +
-      'invoice.payment_failed; other types are acknowledged and ignored.',
+      'charge.refunded, customer.subscription.created, .updated and .deleted and invoice.payment_failed (the tenant’s ' +
+      'subscription is synced to what Stripe says now, so their order does not matter), invoice.paid (a subscription’s creation ' +
+      'or renewal: the plan’s monthly credits, once per invoice; a plan change: the top-up); other types are acknowledged and ignored.',
     request: {
       rawBody: [
         {
@@ -120,9 +120,13 @@ export const routes = [
     responses: {
       200: { description: 'Received', schema: stripeReceiptSchema },
       400: problemResponse('The signature is missing, does not match, or is too old'),
-      409: problemResponse('The event names a payment not recorded yet; Stripe delivers it again later', {
-        'Retry-After': retryAfterHeader,
-      }),
+      409: problemResponse(
+        'The event names a payment not recorded yet, or a Stripe price no plan has; Stripe delivers it again later',
+        { 'Retry-After': retryAfterHeader },
+      ),
+      502: problemResponse(
+        'Stripe could not be asked for the subscription the event is about; Stripe delivers it again later',
+      ),
       503: problemResponse('STRIPE_WEBHOOK_SECRET is not set'),
     },
     async handler(_input, { db, services }, { req }) {

@@ -14,7 +14,7 @@ import {
   upgrade,
   verifyUpgrade,
 } from '../../core/billing/subscriptions.ts';
-import { paymentProviderResponses, problemResponse } from '../responses.ts';
+import { paymentProviderResponses, problemResponse, retryAfterHeader } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { flag, uuidParams } from '../schemas.ts';
 
@@ -80,6 +80,11 @@ export const routes = [
         }),
       },
       404: problemResponse('No such active plan, or no such tenant among the caller’s'),
+      409: problemResponse(
+        'The subscription waits for its first payment or has an unpaid invoice; or a request with this Idempotency-Key is ' +
+          'still being processed (then with Retry-After)',
+        { 'Retry-After': { ...retryAfterHeader, required: false } },
+      ),
       ...paymentProviderResponses,
     },
     async handler({ query, body }, { db, actor, services }) {

@@ -11,6 +11,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { applyEntry, readBalance, userAccount } from '../credits/accounts.ts';
 import { Problem, problemType } from '../errors.ts';
 import { timestamp } from '../timestamp.ts';
+import { idOf } from './stripe.ts';
 
 const paymentRow = z.object({
   id: z.uuid(),
@@ -41,9 +42,6 @@ const notYetKnown = (what: string) =>
     title: 'Event arrived before what it refers to',
     headers: { 'Retry-After': '60' },
   });
-
-const idOf = (value: string | { id: string } | null | undefined) =>
-  typeof value === 'string' ? value : (value?.id ?? null);
 
 /** The payment a Checkout Session names (client_reference_id, set when we created it). */
 async function paymentOfSession(db: CommonQueryMethods, session: Stripe.Checkout.Session): Promise<PaymentRow | null> {

@@ -48,3 +48,7 @@ export async function callStripe<T>(what: string, call: () => Promise<T>): Promi
     });
   }
 }
+
+/** The id of an expandable field of a Stripe object (an id, or the object when expanded). */
+export const idOf = (value: string | { id: string } | null | undefined): string | null =>
+  typeof value === 'string' ? value : (value?.id ?? null);

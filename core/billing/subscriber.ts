@@ -6,6 +6,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, forbidden, notFound } from '../errors.ts';
 import { activeMemberships, tenantRole, type Role } from '../identity/access.ts';
+import { findTenant } from '../tenancy/tenants.ts';
 
 export type Subscriber = { tenantId: string; role: Role | 'service' };
 
@@ -19,7 +20,8 @@ export async function resolveSubscriber(
   tenantId: string | undefined,
 ): Promise<Subscriber> {
   if (tenantId) {
-    const role = await tenantRole(db, actor, tenantId);
+    // Global admins reach every tenant, but only one that exists.
+    const role = (await findTenant(db, tenantId)) ? await tenantRole(db, actor, tenantId) : null;
     if (!role) throw notFound('No such tenant.');
     return { tenantId, role };
   }
@@ -27,7 +29,8 @@ export async function resolveSubscriber(
   const tenants = await db.any(sql.type(z.object({ tenant_id: z.uuid(), role: z.enum(['admin', 'editor', 'author']) }))`
     select m.tenant_id, m.role from ${activeMemberships} where m.user_id = ${actor.userId} order by m.tenant_id`);
   const [only] = tenants;
-  if (tenants.length === 1 && only) return { tenantId: only.tenant_id, role: only.role };
+  if (tenants.length === 1 && only)
+    return { tenantId: only.tenant_id, role: actor.isGlobalAdmin ? 'admin' : only.role };
   if (tenants.length === 0 && !actor.isGlobalAdmin) throw notFound('You belong to no tenant.');
   throw new Problem(422, 'Name the tenant: tenant_id is required when you belong to several tenants, or to none.', {
     errors: [{ path: 'query.tenant_id', message: 'required here' }],

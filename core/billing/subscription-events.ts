@@ -1,55 +1,67 @@
-// What Stripe tells us about subscriptions, applied inside the webhook's
-// transaction (and by the endpoints that just asked Stripe). Events come in
-// any order: a subscription's state is applied only when it is at least as
-// new as the last one applied (the event's `created` against the row's
-// stripe_event_at), and a canceled subscription stays canceled — a later
-// subscription of the same tenant replaces it, an older one's news is
-// dropped. Credits come with paid invoices, once per invoice.
+// A tenant's subscription follows Stripe's: whenever Stripe reports a change
+// (a webhook event, or an answer to one of our calls), the tenant's row is
+// brought to what Stripe says *now* — the subscription fetched again under a
+// per-tenant lock — rather than to what the event carried. Events may come in
+// any order, several in the same second, concurrently; syncing to the latest
+// state makes their order irrelevant (as Stripe advises). A paid plan's
+// monthly credits come with paid invoices, within one budget per period:
+// whatever reached the pool for the period (the invoice's grant, a top-up
+// after an upgrade) counts against the plan's monthly credits.
 import type Stripe from 'stripe';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { Problem, problemType } from '../errors.ts';
 import { timestamp } from '../timestamp.ts';
 import { grantPlanCredits } from './monthly-credits.ts';
 import { findPlan, planOfPrice, type Plan } from './plans.ts';
+import { callStripe, idOf } from './stripe.ts';
 
 export type Outcome = 'accepted' | 'duplicate' | 'ignored' | 'stale';
 
 export const subscriptionStatuses = ['trialing', 'active', 'past_due', 'canceled', 'incomplete'] as const;
 export type SubscriptionStatus = (typeof subscriptionStatuses)[number];
 
-/** Stripe's statuses onto ours: an unpaid or paused subscription is as good as past due; an expired checkout ended it. */
+/**
+ * Stripe's statuses onto ours. An expired first payment ended the
+ * subscription; an unpaid or paused one is not paying, so, like an incomplete
+ * one, it leaves the tenant on the free plan until Stripe says otherwise.
+ */
 export function statusOf(stripeStatus: string): SubscriptionStatus {
   switch (stripeStatus) {
     case 'trialing':
     case 'active':
     case 'past_due':
     case 'canceled':
-    case 'incomplete':
       return stripeStatus;
     case 'incomplete_expired':
       return 'canceled';
     default:
-      return 'past_due';
+      return 'incomplete';
   }
 }
-
-const idOf = (value: string | { id: string } | null | undefined) =>
-  typeof value === 'string' ? value : (value?.id ?? null);
 
 const isUuid = (value: unknown): value is string => z.uuid().safeParse(value).success;
 
 const rowSchema = z.object({
-  tenant_id: z.uuid(),
   plan_id: z.uuid(),
   status: z.enum(subscriptionStatuses),
   stripe_subscription_id: z.string().nullable(),
-  stripe_event_at: timestamp.nullable(),
+  current_period_start: timestamp.nullable(),
+  current_period_end: timestamp.nullable(),
 });
 
-const lockRow = (db: CommonQueryMethods, tenantId: string) =>
+/** Everything that changes a tenant's subscription or its plan credits runs one at a time per tenant. */
+export async function lockSubscription(db: CommonQueryMethods, tenantId: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext(${`subscription:${tenantId}`}))`);
+}
+
+const readRow = (db: CommonQueryMethods, tenantId: string) =>
   db.maybeOne(sql.type(rowSchema)`
-    select tenant_id, plan_id, status, stripe_subscription_id, stripe_event_at
-    from subscriptions where tenant_id = ${tenantId} for update`);
+    select plan_id, status, stripe_subscription_id, current_period_start, current_period_end
+    from subscriptions where tenant_id = ${tenantId}`);
+
+const tenantExists = (db: CommonQueryMethods, id: unknown): Promise<boolean> =>
+  isUuid(id) ? db.exists(sql.type(z.object({}))`select 1 from tenants where id = ${id}`) : Promise.resolve(false);
 
 /** The tenant a Stripe object is for: the metadata we set, else what we recorded of the subscription or customer. */
 async function tenantOf(
@@ -59,8 +71,7 @@ async function tenantOf(
   customerId: string | null,
 ): Promise<string | null> {
   const named = metadata?.['tenant_id'];
-  if (isUuid(named) && (await db.exists(sql.type(z.object({}))`select 1 from tenants where id = ${named}`)))
-    return named;
+  if (await tenantExists(db, named)) return named as string;
   return db.maybeOneFirst(sql.type(z.object({ tenant_id: z.uuid() }))`
     select tenant_id from subscriptions
     where stripe_subscription_id = ${subscriptionId ?? ''} or stripe_customer_id = ${customerId ?? ''}
@@ -75,44 +86,36 @@ async function planOf(db: CommonQueryMethods, priceId: string | null, metadata: 
   return isUuid(named) ? findPlan(db, named).catch(() => null) : null;
 }
 
-const seconds = (value: number | null | undefined) => (value ? new Date(value * 1000).toISOString() : null);
+const iso = (seconds: number | null | undefined) => (seconds ? new Date(seconds * 1000).toISOString() : null);
 
 /**
- * A subscription's state as of `at` (unix seconds: the event's creation, or
- * when we fetched it from Stripe).
+ * The tenant's row brought to the subscription as Stripe has it now. Inside
+ * the caller's transaction, under the tenant's lock, so that of two syncs
+ * the later one also writes last. An ended subscription's news does not
+ * replace another, live one of the same tenant.
  */
-export async function applySubscription(
+export async function syncSubscription(
   db: CommonQueryMethods,
-  subscription: Stripe.Subscription,
-  at: number,
+  stripe: Stripe,
+  tenantId: string,
+  subscriptionId: string,
 ): Promise<Outcome> {
-  const customer = idOf(subscription.customer);
-  const tenantId = await tenantOf(db, subscription.metadata, subscription.id, customer);
-  if (!tenantId) return 'ignored';
-  const item = subscription.items?.data?.[0];
-  const plan = await planOf(db, idOf(item?.price), subscription.metadata);
-  const row = await lockRow(db, tenantId);
+  await lockSubscription(db, tenantId);
+  const subscription = await callStripe('read the subscription', () => stripe.subscriptions.retrieve(subscriptionId));
+  const row = await readRow(db, tenantId);
   const status = statusOf(subscription.status);
-  const when = new Date(at * 1000).toISOString();
-  const newer = !row?.stripe_event_at || Date.parse(row.stripe_event_at) <= at * 1000;
-  if (row && row.stripe_subscription_id === subscription.id) {
-    // A canceled subscription never comes back; an older state than the one applied changes nothing.
-    if (row.status === 'canceled' || !newer) return 'stale';
-  } else if (row && row.status !== 'canceled' && (status === 'canceled' || !newer)) {
-    // Another, live subscription is the tenant's now: news of an ended or older one is not.
-    return 'stale';
+  if (row?.stripe_subscription_id && row.stripe_subscription_id !== subscription.id) {
+    if (row.status !== 'canceled' && status === 'canceled') return 'stale';
   }
-  const planId = plan?.id ?? row?.plan_id;
-  if (!planId) return 'ignored';
-  const period = {
-    start: seconds(item?.current_period_start),
-    end: seconds(item?.current_period_end),
-  };
+  const item = subscription.items?.data?.[0];
+  const plan = (await planOf(db, idOf(item?.price), subscription.metadata))?.id ?? row?.plan_id;
+  if (!plan) throw unknownPlan(idOf(item?.price));
+  const customer = idOf(subscription.customer);
   await db.query(sql.typeAlias('void')`
     insert into subscriptions (tenant_id, plan_id, status, stripe_customer_id, stripe_subscription_id,
       current_period_start, current_period_end, cancel_at_period_end, canceled_at, stripe_event_at)
-    values (${tenantId}, ${planId}, ${status}, ${customer}, ${subscription.id}, ${period.start}, ${period.end},
-      ${subscription.cancel_at_period_end ?? false}, ${seconds(subscription.canceled_at)}, ${when})
+    values (${tenantId}, ${plan}, ${status}, ${customer}, ${subscription.id}, ${iso(item?.current_period_start)},
+      ${iso(item?.current_period_end)}, ${subscription.cancel_at_period_end ?? false}, ${iso(subscription.canceled_at)}, now())
     on conflict (tenant_id) do update set
       plan_id = excluded.plan_id, status = excluded.status,
       stripe_customer_id = coalesce(excluded.stripe_customer_id, subscriptions.stripe_customer_id),
@@ -120,128 +123,140 @@ export async function applySubscription(
       current_period_start = coalesce(excluded.current_period_start, subscriptions.current_period_start),
       current_period_end = coalesce(excluded.current_period_end, subscriptions.current_period_end),
       cancel_at_period_end = excluded.cancel_at_period_end, canceled_at = excluded.canceled_at,
-      stripe_event_at = excluded.stripe_event_at`);
+      stripe_event_at = now()`);
   return 'accepted';
 }
 
-/** customer.subscription.deleted: the subscription ended, whatever the object's status says. */
-export function subscriptionDeleted(db: CommonQueryMethods, subscription: Stripe.Subscription, at: number) {
-  return applySubscription(db, { ...subscription, status: 'canceled' }, at);
+/**
+ * A price no plan has: answered with a non-2xx so Stripe delivers the event
+ * again later, when a global admin has given the plan its price.
+ */
+const unknownPlan = (priceId: string | null) =>
+  new Problem(409, `No plan has the Stripe price ${priceId ?? '(none)'}; deliver the event again later.`, {
+    type: problemType('event-out-of-order'),
+    title: 'Event names an unknown plan',
+    headers: { 'Retry-After': '3600' },
+  });
+
+/** customer.subscription.created, .updated and .deleted, and invoice.payment_failed: the subscription synced. */
+export async function subscriptionChanged(
+  db: CommonQueryMethods,
+  stripe: Stripe,
+  subscriptionId: string | null,
+  metadata: Stripe.Metadata | null | undefined,
+  customerId: string | null,
+): Promise<Outcome> {
+  if (!subscriptionId) return 'ignored';
+  const tenantId = await tenantOf(db, metadata, subscriptionId, customerId);
+  return tenantId ? syncSubscription(db, stripe, tenantId, subscriptionId) : 'ignored';
 }
 
-/**
- * checkout.session.completed in subscription mode: the customer and the
- * subscription become the tenant's (client_reference_id). The subscription's
- * own events bring its status; until then it is incomplete.
- */
+/** checkout.session.completed in subscription mode: the tenant named by client_reference_id takes the subscription. */
 export async function subscriptionCheckoutCompleted(
   db: CommonQueryMethods,
+  stripe: Stripe,
   session: Stripe.Checkout.Session,
 ): Promise<Outcome> {
-  const tenantId = session.client_reference_id;
   const subscriptionId = idOf(session.subscription);
-  if (!isUuid(tenantId) || !subscriptionId) return 'ignored';
-  const plan = await planOf(db, null, session.metadata);
-  const row = await lockRow(db, tenantId);
-  if (row?.stripe_subscription_id === subscriptionId) {
-    await db.query(sql.typeAlias('void')`
-      update subscriptions set stripe_customer_id = coalesce(stripe_customer_id, ${idOf(session.customer)})
-      where tenant_id = ${tenantId}`);
-    return 'duplicate';
-  }
-  if (row && row.status !== 'canceled' && row.stripe_subscription_id) return 'stale';
-  if (!plan || !(await db.exists(sql.type(z.object({}))`select 1 from tenants where id = ${tenantId}`)))
-    return 'ignored';
-  await db.query(sql.typeAlias('void')`
-    insert into subscriptions (tenant_id, plan_id, status, stripe_customer_id, stripe_subscription_id, cancel_at_period_end)
-    values (${tenantId}, ${plan.id}, 'incomplete', ${idOf(session.customer)}, ${subscriptionId}, false)
-    on conflict (tenant_id) do update set plan_id = excluded.plan_id, status = 'incomplete',
-      stripe_customer_id = excluded.stripe_customer_id, stripe_subscription_id = excluded.stripe_subscription_id,
-      cancel_at_period_end = false, canceled_at = null, current_period_start = null, current_period_end = null,
-      stripe_event_at = null`);
-  return 'accepted';
+  if (!subscriptionId || !(await tenantExists(db, session.client_reference_id))) return 'ignored';
+  return syncSubscription(db, stripe, session.client_reference_id!, subscriptionId);
 }
 
-const grantingReasons = new Set(['subscription_create', 'subscription_cycle']);
-
-function invoiceDetails(invoice: Stripe.Invoice) {
-  const details = invoice.parent?.subscription_details;
-  const line = invoice.lines?.data?.[0];
-  return {
-    subscriptionId: idOf(details?.subscription),
-    metadata: details?.metadata,
-    priceId: idOf(line?.pricing?.price_details?.price),
-    periodEnd: line?.period?.end ?? null,
-  };
+/** The line of the invoice that bills the plan's coming period (not a proration of the last one). */
+function planLine(invoice: Stripe.Invoice) {
+  const lines = invoice.lines?.data ?? [];
+  return lines.find((line) => !line.parent?.subscription_item_details?.proration) ?? lines[0];
 }
 
-/**
- * invoice.paid for a subscription's creation or renewal: the plan's monthly
- * credits to the tenant's pool, once per invoice, expiring at the end of the
- * period the invoice pays for.
- */
-export async function invoicePaid(db: CommonQueryMethods, invoice: Stripe.Invoice): Promise<Outcome> {
-  if (!grantingReasons.has(invoice.billing_reason ?? '')) return 'ignored';
-  const details = invoiceDetails(invoice);
-  if (!details.subscriptionId) return 'ignored';
-  const tenantId = await tenantOf(db, details.metadata, details.subscriptionId, idOf(invoice.customer));
-  const plan = await planOf(db, details.priceId, details.metadata);
-  if (!tenantId || !plan) return 'ignored';
-  const periodEnd = seconds(details.periodEnd) ?? new Date(Date.now() + 31 * 86_400_000).toISOString();
-  const outcome = await grantPlanCredits(db, {
-    tenantId,
-    credits: plan.monthly_credits,
-    onceKey: `invoice:${invoice.id}`,
-    expiresAt: periodEnd,
-    reason: `${plan.name} plan credits (invoice ${invoice.id})`,
-  });
-  return outcome === 'granted' ? 'accepted' : 'duplicate';
-}
-
-/** invoice.payment_failed: a live subscription is past due until Stripe says otherwise. */
-export async function invoicePaymentFailed(
+/** Plan credits that reached the tenant's pool since a period began: the budget a paid period's grants share. */
+export async function creditsGrantedSince(
   db: CommonQueryMethods,
-  invoice: Stripe.Invoice,
-  at: number,
-): Promise<Outcome> {
-  const { subscriptionId } = invoiceDetails(invoice);
-  if (!subscriptionId) return 'ignored';
-  const updated = await db.maybeOneFirst(sql.type(z.object({ tenant_id: z.uuid() }))`
-    update subscriptions set status = 'past_due', stripe_event_at = ${new Date(at * 1000).toISOString()}
-    where stripe_subscription_id = ${subscriptionId} and status = any(${sql.array(['trialing', 'active'], 'text')})
-      and (stripe_event_at is null or stripe_event_at <= ${new Date(at * 1000).toISOString()})
-    returning tenant_id`);
-  return updated ? 'accepted' : 'stale';
-}
-
-/** Credits of the plan's period already granted to the tenant's pool (invoices, top-ups, the free plan's). */
-export async function creditsGrantedSince(db: CommonQueryMethods, tenantId: string, since: string): Promise<number> {
+  tenantId: string,
+  since: string,
+  options: { paidOnly?: boolean } = {},
+): Promise<number> {
   return db.oneFirst(sql.type(z.object({ credits: z.number() }))`
     select coalesce(sum(e.amount), 0)::int8 as credits
     from credit_entries e join credit_accounts a on a.id = e.account_id
-    where a.tenant_id = ${tenantId} and a.site_id is null and e.kind = 'subscription' and e.created_at >= ${since}`);
+    where a.tenant_id = ${tenantId} and a.site_id is null and e.kind = 'subscription' and e.created_at >= ${since}
+      and ${options.paidOnly ? sql.fragment`e.once_key not like 'plan:%'` : sql.fragment`true`}`);
 }
 
 /**
- * After a plan change mid-period: the pool is topped up to the new plan's
- * monthly credits for this period (never beyond; a downgrade takes nothing
- * back), once per subscription, period and plan.
+ * Up to the plan's monthly credits for the period, less what the period has
+ * had already, once per key; expiring at the period's end.
  */
-export async function topUpAfterPlanChange(
+async function grantWithinBudget(
+  db: CommonQueryMethods,
+  tenantId: string,
+  plan: Plan,
+  period: { start: string; end: string },
+  onceKey: string,
+  reason: string,
+): Promise<Outcome> {
+  await lockSubscription(db, tenantId);
+  if (await db.exists(sql.type(z.object({}))`select 1 from credit_entries where once_key = ${onceKey}`))
+    return 'duplicate';
+  const due = plan.monthly_credits - (await creditsGrantedSince(db, tenantId, period.start, { paidOnly: true }));
+  if (due <= 0) return 'duplicate';
+  const outcome = await grantPlanCredits(db, { tenantId, credits: due, onceKey, expiresAt: period.end, reason });
+  return outcome === 'granted' ? 'accepted' : 'duplicate';
+}
+
+/**
+ * invoice.paid: a subscription's creation or renewal brings the plan's
+ * monthly credits for the period it pays for; a plan change invoiced at once
+ * (an upgrade) tops the period up to the new plan's credits. Other invoices
+ * grant nothing.
+ */
+export async function invoicePaid(db: CommonQueryMethods, invoice: Stripe.Invoice): Promise<Outcome> {
+  const reason = invoice.billing_reason ?? '';
+  const details = invoice.parent?.subscription_details;
+  const subscriptionId = idOf(details?.subscription);
+  if (!subscriptionId || !['subscription_create', 'subscription_cycle', 'subscription_update'].includes(reason))
+    return 'ignored';
+  const tenantId = await tenantOf(db, details?.metadata, subscriptionId, idOf(invoice.customer));
+  if (!tenantId) return 'ignored';
+  if (reason === 'subscription_update') {
+    // Prorations only: the plan is the one our metadata names, the period the subscription's.
+    const plan = await planOf(db, null, details?.metadata);
+    const row = await readRow(db, tenantId);
+    if (!plan || !row?.current_period_start || !row.current_period_end) return 'ignored';
+    return planChangeTopUp(db, tenantId, plan, subscriptionId, {
+      start: row.current_period_start,
+      end: row.current_period_end,
+    });
+  }
+  const line = planLine(invoice);
+  const priceId = idOf(line?.pricing?.price_details?.price);
+  const plan = await planOf(db, priceId, details?.metadata);
+  if (!plan) throw unknownPlan(priceId);
+  const start = iso(line?.period?.start) ?? new Date().toISOString();
+  const end = iso(line?.period?.end) ?? new Date(Date.now() + 31 * 86_400_000).toISOString();
+  return grantWithinBudget(db, tenantId, plan, { start, end }, `invoice:${invoice.id}`, `${plan.name} plan credits`);
+}
+
+/**
+ * After a plan change paid at once: the period topped up to the new plan's
+ * monthly credits (never beyond; a downgrade takes nothing back), once per
+ * subscription, period and plan — whether the upgrade's answer or the
+ * invoice's event comes first.
+ */
+export function planChangeTopUp(
   db: CommonQueryMethods,
   tenantId: string,
   plan: Plan,
   subscriptionId: string,
   period: { start: string; end: string },
-): Promise<number> {
-  const due = plan.monthly_credits - (await creditsGrantedSince(db, tenantId, period.start));
-  if (due <= 0) return 0;
-  const outcome = await grantPlanCredits(db, {
+): Promise<Outcome> {
+  // One key whichever way the period's start was written (Stripe's seconds, or our row's timestamp).
+  const start = new Date(period.start).toISOString();
+  return grantWithinBudget(
+    db,
     tenantId,
-    credits: due,
-    onceKey: `plan-change:${subscriptionId}:${period.start}:${plan.id}`,
-    expiresAt: period.end,
-    reason: `${plan.name} plan credits for the rest of the period`,
-  });
-  return outcome === 'granted' ? due : 0;
+    plan,
+    { start, end: period.end },
+    `plan-change:${subscriptionId}:${start}:${plan.id}`,
+    `${plan.name} plan credits for the rest of the period`,
+  );
 }

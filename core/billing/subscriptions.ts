@@ -1,9 +1,10 @@
 // A tenant's subscription as its members see it and its administrators change
 // it: the plan in force, moving to a paid plan (Stripe Checkout, subscription
 // mode) or between paid plans (a prorated change of the Stripe subscription),
-// cancelling, and Stripe's customer portal. Stripe is asked first, outside any
-// transaction; what it answers is then applied the same way its webhook
-// events are (./subscription-events.ts), so the two may come in either order.
+// cancelling, and Stripe's customer portal. Stripe is asked first; then, in a
+// transaction under the tenant's lock, the subscription is synced to what
+// Stripe says now, exactly as a webhook event would (./subscription-events.ts),
+// so the two may come in either order, or at once.
 import type Stripe from 'stripe';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
@@ -14,14 +15,14 @@ import { calendarPeriod } from './monthly-credits.ts';
 import { effectivePlan, findPlan, liveStatuses, planSchema } from './plans.ts';
 import { checkReturnUrls } from './return-urls.ts';
 import { usedBytes } from './storage.ts';
-import { callStripe, stripeClient } from './stripe.ts';
+import { callStripe, idOf, stripeClient } from './stripe.ts';
 import type { Subscriber } from './subscriber.ts';
 import {
-  applySubscription,
   creditsGrantedSince,
   invoicePaid,
+  planChangeTopUp,
   subscriptionStatuses,
-  topUpAfterPlanChange,
+  syncSubscription,
 } from './subscription-events.ts';
 
 export const subscriptionStatusSchema = z
@@ -101,8 +102,6 @@ async function tenantDomains(db: CommonQueryMethods, tenantId: string): Promise<
 const retrieveSubscription = (stripe: Stripe, id: string) =>
   callStripe('read the subscription', () => stripe.subscriptions.retrieve(id));
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-
 export type UpgradeRequest = { plan_id: string; success_url?: string | undefined; cancel_url?: string | undefined };
 
 export type UpgradeResult =
@@ -110,10 +109,12 @@ export type UpgradeResult =
   | { outcome: 'changed' | 'resumed' | 'unchanged'; subscription: SubscriptionStatusView };
 
 /**
- * To a paid plan: a Checkout Session when the tenant has no live paid
- * subscription, else a prorated change of its Stripe subscription's price,
- * with the pool topped up to the new plan's monthly credits for this period.
- * The current plan again resumes a subscription set to cancel.
+ * To a paid plan: a Checkout Session when the tenant has no paid
+ * subscription, else a change of its Stripe subscription's price, the
+ * proration invoiced and paid at once (Stripe refuses the change if the
+ * payment fails), with the pool topped up to the new plan's monthly credits
+ * for this period. The current plan again resumes a subscription set to
+ * cancel.
  */
 export async function upgrade(
   db: CommonQueryMethods,
@@ -129,6 +130,12 @@ export async function upgrade(
       errors: [{ path: 'body.plan_id', message: 'the free plan' }],
     });
   const row = await readRow(db, subscriber.tenantId);
+  if (row?.stripe_subscription_id && row.status === 'incomplete')
+    throw conflict(
+      'A subscription is waiting for its first payment: complete it, or let Stripe expire it (about a day).',
+    );
+  if (row?.status === 'past_due')
+    throw conflict('The subscription has an unpaid invoice: settle it in the billing portal before changing plans.');
   if (!row || !isLive(row.status) || !row.stripe_subscription_id)
     return startCheckout(db, config, stripe, subscriber, plan, input);
   const current = await retrieveSubscription(stripe, row.stripe_subscription_id);
@@ -137,20 +144,25 @@ export async function upgrade(
   const samePlan = row.plan_id === plan.id;
   if (samePlan && !current.cancel_at_period_end)
     return { outcome: 'unchanged', subscription: await currentSubscription(db, subscriber.tenantId) };
+  const priceId = plan.stripe_price_id;
   const updated = await callStripe('change the subscription', () =>
     stripe.subscriptions.update(current.id, {
       cancel_at_period_end: false,
       metadata: { tenant_id: subscriber.tenantId, plan_id: plan.id },
       ...(samePlan
         ? {}
-        : { items: [{ id: item.id, price: plan.stripe_price_id! }], proration_behavior: 'create_prorations' }),
+        : {
+            items: [{ id: item.id, price: priceId }],
+            proration_behavior: 'always_invoice',
+            payment_behavior: 'error_if_incomplete',
+          }),
     }),
   );
   await db.transaction(async (tx) => {
-    await applySubscription(tx, updated, nowSeconds());
+    await syncSubscription(tx, stripe, subscriber.tenantId, updated.id);
     const period = updated.items.data[0];
     if (!samePlan && period)
-      await topUpAfterPlanChange(tx, subscriber.tenantId, plan, updated.id, {
+      await planChangeTopUp(tx, subscriber.tenantId, plan, updated.id, {
         start: new Date(period.current_period_start * 1000).toISOString(),
         end: new Date(period.current_period_end * 1000).toISOString(),
       });
@@ -215,23 +227,17 @@ export async function verifyUpgrade(
   );
   if (!session || session.mode !== 'subscription' || session.client_reference_id !== subscriber.tenantId)
     throw notFound('No such checkout session for this tenant.');
-  const subscriptionId = typeof session.subscription === 'string' ? session.subscription : session.subscription?.id;
+  const subscriptionId = idOf(session.subscription);
   if (session.status !== 'complete' || !subscriptionId)
     throw new Problem(409, 'The checkout is not complete yet.', {
       type: problemType('checkout-incomplete'),
       title: 'Checkout not complete',
       extensions: { checkout_status: session.status },
     });
-  const at = nowSeconds();
-  const subscription = await retrieveSubscription(stripe, subscriptionId);
-  const invoiceId = typeof session.invoice === 'string' ? session.invoice : session.invoice?.id;
+  const invoiceId = idOf(session.invoice);
   const invoice = invoiceId ? await callStripe('read the invoice', () => stripe.invoices.retrieve(invoiceId)) : null;
   await db.transaction(async (tx) => {
-    await applySubscription(
-      tx,
-      { ...subscription, metadata: { ...subscription.metadata, tenant_id: subscriber.tenantId } },
-      at,
-    );
+    await syncSubscription(tx, stripe, subscriber.tenantId, subscriptionId);
     if (invoice?.status === 'paid') await invoicePaid(tx, invoice);
   });
   return currentSubscription(db, subscriber.tenantId);
@@ -254,14 +260,10 @@ export async function cancel(
   const stripe = stripeClient(config);
   const row = await requirePaidSubscription(db, subscriber.tenantId);
   const id = row.stripe_subscription_id;
-  const updated = immediately
-    ? await callStripe('cancel the subscription', () => stripe.subscriptions.cancel(id))
-    : await callStripe('cancel the subscription', () =>
-        stripe.subscriptions.update(id, { cancel_at_period_end: true }),
-      );
-  await db.transaction((tx) =>
-    applySubscription(tx, immediately ? { ...updated, status: 'canceled' } : updated, nowSeconds()),
+  await callStripe('cancel the subscription', () =>
+    immediately ? stripe.subscriptions.cancel(id) : stripe.subscriptions.update(id, { cancel_at_period_end: true }),
   );
+  await db.transaction((tx) => syncSubscription(tx, stripe, subscriber.tenantId, id));
   return currentSubscription(db, subscriber.tenantId);
 }
 

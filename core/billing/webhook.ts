@@ -8,14 +8,8 @@ import { sql, type DatabasePool, type CommonQueryMethods } from '../../db/pool.t
 import type { Config } from '../config.ts';
 import { Problem, problemType } from '../errors.ts';
 import { chargeRefunded, sessionClosed, sessionPaid } from './payment-events.ts';
-import { notConfigured } from './stripe.ts';
-import {
-  applySubscription,
-  invoicePaid,
-  invoicePaymentFailed,
-  subscriptionCheckoutCompleted,
-  subscriptionDeleted,
-} from './subscription-events.ts';
+import { idOf, notConfigured, stripeClient } from './stripe.ts';
+import { invoicePaid, subscriptionChanged, subscriptionCheckoutCompleted } from './subscription-events.ts';
 
 export const stripeReceiptSchema = z
   .object({
@@ -33,30 +27,48 @@ export const stripeReceiptSchema = z
 
 export type StripeReceipt = z.infer<typeof stripeReceiptSchema>;
 
-type EventHandler = (db: CommonQueryMethods, event: Stripe.Event) => Promise<string>;
+/** An event's effect; `stripe()` is the API client, for handlers that fetch what the event is about. */
+type EventHandler = (db: CommonQueryMethods, event: Stripe.Event, stripe: () => Stripe) => Promise<string>;
 
 const session = (event: Stripe.Event) => event.data.object as Stripe.Checkout.Session;
-const subscription = (event: Stripe.Event) => event.data.object as Stripe.Subscription;
 const invoice = (event: Stripe.Event) => event.data.object as Stripe.Invoice;
+
+/** A subscription event: the tenant's subscription synced to what Stripe says now. */
+const subscriptionEvent: EventHandler = (db, event, stripe) => {
+  const subscription = event.data.object as Stripe.Subscription;
+  return subscriptionChanged(db, stripe(), subscription.id, subscription.metadata, idOf(subscription.customer));
+};
 
 /** Event types whose effect is applied here; any other is acknowledged and ignored. */
 const handlers = new Map<string, EventHandler>([
   [
     'checkout.session.completed',
-    (db, event) =>
+    (db, event, stripe) =>
       session(event).mode === 'subscription'
-        ? subscriptionCheckoutCompleted(db, session(event))
+        ? subscriptionCheckoutCompleted(db, stripe(), session(event))
         : sessionPaid(db, session(event)),
   ],
   ['checkout.session.async_payment_succeeded', (db, event) => sessionPaid(db, session(event))],
   ['checkout.session.async_payment_failed', (db, event) => sessionClosed(db, session(event), 'failed')],
   ['checkout.session.expired', (db, event) => sessionClosed(db, session(event), 'expired')],
   ['charge.refunded', (db, event) => chargeRefunded(db, event.data.object as Stripe.Charge)],
-  ['customer.subscription.created', (db, event) => applySubscription(db, subscription(event), event.created)],
-  ['customer.subscription.updated', (db, event) => applySubscription(db, subscription(event), event.created)],
-  ['customer.subscription.deleted', (db, event) => subscriptionDeleted(db, subscription(event), event.created)],
+  ['customer.subscription.created', subscriptionEvent],
+  ['customer.subscription.updated', subscriptionEvent],
+  ['customer.subscription.deleted', subscriptionEvent],
   ['invoice.paid', (db, event) => invoicePaid(db, invoice(event))],
-  ['invoice.payment_failed', (db, event) => invoicePaymentFailed(db, invoice(event), event.created)],
+  [
+    'invoice.payment_failed',
+    (db, event, stripe) => {
+      const details = invoice(event).parent?.subscription_details;
+      return subscriptionChanged(
+        db,
+        stripe(),
+        idOf(details?.subscription),
+        details?.metadata,
+        idOf(invoice(event).customer),
+      );
+    },
+  ],
 ]);
 
 const badSignature = (detail: string) =>
@@ -92,7 +104,7 @@ export async function receiveStripeEvent(
       on conflict do nothing returning event_id`);
     if (!fresh) return 'duplicate';
     const handler = handlers.get(event.type);
-    return handler ? handler(tx, event) : 'ignored';
+    return handler ? handler(tx, event, () => stripeClient(config)) : 'ignored';
   });
   return { received: true, event_id: event.id, type: event.type, outcome: outcome as StripeReceipt['outcome'] };
 }

@@ -1071,7 +1071,7 @@ export interface paths {
   "/payments/webhook": {
     /**
      * Payment Webhook Handler
-     * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, customer.subscription.created, .updated and .deleted (an older state than one applied is stale), invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice) and invoice.payment_failed; other types are acknowledged and ignored.
+     * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, customer.subscription.created, .updated and .deleted and invoice.payment_failed (the tenant’s subscription is synced to what Stripe says now, so their order does not matter), invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice; a plan change: the top-up); other types are acknowledged and ignored.
      *
      * Timeout: 30 s.
      */
@@ -9119,7 +9119,7 @@ export interface operations {
   };
   /**
    * Payment Webhook Handler
-   * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, customer.subscription.created, .updated and .deleted (an older state than one applied is stale), invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice) and invoice.payment_failed; other types are acknowledged and ignored.
+   * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, customer.subscription.created, .updated and .deleted and invoice.payment_failed (the tenant’s subscription is synced to what Stripe says now, so their order does not matter), invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice; a plan change: the top-up); other types are acknowledged and ignored.
    *
    * Timeout: 30 s.
    */
@@ -9158,7 +9158,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The event names a payment not recorded yet; Stripe delivers it again later */
+      /** @description The event names a payment not recorded yet, or a Stripe price no plan has; Stripe delivers it again later */
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9173,6 +9173,15 @@ export interface operations {
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
+      /** @description Stripe could not be asked for the subscription the event is about; Stripe delivers it again later */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description STRIPE_WEBHOOK_SECRET is not set */
       503: {
         headers: {
@@ -11062,7 +11071,17 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      409: components["responses"]["IdempotencyKeyInUse"];
+      /** @description The subscription waits for its first payment or has an unpaid invoice; or a request with this Idempotency-Key is still being processed (then with Retry-After) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];

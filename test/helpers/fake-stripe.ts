@@ -131,6 +131,9 @@ export async function startFakeStripe(key = 'sk_test_fake_0123456789'): Promise<
         }
         if (body['metadata'])
           subscription['metadata'] = { ...(subscription['metadata'] as object), ...(body['metadata'] as object) };
+        // A price change invoiced at once: the prorations, paid.
+        if (price && body['proration_behavior'] === 'always_invoice')
+          subscription['latest_invoice'] = newInvoice(subscription, 'subscription_update', price, true).id;
       }
       return json(200, subscription);
     }
@@ -197,7 +200,7 @@ export async function startFakeStripe(key = 'sk_test_fake_0123456789'): Promise<
     return session;
   }
 
-  function newInvoice(subscription: StripeObject, reason: string, price: string): StripeObject {
+  function newInvoice(subscription: StripeObject, reason: string, price: string, proration = false): StripeObject {
     const invoice: StripeObject = {
       id: id('in'),
       object: 'invoice',
@@ -215,6 +218,7 @@ export async function startFakeStripe(key = 'sk_test_fake_0123456789'): Promise<
             id: id('il'),
             object: 'line_item',
             pricing: { price_details: { price } },
+            parent: { type: 'subscription_item_details', subscription_item_details: { proration } },
             period: {
               start: (subscription['items'] as { data: Record<string, unknown>[] }).data[0]!['current_period_start'],
               end: (subscription['items'] as { data: Record<string, unknown>[] }).data[0]!['current_period_end'],

@@ -177,6 +177,11 @@ describe('GET /subscription/current', () => {
       .query({ tenant_id: stranger.tenant.id })
       .set(member.auth)
       .expect(404);
+    await request(t.app)
+      .get('/subscription/current')
+      .query({ tenant_id: crypto.randomUUID() })
+      .set(admin.auth)
+      .expect(404);
     const robot = await serviceAccount(t, stranger.tenant);
     const seen = await request(t.app).get('/subscription/current').set(robot.auth).expect(200);
     expect(seen.body.tenant_id).toBe(stranger.tenant.id);
@@ -227,7 +232,7 @@ describe('POST /subscription/upgrade and GET /subscription/verify-upgrade', () =
     const session = stripe.sessions.get(checkout.id)!;
     const subscription = stripe.subscriptions.get(session['subscription'] as string)!;
     const invoice = stripe.invoices.get(session['invoice'] as string)!;
-    expect((await deliver(stripe.event('checkout.session.completed', session))).body.outcome).toBe('duplicate');
+    expect((await deliver(stripe.event('checkout.session.completed', session))).body.outcome).toBe('accepted');
     expect((await deliver(stripe.event('customer.subscription.created', subscription))).body.outcome).toBe('accepted');
     expect((await deliver(stripe.event('invoice.paid', invoice))).body.outcome).toBe('duplicate');
     expect((await pool(staffed.tenant.id)).balance).toBe(1000);
@@ -241,10 +246,9 @@ describe('POST /subscription/upgrade and GET /subscription/verify-upgrade', () =
     const invoice = stripe.invoices.get(session['invoice'] as string)!;
     // The invoice first: the subscription's metadata names the tenant and the price names the plan.
     expect((await deliver(stripe.event('invoice.paid', invoice))).body.outcome).toBe('accepted');
-    expect((await deliver(stripe.event('checkout.session.completed', session))).body.outcome).toBe('accepted');
-    expect((await current(staffed.admin)).status).toBe('incomplete');
     expect((await deliver(stripe.event('customer.subscription.created', subscription))).body.outcome).toBe('accepted');
     expect(await current(staffed.admin)).toMatchObject({ paid: true, status: 'active', plan: { id: pro.id } });
+    expect((await deliver(stripe.event('checkout.session.completed', session))).body.outcome).toBe('accepted');
     await request(t.app)
       .get('/subscription/verify-upgrade')
       .query({ session_id: checkout.id })
@@ -338,14 +342,21 @@ describe('POST /subscription/upgrade and GET /subscription/verify-upgrade', () =
       .send({ plan_id: max.id })
       .expect(200);
     expect(res.body).toMatchObject({ outcome: 'changed', checkout: null, subscription: { plan: { id: max.id } } });
-    const sent = stripe.requests.filter((entry) => entry.path === `/v1/subscriptions/${subscriptionId}`).at(-1)!;
+    const sent = stripe.requests
+      .filter((entry) => entry.method === 'POST' && entry.path === `/v1/subscriptions/${subscriptionId}`)
+      .at(-1)!;
     expect(sent.body).toMatchObject({
       items: { '0': { price: max.stripe_price_id } },
-      proration_behavior: 'create_prorations',
+      proration_behavior: 'always_invoice',
+      payment_behavior: 'error_if_incomplete',
     });
     // Topped up to Max's 5000 for this period: 1000 came with Pro's invoice.
     expect(res.body.subscription.credits_granted_this_period).toBe(5000);
     expect((await pool(staffed.tenant.id)).balance).toBe(5000);
+    // The prorations' invoice, paid: the same top-up, not another.
+    const prorations = stripe.invoices.get(stripe.subscriptions.get(subscriptionId)!['latest_invoice'] as string)!;
+    expect(prorations['billing_reason']).toBe('subscription_update');
+    expect((await deliver(stripe.event('invoice.paid', prorations))).body.outcome).toBe('duplicate');
     // Down and up again in the same period: nothing more.
     await request(t.app).post('/subscription/upgrade').set(staffed.admin.auth).send({ plan_id: pro.id }).expect(200);
     await request(t.app).post('/subscription/upgrade').set(staffed.admin.auth).send({ plan_id: max.id }).expect(200);
@@ -356,6 +367,20 @@ describe('POST /subscription/upgrade and GET /subscription/verify-upgrade', () =
       .send({ plan_id: max.id })
       .expect(200);
     expect(same.body.outcome).toBe('unchanged');
+  });
+
+  it('keeps one budget per period when the first invoice comes after an upgrade', async () => {
+    const staffed = await staffedTenant(t);
+    const checkout = await startUpgrade(staffed, pro);
+    const session = stripe.pay(checkout.id);
+    // The customer never comes back; the checkout's event makes the subscription known.
+    await deliver(stripe.event('checkout.session.completed', session));
+    await request(t.app).post('/subscription/upgrade').set(staffed.admin.auth).send({ plan_id: max.id }).expect(200);
+    expect((await pool(staffed.tenant.id)).balance).toBe(5000);
+    // Pro's first invoice, late: the period has had Max's credits already.
+    const first = stripe.invoices.get(session['invoice'] as string)!;
+    expect((await deliver(stripe.event('invoice.paid', first))).body.outcome).toBe('duplicate');
+    expect((await pool(staffed.tenant.id)).balance).toBe(5000);
   });
 });
 
@@ -379,9 +404,32 @@ describe('monthly credits', () => {
     const expiry = await t.services.db.oneFirst(sql.type(z.object({ expires_at: z.string() }))`
       select expires_at from credit_entries where once_key = ${`invoice:${renewal.id}`}`);
     expect(Date.parse(expiry)).toBe(periodEnd * 1000);
-    // An invoice for something else (a proration, a one-off) grants nothing.
-    const oneOff = { ...renewal, id: `in_${unique()}`, billing_reason: 'subscription_update' };
+    // An invoice for something else (a one-off) grants nothing.
+    const oneOff = { ...renewal, id: `in_${unique()}`, billing_reason: 'manual' };
     expect((await deliver(stripe.event('invoice.paid', oneOff))).body.outcome).toBe('ignored');
+  });
+
+  it('a renewal after a plan change grants the new plan’s credits, whatever line comes first', async () => {
+    const { staffed, subscriptionId } = await subscribed(pro);
+    await request(t.app).post('/subscription/upgrade').set(staffed.admin.auth).send({ plan_id: max.id }).expect(200);
+    const renewal = stripe.renew(subscriptionId);
+    const lines = renewal['lines'] as { data: Record<string, unknown>[] };
+    const now = Math.floor(Date.now() / 1000);
+    // Stripe lists a proration of the old plan before the new period's line.
+    lines.data.unshift({
+      id: `il_${unique()}`,
+      object: 'line_item',
+      pricing: { price_details: { price: pro.stripe_price_id } },
+      parent: { type: 'subscription_item_details', subscription_item_details: { proration: true } },
+      period: { start: now - 60, end: now },
+    });
+    expect((await deliver(stripe.event('invoice.paid', renewal))).body.outcome).toBe('accepted');
+    const entry = await t.services.db.one(sql.type(z.object({ amount: z.number(), expires_at: z.string() }))`
+      select amount, expires_at from credit_entries where once_key = ${`invoice:${renewal.id}`}`);
+    const planPeriodEnd = (lines.data[1] as { period: { end: number } }).period.end;
+    expect(entry.amount).toBe(5000);
+    expect(Date.parse(entry.expires_at)).toBe(planPeriodEnd * 1000);
+    expect((await pool(staffed.tenant.id)).balance).toBe(10_000);
   });
 
   it('free plans get theirs once per month; global admins can run it now', async () => {
@@ -505,40 +553,80 @@ describe('POST /subscription/portal', () => {
 });
 
 describe('subscription webhooks', () => {
-  it('end in the right state whatever order they arrive in', async () => {
+  it('end in Stripe’s state whatever order, or however stale, they arrive in', async () => {
     const { staffed, subscriptionId } = await subscribed(pro);
-    const base = stripe.subscriptions.get(subscriptionId)!;
-    const at = Math.floor(Date.now() / 1000) + 100;
-    const state = (status: string) => ({ ...base, status });
-    // The newer state (past due) arrives before an older one (active): past due stays.
-    expect(
-      (await deliver(stripe.event('customer.subscription.updated', state('past_due'), at + 10))).body.outcome,
-    ).toBe('accepted');
-    expect((await deliver(stripe.event('customer.subscription.updated', state('active'), at + 5))).body.outcome).toBe(
-      'stale',
-    );
-    expect(await current(staffed.admin)).toMatchObject({ status: 'past_due', paid: true, plan: { id: pro.id } });
-    // Ended: later news of the same subscription does not bring it back.
-    expect(
-      (await deliver(stripe.event('customer.subscription.deleted', state('canceled'), at + 20))).body.outcome,
-    ).toBe('accepted');
-    expect((await deliver(stripe.event('customer.subscription.updated', state('active'), at + 30))).body.outcome).toBe(
-      'stale',
-    );
+    const live = stripe.subscriptions.get(subscriptionId)!;
+    const snapshot = (status: string) => ({ ...live, status });
+    const at = Math.floor(Date.now() / 1000);
+    // Stripe has it past due; events carrying older states, in the same second, in any order, change nothing of that.
+    live['status'] = 'past_due';
+    const events = [
+      stripe.event('customer.subscription.updated', snapshot('active'), at),
+      stripe.event('customer.subscription.created', snapshot('incomplete'), at),
+      stripe.event('customer.subscription.updated', snapshot('past_due'), at),
+    ];
+    for (const order of [
+      [0, 1, 2],
+      [2, 1, 0],
+    ]) {
+      for (const index of order) await deliver({ ...events[index]!, id: `evt_${unique()}` });
+      expect(await current(staffed.admin)).toMatchObject({ status: 'past_due', paid: true, plan: { id: pro.id } });
+    }
+    // Concurrently too.
+    live['status'] = 'active';
+    await Promise.all(events.map((event) => deliver({ ...event, id: `evt_${unique()}` })));
+    expect((await current(staffed.admin)).status).toBe('active');
+    // Ended at Stripe: a late "active" does not bring it back.
+    Object.assign(live, { status: 'canceled', canceled_at: at });
+    await deliver(stripe.event('customer.subscription.updated', snapshot('active'), at + 1));
     expect(await current(staffed.admin)).toMatchObject({ paid: false, status: 'canceled', plan: { id: free.id } });
     // A new subscription of the same tenant replaces the ended one; news of the old one is then stale.
     const again = await startUpgrade(staffed, max);
     const session = stripe.pay(again.id);
     const next = stripe.subscriptions.get(session['subscription'] as string)!;
-    expect((await deliver(stripe.event('customer.subscription.created', next, at + 40))).body.outcome).toBe('accepted');
-    expect(
-      (await deliver(stripe.event('customer.subscription.deleted', state('canceled'), at + 50))).body.outcome,
-    ).toBe('stale');
+    expect((await deliver(stripe.event('checkout.session.completed', session))).body.outcome).toBe('accepted');
+    expect((await deliver(stripe.event('customer.subscription.deleted', snapshot('canceled')))).body.outcome).toBe(
+      'stale',
+    );
     expect(await current(staffed.admin)).toMatchObject({ paid: true, status: 'active', plan: { id: max.id } });
-    // A failed renewal makes it past due.
+    // A failed renewal: Stripe has it past due, and so do we; no plan change meanwhile.
     const failed = stripe.renew(next.id);
-    expect((await deliver(stripe.event('invoice.payment_failed', failed, at + 60))).body.outcome).toBe('accepted');
+    next['status'] = 'past_due';
+    expect((await deliver(stripe.event('invoice.payment_failed', { ...failed, status: 'open' }))).body.outcome).toBe(
+      'accepted',
+    );
     expect((await current(staffed.admin)).status).toBe('past_due');
+    await request(t.app).post('/subscription/upgrade').set(staffed.admin.auth).send({ plan_id: pro.id }).expect(409);
+  });
+
+  it('asks Stripe again later when it cannot be reached, or a price has no plan yet', async () => {
+    const { subscriptionId } = await subscribed(pro);
+    stripe.failNext(500);
+    const down = stripe.event('customer.subscription.updated', stripe.subscriptions.get(subscriptionId)!);
+    const { payload, header } = signEvent(down, webhookSecret);
+    await request(t.app)
+      .post('/payments/webhook')
+      .set('Content-Type', 'application/json')
+      .set('Stripe-Signature', header)
+      .send(payload)
+      .expect(502);
+    // Not recorded as received: the redelivery is applied.
+    expect((await deliver(down)).body.outcome).toBe('accepted');
+    const renewal = stripe.renew(subscriptionId);
+    const lines = renewal['lines'] as { data: { pricing: { price_details: { price: string } } }[] };
+    lines.data[0]!.pricing.price_details.price = 'price_nobody';
+    const unpriced = {
+      ...renewal,
+      parent: { type: 'subscription_details', subscription_details: { subscription: subscriptionId, metadata: {} } },
+    };
+    const signed = signEvent(stripe.event('invoice.paid', unpriced), webhookSecret);
+    const refused = await request(t.app)
+      .post('/payments/webhook')
+      .set('Content-Type', 'application/json')
+      .set('Stripe-Signature', signed.header)
+      .send(signed.payload)
+      .expect(409);
+    expect(refused.headers['retry-after']).toBeDefined();
   });
 
   it('ignores subscriptions that are not ours', async () => {
