@@ -58,15 +58,16 @@ const returns = {
   cancel_url: 'https://shop.example/',
 };
 
-const deliver = (event: object) => {
+/** Stripe delivering a signed event; `deliver` expects it taken. */
+const send = (event: object) => {
   const { payload, header } = signEvent(event, webhookSecret);
   return request(t.app)
     .post('/payments/webhook')
     .set('Content-Type', 'application/json')
     .set('Stripe-Signature', header)
-    .send(payload)
-    .expect(200);
+    .send(payload);
 };
+const deliver = (event: object) => send(event).expect(200);
 
 const current = async (caller: Caller, tenantId?: string) =>
   (
@@ -603,13 +604,7 @@ describe('subscription webhooks', () => {
     const { subscriptionId } = await subscribed(pro);
     stripe.failNext(500);
     const down = stripe.event('customer.subscription.updated', stripe.subscriptions.get(subscriptionId)!);
-    const { payload, header } = signEvent(down, webhookSecret);
-    await request(t.app)
-      .post('/payments/webhook')
-      .set('Content-Type', 'application/json')
-      .set('Stripe-Signature', header)
-      .send(payload)
-      .expect(502);
+    await send(down).expect(502);
     // Not recorded as received: the redelivery is applied.
     expect((await deliver(down)).body.outcome).toBe('accepted');
     const renewal = stripe.renew(subscriptionId);
@@ -619,13 +614,7 @@ describe('subscription webhooks', () => {
       ...renewal,
       parent: { type: 'subscription_details', subscription_details: { subscription: subscriptionId, metadata: {} } },
     };
-    const signed = signEvent(stripe.event('invoice.paid', unpriced), webhookSecret);
-    const refused = await request(t.app)
-      .post('/payments/webhook')
-      .set('Content-Type', 'application/json')
-      .set('Stripe-Signature', signed.header)
-      .send(signed.payload)
-      .expect(409);
+    const refused = await send(stripe.event('invoice.paid', unpriced)).expect(409);
     expect(refused.headers['retry-after']).toBeDefined();
   });
 
