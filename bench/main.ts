@@ -20,6 +20,9 @@ type Proc = { child: ChildProcess; url: string; exited: Promise<unknown> };
  * api`, say), its log written to a file as a deployment's collector would
  * take it, rather than to a pipe this process would have to read.
  */
+/** Every process the bench started that is still running: a failed figure must not leave them behind. */
+const running = new Set<ReturnType<typeof spawn>>();
+
 async function launch(entry: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Proc> {
   const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'bench-log-')), 'out.log');
   const log = openSync(logFile, 'w');
@@ -28,7 +31,8 @@ async function launch(entry: string, env: Record<string, string>, nodeFlags: str
     stdio: ['ignore', log, 'inherit'],
   });
   closeSync(log);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  running.add(child);
+  const exited = new Promise((resolve) => child.once('exit', resolve)).finally(() => running.delete(child));
   for (let i = 0; i < 600; i++) {
     const match = /"url":"(http:\/\/[^"]+)"/.exec(readFileSync(logFile, 'utf8'));
     if (match?.[1]) return { child, url: match[1], exited };
@@ -207,6 +211,9 @@ try {
     rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
   await stop(second.proc);
 } finally {
+  // After a failure, what is still running would go on polling a database that is about to go.
+  // SIGTERM, so `npm start` also stops its embedded PostgreSQL.
+  for (const child of running) child.kill('SIGTERM');
   rmSync(dataDir, { recursive: true, force: true });
 }
 

@@ -55,14 +55,28 @@ export async function sessionPaid(db: CommonQueryMethods, session: Stripe.Checko
   const payment = await paymentOfSession(db, session);
   if (!payment) return 'ignored';
   const intent = idOf(session.payment_intent);
+  const paidNow =
+    (session.payment_status === 'paid' || session.payment_status === 'no_payment_required') &&
+    payment.credits_granted === 0;
+  // One statement records what the session says and, when it pays, the payment as paid; the
+  // buyer's account is locked last (by applyEntry), so it is held only until the commit.
   await db.query(sql.typeAlias('void')`
     update payments set stripe_payment_intent_id = coalesce(stripe_payment_intent_id, ${intent}),
                         stripe_session_id = coalesce(stripe_session_id, ${session.id})
+                        ${paidNow ? sql.fragment`, status = 'paid', paid_at = coalesce(paid_at, now()), credits_granted = ${payment.credits}` : sql.fragment``}
     where id = ${payment.id}`);
   if (session.payment_status !== 'paid' && session.payment_status !== 'no_payment_required') return 'pending';
-  if (payment.credits_granted > 0) return 'duplicate';
+  if (!paidNow) return 'duplicate';
   const account = await userAccount(db, { id: payment.site_id, tenant_id: payment.tenant_id }, payment.user_id);
-  await applyEntry(db, {
+  await grantPurchase(db, payment, account);
+  // A refund that arrived before the payment settled is applied now (nothing to do otherwise).
+  await settleRefund(db, { ...payment, credits_granted: payment.credits, status: 'paid' });
+  return 'accepted';
+}
+
+/** The package's credits to the buyer's account on the site, once (the once-key backs the payment row's check). */
+function grantPurchase(db: CommonQueryMethods, payment: PaymentRow, account: string) {
+  return applyEntry(db, {
     accountId: account,
     tenantId: payment.tenant_id,
     siteId: payment.site_id,
@@ -73,13 +87,6 @@ export async function sessionPaid(db: CommonQueryMethods, session: Stripe.Checko
     reason: 'credit package',
     onceKey: `payment:${payment.id}`,
   });
-  const paid = { ...payment, credits_granted: payment.credits, status: 'paid' };
-  await db.query(sql.typeAlias('void')`
-    update payments set status = 'paid', paid_at = coalesce(paid_at, now()), credits_granted = ${payment.credits}
-    where id = ${payment.id}`);
-  // A refund that arrived before the payment settled is applied now.
-  await settleRefund(db, paid);
-  return 'accepted';
 }
 
 /** checkout.session.async_payment_failed and checkout.session.expired: a pending payment ends without credits. */
