@@ -6,8 +6,10 @@ import { routes as auth } from './auth/router.ts';
 import { routes as cache } from './cache/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
 import { routes as signup } from './auth/signup.ts';
+import { routes as contact } from './contact/router.ts';
 import { routes as contentTypes } from './contenttypes/router.ts';
 import { routes as elements } from './elements/router.ts';
+import { routes as fraud } from './fraud/router.ts';
 import { routes as general } from './general/router.ts';
 import { routes as jobs } from './jobs/router.ts';
 import { routes as media } from './media/router.ts';
@@ -55,4 +57,6 @@ export const allRoutes: RouteDefinition[] = [
   ...adminContentTypes,
   ...payments,
   ...subscription,
+  ...contact,
+  ...fraud,
 ];

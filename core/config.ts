@@ -106,6 +106,8 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional(),
   MAIL_FROM: z.string().min(3).default('Content Platform <no-reply@localhost>'),
+  CONTACT_TO: z.email().optional(),
+  CONTACT_MAX_LINKS: z.coerce.number().int().min(0).default(3),
   OAUTH_GOOGLE_ISSUER: z.url().default('https://accounts.google.com'),
   OAUTH_GOOGLE_CLIENT_ID: z.string().min(1).optional(),
   OAUTH_GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
@@ -117,6 +119,14 @@ const envSchema = z.object({
   RATE_LIMIT_AUTH_PER_IP: positiveInt.default(60),
   RATE_LIMIT_AUTH_PER_ACCOUNT: positiveInt.default(10),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(900),
+  RATE_LIMIT_CONTACT_PER_IP: positiveInt.default(5),
+  RATE_LIMIT_CONTACT_WINDOW_SECONDS: positiveInt.default(3600),
+  SIGNUP_MAX_PER_IP: positiveInt.default(5),
+  SIGNUP_MAX_PER_NETWORK: positiveInt.default(10),
+  SIGNUP_WINDOW_SECONDS: positiveInt.default(3600),
+  SIGNUP_BURST_COUNT: positiveInt.default(3),
+  SIGNUP_BURST_SECONDS: positiveInt.default(600),
+  SIGNUP_FLAG_SCORE: positiveInt.default(40),
   STRIPE_SECRET_KEY: z.string().min(8).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(8).optional(),
   STRIPE_API_URL: z.url().default('https://api.stripe.com'),
@@ -262,6 +272,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       refreshTokenTtlSeconds: values.REFRESH_TOKEN_TTL_SECONDS,
     },
     mail: { smtpUrl: values.SMTP_URL, from: values.MAIL_FROM },
+    contact: { to: values.CONTACT_TO, maxLinks: values.CONTACT_MAX_LINKS },
+    signupScreening: {
+      perIp: values.SIGNUP_MAX_PER_IP,
+      perNetwork: values.SIGNUP_MAX_PER_NETWORK,
+      windowSeconds: values.SIGNUP_WINDOW_SECONDS,
+      burstCount: values.SIGNUP_BURST_COUNT,
+      burstSeconds: values.SIGNUP_BURST_SECONDS,
+      flagScore: values.SIGNUP_FLAG_SCORE,
+    },
     oauth: {
       redirectUri: values.OAUTH_REDIRECT_URI,
       google: values.OAUTH_GOOGLE_CLIENT_ID
@@ -284,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       perIp: values.RATE_LIMIT_AUTH_PER_IP,
       perAccount: values.RATE_LIMIT_AUTH_PER_ACCOUNT,
       windowSeconds: values.RATE_LIMIT_WINDOW_SECONDS,
+      contact: { points: values.RATE_LIMIT_CONTACT_PER_IP, seconds: values.RATE_LIMIT_CONTACT_WINDOW_SECONDS },
     },
     // Outside production a missing admin falls back to printed local defaults;
     // in production no default credentials are ever created.

@@ -69,7 +69,7 @@ export const routes = [
         headers: noStore,
       },
       400: problemResponse('The state is unknown, used or expired, or the provider refused or vouched for no address'),
-      403: problemResponse('The account is blocked'),
+      403: problemResponse('The account is blocked, or a new account was refused by the sign-up screening'),
       404: problemResponse('Sign-in with that provider is not configured'),
       429: tooManyAttempts,
       503: problemResponse('The identity provider does not answer'),

@@ -28,7 +28,8 @@ export const routes = [
     access: 'public',
     description:
       'Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). ' +
-      'Signing in needs the address verified first. A taken address is a 409.',
+      'Signing in needs the address verified first. A taken address is a 409. Screened first: a throwaway domain or too many ' +
+      'sign-ups from one address or network are refused (403, without saying which); doubtful ones are flagged for review.',
     request: {
       body: z.strictObject({
         email,
@@ -42,12 +43,13 @@ export const routes = [
         description: 'Signed up; check your e-mail',
         schema: z.object({ user: userSchema, tenant: tenantSchema }),
       },
+      403: problemResponse('Sign-up refused by the screening (/problems/signup-refused)'),
       409: problemResponse('The address belongs to an account already'),
       429: tooManyAttempts,
     },
     async handler({ body }, { db, services, ip }) {
       await services.rateLimits.hit('signup', ip, body.email);
-      return { status: 201, body: await signup(db, services.config, body) };
+      return { status: 201, body: await signup(db, services.config, body, { ip }) };
     },
   }),
 

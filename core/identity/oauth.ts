@@ -7,6 +7,7 @@ import * as client from 'openid-client';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
+import { screenSignup, screenedUser } from '../fraud/screening.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
 import { addMember } from '../tenancy/memberships.ts';
 import { insertTenant } from '../tenancy/tenants.ts';
@@ -137,7 +138,15 @@ export async function finishOAuth(
       title: 'OAuth sign-in failed',
     });
   }
-  const { userId, created } = await db.transaction((tx) => linkIdentity(tx, flow.provider, identity));
+  // A first sign-in that would make an account is a sign-up: screened like one, before anything is created.
+  const screening = (await isNewAccount(db, flow.provider, identity))
+    ? await screenSignup(db, config, { email: identity.email, ip: meta.ip, via: flow.provider })
+    : null;
+  const { userId, created } = await db.transaction(async (tx) => {
+    const linked = await linkIdentity(tx, flow.provider, identity);
+    if (screening && linked.created) await screenedUser(tx, screening.id, linked.userId);
+    return linked;
+  });
   const blocked = await db.exists(
     sql.type(z.object({}))`select 1 from users where id = ${userId} and status = 'blocked'`,
   );
@@ -198,6 +207,13 @@ async function githubIdentity(config: Config, accessToken: string): Promise<Exte
       type: problemType('oauth-unverified-email'),
     });
   return { subject: String(profile.id), email: primary.email, name: profile.name ?? profile.login };
+}
+
+/** Neither linked before nor an address with an account: signing in makes one. */
+async function isNewAccount(db: CommonQueryMethods, provider: ProviderName, identity: ExternalIdentity) {
+  return !(await db.exists(sql.type(z.object({}))`
+    select 1 from user_identities where provider = ${provider} and subject = ${identity.subject}
+    union all select 1 from users where lower(email) = lower(${identity.email})`));
 }
 
 /** The user behind an external identity: linked before, found by verified e-mail, or new (with a tenant of their own). */

@@ -16,6 +16,8 @@ export type RateLimits = {
    * in often never locks its own account, and guessing a password still does.
    */
   attempt<T>(action: string, ip: string | undefined, account: string, check: () => Promise<T>): Promise<T>;
+  /** Counts one use of a public form with a limit of its own (the contact form) by `ip`; 429 past it. */
+  limit(form: 'contact', ip: string | undefined): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -23,7 +25,7 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
   // A small pool of its own: the library speaks node-postgres, not slonik.
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 3, application_name: 'rate-limits' });
   pool.on('error', () => undefined);
-  const limiter = (keyPrefix: string, points: number) =>
+  const limiter = (keyPrefix: string, points: number, duration = limits.windowSeconds) =>
     new RateLimiterPostgres({
       storeClient: pool,
       storeType: 'pool',
@@ -32,10 +34,11 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
       clearExpiredByTimeout: false,
       keyPrefix,
       points,
-      duration: limits.windowSeconds,
+      duration,
     });
   const perIp = limiter('ip', limits.perIp);
   const perAccount = limiter('account', limits.perAccount);
+  const forms = { contact: limiter('contact', limits.contact.points, limits.contact.seconds) };
 
   const tooMany = (msBeforeNext: number) => {
     const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
@@ -72,6 +75,7 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
         throw error;
       }
     },
+    limit: (form, ip) => consume(forms[form], ip ?? 'unknown'),
     close: () => pool.end(),
   };
 }

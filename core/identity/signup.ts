@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
+import { screenSignup, screenedUser } from '../fraud/screening.ts';
 import { queueEmail } from '../mail/outbox.ts';
 import { addMember } from '../tenancy/memberships.ts';
 import { insertTenant, type Tenant } from '../tenancy/tenants.ts';
@@ -27,14 +28,18 @@ function verificationEmail(config: Config, to: string, token: string) {
   };
 }
 
+/** A new account and its tenant, once the screening (core/fraud/screening.ts) lets the attempt through. */
 export async function signup(
   db: CommonQueryMethods,
   config: Config,
   input: SignupInput,
+  client: { ip: string | undefined },
 ): Promise<{ user: User; tenant: Tenant }> {
+  const screening = await screenSignup(db, config, { email: input.email, ip: client.ip, via: 'password' });
   const passwordHash = await hashPassword(input.password);
   return db.transaction(async (tx) => {
     const user = await insertUser(tx, { ...input, password_hash: passwordHash, email_verified: false });
+    await screenedUser(tx, screening.id, user.id);
     const tenant = await insertTenant(tx, { name: input.tenant_name ?? `${input.full_name}'s workspace` });
     await addMember(tx, tenant.id, user.id, 'admin');
     const token = await issueEmailToken(tx, config, user.id, 'email_verification');

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { allRoutes } from '../../api/routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { startFakeStripe, stripeEnv, type FakeStripe } from '../helpers/fake-stripe.ts';
+import { startFakeSmtp, type FakeSmtp } from '../helpers/smtp.ts';
 import { matrixStripeSecret, matrixWebhookSecret, requests, tenantAIntact } from './requests.ts';
 import { buildWorld, callers, type CallerName, type World } from './world.ts';
 
@@ -25,11 +26,16 @@ const rows = lines.map((line) => {
 let t: TestApp;
 let world: World;
 let stripe: FakeStripe;
+let smtp: FakeSmtp;
 beforeAll(async () => {
   stripe = await startFakeStripe();
+  smtp = await startFakeSmtp();
   t = await startTestApp({
     env: {
       ...stripeEnv(stripe, matrixStripeSecret),
+      // The SMTP check answers; no worker runs, so nothing is sent.
+      SMTP_URL: smtp.url,
+      RATE_LIMIT_CONTACT_PER_IP: '1000',
       MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret,
       // The video variants' back ends count as configured; no job of the matrix runs.
       MEDIA_PROVIDER_URL: 'http://127.0.0.1:9',
@@ -42,6 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopTestApp(t);
   await stripe.close();
+  await smtp.close();
 });
 
 it('has a row, and a request, for every implemented route', () => {

@@ -462,6 +462,20 @@ export const requests: Record<string, Builder> = {
     body: { name: 'Renamed' },
   }),
 
+  'POST /api/contact': fixed('/api/contact', {
+    name: 'Matrix',
+    email: 'matrix@example.org',
+    subject: 'Hello',
+    message: 'A message from the access matrix.',
+  }),
+  'GET /api/contact/test-smtp': fixed('/api/contact/test-smtp'),
+  'GET /admin/fraud/blocked-signups': fixed('/admin/fraud/blocked-signups'),
+  'GET /admin/fraud/suspicious-signups': fixed('/admin/fraud/suspicious-signups'),
+  'GET /admin/fraud/abuse-patterns': fixed('/admin/fraud/abuse-patterns'),
+  'POST /admin/fraud/block-tenant/{tenant_id}': async (world) => ({
+    path: `/admin/fraud/block-tenant/${(await newTenant(world.t, `Blockable ${world.unique()}`)).id}`,
+    body: { reason: 'matrix' },
+  }),
   'GET /subscription/current': async (world) => ({ path: `/subscription/current?tenant_id=${world.tenantA.id}` }),
   'GET /subscription/plans': fixed('/subscription/plans'),
   'POST /subscription/upgrade': async (world) => ({

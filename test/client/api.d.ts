@@ -15,7 +15,7 @@ export interface paths {
   "/admin/fraud/abuse-patterns": {
     /**
      * Get Abuse Patterns
-     * @description Not implemented yet: answers 501.
+     * @description Over the last window_hours (default 24): sign-up attempts by outcome and reason, networks behind many of them, one mailbox behind several accounts, and tenants whose jobs fail or whose payments are refunded far more than everyone’s.
      *
      * Timeout: 20 s.
      */
@@ -24,7 +24,7 @@ export interface paths {
   "/admin/fraud/block-tenant/{tenant_id}": {
     /**
      * Block Abusive Tenant
-     * @description Not implemented yet: answers 501.
+     * @description Blocks the tenant in one transaction: its members’ tokens stop reaching it at once, its service accounts are disabled, its queued, waiting and running jobs are canceled with their credits released; who and why are recorded. Unblock with PATCH /admin/tenants/{tenant_id} {status: active}.
      *
      * Timeout: 30 s.
      */
@@ -33,7 +33,7 @@ export interface paths {
   "/admin/fraud/blocked-signups": {
     /**
      * Get Blocked Signups
-     * @description Not implemented yet: answers 501.
+     * @description Sign-ups the screening refused, oldest first, with why: a throwaway domain, too many from one address or network.
      *
      * Timeout: 20 s.
      */
@@ -42,7 +42,7 @@ export interface paths {
   "/admin/fraud/suspicious-signups": {
     /**
      * Get Suspicious Signups
-     * @description Not implemented yet: answers 501.
+     * @description Sign-ups let through with doubts, oldest first, with their reasons, score and the account each made: an address whose canonical form has an account already, a burst of similar addresses from one network, a busy network.
      *
      * Timeout: 20 s.
      */
@@ -304,7 +304,7 @@ export interface paths {
   "/auth/signup/": {
     /**
      * Signup
-     * @description Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). Signing in needs the address verified first. A taken address is a 409.
+     * @description Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). Signing in needs the address verified first. A taken address is a 409. Screened first: a throwaway domain or too many sign-ups from one address or network are refused (403, without saying which); doubtful ones are flagged for review.
      *
      * Timeout: 30 s.
      */
@@ -394,7 +394,7 @@ export interface paths {
   "/api/contact": {
     /**
      * Submit Contact Form
-     * @description Not implemented yet: answers 501.
+     * @description Sends a message to the people behind the platform, or behind `site` (a public site). Limited per client IP (RATE_LIMIT_CONTACT_PER_IP per RATE_LIMIT_CONTACT_WINDOW_SECONDS). Kept, and mailed through the outbox to CONTACT_TO, else the site’s tenant admins, else the global admins; a message that looks like spam (the hidden `website` field filled, more than CONTACT_MAX_LINKS links) is kept but not mailed, and answered the same. A throwaway address is refused.
      *
      * Timeout: 30 s.
      */
@@ -403,7 +403,7 @@ export interface paths {
   "/api/contact/test-smtp": {
     /**
      * Test Smtp Configuration
-     * @description Not implemented yet: answers 501.
+     * @description Checks the SMTP server of SMTP_URL now (global admins): name resolution, connection, TLS and sign-in, and with ?send_to= sends a test message there. A failure is a 502 naming the stage that failed (dns, connect, tls, auth, send) and the server’s answer; the password is never shown.
      *
      * Timeout: 20 s.
      */
@@ -2129,6 +2129,121 @@ export type webhooks = Record<string, never>;
 
 export interface components {
   schemas: {
+    AbusePatterns: {
+      window: {
+        /** Format: date-time */
+        from: string;
+        /** Format: date-time */
+        to: string;
+      };
+      signups: {
+        attempts: number;
+        allowed: number;
+        flagged: number;
+        blocked: number;
+        blocked_by_reason: {
+            reason: string;
+            count: number;
+          }[];
+      };
+      /** @description Networks with at least 3 sign-up attempts, most first */
+      busy_networks: {
+          network: string;
+          attempts: number;
+          blocked: number;
+          /** @description Accounts made from it */
+          accounts: number;
+          /** @description Distinct canonical addresses tried */
+          addresses: number;
+          /** Format: date-time */
+          first_seen: string;
+          /** Format: date-time */
+          last_seen: string;
+        }[];
+      /** @description Canonical addresses behind more than one account, among accounts made in the window */
+      shared_mailboxes: {
+          email_canonical: string;
+          accounts: number;
+          emails: string[];
+        }[];
+      /** @description Tenants whose job failure rate is at least 50% and three times everyone else’s (5 jobs or more), or whose refund rate is at least 50% (2 paid payments or more) */
+      tenants: ({
+          /** Format: uuid */
+          tenant_id: string;
+          name: string;
+          status: string;
+          jobs: number;
+          failed_jobs: number;
+          failure_rate: number;
+          payments: number;
+          refunded_payments: number;
+          refund_rate: number;
+          reasons: ("job_failures" | "refunds")[];
+        })[];
+      overall: {
+        job_failure_rate: number;
+        refund_rate: number;
+      };
+    };
+    TenantBlock: {
+      /** Format: uuid */
+      tenant_id: string;
+      /** @enum {string} */
+      status: "blocked";
+      /** Format: date-time */
+      blocked_at: string;
+      /** Format: uuid */
+      blocked_by: string;
+      reason: string;
+      service_accounts_disabled: number;
+      /** @description Queued, waiting and running jobs canceled, their reserved credits released */
+      jobs_canceled: number;
+    };
+    /** @description RFC 9457 problem details */
+    Problem: {
+      /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed */
+      type: string;
+      title: string;
+      status: number;
+      detail?: string;
+      /** @description The path of the request that failed */
+      instance?: string;
+      /** @description Also in the X-Request-Id header and the logs */
+      request_id?: string;
+      /** @description Each invalid field, for 422 */
+      errors?: {
+          /** @description e.g. body.email */
+          path: string;
+          message: string;
+        }[];
+      [key: string]: unknown;
+    };
+    ScreenedSignup: {
+      /** Format: uuid */
+      id: string;
+      email: string;
+      /** @description Lower case, without +tag; Gmail without dots */
+      email_canonical: string;
+      ip: string | null;
+      /** @description The IPv4 address, or the IPv6 /64 */
+      network: string | null;
+      /** @enum {string} */
+      via: "password" | "google" | "github";
+      /** @enum {string} */
+      outcome: "allowed" | "flagged" | "blocked";
+      /** @description Refused: disposable_domain, ip_limit, network_limit. Flagged: canonical_duplicate, similar_burst, busy_network */
+      reasons: string[];
+      score: number;
+      /** @description The account it made */
+      user: {
+        /** Format: uuid */
+        id: string;
+        email: string;
+        status: string;
+      } | null;
+      /** Format: date-time */
+      created_at: string;
+    };
     ContentTypeDistribution: {
       /** Format: uuid */
       type_id: string;
@@ -2156,25 +2271,6 @@ export interface components {
       /** @description Referred types the target had already (by api_id) */
       mapped: string[];
       detail?: string;
-    };
-    /** @description RFC 9457 problem details */
-    Problem: {
-      /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed */
-      type: string;
-      title: string;
-      status: number;
-      detail?: string;
-      /** @description The path of the request that failed */
-      instance?: string;
-      /** @description Also in the X-Request-Id header and the logs */
-      request_id?: string;
-      /** @description Each invalid field, for 422 */
-      errors?: {
-          /** @description e.g. body.email */
-          path: string;
-          message: string;
-        }[];
-      [key: string]: unknown;
     };
     CurrentUser: {
       /** Format: uuid */
@@ -2290,6 +2386,25 @@ export interface components {
     CacheCleared: {
       /** @description What was dropped in every API process: entries carrying these tags */
       tags: string[];
+    };
+    ContactReceipt: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      status: "received";
+    };
+    SmtpCheck: {
+      /** @enum {boolean} */
+      ok: true;
+      host: string;
+      port: number;
+      /** @description TLS from the start (smtps://); otherwise STARTTLS when the server offers it */
+      secure: boolean;
+      user: string | null;
+      /** @description Where the test message went (send_to), if one was asked for */
+      sent_to: string | null;
+      message_id: string | null;
+      elapsed_ms: number;
     };
     ContentElement: {
       /** Format: uuid */
@@ -3698,8 +3813,28 @@ export interface components {
     };
   };
   responses: {
-    /** @description Not implemented yet */
-    NotImplemented: {
+    /** @description Missing, invalid or expired token */
+    Unauthorized: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        /** @description The scheme to authenticate with: Bearer */
+        "WWW-Authenticate": string;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Authenticated, but the role or scopes do not allow this */
+    Forbidden: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The request is not valid; `errors` lists each problem */
+    ValidationFailed: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
       };
@@ -3725,37 +3860,8 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description Not found, or in another tenant */
-    NotFound: {
-      headers: {
-        "X-Request-Id": components["headers"]["RequestId"];
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
     /** @description The body is malformed */
     MalformedBody: {
-      headers: {
-        "X-Request-Id": components["headers"]["RequestId"];
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Missing, invalid or expired token */
-    Unauthorized: {
-      headers: {
-        "X-Request-Id": components["headers"]["RequestId"];
-        /** @description The scheme to authenticate with: Bearer */
-        "WWW-Authenticate": string;
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Authenticated, but the role or scopes do not allow this */
-    Forbidden: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
       };
@@ -3781,8 +3887,8 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description The request is not valid; `errors` lists each problem */
-    ValidationFailed: {
+    /** @description Not found, or in another tenant */
+    NotFound: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
       };
@@ -3792,6 +3898,15 @@ export interface components {
     };
     /** @description The cursor is not one this API gave */
     BadCursor: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Not implemented yet */
+    NotImplemented: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
       };
@@ -3829,20 +3944,36 @@ export interface operations {
 
   /**
    * Get Abuse Patterns
-   * @description Not implemented yet: answers 501.
+   * @description Over the last window_hours (default 24): sign-up attempts by outcome and reason, networks behind many of them, one mailbox behind several accounts, and tenants whose jobs fail or whose payments are refunded far more than everyone’s.
    *
    * Timeout: 20 s.
    */
   getAbusePatterns: {
+    parameters: {
+      query?: {
+        window_hours?: number;
+      };
+    };
     responses: {
+      /** @description The patterns */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["AbusePatterns"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Block Abusive Tenant
-   * @description Not implemented yet: answers 501.
+   * @description Blocks the tenant in one transaction: its members’ tokens stop reaching it at once, its service accounts are disabled, its queued, waiting and running jobs are canceled with their credits released; who and why are recorded. Unblock with PATCH /admin/tenants/{tenant_id} {status: active}.
    *
    * Timeout: 30 s.
    */
@@ -3852,36 +3983,126 @@ export interface operations {
         tenant_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          reason: string;
+        };
+      };
+    };
     responses: {
+      /** @description Blocked */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["TenantBlock"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The tenant is blocked already */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Blocked Signups
-   * @description Not implemented yet: answers 501.
+   * @description Sign-ups the screening refused, oldest first, with why: a throwaway domain, too many from one address or network.
    *
    * Timeout: 20 s.
    */
   getBlockedSignups: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        reason?: string;
+        /** @description An IPv4 address or an IPv6 /64 as listed */
+        network?: string;
+        from?: string;
+        to?: string;
+      };
+    };
     responses: {
+      /** @description A page of refused sign-ups */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ScreenedSignup"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Suspicious Signups
-   * @description Not implemented yet: answers 501.
+   * @description Sign-ups let through with doubts, oldest first, with their reasons, score and the account each made: an address whose canonical form has an account already, a burst of similar addresses from one network, a busy network.
    *
    * Timeout: 20 s.
    */
   getSuspiciousSignups: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        reason?: string;
+        /** @description An IPv4 address or an IPv6 /64 as listed */
+        network?: string;
+        from?: string;
+        to?: string;
+      };
+    };
     responses: {
+      /** @description A page of flagged sign-ups */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ScreenedSignup"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -4549,7 +4770,7 @@ export interface operations {
   };
   /**
    * Signup
-   * @description Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). Signing in needs the address verified first. A taken address is a 409.
+   * @description Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). Signing in needs the address verified first. A taken address is a 409. Screened first: a throwaway domain or too many sign-ups from one address or network are refused (403, without saying which); doubtful ones are flagged for review.
    *
    * Timeout: 30 s.
    */
@@ -4580,6 +4801,15 @@ export interface operations {
         };
       };
       400: components["responses"]["MalformedBody"];
+      /** @description Sign-up refused by the screening (/problems/signup-refused) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       /** @description The address belongs to an account already */
       409: {
         headers: {
@@ -4664,7 +4894,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description The account is blocked */
+      /** @description The account is blocked, or a new account was refused by the sign-up screening */
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -5040,27 +5270,100 @@ export interface operations {
   };
   /**
    * Submit Contact Form
-   * @description Not implemented yet: answers 501.
+   * @description Sends a message to the people behind the platform, or behind `site` (a public site). Limited per client IP (RATE_LIMIT_CONTACT_PER_IP per RATE_LIMIT_CONTACT_WINDOW_SECONDS). Kept, and mailed through the outbox to CONTACT_TO, else the site’s tenant admins, else the global admins; a message that looks like spam (the hidden `website` field filled, more than CONTACT_MAX_LINKS links) is kept but not mailed, and answered the same. A throwaway address is refused.
    *
    * Timeout: 30 s.
    */
   submitContactForm: {
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          /** Format: email */
+          email: string;
+          subject: string;
+          message: string;
+          /** @description The site (id or slug) the form is on; it must be public */
+          site?: string;
+          /** @description Leave empty: a field hidden from people, filled by bots */
+          website?: string;
+        };
+      };
+    };
     responses: {
+      /** @description Received */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContactReceipt"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many messages from this address; try again later */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Test Smtp Configuration
-   * @description Not implemented yet: answers 501.
+   * @description Checks the SMTP server of SMTP_URL now (global admins): name resolution, connection, TLS and sign-in, and with ?send_to= sends a test message there. A failure is a 502 naming the stage that failed (dns, connect, tls, auth, send) and the server’s answer; the password is never shown.
    *
    * Timeout: 20 s.
    */
   testSmtpConfiguration: {
+    parameters: {
+      query?: {
+        /** @description Also send a test message to this address */
+        send_to?: string;
+      };
+    };
     responses: {
+      /** @description The server took the connection (and the message) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SmtpCheck"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
+      /** @description The check failed; `stage` says where (dns, connect, tls, auth, send) */
+      502: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description SMTP_URL is not set */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       504: components["responses"]["Timeout"];
     };
   };

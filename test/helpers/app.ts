@@ -24,6 +24,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_AUTH_PER_IP: '100000',
     RATE_LIMIT_AUTH_PER_ACCOUNT: '100000',
+    SIGNUP_MAX_PER_IP: '100000',
+    SIGNUP_MAX_PER_NETWORK: '100000',
     // Stored media go to the system's temporary folder, never into the checkout.
     DATA_DIR: path.join(os.tmpdir(), `platform-test-data-${process.pid}`),
     ...env,

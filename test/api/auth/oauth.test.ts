@@ -1,6 +1,8 @@
 // OAuth sign-in end to end: against a real OpenID provider (oidc-provider) on
 // 127.0.0.1 for `google`, and a small GitHub stand-in for `github`.
 import request from 'supertest';
+import { z } from 'zod';
+import { sql } from '../../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { login, newUser } from '../../helpers/factories.ts';
 import { startFakeGitHub, type FakeGitHub } from '../../helpers/fake-github.ts';
@@ -156,6 +158,27 @@ describe('POST /auth/signup/oauth/callback with GitHub', () => {
       .set({ Authorization: `Bearer ${res.body.access_token}` })
       .expect(200);
     expect(me.body).toMatchObject({ email: 'erin@example.org', full_name: 'Erin' });
+  });
+
+  it('screens a first sign-in like a sign-up: a throwaway address makes no account', async () => {
+    const start = await request(t.app).get('/auth/signup/oauth/github').expect(200);
+    const code = github.issueCode({
+      id: 4444,
+      login: 'grace',
+      name: 'Grace',
+      emails: [{ email: 'grace@mailinator.com', primary: true, verified: true }],
+    });
+    const res = await request(t.app)
+      .post('/auth/signup/oauth/callback')
+      .send({ provider: 'github', code, state: start.body.state })
+      .expect(403);
+    expect(res.body.type).toBe('/problems/signup-refused');
+    const screening = await t.services.db.one(sql.type(
+      z.object({ via: z.string(), outcome: z.string(), users: z.number() }),
+    )`
+      select via, outcome, (select count(*)::int from users where email = 'grace@mailinator.com') as users
+      from signup_screenings where email = 'grace@mailinator.com'`);
+    expect(screening).toEqual({ via: 'github', outcome: 'blocked', users: 0 });
   });
 
   it('refuses a GitHub account without a verified primary address', async () => {
