@@ -1,6 +1,7 @@
 // Contact: the public contact form, and the SMTP check behind it.
 import { z } from 'zod';
 import { contactInput, contactReceiptSchema, submitContact } from '../../core/contact/messages.ts';
+import { networkOf } from '../../core/fraud/networks.ts';
 import { checkSmtp, smtpCheckSchema, smtpStages } from '../../core/mail/smtp-check.ts';
 import { problemResponse, retryAfterHeader } from '../responses.ts';
 import { defineRoute } from '../route.ts';
@@ -20,7 +21,8 @@ export const routes = [
       429: problemResponse('Too many messages from this address; try again later', { 'Retry-After': retryAfterHeader }),
     },
     async handler({ body }, { db, services, ip }, { req }) {
-      await services.rateLimits.limit('contact', ip);
+      // Per network: an IPv6 client holds a whole /64 to rotate through.
+      await services.rateLimits.limit('contact', networkOf(ip).network);
       return {
         status: 202,
         body: await submitContact(db, services.config, body, { ip, userAgent: req.get('user-agent') }),

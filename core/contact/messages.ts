@@ -32,7 +32,8 @@ export const contactReceiptSchema = z
   .object({ id: z.uuid(), status: z.literal('received') })
   .meta({ id: 'ContactReceipt' });
 
-const linkPattern = /\bhttps?:\/\/|\bwww\.|\[url=/gi;
+/** One match per link: a BBCode [url=...] tag, or a URL taken whole (so its www. is not counted again). */
+const linkPattern = /\[url=[^\]]*\]|(?:\bhttps?:\/\/|\bwww\.)[^\s<>\]"]+/gi;
 
 /** Why a message is spam; empty when it is not. */
 export function spamReasons(input: ContactInput, maxLinks: number): string[] {
@@ -45,15 +46,16 @@ export function spamReasons(input: ContactInput, maxLinks: number): string[] {
 
 async function recipients(db: CommonQueryMethods, config: Config, site: Site | null): Promise<string[]> {
   if (config.contact.to) return [config.contact.to];
-  const rows = await db.anyFirst(sql.type(z.object({ email: z.string() }))`
-    select u.email from users u
-    where ${
-      site
-        ? sql.fragment`exists (select 1 from memberships m where m.user_id = u.id and m.tenant_id = ${site.tenant_id} and m.role = 'admin')`
-        : sql.fragment`u.is_global_admin`
-    }
-    order by u.created_at limit 20`);
-  return [...rows];
+  const admins = (who: ReturnType<typeof sql.fragment>) =>
+    db.anyFirst(sql.type(z.object({ email: z.string() }))`
+      select u.email from users u where u.status = 'active' and ${who} order by u.created_at limit 20`);
+  const forSite = site
+    ? await admins(
+        sql.fragment`exists (select 1 from memberships m where m.user_id = u.id and m.tenant_id = ${site.tenant_id} and m.role = 'admin')`,
+      )
+    : [];
+  // A site whose tenant has no administrator left still reaches someone.
+  return [...(forSite.length > 0 ? forSite : await admins(sql.fragment`u.is_global_admin`))];
 }
 
 export async function submitContact(

@@ -1,7 +1,8 @@
 // Blocking an abusive tenant, all in one transaction: the tenant is blocked
 // (its members' memberships grant nothing from the next request on: the
-// tenants trigger tells every API process to forget what it cached), its
-// service accounts are disabled, its unfinished jobs are canceled with their
+// tenants trigger tells every API process to forget what it cached; a submit
+// racing the block is refused by the job insert itself), its service accounts
+// are disabled, its unfinished jobs are canceled with their
 // reserved credits released (a running one's worker sees the cancel and
 // stops), and who did it and why are recorded. Unblocking is the tenant's
 // PATCH back to active; service accounts stay disabled until re-enabled.
@@ -9,8 +10,8 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { UserActor } from '../actor.ts';
 import { conflict, notFound } from '../errors.ts';
-import { finished } from '../jobs/model.ts';
-import { cancel, lockJob } from '../jobs/settle.ts';
+import { finished, jobColumns, jobRow } from '../jobs/model.ts';
+import { cancel } from '../jobs/settle.ts';
 import { timestamp } from '../timestamp.ts';
 
 export const tenantBlockSchema = z
@@ -31,7 +32,7 @@ export const tenantBlockSchema = z
 export async function blockTenant(db: CommonQueryMethods, actor: UserActor, tenantId: string, reason: string) {
   return db.transaction(async (tx) => {
     const tenant = await tx.maybeOne(sql.type(z.object({ status: z.string() }))`
-      select status from tenants where id = ${tenantId} for update`);
+      select status from tenants where id = ${tenantId} for no key update`);
     if (!tenant) throw notFound('No such tenant.');
     if (tenant.status === 'blocked') throw conflict('The tenant is blocked already.');
     const blocked = await tx.one(sql.type(z.object({ blocked_at: timestamp }))`
@@ -41,16 +42,14 @@ export async function blockTenant(db: CommonQueryMethods, actor: UserActor, tena
       with disabled as (
         update service_accounts set status = 'disabled' where tenant_id = ${tenantId} and status = 'active' returning 1
       ) select count(*)::int as count from disabled`);
-    const open = await tx.anyFirst(sql.type(z.object({ id: z.uuid() }))`
-      select id from jobs where tenant_id = ${tenantId} and status <> all(${sql.array([...finished], 'text')})
-      order by created_at`);
-    let canceled = 0;
-    for (const id of open) {
-      const job = await lockJob(tx, id);
-      if (!job || finished.includes(job.status)) continue;
-      await cancel(tx, job, `Tenant blocked: ${reason}`);
-      canceled += 1;
-    }
+    // Every open job locked first, in one statement, before any credits move: a worker finishing
+    // one of them holds its row and then wants its payer's account, so locking a job after
+    // touching an account could deadlock with it.
+    const open = await tx.any(sql.type(jobRow)`
+      select ${jobColumns} from jobs where tenant_id = ${tenantId} and status <> all(${sql.array([...finished], 'text')})
+      order by id for update`);
+    for (const job of open) await cancel(tx, job, `Tenant blocked: ${reason}`);
+    const canceled = open.length;
     return {
       tenant_id: tenantId,
       status: 'blocked' as const,

@@ -2,12 +2,19 @@
 // IPv6 client usually holds a whole /64, so that is what counts as one.
 import ipaddr from 'ipaddr.js';
 
-export function networkOf(ip: string | undefined): { ip: string | null; network: string | null } {
-  if (!ip) return { ip: null, network: null };
-  if (!ipaddr.isValid(ip)) return { ip, network: ip };
+/** What a missing or unreadable address counts as: one shared key, so it gets no free pass. */
+export const unknownNetwork = 'unknown';
+
+export function networkOf(raw: string | undefined): { ip: string; network: string } {
+  // Proxies may forward "1.2.3.4:5678" or "[2001:db8::1]:443".
+  const ip = raw
+    ?.trim()
+    .replace(/^\[([^\]]+)\](?::\d+)?$/, '$1')
+    .replace(/^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/, '$1');
+  if (!ip || !ipaddr.isValid(ip)) return { ip: unknownNetwork, network: unknownNetwork };
   // IPv4-mapped IPv6 (::ffff:1.2.3.4) is the IPv4 client it maps.
   const address = ipaddr.process(ip);
   if (address.kind() === 'ipv4') return { ip: address.toString(), network: address.toString() };
-  const groups = (address as ipaddr.IPv6).toNormalizedString().split(':').slice(0, 4);
-  return { ip: address.toString(), network: `${groups.join(':')}::/64` };
+  const prefix = ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/64`);
+  return { ip: address.toString(), network: `${prefix.toString()}/64` };
 }

@@ -42,8 +42,11 @@ export async function screenSignup(
   const limits = config.signupScreening;
   const { ip, network } = networkOf(attempt.ip);
   const outcome = await db.transaction(async (tx) => {
-    // One screening at a time per network, so two at once cannot both pass a limit.
-    await tx.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext(${`signup:${network ?? ''}`}))`);
+    // One screening at a time per network, so two at once cannot both pass a limit, and per
+    // mailbox, so two spellings of one at once are still seen; always in this order.
+    await tx.query(sql.typeAlias('void')`
+      select from pg_advisory_xact_lock(hashtext(${`signup:${network}`})) as by_network,
+                  pg_advisory_xact_lock(hashtext('signup-mailbox:' || canonical_email(${attempt.email}))) as by_mailbox`);
     const window = sql.fragment`now() - make_interval(secs => ${limits.windowSeconds})`;
     const burst = sql.fragment`now() - make_interval(secs => ${limits.burstSeconds})`;
     // The shape of an address: its canonical form with the digits taken out (ann1@x, ann2@x → ann@x).
@@ -57,16 +60,20 @@ export async function screenSignup(
            and s.outcome <> 'blocked'
            and ${shape(sql.fragment`s.email_canonical`)} = ${shape(sql.fragment`canonical_email(${attempt.email})`)}) as similar,
         exists (select 1 from users where email_canonical = canonical_email(${attempt.email})
-                  and lower(email) <> lower(${attempt.email})) as canonical_taken`);
+                  and lower(email) <> lower(${attempt.email}))
+          -- Or another spelling let through a moment ago, whose account may not exist yet.
+          or exists (select 1 from signup_screenings where email_canonical = canonical_email(${attempt.email})
+                  and lower(email) <> lower(${attempt.email}) and outcome <> 'blocked' and created_at > ${window})
+          as canonical_taken`);
     const blocked = [
       ...(isDisposable(attempt.email) ? ['disposable_domain'] : []),
-      ...(ip && seen.from_ip >= limits.perIp ? ['ip_limit'] : []),
-      ...(network && seen.from_network >= limits.perNetwork ? ['network_limit'] : []),
+      ...(seen.from_ip >= limits.perIp ? ['ip_limit'] : []),
+      ...(seen.from_network >= limits.perNetwork ? ['network_limit'] : []),
     ];
     const doubts = [
       ...(seen.canonical_taken ? (['canonical_duplicate'] as const) : []),
-      ...(network && seen.similar + 1 >= limits.burstCount ? (['similar_burst'] as const) : []),
-      ...(network && seen.from_network * 2 >= limits.perNetwork ? (['busy_network'] as const) : []),
+      ...(seen.similar + 1 >= limits.burstCount ? (['similar_burst'] as const) : []),
+      ...(seen.from_network * 2 >= limits.perNetwork ? (['busy_network'] as const) : []),
     ];
     const score = doubts.reduce((total, doubt) => total + weights[doubt], 0);
     const decided =

@@ -1,6 +1,7 @@
 // Submitting a job, in one transaction: the job row, the credits it may cost
 // reserved on the payer's account, and the queue entry. A 402 (or any failure)
 // leaves none of the three behind.
+import { notFound } from '../errors.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorId, type Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
@@ -36,11 +37,15 @@ export type NewJob = {
 /** The job row, its queue entry and its reservation, in the caller's transaction. */
 export async function insertJob(tx: CommonQueryMethods, config: Config, job: NewJob): Promise<JobRow> {
   const { site, actor } = job;
-  const row = await tx.one(sql.type(jobRow)`
+  // Only for a tenant still active: a block (core/fraud/block-tenant.ts) that committed after the
+  // caller's access was checked is seen here, in the statement that would make the job.
+  const row = await tx.maybeOne(sql.type(jobRow)`
     insert into jobs (tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved)
-    values (${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
-            ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost})
+    select ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
+           ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost}
+    where exists (select 1 from tenants where id = ${site.tenant_id} and status = 'active')
     returning ${jobColumns}`);
+  if (!row) throw notFound('No such site.');
   await schedule(tx, row, config.jobs.tenantConcurrency);
   // Last, so the payer's account row is locked only for the end of the transaction:
   // concurrent submits by one payer queue on that lock, and each holds it briefly.

@@ -51,19 +51,28 @@ export async function checkSmtp(config: Config, sendTo: string | undefined): Pro
       title: 'Mail not configured',
       extensions: { setting: 'SMTP_URL' },
     });
+  // The same URL the mail job sends with (its query options, e.g. tls.rejectUnauthorized, apply),
+  // with timeouts short enough for verify and a test message within the endpoint's 20 s.
   const url = new URL(smtpUrl);
+  for (const [option, ms] of [
+    ['connectionTimeout', '4000'],
+    ['greetingTimeout', '4000'],
+    ['socketTimeout', '5000'],
+    ['dnsTimeout', '3000'],
+  ] as const)
+    if (!url.searchParams.has(option)) url.searchParams.set(option, ms);
   const secure = url.protocol === 'smtps:';
   const target = { host: url.hostname, port: Number(url.port) || (secure ? 465 : 587), secure };
-  const user = url.username ? decodeURIComponent(url.username) : null;
-  const password = url.password ? decodeURIComponent(url.password) : '';
-  const transport = nodemailer.createTransport({
-    ...target,
-    ...(user ? { auth: { user, pass: password } } : {}),
-    connectionTimeout: 5000,
-    greetingTimeout: 5000,
-    socketTimeout: 10_000,
-    dnsTimeout: 5000,
-  });
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  };
+  const user = url.username ? decode(url.username) : null;
+  const secrets = [url.password, decode(url.password)].filter(Boolean);
+  const transport = nodemailer.createTransport(url.toString());
   const started = performance.now();
   let sending = false;
   try {
@@ -88,7 +97,7 @@ export async function checkSmtp(config: Config, sendTo: string | undefined): Pro
   } catch (error) {
     const failure = error as { code?: string; message?: string; responseCode?: number };
     const stage = stageOf(failure, sending);
-    const detail = (failure.message ?? 'unknown error').split(password || '\u0000').join('***');
+    const detail = secrets.reduce((text, secret) => text.split(secret).join('***'), failure.message ?? 'unknown error');
     throw new Problem(502, `The SMTP check failed at ${stage}: ${detail}`, {
       type: problemType('smtp-check-failed'),
       title: 'SMTP check failed',

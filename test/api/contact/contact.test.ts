@@ -118,6 +118,13 @@ describe('POST /api/contact', () => {
     expect(await stored(linky.body.id)).toMatchObject({ status: 'spam', spam_reasons: ['links:4'] });
     expect(await outboxFor(trap.body.id)).toEqual([]);
     expect(await outboxFor(linky.body.id)).toEqual([]);
+    // A link is one link, whatever its spelling: two https://www. links are two.
+    const two = await request(t.app)
+      .post('/api/contact')
+      .set(client())
+      .send(message({ message: 'Compare https://www.a.example/x and [url=https://www.b.example]b[/url]' }))
+      .expect(202);
+    expect(await stored(two.body.id)).toMatchObject({ status: 'received' });
     // Three links are within the default limit.
     const fine = await request(t.app)
       .post('/api/contact')
