@@ -8,6 +8,7 @@ import { allEndpoints, type Endpoint } from './manifest.ts';
 import { bodyParsers } from './middleware/body.ts';
 import { chain } from './middleware/chain.ts';
 import { corsPolicy } from './middleware/cors.ts';
+import { requestCounter } from './middleware/counting.ts';
 import { requestLogging } from './middleware/logging.ts';
 import { errorHandler, notFound } from './middleware/problems.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -39,6 +40,7 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   // Access answers are kept in memory from the moment changes to them are heard.
   services.accessCache.start();
   services.publicCache.start();
+  services.statistics.start(services.db);
   const app = express();
   app.disable('x-powered-by');
   // Express would hash every body for a weak ETag (and answer 304s no route
@@ -60,8 +62,8 @@ export function createApp(services: Services, options: AppOptions = {}): Express
     chain(
       // 1. Identify the request, so every later log line and problem carries its id.
       requestId(),
-      // 2. Log it once it finishes.
-      requestLogging(services.logger),
+      // 2. Log it once it finishes, and count it (by site, route, status class and latency).
+      requestLogging(services.logger, services.config.statsCounting ? requestCounter(services.statistics) : undefined),
       // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
       securityHeaders(),
       ...(cors ? [cors] : []),

@@ -46,11 +46,13 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
       );
       if (!site) throw notPublic();
       context.site = site;
+      res.locals.siteId = site.id;
     } else if (typeof access === 'object') {
       const identifier = (input.params as { site_identifier: string }).site_identifier;
       const found = requireSiteNeed(await services.accessCache.site(db, auth!.actor, identifier), access);
       context.site = found.site;
       context.access = found;
+      res.locals.siteId = found.site.id;
     }
     const answer = async (): Promise<StoredReply & { json?: string | Buffer }> => {
       const reply = await route.handler(input, context as never, { req, res });

@@ -77,7 +77,11 @@ export function endpointDispatcher(
     registered.add(`${endpoint.method} ${path}`);
     const limit = timeout(endpoint.timeoutMs);
     const run: Handler = route ? handle(endpoint, route, services) : notImplemented(endpoint);
-    const store: Handler = (req, res, next) => limit(req, res, () => Promise.resolve(run(req, res, next)).catch(next));
+    const store: Handler = (req, res, next) => {
+      // What the request is counted as (./middleware/counting.ts): the manifest key, never the raw path.
+      res.locals.route = endpoint.key;
+      return limit(req, res, () => Promise.resolve(run(req, res, next)).catch(next));
+    };
     tree.on(endpoint.method, path, () => undefined, store);
     if (endpoint.method === 'GET') tree.on('HEAD', path, () => undefined, store);
   }

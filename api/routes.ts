@@ -23,6 +23,7 @@ import { routes as metrics } from './metrics/router.ts';
 import type { RouteDefinition } from './route.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
+import { routes as siteStatistics } from './site-statistics/router.ts';
 import { routes as sites } from './sites/router.ts';
 import { routes as subscription } from './subscription/router.ts';
 import { routes as globalCostSettings } from './global-cost-settings/router.ts';
@@ -59,4 +60,5 @@ export const allRoutes: RouteDefinition[] = [
   ...subscription,
   ...contact,
   ...fraud,
+  ...siteStatistics,
 ];

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { speechFigures, throughputFigures } from './jobs.ts';
 import { thumbnailFigures, uploadFigures, videoFigures } from './media.ts';
 import { webhookFigures } from './billing.ts';
+import { countingFigures } from './statistics.ts';
 import { contentFigures } from './content.ts';
 import { requestPathFigures } from './request-path.ts';
 
@@ -199,6 +200,7 @@ try {
   }
   if (section('content')) rows.push(...(await contentFigures(api.url, token, databaseUrl, launchApi)));
   if (section('billing')) rows.push(...(await webhookFigures(api.url, token, databaseUrl, launchApi)));
+  if (section('statistics')) rows.push(...(await countingFigures(api.url, token, databaseUrl, launchApi)));
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);

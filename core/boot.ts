@@ -11,6 +11,7 @@ import { AccessCache } from './identity/access-cache.ts';
 import { PublicCache } from './content/public-cache.ts';
 import { JobEvents } from './jobs/events.ts';
 import { Notifications } from './notifications.ts';
+import { StatisticsRecorder } from './statistics/recorder.ts';
 import { createStorage } from './storage/index.ts';
 import type { Logger } from './logger.ts';
 import type { Services } from './services.ts';
@@ -38,6 +39,7 @@ export async function createServices(
     jobEvents: new JobEvents(notifications),
     accessCache: new AccessCache(config, logger, notifications),
     publicCache: new PublicCache({ ...config.publicCache, redisUrl: config.redisUrl }, logger, notifications),
+    statistics: new StatisticsRecorder(config.statsFlushSeconds, logger),
   };
 }
 
@@ -62,6 +64,8 @@ async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, wa
 export async function closeServices(services: Services): Promise<void> {
   services.accessCache.close();
   services.publicCache.close();
+  // What was counted since the last minute's write goes out before the pool closes.
+  await services.statistics.stop(services.db);
   await Promise.allSettled([
     services.db.end(),
     services.cache.close(),

@@ -121,6 +121,8 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(900),
   RATE_LIMIT_CONTACT_PER_IP: positiveInt.default(5),
   RATE_LIMIT_CONTACT_WINDOW_SECONDS: positiveInt.default(3600),
+  STATS_FLUSH_SECONDS: positiveInt.max(3600).default(60),
+  STATS_COUNTING: bool.default(true),
   SIGNUP_MAX_PER_IP: positiveInt.default(5),
   SIGNUP_MAX_PER_NETWORK: positiveInt.default(10),
   SIGNUP_WINDOW_SECONDS: positiveInt.default(3600),
@@ -273,6 +275,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     mail: { smtpUrl: values.SMTP_URL, from: values.MAIL_FROM },
     contact: { to: values.CONTACT_TO, maxLinks: values.CONTACT_MAX_LINKS },
+    statsFlushSeconds: values.STATS_FLUSH_SECONDS,
+    statsCounting: values.STATS_COUNTING,
     signupScreening: {
       perIp: values.SIGNUP_MAX_PER_IP,
       perNetwork: values.SIGNUP_MAX_PER_NETWORK,

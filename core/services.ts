@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import type { AccessCache } from './identity/access-cache.ts';
 import type { PublicCache } from './content/public-cache.ts';
 import type { RateLimits } from './identity/rate-limit.ts';
+import type { StatisticsRecorder } from './statistics/recorder.ts';
 import type { JobEvents } from './jobs/events.ts';
 import type { Logger } from './logger.ts';
 import type { Notifications } from './notifications.ts';
@@ -32,6 +33,8 @@ export type Services = {
   accessCache: AccessCache;
   /** Public delivery's answers, kept while changes to what they show are heard. */
   publicCache: PublicCache;
+  /** Requests and public views counted in memory, written once a minute. */
+  statistics: StatisticsRecorder;
   /** The migration files this build expects applied; readiness compares against them. */
   migrations: MigrationFile[];
 };

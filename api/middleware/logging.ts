@@ -3,6 +3,7 @@
 // the app's logger bound to the request id, made only when something logs.
 import type { Request, RequestHandler } from 'express';
 import { unredacted, type Logger } from '../../core/logger.ts';
+import type { RequestCounter } from './counting.ts';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -26,7 +27,8 @@ export function requestLog(req: Request): Logger {
   return log;
 }
 
-export function requestLogging(logger: Logger): RequestHandler {
+/** `count`, when given, is told of every finished request (./counting.ts). */
+export function requestLogging(logger: Logger, count?: RequestCounter): RequestHandler {
   // The access line holds only what is built below (no header, no body), so
   // it skips the redaction every other line goes through.
   const access = unredacted(logger);
@@ -39,10 +41,12 @@ export function requestLogging(logger: Logger): RequestHandler {
     const started = performance.now();
     res.once('close', () => {
       const status = res.statusCode;
+      const elapsed = performance.now() - started;
+      if (count && res.writableFinished) count(res, elapsed);
       const line = {
         req: { id: req.id, method: req.method, url: req.originalUrl },
         res: { status },
-        responseTime: Math.round(performance.now() - started),
+        responseTime: Math.round(elapsed),
       };
       if (!res.writableFinished) access.warn(line, 'request aborted');
       else if (status >= 500) access.error(line, 'request errored');

@@ -144,9 +144,11 @@ export const routes = [
     request: { params: elementParams, query: z.object({ locale, depth }) },
     responses: cached('The element', publicElementSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () =>
+      const reply = await publicAnswer(services, site, req, () =>
         readPublicElement(db, site, fallbackChain(site, query.locale), params.element_id, query.depth),
       );
+      services.statistics.view(site.id, 'element', params.element_id);
+      return reply;
     },
   }),
 
@@ -188,9 +190,11 @@ export const routes = [
     request: { params: pageParams, query: z.object({ locale, depth }) },
     responses: cached('The page with its elements', publicPageWithElementsSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () =>
+      const reply = await publicAnswer(services, site, req, () =>
         readPublicPage(db, site, fallbackChain(site, query.locale), params.page_id, query.depth),
       );
+      services.statistics.view(site.id, 'page', params.page_id);
+      return reply;
     },
   }),
 

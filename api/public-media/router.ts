@@ -40,6 +40,7 @@ export const routes = [
     responses: viewResponses,
     async handler({ params, query }, { db, site, services }, { req, res }) {
       const file = await publicMediaFile(db, site, params.media_id, query);
+      services.statistics.view(site.id, 'media', params.media_id);
       await streamMedia(req, res, services.storage, file, 'public, max-age=3600', redirectSeconds(services.config));
       return {};
     },

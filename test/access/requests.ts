@@ -476,6 +476,24 @@ export const requests: Record<string, Builder> = {
     path: `/admin/fraud/block-tenant/${(await newTenant(world.t, `Blockable ${world.unique()}`)).id}`,
     body: { reason: 'matrix' },
   }),
+  'GET /{site_identifier}/site-statistics/overview': async (world) => ({
+    path: `/${world.siteA.slug}/site-statistics/overview`,
+  }),
+  'GET /{site_identifier}/site-statistics/monthly': async (world) => ({
+    path: `/${world.siteA.slug}/site-statistics/monthly`,
+  }),
+  'GET /{site_identifier}/site-statistics/endpoints': async (world) => ({
+    path: `/${world.siteA.slug}/site-statistics/endpoints`,
+  }),
+  'GET /{site_identifier}/site-statistics/sites': async (world) => ({
+    path: `/${world.siteA.slug}/site-statistics/sites`,
+  }),
+  'GET /{site_identifier}/site-statistics/diagnostic': async (world) => ({
+    path: `/${world.siteA.slug}/site-statistics/diagnostic`,
+  }),
+  'GET /{site_identifier}/site-statistics/health': async (world) => ({
+    path: `/${world.siteA.slug}/site-statistics/health`,
+  }),
   'GET /subscription/current': async (world) => ({ path: `/subscription/current?tenant_id=${world.tenantA.id}` }),
   'GET /subscription/plans': fixed('/subscription/plans'),
   'POST /subscription/upgrade': async (world) => ({

@@ -1361,7 +1361,7 @@ export interface paths {
   "/{site_identifier}/site-statistics/diagnostic": {
     /**
      * Get Diagnostic Info
-     * @description Not implemented yet: answers 501.
+     * @description What may be wrong with the site: no published pages, missing translations, jobs failed in the last 24 h, media stuck in processing, the search index, and when the counters were last written.
      *
      * Timeout: 20 s.
      */
@@ -1370,7 +1370,7 @@ export interface paths {
   "/{site_identifier}/site-statistics/endpoints": {
     /**
      * Get Endpoint Metrics
-     * @description Not implemented yet: answers 501.
+     * @description Per route (the manifest key, never the raw path) over the period: requests, 4xx and 5xx, error rate, mean and p50/p95/p99 latency from histograms merged across processes. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
      *
      * Timeout: 20 s.
      */
@@ -1379,7 +1379,7 @@ export interface paths {
   "/{site_identifier}/site-statistics/health": {
     /**
      * Get Statistics Health
-     * @description Not implemented yet: answers 501.
+     * @description The statistics pipeline, for monitors (no token): when the API processes last wrote their counters, how far behind that is (lagging past three intervals), and what this process holds unwritten.
      *
      * Timeout: 20 s.
      */
@@ -1388,7 +1388,7 @@ export interface paths {
   "/{site_identifier}/site-statistics/monthly": {
     /**
      * Get Monthly Statistics
-     * @description Not implemented yet: answers 501.
+     * @description Requests, errors, public views, jobs and credits spent per calendar month (the site’s time zone), the last 12.
      *
      * Timeout: 20 s.
      */
@@ -1397,7 +1397,7 @@ export interface paths {
   "/{site_identifier}/site-statistics/overview": {
     /**
      * Get Site Statistics Overview
-     * @description Not implemented yet: answers 501.
+     * @description Over ?from=&to= (default the last 30 days; dates in the site’s time zone, settings.time_zone): content counts, media and storage, requests with latency percentiles, public views and the top pages, search requests, jobs and credits spent. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
      *
      * Timeout: 20 s.
      */
@@ -1406,7 +1406,7 @@ export interface paths {
   "/{site_identifier}/site-statistics/sites": {
     /**
      * Get Site Breakdown
-     * @description Not implemented yet: answers 501.
+     * @description The same figures for every site of the tenant (tenant admins), or every site (global admins), busiest first. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
      *
      * Timeout: 20 s.
      */
@@ -3474,6 +3474,153 @@ export interface components {
       created_at: string;
       /** @description Shown only now; store it safely */
       client_secret: string;
+    };
+    SiteDiagnostic: {
+      /** Format: uuid */
+      site_id: string;
+      /** Format: date-time */
+      checked_at: string;
+      checks: ({
+          /** @enum {string} */
+          check: "published_pages" | "missing_translations" | "failed_jobs_24h" | "media_stuck_processing" | "search_index" | "statistics_flush";
+          /** @enum {string} */
+          status: "ok" | "warning" | "problem" | "unavailable";
+          count: number | null;
+          detail: string;
+        })[];
+    };
+    EndpointMetric: {
+      /** @description The manifest key */
+      route: string;
+      count: number;
+      errors_4xx: number;
+      errors_5xx: number;
+      /** @description Share of 5xx answers */
+      error_rate: number;
+      avg_ms: number;
+      p50_ms: number | null;
+      p95_ms: number | null;
+      p99_ms: number | null;
+    };
+    StatisticsHealth: {
+      /** @enum {string} */
+      status: "ok" | "lagging" | "no_data";
+      /** Format: date-time */
+      last_flush_at: string | null;
+      /** @description Since the most recent write of any process */
+      lag_seconds: number | null;
+      flush_interval_seconds: number;
+      processes: {
+          process: string;
+          /** Format: date-time */
+          flushed_at: string;
+          requests: number;
+          views: number;
+        }[];
+      /** @description Counted by this process, not yet written */
+      pending: {
+        requests: number;
+        views: number;
+      };
+    };
+    SiteStatisticsMonthly: {
+      /** Format: uuid */
+      site_id: string;
+      time_zone: string;
+      months: {
+          /** @description YYYY-MM */
+          month: string;
+          requests: number;
+          errors_4xx: number;
+          errors_5xx: number;
+          public_views: number;
+          jobs: number;
+          credits_spent: number;
+        }[];
+    };
+    SiteStatisticsOverview: {
+      /** Format: uuid */
+      site_id: string;
+      period: {
+        /** Format: date-time */
+        from: string;
+        /** Format: date-time */
+        to: string;
+        time_zone: string;
+      };
+      content: {
+        pages: number;
+        published_pages: number;
+        elements: number;
+        published_elements: number;
+        content_types: number;
+        media_items: number;
+        media_bytes: number;
+      };
+      requests: {
+        total: number;
+        errors_4xx: number;
+        errors_5xx: number;
+        p50_ms: number | null;
+        p95_ms: number | null;
+        p99_ms: number | null;
+      };
+      public_views: {
+        total: number;
+        by_kind: {
+          [key: string]: number;
+        };
+      };
+      top_pages: {
+          /** Format: uuid */
+          page_id: string;
+          title: string;
+          path: string;
+          views: number;
+        }[];
+      search: {
+        /** @description Requests to the search routes */
+        requests: number;
+      };
+      jobs: {
+        total: number;
+        by_status: {
+          [key: string]: number;
+        };
+      };
+      credits_spent: number;
+    };
+    SiteStatisticsBreakdown: {
+      period: {
+        /** Format: date-time */
+        from: string;
+        /** Format: date-time */
+        to: string;
+        time_zone: string;
+      };
+      sites: {
+          /** Format: uuid */
+          site_id: string;
+          /** Format: uuid */
+          tenant_id: string;
+          slug: string;
+          name: string;
+          content: {
+            pages: number;
+            published_pages: number;
+            elements: number;
+            published_elements: number;
+            content_types: number;
+            media_items: number;
+            media_bytes: number;
+          };
+          requests: number;
+          errors_4xx: number;
+          errors_5xx: number;
+          public_views: number;
+          jobs: number;
+          credits_spent: number;
+        }[];
     };
     Site: {
       /** Format: uuid */
@@ -10655,115 +10802,214 @@ export interface operations {
   };
   /**
    * Get Diagnostic Info
-   * @description Not implemented yet: answers 501.
+   * @description What may be wrong with the site: no published pages, missing translations, jobs failed in the last 24 h, media stuck in processing, the search index, and when the counters were last written.
    *
    * Timeout: 20 s.
    */
   getDiagnosticInfo: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The checks */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SiteDiagnostic"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Endpoint Metrics
-   * @description Not implemented yet: answers 501.
+   * @description Per route (the manifest key, never the raw path) over the period: requests, 4xx and 5xx, error rate, mean and p50/p95/p99 latency from histograms merged across processes. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
    *
    * Timeout: 20 s.
    */
   getEndpointMetrics: {
     parameters: {
+      query?: {
+        /** @description A date (the site’s time zone) or an instant; default 30 days ago */
+        from?: string;
+        /** @description Exclusive; a date means its start; default now */
+        to?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description Routes, busiest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": {
+            period: {
+              /** Format: date-time */
+              from: string;
+              /** Format: date-time */
+              to: string;
+              time_zone: string;
+            };
+            items: components["schemas"]["EndpointMetric"][];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Statistics Health
-   * @description Not implemented yet: answers 501.
+   * @description The statistics pipeline, for monitors (no token): when the API processes last wrote their counters, how far behind that is (lagging past three intervals), and what this process holds unwritten.
    *
    * Timeout: 20 s.
    */
   getStatisticsHealth: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The pipeline’s health */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          /** @description `no-store`: always the current state */
+          "Cache-Control"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["StatisticsHealth"];
+        };
+      };
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Monthly Statistics
-   * @description Not implemented yet: answers 501.
+   * @description Requests, errors, public views, jobs and credits spent per calendar month (the site’s time zone), the last 12.
    *
    * Timeout: 20 s.
    */
   getMonthlyStatistics: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description Twelve months, oldest first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SiteStatisticsMonthly"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Site Statistics Overview
-   * @description Not implemented yet: answers 501.
+   * @description Over ?from=&to= (default the last 30 days; dates in the site’s time zone, settings.time_zone): content counts, media and storage, requests with latency percentiles, public views and the top pages, search requests, jobs and credits spent. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
    *
    * Timeout: 20 s.
    */
   getSiteStatisticsOverview: {
     parameters: {
+      query?: {
+        /** @description A date (the site’s time zone) or an instant; default 30 days ago */
+        from?: string;
+        /** @description Exclusive; a date means its start; default now */
+        to?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The overview */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SiteStatisticsOverview"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Site Breakdown
-   * @description Not implemented yet: answers 501.
+   * @description The same figures for every site of the tenant (tenant admins), or every site (global admins), busiest first. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
    *
    * Timeout: 20 s.
    */
   getSiteBreakdown: {
     parameters: {
+      query?: {
+        /** @description A date (the site’s time zone) or an instant; default 30 days ago */
+        from?: string;
+        /** @description Exclusive; a date means its start; default now */
+        to?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description Sites */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SiteStatisticsBreakdown"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

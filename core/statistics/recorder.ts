@@ -1,0 +1,166 @@
+// Counting requests and public views without a database write per request:
+// counts gather in this process's memory, keyed by minute, and are written
+// once a minute (and when the process stops) in one statement per table,
+// adding to whatever other processes wrote for the same minute. A crash loses
+// at most the minute not yet written.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Logger } from '../logger.ts';
+import { bucketCount, bucketOf } from './histogram.ts';
+
+export type ViewKind = 'page' | 'element' | 'post' | 'media';
+
+type RequestCell = {
+  minute: number;
+  siteId: string | null;
+  route: string;
+  statusClass: number;
+  count: number;
+  durationMs: number;
+  buckets: number[];
+};
+type ViewCell = { day: string; siteId: string; kind: ViewKind; itemId: string; views: number };
+
+export class StatisticsRecorder {
+  readonly process = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  #requests = new Map<string, RequestCell>();
+  #views = new Map<string, ViewCell>();
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<unknown> = Promise.resolve();
+  lastFlushAt: Date | null = null;
+
+  readonly #flushSeconds: number;
+  readonly #logger: Logger;
+
+  constructor(flushSeconds: number, logger: Logger) {
+    this.#flushSeconds = flushSeconds;
+    this.#logger = logger;
+  }
+
+  /** One answered API request: its site (if any), its manifest route, status and time taken. */
+  request(siteId: string | null, route: string, status: number, ms: number): void {
+    const minute = Math.floor(Date.now() / 60_000);
+    const statusClass = Math.min(5, Math.max(1, Math.floor(status / 100)));
+    const key = `${minute}|${siteId ?? ''}|${route}|${statusClass}`;
+    let cell = this.#requests.get(key);
+    if (!cell) {
+      cell = {
+        minute,
+        siteId,
+        route,
+        statusClass,
+        count: 0,
+        durationMs: 0,
+        buckets: new Array<number>(bucketCount).fill(0),
+      };
+      this.#requests.set(key, cell);
+    }
+    cell.count += 1;
+    cell.durationMs += ms;
+    cell.buckets[bucketOf(ms)]! += 1;
+  }
+
+  /** One public read of an item. */
+  view(siteId: string, kind: ViewKind, itemId: string): void {
+    const day = new Date().toISOString().slice(0, 10);
+    const key = `${day}|${siteId}|${kind}|${itemId}`;
+    const cell = this.#views.get(key);
+    if (cell) cell.views += 1;
+    else this.#views.set(key, { day, siteId, kind, itemId, views: 1 });
+  }
+
+  /** What is counted but not yet written. */
+  pending(): { requests: number; views: number } {
+    let requests = 0;
+    for (const cell of this.#requests.values()) requests += cell.count;
+    let views = 0;
+    for (const cell of this.#views.values()) views += cell.views;
+    return { requests, views };
+  }
+
+  start(db: CommonQueryMethods): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => {
+      this.flush(db).catch((error: Error) =>
+        this.#logger.warn({ err: error.message }, 'statistics flush failed; kept for the next'),
+      );
+    }, this.#flushSeconds * 1000);
+    this.#timer.unref();
+  }
+
+  /** Writes what was counted; one flush at a time. On failure the counts are put back for the next. */
+  flush(db: CommonQueryMethods): Promise<{ requests: number; views: number }> {
+    const run = this.#flushing.then(() => this.#write(db));
+    this.#flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  async stop(db: CommonQueryMethods): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.flush(db).catch((error: Error) =>
+      this.#logger.warn({ err: error.message }, 'last statistics flush failed'),
+    );
+  }
+
+  async #write(db: CommonQueryMethods): Promise<{ requests: number; views: number }> {
+    const requests = [...this.#requests.values()];
+    const views = [...this.#views.values()];
+    this.#requests = new Map();
+    this.#views = new Map();
+    const counted = {
+      requests: requests.reduce((sum, cell) => sum + cell.count, 0),
+      views: views.reduce((sum, cell) => sum + cell.views, 0),
+    };
+    try {
+      await db.transaction(async (tx) => {
+        if (requests.length > 0)
+          await tx.query(sql.typeAlias('void')`
+            insert into request_stats (minute, site_id, route, status_class, count, duration_ms, buckets)
+            select to_timestamp((r->>'minute')::bigint * 60), (r->>'siteId')::uuid, r->>'route', (r->>'statusClass')::smallint,
+              (r->>'count')::int, (r->>'durationMs')::float8,
+              array(select b::int from jsonb_array_elements_text(r->'buckets') b)
+            from jsonb_array_elements(${sql.jsonb(requests as never)}) r
+            -- A site deleted since its requests were counted takes its statistics with it.
+            where r->>'siteId' is null or exists (select 1 from sites where id = (r->>'siteId')::uuid)
+            on conflict on constraint request_stats_key do update set
+              count = request_stats.count + excluded.count,
+              duration_ms = request_stats.duration_ms + excluded.duration_ms,
+              buckets = array(select a + b from unnest(request_stats.buckets, excluded.buckets) as t(a, b))`);
+        if (views.length > 0)
+          await tx.query(sql.typeAlias('void')`
+            insert into view_stats (day, site_id, kind, item_id, views)
+            select (v->>'day')::date, (v->>'siteId')::uuid, v->>'kind', (v->>'itemId')::uuid, (v->>'views')::int
+            from jsonb_array_elements(${sql.jsonb(views as never)}) v
+            where exists (select 1 from sites where id = (v->>'siteId')::uuid)
+            on conflict (site_id, day, kind, item_id) do update set views = view_stats.views + excluded.views`);
+        await tx.query(sql.typeAlias('void')`
+          insert into stats_flushes (process, flushed_at, requests, views)
+          values (${this.process}, now(), ${counted.requests}, ${counted.views})
+          on conflict (process) do update set flushed_at = now(), requests = excluded.requests, views = excluded.views`);
+      });
+      this.lastFlushAt = new Date();
+      return counted;
+    } catch (error) {
+      // Put back, added to what came in meanwhile, for the next flush.
+      for (const cell of requests) {
+        const key = `${cell.minute}|${cell.siteId ?? ''}|${cell.route}|${cell.statusClass}`;
+        const current = this.#requests.get(key);
+        if (!current) this.#requests.set(key, cell);
+        else {
+          current.count += cell.count;
+          current.durationMs += cell.durationMs;
+          cell.buckets.forEach((count, i) => (current.buckets[i]! += count));
+        }
+      }
+      for (const cell of views) {
+        const key = `${cell.day}|${cell.siteId}|${cell.kind}|${cell.itemId}`;
+        const current = this.#views.get(key);
+        if (current) current.views += cell.views;
+        else this.#views.set(key, cell);
+      }
+      throw error;
+    }
+  }
+}
