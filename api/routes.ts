@@ -20,6 +20,7 @@ import { routes as payments } from './payments/router.ts';
 import { routes as publicContent } from './public-content/router.ts';
 import { routes as publicMedia } from './public-media/router.ts';
 import { routes as metrics } from './metrics/router.ts';
+import { routes as monitoring } from './monitoring/router.ts';
 import type { RouteDefinition } from './route.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
@@ -61,4 +62,5 @@ export const allRoutes: RouteDefinition[] = [
   ...contact,
   ...fraud,
   ...siteStatistics,
+  ...monitoring,
 ];

@@ -27,17 +27,24 @@ const routeRow = z.object({
   buckets: z.array(z.number()),
 });
 
-/** The site's counted requests in the period, per route and status class, histograms merged. */
-async function requestRows(db: CommonQueryMethods, siteIds: readonly string[], period: Period) {
+/** Counted requests in the period, per route and status class, histograms merged: of these sites, or (null) of all. */
+async function requestRows(
+  db: CommonQueryMethods,
+  siteIds: readonly string[] | null,
+  period: { from: string; to: string },
+) {
+  const ofSites = (alias: string) =>
+    siteIds
+      ? sql.fragment`${sql.identifier([alias, 'site_id'])} = any(${sql.array([...siteIds], 'uuid')})`
+      : sql.fragment`true`;
   return db.any(sql.type(routeRow)`
     select route, status_class, sum(count)::int8 as count, sum(duration_ms)::float8 as duration_ms,
       array(select sum(b)::int8 from request_stats r2, unnest(r2.buckets) with ordinality as u(b, i)
-            where r2.route = r.route and r2.status_class = r.status_class
-              and r2.site_id = any(${sql.array([...siteIds], 'uuid')})
+            where r2.route = r.route and r2.status_class = r.status_class and ${ofSites('r2')}
               and r2.minute >= ${period.from} and r2.minute < ${period.to}
             group by i order by i) as buckets
     from request_stats r
-    where site_id = any(${sql.array([...siteIds], 'uuid')}) and minute >= ${period.from} and minute < ${period.to}
+    where ${ofSites('r')} and minute >= ${period.from} and minute < ${period.to}
     group by route, status_class`);
 }
 
@@ -53,9 +60,10 @@ export const endpointMetricSchema = z
   })
   .meta({ id: 'EndpointMetric' });
 
-export async function endpointMetrics(db: CommonQueryMethods, site: Site, period: Period) {
+/** Per route over the period, busiest first: of the site, or (null) of every site and of requests without one. */
+export async function endpointMetrics(db: CommonQueryMethods, site: Site | null, period: { from: string; to: string }) {
   const byRoute = new Map<string, { count: number; e4: number; e5: number; duration: number; buckets: number[] }>();
-  for (const row of await requestRows(db, [site.id], period)) {
+  for (const row of await requestRows(db, site ? [site.id] : null, period)) {
     const entry = byRoute.get(row.route) ?? { count: 0, e4: 0, e5: 0, duration: 0, buckets: [] };
     entry.count += row.count;
     entry.duration += row.duration_ms;

@@ -494,6 +494,8 @@ export const requests: Record<string, Builder> = {
   'GET /{site_identifier}/site-statistics/health': async (world) => ({
     path: `/${world.siteA.slug}/site-statistics/health`,
   }),
+  'GET /admin/monitoring/system-health': fixed('/admin/monitoring/system-health'),
+  'GET /admin/monitoring/performance-metrics': fixed('/admin/monitoring/performance-metrics'),
   'GET /subscription/current': async (world) => ({ path: `/subscription/current?tenant_id=${world.tenantA.id}` }),
   'GET /subscription/plans': fixed('/subscription/plans'),
   'POST /subscription/upgrade': async (world) => ({

@@ -78,7 +78,7 @@ export interface paths {
   "/admin/monitoring/performance-metrics": {
     /**
      * Get Performance Metrics
-     * @description Not implemented yet: answers 501.
+     * @description Over the last window_minutes (default 60): latency percentiles and error rates per route across every site (requests are written once a minute by each API process), the slowest routes, and per job kind the queue wait and run time percentiles.
      *
      * Timeout: 20 s.
      */
@@ -105,7 +105,7 @@ export interface paths {
   "/admin/monitoring/system-health": {
     /**
      * Get System Health
-     * @description Not implemented yet: answers 501.
+     * @description The database (latency, connections by application of the server’s maximum), migrations, worker processes and their last beat, queue depth and oldest job per kind, storage, the public cache, and this API process (event-loop delay, memory). `status` is degraded when a migration is pending, no worker is alive or the database is slow.
      *
      * Timeout: 20 s.
      */
@@ -2272,6 +2272,112 @@ export interface components {
       mapped: string[];
       detail?: string;
     };
+    PerformanceMetrics: {
+      window: {
+        /** Format: date-time */
+        from: string;
+        /** Format: date-time */
+        to: string;
+      };
+      /** @description Every route asked in the window, busiest first */
+      routes: components["schemas"]["EndpointMetric"][];
+      /** @description By p95, among routes asked at least 10 times */
+      slowest_routes: components["schemas"]["EndpointMetric"][];
+      job_kinds: ({
+          kind: string;
+          finished: number;
+          failed: number;
+          /** @description From submit to start */
+          wait_p50_s: number | null;
+          wait_p95_s: number | null;
+          /** @description From start to finish */
+          run_p50_s: number | null;
+          run_p95_s: number | null;
+          run_p99_s: number | null;
+        })[];
+    };
+    EndpointMetric: {
+      /** @description The manifest key */
+      route: string;
+      count: number;
+      errors_4xx: number;
+      errors_5xx: number;
+      /** @description Share of 5xx answers */
+      error_rate: number;
+      avg_ms: number;
+      p50_ms: number | null;
+      p95_ms: number | null;
+      p99_ms: number | null;
+    };
+    SystemHealth: {
+      /**
+       * @description degraded: a migration pending, no live worker, or a slow database
+       * @enum {string}
+       */
+      status: "ok" | "degraded";
+      problems: string[];
+      /** Format: date-time */
+      checked_at: string;
+      database: {
+        latency_ms: number;
+        server_version: string;
+        connections: {
+          max: number;
+          used: number;
+          by_application: {
+              application: string;
+              connections: number;
+            }[];
+        };
+        /** @description DATABASE_POOL_SIZE of each API process */
+        pool_size: number;
+      };
+      migrations: {
+        applied: number;
+        expected: number;
+        pending: string[];
+      };
+      workers: {
+          id: string;
+          hostname: string;
+          pid: number;
+          /** Format: date-time */
+          beat_at: string;
+          alive: boolean;
+          running: number;
+        }[];
+      queue: {
+          kind: string;
+          queued: number;
+          oldest_age_seconds: number;
+        }[];
+      storage: {
+        driver: string;
+      };
+      cache: {
+        store: string;
+        entries: number;
+        hits: number;
+        misses: number;
+        invalidations: number;
+      };
+      process: {
+        pid: number;
+        uptime_seconds: number;
+        event_loop_delay: {
+          p50_ms: number;
+          p99_ms: number;
+          max_ms: number;
+          sampling_since_s: number;
+        };
+        memory: {
+          rss_bytes: number;
+          heap_used_bytes: number;
+          heap_total_bytes: number;
+          external_bytes: number;
+        };
+      };
+    };
     CurrentUser: {
       /** Format: uuid */
       id: string;
@@ -3489,19 +3595,6 @@ export interface components {
           detail: string;
         })[];
     };
-    EndpointMetric: {
-      /** @description The manifest key */
-      route: string;
-      count: number;
-      errors_4xx: number;
-      errors_5xx: number;
-      /** @description Share of 5xx answers */
-      error_rate: number;
-      avg_ms: number;
-      p50_ms: number | null;
-      p95_ms: number | null;
-      p99_ms: number | null;
-    };
     StatisticsHealth: {
       /** @enum {string} */
       status: "ok" | "lagging" | "no_data";
@@ -4327,14 +4420,30 @@ export interface operations {
   };
   /**
    * Get Performance Metrics
-   * @description Not implemented yet: answers 501.
+   * @description Over the last window_minutes (default 60): latency percentiles and error rates per route across every site (requests are written once a minute by each API process), the slowest routes, and per job kind the queue wait and run time percentiles.
    *
    * Timeout: 20 s.
    */
   getPerformanceMetrics: {
+    parameters: {
+      query?: {
+        window_minutes?: number;
+      };
+    };
     responses: {
+      /** @description Performance */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["PerformanceMetrics"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -4366,14 +4475,24 @@ export interface operations {
   };
   /**
    * Get System Health
-   * @description Not implemented yet: answers 501.
+   * @description The database (latency, connections by application of the server’s maximum), migrations, worker processes and their last beat, queue depth and oldest job per kind, storage, the public cache, and this API process (event-loop delay, memory). `status` is degraded when a migration is pending, no worker is alive or the database is slow.
    *
    * Timeout: 20 s.
    */
   getSystemHealth: {
     responses: {
+      /** @description The system’s health */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["SystemHealth"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

@@ -1,0 +1,49 @@
+// Admin Monitoring (global admins): the system's health, and performance over
+// a recent window. (Cache, rate-limit and security views are still to come.)
+import { z } from 'zod';
+import { performanceMetrics, performanceSchema } from '../../core/monitoring/performance.ts';
+import { systemHealth, systemHealthSchema } from '../../core/monitoring/system-health.ts';
+import { defineRoute } from '../route.ts';
+
+export const routes = [
+  defineRoute({
+    key: 'GET /admin/monitoring/system-health',
+    access: 'global-admin',
+    description:
+      'The database (latency, connections by application of the server’s maximum), migrations, worker processes and their last ' +
+      'beat, queue depth and oldest job per kind, storage, the public cache, and this API process (event-loop delay, memory). ' +
+      '`status` is degraded when a migration is pending, no worker is alive or the database is slow.',
+    responses: { 200: { description: 'The system’s health', schema: systemHealthSchema } },
+    async handler(_input, { db, actor, services }) {
+      return {
+        body: await systemHealth(db, actor, {
+          config: services.config,
+          migrations: services.migrations,
+          publicCache: services.publicCache,
+        }),
+      };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/monitoring/performance-metrics',
+    access: 'global-admin',
+    description:
+      'Over the last window_minutes (default 60): latency percentiles and error rates per route across every site (requests are ' +
+      'written once a minute by each API process), the slowest routes, and per job kind the queue wait and run time percentiles.',
+    request: {
+      query: z.object({
+        window_minutes: z.coerce
+          .number()
+          .int()
+          .min(1)
+          .max(7 * 24 * 60)
+          .default(60),
+      }),
+    },
+    responses: { 200: { description: 'Performance', schema: performanceSchema } },
+    async handler({ query }, { db }) {
+      return { body: await performanceMetrics(db, query.window_minutes) };
+    },
+  }),
+];

@@ -1,0 +1,83 @@
+// Admin monitoring through HTTP: the system's health (database, migrations,
+// workers, queue, process) with and without a live worker, and performance
+// from counted requests and finished jobs.
+import request from 'supertest';
+import { sql } from '../../../db/pool.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import type { Caller } from '../../helpers/factories.ts';
+import { globalAdmin, staffedTenant, type Staffed } from '../../helpers/identity.ts';
+import { newJob, startTestWorker } from '../../helpers/jobs.ts';
+
+let t: TestApp;
+let admin: Caller;
+let staffed: Staffed;
+beforeAll(async () => {
+  t = await startTestApp();
+  admin = await globalAdmin(t);
+  staffed = await staffedTenant(t);
+});
+afterAll(async () => {
+  await stopTestApp(t);
+});
+
+describe('GET /admin/monitoring/system-health', () => {
+  it('reports the database, migrations, queue and process, degraded without a live worker', async () => {
+    await newJob(t, staffed.site, { kind: 'speech', status: 'queued' });
+    const res = await request(t.app).get('/admin/monitoring/system-health').set(admin.auth).expect(200);
+    expect(res.body).toMatchObject({
+      status: 'degraded',
+      problems: ['no live worker process: jobs are not running'],
+      migrations: { pending: [] },
+      storage: { driver: 'local' },
+      process: { pid: process.pid },
+    });
+    expect(res.body.migrations.applied).toBe(res.body.migrations.expected);
+    expect(res.body.database.latency_ms).toBeGreaterThan(0);
+    expect(res.body.database.connections.max).toBeGreaterThan(0);
+    expect(res.body.database.connections.used).toBeGreaterThanOrEqual(1);
+    expect(res.body.queue).toEqual([expect.objectContaining({ kind: 'speech', queued: 1 })]);
+    expect(res.body.process.memory.rss_bytes).toBeGreaterThan(0);
+
+    const worker = await startTestWorker(t);
+    try {
+      const live = await request(t.app).get('/admin/monitoring/system-health').set(admin.auth).expect(200);
+      expect(live.body.workers.some((row: { alive: boolean }) => row.alive)).toBe(true);
+      expect(live.body.problems).not.toContain('no live worker process: jobs are not running');
+    } finally {
+      await worker.stop();
+    }
+    await request(t.app).get('/admin/monitoring/system-health').set(staffed.admin.auth).expect(403);
+    await request(t.app).get('/admin/monitoring/system-health').expect(401);
+  });
+});
+
+describe('GET /admin/monitoring/performance-metrics', () => {
+  it('gives latency per route across sites and time per job kind', async () => {
+    for (let i = 0; i < 12; i++)
+      await request(t.app).get(`/sites/${staffed.site.slug}`).set(staffed.admin.auth).expect(200);
+    await request(t.app).get('/auth/currentuser').set(admin.auth).expect(200);
+    await t.services.statistics.flush(t.services.db);
+    await t.services.db.query(sql.typeAlias('void')`
+      insert into jobs (tenant_id, site_id, kind, status, input, created_at, started_at, finished_at)
+      select ${staffed.tenant.id}, ${staffed.site.id}, 'image', 'succeeded', '{}', now() - interval '10 seconds',
+        now() - interval '8 seconds', now() - make_interval(secs => n)
+      from generate_series(1, 4) as n`);
+    const res = await request(t.app).get('/admin/monitoring/performance-metrics').set(admin.auth).expect(200);
+    const reads = res.body.routes.find((row: { route: string }) => row.route === 'GET /sites/{site_identifier}');
+    expect(reads).toMatchObject({ count: 12, errors_5xx: 0 });
+    // Requests without a site are counted too.
+    expect(res.body.routes.map((row: { route: string }) => row.route)).toContain('GET /auth/currentuser');
+    expect(res.body.slowest_routes.map((row: { route: string }) => row.route)).toContain(
+      'GET /sites/{site_identifier}',
+    );
+    const image = res.body.job_kinds.find((row: { kind: string }) => row.kind === 'image');
+    expect(image).toMatchObject({ finished: 4, failed: 0, wait_p50_s: 2 });
+    expect(image.run_p50_s).toBeCloseTo(5.5, 0);
+    await request(t.app)
+      .get('/admin/monitoring/performance-metrics')
+      .query({ window_minutes: 0 })
+      .set(admin.auth)
+      .expect(422);
+    await request(t.app).get('/admin/monitoring/performance-metrics').set(staffed.editor.auth).expect(403);
+  });
+});
