@@ -1,6 +1,13 @@
-// Admin Monitoring (global admins): the system's health, and performance over
-// a recent window. (Cache, rate-limit and security views are still to come.)
+// Admin Monitoring (global admins): the system's health, performance over a
+// recent window, and this process's caches. (Rate-limit and security views
+// are still to come.)
 import { z } from 'zod';
+import {
+  cacheCleanupSchema,
+  cacheStatistics,
+  cacheStatisticsSchema,
+  cleanupCaches,
+} from '../../core/monitoring/caches.ts';
 import { performanceMetrics, performanceSchema } from '../../core/monitoring/performance.ts';
 import { systemHealth, systemHealthSchema } from '../../core/monitoring/system-health.ts';
 import { defineRoute } from '../route.ts';
@@ -44,6 +51,30 @@ export const routes = [
     responses: { 200: { description: 'Performance', schema: performanceSchema } },
     async handler({ query }, { db }) {
       return { body: await performanceMetrics(db, query.window_minutes) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/monitoring/cache-statistics',
+    access: 'global-admin',
+    description:
+      'This API process’s caches (each process keeps its own): public answers and the access maps, with size, hits, misses, hit ' +
+      'ratio, entries pushed out by the size bound and, for public answers, the invalidations heard.',
+    responses: { 200: { description: 'The caches', schema: cacheStatisticsSchema } },
+    async handler(_input, { services }) {
+      return { body: cacheStatistics(services.publicCache, services.accessCache) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /admin/monitoring/cache-cleanup',
+    access: 'global-admin',
+    description:
+      'Drops what has expired in this API process’s caches now (entries otherwise go when next asked for), and says how many went ' +
+      'from each. Nothing that is still valid is dropped; to clear content, use DELETE /admin/cache/....',
+    responses: { 200: { description: 'What went', schema: cacheCleanupSchema } },
+    async handler(_input, { services }) {
+      return { body: cleanupCaches(services.publicCache, services.accessCache) };
     },
   }),
 ];

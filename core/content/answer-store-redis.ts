@@ -71,6 +71,8 @@ export function redisAnswerStore(url: string, logger: Logger): AnswerStore {
       });
     },
     size: () => 0,
+    evictions: () => 0,
+    prune: () => 0,
     close() {
       client.disconnect();
     },

@@ -12,6 +12,10 @@ export type AnswerStore = {
   clear(): void | Promise<void>;
   /** Answers kept (in this process's map; Redis's own count is not asked). */
   size(): number;
+  /** Answers pushed out by the size bound (Redis evicts by its own policy: 0 here). */
+  evictions(): number;
+  /** Drops the answers past their time now; answers how many (Redis expires keys itself: 0). */
+  prune(): number;
   close(): void;
 };
 
@@ -21,6 +25,7 @@ type Entry = CachedAnswer & { expiresAt: number };
 export function memoryAnswerStore(maxEntries: number): AnswerStore {
   const entries = new Map<string, Entry>();
   const byTag = new Map<string, Set<string>>();
+  let evicted = 0;
   const remove = (key: string, entry: Entry) => {
     entries.delete(key);
     for (const tag of entry.tags) {
@@ -43,6 +48,7 @@ export function memoryAnswerStore(maxEntries: number): AnswerStore {
       if (entries.size >= maxEntries) {
         const oldest = entries.keys().next().value as string;
         remove(oldest, entries.get(oldest)!);
+        evicted++;
       }
       entries.set(key, { ...answer, expiresAt: Date.now() + ttlMs });
       for (const tag of answer.tags) {
@@ -63,6 +69,17 @@ export function memoryAnswerStore(maxEntries: number): AnswerStore {
       byTag.clear();
     },
     size: () => entries.size,
+    evictions: () => evicted,
+    prune() {
+      const now = Date.now();
+      let removed = 0;
+      for (const [key, entry] of entries)
+        if (entry.expiresAt <= now) {
+          remove(key, entry);
+          removed++;
+        }
+      return removed;
+    },
     close() {
       entries.clear();
       byTag.clear();

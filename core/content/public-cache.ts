@@ -22,6 +22,7 @@ export type CacheCounts = {
   hits: number;
   misses: number;
   invalidations: number;
+  evictions: number;
 };
 
 export class PublicCache {
@@ -99,7 +100,13 @@ export class PublicCache {
       hits: this.#hits,
       misses: this.#misses,
       invalidations: this.#invalidations,
+      evictions: this.#store.evictions(),
     };
+  }
+
+  /** Drops the answers past their time now; answers how many. */
+  prune(): number {
+    return this.#store.prune();
   }
 
   close(): void {

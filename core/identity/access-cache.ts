@@ -31,6 +31,9 @@ type Entry<V> = { value: V; expiresAt: number };
 class ExpiringMap<V> {
   readonly #entries = new Map<string, Entry<V>>();
   readonly #maxEntries: number;
+  hits = 0;
+  misses = 0;
+  evictions = 0;
 
   constructor(maxEntries: number) {
     this.#maxEntries = maxEntries;
@@ -38,15 +41,21 @@ class ExpiringMap<V> {
 
   get(key: string, now: number): V | undefined {
     const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt > now) return entry.value;
-    this.#entries.delete(key);
+    if (entry && entry.expiresAt > now) {
+      this.hits++;
+      return entry.value;
+    }
+    this.misses++;
+    if (entry) this.#entries.delete(key);
     return undefined;
   }
 
   set(key: string, value: V, expiresAt: number): void {
     this.#entries.delete(key);
-    if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
+    if (this.#entries.size >= this.#maxEntries) {
+      this.#entries.delete(this.#entries.keys().next().value as string);
+      this.evictions++;
+    }
     this.#entries.set(key, { value, expiresAt });
   }
 
@@ -61,7 +70,27 @@ class ExpiringMap<V> {
   get size(): number {
     return this.#entries.size;
   }
+
+  /** Drops the entries past their time now (they would otherwise go when next asked for); answers how many. */
+  prune(now: number): number {
+    let removed = 0;
+    for (const [key, entry] of this.#entries)
+      if (entry.expiresAt <= now) {
+        this.#entries.delete(key);
+        removed++;
+      }
+    return removed;
+  }
 }
+
+export type CacheFigures = {
+  name: string;
+  store: 'memory' | 'redis';
+  entries: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+};
 
 const actorKey = (actor: Actor) => (actor.kind === 'user' ? `u:${actor.userId}` : `s:${actor.serviceAccountId}`);
 
@@ -184,6 +213,34 @@ export class AccessCache {
     const session = /^session:(.+)$/.exec(payload)?.[1];
     if (session) this.#sessions.delete(session);
     else this.#forgetAll();
+  }
+
+  #maps(): [string, ExpiringMap<unknown>][] {
+    return [
+      ['access:claims', this.#claims],
+      ['access:sessions', this.#sessions],
+      ['access:accounts', this.#accounts],
+      ['access:sites', this.#sites],
+      ['access:public-sites', this.#publicSites],
+    ];
+  }
+
+  /** Each of this process's access maps: size, hits, misses, and entries pushed out by the size bound. */
+  counts(): CacheFigures[] {
+    return this.#maps().map(([name, map]) => ({
+      name,
+      store: 'memory',
+      entries: map.size,
+      hits: map.hits,
+      misses: map.misses,
+      evictions: map.evictions,
+    }));
+  }
+
+  /** Drops what expired, per map. */
+  prune(): { name: string; removed: number }[] {
+    const now = Date.now();
+    return this.#maps().map(([name, map]) => ({ name, removed: map.prune(now) }));
   }
 
   #forgetAll(): void {

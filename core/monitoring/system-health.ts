@@ -46,6 +46,7 @@ export const systemHealthSchema = z
       hits: z.number().int(),
       misses: z.number().int(),
       invalidations: z.number().int(),
+      evictions: z.number().int(),
     }),
     process: z.object({
       pid: z.number().int(),

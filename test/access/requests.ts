@@ -496,6 +496,8 @@ export const requests: Record<string, Builder> = {
   }),
   'GET /admin/monitoring/system-health': fixed('/admin/monitoring/system-health'),
   'GET /admin/monitoring/performance-metrics': fixed('/admin/monitoring/performance-metrics'),
+  'GET /admin/monitoring/cache-statistics': fixed('/admin/monitoring/cache-statistics'),
+  'POST /admin/monitoring/cache-cleanup': fixed('/admin/monitoring/cache-cleanup'),
   'GET /subscription/current': async (world) => ({ path: `/subscription/current?tenant_id=${world.tenantA.id}` }),
   'GET /subscription/plans': fixed('/subscription/plans'),
   'POST /subscription/upgrade': async (world) => ({

@@ -60,7 +60,7 @@ export interface paths {
   "/admin/monitoring/cache-cleanup": {
     /**
      * Trigger Cache Cleanup
-     * @description Not implemented yet: answers 501.
+     * @description Drops what has expired in this API process’s caches now (entries otherwise go when next asked for), and says how many went from each. Nothing that is still valid is dropped; to clear content, use DELETE /admin/cache/....
      *
      * Timeout: 30 s.
      */
@@ -69,7 +69,7 @@ export interface paths {
   "/admin/monitoring/cache-statistics": {
     /**
      * Get Cache Stats
-     * @description Not implemented yet: answers 501.
+     * @description This API process’s caches (each process keeps its own): public answers and the access maps, with size, hits, misses, hit ratio, entries pushed out by the size bound and, for public answers, the invalidations heard.
      *
      * Timeout: 20 s.
      */
@@ -2272,6 +2272,31 @@ export interface components {
       mapped: string[];
       detail?: string;
     };
+    CacheCleanup: {
+      process: number;
+      removed: {
+          name: string;
+          removed: number;
+        }[];
+      total: number;
+    };
+    CacheStatistics: {
+      process: number;
+      caches: ({
+          name: string;
+          /** @enum {string} */
+          store: "memory" | "redis";
+          /** @description Held now (a Redis store: not counted here) */
+          entries: number;
+          hits: number;
+          misses: number;
+          hit_ratio: number | null;
+          /** @description Pushed out by the size bound since the process started */
+          evictions: number;
+          /** @description Changes heard that dropped entries (public answers) */
+          invalidations: number | null;
+        })[];
+    };
     PerformanceMetrics: {
       window: {
         /** Format: date-time */
@@ -2360,6 +2385,7 @@ export interface components {
         hits: number;
         misses: number;
         invalidations: number;
+        evictions: number;
       };
       process: {
         pid: number;
@@ -4394,27 +4420,47 @@ export interface operations {
   };
   /**
    * Trigger Cache Cleanup
-   * @description Not implemented yet: answers 501.
+   * @description Drops what has expired in this API process’s caches now (entries otherwise go when next asked for), and says how many went from each. Nothing that is still valid is dropped; to clear content, use DELETE /admin/cache/....
    *
    * Timeout: 30 s.
    */
   triggerCacheCleanup: {
     responses: {
+      /** @description What went */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CacheCleanup"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Cache Stats
-   * @description Not implemented yet: answers 501.
+   * @description This API process’s caches (each process keeps its own): public answers and the access maps, with size, hits, misses, hit ratio, entries pushed out by the size bound and, for public answers, the invalidations heard.
    *
    * Timeout: 20 s.
    */
   getCacheStats: {
     responses: {
+      /** @description The caches */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["CacheStatistics"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

@@ -12,7 +12,8 @@ let t: TestApp;
 let admin: Caller;
 let staffed: Staffed;
 beforeAll(async () => {
-  t = await startTestApp();
+  // Public answers expire after a second, so the cleanup has something to remove.
+  t = await startTestApp({ env: { PUBLIC_CACHE_SECONDS: '1' } });
   admin = await globalAdmin(t);
   staffed = await staffedTenant(t);
 });
@@ -79,5 +80,42 @@ describe('GET /admin/monitoring/performance-metrics', () => {
       .set(admin.auth)
       .expect(422);
     await request(t.app).get('/admin/monitoring/performance-metrics').set(staffed.editor.auth).expect(403);
+  });
+});
+
+describe('GET /admin/monitoring/cache-statistics and POST /admin/monitoring/cache-cleanup', () => {
+  it('count hits and misses per cache, and drop what expired', async () => {
+    await request(t.app)
+      .patch(`/sites/${staffed.site.slug}`)
+      .set(admin.auth)
+      .send({ visibility: 'public' })
+      .expect(200);
+    const page = await request(t.app)
+      .post(`/${staffed.site.slug}/pages/`)
+      .set(staffed.admin.auth)
+      .send({ slug: 'cached', title: 'Cached', status: 'published' })
+      .expect(201);
+    await request(t.app).get(`/public/${staffed.site.slug}/pages/${page.body.id}`).expect(200);
+    await request(t.app).get(`/public/${staffed.site.slug}/pages/${page.body.id}`).expect(200);
+    const stats = await request(t.app).get('/admin/monitoring/cache-statistics').set(admin.auth).expect(200);
+    const caches = Object.fromEntries(stats.body.caches.map((cache: { name: string }) => [cache.name, cache]));
+    expect(caches.public).toMatchObject({ store: 'memory', entries: 1, evictions: 0 });
+    expect(caches.public.hits).toBeGreaterThanOrEqual(1);
+    expect(caches.public.misses).toBeGreaterThanOrEqual(1);
+    expect(caches.public.hit_ratio).toBeGreaterThan(0);
+    expect(caches['access:sessions'].entries).toBeGreaterThanOrEqual(1);
+    expect(caches['access:sessions'].invalidations).toBeNull();
+
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const cleaned = await request(t.app).post('/admin/monitoring/cache-cleanup').set(admin.auth).expect(200);
+    expect(cleaned.body.removed.find((row: { name: string }) => row.name === 'public')).toEqual({
+      name: 'public',
+      removed: 1,
+    });
+    expect(cleaned.body.total).toBeGreaterThanOrEqual(1);
+    const after = await request(t.app).get('/admin/monitoring/cache-statistics').set(admin.auth).expect(200);
+    expect(after.body.caches.find((cache: { name: string }) => cache.name === 'public').entries).toBe(0);
+    await request(t.app).post('/admin/monitoring/cache-cleanup').set(staffed.admin.auth).expect(403);
+    await request(t.app).get('/admin/monitoring/cache-statistics').expect(401);
   });
 });
