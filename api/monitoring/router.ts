@@ -1,6 +1,6 @@
 // Admin Monitoring (global admins): the system's health, performance over a
-// recent window, and this process's caches. (Rate-limit and security views
-// are still to come.)
+// recent window, this process's caches, and the rate limiters. (The security
+// views are still to come.)
 import { z } from 'zod';
 import {
   cacheCleanupSchema,
@@ -9,6 +9,7 @@ import {
   cleanupCaches,
 } from '../../core/monitoring/caches.ts';
 import { performanceMetrics, performanceSchema } from '../../core/monitoring/performance.ts';
+import { rateLimitStats, rateLimitStatsSchema } from '../../core/monitoring/rate-limits.ts';
 import { systemHealth, systemHealthSchema } from '../../core/monitoring/system-health.ts';
 import { defineRoute } from '../route.ts';
 
@@ -75,6 +76,19 @@ export const routes = [
     responses: { 200: { description: 'What went', schema: cacheCleanupSchema } },
     async handler(_input, { services }) {
       return { body: cleanupCaches(services.publicCache, services.accessCache) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/monitoring/rate-limit-stats',
+    access: 'global-admin',
+    description:
+      'Each rate limiter (ip and account for the sign-in family, contact for the contact form): its limit and window, the requests ' +
+      'this API process refused since it started, and from the store every process shares, the keys tracked now, those over their ' +
+      'limit (blocked until their window ends) and the busiest.',
+    responses: { 200: { description: 'The limiters', schema: rateLimitStatsSchema } },
+    async handler(_input, { db, services }) {
+      return { body: await rateLimitStats(db, services.rateLimits) };
     },
   }),
 ];

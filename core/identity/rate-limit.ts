@@ -18,6 +18,8 @@ export type RateLimits = {
   attempt<T>(action: string, ip: string | undefined, account: string, check: () => Promise<T>): Promise<T>;
   /** Counts one use of a public form with a limit of its own (the contact form) by `ip`; 429 past it. */
   limit(form: 'contact', ip: string | undefined): Promise<void>;
+  /** Each limiter's key prefix, limit and window, and the requests it refused since this process started. */
+  limiters(): { name: string; limit: number; window_seconds: number; refused_since_start: number }[];
   close(): Promise<void>;
 };
 
@@ -39,6 +41,8 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
   const perIp = limiter('ip', limits.perIp);
   const perAccount = limiter('account', limits.perAccount);
   const forms = { contact: limiter('contact', limits.contact.points, limits.contact.seconds) };
+  const all = [perIp, perAccount, forms.contact];
+  const refused = new Map<RateLimiterPostgres, number>();
 
   const tooMany = (msBeforeNext: number) => {
     const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
@@ -51,6 +55,7 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
       await store.consume(key);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      refused.set(store, (refused.get(store) ?? 0) + 1);
       throw tooMany(rejection.msBeforeNext);
     }
   };
@@ -65,7 +70,10 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
       await consume(perIp, `${action}:${ip ?? 'unknown'}`);
       const key = accountKey(action, account);
       const failures = await perAccount.get(key);
-      if (failures && failures.consumedPoints >= limits.perAccount) throw tooMany(failures.msBeforeNext);
+      if (failures && failures.consumedPoints >= limits.perAccount) {
+        refused.set(perAccount, (refused.get(perAccount) ?? 0) + 1);
+        throw tooMany(failures.msBeforeNext);
+      }
       try {
         const result = await check();
         if (failures) await perAccount.delete(key);
@@ -76,6 +84,13 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
       }
     },
     limit: (form, ip) => consume(forms[form], ip ?? 'unknown'),
+    limiters: () =>
+      all.map((store) => ({
+        name: store.keyPrefix,
+        limit: store.points,
+        window_seconds: store.duration,
+        refused_since_start: refused.get(store) ?? 0,
+      })),
     close: () => pool.end(),
   };
 }

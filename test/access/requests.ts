@@ -498,6 +498,7 @@ export const requests: Record<string, Builder> = {
   'GET /admin/monitoring/performance-metrics': fixed('/admin/monitoring/performance-metrics'),
   'GET /admin/monitoring/cache-statistics': fixed('/admin/monitoring/cache-statistics'),
   'POST /admin/monitoring/cache-cleanup': fixed('/admin/monitoring/cache-cleanup'),
+  'GET /admin/monitoring/rate-limit-stats': fixed('/admin/monitoring/rate-limit-stats'),
   'GET /subscription/current': async (world) => ({ path: `/subscription/current?tenant_id=${world.tenantA.id}` }),
   'GET /subscription/plans': fixed('/subscription/plans'),
   'POST /subscription/upgrade': async (world) => ({

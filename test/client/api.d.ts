@@ -87,7 +87,7 @@ export interface paths {
   "/admin/monitoring/rate-limit-stats": {
     /**
      * Get Rate Limit Statistics
-     * @description Not implemented yet: answers 501.
+     * @description Each rate limiter (ip and account for the sign-in family, contact for the contact form): its limit and window, the requests this API process refused since it started, and from the store every process shares, the keys tracked now, those over their limit (blocked until their window ends) and the busiest.
      *
      * Timeout: 20 s.
      */
@@ -2334,6 +2334,36 @@ export interface components {
       p95_ms: number | null;
       p99_ms: number | null;
     };
+    RateLimitStats: {
+      process: number;
+      limiters: {
+          name: string;
+          limit: number;
+          window_seconds: number;
+          /** @description By this API process */
+          refused_since_start: number;
+          tracked_keys: number;
+          blocked_keys: number;
+        }[];
+      /** @description Keys over their limit now, most points first (at most 50) */
+      blocked: ({
+          limiter: string;
+          /** @description What is counted: the action and the IP, account or network */
+          subject: string;
+          points: number;
+          /** Format: date-time */
+          resets_at: string | null;
+        })[];
+      /** @description The keys with the most points in their current window (at most 10) */
+      top_offenders: ({
+          limiter: string;
+          /** @description What is counted: the action and the IP, account or network */
+          subject: string;
+          points: number;
+          /** Format: date-time */
+          resets_at: string | null;
+        })[];
+    };
     SystemHealth: {
       /**
        * @description degraded: a migration pending, no live worker, or a slow database
@@ -4495,14 +4525,24 @@ export interface operations {
   };
   /**
    * Get Rate Limit Statistics
-   * @description Not implemented yet: answers 501.
+   * @description Each rate limiter (ip and account for the sign-in family, contact for the contact form): its limit and window, the requests this API process refused since it started, and from the store every process shares, the keys tracked now, those over their limit (blocked until their window ends) and the busiest.
    *
    * Timeout: 20 s.
    */
   getRateLimitStatistics: {
     responses: {
+      /** @description The limiters */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+        };
+        content: {
+          "application/json": components["schemas"]["RateLimitStats"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

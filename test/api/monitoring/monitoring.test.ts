@@ -13,7 +13,7 @@ let admin: Caller;
 let staffed: Staffed;
 beforeAll(async () => {
   // Public answers expire after a second, so the cleanup has something to remove.
-  t = await startTestApp({ env: { PUBLIC_CACHE_SECONDS: '1' } });
+  t = await startTestApp({ env: { PUBLIC_CACHE_SECONDS: '1', RATE_LIMIT_CONTACT_PER_IP: '2' } });
   admin = await globalAdmin(t);
   staffed = await staffedTenant(t);
 });
@@ -117,5 +117,36 @@ describe('GET /admin/monitoring/cache-statistics and POST /admin/monitoring/cach
     expect(after.body.caches.find((cache: { name: string }) => cache.name === 'public').entries).toBe(0);
     await request(t.app).post('/admin/monitoring/cache-cleanup').set(staffed.admin.auth).expect(403);
     await request(t.app).get('/admin/monitoring/cache-statistics').expect(401);
+  });
+});
+
+describe('GET /admin/monitoring/rate-limit-stats', () => {
+  it('shows each limiter, what it refused, and the keys over their limit', async () => {
+    const message = { name: 'Eve', email: 'eve@example.org', subject: 'Hi', message: 'Hello there.' };
+    await request(t.app).post('/api/contact').send(message).expect(202);
+    await request(t.app).post('/api/contact').send(message).expect(202);
+    await request(t.app).post('/api/contact').send(message).expect(429);
+    const res = await request(t.app).get('/admin/monitoring/rate-limit-stats').set(admin.auth).expect(200);
+    const contact = res.body.limiters.find((limiter: { name: string }) => limiter.name === 'contact');
+    expect(contact).toMatchObject({
+      limit: 2,
+      window_seconds: 3600,
+      refused_since_start: 1,
+      tracked_keys: 1,
+      blocked_keys: 1,
+    });
+    expect(res.body.limiters.map((limiter: { name: string }) => limiter.name).sort()).toEqual([
+      'account',
+      'contact',
+      'ip',
+    ]);
+    expect(res.body.blocked).toEqual([
+      expect.objectContaining({ limiter: 'contact', subject: expect.stringContaining('127.0.0.1'), points: 3 }),
+    ]);
+    // The sign-ins of this file count too (ip limiter), so the contact key is among the busiest, not necessarily first.
+    expect(res.body.top_offenders).toEqual(
+      expect.arrayContaining([expect.objectContaining({ limiter: 'contact', points: 3 })]),
+    );
+    await request(t.app).get('/admin/monitoring/rate-limit-stats').set(staffed.admin.auth).expect(403);
   });
 });
