@@ -13,7 +13,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, problemType } from '../errors.ts';
 import { timestamp } from '../timestamp.ts';
 import { grantPlanCredits } from './monthly-credits.ts';
-import { findPlan, planOfPrice, type Plan } from './plans.ts';
+import { findPlan, liveStatuses, planOfPrice, type Plan } from './plans.ts';
 import { callStripe, idOf } from './stripe.ts';
 
 export type Outcome = 'accepted' | 'duplicate' | 'ignored' | 'stale';
@@ -45,19 +45,30 @@ const isUuid = (value: unknown): value is string => z.uuid().safeParse(value).su
 const rowSchema = z.object({
   plan_id: z.uuid(),
   status: z.enum(subscriptionStatuses),
+  stripe_customer_id: z.string().nullable(),
   stripe_subscription_id: z.string().nullable(),
   current_period_start: timestamp.nullable(),
   current_period_end: timestamp.nullable(),
+  cancel_at_period_end: z.boolean(),
+  canceled_at: timestamp.nullable(),
 });
+
+export type SubscriptionRow = z.infer<typeof rowSchema>;
+
+/** The Stripe subscription id of a row that is a live paid subscription; null on the free plan. */
+export const paidSubscriptionId = (row: SubscriptionRow | null): string | null =>
+  row && (liveStatuses as readonly string[]).includes(row.status) ? row.stripe_subscription_id : null;
 
 /** Everything that changes a tenant's subscription or its plan credits runs one at a time per tenant. */
 export async function lockSubscription(db: CommonQueryMethods, tenantId: string): Promise<void> {
   await db.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext(${`subscription:${tenantId}`}))`);
 }
 
-const readRow = (db: CommonQueryMethods, tenantId: string) =>
+/** The tenant's subscription row, if it ever had one. */
+export const readSubscription = (db: CommonQueryMethods, tenantId: string) =>
   db.maybeOne(sql.type(rowSchema)`
-    select plan_id, status, stripe_subscription_id, current_period_start, current_period_end
+    select plan_id, status, stripe_customer_id, stripe_subscription_id, current_period_start, current_period_end,
+           cancel_at_period_end, canceled_at
     from subscriptions where tenant_id = ${tenantId}`);
 
 const tenantExists = (db: CommonQueryMethods, id: unknown): Promise<boolean> =>
@@ -102,7 +113,7 @@ export async function syncSubscription(
 ): Promise<Outcome> {
   await lockSubscription(db, tenantId);
   const subscription = await callStripe('read the subscription', () => stripe.subscriptions.retrieve(subscriptionId));
-  const row = await readRow(db, tenantId);
+  const row = await readSubscription(db, tenantId);
   const status = statusOf(subscription.status);
   if (row?.stripe_subscription_id && row.stripe_subscription_id !== subscription.id) {
     if (row.status !== 'canceled' && status === 'canceled') return 'stale';
@@ -220,7 +231,7 @@ export async function invoicePaid(db: CommonQueryMethods, invoice: Stripe.Invoic
   if (reason === 'subscription_update') {
     // Prorations only: the plan is the one our metadata names, the period the subscription's.
     const plan = await planOf(db, null, details?.metadata);
-    const row = await readRow(db, tenantId);
+    const row = await readSubscription(db, tenantId);
     if (!plan || !row?.current_period_start || !row.current_period_end) return 'ignored';
     return planChangeTopUp(db, tenantId, plan, subscriptionId, {
       start: row.current_period_start,

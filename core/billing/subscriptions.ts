@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 import { Problem, conflict, notFound, problemType } from '../errors.ts';
 import { timestamp } from '../timestamp.ts';
 import { calendarPeriod } from './monthly-credits.ts';
-import { effectivePlan, findPlan, liveStatuses, planSchema } from './plans.ts';
+import { effectivePlan, findPlan, planSchema } from './plans.ts';
 import { checkReturnUrls } from './return-urls.ts';
 import { usedBytes } from './storage.ts';
 import { callStripe, idOf, stripeClient } from './stripe.ts';
@@ -20,7 +20,9 @@ import type { Subscriber } from './subscriber.ts';
 import {
   creditsGrantedSince,
   invoicePaid,
+  paidSubscriptionId,
   planChangeTopUp,
+  readSubscription,
   subscriptionStatuses,
   syncSubscription,
 } from './subscription-events.ts';
@@ -49,35 +51,16 @@ export const subscriptionStatusSchema = z
 
 export type SubscriptionStatusView = z.infer<typeof subscriptionStatusSchema>;
 
-const rowSchema = z.object({
-  plan_id: z.uuid(),
-  status: z.enum(subscriptionStatuses),
-  stripe_customer_id: z.string().nullable(),
-  stripe_subscription_id: z.string().nullable(),
-  current_period_start: timestamp.nullable(),
-  current_period_end: timestamp.nullable(),
-  cancel_at_period_end: z.boolean(),
-  canceled_at: timestamp.nullable(),
-});
-
-const readRow = (db: CommonQueryMethods, tenantId: string) =>
-  db.maybeOne(sql.type(rowSchema)`
-    select plan_id, status, stripe_customer_id, stripe_subscription_id, current_period_start, current_period_end,
-           cancel_at_period_end, canceled_at
-    from subscriptions where tenant_id = ${tenantId}`);
-
-const isLive = (status: string) => (liveStatuses as readonly string[]).includes(status);
-
 export async function currentSubscription(db: CommonQueryMethods, tenantId: string): Promise<SubscriptionStatusView> {
   const [row, plan, used] = [
-    await readRow(db, tenantId),
+    await readSubscription(db, tenantId),
     await effectivePlan(db, tenantId),
     await usedBytes(db, tenantId),
   ];
   const month = calendarPeriod();
-  const paid = !!row && isLive(row.status) && !!row.stripe_subscription_id;
-  const start = (paid && row.current_period_start) || month.start;
-  const end = (paid && row.current_period_end) || month.end;
+  const paid = paidSubscriptionId(row) !== null;
+  const start = (paid && row?.current_period_start) || month.start;
+  const end = (paid && row?.current_period_end) || month.end;
   return {
     tenant_id: tenantId,
     plan,
@@ -85,7 +68,7 @@ export async function currentSubscription(db: CommonQueryMethods, tenantId: stri
     paid,
     current_period_start: start,
     current_period_end: end,
-    cancel_at_period_end: paid ? row.cancel_at_period_end : false,
+    cancel_at_period_end: paid && row ? row.cancel_at_period_end : false,
     canceled_at: row?.canceled_at ?? null,
     credits_granted_this_period: await creditsGrantedSince(db, tenantId, start),
     storage: { used_bytes: used, quota_bytes: plan.storage_quota_bytes },
@@ -129,16 +112,16 @@ export async function upgrade(
     throw new Problem(422, 'The free plan is not bought: cancel the subscription to return to it.', {
       errors: [{ path: 'body.plan_id', message: 'the free plan' }],
     });
-  const row = await readRow(db, subscriber.tenantId);
+  const row = await readSubscription(db, subscriber.tenantId);
   if (row?.stripe_subscription_id && row.status === 'incomplete')
     throw conflict(
       'A subscription is waiting for its first payment: complete it, or let Stripe expire it (about a day).',
     );
   if (row?.status === 'past_due')
     throw conflict('The subscription has an unpaid invoice: settle it in the billing portal before changing plans.');
-  if (!row || !isLive(row.status) || !row.stripe_subscription_id)
-    return startCheckout(db, config, stripe, subscriber, plan, input);
-  const current = await retrieveSubscription(stripe, row.stripe_subscription_id);
+  const subscriptionId = paidSubscriptionId(row);
+  if (!row || !subscriptionId) return startCheckout(db, config, stripe, subscriber, plan, input);
+  const current = await retrieveSubscription(stripe, subscriptionId);
   const item = current.items.data[0];
   if (!item) throw new Problem(502, 'Stripe answered a subscription without items.');
   const samePlan = row.plan_id === plan.id;
@@ -190,7 +173,7 @@ async function startCheckout(
     success_url: input.success_url,
     cancel_url: input.cancel_url,
   });
-  const row = await readRow(db, subscriber.tenantId);
+  const row = await readSubscription(db, subscriber.tenantId);
   const metadata = { tenant_id: subscriber.tenantId, plan_id: plan.id };
   const session = await callStripe('create the checkout session', () =>
     stripe.checkout.sessions.create({
@@ -243,11 +226,10 @@ export async function verifyUpgrade(
   return currentSubscription(db, subscriber.tenantId);
 }
 
-async function requirePaidSubscription(db: CommonQueryMethods, tenantId: string) {
-  const row = await readRow(db, tenantId);
-  if (!row || !isLive(row.status) || !row.stripe_subscription_id)
-    throw conflict('The tenant has no paid subscription: it is on the free plan.');
-  return { ...row, stripe_subscription_id: row.stripe_subscription_id };
+async function requirePaidSubscription(db: CommonQueryMethods, tenantId: string): Promise<string> {
+  const id = paidSubscriptionId(await readSubscription(db, tenantId));
+  if (!id) throw conflict('The tenant has no paid subscription: it is on the free plan.');
+  return id;
 }
 
 /** At the end of the period (default), or now: the tenant is then on the free plan. */
@@ -258,8 +240,7 @@ export async function cancel(
   immediately: boolean,
 ): Promise<SubscriptionStatusView> {
   const stripe = stripeClient(config);
-  const row = await requirePaidSubscription(db, subscriber.tenantId);
-  const id = row.stripe_subscription_id;
+  const id = await requirePaidSubscription(db, subscriber.tenantId);
   await callStripe('cancel the subscription', () =>
     immediately ? stripe.subscriptions.cancel(id) : stripe.subscriptions.update(id, { cancel_at_period_end: true }),
   );
@@ -275,7 +256,7 @@ export async function portal(
   returnUrl: string,
 ): Promise<{ url: string }> {
   const stripe = stripeClient(config);
-  const row = await readRow(db, subscriber.tenantId);
+  const row = await readSubscription(db, subscriber.tenantId);
   if (!row?.stripe_customer_id) throw conflict('The tenant has no billing account at Stripe yet: subscribe first.');
   checkReturnUrls(config, await tenantDomains(db, subscriber.tenantId), { return_url: returnUrl });
   const session = await callStripe('open the billing portal', () =>

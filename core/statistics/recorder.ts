@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Logger } from '../logger.ts';
-import { bucketCount, bucketOf } from './histogram.ts';
+import { bucketCount, bucketOf, mergeBuckets } from './histogram.ts';
 
 export type ViewKind = 'page' | 'element' | 'post' | 'media';
 
@@ -40,8 +40,20 @@ export class StatisticsRecorder {
 
   /** One answered API request: its site (if any), its manifest route, status and time taken. */
   request(siteId: string | null, route: string, status: number, ms: number): void {
-    const minute = Math.floor(Date.now() / 60_000);
     const statusClass = Math.min(5, Math.max(1, Math.floor(status / 100)));
+    const cell = this.#requestCell(Math.floor(Date.now() / 60_000), siteId, route, statusClass);
+    cell.count += 1;
+    cell.durationMs += ms;
+    cell.buckets[bucketOf(ms)]! += 1;
+  }
+
+  /** One public read of an item. */
+  view(siteId: string, kind: ViewKind, itemId: string): void {
+    this.#viewCell(new Date().toISOString().slice(0, 10), siteId, kind, itemId).views += 1;
+  }
+
+  /** The minute's cell of a site, route and status class, made empty on first use. */
+  #requestCell(minute: number, siteId: string | null, route: string, statusClass: number): RequestCell {
     const key = `${minute}|${siteId ?? ''}|${route}|${statusClass}`;
     let cell = this.#requests.get(key);
     if (!cell) {
@@ -56,18 +68,17 @@ export class StatisticsRecorder {
       };
       this.#requests.set(key, cell);
     }
-    cell.count += 1;
-    cell.durationMs += ms;
-    cell.buckets[bucketOf(ms)]! += 1;
+    return cell;
   }
 
-  /** One public read of an item. */
-  view(siteId: string, kind: ViewKind, itemId: string): void {
-    const day = new Date().toISOString().slice(0, 10);
+  #viewCell(day: string, siteId: string, kind: ViewKind, itemId: string): ViewCell {
     const key = `${day}|${siteId}|${kind}|${itemId}`;
-    const cell = this.#views.get(key);
-    if (cell) cell.views += 1;
-    else this.#views.set(key, { day, siteId, kind, itemId, views: 1 });
+    let cell = this.#views.get(key);
+    if (!cell) {
+      cell = { day, siteId, kind, itemId, views: 0 };
+      this.#views.set(key, cell);
+    }
+    return cell;
   }
 
   /** What is counted but not yet written. */
@@ -145,21 +156,12 @@ export class StatisticsRecorder {
     } catch (error) {
       // Put back, added to what came in meanwhile, for the next flush.
       for (const cell of requests) {
-        const key = `${cell.minute}|${cell.siteId ?? ''}|${cell.route}|${cell.statusClass}`;
-        const current = this.#requests.get(key);
-        if (!current) this.#requests.set(key, cell);
-        else {
-          current.count += cell.count;
-          current.durationMs += cell.durationMs;
-          cell.buckets.forEach((count, i) => (current.buckets[i]! += count));
-        }
+        const current = this.#requestCell(cell.minute, cell.siteId, cell.route, cell.statusClass);
+        current.count += cell.count;
+        current.durationMs += cell.durationMs;
+        mergeBuckets(current.buckets, cell.buckets);
       }
-      for (const cell of views) {
-        const key = `${cell.day}|${cell.siteId}|${cell.kind}|${cell.itemId}`;
-        const current = this.#views.get(key);
-        if (current) current.views += cell.views;
-        else this.#views.set(key, cell);
-      }
+      for (const cell of views) this.#viewCell(cell.day, cell.siteId, cell.kind, cell.itemId).views += cell.views;
       throw error;
     }
   }

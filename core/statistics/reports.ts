@@ -96,7 +96,7 @@ const activityRow = z.object({
 });
 
 /** Requests, views, jobs and credits spent per site over the period. */
-function activity(db: CommonQueryMethods, siteIds: readonly string[], period: Period) {
+function activity(db: CommonQueryMethods, siteIds: readonly string[], period: { from: string; to: string }) {
   const sites = sql.array([...siteIds], 'uuid');
   return db.any(sql.type(activityRow)`
     select s.id as site_id,
@@ -161,7 +161,7 @@ export const siteOverviewSchema = z
   .meta({ id: 'SiteStatisticsOverview' });
 
 export async function siteOverview(db: CommonQueryMethods, site: Site, period: Period) {
-  const [content] = await contentCounts(db, [site.id]);
+  const [{ site_id: _content, ...content }] = (await contentCounts(db, [site.id])) as [z.infer<typeof contentRow>];
   const [counted] = await activity(db, [site.id], period);
   const rows = await requestRows(db, [site.id], period);
   const buckets = rows.reduce((merged, row) => mergeBuckets(merged, row.buckets), [] as number[]);
@@ -181,7 +181,7 @@ export async function siteOverview(db: CommonQueryMethods, site: Site, period: P
   return {
     site_id: site.id,
     period,
-    content: { ...content!, site_id: undefined },
+    content,
     requests: {
       total: counted!.requests,
       errors_4xx: counted!.errors_4xx,
@@ -219,8 +219,8 @@ export async function monthly(db: CommonQueryMethods, site: Site) {
                          date_trunc('month', now() at time zone ${zone}), interval '1 month') as m`);
   const result = [];
   for (const month of months) {
-    const [row] = await activity(db, [site.id], { from: month.from, to: month.to, time_zone: zone });
-    result.push({ month: month.month, ...row!, site_id: undefined });
+    const [{ site_id: _site, ...figures }] = (await activity(db, [site.id], month)) as [z.infer<typeof activityRow>];
+    result.push({ month: month.month, ...figures });
   }
   return { site_id: site.id, time_zone: zone, months: result };
 }
