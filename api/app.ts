@@ -5,7 +5,6 @@ import type { Services } from '../core/services.ts';
 import { service } from '../core/version.ts';
 import { docsRouter } from './docs.ts';
 import { allEndpoints, type Endpoint } from './manifest.ts';
-import { bodyParsers } from './middleware/body.ts';
 import { chain } from './middleware/chain.ts';
 import { corsPolicy } from './middleware/cors.ts';
 import { requestCounter } from './middleware/counting.ts';
@@ -67,18 +66,17 @@ export function createApp(services: Services, options: AppOptions = {}): Express
       // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
       securityHeaders(),
       ...(cors ? [cors] : []),
-      // 4. Bodies: JSON and forms, bounded in size.
-      bodyParsers(services.config.bodyLimit),
-      // 5. Every manifest endpoint, each under its own timeout.
+      // 4. Every manifest endpoint: its rate limit, its body (JSON or a form, bounded in size), then the
+      //    route under its own timeout. Other paths count against the limits too, then fall through.
       endpointDispatcher(endpoints, routes, services),
     ),
   );
-  // 6. The API description and its interactive documentation (after the endpoints, which are asked far more often).
+  // 5. The API description and its interactive documentation (after the endpoints, which are asked far more often).
   app.get('/openapi.json', (_req, res) => {
     res.json(document());
   });
   app.use(docsRouter());
-  // 7. Whatever is left is a 404 problem; every error becomes a problem.
+  // 6. Whatever is left is a 404 problem; every error becomes a problem.
   app.use(notFound());
   app.use(errorHandler());
   return app;

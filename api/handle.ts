@@ -6,15 +6,17 @@
 // takes effect for the caller's very next request).
 import type { Request, RequestHandler, Response } from 'express';
 import { actorId, type Actor } from '../core/actor.ts';
-import { Problem } from '../core/errors.ts';
+import { Problem, problemType } from '../core/errors.ts';
 import { idempotencyKey, idempotent, requestHash, type StoredReply } from '../core/idempotency.ts';
 import { requireGlobalAdmin, requireUser } from '../core/identity/access.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Deps, Services } from '../core/services.ts';
 import { notPublic, requireSiteNeed } from '../core/tenancy/site-access.ts';
 import { cancellableDb, type RequestDb } from '../db/cancellable.ts';
+import { networkOf } from '../core/fraud/networks.ts';
 import { parseInput } from './input.ts';
 import { requestLog } from './middleware/logging.ts';
+import { announce, overLimit } from './middleware/rate-limit.ts';
 import type { Endpoint } from './manifest.ts';
 import type { Deadline } from './middleware/timeout.ts';
 import type { Access, RouteContext, RouteDefinition } from './route.ts';
@@ -34,7 +36,7 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     // Who is asking comes before what they asked: a bad token is a 401 even with a bad body.
     const auth = withToken(access) ? await authenticate() : undefined;
     const input = parseInput(route, req);
-    const context = new Context(handlerServices, req, db, signal, deadline, authenticate) as Context &
+    const context = new Context(handlerServices, req, res, db, signal, deadline, authenticate) as Context &
       RouteContext & { actor?: Actor; site?: unknown; access?: unknown };
     if (auth) Object.assign(context, auth);
     if (access === 'user') requireUser(auth!.actor);
@@ -55,7 +57,9 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
       res.locals.siteId = found.site.id;
     }
     const answer = async (): Promise<StoredReply & { json?: string | Buffer }> => {
-      const reply = await route.handler(input, context as never, { req, res });
+      const reply = await (route.rateLimit === 'signature-failures'
+        ? countingSignatureFailures(services, req, route.handler(input, context as never, { req, res }))
+        : route.handler(input, context as never, { req, res }));
       return {
         status: reply.status ?? (reply.body === undefined && reply.json === undefined ? 204 : 200),
         body: reply.body,
@@ -89,11 +93,13 @@ class Context {
   readonly deadline: number;
   readonly authenticate: RouteContext['authenticate'];
   readonly #req: Request;
+  readonly #res: Response;
   #deps: Deps | undefined;
 
   constructor(
     services: RouteContext['services'],
     req: Request,
+    res: Response,
     db: RequestDb,
     signal: AbortSignal,
     deadline: number,
@@ -101,6 +107,7 @@ class Context {
   ) {
     this.services = services;
     this.#req = req;
+    this.#res = res;
     this.db = db;
     this.signal = signal;
     this.deadline = deadline;
@@ -119,6 +126,12 @@ class Context {
     return this.#req.ip;
   }
 
+  limitJobs(tenantId: string): void {
+    const verdict = this.services.rateLimits.request('per-tenant-jobs', tenantId);
+    announce(this.#res, verdict);
+    if (!verdict.allowed) throw overLimit(verdict, 'jobs submitted for this tenant');
+  }
+
   get deps(): Deps {
     return (this.#deps ??= {
       db: this.db,
@@ -126,6 +139,18 @@ class Context {
       storage: this.services.storage,
       logger: requestLog(this.#req),
     });
+  }
+}
+
+/** A signed webhook whose signature fails counts against the sender's address (mount.ts refuses it past the limit). */
+async function countingSignatureFailures<T>(services: Services, req: Request, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof Problem && error.type === problemType('invalid-signature')) {
+      services.rateLimits.signatures.failedSignature(networkOf(req.ip).network);
+    }
+    throw error;
   }
 }
 

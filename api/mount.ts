@@ -7,7 +7,9 @@ import { Problem } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { handle } from './handle.ts';
 import { toExpressPath, type Endpoint } from './manifest.ts';
+import { bodyParsers } from './middleware/body.ts';
 import { sendProblem } from './middleware/problems.ts';
+import { limitRequest } from './middleware/rate-limit.ts';
 import { timeout } from './middleware/timeout.ts';
 import type { RouteDefinition } from './route.ts';
 
@@ -51,11 +53,13 @@ type Handler = (req: Request, res: Response, next: NextFunction) => unknown;
 
 /**
  * One middleware that finds the endpoint of a request in a radix tree
- * (find-my-way) and runs it under its timeout. Express would try its ~250
- * routes one regular expression at a time, on every request. Literal
- * segments win over parameters (/admin/jobs before /{site_identifier}/jobs),
- * trailing slashes and letter case do not matter, and a known path asked
- * with a method it does not have is a 405 with Allow.
+ * (find-my-way), counts it against its rate limit, reads its body and runs it
+ * under its timeout. Express would try its ~250 routes one regular expression
+ * at a time, on every request. Literal segments win over parameters
+ * (/admin/jobs before /{site_identifier}/jobs), trailing slashes and letter
+ * case do not matter, and a known path asked with a method it does not have is
+ * a 405 with Allow. Requests for no endpoint count against the limits too
+ * (scanning is what they are for).
  */
 export function endpointDispatcher(
   endpoints: Endpoint[],
@@ -69,6 +73,13 @@ export function endpointDispatcher(
     maxParamLength: 2048,
   });
   const registered = new Set<string>();
+  // The limit comes first: a caller over it is turned away before its body is read.
+  const parseBody = bodyParsers(services.config.bodyLimit);
+  const limited = (req: Request, res: Response, signedWebhook = false) => {
+    const refused = limitRequest(services.rateLimits, req, res, signedWebhook);
+    if (refused) sendProblem(req, res, refused);
+    return Boolean(refused);
+  };
   for (const endpoint of endpoints) {
     const route = routes.get(endpoint.key);
     const path = toRouterPath(endpoint.path);
@@ -77,10 +88,15 @@ export function endpointDispatcher(
     registered.add(`${endpoint.method} ${path}`);
     const limit = timeout(endpoint.timeoutMs);
     const run: Handler = route ? handle(endpoint, route, services) : notImplemented(endpoint);
+    const signedWebhook = route?.rateLimit === 'signature-failures';
     const store: Handler = (req, res, next) => {
       // What the request is counted as (./middleware/counting.ts): the manifest key, never the raw path.
       res.locals.route = endpoint.key;
-      return limit(req, res, () => Promise.resolve(run(req, res, next)).catch(next));
+      if (limited(req, res, signedWebhook)) return;
+      parseBody(req, res, (error?: unknown) => {
+        if (error) next(error);
+        else limit(req, res, () => Promise.resolve(run(req, res, next)).catch(next));
+      });
     };
     tree.on(endpoint.method, path, () => undefined, store);
     if (endpoint.method === 'GET') tree.on('HEAD', path, () => undefined, store);
@@ -93,6 +109,7 @@ export function endpointDispatcher(
       (found.store as Handler)(req, res, next);
       return;
     }
+    if (limited(req, res)) return;
     const allowed = methods.filter((method) => tree.find(method, path));
     if (allowed.length === 0) {
       next();

@@ -30,6 +30,20 @@ const requestIdHeader: HeaderSpec = {
   required: true,
 };
 
+// The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), on every answer of every endpoint.
+const rateLimitPolicyHeader: HeaderSpec = {
+  description:
+    'The limits this request counted against, as `"<policy>";q=<requests>;w=<seconds>`, comma-separated: `per-token` ' +
+    '(a request with a bearer token), `per-ip` (without one; an IPv6 client by its /64), `per-tenant-jobs` (job submits, ' +
+    'beside `per-token`), `webhook-signatures` (signed webhooks: failed signatures per address)',
+  required: true,
+};
+const rateLimitHeader: HeaderSpec = {
+  description:
+    'What is left of each policy in RateLimit-Policy, as `"<policy>";r=<remaining>;t=<seconds until the window ends>`',
+  required: true,
+};
+
 const withToken = (access: Access) => access !== 'public' && access !== 'public-site';
 
 export type DocumentInfo = { title: string; version: string; serverUrl?: string };
@@ -46,6 +60,8 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     description: 'An access token from POST /auth/login or POST /auth/token',
   });
   registry.registerComponent('headers', 'RequestId', toHeader(requestIdHeader));
+  registry.registerComponent('headers', 'RateLimitPolicy', toHeader(rateLimitPolicyHeader));
+  registry.registerComponent('headers', 'RateLimit', toHeader(rateLimitHeader));
   // The answers the request path gives the same way on every route are written once and referred to.
   const shared = new Map<string, ReferenceObject>();
   const components: Components = {
@@ -98,6 +114,8 @@ const toHeader = (spec: HeaderSpec) => ({
 function headersOf(specs: Record<string, HeaderSpec>): Record<string, unknown> {
   return {
     'X-Request-Id': { $ref: '#/components/headers/RequestId' },
+    'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' },
+    RateLimit: { $ref: '#/components/headers/RateLimit' },
     ...Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, toHeader(spec)])),
   };
 }
@@ -174,6 +192,12 @@ function commonResponses(
   if (pathParams(endpoint.path).length > 0) {
     common[404] = shared('NotFound', problemResponse('Not found, or in another tenant'));
   }
+  common[429] = shared(
+    'TooManyRequests',
+    problemResponse('Over a rate limit: the problem’s `policy` and the RateLimit headers say which', {
+      'Retry-After': retryAfterHeader,
+    }),
+  );
   common[500] = shared('InternalError', problemResponse('Unexpected error; logged with the request id'));
   common[504] = shared('Timeout', problemResponse('The endpoint’s timeout (x-timeout-seconds) passed'));
   return common;

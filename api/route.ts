@@ -47,6 +47,8 @@ type BaseContext = {
   ip: string | undefined;
   /** The caller behind the Authorization header (401 otherwise), for routes that read it themselves. */
   authenticate(): Promise<Authenticated>;
+  /** Counts a job submit against the tenant's limit (the answer's RateLimit headers say so); 429 past it. */
+  limitJobs(tenantId: string): void;
 };
 
 /** What a handler gets beyond the base, by what its route declares. */
@@ -112,6 +114,12 @@ export type RouteDefinition<
     /** Request headers the route reads, for the OpenAPI document. */
     headers?: AnyObject;
   };
+  /**
+   * A signed webhook (`signature-failures`) counts only the requests whose
+   * signature fails against the sender's IP, not every request, and the route
+   * reports those (services.rateLimits.signatures).
+   */
+  rateLimit?: 'signature-failures';
   /** Honour an Idempotency-Key header: replay the first answer to a repeated request. */
   idempotent?: boolean;
   /** Success responses by status, and errors particular to the route; the common errors are added from the manifest. */

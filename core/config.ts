@@ -121,6 +121,15 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(900),
   RATE_LIMIT_CONTACT_PER_IP: positiveInt.default(5),
   RATE_LIMIT_CONTACT_WINDOW_SECONDS: positiveInt.default(3600),
+  // Every request: per IP without a token, per token with one, job submits per tenant (each per window).
+  RATE_LIMIT_PER_IP: positiveInt.default(600),
+  RATE_LIMIT_PER_TOKEN: positiveInt.default(1200),
+  RATE_LIMIT_JOBS_PER_TENANT: positiveInt.default(120),
+  RATE_LIMIT_REQUEST_WINDOW_SECONDS: positiveInt.default(60),
+  // Failed webhook signatures per IP, in the credential window (RATE_LIMIT_WINDOW_SECONDS).
+  RATE_LIMIT_WEBHOOK_FAILURES_PER_IP: positiveInt.default(20),
+  // How often each process hands its request counts to the shared store.
+  RATE_LIMIT_SYNC_MS: positiveInt.default(1000),
   STATS_FLUSH_SECONDS: positiveInt.max(3600).default(60),
   STATS_COUNTING: bool.default(true),
   SIGNUP_MAX_PER_IP: positiveInt.default(5),
@@ -308,6 +317,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       perAccount: values.RATE_LIMIT_AUTH_PER_ACCOUNT,
       windowSeconds: values.RATE_LIMIT_WINDOW_SECONDS,
       contact: { points: values.RATE_LIMIT_CONTACT_PER_IP, seconds: values.RATE_LIMIT_CONTACT_WINDOW_SECONDS },
+      requests: {
+        perIp: values.RATE_LIMIT_PER_IP,
+        perToken: values.RATE_LIMIT_PER_TOKEN,
+        jobsPerTenant: values.RATE_LIMIT_JOBS_PER_TENANT,
+        windowSeconds: values.RATE_LIMIT_REQUEST_WINDOW_SECONDS,
+        webhookFailuresPerIp: values.RATE_LIMIT_WEBHOOK_FAILURES_PER_IP,
+        syncMs: values.RATE_LIMIT_SYNC_MS,
+      },
     },
     // Outside production a missing admin falls back to printed local defaults;
     // in production no default credentials are ever created.

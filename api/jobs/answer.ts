@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { isFinished, jobSchema as jobSchema, jobPath, type Job } from '../../core/jobs/model.ts';
 import { rereadJob } from '../../core/jobs/queries.ts';
 import { submitJob, type Submission } from '../../core/jobs/submit.ts';
-import { locationHeader, problemResponse } from '../responses.ts';
+import { locationHeader, problemResponse, retryAfterHeader } from '../responses.ts';
 import type { ContextFor, Reply, ResponseSpec } from '../route.ts';
 import type { SiteNeed } from '../../core/tenancy/site-access.ts';
 
@@ -69,6 +69,10 @@ export const jobResponses: Record<number, ResponseSpec> = {
     headers: jobHeaders,
   },
   402: problemResponse('Not enough credits for the estimate: `available` and `required` say how many'),
+  429: problemResponse(
+    'Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy)',
+    { 'Retry-After': retryAfterHeader },
+  ),
 };
 
 /** Submits the job (one transaction: row, reservation, queue entry) and answers it as the endpoint that made it. */
@@ -77,6 +81,7 @@ export async function submitAndAnswer(
   prefer: string | undefined,
   submission: Submission,
 ): Promise<Reply> {
+  context.limitJobs(context.site.tenant_id);
   const job = await submitJob(context.db, context.services.config, context.access, submission);
   return answerJob(context, prefer, job, 'submitted');
 }

@@ -339,6 +339,8 @@ export const routes = [
   defineRoute({
     key: 'POST /{site_identifier}/media/webhook/mediaprovider',
     access: 'public',
+    // Only failed signatures count against the sender: a busy provider is never turned away.
+    rateLimit: 'signature-failures',
     description:
       'Where the asynchronous media provider delivers a result. Signed with MEDIA_PROVIDER_WEBHOOK_SECRET: `webhook-id`, `webhook-timestamp` (Unix seconds, within 5 minutes) and ' +
       '`webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`. The body is a MediaProviderDelivery `{job_ref, status, output?, error?}`; ' +

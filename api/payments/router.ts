@@ -100,6 +100,8 @@ export const routes = [
   defineRoute({
     key: 'POST /payments/webhook',
     access: 'public',
+    // Only failed signatures count against the sender: a busy provider is never turned away.
+    rateLimit: 'signature-failures',
     description:
       'Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before ' +
       'anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: ' +

@@ -1,10 +1,20 @@
-// Brute-force protection for the credential endpoints: counts per client IP
-// and per account, kept in PostgreSQL (rate-limiter-flexible's store) so every
-// API process sees the same numbers. Over the limit: 429 with Retry-After.
+// Rate limits, kept in PostgreSQL (rate-limiter-flexible's store) so every API
+// process sees the same numbers. Over a limit: 429 with Retry-After.
+// - Brute-force protection for the credential endpoints: per client IP and
+//   per account, asked on every attempt (they are few and worth the round trip).
+// - Every request: per token, or per IP (an IPv6 client by its /64) without
+//   one, and job submits per tenant. These are decided in process and shared
+//   once a second (./shared-window.ts), so a request pays no round trip.
 import pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
 import { Problem } from '../errors.ts';
+import { SharedWindow, type CountStore, type Verdict } from './shared-window.ts';
+
+export type { Verdict } from './shared-window.ts';
+
+/** The request limits, by the policy name each announces in the RateLimit-Policy header. */
+export type RequestPolicy = 'per-ip' | 'per-token' | 'per-tenant-jobs' | 'webhook-signatures';
 
 export type RateLimits = {
   /** Counts one attempt at `action` from `ip` (and for `account`); throws 429 past the limit. */
@@ -18,10 +28,48 @@ export type RateLimits = {
   attempt<T>(action: string, ip: string | undefined, account: string, check: () => Promise<T>): Promise<T>;
   /** Counts one use of a public form with a limit of its own (the contact form) by `ip`; 429 past it. */
   limit(form: 'contact', ip: string | undefined): Promise<void>;
+  /** Counts one request under `policy` for `key`: whether it may go on, and what the headers say. */
+  request(policy: Exclude<RequestPolicy, 'webhook-signatures'>, key: string): Verdict;
+  /** Whether `ip` may still try a signed webhook (without counting); `failedSignature` counts a failure. */
+  signatures: { peek(ip: string): Verdict; failedSignature(ip: string): void };
+  /** Hands this process's request counts to the shared store now (they are also handed over every sync interval). */
+  sync(): Promise<void>;
   /** Each limiter's key prefix, limit and window, and the requests it refused since this process started. */
   limiters(): { name: string; limit: number; window_seconds: number; refused_since_start: number }[];
   close(): Promise<void>;
 };
+
+/**
+ * Adds counts to rate-limiter-flexible's table and reads keys back, in one
+ * statement, with the library's semantics: a window opens at the first count
+ * and lasts `windowMs`; a count after it ended opens a new one. Keys are
+ * stored with the limiter's prefix, as the library stores them.
+ */
+function countStore(pool: pg.Pool, prefix: string): CountStore {
+  return async (counted, known, windowMs) => {
+    const now = Date.now();
+    const { rows } = await pool.query<{ key: string; points: number; expire: string }>(
+      `with counted as (
+         select $1 || key as key, points from unnest($2::text[], $3::int[]) as c(key, points)
+       ), added as (
+         insert into rate_limits (key, points, expire)
+         select key, points, $4::bigint + $5::bigint from counted
+         on conflict (key) do update set
+           points = case when rate_limits.expire is null or rate_limits.expire <= $4 then excluded.points
+                         else rate_limits.points + excluded.points end,
+           expire = case when rate_limits.expire is null or rate_limits.expire <= $4 then excluded.expire
+                         else rate_limits.expire end
+         returning key, points, expire
+       )
+       select key, points, expire from added
+       union all
+       select key, points, expire from rate_limits
+       where key = any(select $1 || k from unnest($6::text[]) as k) and key not in (select key from counted)`,
+      [prefix, [...counted.keys()], [...counted.values()], now, windowMs, known],
+    );
+    return rows.map((row) => ({ key: row.key.slice(prefix.length), points: row.points, expire: Number(row.expire) }));
+  };
+}
 
 export function createRateLimits(databaseUrl: string, limits: Config['rateLimits']): RateLimits {
   // A small pool of its own: the library speaks node-postgres, not slonik.
@@ -43,6 +91,20 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
   const forms = { contact: limiter('contact', limits.contact.points, limits.contact.seconds) };
   const all = [perIp, perAccount, forms.contact];
   const refused = new Map<RateLimiterPostgres, number>();
+  const { requests } = limits;
+  const shared = (name: RequestPolicy, points: number, seconds: number) =>
+    new SharedWindow(name, points, seconds, countStore(pool, `${name}:`));
+  const windows = {
+    'per-ip': shared('per-ip', requests.perIp, requests.windowSeconds),
+    'per-token': shared('per-token', requests.perToken, requests.windowSeconds),
+    'per-tenant-jobs': shared('per-tenant-jobs', requests.jobsPerTenant, requests.windowSeconds),
+    'webhook-signatures': shared('webhook-signatures', requests.webhookFailuresPerIp, limits.windowSeconds),
+  };
+  const sync = async () => {
+    await Promise.all(Object.values(windows).map((window) => window.sync()));
+  };
+  const syncing = setInterval(() => void sync(), requests.syncMs);
+  syncing.unref();
 
   const tooMany = (msBeforeNext: number) => {
     const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
@@ -84,13 +146,31 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
       }
     },
     limit: (form, ip) => consume(forms[form], ip ?? 'unknown'),
-    limiters: () =>
-      all.map((store) => ({
+    request: (policy, key) => windows[policy].take(key),
+    signatures: {
+      peek: (ip) => windows['webhook-signatures'].peek(ip),
+      failedSignature: (ip) => windows['webhook-signatures'].fail(ip),
+    },
+    sync,
+    limiters: () => [
+      ...all.map((store) => ({
         name: store.keyPrefix,
         limit: store.points,
         window_seconds: store.duration,
         refused_since_start: refused.get(store) ?? 0,
       })),
-    close: () => pool.end(),
+      ...Object.values(windows).map((window) => ({
+        name: window.name,
+        limit: window.limit,
+        window_seconds: window.windowSeconds,
+        refused_since_start: window.refused,
+      })),
+    ],
+    async close() {
+      clearInterval(syncing);
+      // What this process counted since the last sync is handed over before the pool goes.
+      await sync();
+      await pool.end();
+    },
   };
 }

@@ -4113,6 +4113,8 @@ export interface components {
     Unauthorized: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
         /** @description The scheme to authenticate with: Bearer */
         "WWW-Authenticate": string;
       };
@@ -4124,6 +4126,8 @@ export interface components {
     Forbidden: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4133,6 +4137,21 @@ export interface components {
     ValidationFailed: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Over a rate limit: the problem’s `policy` and the RateLimit headers say which */
+    TooManyRequests: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
+        /** @description Seconds to wait before trying again */
+        "Retry-After": string;
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4142,6 +4161,8 @@ export interface components {
     InternalError: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4151,6 +4172,8 @@ export interface components {
     Timeout: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4160,6 +4183,8 @@ export interface components {
     MalformedBody: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4169,6 +4194,8 @@ export interface components {
     PayloadTooLarge: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4178,6 +4205,8 @@ export interface components {
     UnsupportedMediaType: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4187,6 +4216,8 @@ export interface components {
     NotFound: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4196,6 +4227,8 @@ export interface components {
     BadCursor: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4205,6 +4238,8 @@ export interface components {
     NotImplemented: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -4214,6 +4249,8 @@ export interface components {
     IdempotencyKeyInUse: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
         /** @description Seconds to wait before trying again */
         "Retry-After": string;
       };
@@ -4228,6 +4265,10 @@ export interface components {
   headers: {
     /** @description The request’s id: the caller’s X-Request-Id when it was sane, else a new one; also in the logs */
     RequestId: string;
+    /** @description The limits this request counted against, as `"<policy>";q=<requests>;w=<seconds>`, comma-separated: `per-token` (a request with a bearer token), `per-ip` (without one; an IPv6 client by its /64), `per-tenant-jobs` (job submits, beside `per-token`), `webhook-signatures` (signed webhooks: failed signatures per address) */
+    RateLimitPolicy: string;
+    /** @description What is left of each policy in RateLimit-Policy, as `"<policy>";r=<remaining>;t=<seconds until the window ends>` */
+    RateLimit: string;
   };
   pathItems: never;
 }
@@ -4255,6 +4296,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["AbusePatterns"];
@@ -4263,6 +4306,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4291,6 +4335,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["TenantBlock"];
@@ -4304,6 +4350,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -4312,6 +4360,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4340,6 +4389,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -4355,6 +4406,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4383,6 +4435,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -4398,6 +4452,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4424,6 +4479,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["ContentTypeDistribution"];
@@ -4436,6 +4493,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -4444,6 +4503,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4460,6 +4520,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CacheCleanup"];
@@ -4467,6 +4529,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4483,6 +4546,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CacheStatistics"];
@@ -4490,6 +4555,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4511,6 +4577,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["PerformanceMetrics"];
@@ -4519,6 +4587,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4535,6 +4604,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["RateLimitStats"];
@@ -4542,6 +4613,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4554,6 +4626,7 @@ export interface operations {
    */
   getSecurityDashboard: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4571,6 +4644,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SystemHealth"];
@@ -4578,6 +4653,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4590,6 +4666,7 @@ export interface operations {
    */
   getThreatIntelligence: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4603,6 +4680,7 @@ export interface operations {
    */
   listAgents: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4616,6 +4694,7 @@ export interface operations {
    */
   createAgent: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4629,6 +4708,7 @@ export interface operations {
    */
   getAllAgentsWithTenants: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4648,6 +4728,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4667,6 +4748,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4686,6 +4768,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4705,6 +4788,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4724,6 +4808,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4744,6 +4829,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4763,6 +4849,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4783,6 +4870,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4803,6 +4891,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4822,6 +4911,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4842,6 +4932,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4862,6 +4953,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -4879,6 +4971,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CurrentUser"];
@@ -4886,6 +4980,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -4926,6 +5021,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -4938,6 +5035,8 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -4947,6 +5046,8 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -4959,6 +5060,8 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -4982,11 +5085,14 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5011,6 +5117,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -5018,6 +5126,8 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5030,6 +5140,8 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -5061,6 +5173,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Accepted"];
@@ -5074,6 +5188,8 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -5097,6 +5213,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -5108,6 +5226,8 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Bearer error="invalid_token" */
           "WWW-Authenticate": string;
         };
@@ -5116,6 +5236,7 @@ export interface operations {
         };
       };
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5144,6 +5265,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -5157,6 +5280,8 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5166,6 +5291,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5178,6 +5305,8 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -5219,6 +5348,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -5241,6 +5372,8 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5250,6 +5383,8 @@ export interface operations {
       403: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5259,6 +5394,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5271,6 +5408,8 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -5283,6 +5422,8 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5311,6 +5452,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -5322,6 +5465,8 @@ export interface operations {
       302: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
           /** @description The provider’s authorization URL */
@@ -5333,17 +5478,22 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description The identity provider does not answer */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5372,6 +5522,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Accepted"];
@@ -5385,6 +5537,8 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -5415,6 +5569,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -5422,6 +5578,8 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5430,6 +5588,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5468,6 +5627,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -5479,6 +5640,8 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5488,6 +5651,8 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Basic realm="token" when no credentials were sent */
           "WWW-Authenticate"?: string;
         };
@@ -5502,6 +5667,8 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -5525,6 +5692,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["TokenInfo"];
@@ -5532,6 +5701,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5548,6 +5718,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CacheCleared"];
@@ -5555,6 +5727,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5577,6 +5750,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CacheCleared"];
@@ -5586,6 +5761,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5607,6 +5783,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CacheCleared"];
@@ -5616,6 +5794,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5647,6 +5826,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["ContactReceipt"];
@@ -5660,6 +5841,8 @@ export interface operations {
       429: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -5689,6 +5872,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SmtpCheck"];
@@ -5697,11 +5882,14 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description The check failed; `stage` says where (dns, connect, tls, auth, send) */
       502: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5711,6 +5899,8 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5752,6 +5942,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -5768,6 +5960,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5814,6 +6007,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Where the resource can be read */
           Location: string;
           /** @description The version of the answer, for If-None-Match */
@@ -5831,6 +6026,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5839,6 +6036,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5860,6 +6058,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
         };
@@ -5871,6 +6071,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5894,6 +6095,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -5904,12 +6107,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5950,6 +6156,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
         };
@@ -5965,6 +6173,8 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -5973,6 +6183,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -5996,6 +6207,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -6003,6 +6216,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6032,6 +6246,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -6048,6 +6264,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6082,6 +6299,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Where the resource can be read */
           Location: string;
           /** @description The version of the answer, for If-None-Match */
@@ -6099,6 +6318,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6107,6 +6328,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6148,6 +6370,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["ContentTypeValidation"];
@@ -6160,6 +6384,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6181,6 +6406,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
         };
@@ -6192,6 +6419,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6215,6 +6443,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -6225,12 +6455,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6267,6 +6500,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
         };
@@ -6282,6 +6517,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6291,6 +6528,8 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6299,6 +6538,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6333,6 +6573,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Where the resource can be read */
           Location: string;
         };
@@ -6351,6 +6593,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6359,6 +6603,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6382,6 +6627,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["ContentTypeDependencies"];
@@ -6391,6 +6638,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6407,11 +6655,14 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["ServiceInfo"];
         };
       };
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6428,6 +6679,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -6435,11 +6688,14 @@ export interface operations {
           "application/json": components["schemas"]["Health"];
         };
       };
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description The database is down or not migrated */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -6462,6 +6718,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -6469,6 +6727,7 @@ export interface operations {
           "application/json": components["schemas"]["Liveness"];
         };
       };
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6485,6 +6744,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -6492,11 +6753,14 @@ export interface operations {
           "application/json": components["schemas"]["Readiness"];
         };
       };
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description Not ready: `checks` says which dependency is not */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
           /** @description Seconds to wait before trying again */
@@ -6521,6 +6785,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -6528,11 +6794,14 @@ export interface operations {
           "application/json": components["schemas"]["CacheStoreHealth"];
         };
       };
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description The cache store does not answer */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -6564,6 +6833,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -6579,6 +6850,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6609,6 +6881,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Where the resource can be read */
           Location: string;
         };
@@ -6623,6 +6897,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6631,6 +6907,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6668,6 +6945,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -6681,6 +6960,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6706,6 +6986,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CreditOverview"];
@@ -6714,6 +6996,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6730,6 +7013,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -6746,6 +7031,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6767,6 +7053,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -6788,6 +7076,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6815,6 +7104,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SiteCreditDetails"];
@@ -6826,12 +7117,15 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6856,6 +7150,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -6868,6 +7164,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6906,6 +7203,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
         };
@@ -6920,6 +7219,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6929,6 +7230,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6950,6 +7252,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["TenantCredits"];
@@ -6959,6 +7263,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -6987,6 +7292,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["TenantCredits"];
@@ -6999,6 +7306,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7007,6 +7316,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7047,6 +7357,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
         };
@@ -7061,6 +7373,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7070,6 +7384,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7093,6 +7408,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -7108,6 +7425,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7127,6 +7445,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["GlobalCostSetting"];
@@ -7136,6 +7456,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7157,6 +7478,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -7164,6 +7487,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7196,6 +7520,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["GlobalCostSetting"];
@@ -7209,6 +7535,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7217,6 +7545,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7254,6 +7583,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -7270,6 +7601,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7312,6 +7644,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Where the resource can be read */
           Location: string;
         };
@@ -7327,6 +7661,8 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7336,12 +7672,15 @@ export interface operations {
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7363,6 +7702,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MediaItem"];
@@ -7372,6 +7713,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7406,6 +7748,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -7417,6 +7761,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7450,6 +7795,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7465,6 +7812,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7482,6 +7831,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7493,6 +7844,19 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7526,6 +7890,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7541,6 +7907,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7558,6 +7926,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7569,11 +7939,26 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
       /** @description The back end is not configured */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7611,6 +7996,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7626,6 +8013,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7643,6 +8032,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7654,11 +8045,26 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
       /** @description The back end is not configured */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7696,6 +8102,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7711,6 +8119,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7728,6 +8138,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7739,11 +8151,26 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
       /** @description The back end is not configured */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7781,6 +8208,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7796,6 +8225,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -7813,6 +8244,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7824,6 +8257,19 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7859,6 +8305,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["WebhookReceipt"];
@@ -7868,6 +8316,8 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7877,6 +8327,8 @@ export interface operations {
       401: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7886,6 +8338,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7895,6 +8349,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -7905,11 +8361,14 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description No media provider is configured */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7935,6 +8394,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MediaItem"];
@@ -7944,6 +8405,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -7971,6 +8433,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -7981,12 +8445,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8024,6 +8491,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MediaItem"];
@@ -8036,6 +8505,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8074,6 +8544,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -8089,6 +8561,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -8106,6 +8580,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8117,6 +8593,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8125,6 +8603,19 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8162,6 +8653,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -8177,6 +8670,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description The job, to poll */
@@ -8194,6 +8689,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8205,6 +8702,19 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8228,6 +8738,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["ImageEditorAccess"];
@@ -8237,6 +8749,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8260,6 +8773,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -8271,6 +8786,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8302,6 +8818,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MediaItem"];
@@ -8314,6 +8832,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8384,6 +8903,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MediaItem"];
@@ -8397,6 +8918,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8406,6 +8929,8 @@ export interface operations {
       413: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8415,12 +8940,15 @@ export interface operations {
       415: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8452,6 +8980,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description When the item last changed */
@@ -8482,6 +9012,8 @@ export interface operations {
       206: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description When the item last changed */
@@ -8514,6 +9046,8 @@ export interface operations {
       302: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The presigned URL */
           Location: string;
           /** @description How long and by whom the answer may be cached */
@@ -8525,6 +9059,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description When the item last changed */
@@ -8543,6 +9079,8 @@ export interface operations {
       416: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description When the item last changed */
@@ -8559,6 +9097,7 @@ export interface operations {
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8588,6 +9127,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -8604,6 +9145,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8638,6 +9180,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Where the resource can be read */
           Location: string;
         };
@@ -8653,6 +9197,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8661,6 +9207,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8683,6 +9230,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -8696,6 +9245,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8717,6 +9267,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MediaFolder"];
@@ -8726,6 +9278,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8754,6 +9307,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -8764,12 +9319,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8805,6 +9363,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MediaFolder"];
@@ -8818,6 +9378,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8826,6 +9388,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8860,6 +9423,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MediaFolder"];
@@ -8873,6 +9438,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8881,6 +9448,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8916,6 +9484,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -8932,6 +9502,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -8978,6 +9549,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Where the resource can be read */
           Location: string;
           /** @description The version of the answer, for If-None-Match */
@@ -8995,6 +9568,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9003,6 +9578,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9041,6 +9617,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -9056,6 +9634,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9064,6 +9644,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9098,6 +9679,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -9112,6 +9695,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9134,6 +9718,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -9145,6 +9731,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9168,6 +9755,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
         };
@@ -9179,6 +9768,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9205,6 +9795,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -9215,12 +9807,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9260,6 +9855,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
         };
@@ -9275,6 +9872,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9284,6 +9883,8 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9292,6 +9893,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9333,6 +9935,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["PageSlot"];
@@ -9346,6 +9950,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9354,6 +9960,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9401,6 +10008,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
         };
@@ -9416,6 +10025,8 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9424,6 +10035,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9448,6 +10060,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -9455,6 +10069,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9492,6 +10107,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["PageSlot"];
@@ -9504,6 +10121,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9543,6 +10161,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
         };
@@ -9558,6 +10178,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9567,6 +10189,8 @@ export interface operations {
       412: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9575,6 +10199,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9613,6 +10238,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
           /** @description Where the resource can be read */
@@ -9634,6 +10261,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9643,11 +10272,14 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
       502: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9657,6 +10289,8 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9683,6 +10317,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -9694,6 +10330,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9722,6 +10359,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -9738,6 +10377,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9759,6 +10399,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["PaymentTransaction"];
@@ -9768,6 +10410,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -9799,6 +10442,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["StripeWebhookReceipt"];
@@ -9808,6 +10453,8 @@ export interface operations {
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9817,6 +10464,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
         };
@@ -9827,11 +10476,14 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description Stripe could not be asked for the subscription the event is about; Stripe delivers it again later */
       502: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9841,6 +10493,8 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9863,6 +10517,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -9882,6 +10537,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -9901,6 +10557,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -9920,6 +10577,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -9940,6 +10598,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -9960,6 +10619,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -9980,6 +10640,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10000,6 +10661,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10020,6 +10682,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10043,6 +10706,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10060,6 +10725,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10071,6 +10738,7 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10104,6 +10772,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10122,6 +10792,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10134,6 +10806,7 @@ export interface operations {
       400: components["responses"]["BadCursor"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10163,6 +10836,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10178,6 +10853,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10189,6 +10866,7 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10212,6 +10890,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10227,6 +10907,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10238,6 +10920,7 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10260,6 +10943,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10275,6 +10960,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10286,6 +10973,7 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10309,6 +10997,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description How long and by whom the answer may be cached */
           "Cache-Control"?: string;
         };
@@ -10318,6 +11008,7 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10349,6 +11040,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description When the item last changed */
@@ -10379,6 +11072,8 @@ export interface operations {
       206: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description When the item last changed */
@@ -10411,6 +11106,8 @@ export interface operations {
       302: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The presigned URL */
           Location: string;
           /** @description How long and by whom the answer may be cached */
@@ -10422,6 +11119,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description When the item last changed */
@@ -10438,6 +11137,8 @@ export interface operations {
       416: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description When the item last changed */
@@ -10454,6 +11155,7 @@ export interface operations {
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10480,6 +11182,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10497,6 +11201,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10508,6 +11214,7 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10541,6 +11248,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10559,6 +11268,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10571,6 +11282,7 @@ export interface operations {
       400: components["responses"]["BadCursor"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10600,6 +11312,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10615,6 +11329,8 @@ export interface operations {
       304: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The version of the answer, for If-None-Match */
           ETag: string;
           /** @description How long and by whom the answer may be cached */
@@ -10626,6 +11342,7 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10638,6 +11355,7 @@ export interface operations {
    */
   searchEngineHealth: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10657,6 +11375,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10676,6 +11395,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10695,6 +11415,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10714,6 +11435,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10733,6 +11455,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10752,6 +11475,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10771,6 +11495,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10790,6 +11515,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -10815,6 +11541,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -10830,6 +11558,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10861,6 +11590,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -10875,6 +11606,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -10883,6 +11616,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10902,6 +11636,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["ServiceAccount"];
@@ -10911,6 +11647,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10932,6 +11669,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -10939,6 +11678,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -10971,6 +11711,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -11001,6 +11743,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11023,6 +11766,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SiteDiagnostic"];
@@ -11032,6 +11777,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11060,6 +11806,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -11078,6 +11826,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11100,6 +11849,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store`: always the current state */
           "Cache-Control"?: string;
         };
@@ -11109,6 +11860,7 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11131,6 +11883,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SiteStatisticsMonthly"];
@@ -11140,6 +11894,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11168,6 +11923,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SiteStatisticsOverview"];
@@ -11177,6 +11934,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11205,6 +11963,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SiteStatisticsBreakdown"];
@@ -11214,6 +11974,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11237,6 +11998,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -11252,6 +12015,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11290,6 +12054,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Where the resource can be read */
           Location: string;
         };
@@ -11304,6 +12070,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11313,6 +12081,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11321,6 +12091,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11347,6 +12118,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -11363,6 +12136,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11383,6 +12157,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Site"];
@@ -11392,6 +12168,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11414,6 +12191,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -11421,6 +12200,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11463,6 +12243,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Site"];
@@ -11476,6 +12258,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11484,6 +12268,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11508,6 +12293,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["MonthlyCreditAllocation"];
@@ -11520,6 +12307,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11528,6 +12317,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11551,6 +12341,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SubscriptionStatus"];
@@ -11562,6 +12354,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11571,17 +12365,22 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
       502: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11591,6 +12390,8 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11617,6 +12418,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SubscriptionStatus"];
@@ -11628,12 +12431,15 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11664,6 +12470,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store`: the URL signs the customer in */
           "Cache-Control"?: string;
         };
@@ -11680,6 +12488,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11689,6 +12499,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11697,11 +12509,14 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
       502: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11711,6 +12526,8 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11737,6 +12554,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["StorageUsage"];
@@ -11748,12 +12567,15 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -11798,6 +12620,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
         };
@@ -11820,6 +12644,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11829,6 +12655,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description Seconds to wait before trying again */
           "Retry-After"?: string;
         };
@@ -11839,11 +12667,14 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
       502: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11853,6 +12684,8 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11881,6 +12714,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SubscriptionStatus"];
@@ -11892,6 +12727,8 @@ export interface operations {
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11901,17 +12738,22 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       /** @description Stripe refused or failed the request (/problems/payment-provider-error) */
       502: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11921,6 +12763,8 @@ export interface operations {
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11937,6 +12781,7 @@ export interface operations {
    */
   getAllSystemPrompts: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -11956,6 +12801,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -11975,6 +12821,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -11994,6 +12841,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -12016,6 +12864,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12031,6 +12881,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12058,6 +12909,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Tenant"];
@@ -12070,6 +12923,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -12078,6 +12933,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12094,6 +12950,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CurrentUser"];
@@ -12101,6 +12959,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12120,6 +12979,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Tenant"];
@@ -12129,6 +12990,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12150,6 +13012,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -12160,12 +13024,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12199,6 +13066,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Tenant"];
@@ -12212,6 +13081,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -12220,6 +13091,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12246,6 +13118,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12262,6 +13136,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12292,6 +13167,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Tenant"];
@@ -12305,6 +13182,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -12313,6 +13192,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12337,6 +13217,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12353,6 +13235,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12386,6 +13269,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Membership"];
@@ -12399,6 +13284,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -12407,6 +13294,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12429,6 +13317,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -12436,6 +13326,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12464,6 +13355,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Membership"];
@@ -12476,6 +13369,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12505,6 +13399,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12521,6 +13417,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12543,6 +13440,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12554,6 +13453,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12588,6 +13488,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12602,6 +13504,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12638,6 +13541,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
         };
@@ -12653,6 +13558,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12689,6 +13595,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `true` when this is the stored answer to an earlier request */
           "Idempotent-Replayed"?: string;
         };
@@ -12705,6 +13613,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -12716,6 +13626,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12742,6 +13653,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12760,6 +13673,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12786,6 +13700,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12815,6 +13731,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12847,6 +13764,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12863,6 +13782,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12885,6 +13805,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12896,6 +13818,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12921,6 +13844,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12942,6 +13867,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12964,6 +13890,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -12984,6 +13912,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -12996,6 +13925,7 @@ export interface operations {
    */
   listTransferPrompts: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13009,6 +13939,7 @@ export interface operations {
    */
   createTransferPrompt: {
     responses: {
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13028,6 +13959,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13047,6 +13979,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13067,6 +14000,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13087,6 +14021,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13107,6 +14042,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13127,6 +14063,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13147,6 +14084,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13167,6 +14105,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13187,6 +14126,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13207,6 +14147,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13227,6 +14168,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13247,6 +14189,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13267,6 +14210,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13287,6 +14231,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13315,6 +14260,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -13331,6 +14278,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13358,6 +14306,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -13374,6 +14324,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13397,6 +14348,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["SiteAssignment"];
@@ -13409,12 +14362,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13436,6 +14392,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -13443,6 +14401,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13469,6 +14428,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -13485,6 +14446,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13509,6 +14471,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -13524,6 +14488,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13552,6 +14517,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["User"];
@@ -13564,6 +14531,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -13572,6 +14541,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13593,6 +14563,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["User"];
@@ -13602,6 +14574,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13623,6 +14596,8 @@ export interface operations {
       204: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: never;
       };
@@ -13633,12 +14608,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13682,6 +14660,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["User"];
@@ -13695,6 +14675,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -13703,6 +14685,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13731,6 +14714,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["User"];
@@ -13744,6 +14729,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -13752,6 +14739,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13770,6 +14758,7 @@ export interface operations {
     };
     responses: {
       404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
@@ -13800,6 +14789,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -13816,6 +14807,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13843,6 +14835,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description The job, to poll */
           Location: string;
           /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
@@ -13856,6 +14850,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13879,6 +14874,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Job"];
@@ -13891,12 +14888,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13920,6 +14920,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
           /** @description `no-cache, no-transform` */
           "Cache-Control": string;
         };
@@ -13931,6 +14933,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13959,6 +14962,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -13974,6 +14979,7 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -13990,6 +14996,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["JobStats"];
@@ -13997,6 +15005,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14018,6 +15027,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -14074,6 +15085,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14095,6 +15107,8 @@ export interface operations {
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["AdminJob"];
@@ -14105,6 +15119,8 @@ export interface operations {
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -14116,12 +15132,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14143,6 +15162,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["AdminJob"];
@@ -14155,12 +15176,15 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14177,6 +15201,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "text/plain": string;
@@ -14184,6 +15210,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14200,6 +15227,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -14209,6 +15238,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14238,6 +15268,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CreditPackage"];
@@ -14249,6 +15281,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14283,6 +15316,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["CreditPackage"];
@@ -14295,6 +15330,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14311,6 +15347,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -14320,6 +15358,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14336,6 +15375,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": {
@@ -14345,6 +15386,7 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14377,6 +15419,8 @@ export interface operations {
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Plan"];
@@ -14389,6 +15433,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -14397,6 +15443,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
@@ -14432,6 +15479,8 @@ export interface operations {
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/json": components["schemas"]["Plan"];
@@ -14445,6 +15494,8 @@ export interface operations {
       409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -14453,6 +15504,7 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };

@@ -24,6 +24,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_AUTH_PER_IP: '100000',
     RATE_LIMIT_AUTH_PER_ACCOUNT: '100000',
+    RATE_LIMIT_PER_IP: '1000000',
+    RATE_LIMIT_PER_TOKEN: '1000000',
+    RATE_LIMIT_JOBS_PER_TENANT: '1000000',
     SIGNUP_MAX_PER_IP: '100000',
     SIGNUP_MAX_PER_NETWORK: '100000',
     // Stored media go to the system's temporary folder, never into the checkout.
@@ -40,7 +43,7 @@ export async function startTestApp(options: AppOptions & { env?: Record<string, 
 }
 
 /** The app, with every response it gives checked against the OpenAPI document it serves. */
-function checkedAgainstDocument(app: Express, options: AppOptions): Express {
+export function checkedAgainstDocument(app: Express, options: AppOptions): Express {
   const endpoints = options.endpoints ?? allEndpoints;
   const document = buildOpenApiDocument(endpoints, routesByKey(endpoints, options.routes ?? allRoutes), {
     title: 'test',

@@ -139,6 +139,10 @@ describe('GET /admin/monitoring/rate-limit-stats', () => {
       'account',
       'contact',
       'ip',
+      'per-ip',
+      'per-tenant-jobs',
+      'per-token',
+      'webhook-signatures',
     ]);
     expect(res.body.blocked).toEqual([
       expect.objectContaining({ limiter: 'contact', subject: expect.stringContaining('127.0.0.1'), points: 3 }),
