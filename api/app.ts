@@ -61,8 +61,8 @@ export function createApp(services: Services, options: AppOptions = {}): Express
     chain(
       // 1. Identify the request, so every later log line and problem carries its id.
       requestId(),
-      // 2. Log it once it finishes, and count it (by site, route, status class and latency).
-      requestLogging(services.logger, services.config.statsCounting ? requestCounter(services.statistics) : undefined),
+      // 2. Log it once it finishes, and count it (by site, route, status class and latency; probing answers by network).
+      requestLogging(services.logger, requestCounter(services.statistics, services.config.statsCounting)),
       // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
       securityHeaders(),
       ...(cors ? [cors] : []),

@@ -6,6 +6,7 @@ import { readMigrationFiles } from '../db/migrations.ts';
 import { createCacheStore } from './cache/index.ts';
 import type { Config } from './config.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
+import { networkOf } from './fraud/networks.ts';
 import { createRateLimits } from './identity/rate-limit.ts';
 import { AccessCache } from './identity/access-cache.ts';
 import { PublicCache } from './content/public-cache.ts';
@@ -23,6 +24,10 @@ export async function createServices(
   applicationName: string,
 ): Promise<Services> {
   const notifications = new Notifications(databaseUrl, logger);
+  const statistics = new StatisticsRecorder(config.statsFlushSeconds, logger);
+  // Failed sign-ins (passwords and client secrets) feed the security dashboard, with the account tried.
+  const signInFailed = (ip: string | undefined, account: string) =>
+    statistics.signal('login_failed', networkOf(ip).network, account);
   return {
     config,
     logger,
@@ -33,13 +38,13 @@ export async function createServices(
     canceller: new BackendCanceller(databaseUrl),
     cache: createCacheStore(config.redisUrl),
     storage: createStorage(config),
-    rateLimits: createRateLimits(databaseUrl, config.rateLimits),
+    rateLimits: createRateLimits(databaseUrl, config.rateLimits, signInFailed),
     migrations: readMigrationFiles(),
     notifications,
     jobEvents: new JobEvents(notifications),
     accessCache: new AccessCache(config, logger, notifications),
     publicCache: new PublicCache({ ...config.publicCache, redisUrl: config.redisUrl }, logger, notifications),
-    statistics: new StatisticsRecorder(config.statsFlushSeconds, logger),
+    statistics,
   };
 }
 

@@ -42,7 +42,7 @@ export function requestLogging(logger: Logger, count?: RequestCounter): RequestH
     res.once('close', () => {
       const status = res.statusCode;
       const elapsed = performance.now() - started;
-      if (count && res.writableFinished) count(res, elapsed);
+      if (count && res.writableFinished) count(req, res, elapsed);
       const line = {
         req: { id: req.id, method: req.method, url: req.originalUrl },
         res: { status },

@@ -1,6 +1,6 @@
 // Admin Monitoring (global admins): the system's health, performance over a
-// recent window, this process's caches, and the rate limiters. (The security
-// views are still to come.)
+// recent window, this process's caches, the rate limiters, and the security
+// dashboard and threat intelligence.
 import { z } from 'zod';
 import {
   cacheCleanupSchema,
@@ -10,6 +10,13 @@ import {
 } from '../../core/monitoring/caches.ts';
 import { performanceMetrics, performanceSchema } from '../../core/monitoring/performance.ts';
 import { rateLimitStats, rateLimitStatsSchema } from '../../core/monitoring/rate-limits.ts';
+import {
+  securityDashboard,
+  securityDashboardSchema,
+  threatIntelligence,
+  threatIntelligenceSchema,
+  threatThresholdsSchema,
+} from '../../core/monitoring/security.ts';
 import { systemHealth, systemHealthSchema } from '../../core/monitoring/system-health.ts';
 import { defineRoute } from '../route.ts';
 
@@ -83,12 +90,43 @@ export const routes = [
     key: 'GET /admin/monitoring/rate-limit-stats',
     access: 'global-admin',
     description:
-      'Each rate limiter (ip and account for the sign-in family, contact for the contact form): its limit and window, the requests ' +
+      'Each rate limiter (ip and account for the sign-in family, contact for the contact form, per-ip and per-token for every ' +
+      'request, per-tenant-jobs for job submits, webhook-signatures for failed webhook signatures): its limit and window, the requests ' +
       'this API process refused since it started, and from the store every process shares, the keys tracked now, those over their ' +
       'limit (blocked until their window ends) and the busiest.',
     responses: { 200: { description: 'The limiters', schema: rateLimitStatsSchema } },
     async handler(_input, { db, services }) {
       return { body: await rateLimitStats(db, services.rateLimits) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/monitoring/security-dashboard',
+    access: 'global-admin',
+    description:
+      'Over the last `hours` (default 24): failed sign-ins per hour (passwords and client secrets, with the accounts and networks ' +
+      'behind them), 401 and 403 answers per hour and as a share of all requests, refresh-token replays (sessions revoked for one), ' +
+      'accounts the credential limiter refuses now, blocked and flagged sign-ups, and blocked tenants. Answers are counted by ' +
+      'each API process and written once a minute (STATS_FLUSH_SECONDS).',
+    request: { query: z.object({ hours: z.coerce.number().int().min(1).max(720).default(24) }) },
+    responses: { 200: { description: 'The security dashboard', schema: securityDashboardSchema } },
+    async handler({ query }, { db, services }) {
+      return { body: await securityDashboard(db, query.hours, services.config.rateLimits.perAccount) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/monitoring/threat-intelligence',
+    access: 'global-admin',
+    description:
+      'The client networks (an IPv4 address, or an IPv6 /64) behind abuse patterns over the last `hours` (default 24): failed ' +
+      'sign-ins across many accounts (credential_stuffing), many 404 and 405 answers (scanning), many 401 answers (token_guessing) ' +
+      'and many sign-up attempts (signup_burst), each with its evidence counts and when it was first and last seen. The ' +
+      'thresholds are query parameters.',
+    request: { query: threatThresholdsSchema.extend({ hours: z.coerce.number().int().min(1).max(720).default(24) }) },
+    responses: { 200: { description: 'Networks behind abuse patterns', schema: threatIntelligenceSchema } },
+    async handler({ query: { hours, ...thresholds } }, { db }) {
+      return { body: await threatIntelligence(db, hours, thresholds) };
     },
   }),
 ];

@@ -71,7 +71,12 @@ function countStore(pool: pg.Pool, prefix: string): CountStore {
   };
 }
 
-export function createRateLimits(databaseUrl: string, limits: Config['rateLimits']): RateLimits {
+export function createRateLimits(
+  databaseUrl: string,
+  limits: Config['rateLimits'],
+  /** Told of every credential check that failed (a 401), for the security dashboard. */
+  onFailedAttempt: (ip: string | undefined, account: string) => void = () => undefined,
+): RateLimits {
   // A small pool of its own: the library speaks node-postgres, not slonik.
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 3, application_name: 'rate-limits' });
   pool.on('error', () => undefined);
@@ -141,7 +146,10 @@ export function createRateLimits(databaseUrl: string, limits: Config['rateLimits
         if (failures) await perAccount.delete(key);
         return result;
       } catch (error) {
-        if (error instanceof Problem && error.status === 401) await perAccount.penalty(key, 1);
+        if (error instanceof Problem && error.status === 401) {
+          onFailedAttempt(ip, account);
+          await perAccount.penalty(key, 1);
+        }
         throw error;
       }
     },

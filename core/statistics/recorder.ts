@@ -1,4 +1,5 @@
-// Counting requests and public views without a database write per request:
+// Counting requests, public views and security signals (failed sign-ins,
+// 401/403/404/405 by client network) without a database write per request:
 // counts gather in this process's memory, keyed by minute, and are written
 // once a minute (and when the process stops) in one statement per table,
 // adding to whatever other processes wrote for the same minute. A crash loses
@@ -22,10 +23,26 @@ type RequestCell = {
 };
 type ViewCell = { day: string; siteId: string; kind: ViewKind; itemId: string; views: number };
 
+/** What the security dashboard and threat intelligence count, by client network. */
+export type SignalKind = 'login_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed';
+type SignalCell = {
+  minute: number;
+  kind: SignalKind;
+  network: string;
+  count: number;
+  accounts: string[];
+  first: number;
+  last: number;
+};
+
+/** Distinct accounts kept per network and minute: enough to tell stuffing from one forgetful user. */
+const accountsPerCell = 50;
+
 export class StatisticsRecorder {
   readonly process = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   #requests = new Map<string, RequestCell>();
   #views = new Map<string, ViewCell>();
+  #signals = new Map<string, SignalCell>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<unknown> = Promise.resolve();
   lastFlushAt: Date | null = null;
@@ -50,6 +67,26 @@ export class StatisticsRecorder {
   /** One public read of an item. */
   view(siteId: string, kind: ViewKind, itemId: string): void {
     this.#viewCell(new Date().toISOString().slice(0, 10), siteId, kind, itemId).views += 1;
+  }
+
+  /** A security signal from a client network: a failed sign-in (with the account tried), or a 401/403/404/405. */
+  signal(kind: SignalKind, network: string, account?: string): void {
+    const now = Date.now();
+    const cell = this.#signalCell(Math.floor(now / 60_000), kind, network, now);
+    cell.count += 1;
+    cell.last = now;
+    const tried = account?.trim().toLowerCase();
+    if (tried && cell.accounts.length < accountsPerCell && !cell.accounts.includes(tried)) cell.accounts.push(tried);
+  }
+
+  #signalCell(minute: number, kind: SignalKind, network: string, first: number): SignalCell {
+    const key = `${minute}|${kind}|${network}`;
+    let cell = this.#signals.get(key);
+    if (!cell) {
+      cell = { minute, kind, network, count: 0, accounts: [], first, last: first };
+      this.#signals.set(key, cell);
+    }
+    return cell;
   }
 
   /** The minute's cell of a site, route and status class, made empty on first use. */
@@ -118,8 +155,10 @@ export class StatisticsRecorder {
   async #write(db: CommonQueryMethods): Promise<{ requests: number; views: number }> {
     const requests = [...this.#requests.values()];
     const views = [...this.#views.values()];
+    const signals = [...this.#signals.values()];
     this.#requests = new Map();
     this.#views = new Map();
+    this.#signals = new Map();
     const counted = {
       requests: requests.reduce((sum, cell) => sum + cell.count, 0),
       views: views.reduce((sum, cell) => sum + cell.views, 0),
@@ -146,6 +185,19 @@ export class StatisticsRecorder {
             from jsonb_array_elements(${sql.jsonb(views as never)}) v
             where exists (select 1 from sites where id = (v->>'siteId')::uuid)
             on conflict (site_id, day, kind, item_id) do update set views = view_stats.views + excluded.views`);
+        if (signals.length > 0)
+          await tx.query(sql.typeAlias('void')`
+            insert into security_counts (minute, kind, network, count, accounts, first_seen, last_seen)
+            select to_timestamp((g->>'minute')::bigint * 60), g->>'kind', g->>'network', (g->>'count')::int,
+              array(select jsonb_array_elements_text(g->'accounts')),
+              to_timestamp((g->>'first')::float8 / 1000), to_timestamp((g->>'last')::float8 / 1000)
+            from jsonb_array_elements(${sql.jsonb(signals as never)}) g
+            on conflict on constraint security_counts_key do update set
+              count = security_counts.count + excluded.count,
+              accounts = (select coalesce(array_agg(distinct a), '{}') from (
+                select a from unnest(security_counts.accounts || excluded.accounts) a limit ${accountsPerCell}) kept),
+              first_seen = least(security_counts.first_seen, excluded.first_seen),
+              last_seen = greatest(security_counts.last_seen, excluded.last_seen)`);
         await tx.query(sql.typeAlias('void')`
           insert into stats_flushes (process, flushed_at, requests, views)
           values (${this.process}, now(), ${counted.requests}, ${counted.views})
@@ -162,6 +214,15 @@ export class StatisticsRecorder {
         mergeBuckets(current.buckets, cell.buckets);
       }
       for (const cell of views) this.#viewCell(cell.day, cell.siteId, cell.kind, cell.itemId).views += cell.views;
+      for (const cell of signals) {
+        const current = this.#signalCell(cell.minute, cell.kind, cell.network, cell.first);
+        current.count += cell.count;
+        current.first = Math.min(current.first, cell.first);
+        current.last = Math.max(current.last, cell.last);
+        for (const account of cell.accounts)
+          if (current.accounts.length < accountsPerCell && !current.accounts.includes(account))
+            current.accounts.push(account);
+      }
       throw error;
     }
   }

@@ -499,6 +499,8 @@ export const requests: Record<string, Builder> = {
   'GET /admin/monitoring/cache-statistics': fixed('/admin/monitoring/cache-statistics'),
   'POST /admin/monitoring/cache-cleanup': fixed('/admin/monitoring/cache-cleanup'),
   'GET /admin/monitoring/rate-limit-stats': fixed('/admin/monitoring/rate-limit-stats'),
+  'GET /admin/monitoring/security-dashboard': fixed('/admin/monitoring/security-dashboard'),
+  'GET /admin/monitoring/threat-intelligence': fixed('/admin/monitoring/threat-intelligence'),
   'GET /subscription/current': async (world) => ({ path: `/subscription/current?tenant_id=${world.tenantA.id}` }),
   'GET /subscription/plans': fixed('/subscription/plans'),
   'POST /subscription/upgrade': async (world) => ({

@@ -87,7 +87,7 @@ export interface paths {
   "/admin/monitoring/rate-limit-stats": {
     /**
      * Get Rate Limit Statistics
-     * @description Each rate limiter (ip and account for the sign-in family, contact for the contact form): its limit and window, the requests this API process refused since it started, and from the store every process shares, the keys tracked now, those over their limit (blocked until their window ends) and the busiest.
+     * @description Each rate limiter (ip and account for the sign-in family, contact for the contact form, per-ip and per-token for every request, per-tenant-jobs for job submits, webhook-signatures for failed webhook signatures): its limit and window, the requests this API process refused since it started, and from the store every process shares, the keys tracked now, those over their limit (blocked until their window ends) and the busiest.
      *
      * Timeout: 20 s.
      */
@@ -96,7 +96,7 @@ export interface paths {
   "/admin/monitoring/security-dashboard": {
     /**
      * Get Security Dashboard
-     * @description Not implemented yet: answers 501.
+     * @description Over the last `hours` (default 24): failed sign-ins per hour (passwords and client secrets, with the accounts and networks behind them), 401 and 403 answers per hour and as a share of all requests, refresh-token replays (sessions revoked for one), accounts the credential limiter refuses now, blocked and flagged sign-ups, and blocked tenants. Answers are counted by each API process and written once a minute (STATS_FLUSH_SECONDS).
      *
      * Timeout: 20 s.
      */
@@ -114,7 +114,7 @@ export interface paths {
   "/admin/monitoring/threat-intelligence": {
     /**
      * Get Threat Intelligence
-     * @description Not implemented yet: answers 501.
+     * @description The client networks (an IPv4 address, or an IPv6 /64) behind abuse patterns over the last `hours` (default 24): failed sign-ins across many accounts (credential_stuffing), many 404 and 405 answers (scanning), many 401 answers (token_guessing) and many sign-up attempts (signup_burst), each with its evidence counts and when it was first and last seen. The thresholds are query parameters.
      *
      * Timeout: 20 s.
      */
@@ -2364,6 +2364,83 @@ export interface components {
           resets_at: string | null;
         })[];
     };
+    SecurityDashboard: {
+      window: {
+        /** Format: date-time */
+        from: string;
+        /** Format: date-time */
+        to: string;
+      };
+      failed_logins: {
+        /** @description Failed password and client-credential checks */
+        total: number;
+        /** @description Distinct accounts tried */
+        accounts: number;
+        /** @description Distinct client networks (an IPv6 client by its /64) */
+        networks: number;
+        per_hour: {
+            /** Format: date-time */
+            hour: string;
+            count: number;
+          }[];
+      };
+      responses: {
+        requests: number;
+        /** @description 401 answers */
+        unauthorized: number;
+        /** @description 403 answers */
+        forbidden: number;
+        /** @description Of all requests in the window; null without requests */
+        unauthorized_rate: number | null;
+        /** @description Of all requests in the window; null without requests */
+        forbidden_rate: number | null;
+        per_hour: {
+            /** Format: date-time */
+            hour: string;
+            requests: number;
+            unauthorized: number;
+            forbidden: number;
+          }[];
+      };
+      refresh_token_replays: {
+        /** @description Sessions revoked because a spent refresh token was presented again */
+        sessions_revoked: number;
+        /** @description The latest 20 */
+        recent: {
+            /** Format: uuid */
+            session_id: string;
+            /** Format: uuid */
+            user_id: string;
+            email: string;
+            /** Format: date-time */
+            revoked_at: string;
+          }[];
+      };
+      /** @description Accounts the credential limiter refuses now (RATE_LIMIT_AUTH_PER_ACCOUNT failures in the window) */
+      locked_accounts: {
+          /** @description login or token */
+          action: string;
+          account: string;
+          failures: number;
+          /** Format: date-time */
+          locked_until: string;
+        }[];
+      signups: {
+        attempts: number;
+        blocked: number;
+        flagged: number;
+      };
+      blocked_tenants: ({
+          /** Format: uuid */
+          tenant_id: string;
+          name: string;
+          /** Format: date-time */
+          blocked_at: string | null;
+          /** Format: uuid */
+          blocked_by: string | null;
+          reason: string | null;
+        })[];
+    };
     SystemHealth: {
       /**
        * @description degraded: a migration pending, no live worker, or a slow database
@@ -2433,6 +2510,45 @@ export interface components {
           external_bytes: number;
         };
       };
+    };
+    ThreatIntelligence: {
+      window: {
+        /** Format: date-time */
+        from: string;
+        /** Format: date-time */
+        to: string;
+      };
+      thresholds: {
+        min_accounts: number;
+        min_not_found: number;
+        min_unauthorized: number;
+        min_signups: number;
+      };
+      /** @description Networks behind at least one pattern, the most evidence first (at most 100) */
+      networks: ({
+          /** @description An IPv4 address, or an IPv6 /64 */
+          network: string;
+          patterns: ("credential_stuffing" | "scanning" | "token_guessing" | "signup_burst")[];
+          evidence: {
+            failed_logins: number;
+            accounts_tried: number;
+            /** @description 404 answers */
+            not_found: number;
+            /** @description 405 answers */
+            method_not_allowed: number;
+            /** @description 401 answers */
+            unauthorized: number;
+            /** @description 403 answers */
+            forbidden: number;
+            /** @description Sign-up attempts screened */
+            signups: number;
+            blocked_signups: number;
+          };
+          /** Format: date-time */
+          first_seen: string;
+          /** Format: date-time */
+          last_seen: string;
+        })[];
     };
     CurrentUser: {
       /** Format: uuid */
@@ -4594,7 +4710,7 @@ export interface operations {
   };
   /**
    * Get Rate Limit Statistics
-   * @description Each rate limiter (ip and account for the sign-in family, contact for the contact form): its limit and window, the requests this API process refused since it started, and from the store every process shares, the keys tracked now, those over their limit (blocked until their window ends) and the busiest.
+   * @description Each rate limiter (ip and account for the sign-in family, contact for the contact form, per-ip and per-token for every request, per-tenant-jobs for job submits, webhook-signatures for failed webhook signatures): its limit and window, the requests this API process refused since it started, and from the store every process shares, the keys tracked now, those over their limit (blocked until their window ends) and the busiest.
    *
    * Timeout: 20 s.
    */
@@ -4620,15 +4736,33 @@ export interface operations {
   };
   /**
    * Get Security Dashboard
-   * @description Not implemented yet: answers 501.
+   * @description Over the last `hours` (default 24): failed sign-ins per hour (passwords and client secrets, with the accounts and networks behind them), 401 and 403 answers per hour and as a share of all requests, refresh-token replays (sessions revoked for one), accounts the credential limiter refuses now, blocked and flagged sign-ups, and blocked tenants. Answers are counted by each API process and written once a minute (STATS_FLUSH_SECONDS).
    *
    * Timeout: 20 s.
    */
   getSecurityDashboard: {
+    parameters: {
+      query?: {
+        hours?: number;
+      };
+    };
     responses: {
+      /** @description The security dashboard */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["SecurityDashboard"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -4660,15 +4794,41 @@ export interface operations {
   };
   /**
    * Get Threat Intelligence
-   * @description Not implemented yet: answers 501.
+   * @description The client networks (an IPv4 address, or an IPv6 /64) behind abuse patterns over the last `hours` (default 24): failed sign-ins across many accounts (credential_stuffing), many 404 and 405 answers (scanning), many 401 answers (token_guessing) and many sign-up attempts (signup_burst), each with its evidence counts and when it was first and last seen. The thresholds are query parameters.
    *
    * Timeout: 20 s.
    */
   getThreatIntelligence: {
+    parameters: {
+      query?: {
+        /** @description Failed sign-ins across at least this many accounts from one network: credential stuffing */
+        min_accounts?: number;
+        /** @description At least this many 404 and 405 answers to one network: scanning */
+        min_not_found?: number;
+        /** @description At least this many 401 answers to one network: token guessing */
+        min_unauthorized?: number;
+        /** @description At least this many sign-up attempts from one network: a sign-up burst */
+        min_signups?: number;
+        hours?: number;
+      };
+    };
     responses: {
+      /** @description Networks behind abuse patterns */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ThreatIntelligence"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
