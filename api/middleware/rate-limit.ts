@@ -11,14 +11,35 @@ import { Problem } from '../../core/errors.ts';
 import { networkOf } from '../../core/fraud/networks.ts';
 import type { RateLimits, Verdict } from '../../core/identity/rate-limit.ts';
 
-/** Adds a verdict to the answer's headers (a request may count against several policies: a job submit). */
+/** The RateLimit field of a verdict: `"<name>";r=<remaining>;t=<seconds>`. */
+const stateField = (verdict: Verdict) => `"${verdict.policy}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
+
+/** Adds a verdict to the answer's headers, after the request's first (a job submit counts against two policies). */
 export function announce(res: Response, verdict: Verdict): void {
-  const policy = `"${verdict.policy}";q=${verdict.limit};w=${verdict.windowSeconds}`;
-  const state = `"${verdict.policy}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
-  const policies = res.getHeader('RateLimit-Policy');
-  res.setHeader('RateLimit-Policy', policies ? `${policies as string}, ${policy}` : policy);
-  const states = res.getHeader('RateLimit');
-  res.setHeader('RateLimit', states ? `${states as string}, ${state}` : state);
+  res.setHeader('RateLimit-Policy', `${res.getHeader('RateLimit-Policy') as string}, ${verdict.policyField}`);
+  res.setHeader('RateLimit', `${res.getHeader('RateLimit') as string}, ${stateField(verdict)}`);
+}
+
+/** The request's first verdict (every request has one, from the dispatcher), set before anything can add to it. */
+function announceFirst(res: Response, verdict: Verdict): void {
+  res.setHeader('RateLimit-Policy', verdict.policyField);
+  res.setHeader('RateLimit', stateField(verdict));
+}
+
+/**
+ * A client's network, remembered: parsing an address costs more than the
+ * rest of the limit. Forgotten wholesale past a bound, so a flood of
+ * addresses cannot grow it without end.
+ */
+const networks = new Map<string, string>();
+function networkOfClient(ip: string | undefined): string {
+  if (ip === undefined) return networkOf(ip).network;
+  let network = networks.get(ip);
+  if (network === undefined) {
+    if (networks.size >= 10_000) networks.clear();
+    networks.set(ip, (network = networkOf(ip).network));
+  }
+  return network;
 }
 
 /** The 429 for a verdict that refused. */
@@ -50,13 +71,13 @@ export function limitRequest(
   signedWebhook: boolean,
 ): Problem | undefined {
   if (signedWebhook) {
-    const verdict = limits.signatures.peek(networkOf(req.ip).network);
-    announce(res, verdict);
+    const verdict = limits.signatures.peek(networkOfClient(req.ip));
+    announceFirst(res, verdict);
     return verdict.allowed ? undefined : overLimit(verdict, 'requests with a bad signature from this address');
   }
   const token = tokenKey(req.headers.authorization);
-  const verdict = token ? limits.request('per-token', token) : limits.request('per-ip', networkOf(req.ip).network);
-  announce(res, verdict);
+  const verdict = token ? limits.request('per-token', token) : limits.request('per-ip', networkOfClient(req.ip));
+  announceFirst(res, verdict);
   return verdict.allowed
     ? undefined
     : overLimit(verdict, token ? 'requests with this token' : 'requests from this address');

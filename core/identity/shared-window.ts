@@ -19,6 +19,8 @@ export type CountStore = (counted: Map<string, number>, known: string[], windowM
 export type Verdict = {
   /** The policy's name, as in the RateLimit-Policy header. */
   policy: string;
+  /** The policy as the RateLimit-Policy header states it: `"<name>";q=<limit>;w=<seconds>`. */
+  policyField: string;
   allowed: boolean;
   limit: number;
   windowSeconds: number;
@@ -37,6 +39,7 @@ export class SharedWindow {
   readonly name: string;
   readonly limit: number;
   readonly windowSeconds: number;
+  readonly policyField: string;
   refused = 0;
   readonly #store: CountStore;
   readonly #entries = new Map<string, Entry>();
@@ -46,6 +49,7 @@ export class SharedWindow {
     this.name = name;
     this.limit = limit;
     this.windowSeconds = windowSeconds;
+    this.policyField = `"${name}";q=${limit};w=${windowSeconds}`;
     this.#store = store;
   }
 
@@ -106,6 +110,7 @@ export class SharedWindow {
   #verdict(entry: Entry, allowed: boolean, remaining: number): Verdict {
     return {
       policy: this.name,
+      policyField: this.policyField,
       allowed,
       limit: this.limit,
       windowSeconds: this.windowSeconds,
