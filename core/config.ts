@@ -131,6 +131,10 @@ const envSchema = z.object({
   // How often each process hands its request counts to the shared store.
   RATE_LIMIT_SYNC_MS: positiveInt.default(1000),
   STATS_FLUSH_SECONDS: positiveInt.max(3600).default(60),
+  // Request and view statistics are kept long enough for the 12-month report.
+  STATS_RETENTION_DAYS: positiveInt.min(31).default(400),
+  // Security signals, sign-up screenings and contact messages.
+  SECURITY_RETENTION_DAYS: positiveInt.default(90),
   STATS_COUNTING: bool.default(true),
   SIGNUP_MAX_PER_IP: positiveInt.default(5),
   SIGNUP_MAX_PER_NETWORK: positiveInt.default(10),
@@ -285,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     mail: { smtpUrl: values.SMTP_URL, from: values.MAIL_FROM },
     contact: { to: values.CONTACT_TO, maxLinks: values.CONTACT_MAX_LINKS },
     statsFlushSeconds: values.STATS_FLUSH_SECONDS,
+    retention: { statsDays: values.STATS_RETENTION_DAYS, securityDays: values.SECURITY_RETENTION_DAYS },
     statsCounting: values.STATS_COUNTING,
     signupScreening: {
       perIp: values.SIGNUP_MAX_PER_IP,

@@ -160,3 +160,33 @@ it('deletes finished jobs and handled webhook ids past the retention period, and
     ...(await db.anyFirst(sql.type(z.object({ event_id: z.string() }))`select event_id from webhook_events`)),
   ]).toEqual(['recent']);
 });
+
+it('deletes statistics and security records past their retention periods, and nothing newer', async () => {
+  const { db } = t.services;
+  const { statsDays, securityDays } = t.config.retention;
+  const daysAgo = (days: number) => sql.fragment`now() - ${days} * interval '1 day'`;
+  await db.query(sql.typeAlias('void')`
+    insert into request_stats (minute, site_id, route, status_class, count, buckets) values
+      (date_trunc('minute', ${daysAgo(statsDays + 1)}), null, 'GET /old', 2, 1, '{}'),
+      (date_trunc('minute', ${daysAgo(statsDays - 1)}), null, 'GET /recent', 2, 1, '{}')`);
+  await db.query(sql.typeAlias('void')`
+    insert into security_counts (minute, kind, network, count, first_seen, last_seen) values
+      (date_trunc('minute', ${daysAgo(securityDays + 1)}), 'not_found', 'old', 1, now(), now()),
+      (date_trunc('minute', ${daysAgo(securityDays - 1)}), 'not_found', 'recent', 1, now(), now())`);
+  await db.query(sql.typeAlias('void')`
+    insert into signup_screenings (email, email_canonical, via, outcome, created_at) values
+      ('old@example.org', 'old@example.org', 'password', 'blocked', ${daysAgo(securityDays + 1)}),
+      ('recent@example.org', 'recent@example.org', 'password', 'blocked', ${daysAgo(securityDays - 1)})`);
+  await db.query(sql.typeAlias('void')`
+    insert into contact_messages (name, email, subject, message, status, created_at) values
+      ('Old', 'old@example.org', 'Hi', 'Hello', 'received', ${daysAgo(securityDays + 1)}),
+      ('Recent', 'recent@example.org', 'Hi', 'Hello', 'received', ${daysAgo(securityDays - 1)})`);
+  await start();
+  await enqueue(db, 'maintenance__cleanup', {});
+  await until(queued, (count) => count === 0);
+  const left = (query: ReturnType<typeof sql.unsafe>) => db.anyFirst(query);
+  expect(await left(sql.unsafe`select route from request_stats`)).toEqual(['GET /recent']);
+  expect(await left(sql.unsafe`select network from security_counts`)).toEqual(['recent']);
+  expect(await left(sql.unsafe`select email from signup_screenings`)).toEqual(['recent@example.org']);
+  expect(await left(sql.unsafe`select name from contact_messages`)).toEqual(['Recent']);
+});
