@@ -208,6 +208,67 @@ describe('pages', () => {
     return res.body as { id: string; path: string };
   }
 
+  it('serves a page’s elements exactly as each is served alone, field by field through the fallback chain', async () => {
+    const site = await withLocales(t, await newSite(t, c.a.tenant), ['en', 'de', 'de-CH', 'fr']);
+    await makePublic(site);
+    await createType(t, c.a.admin.auth, site, {
+      api_id: 'card',
+      fields: [
+        { id: 'title', label: 'Title', type: 'text', localized: true },
+        { id: 'body', label: 'Body', type: 'text', localized: true },
+        { id: 'sku', label: 'SKU', type: 'text' },
+      ],
+    });
+    const card = (data: Record<string, unknown>, locale = 'en') =>
+      createElement(t, c.a.admin.auth, site, { type: 'card', data, locale, status: 'published' });
+    const translate = (master: string, locale: string, data: Record<string, unknown>, status = 'published') =>
+      createElement(t, c.a.admin.auth, site, { master_id: master, locale, data, status });
+    // Full and partial translations, a draft one, a master in a locale late in the chain, one untranslated.
+    const full = await card({ title: 'One', body: 'First', sku: 'A1' });
+    await translate(full.id, 'de', { title: 'Eins', body: 'Erstes' });
+    await translate(full.id, 'de-CH', { title: 'Eis' });
+    const partial = await card({ title: 'Two', body: 'Second', sku: 'B2' });
+    await translate(partial.id, 'de', { body: 'Zweites' });
+    await translate(partial.id, 'de-CH', { title: 'Zwei (draft)' }, 'draft');
+    const french = await card({ title: 'Trois', body: 'Troisième', sku: 'C3' }, 'fr');
+    await translate(french.id, 'en', { title: 'Three' });
+    const untranslated = await card({ title: 'Four', sku: 'D4' });
+    const home = await request(t.app)
+      .post(`/${site.slug}/pages/`)
+      .set(c.a.admin.auth)
+      .send({ title: 'Home', slug: 'home', status: 'published' })
+      .expect(201);
+    for (const element of [full, partial, french, untranslated])
+      await request(t.app)
+        .post(`/${site.slug}/pages/${home.body.id}/elements`)
+        .set(c.a.admin.auth)
+        .send({ element_id: element.id })
+        .expect(201);
+    for (const locale of ['de-CH', 'de', 'en', 'fr', 'it']) {
+      const onPage = await request(t.app)
+        .get(`/public/${site.slug}/pages/${home.body.id}?locale=${locale}`)
+        .expect(200);
+      const served = onPage.body.elements.map((slot: { element: Served }) => slot.element);
+      expect(served).toHaveLength(4);
+      for (const element of served) {
+        const alone = await request(t.app)
+          .get(`/public/${site.slug}/elements/${element.id}?locale=${locale}&depth=0`)
+          .expect(200);
+        expect({ locale, id: element.id, served_locale: element.served_locale, data: element.data }).toEqual({
+          locale,
+          id: alone.body.id,
+          served_locale: alone.body.served_locale,
+          data: alone.body.data,
+        });
+      }
+    }
+    const swiss = await request(t.app).get(`/public/${site.slug}/pages/${home.body.id}?locale=de-CH`).expect(200);
+    expect(swiss.body.elements[0].element).toMatchObject({
+      served_locale: 'de-CH',
+      data: { title: 'Eis', body: 'Erstes', sku: 'A1' },
+    });
+  });
+
   it('serves pages, their translations, their elements and the navigation in the locale asked', async () => {
     await createType(t, c.a.admin.auth, pageSite, {
       api_id: 'block',
