@@ -8,7 +8,9 @@
 import { z } from 'zod';
 import { createPool, sql } from '../db/pool.ts';
 import { interleaved, median, rate, ratio, startBaseline, stopBaseline } from './compare.ts';
+import { cpuPerRequest, withChildren } from './cpu.ts';
 import { api, benchSite } from './http.ts';
+import { load } from './load.ts';
 import type { ApiLauncher } from './request-path.ts';
 
 type Row = [string, string];
@@ -35,6 +37,7 @@ export async function contentFigures(
   token: string,
   databaseUrl: string,
   launchApi: ApiLauncher,
+  postgresPid: number,
 ): Promise<Row[]> {
   const db = await createPool(databaseUrl, { maxPoolSize: 2 });
   const uncached = await launchApi(databaseUrl, { PUBLIC_CACHE_SECONDS: '0' });
@@ -91,14 +94,29 @@ export async function contentFigures(
       insert into media_items (tenant_id, site_id, kind, mime_type, storage_key, status)
       values (${tenantId}, ${siteId}, 'image', 'image/png', ${`${tenantId}/${siteId}/bench.png`}, 'ready') returning id`);
 
+    const pageBytes = (await (await fetch(`${apiUrl}${pagePath}`)).arrayBuffer()).byteLength;
     const loads = await interleaved(
       {
         hello: { url: `${hello.url}/` },
+        sized: { url: `${hello.url}/bytes/${pageBytes}` },
         warm: { url: `${apiUrl}${pagePath}` },
         pg: { url: `${withPg.url}/media/${mediaId}` },
         cold: { url: `${uncached.url}${pagePath}` },
       },
       3,
+      5,
+    );
+
+    // Where the uncached page's time goes, beside Express + pg's: CPU per request of each process.
+    const postgres = () => withChildren(postgresPid);
+    const coldSplit = await cpuPerRequest(
+      { api: () => [uncached.pid], postgres },
+      () => load(`${uncached.url}${pagePath}`, { seconds: 5 }),
+      5,
+    );
+    const pgSplit = await cpuPerRequest(
+      { express: () => [withPg.child.pid!], postgres },
+      () => load(`${withPg.url}/media/${mediaId}`, { seconds: 5 }),
       5,
     );
 
@@ -138,10 +156,18 @@ export async function contentFigures(
       ],
       ['Bare Express hello (same rounds)', rate(loads.hello)],
       [
+        `Bare Express, a JSON body of the page's ${(pageBytes / 1024).toFixed(1)} KB (same rounds)`,
+        `${rate(loads.sized)}; the warm page is ${ratio(loads.warm, loads.sized)} of it`,
+      ],
+      [
         'The same page, no cache (every request computed)',
         `${rate(loads.cold)}; ${ratio(loads.cold, loads.pg)} Express + pg`,
       ],
       ['Bare Express + pg, one row (same rounds)', rate(loads.pg)],
+      [
+        'CPU per request, uncached page: API + PostgreSQL (one more 5 s load each)',
+        `${coldSplit.micros.api} + ${coldSplit.micros.postgres} µs; Express + pg: ${pgSplit.micros.express} + ${pgSplit.micros.postgres} µs`,
+      ],
       [`Public list of 50, filter[color] (not localized), de-CH, among ${bulk.count} elements, no cache`, filtered],
       [`Public list of 50, filter[label] (localized, falls back de-CH → de → en), among ${bulk.count}`, byLocalized],
       [`GET /{site}/pages/tree, ${pageCount} pages, kept between changes`, treeTimes],

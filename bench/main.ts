@@ -146,7 +146,9 @@ try {
 
   // The API alone, against the running embedded database, for its own RSS.
   const password = readFileSync(path.join(dataDir, 'postgres.password'), 'utf8').trim();
-  const port = readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[3];
+  const postmaster = readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n');
+  const port = postmaster[3];
+  const postgresPid = Number(postmaster[0]);
   // The API alone, as `npm run api` runs it (its environment and node flags bound its memory).
   const npmRunApi = scriptLaunch('api');
   const apiFlags = npmRunApi.flags;
@@ -200,13 +202,13 @@ try {
       apiFlags,
     );
     await untilReady(counted.url);
-    return { url: counted.url, stop: () => stop(counted) };
+    return { url: counted.url, pid: counted.child.pid!, stop: () => stop(counted) };
   };
   if (section('request-path')) {
     rows.push(...(await requestPathFigures(api.url, token, databaseUrl, launchApi)));
     rows.push(['API process RSS after the request-path load', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   }
-  if (section('content')) rows.push(...(await contentFigures(api.url, token, databaseUrl, launchApi)));
+  if (section('content')) rows.push(...(await contentFigures(api.url, token, databaseUrl, launchApi, postgresPid)));
   if (section('billing')) rows.push(...(await webhookFigures(api.url, token, databaseUrl, launchApi)));
   if (section('statistics')) rows.push(...(await countingFigures(api.url, token, databaseUrl, launchApi)));
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));

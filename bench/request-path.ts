@@ -105,7 +105,7 @@ const SECONDS = 5;
 export type ApiLauncher = (
   databaseUrl: string,
   env?: Record<string, string>,
-) => Promise<{ url: string; stop(): Promise<void> }>;
+) => Promise<{ url: string; pid: number; stop(): Promise<void> }>;
 
 export async function requestPathFigures(
   apiUrl: string,
