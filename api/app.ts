@@ -3,6 +3,7 @@
 import express, { type Express } from 'express';
 import type { Services } from '../core/services.ts';
 import { service } from '../core/version.ts';
+import { adminUiRouter } from './admin-ui.ts';
 import { docsRouter } from './docs.ts';
 import { allEndpoints, type Endpoint } from './manifest.ts';
 import { chain } from './middleware/chain.ts';
@@ -76,6 +77,8 @@ export function createApp(services: Services, options: AppOptions = {}): Express
     res.json(document());
   });
   app.use(docsRouter());
+  // The admin page for the job tables (static; its script calls the API above).
+  app.use(adminUiRouter());
   // 6. Whatever is left is a 404 problem; every error becomes a problem.
   app.use(notFound());
   app.use(errorHandler());

@@ -18,6 +18,13 @@ export const adminJobQuery = jobListQuery.extend({
   tenant_id: z.uuid().optional(),
   site_id: z.uuid().optional(),
   user_id: z.uuid().optional(),
+  max_age_hours: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 366)
+    .optional()
+    .describe('Only jobs created in the last N hours'),
 });
 
 export const adminJobSchema = jobSchema
@@ -49,7 +56,8 @@ export async function listAllJobs(db: CommonQueryMethods, actor: Actor, query: z
   const matching = sql.fragment`select ${jobColumns} from jobs where true ${filters(query)}
     ${query.tenant_id ? sql.fragment`and jobs.tenant_id = ${query.tenant_id}` : sql.fragment``}
     ${query.site_id ? sql.fragment`and jobs.site_id = ${query.site_id}` : sql.fragment``}
-    ${query.user_id ? sql.fragment`and jobs.user_id = ${query.user_id}` : sql.fragment``}`;
+    ${query.user_id ? sql.fragment`and jobs.user_id = ${query.user_id}` : sql.fragment``}
+    ${query.max_age_hours ? sql.fragment`and jobs.created_at > now() - make_interval(hours => ${query.max_age_hours})` : sql.fragment``}`;
   const rows = await db.any(
     sql.type(
       jobRow,

@@ -15115,6 +15115,8 @@ export interface operations {
         tenant_id?: string;
         site_id?: string;
         user_id?: string;
+        /** @description Only jobs created in the last N hours */
+        max_age_hours?: number;
       };
     };
     responses: {

@@ -95,6 +95,8 @@ export const ledgerFor = (t: TestApp, jobId: string) =>
     order by created_at, array_position(array['reservation', 'debit', 'release'], kind)`);
 
 /** Kinds of job for tests, priced at 1 credit per unit (see priceTestKinds). */
+const flakyFailed = new Set<string>();
+
 export const testKinds = new Map<string, JobHandler>([
   [
     'test_noop',
@@ -114,6 +116,20 @@ export const testKinds = new Map<string, JobHandler>([
           });
         });
         return { status: 'succeeded', output: { slept: ms }, units: 1 };
+      },
+    }),
+  ],
+  [
+    // Fails the first time each job runs, succeeds when it runs again (a retry).
+    'test_flaky',
+    defineJob({
+      input: z.object({}).loose(),
+      async run(_input, { job }) {
+        if (!flakyFailed.has(job.id)) {
+          flakyFailed.add(job.id);
+          throw permanent('provider_rejected', 'the provider refused it this time');
+        }
+        return { status: 'succeeded', output: { attempt: 'again' }, units: 1 };
       },
     }),
   ],

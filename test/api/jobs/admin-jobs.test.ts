@@ -128,6 +128,13 @@ describe('GET /admin/jobs/', () => {
     expect(await list(`tenant_id=${a.tenant.id}&kind=${kind}&status=failed`)).toEqual([inA[1]!.id]);
     expect(await list(`kind=${kind}&user_id=${a.editor.user.id}`)).toEqual([inA[0]!.id]);
     expect(await list(`kind=${kind}&status=canceled`)).toEqual([]);
+    // By age: a job made two days ago is outside the last day.
+    await t.services.db.query(
+      sql.typeAlias('void')`update jobs set created_at = now() - interval '2 days' where id = ${inB[1]!.id}`,
+    );
+    expect(await list(`kind=${kind}&max_age_hours=24`)).toEqual([inA[0]!.id, inA[1]!.id, inB[0]!.id]);
+    expect(await list(`kind=${kind}&max_age_hours=72`)).toHaveLength(4);
+    await request(t.app).get('/admin/jobs/?max_age_hours=0').set(admin.auth).expect(422);
   });
 
   it('pages through the jobs with next_cursor and counts them with include_total', async () => {
