@@ -73,12 +73,32 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
         ? { ...(await answer()), replayed: false }
         : await replayable(services, endpoint, context.actor, key, input, answer);
     if (changes) await services.accessCache.settled();
+    if (route.views && context.site) countView(services, route.views, (context.site as { id: string }).id, req);
     if (res.headersSent) return;
     const headers = { ...reply.headers, ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
-    const json = (reply as { json?: string | Buffer }).json;
-    if (json !== undefined) sendJson(req, res, reply.status, json, headers);
-    else send(req, res, reply.status, reply.body, headers);
+    writeReply(req, res, { ...reply, headers });
   };
+}
+
+/** A public read of the item the route names (RouteDefinition.views), by its path parameter as asked. */
+export function countView(
+  services: Pick<Services, 'statistics'>,
+  views: NonNullable<RouteDefinition['views']>,
+  siteId: string,
+  req: Request,
+): void {
+  // find-my-way gives one string per parameter (Express types allow arrays).
+  services.statistics.view(siteId, views.kind, req.params[views.param] as string);
+}
+
+/** Writes a route's reply: its status and headers, and its body as JSON (already serialised when `json` is given). */
+export function writeReply(
+  req: Request,
+  res: Response,
+  reply: { status: number; body?: unknown; json?: string | Buffer; headers: Record<string, string> },
+): void {
+  if (reply.json !== undefined) sendJson(req, res, reply.status, reply.json, reply.headers);
+  else send(req, res, reply.status, reply.body, reply.headers);
 }
 
 /**

@@ -11,6 +11,7 @@ import { bodyParsers } from './middleware/body.ts';
 import { sendProblem } from './middleware/problems.ts';
 import { limitRequest } from './middleware/rate-limit.ts';
 import { timeout } from './middleware/timeout.ts';
+import { keptAnswers } from './public-content/answers.ts';
 import type { RouteDefinition } from './route.ts';
 
 /** Trailing slashes are optional, so `GET /api/agents/` and `GET /api/agents` are one endpoint. */
@@ -53,8 +54,9 @@ type Handler = (req: Request, res: Response, next: NextFunction) => unknown;
 
 /**
  * One middleware that finds the endpoint of a request in a radix tree
- * (find-my-way), counts it against its rate limit, reads its body and runs it
- * under its timeout. Express would try its ~250 routes one regular expression
+ * (find-my-way), counts it against its rate limit, answers from the public
+ * cache when it holds the answer, else reads its body and runs it under its
+ * timeout. Express would try its ~250 routes one regular expression
  * at a time, on every request. Literal segments win over parameters
  * (/admin/jobs before /{site_identifier}/jobs), trailing slashes and letter
  * case do not matter, and a known path asked with a method it does not have is
@@ -89,10 +91,12 @@ export function endpointDispatcher(
     const limit = timeout(endpoint.timeoutMs);
     const run: Handler = route ? handle(endpoint, route, services) : notImplemented(endpoint);
     const signedWebhook = route?.rateLimit === 'signature-failures';
+    const kept = route && keptAnswers(services, route);
     const store: Handler = (req, res, next) => {
       // What the request is counted as (./middleware/counting.ts): the manifest key, never the raw path.
       res.locals.route = endpoint.key;
       if (limited(req, res, signedWebhook)) return;
+      if (kept?.(req, res)) return;
       parseBody(req, res, (error?: unknown) => {
         if (error) next(error);
         else limit(req, res, () => Promise.resolve(run(req, res, next)).catch(next));

@@ -10,6 +10,7 @@ import type { Claims } from '../core/identity/tokens.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Deps, Services } from '../core/services.ts';
 import type { SiteAccess, SiteNeed } from '../core/tenancy/site-access.ts';
+import type { ViewKind } from '../core/statistics/recorder.ts';
 import type { Site } from '../core/tenancy/sites.ts';
 import type { RequestDb } from '../db/cancellable.ts';
 import type { HttpMethod } from './manifest.ts';
@@ -120,6 +121,18 @@ export type RouteDefinition<
    * reports those (services.rateLimits.signatures).
    */
   rateLimit?: 'signature-failures';
+  /**
+   * A public read of one item (`public-site` routes): each answer that is not
+   * an error counts a view of the item named by this path parameter, for the
+   * site's statistics.
+   */
+  views?: { kind: ViewKind; param: string };
+  /**
+   * Answers kept in the public cache (./public-content/answers.ts): the
+   * dispatcher serves a kept answer before reading a body, parsing the input
+   * or starting the timeout, none of which a kept answer needs.
+   */
+  publicCache?: true;
   /** Honour an Idempotency-Key header: replay the first answer to a repeated request. */
   idempotent?: boolean;
   /** Success responses by status, and errors particular to the route; the common errors are added from the manifest. */

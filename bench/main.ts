@@ -151,7 +151,9 @@ try {
   const postgresPid = Number(postmaster[0]);
   // The API alone, as `npm run api` runs it (its environment and node flags bound its memory).
   const npmRunApi = scriptLaunch('api');
-  const apiFlags = npmRunApi.flags;
+  // BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of every API process the bench starts, for finding where time goes.
+  const profile = process.env.BENCH_CPU_PROFILE;
+  const apiFlags = [...npmRunApi.flags, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [])];
   const api = await launch(
     'api/main.ts',
     {

@@ -32,15 +32,29 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
   );
 }
 
+/** What the access line of a request says. */
+export type AccessLine = { id: string; method: string; url: string; status: number; responseTime: number };
+
+const accessLevels = { info: 30, warn: 40, error: 50 } as const;
+
 /**
- * A logger for lines built entirely by our own code from known-safe fields
- * (the access line: id, method, path, status, time): the same level, fields
- * and destination as `logger`, without the redaction pass, which costs a
- * measurable share of a request when run on every line.
+ * Writes a request's access line: the same JSON line pino would write for
+ * `logger[level]({ req: { id, method, url }, res: { status }, responseTime }, msg)`,
+ * to the same destination and under the same level, but built directly:
+ * every field is known and safe (no redaction pass, no serialisers), and
+ * pino's general path costs a measurable share of a cached read.
  */
-export function unredacted(logger: Logger): Logger {
-  return pino(
-    { level: logger.level, base: { pid: process.pid, ...logger.bindings() }, timestamp: pino.stdTimeFunctions.isoTime },
-    (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym],
-  );
+export function accessLog(logger: Logger): (level: keyof typeof accessLevels, line: AccessLine, msg: string) => void {
+  const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]!;
+  // "pid":…,"process":"api" — the base fields every line of this logger carries.
+  const base = JSON.stringify({ pid: process.pid, ...logger.bindings() }).slice(1, -1);
+  return (level, line, msg) => {
+    const value = accessLevels[level];
+    if (value < logger.levelVal) return;
+    stream.write(
+      `{"level":${value},"time":"${new Date().toISOString()}",${base},"req":{"id":${JSON.stringify(line.id)},` +
+        `"method":${JSON.stringify(line.method)},"url":${JSON.stringify(line.url)}},"res":{"status":${line.status}},` +
+        `"responseTime":${line.responseTime},"msg":${JSON.stringify(msg)}}\n`,
+    );
+  };
 }

@@ -2,7 +2,7 @@
 // with its id; and `requestLog(req)` for whatever the request wants to log:
 // the app's logger bound to the request id, made only when something logs.
 import type { Request, RequestHandler } from 'express';
-import { unredacted, type Logger } from '../../core/logger.ts';
+import { accessLog, type Logger } from '../../core/logger.ts';
 import type { RequestCounter } from './counting.ts';
 
 declare module 'http' {
@@ -29,9 +29,7 @@ export function requestLog(req: Request): Logger {
 
 /** `count`, when given, is told of every finished request (./counting.ts). */
 export function requestLogging(logger: Logger, count?: RequestCounter): RequestHandler {
-  // The access line holds only what is built below (no header, no body), so
-  // it skips the redaction every other line goes through.
-  const access = unredacted(logger);
+  const access = accessLog(logger);
   return (req, res, next) => {
     // Health probes arrive every few seconds from orchestrators; they would drown the log.
     if (req.url.startsWith('/health')) {
@@ -43,15 +41,11 @@ export function requestLogging(logger: Logger, count?: RequestCounter): RequestH
       const status = res.statusCode;
       const elapsed = performance.now() - started;
       if (count && res.writableFinished) count(req, res, elapsed);
-      const line = {
-        req: { id: req.id, method: req.method, url: req.originalUrl },
-        res: { status },
-        responseTime: Math.round(elapsed),
-      };
-      if (!res.writableFinished) access.warn(line, 'request aborted');
-      else if (status >= 500) access.error(line, 'request errored');
-      else if (status >= 400) access.warn(line, 'request completed');
-      else access.info(line, 'request completed');
+      const line = { id: req.id, method: req.method, url: req.originalUrl, status, responseTime: Math.round(elapsed) };
+      if (!res.writableFinished) access('warn', line, 'request aborted');
+      else if (status >= 500) access('error', line, 'request errored');
+      else if (status >= 400) access('warn', line, 'request completed');
+      else access('info', line, 'request completed');
     });
     next();
   };

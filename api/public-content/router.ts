@@ -2,8 +2,6 @@
 // the locale asked (with the site's fallback chain), cacheable by browsers and
 // CDNs (ETag and 304, Cache-Control, Surrogate-Key) and by this service
 // (core/content/public-cache.ts).
-import { createHash } from 'node:crypto';
-import type { Request } from 'express';
 import { z } from 'zod';
 import { fallbackChain, localesSchema, siteLocalesView } from '../../core/content/locales.ts';
 import {
@@ -16,7 +14,6 @@ import {
   publicReferencesSchema,
   publicTypeSchema,
   readPublicElement,
-  type Tagged,
 } from '../../core/content/public.ts';
 import {
   listPublicPages,
@@ -27,11 +24,10 @@ import {
   publicPageWithElementsSchema,
   readPublicPage,
 } from '../../core/content/public-pages.ts';
-import type { Site } from '../../core/tenancy/sites.ts';
-import type { Services } from '../../core/services.ts';
 import { cacheControlHeader, etagHeader } from '../responses.ts';
-import { defineRoute, type HeaderSpec, type Reply, type ResponseSpec } from '../route.ts';
+import { defineRoute, type HeaderSpec, type ResponseSpec } from '../route.ts';
 import { siteParams } from '../schemas.ts';
+import { publicAnswer } from './answers.ts';
 
 const surrogateKeyHeader: HeaderSpec = {
   description:
@@ -53,42 +49,6 @@ const cached = (description: string, schema: z.ZodType): Record<number, Response
 const locale = z.string().max(35).optional().describe('The locale wanted; the site’s fallback chain applies');
 const depth = z.coerce.number().int().min(0).max(maxDepth).default(1).describe('How deep references are resolved');
 
-const matches = (ifNoneMatch: string | undefined, etag: string) =>
-  ifNoneMatch !== undefined &&
-  ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || tag.trim().replace(/^W\//, '') === etag);
-
-/**
- * Answers from the cache, or computes, keeps and answers. The key is the
- * site and the URL as asked; an answer computed while a change was announced
- * is not kept.
- */
-async function publicAnswer(
-  services: Omit<Services, 'db' | 'canceller'>,
-  site: Site,
-  req: Request,
-  compute: () => Promise<Tagged<unknown>>,
-): Promise<Reply> {
-  const cache = services.publicCache;
-  const key = `${site.id} ${req.originalUrl}`;
-  let answer = await cache.get(key);
-  if (!answer) {
-    const generation = cache.generation;
-    const { body, tags } = await compute();
-    const json = Buffer.from(JSON.stringify(body));
-    const etag = `"${createHash('sha1').update(json).digest('base64url')}"`;
-    answer = { body: json, etag, tags, surrogateKey: tags.join(' ') };
-    await cache.set(key, answer, generation);
-  }
-  const { maxAge, staleWhileRevalidate } = services.config.publicCache;
-  const headers = {
-    ETag: answer.etag,
-    'Cache-Control': `public, max-age=${maxAge}, stale-while-revalidate=${staleWhileRevalidate}`,
-    'Surrogate-Key': answer.surrogateKey,
-  };
-  if (matches(req.get('if-none-match'), answer.etag)) return { status: 304, headers };
-  return { json: answer.body, headers };
-}
-
 const elementParams = siteParams.extend({ element_id: z.uuid() });
 const pageParams = siteParams.extend({ page_id: z.uuid() });
 
@@ -96,6 +56,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/locales',
     access: 'public-site',
+    publicCache: true,
     description: 'The site’s locales, its default, and the fallback chain of each (e.g. de-CH → de → en).',
     request: { params: siteParams },
     responses: cached('The locales', localesSchema),
@@ -110,6 +71,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/content-types',
     access: 'public-site',
+    publicCache: true,
     description: 'The site’s content types, by api_id, with their fields.',
     request: { params: siteParams },
     responses: cached('The content types', z.object({ items: z.array(publicTypeSchema) })),
@@ -121,6 +83,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/elements',
     access: 'public-site',
+    publicCache: true,
     description:
       'Published elements in the locale asked, oldest first: each served in the best locale of the fallback chain, per item and per ' +
       'localized field (`served_locale` says which). `type` (api_id) and field filters as on the admin list, applied to the values served. ' +
@@ -140,21 +103,22 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/elements/{element_id}',
     access: 'public-site',
+    publicCache: true,
     description: 'A published element in the locale asked, its references and media resolved to `depth`.',
+    views: { kind: 'element', param: 'element_id' },
     request: { params: elementParams, query: z.object({ locale, depth }) },
     responses: cached('The element', publicElementSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      const reply = await publicAnswer(services, site, req, () =>
+      return publicAnswer(services, site, req, () =>
         readPublicElement(db, site, fallbackChain(site, query.locale), params.element_id, query.depth),
       );
-      services.statistics.view(site.id, 'element', params.element_id);
-      return reply;
     },
   }),
 
   defineRoute({
     key: 'GET /public/{site_identifier}/elements/{element_id}/references',
     access: 'public-site',
+    publicCache: true,
     description: 'The published pages that place the element and the published elements that refer to it.',
     request: { params: elementParams },
     responses: cached('What uses the element', publicReferencesSchema),
@@ -166,6 +130,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/pages',
     access: 'public-site',
+    publicCache: true,
     description:
       'Published pages, one per page and its translations, in the locale asked; `path` finds the page at a path (as served in that ' +
       'locale), `parent_id` lists children.',
@@ -184,23 +149,24 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/pages/{page_id}',
     access: 'public-site',
+    publicCache: true,
     description:
       'A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their ' +
       'references resolved to `depth`.',
+    views: { kind: 'page', param: 'page_id' },
     request: { params: pageParams, query: z.object({ locale, depth }) },
     responses: cached('The page with its elements', publicPageWithElementsSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      const reply = await publicAnswer(services, site, req, () =>
+      return publicAnswer(services, site, req, () =>
         readPublicPage(db, site, fallbackChain(site, query.locale), params.page_id, query.depth),
       );
-      services.statistics.view(site.id, 'page', params.page_id);
-      return reply;
     },
   }),
 
   defineRoute({
     key: 'GET /public/{site_identifier}/navigation',
     access: 'public-site',
+    publicCache: true,
     description: 'The published page tree with titles and paths in the locale asked, siblings by position.',
     request: { params: siteParams, query: z.object({ locale }) },
     responses: cached('The navigation', z.object({ items: z.array(navigationNodeSchema) })),

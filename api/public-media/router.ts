@@ -33,6 +33,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/media/{media_id}/view',
     access: 'public-site',
+    views: { kind: 'media', param: 'media_id' },
     description:
       'The file of a ready media item of a public site, as GET /{site}/media/{id}/view serves it (variants, responsive sizes, ranges, 304), ' +
       'cacheable by shared caches for an hour.',
@@ -40,7 +41,6 @@ export const routes = [
     responses: viewResponses,
     async handler({ params, query }, { db, site, services }, { req, res }) {
       const file = await publicMediaFile(db, site, params.media_id, query);
-      services.statistics.view(site.id, 'media', params.media_id);
       await streamMedia(req, res, services.storage, file, 'public, max-age=3600', redirectSeconds(services.config));
       return {};
     },

@@ -75,6 +75,18 @@ export class PublicCache {
     return answer;
   }
 
+  /**
+   * The kept answer when this process's map holds it, found without a wait;
+   * undefined otherwise (and always with the shared store, asked by get()).
+   * Counts only hits: a request that finds nothing here goes on to get().
+   */
+  hit(key: string): CachedAnswer | undefined {
+    if (this.#store.kind !== 'memory' || !this.enabled) return undefined;
+    const answer = this.#store.get(key) as CachedAnswer | undefined;
+    if (answer) this.#hits++;
+    return answer;
+  }
+
   async set(key: string, answer: CachedAnswer, generation: number): Promise<void> {
     if (!this.enabled || generation !== this.#generation) return;
     await this.#store.set(key, answer, this.#ttlMs);

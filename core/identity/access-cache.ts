@@ -40,12 +40,18 @@ class ExpiringMap<V> {
   }
 
   get(key: string, now: number): V | undefined {
+    const value = this.peek(key, now);
+    if (value === undefined) this.misses++;
+    return value;
+  }
+
+  /** As get(), but finding nothing is not counted a miss: the caller goes on to get() (and its load). */
+  peek(key: string, now: number): V | undefined {
     const entry = this.#entries.get(key);
     if (entry && entry.expiresAt > now) {
       this.hits++;
       return entry.value;
     }
-    this.misses++;
     if (entry) this.#entries.delete(key);
     return undefined;
   }
@@ -183,6 +189,11 @@ export class AccessCache {
   /** A public site of a tenant in good standing; null otherwise. */
   publicSite(db: CommonQueryMethods, identifier: string): Promise<Site | null> {
     return this.#cached(this.#publicSites, identifier.toLowerCase(), Date.now(), () => findPublicSite(db, identifier));
+  }
+
+  /** The public site when it is known here already (no database, no wait); undefined when it is not. */
+  knownPublicSite(identifier: string): Site | undefined {
+    return this.#publicSites.peek(identifier.toLowerCase(), Date.now());
   }
 
   close(): void {

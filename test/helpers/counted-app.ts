@@ -7,7 +7,12 @@ import { createLogger } from '../../core/logger.ts';
 import { testConfig, type TestApp } from './app.ts';
 import { startRoundTripCounter, type RoundTripCounter } from './pg-round-trips.ts';
 
-export type CountedApp = { app: ReturnType<typeof createApp>; counter: RoundTripCounter; close(): Promise<void> };
+export type CountedApp = {
+  app: ReturnType<typeof createApp>;
+  counter: RoundTripCounter;
+  services: Awaited<ReturnType<typeof createServices>>;
+  close(): Promise<void>;
+};
 
 export async function startCountedApp(t: TestApp, env: Record<string, string> = {}): Promise<CountedApp> {
   const counter = await startRoundTripCounter(t.database.url);
@@ -18,6 +23,7 @@ export async function startCountedApp(t: TestApp, env: Record<string, string> = 
   return {
     app,
     counter,
+    services,
     async close() {
       await closeServices(services);
       await counter.close();

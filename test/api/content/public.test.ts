@@ -5,6 +5,7 @@
 // Cache-Control, Surrogate-Key; and the cache: a hit costs no round trip, a
 // write drops exactly what it changed, global admins clear it by hand.
 import request from 'supertest';
+import { z } from 'zod';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
 import { accessChangeHeard, startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
@@ -393,6 +394,44 @@ describe('the cache', () => {
     const hit = await read(`/elements/${story.id}?locale=de`);
     expect(counter.count()).toBe(0);
     expect(hit.body.data.title).toBe('Hallo');
+  });
+
+  it('gives a kept answer all a request gets: its id, security and rate-limit headers, its view and request counted', async () => {
+    const page = (
+      await request(t.app)
+        .post(`/${site.slug}/pages/`)
+        .set(editor())
+        .send({ slug: 'kept', title: 'Kept', status: 'published' })
+        .expect(201)
+    ).body as { id: string };
+    const path = `/public/${site.slug}/pages/${page.id}?locale=de`;
+    const first = await request(app).get(path).expect(200);
+    await counted.services.statistics.flush(t.services.db);
+    counter.reset();
+    const kept = await request(app).get(path).set('X-Request-Id', 'kept-1').expect(200);
+    expect(counter.count()).toBe(0);
+    expect(kept.body).toEqual(first.body);
+    expect(kept.headers).toMatchObject({
+      'x-request-id': 'kept-1',
+      'x-content-type-options': 'nosniff',
+      'ratelimit-policy': expect.stringContaining('"per-ip"'),
+      etag: first.headers.etag,
+      'surrogate-key': first.headers['surrogate-key'],
+      'content-type': 'application/json; charset=utf-8',
+    });
+    await request(app).get(path).set('If-None-Match', first.headers.etag!).expect(304);
+    await request(app)
+      .head(path)
+      .expect(200)
+      .expect('Content-Length', String(Buffer.byteLength(first.text)));
+    expect(await counted.services.statistics.flush(t.services.db)).toEqual({ requests: 3, views: 3 });
+    const views = await t.services.db.oneFirst(sql.type(z.object({ views: z.number() }))`
+      select sum(views)::int as views from view_stats where item_id = ${page.id}`);
+    expect(views).toBe(4);
+    const requests = await t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+      select sum(count)::int as count from request_stats
+      where site_id = ${site.id} and route = 'GET /public/{site_identifier}/pages/{page_id}'`);
+    expect(requests).toBeGreaterThanOrEqual(4);
   });
 
   it('drops what a write changed, in time for the next read, and keeps the rest', async () => {

@@ -1,0 +1,78 @@
+// Public answers and the public cache (core/content/public-cache.ts): a route
+// computes its answer once, then every request for the same URL of the site is
+// answered from what was kept, with its ETag (304 for a matching If-None-Match),
+// Cache-Control and Surrogate-Key, until a change to what it shows drops it.
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { Tagged } from '../../core/content/public.ts';
+import type { CachedAnswer } from '../../core/content/public-cache.ts';
+import type { Services } from '../../core/services.ts';
+import type { Site } from '../../core/tenancy/sites.ts';
+import { countView, writeReply } from '../handle.ts';
+import type { Reply, RouteDefinition } from '../route.ts';
+
+/** The site and the URL as asked: another spelling of the same query is another answer, computed once. */
+const keyOf = (site: Site, req: Request) => `${site.id} ${req.originalUrl}`;
+
+const matches = (ifNoneMatch: string | undefined, etag: string) =>
+  ifNoneMatch !== undefined &&
+  ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || tag.trim().replace(/^W\//, '') === etag);
+
+/** A kept answer as a reply: the body with its cache headers, or a 304 when the client holds it already. */
+function replyOf(services: Pick<Services, 'config'>, answer: CachedAnswer, ifNoneMatch: string | undefined) {
+  const { maxAge, staleWhileRevalidate } = services.config.publicCache;
+  const headers = {
+    ETag: answer.etag,
+    'Cache-Control': `public, max-age=${maxAge}, stale-while-revalidate=${staleWhileRevalidate}`,
+    'Surrogate-Key': answer.surrogateKey,
+  };
+  return matches(ifNoneMatch, answer.etag) ? { status: 304, headers } : { status: 200, json: answer.body, headers };
+}
+
+/**
+ * Answers from the cache, or computes, keeps and answers. An answer computed
+ * while a change was announced is not kept.
+ */
+export async function publicAnswer(
+  services: Omit<Services, 'db' | 'canceller'>,
+  site: Site,
+  req: Request,
+  compute: () => Promise<Tagged<unknown>>,
+): Promise<Reply> {
+  const cache = services.publicCache;
+  const key = keyOf(site, req);
+  let answer = await cache.get(key);
+  if (!answer) {
+    const generation = cache.generation;
+    const { body, tags } = await compute();
+    const json = Buffer.from(JSON.stringify(body));
+    const etag = `"${createHash('sha1').update(json).digest('base64url')}"`;
+    answer = { body: json, etag, tags, surrogateKey: tags.join(' ') };
+    await cache.set(key, answer, generation);
+  }
+  return replyOf(services, answer, req.headers['if-none-match']);
+}
+
+/**
+ * For a route whose answers are kept (RouteDefinition.publicCache): serves
+ * the kept answer when this process holds it and already knows the site, and
+ * says whether it did. A kept answer was computed for this very URL, so its
+ * input was valid; what a request needs besides (its id, security headers,
+ * rate limit, log line and count) the middleware before the dispatcher gave
+ * it. Anything else goes the whole way (publicAnswer above).
+ */
+export function keptAnswers(
+  services: Services,
+  route: RouteDefinition,
+): ((req: Request, res: Response) => boolean) | undefined {
+  if (!route.publicCache) return undefined;
+  return (req, res) => {
+    const site = services.accessCache.knownPublicSite(req.params.site_identifier as string);
+    const answer = site && services.publicCache.hit(keyOf(site, req));
+    if (!answer) return false;
+    res.locals.siteId = site.id;
+    if (route.views) countView(services, route.views, site.id, req);
+    writeReply(req, res, replyOf(services, answer, req.headers['if-none-match']));
+    return true;
+  };
+}
