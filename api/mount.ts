@@ -9,7 +9,7 @@ import { handle } from './handle.ts';
 import { toExpressPath, type Endpoint } from './manifest.ts';
 import { bodyParsers } from './middleware/body.ts';
 import { sendProblem } from './middleware/problems.ts';
-import { limitRequest } from './middleware/rate-limit.ts';
+import { clientAddress, limitRequest } from './middleware/rate-limit.ts';
 import { timeout } from './middleware/timeout.ts';
 import { keptAnswers } from './public-content/answers.ts';
 import type { RouteDefinition } from './route.ts';
@@ -77,8 +77,9 @@ export function endpointDispatcher(
   const registered = new Set<string>();
   // The limit comes first: a caller over it is turned away before its body is read.
   const parseBody = bodyParsers(services.config.bodyLimit);
+  const address = clientAddress(services.config.trustProxy);
   const limited = (req: Request, res: Response, signedWebhook = false) => {
-    const refused = limitRequest(services.rateLimits, req, res, signedWebhook);
+    const refused = limitRequest(services.rateLimits, req, res, signedWebhook, address);
     if (refused) sendProblem(req, res, refused);
     return Boolean(refused);
   };

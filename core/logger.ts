@@ -48,11 +48,16 @@ export function accessLog(logger: Logger): (level: keyof typeof accessLevels, li
   const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym]!;
   // "pid":…,"process":"api" — the base fields every line of this logger carries.
   const base = JSON.stringify({ pid: process.pid, ...logger.bindings() }).slice(1, -1);
+  // Many lines share a millisecond under load: its ISO form is made once.
+  let millisecond = 0;
+  let time = '';
   return (level, line, msg) => {
     const value = accessLevels[level];
     if (value < logger.levelVal) return;
+    const now = Date.now();
+    if (now !== millisecond) time = new Date((millisecond = now)).toISOString();
     stream.write(
-      `{"level":${value},"time":"${new Date().toISOString()}",${base},"req":{"id":${JSON.stringify(line.id)},` +
+      `{"level":${value},"time":"${time}",${base},"req":{"id":${JSON.stringify(line.id)},` +
         `"method":${JSON.stringify(line.method)},"url":${JSON.stringify(line.url)}},"res":{"status":${line.status}},` +
         `"responseTime":${line.responseTime},"msg":${JSON.stringify(msg)}}\n`,
     );

@@ -59,6 +59,15 @@ function tokenKey(authorization: string | undefined): string | undefined {
 }
 
 /**
+ * The client's address, as Express's `req.ip` gives it. Behind no trusted
+ * proxy that is the socket's, read directly: `req.ip` would parse any
+ * X-Forwarded-For header first, on every request, only to ignore it.
+ */
+export function clientAddress(trustProxy: boolean): (req: Request) => string | undefined {
+  return trustProxy ? (req) => req.ip : (req) => req.socket.remoteAddress;
+}
+
+/**
  * Counts the request against its token or IP. Signed webhooks count only
  * their failed signatures (`signedWebhook`): a busy payment provider is never
  * turned away for sending many valid events. Returns the problem to answer
@@ -69,14 +78,15 @@ export function limitRequest(
   req: Request,
   res: Response,
   signedWebhook: boolean,
+  address: (req: Request) => string | undefined,
 ): Problem | undefined {
   if (signedWebhook) {
-    const verdict = limits.signatures.peek(networkOfClient(req.ip));
+    const verdict = limits.signatures.peek(networkOfClient(address(req)));
     announceFirst(res, verdict);
     return verdict.allowed ? undefined : overLimit(verdict, 'requests with a bad signature from this address');
   }
   const token = tokenKey(req.headers.authorization);
-  const verdict = token ? limits.request('per-token', token) : limits.request('per-ip', networkOfClient(req.ip));
+  const verdict = token ? limits.request('per-token', token) : limits.request('per-ip', networkOfClient(address(req)));
   announceFirst(res, verdict);
   return verdict.allowed
     ? undefined

@@ -42,6 +42,8 @@ export class StatisticsRecorder {
   readonly process = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   #requests = new Map<string, RequestCell>();
   #views = new Map<string, ViewCell>();
+  #day = '';
+  #dayStarts = Number.NEGATIVE_INFINITY;
   #signals = new Map<string, SignalCell>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<unknown> = Promise.resolve();
@@ -66,7 +68,17 @@ export class StatisticsRecorder {
 
   /** One public read of an item. */
   view(siteId: string, kind: ViewKind, itemId: string): void {
-    this.#viewCell(new Date().toISOString().slice(0, 10), siteId, kind, itemId).views += 1;
+    this.#viewCell(this.#today(), siteId, kind, itemId).views += 1;
+  }
+
+  /** The UTC day, as 2026-11-25: made once a day rather than once a view. */
+  #today(): string {
+    const now = Date.now();
+    if (now < this.#dayStarts || now >= this.#dayStarts + 86_400_000) {
+      this.#dayStarts = now - (now % 86_400_000);
+      this.#day = new Date(now).toISOString().slice(0, 10);
+    }
+    return this.#day;
   }
 
   /** A security signal from a client network: a failed sign-in (with the account tried), or a 401/403/404/405. */

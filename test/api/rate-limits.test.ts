@@ -24,7 +24,7 @@ let a: Staffed;
 let b: Staffed;
 
 /** An API process on the test's database with low limits (its callers are made through `t`, whose limits are out of reach). */
-async function limitedProcess(): Promise<{ app: Express; services: Services }> {
+async function limitedProcess(trustProxy = true): Promise<{ app: Express; services: Services }> {
   const requests = {
     ...t.config.rateLimits.requests,
     perIp: 3,
@@ -34,7 +34,7 @@ async function limitedProcess(): Promise<{ app: Express; services: Services }> {
     // Counts reach the shared store only when a test syncs, so what each test sees is exact.
     syncMs: 3_600_000,
   };
-  const config = { ...t.config, rateLimits: { ...t.config.rateLimits, requests } };
+  const config = { ...t.config, trustProxy, rateLimits: { ...t.config.rateLimits, requests } };
   const services = await createServices(config, t.database.url, createLogger(config.logLevel), 'test');
   return { app: checkedAgainstDocument(createApp(services), {}), services };
 }
@@ -96,6 +96,18 @@ describe('without a token: per IP', () => {
     }
     await request(limited).get('/health/live').set(from('2001:db8:1:2:ffff::9')).expect(429);
     await request(limited).get('/health/live').set(from('2001:db8:1:3::1')).expect(200);
+  });
+});
+
+describe('behind no trusted proxy', () => {
+  it('counts by the connection’s address: a forged X-Forwarded-For changes nothing', async () => {
+    const direct = await limitedProcess(false);
+    processes.push(direct);
+    for (const [i, ip] of ['198.51.100.1', '198.51.100.2', '198.51.100.3'].entries()) {
+      const res = await request(direct.app).get('/health/live').set(from(ip)).expect(200);
+      expect(stateOf(res)).toMatch(new RegExp(`^"per-ip";r=${2 - i};t=\\d+$`));
+    }
+    await request(direct.app).get('/health/live').set(from('198.51.100.4')).expect(429);
   });
 });
 
