@@ -1,19 +1,23 @@
-// The Express application. Middleware is mounted one concern per file, in this
-// order: each step relies on the ones above it.
-import express, { type Express } from 'express';
+// The application: the steps every request takes on Node's own request and
+// response (./bare.ts), then Express for all but the answers already kept.
+// One concern per file, in this order: each step relies on the ones above it.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express from 'express';
 import type { Services } from '../core/services.ts';
 import { service } from '../core/version.ts';
 import { adminUiRouter } from './admin-ui.ts';
 import { docsRouter } from './docs.ts';
 import { allEndpoints, type Endpoint } from './manifest.ts';
+import type { BareRequest, BareResponse } from './bare.ts';
 import { chain } from './middleware/chain.ts';
 import { corsPolicy } from './middleware/cors.ts';
 import { requestCounter } from './middleware/counting.ts';
+import { clientAddress } from './middleware/rate-limit.ts';
 import { requestLogging } from './middleware/logging.ts';
 import { errorHandler, notFound } from './middleware/problems.ts';
 import { requestId } from './middleware/request-id.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
-import { endpointDispatcher, routesByKey } from './mount.ts';
+import { dispatchedEndpoint, endpointDispatcher, routesByKey } from './mount.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { RouteDefinition } from './route.ts';
 import { allRoutes } from './routes.ts';
@@ -24,7 +28,10 @@ export type AppOptions = {
   routes?: RouteDefinition[];
 };
 
-export function createApp(services: Services, options: AppOptions = {}): Express {
+/** A Node request listener (http.createServer takes it; so does supertest). */
+export type App = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function createApp(services: Services, options: AppOptions = {}): App {
   const endpoints = options.endpoints ?? allEndpoints;
   const routes = routesByKey(endpoints, options.routes ?? allRoutes);
   // Built on first request and kept: generating it costs ~25 MB of transient
@@ -57,30 +64,48 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   };
 
   const cors = corsPolicy(services.config.corsOrigins);
-  // Every request takes these steps, chained as one layer (./middleware/chain.ts):
-  app.use(
-    chain(
-      // 1. Identify the request, so every later log line and problem carries its id.
-      requestId(),
-      // 2. Log it once it finishes, and count it (by site, route, status class and latency; probing answers by network).
-      requestLogging(services.logger, requestCounter(services.statistics, services.config.statsCounting)),
-      // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
-      securityHeaders(),
-      ...(cors ? [cors] : []),
-      // 4. Every manifest endpoint: its rate limit, its body (JSON or a form, bounded in size), then the
-      //    route under its own timeout. Other paths count against the limits too, then fall through.
-      endpointDispatcher(endpoints, routes, services),
+  // Every request takes these steps first, on Node's own request and response (./bare.ts):
+  const front = chain(
+    // 1. Identify the request, so every later log line and problem carries its id.
+    requestId(),
+    // 2. Log it once it finishes, and count it (by site, route, status class and latency; probing answers by network).
+    requestLogging(
+      services.logger,
+      requestCounter(services.statistics, services.config.statsCounting, clientAddress(services.config.trustProxy)),
     ),
+    // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
+    securityHeaders(),
+    ...(cors ? [cors] : []),
+    // 4. Find its endpoint and count it against its rate limit; an answer the public cache holds is served now.
+    //    Other paths count against the limits too, then go on.
+    endpointDispatcher(endpoints, routes, services),
   );
-  // 5. The API description and its interactive documentation (after the endpoints, which are asked far more often).
+  // What passes on is Express's. A failure in the steps above reaches its error handler (8) first:
+  const failed = new WeakMap<IncomingMessage, unknown>();
+  app.use((req, _res, next) => {
+    next(failed.get(req));
+  });
+  // 5. the endpoint found: its body (JSON or a form, bounded in size), then the route under its own timeout;
+  app.use(dispatchedEndpoint());
+  // 6. the API description and its interactive documentation;
   app.get('/openapi.json', (_req, res) => {
     res.json(document());
   });
   app.use(docsRouter());
-  // The admin page for the job tables (static; its script calls the API above).
+  // 7. the admin page for the job tables (static; its script calls the API above);
   app.use(adminUiRouter());
-  // 6. Whatever is left is a 404 problem; every error becomes a problem.
+  // 8. whatever is left is a 404 problem; every error becomes a problem.
   app.use(notFound());
   app.use(errorHandler());
-  return app;
+  return (req, res) => {
+    const bareReq = req as BareRequest;
+    const bareRes = res as BareResponse;
+    // What Express sets on its own first (it keeps both): the URL as asked, and the counting fields.
+    bareReq.originalUrl = req.url!;
+    bareRes.locals = Object.create(null) as Record<string, unknown>;
+    front(bareReq, bareRes, (error) => {
+      if (error !== undefined) failed.set(req, error);
+      app(req, res);
+    });
+  };
 }

@@ -4,6 +4,7 @@
 // then the handler, replayed for a repeated Idempotency-Key. A change is
 // answered only once this process has heard what it did to access (a logout
 // takes effect for the caller's very next request).
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { actorId, type Actor } from '../core/actor.ts';
 import { Problem, problemType } from '../core/errors.ts';
@@ -14,6 +15,7 @@ import type { Deps, Services } from '../core/services.ts';
 import { notPublic, requireSiteNeed } from '../core/tenancy/site-access.ts';
 import { cancellableDb, type RequestDb } from '../db/cancellable.ts';
 import { networkOf } from '../core/fraud/networks.ts';
+import type { BareRequest } from './bare.ts';
 import { parseInput } from './input.ts';
 import { requestLog } from './middleware/logging.ts';
 import { announce, overLimit } from './middleware/rate-limit.ts';
@@ -85,7 +87,7 @@ export function countView(
   services: Pick<Services, 'statistics'>,
   views: NonNullable<RouteDefinition['views']>,
   siteId: string,
-  req: Request,
+  req: BareRequest,
 ): void {
   // find-my-way gives one string per parameter (Express types allow arrays).
   services.statistics.view(siteId, views.kind, req.params[views.param] as string);
@@ -93,8 +95,8 @@ export function countView(
 
 /** Writes a route's reply: its status and headers, and its body as JSON (already serialised when `json` is given). */
 export function writeReply(
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   reply: { status: number; body?: unknown; json?: string | Buffer; headers: Record<string, string> },
 ): void {
   if (reply.json !== undefined) sendJson(req, res, reply.status, reply.json, reply.headers);
@@ -197,7 +199,13 @@ function replayable(
 }
 
 /** The answer, as JSON: written directly, since Express's send() would work out again what is known here. */
-function send(req: Request, res: Response, status: number, body: unknown, headers: Record<string, string>): void {
+function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string>,
+): void {
   if (body === undefined) {
     for (const name in headers) res.setHeader(name, headers[name]!);
     res.statusCode = status;
@@ -208,8 +216,8 @@ function send(req: Request, res: Response, status: number, body: unknown, header
 }
 
 function sendJson(
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   status: number,
   json: string | Buffer,
   headers: Record<string, string>,

@@ -1,10 +1,12 @@
 // Serves every manifest endpoint: the route module that claims it, or a 501
 // placeholder that says it is not built yet. Each one runs under its manifest
 // timeout.
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import findMyWay from 'find-my-way';
 import { Problem } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
+import { pathOf, type BareRequest, type BareResponse, type Step } from './bare.ts';
 import { handle } from './handle.ts';
 import { toExpressPath, type Endpoint } from './manifest.ts';
 import { bodyParsers } from './middleware/body.ts';
@@ -52,22 +54,27 @@ function checkAccess(endpoint: Endpoint, route: RouteDefinition): void {
 
 type Handler = (req: Request, res: Response, next: NextFunction) => unknown;
 
+/** The endpoint a request was found to be for, run once Express has the request (dispatchedEndpoint). */
+type Found = { params: Record<string, string>; run: Handler };
+const found = new WeakMap<IncomingMessage, Found>();
+
 /**
- * One middleware that finds the endpoint of a request in a radix tree
- * (find-my-way), counts it against its rate limit, answers from the public
- * cache when it holds the answer, else reads its body and runs it under its
- * timeout. Express would try its ~250 routes one regular expression
- * at a time, on every request. Literal segments win over parameters
- * (/admin/jobs before /{site_identifier}/jobs), trailing slashes and letter
- * case do not matter, and a known path asked with a method it does not have is
- * a 405 with Allow. Requests for no endpoint count against the limits too
- * (scanning is what they are for).
+ * The step that finds the endpoint of a request in a radix tree
+ * (find-my-way) and counts it against its rate limit. An answer the public
+ * cache holds is served here and then, before Express; for any other the
+ * request goes on to Express, where dispatchedEndpoint() reads its body and
+ * runs the route under its timeout. Express would try its ~250 routes one
+ * regular expression at a time, on every request. Literal segments win over
+ * parameters (/admin/jobs before /{site_identifier}/jobs), trailing slashes
+ * and letter case do not matter, and a known path asked with a method it
+ * does not have is a 405 with Allow. Requests for no endpoint count against
+ * the limits too (scanning is what they are for).
  */
 export function endpointDispatcher(
   endpoints: Endpoint[],
   routes: Map<string, RouteDefinition>,
   services: Services,
-): RequestHandler {
+): Step {
   const tree = findMyWay<findMyWay.HTTPVersion.V1>({
     ignoreTrailingSlash: true,
     caseSensitive: false,
@@ -78,7 +85,7 @@ export function endpointDispatcher(
   // The limit comes first: a caller over it is turned away before its body is read.
   const parseBody = bodyParsers(services.config.bodyLimit);
   const address = clientAddress(services.config.trustProxy);
-  const limited = (req: Request, res: Response, signedWebhook = false) => {
+  const limited = (req: BareRequest, res: BareResponse, signedWebhook = false) => {
     const refused = limitRequest(services.rateLimits, req, res, signedWebhook, address);
     if (refused) sendProblem(req, res, refused);
     return Boolean(refused);
@@ -90,28 +97,31 @@ export function endpointDispatcher(
     if (registered.has(`${endpoint.method} ${path}`)) continue;
     registered.add(`${endpoint.method} ${path}`);
     const limit = timeout(endpoint.timeoutMs);
-    const run: Handler = route ? handle(endpoint, route, services) : notImplemented(endpoint);
+    const handler: Handler = route ? handle(endpoint, route, services) : notImplemented(endpoint);
+    const run: Handler = (req, res, next) =>
+      parseBody(req, res, (error?: unknown) => {
+        if (error) next(error);
+        else limit(req, res, () => Promise.resolve(handler(req, res, next)).catch(next));
+      });
     const signedWebhook = route?.rateLimit === 'signature-failures';
     const kept = route && keptAnswers(services, route);
-    const store: Handler = (req, res, next) => {
+    const store: Step = (req, res, next) => {
       // What the request is counted as (./middleware/counting.ts): the manifest key, never the raw path.
       res.locals.route = endpoint.key;
       if (limited(req, res, signedWebhook)) return;
       if (kept?.(req, res)) return;
-      parseBody(req, res, (error?: unknown) => {
-        if (error) next(error);
-        else limit(req, res, () => Promise.resolve(run(req, res, next)).catch(next));
-      });
+      found.set(req, { params: req.params as Record<string, string>, run });
+      next();
     };
     tree.on(endpoint.method, path, () => undefined, store);
     if (endpoint.method === 'GET') tree.on('HEAD', path, () => undefined, store);
   }
   return (req, res, next) => {
-    const path = req.path;
-    const found = tree.find(req.method as findMyWay.HTTPMethod, path);
-    if (found) {
-      req.params = found.params as Record<string, string>;
-      (found.store as Handler)(req, res, next);
+    const path = pathOf(req);
+    const match = tree.find(req.method as findMyWay.HTTPMethod, path);
+    if (match) {
+      req.params = match.params as Record<string, string>;
+      (match.store as Step)(req, res, next);
       return;
     }
     if (limited(req, res)) return;
@@ -126,6 +136,23 @@ export function endpointDispatcher(
       res,
       new Problem(405, `${req.method} is not supported here; use ${allow}.`, { headers: { Allow: allow } }),
     );
+  };
+}
+
+/**
+ * Express's first layer: runs the endpoint the dispatcher found for the
+ * request, with its path parameters (Express's router resets req.params on
+ * every layer). Requests for no endpoint go on to the layers after it.
+ */
+export function dispatchedEndpoint(): RequestHandler {
+  return (req, res, next) => {
+    const endpoint = found.get(req);
+    if (!endpoint) {
+      next();
+      return;
+    }
+    req.params = endpoint.params;
+    return endpoint.run(req, res, next);
   };
 }
 

@@ -1,10 +1,8 @@
-// Several middleware run as one Express layer. Each layer Express walks costs
-// a match and a turn of its router on every request; the steps that every
-// request takes (id, log, headers, body, routing) are chained here instead,
-// in the order given, each still its own file.
-import type { RequestHandler } from 'express';
+// The steps every request takes before Express (id, log, headers, routing:
+// see ../bare.ts), run in the order given, each still its own file.
+import type { Step } from '../bare.ts';
 
-export function chain(...steps: RequestHandler[]): RequestHandler {
+export function chain(...steps: Step[]): Step {
   return (req, res, next) => {
     let index = 0;
     const step = (error?: unknown): void => {

@@ -1,9 +1,9 @@
 // CORS only when CORS_ORIGINS lists origins ("*" allows any). Bearer tokens
 // travel in a header, not a cookie, so credentials are never enabled.
 import cors from 'cors';
-import type { RequestHandler } from 'express';
+import type { Step } from '../bare.ts';
 
-export function corsPolicy(origins: string[]): RequestHandler | undefined {
+export function corsPolicy(origins: string[]): Step | undefined {
   if (origins.length === 0) return undefined;
   return cors({
     origin: origins.includes('*') ? '*' : origins,

@@ -6,11 +6,11 @@
 // own end-of-request listener (./logging.ts) rather than from a listener of
 // its own: a second listener and clock read per request cost a measurable
 // share of a cheap read's throughput.
-import type { Request, Response } from 'express';
+import type { BareRequest, BareResponse } from '../bare.ts';
 import { networkOf } from '../../core/fraud/networks.ts';
 import type { SignalKind, StatisticsRecorder } from '../../core/statistics/recorder.ts';
 
-export type RequestCounter = (req: Request, res: Response, ms: number) => void;
+export type RequestCounter = (req: BareRequest, res: BareResponse, ms: number) => void;
 
 const signals: Partial<Record<number, SignalKind>> = {
   401: 'unauthorized',
@@ -19,14 +19,21 @@ const signals: Partial<Record<number, SignalKind>> = {
   405: 'method_not_allowed',
 };
 
-/** `countRequests` false (STATS_COUNTING=false) leaves only the security signals counted. */
-export function requestCounter(statistics: StatisticsRecorder, countRequests: boolean): RequestCounter {
+/**
+ * `countRequests` false (STATS_COUNTING=false) leaves only the security
+ * signals counted; `address` is the client's (./rate-limit.ts clientAddress).
+ */
+export function requestCounter(
+  statistics: StatisticsRecorder,
+  countRequests: boolean,
+  address: (req: BareRequest) => string | undefined,
+): RequestCounter {
   return (req, res, ms) => {
     const status = res.statusCode;
     const route = res.locals.route as string | undefined;
     if (countRequests && route)
       statistics.request((res.locals.siteId as string | undefined) ?? null, route, status, ms);
     const signal = status >= 401 && status <= 405 ? signals[status] : undefined;
-    if (signal) statistics.signal(signal, networkOf(req.ip).network);
+    if (signal) statistics.signal(signal, networkOf(address(req)).network);
   };
 }

@@ -1,7 +1,8 @@
 // One structured log line per request once it is answered (or abandoned),
 // with its id; and `requestLog(req)` for whatever the request wants to log:
 // the app's logger bound to the request id, made only when something logs.
-import type { Request, RequestHandler } from 'express';
+import type { Request } from 'express';
+import type { Step } from '../bare.ts';
 import { accessLog, type Logger } from '../../core/logger.ts';
 import type { RequestCounter } from './counting.ts';
 
@@ -28,11 +29,11 @@ export function requestLog(req: Request): Logger {
 }
 
 /** `count`, when given, is told of every finished request (./counting.ts). */
-export function requestLogging(logger: Logger, count?: RequestCounter): RequestHandler {
+export function requestLogging(logger: Logger, count?: RequestCounter): Step {
   const access = accessLog(logger);
   return (req, res, next) => {
     // Health probes arrive every few seconds from orchestrators; they would drown the log.
-    if (req.url.startsWith('/health')) {
+    if (req.url!.startsWith('/health')) {
       next();
       return;
     }
@@ -41,7 +42,7 @@ export function requestLogging(logger: Logger, count?: RequestCounter): RequestH
       const status = res.statusCode;
       const elapsed = performance.now() - started;
       if (count && res.writableFinished) count(req, res, elapsed);
-      const line = { id: req.id, method: req.method, url: req.originalUrl, status, responseTime: Math.round(elapsed) };
+      const line = { id: req.id, method: req.method!, url: req.originalUrl, status, responseTime: Math.round(elapsed) };
       if (!res.writableFinished) access('warn', line, 'request aborted');
       else if (status >= 500) access('error', line, 'request errored');
       else if (status >= 400) access('warn', line, 'request completed');

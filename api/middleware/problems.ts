@@ -1,15 +1,20 @@
 // Every failure leaves as application/problem+json (RFC 9457): unknown routes,
 // malformed bodies, validation, timeouts, and anything unexpected — the last
 // as a bare 500 whose details go to the log, never to the client.
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { BareRequest } from '../bare.ts';
 import { ZodError } from 'zod';
 import { Problem } from '../../core/errors.ts';
 import { requestLog } from './logging.ts';
 
-export function sendProblem(req: Request, res: Response, problem: Problem): void {
+export function sendProblem(req: BareRequest, res: ServerResponse, problem: Problem): void {
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-  const body = { ...problem.toBody(req.originalUrl.split('?')[0]), request_id: req.id };
-  res.status(problem.status).type('application/problem+json').send(JSON.stringify(body));
+  const body = JSON.stringify({ ...problem.toBody(req.originalUrl.split('?')[0]), request_id: req.id });
+  res.statusCode = problem.status;
+  res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 export function fromZodError(error: ZodError, location?: string): Problem {

@@ -6,7 +6,8 @@
 // turned away before anything is read, verified or parsed. Keying by the
 // token's signature means nobody can spend another caller's allowance with a
 // forged token; forged tokens then fail verification and count nothing more.
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import proxyaddr from 'proxy-addr';
 import { Problem } from '../../core/errors.ts';
 import { networkOf } from '../../core/fraud/networks.ts';
 import type { RateLimits, Verdict } from '../../core/identity/rate-limit.ts';
@@ -15,13 +16,13 @@ import type { RateLimits, Verdict } from '../../core/identity/rate-limit.ts';
 const stateField = (verdict: Verdict) => `"${verdict.policy}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
 
 /** Adds a verdict to the answer's headers, after the request's first (a job submit counts against two policies). */
-export function announce(res: Response, verdict: Verdict): void {
+export function announce(res: ServerResponse, verdict: Verdict): void {
   res.setHeader('RateLimit-Policy', `${res.getHeader('RateLimit-Policy') as string}, ${verdict.policyField}`);
   res.setHeader('RateLimit', `${res.getHeader('RateLimit') as string}, ${stateField(verdict)}`);
 }
 
 /** The request's first verdict (every request has one, from the dispatcher), set before anything can add to it. */
-function announceFirst(res: Response, verdict: Verdict): void {
+function announceFirst(res: ServerResponse, verdict: Verdict): void {
   res.setHeader('RateLimit-Policy', verdict.policyField);
   res.setHeader('RateLimit', stateField(verdict));
 }
@@ -59,12 +60,14 @@ function tokenKey(authorization: string | undefined): string | undefined {
 }
 
 /**
- * The client's address, as Express's `req.ip` gives it. Behind no trusted
- * proxy that is the socket's, read directly: `req.ip` would parse any
- * X-Forwarded-For header first, on every request, only to ignore it.
+ * The client's address, as Express's `req.ip` gives it (with `trust proxy`
+ * set to TRUST_PROXY), for requests Express has not seen: behind a trusted
+ * proxy the furthest address of X-Forwarded-For, else the socket's, read
+ * directly rather than parsing a header only to ignore it.
  */
-export function clientAddress(trustProxy: boolean): (req: Request) => string | undefined {
-  return trustProxy ? (req) => req.ip : (req) => req.socket.remoteAddress;
+export function clientAddress(trustProxy: boolean): (req: IncomingMessage) => string | undefined {
+  const trustAll = () => true;
+  return trustProxy ? (req) => proxyaddr(req, trustAll) : (req) => req.socket.remoteAddress;
 }
 
 /**
@@ -75,10 +78,10 @@ export function clientAddress(trustProxy: boolean): (req: Request) => string | u
  */
 export function limitRequest(
   limits: RateLimits,
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   signedWebhook: boolean,
-  address: (req: Request) => string | undefined,
+  address: (req: IncomingMessage) => string | undefined,
 ): Problem | undefined {
   if (signedWebhook) {
     const verdict = limits.signatures.peek(networkOfClient(address(req)));

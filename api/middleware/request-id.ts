@@ -2,14 +2,14 @@
 // trace can cross services), otherwise a new UUID. It is echoed back and is
 // on every log line and problem response of the request.
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Step } from '../bare.ts';
 
 const acceptable = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestId(): RequestHandler {
+export function requestId(): Step {
   return (req, res, next) => {
-    const given = req.get('x-request-id');
-    const id = given && acceptable.test(given) ? given : randomUUID();
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && acceptable.test(given) ? given : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
     next();

@@ -3,6 +3,7 @@
 // list. The documentation page under /docs gets helmet's full set instead,
 // since it is HTML that loads scripts and styles of its own.
 import type { RequestHandler } from 'express';
+import type { Step } from '../bare.ts';
 import helmet from 'helmet';
 
 const apiHeaders: [string, string][] = [
@@ -13,7 +14,7 @@ const apiHeaders: [string, string][] = [
   ['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'],
 ];
 
-export function securityHeaders(): RequestHandler {
+export function securityHeaders(): Step {
   return (_req, res, next) => {
     for (const [name, value] of apiHeaders) res.setHeader(name, value);
     next();

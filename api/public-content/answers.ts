@@ -3,7 +3,8 @@
 // answered from what was kept, with its ETag (304 for a matching If-None-Match),
 // Cache-Control and Surrogate-Key, until a change to what it shows drops it.
 import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
+import type { BareRequest, BareResponse } from '../bare.ts';
 import type { Tagged } from '../../core/content/public.ts';
 import type { CachedAnswer } from '../../core/content/public-cache.ts';
 import type { Services } from '../../core/services.ts';
@@ -12,7 +13,7 @@ import { countView, writeReply } from '../handle.ts';
 import type { Reply, RouteDefinition } from '../route.ts';
 
 /** The site and the URL as asked: another spelling of the same query is another answer, computed once. */
-const keyOf = (site: Site, req: Request) => `${site.id} ${req.originalUrl}`;
+const keyOf = (site: Site, req: BareRequest) => `${site.id} ${req.originalUrl}`;
 
 const matches = (ifNoneMatch: string | undefined, etag: string) =>
   ifNoneMatch !== undefined &&
@@ -64,7 +65,7 @@ export async function publicAnswer(
 export function keptAnswers(
   services: Services,
   route: RouteDefinition,
-): ((req: Request, res: Response) => boolean) | undefined {
+): ((req: BareRequest, res: BareResponse) => boolean) | undefined {
   if (!route.publicCache) return undefined;
   return (req, res) => {
     const site = services.accessCache.knownPublicSite(req.params.site_identifier as string);

@@ -1,6 +1,5 @@
-import type { Express } from 'express';
 import request from 'supertest';
-import { createApp } from '../../api/app.ts';
+import { createApp, type App } from '../../api/app.ts';
 import { extensions } from '../../api/manifest.ts';
 import { createServices, closeServices } from '../../core/boot.ts';
 import { createLogger } from '../../core/logger.ts';
@@ -14,7 +13,7 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 let t: TestApp;
 
 /** An app whose database connection goes through a relay that is then cut. */
-async function withLostDatabase(check: (app: Express) => Promise<void>): Promise<void> {
+async function withLostDatabase(check: (app: App) => Promise<void>): Promise<void> {
   const target = new URL(t.database.url);
   const proxy = await startTcpProxy(target.hostname, Number(target.port));
   target.port = String(proxy.port);

@@ -137,6 +137,24 @@ it('answers an unexpected error with a bare 500 that hides the cause', async () 
   expect(res.body.detail).toMatch(/logged with the request id/);
 });
 
+it('answers a failure in the steps ahead of Express (serving a kept answer) with the same bare 500', async () => {
+  const cache = t.services.accessCache;
+  const known = cache.knownPublicSite.bind(cache);
+  cache.knownPublicSite = () => {
+    throw new Error('secret cache store postgres://user:hunter2@db');
+  };
+  try {
+    const res = await request(t.app).get('/public/some-site/locales').set('X-Request-Id', 'early-1');
+    expectProblem(res, 500);
+    expect(JSON.stringify(res.body)).not.toContain('hunter2');
+    expect(res.body.request_id).toBe('early-1');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  } finally {
+    cache.knownPublicSite = known;
+  }
+  await request(t.app).get('/public/some-site/locales').expect(404);
+});
+
 it('passes a domain problem through with its status', async () => {
   const res = await request(t.app).get('/conflict');
   expectProblem(res, 409);

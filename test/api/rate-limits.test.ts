@@ -3,9 +3,8 @@
 // webhook signatures per IP; the RateLimit headers on every answer, 429 with
 // Retry-After past a limit, and the counts shared by two API processes.
 // TRUST_PROXY lets each test be a client of its own (X-Forwarded-For).
-import type { Express } from 'express';
 import request from 'supertest';
-import { createApp } from '../../api/app.ts';
+import { createApp, type App } from '../../api/app.ts';
 import { createLogger } from '../../core/logger.ts';
 import { closeServices, createServices } from '../../core/boot.ts';
 import type { Services } from '../../core/services.ts';
@@ -18,13 +17,13 @@ import { giveCredits, priceTestKinds } from '../helpers/jobs.ts';
 
 const webhookSecret = 'whsec_test_rate_limits_0123';
 let t: TestApp;
-let limited: Express;
+let limited: App;
 let admin: Caller;
 let a: Staffed;
 let b: Staffed;
 
 /** An API process on the test's database with low limits (its callers are made through `t`, whose limits are out of reach). */
-async function limitedProcess(trustProxy = true): Promise<{ app: Express; services: Services }> {
+async function limitedProcess(trustProxy = true): Promise<{ app: App; services: Services }> {
   const requests = {
     ...t.config.rateLimits.requests,
     perIp: 3,
@@ -200,7 +199,7 @@ describe('signed webhooks: failed signatures per IP', () => {
 });
 
 describe('shared by every API process', () => {
-  let second: { app: Express; services: Services };
+  let second: { app: App; services: Services };
   beforeAll(async () => {
     second = await limitedProcess();
     processes.push(second);

@@ -5,7 +5,7 @@
 // Chromium the browser test is skipped (install it with
 // `apt-get install chromium`), except in CI, which installs it (.ci/run).
 import { existsSync, mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
@@ -34,7 +34,7 @@ let server: Server;
 let base: string;
 beforeAll(async () => {
   t = await startTestApp();
-  server = t.app.listen(0, '127.0.0.1');
+  server = createServer(t.app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 });

@@ -2,8 +2,7 @@
 // listener (supertest drives it directly).
 import os from 'node:os';
 import path from 'node:path';
-import type { Express } from 'express';
-import { createApp, type AppOptions } from '../../api/app.ts';
+import { createApp, type App, type AppOptions } from '../../api/app.ts';
 import { allEndpoints } from '../../api/manifest.ts';
 import { routesByKey } from '../../api/mount.ts';
 import { buildOpenApiDocument } from '../../api/openapi.ts';
@@ -15,7 +14,7 @@ import type { Services } from '../../core/services.ts';
 import { contractChecker } from './contract.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
-export type TestApp = { app: Express; services: Services; database: TestDatabase; config: Config };
+export type TestApp = { app: App; services: Services; database: TestDatabase; config: Config };
 
 export function testConfig(env: Record<string, string> = {}): Config {
   // Limits high enough that only the tests about rate limiting meet them.
@@ -43,7 +42,7 @@ export async function startTestApp(options: AppOptions & { env?: Record<string, 
 }
 
 /** The app, with every response it gives checked against the OpenAPI document it serves. */
-export function checkedAgainstDocument(app: Express, options: AppOptions): Express {
+export function checkedAgainstDocument(app: App, options: AppOptions): App {
   const endpoints = options.endpoints ?? allEndpoints;
   const document = buildOpenApiDocument(endpoints, routesByKey(endpoints, options.routes ?? allRoutes), {
     title: 'test',
