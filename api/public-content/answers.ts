@@ -2,7 +2,7 @@
 // computes its answer once, then every request for the same URL of the site is
 // answered from what was kept, with its ETag (304 for a matching If-None-Match),
 // Cache-Control and Surrogate-Key, until a change to what it shows drops it.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Request } from 'express';
 import type { BareRequest, BareResponse } from '../bare.ts';
 import type { Tagged } from '../../core/content/public.ts';
@@ -47,7 +47,7 @@ export async function publicAnswer(
     const generation = cache.generation;
     const { body, tags } = await compute();
     const json = Buffer.from(JSON.stringify(body));
-    const etag = `"${createHash('sha1').update(json).digest('base64url')}"`;
+    const etag = `"${hash('sha1', json, 'base64url')}"`;
     answer = { body: json, etag, tags, surrogateKey: tags.join(' ') };
     await cache.set(key, answer, generation);
   }
