@@ -31,6 +31,8 @@ export type Step = (req: BareRequest, res: BareResponse, next: Next) => unknown;
 /** The path of the URL asked, without its query (what Express's req.path gives). */
 export function pathOf(req: IncomingMessage): string {
   const url = req.url ?? '/';
+  // A request line may carry a whole URL (absolute-form, RFC 9112 §3.2.2), which servers must accept.
+  if (url[0] !== '/') return URL.canParse(url) ? new URL(url).pathname : url;
   const query = url.indexOf('?');
   return query < 0 ? url : url.slice(0, query);
 }

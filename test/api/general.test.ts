@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createApp, type App } from '../../api/app.ts';
 import { extensions } from '../../api/manifest.ts';
@@ -49,6 +52,26 @@ describe('GET /health/live', () => {
     const res = await request(t.app).get('/health/live').expect(200);
     expect(res.body).toEqual({ status: 'ok', uptime_seconds: expect.any(Number) });
     expect(res.headers['cache-control']).toBe('no-store');
+  });
+});
+
+describe('a request line with a whole URL (absolute-form)', () => {
+  it('is routed by its path, as servers must accept it', async () => {
+    const server = createServer(t.app).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await new Promise<IncomingMessage>((resolve, reject) =>
+        httpRequest({ port, host: '127.0.0.1', path: `http://127.0.0.1:${port}/health/live?x=1` }, resolve)
+          .on('error', reject)
+          .end(),
+      );
+      res.resume();
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-policy']).toContain('"per-ip"');
+    } finally {
+      server.close();
+    }
   });
 });
 
