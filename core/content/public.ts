@@ -177,15 +177,23 @@ export async function listPublicElements(
   // With an equality filter, the rows that can match come from the GIN index (masters, and masters of the
   // translations that match), in order, and are resolved one by one until the page is full: the cost
   // follows the matches, not the type's size. The filters are checked again on the values served.
+  // One pass over the index's matches, a translation taking its master's place (and order): two passes
+  // joined as a union made PostgreSQL AND the matches with every translation of the table (measured on
+  // the bench's 100,000 products, a colour held by 2 %: 7.0 -> 3.6 ms a query).
   const [driver] = type && fields ? containmentFilters(query, fields) : [];
   const key = driver ? 'h' : 'm';
   const source = driver
     ? sql.fragment`(
-        select x.id, x.created_at from content_elements x
-        where x.type_id = ${type!.id} and x.master_id is null and x.status = 'published' and ${driver}
-        union
-        select p.id, p.created_at from content_elements x join content_elements p on p.id = x.master_id
-        where x.type_id = ${type!.id} and x.master_id is not null and p.status = 'published' and ${driver}
+        select distinct c.id, c.created_at from (
+          select coalesce(x.master_id, x.id) as id,
+            case when x.master_id is null then x.created_at
+              else (select p.created_at from content_elements p where p.id = x.master_id and p.status = 'published')
+            end as created_at
+          from content_elements x
+          where x.type_id = ${type!.id} and (x.master_id is not null or x.status = 'published') and ${driver}
+          offset 0
+        ) c
+        where c.created_at is not null
         -- Sorted apart (OFFSET 0 keeps it so): rows are then fetched and resolved only until the page is full.
         order by 2, 1 offset 0
       ) h join content_elements m on m.id = h.id`
