@@ -17,7 +17,7 @@ import { requestLogging } from './middleware/logging.ts';
 import { errorHandler, notFound } from './middleware/problems.ts';
 import { requestId } from './middleware/request-id.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
-import { dispatchedEndpoint, endpointDispatcher, routesByKey } from './mount.ts';
+import { dispatchedEndpoint, endpointDispatcher, failedBefore, routesByKey } from './mount.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { RouteDefinition } from './route.ts';
 import { allRoutes } from './routes.ts';
@@ -80,12 +80,9 @@ export function createApp(services: Services, options: AppOptions = {}): App {
     //    Other paths count against the limits too, then go on.
     endpointDispatcher(endpoints, routes, services),
   );
-  // What passes on is Express's. A failure in the steps above reaches its error handler (8) first:
-  const failed = new WeakMap<IncomingMessage, unknown>();
-  app.use((req, _res, next) => {
-    next(failed.get(req));
-  });
-  // 5. the endpoint found: its body (JSON or a form, bounded in size), then the route under its own timeout;
+  // What passes on is Express's:
+  // 5. the endpoint found: its body (JSON or a form, bounded in size), then the route under its own timeout
+  //    (or a failure of the steps above, to the error handler);
   app.use(dispatchedEndpoint());
   // 6. the API description and its interactive documentation;
   app.get('/openapi.json', (_req, res) => {
@@ -104,7 +101,7 @@ export function createApp(services: Services, options: AppOptions = {}): App {
     bareReq.originalUrl = req.url!;
     bareRes.locals = Object.create(null) as Record<string, unknown>;
     front(bareReq, bareRes, (error) => {
-      if (error !== undefined) failed.set(req, error);
+      if (error !== undefined) failedBefore(req, error);
       app(req, res);
     });
   };

@@ -57,6 +57,12 @@ type Handler = (req: Request, res: Response, next: NextFunction) => unknown;
 /** The endpoint a request was found to be for, run once Express has the request (dispatchedEndpoint). */
 type Found = { params: Record<string, string>; run: Handler };
 const found = new WeakMap<IncomingMessage, Found>();
+const failures = new WeakMap<IncomingMessage, unknown>();
+
+/** A failure in the steps before Express, for dispatchedEndpoint() to hand to Express's error handler. */
+export function failedBefore(req: IncomingMessage, error: unknown): void {
+  failures.set(req, error);
+}
 
 /**
  * The step that finds the endpoint of a request in a radix tree
@@ -142,10 +148,15 @@ export function endpointDispatcher(
 /**
  * Express's first layer: runs the endpoint the dispatcher found for the
  * request, with its path parameters (Express's router resets req.params on
- * every layer). Requests for no endpoint go on to the layers after it.
+ * every layer), or passes on a failure of the steps before Express to its
+ * error handler. Requests for no endpoint go on to the layers after it.
  */
 export function dispatchedEndpoint(): RequestHandler {
   return (req, res, next) => {
+    if (failures.has(req)) {
+      next(failures.get(req));
+      return;
+    }
     const endpoint = found.get(req);
     if (!endpoint) {
       next();
