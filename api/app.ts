@@ -64,21 +64,20 @@ export function createApp(services: Services, options: AppOptions = {}): App {
   };
 
   const cors = corsPolicy(services.config.corsOrigins);
+  // The client's address, for the rate limits and the security signals alike.
+  const address = clientAddress(services.config.trustProxy);
   // Every request takes these steps first, on Node's own request and response (./bare.ts):
   const front = chain(
     // 1. Identify the request, so every later log line and problem carries its id.
     requestId(),
     // 2. Log it once it finishes, and count it (by site, route, status class and latency; probing answers by network).
-    requestLogging(
-      services.logger,
-      requestCounter(services.statistics, services.config.statsCounting, clientAddress(services.config.trustProxy)),
-    ),
+    requestLogging(services.logger, requestCounter(services.statistics, services.config.statsCounting, address)),
     // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
     securityHeaders(),
     ...(cors ? [cors] : []),
     // 4. Find its endpoint and count it against its rate limit; an answer the public cache holds is served now.
     //    Other paths count against the limits too, then go on.
-    endpointDispatcher(endpoints, routes, services),
+    endpointDispatcher(endpoints, routes, services, address),
   );
   // What passes on is Express's:
   // 5. the endpoint found: its body (JSON or a form, bounded in size), then the route under its own timeout

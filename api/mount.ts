@@ -11,7 +11,7 @@ import { handle } from './handle.ts';
 import { toExpressPath, type Endpoint } from './manifest.ts';
 import { bodyParsers } from './middleware/body.ts';
 import { sendProblem } from './middleware/problems.ts';
-import { clientAddress, limitRequest } from './middleware/rate-limit.ts';
+import { limitRequest } from './middleware/rate-limit.ts';
 import { timeout } from './middleware/timeout.ts';
 import { keptAnswers } from './public-content/answers.ts';
 import type { RouteDefinition } from './route.ts';
@@ -80,6 +80,7 @@ export function endpointDispatcher(
   endpoints: Endpoint[],
   routes: Map<string, RouteDefinition>,
   services: Services,
+  address: (req: IncomingMessage) => string | undefined,
 ): Step {
   const tree = findMyWay<findMyWay.HTTPVersion.V1>({
     ignoreTrailingSlash: true,
@@ -90,7 +91,6 @@ export function endpointDispatcher(
   const registered = new Set<string>();
   // The limit comes first: a caller over it is turned away before its body is read.
   const parseBody = bodyParsers(services.config.bodyLimit);
-  const address = clientAddress(services.config.trustProxy);
   const limited = (req: BareRequest, res: BareResponse, signedWebhook = false) => {
     const refused = limitRequest(services.rateLimits, req, res, signedWebhook, address);
     if (refused) sendProblem(req, res, refused);
