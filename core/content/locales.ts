@@ -16,6 +16,13 @@ export function requireSiteLocale(site: Site, locale: string): void {
     });
 }
 
+/**
+ * The longest chain public reads serve (db/migrations/0020 spells the chain
+ * out position by position): a tag whose every prefix is a locale of the site
+ * is served by its first seven, then the default.
+ */
+export const maxChain = 8;
+
 /** The chain for a locale asked (any tag, compared case-insensitively); the default alone when none is asked. */
 export function fallbackChain(site: Site, asked: string | undefined): string[] {
   const locales = siteLocales(site);
@@ -25,7 +32,7 @@ export function fallbackChain(site: Site, asked: string | undefined): string[] {
     const parts = asked.toLowerCase().split('-');
     for (let length = parts.length; length > 0; length--) {
       const found = byLower.get(parts.slice(0, length).join('-'));
-      if (found && !chain.includes(found)) chain.push(found);
+      if (found && !chain.includes(found) && chain.length < maxChain - 1) chain.push(found);
     }
   }
   if (!chain.includes(site.default_locale)) chain.push(site.default_locale);

@@ -105,25 +105,67 @@ export async function listPublicPages(
   };
 }
 
-/** public_page's one row (db/migrations/0012): the page, its slots as JSON, the fields of the types that link. */
-const publicPageRow = publicPageSchema.extend({
-  group_id: z.uuid(),
-  elements: z.array(z.any()),
-  linking_types: z.record(z.string(), z.array(z.any())),
-});
+/**
+ * A page of the site (by its own id or any of its group's) in a chain of
+ * locales, as one row: the group's best published page, and its published
+ * elements resolved in the chain (db/migrations/0020) as JSON, by area then
+ * position (a translation without a layout of its own shows its master's),
+ * each with its type's fields when they hold references or media, for the
+ * caller to resolve those. One row of JSON rather than a row per slot: the
+ * client parses one value, not every column of every slot. Prepared once per
+ * connection: planned each time, the statement costs more to plan than to
+ * run.
+ */
+const publicPageRow = publicPageSchema.extend({ group_id: z.uuid(), elements: z.array(z.any()) });
+const publicPageStatement = (site: Site, page: string, chain: string[]) => {
+  const locales = sql.array(chain, 'text');
+  return sql.prepared('public_page', publicPageRow)`
+  with grp (id) as (select coalesce(g.master_id, g.id) from pages g where g.id = ${page} and g.site_id = ${site.id}),
+  best as (
+    select p.id, p.parent_id, p.position, p.slug, p.path, p.title, p.locale, p.seo, p.template, p.published_at,
+      p.updated_at, grp.id as group_id
+    from pages p, grp
+    -- By id and by master (two index lookups), not by the group expression (a scan of the site's pages).
+    where (p.id = grp.id or p.master_id = grp.id) and p.status = 'published'
+    order by coalesce(array_position(${locales}, p.locale), 1000), (p.master_id is null) desc
+    limit 1
+  )
+  select b.id, b.parent_id, b.position, b.slug, b.path, b.title, b.locale as served_locale, b.seo, b.template,
+    b.published_at, b.updated_at, b.group_id,
+    coalesce((
+      select json_agg(json_build_object(
+          'area', slot.area, 'position', slot.position, 'settings', slot.settings, 'type_id', m.type_id,
+          'fields', case when t.links then t.fields end,
+          'element', json_build_object('id', m.id, 'type', t.api_id, 'name', m.name,
+            'served_locale', chain_locale(l.localized, ${locales}, m.locale),
+            'data', chain_data(m.data, l.localized, ${locales}),
+            'published_at', api_time(m.published_at), 'updated_at', api_time(m.updated_at)))
+        order by slot.area, slot.position)
+      from page_elements slot
+      join content_elements placed on placed.id = slot.element_id
+      join content_elements m on m.id = coalesce(placed.master_id, placed.id)
+      join content_types t on t.id = m.type_id
+      left join element_locales l on l.master_id = m.id
+      where m.status = 'published'
+        and slot.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
+    ), '[]'::json) as elements
+  from best b`;
+};
 
 type Slot = {
   area: string;
   position: number;
   settings: Record<string, unknown>;
   type_id: string;
+  /** The type's fields when they hold references or media; null otherwise. */
+  fields: unknown[] | null;
   element: PublicElement;
 };
 
 /**
- * The page (by its own id or any of its group's) with its published elements,
- * resolved in the chain's locale: one query for the page and its elements,
- * then, for elements whose types hold references or media, one per level.
+ * The page with its published elements, resolved in the chain's locale: one
+ * query for the page and its elements, then, for elements whose types hold
+ * references or media, one per level.
  */
 export async function readPublicPage(
   db: CommonQueryMethods,
@@ -132,13 +174,12 @@ export async function readPublicPage(
   id: string,
   depth: number,
 ): Promise<Tagged<z.infer<typeof publicPageWithElementsSchema>>> {
-  const row = await db.maybeOne(sql.type(publicPageRow)`
-    select * from public_page(${site.id}, ${id}, ${sql.array(chain, 'text')})`);
+  const row = await db.maybeOne(publicPageStatement(site, id, chain));
   if (!row) throw notPublic();
   const tags = new Set([`site:${site.id}`, `page:${row.group_id}`, `pages:${site.id}`]);
   const slots = row.elements as Slot[];
   for (const slot of slots) tags.add(`element:${slot.element.id}`).add(`type:${slot.type_id}`);
-  const linking = slots.filter((slot) => slot.type_id in row.linking_types);
+  const linking = slots.filter((slot) => slot.fields !== null);
   if (depth > 0 && linking.length) {
     const resolved = await toPublicElements(
       db,
@@ -147,7 +188,7 @@ export async function readPublicPage(
       linking.map((slot) => ({
         ...slot.element,
         type_id: slot.type_id,
-        fields: row.linking_types[slot.type_id]!,
+        fields: slot.fields!,
         created_at: slot.element.published_at,
       })),
       Math.min(depth, maxDepth),

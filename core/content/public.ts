@@ -58,14 +58,20 @@ const chainCte = (chain: string[]) =>
  * The published master `m` in the chain's locale, as columns: its type, and
  * `r.served_locale`, `r.data` worked out from the master and its published
  * translations, each field from the best-ranked one that has it
- * (db/migrations/0012).
+ * (db/migrations/0020).
  */
 const resolvedColumns = sql.fragment`m.id, m.type_id, t.api_id as type, t.fields, m.name, r.served_locale, r.data,
   m.published_at, m.created_at, m.updated_at`;
-const resolvedFrom = (chain: string[], source = sql.fragment`content_elements m`) => sql.fragment`
-  ${source}
-  join content_types t on t.id = m.type_id
-  cross join lateral content_resolved(m.id, m.locale, m.data, ${sql.array(chain, 'text')}) r`;
+const resolvedFrom = (chain: string[], source = sql.fragment`content_elements m`) => {
+  const locales = sql.array(chain, 'text');
+  return sql.fragment`
+    ${source}
+    join content_types t on t.id = m.type_id
+    left join element_locales l on l.master_id = m.id
+    cross join lateral (
+      select chain_locale(l.localized, ${locales}, m.locale) as served_locale, chain_data(m.data, l.localized, ${locales}) as data
+    ) r`;
+};
 
 /** Published masters by id (a translation's id names its master), resolved, in the order of the ids. */
 async function resolvedByIds(db: CommonQueryMethods, site: Site, chain: string[], ids: string[]) {

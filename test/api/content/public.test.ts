@@ -103,6 +103,49 @@ describe('locales and fallback', () => {
     expect(await served('DE-ch')).toMatchObject({ served_locale: 'de' });
   });
 
+  it('serves each change of a translation or its master from the next read on', async () => {
+    const served = async (id: string) =>
+      (await pub(`/elements/${id}?locale=de-CH&depth=0`).expect(200)).body as Served;
+    const patch = (id: string, body: object) =>
+      request(t.app).patch(`/${site.slug}/elements/${id}`).set(editor()).send(body).expect(200);
+    const note = await createElement(t, editor(), site, {
+      type: 'article',
+      data: { title: 'Note', summary: 'Short', rating: 2 },
+      status: 'published',
+    });
+    const swiss = await createElement(t, editor(), site, {
+      master_id: note.id,
+      locale: 'de-CH',
+      data: { title: 'Notiz', summary: 'Kurz' },
+    });
+    const german = await createElement(t, editor(), site, {
+      master_id: note.id,
+      locale: 'de',
+      data: { title: 'Vermerk' },
+      status: 'published',
+    });
+    // A draft translation is not served; once published it is, field by field.
+    expect(await served(note.id)).toMatchObject({ served_locale: 'de', data: { title: 'Vermerk', summary: 'Short' } });
+    await patch(swiss.id, { status: 'published' });
+    expect(await served(note.id)).toMatchObject({ served_locale: 'de-CH', data: { title: 'Notiz', summary: 'Kurz' } });
+    // A field emptied falls back to the next locale that fills it; the master's own changes show through.
+    await patch(swiss.id, { data: { title: null } });
+    await patch(note.id, { data: { rating: 5 } });
+    expect(await served(note.id)).toMatchObject({ data: { title: 'Vermerk', summary: 'Kurz', rating: 5 } });
+    // Unpublished, then deleted: the translation's fields go with it.
+    await patch(swiss.id, { status: 'draft' });
+    expect(await served(note.id)).toMatchObject({ served_locale: 'de', data: { title: 'Vermerk', summary: 'Short' } });
+    await request(t.app).delete(`/${site.slug}/elements/${german.id}`).set(editor()).expect(204);
+    expect(await served(note.id)).toMatchObject({ served_locale: 'en', data: { title: 'Note', summary: 'Short' } });
+    // A master deleted takes its kept locales along (what would otherwise be left behind).
+    await request(t.app).delete(`/${site.slug}/elements/${swiss.id}`).set(editor()).expect(204);
+    await request(t.app).delete(`/${site.slug}/elements/${note.id}`).set(editor()).expect(204);
+    expect(
+      await t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+        select count(*)::int from element_locales where master_id = ${note.id}`),
+    ).toBe(0);
+  });
+
   it('filters lists on the values served in the locale asked', async () => {
     const titles = async (query: string) =>
       ((await pub(`/elements?type=article&${query}`).expect(200)).body.items as Served[]).map(
