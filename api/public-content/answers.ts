@@ -5,7 +5,7 @@
 import { hash } from 'node:crypto';
 import type { Request } from 'express';
 import type { BareRequest, BareResponse } from '../bare.ts';
-import type { Tagged } from '../../core/content/public.ts';
+import type { Serialized, Tagged } from '../../core/content/public.ts';
 import type { CachedAnswer } from '../../core/content/public-cache.ts';
 import type { Services } from '../../core/services.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
@@ -38,15 +38,16 @@ export async function publicAnswer(
   services: Omit<Services, 'db' | 'canceller'>,
   site: Site,
   req: Request,
-  compute: () => Promise<Tagged<unknown>>,
+  compute: () => Promise<Tagged<unknown> | Serialized>,
 ): Promise<Reply> {
   const cache = services.publicCache;
   const key = keyOf(site, req);
   let answer = await cache.get(key);
   if (!answer) {
     const generation = cache.generation;
-    const { body, tags } = await compute();
-    const json = Buffer.from(JSON.stringify(body));
+    const computed = await compute();
+    const { tags } = computed;
+    const json = Buffer.from('json' in computed ? computed.json : JSON.stringify(computed.body));
     const etag = `"${hash('sha1', json, 'base64url')}"`;
     answer = { body: json, etag, tags, surrogateKey: tags.join(' ') };
     await cache.set(key, answer, generation);

@@ -16,7 +16,7 @@ import {
   maxDepth,
   publicElementSchema,
   toPublicElements,
-  type PublicElement,
+  type Serialized,
   type Tagged,
 } from './public.ts';
 
@@ -107,16 +107,21 @@ export async function listPublicPages(
 
 /**
  * A page of the site (by its own id or any of its group's) in a chain of
- * locales, as one row: the group's best published page, and its published
- * elements resolved in the chain (db/migrations/0020) as JSON, by area then
- * position (a translation without a layout of its own shows its master's),
- * each with its type's fields when they hold references or media, for the
- * caller to resolve those. One row of JSON rather than a row per slot: the
- * client parses one value, not every column of every slot. Prepared once per
+ * locales, as one row: the group's best published page with its published
+ * elements resolved in the chain (db/migrations/0020), by area then position
+ * (a translation without a layout of its own shows its master's), written by
+ * the database as the answer's JSON text, which is sent as it is; the tags of
+ * what it shows; and, for elements whose types hold references or media,
+ * those fields, for the caller to resolve them. Prepared once per
  * connection: planned each time, the statement costs more to plan than to
  * run.
  */
-const publicPageRow = publicPageSchema.extend({ group_id: z.uuid(), elements: z.array(z.any()) });
+const publicPageRow = z.object({
+  group_id: z.uuid(),
+  body: z.string(),
+  tags: z.string().nullable(),
+  linking: z.record(z.uuid(), z.object({ type_id: z.uuid(), fields: z.array(z.any()) })).nullable(),
+});
 const publicPageStatement = (site: Site, page: string, chain: string[]) => {
   const locales = sql.array(chain, 'text');
   return sql.prepared('public_page', publicPageRow)`
@@ -130,42 +135,41 @@ const publicPageStatement = (site: Site, page: string, chain: string[]) => {
     order by coalesce(array_position(${locales}, p.locale), 1000), (p.master_id is null) desc
     limit 1
   )
-  select b.id, b.parent_id, b.position, b.slug, b.path, b.title, b.locale as served_locale, b.seo, b.template,
-    b.published_at, b.updated_at, b.group_id,
-    coalesce((
-      select json_agg(json_build_object(
-          'area', slot.area, 'position', slot.position, 'settings', slot.settings, 'type_id', m.type_id,
-          'fields', case when t.links then t.fields end,
+  select b.group_id,
+    -- The keys in the order of publicPageWithElementsSchema, as JSON.stringify would write them.
+    json_build_object('id', b.id, 'parent_id', b.parent_id, 'position', b.position, 'slug', b.slug, 'path', b.path,
+      'title', b.title, 'served_locale', b.locale, 'seo', b.seo, 'template', b.template,
+      'published_at', api_time(b.published_at), 'updated_at', api_time(b.updated_at),
+      'elements', coalesce(s.elements, '[]'::json))::text as body,
+    s.tags, s.linking
+  from best b cross join lateral (
+    select
+      json_agg(json_build_object('area', slot.area, 'position', slot.position, 'settings', slot.settings,
           'element', json_build_object('id', m.id, 'type', t.api_id, 'name', m.name,
             'served_locale', chain_locale(l.localized, ${locales}, m.locale),
             'data', chain_data(m.data, l.localized, ${locales}),
             'published_at', api_time(m.published_at), 'updated_at', api_time(m.updated_at)))
-        order by slot.area, slot.position)
-      from page_elements slot
-      join content_elements placed on placed.id = slot.element_id
-      join content_elements m on m.id = coalesce(placed.master_id, placed.id)
-      join content_types t on t.id = m.type_id
-      left join element_locales l on l.master_id = m.id
-      where m.status = 'published'
-        and slot.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
-    ), '[]'::json) as elements
-  from best b`;
+        order by slot.area, slot.position) as elements,
+      string_agg('element:' || m.id || ' type:' || m.type_id, ' ') as tags,
+      jsonb_object_agg(m.id, jsonb_build_object('type_id', m.type_id, 'fields', t.fields)) filter (where t.links)
+        as linking
+    from page_elements slot
+    join content_elements placed on placed.id = slot.element_id
+    join content_elements m on m.id = coalesce(placed.master_id, placed.id)
+    join content_types t on t.id = m.type_id
+    left join element_locales l on l.master_id = m.id
+    where m.status = 'published'
+      and slot.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
+  ) s`;
 };
 
-type Slot = {
-  area: string;
-  position: number;
-  settings: Record<string, unknown>;
-  type_id: string;
-  /** The type's fields when they hold references or media; null otherwise. */
-  fields: unknown[] | null;
-  element: PublicElement;
-};
+type PageWithElements = z.infer<typeof publicPageWithElementsSchema>;
 
 /**
  * The page with its published elements, resolved in the chain's locale: one
- * query for the page and its elements, then, for elements whose types hold
- * references or media, one per level.
+ * query for the page and its elements, answered as the database wrote it;
+ * then, when elements hold references or media and `depth` asks for them,
+ * one query per level, and the answer is rewritten with what they point at.
  */
 export async function readPublicPage(
   db: CommonQueryMethods,
@@ -173,37 +177,30 @@ export async function readPublicPage(
   chain: string[],
   id: string,
   depth: number,
-): Promise<Tagged<z.infer<typeof publicPageWithElementsSchema>>> {
+): Promise<Tagged<PageWithElements> | Serialized> {
   const row = await db.maybeOne(publicPageStatement(site, id, chain));
   if (!row) throw notPublic();
   const tags = new Set([`site:${site.id}`, `page:${row.group_id}`, `pages:${site.id}`]);
-  const slots = row.elements as Slot[];
-  for (const slot of slots) tags.add(`element:${slot.element.id}`).add(`type:${slot.type_id}`);
-  const linking = slots.filter((slot) => slot.fields !== null);
-  if (depth > 0 && linking.length) {
-    const resolved = await toPublicElements(
-      db,
-      site,
-      chain,
-      linking.map((slot) => ({
-        ...slot.element,
-        type_id: slot.type_id,
-        fields: slot.fields!,
-        created_at: slot.element.published_at,
-      })),
-      Math.min(depth, maxDepth),
-      tags,
-    );
-    const byId = new Map(resolved.map((element) => [element.id, element]));
-    for (const slot of linking) slot.element = byId.get(slot.element.id) ?? slot.element;
-  }
-  return {
-    body: {
-      ...publicPageSchema.parse(row),
-      elements: slots.map(({ area, position, settings, element }) => ({ area, position, settings, element })),
-    },
-    tags: [...tags],
-  };
+  for (const tag of row.tags?.split(' ') ?? []) tags.add(tag);
+  const linking = row.linking ?? {};
+  if (depth === 0 || Object.keys(linking).length === 0) return { json: row.body, tags: [...tags] };
+  const body = JSON.parse(row.body) as PageWithElements;
+  const slots = body.elements.filter((slot) => slot.element.id in linking);
+  const resolved = await toPublicElements(
+    db,
+    site,
+    chain,
+    slots.map(({ element }) => ({
+      ...element,
+      ...linking[element.id]!,
+      created_at: element.published_at,
+    })),
+    Math.min(depth, maxDepth),
+    tags,
+  );
+  const byId = new Map(resolved.map((element) => [element.id, element]));
+  for (const slot of slots) slot.element = byId.get(slot.element.id) ?? slot.element;
+  return { body, tags: [...tags] };
 }
 
 export type NavigationNode = {

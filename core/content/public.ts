@@ -35,6 +35,8 @@ export type PublicElement = z.infer<typeof publicElementSchema>;
 
 /** What an answer shows, as cache tags and Surrogate-Key entries. */
 export type Tagged<T> = { body: T; tags: string[] };
+/** An answer the database wrote as JSON text already: sent as it is, never parsed and written again. */
+export type Serialized = { json: string; tags: string[] };
 
 const resolvedRow = z.object({
   id: z.uuid(),
