@@ -11,14 +11,7 @@ import { notPublic } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { timestamp } from '../timestamp.ts';
 import { seoSchema } from './pages.ts';
-import {
-  chainCte,
-  maxDepth,
-  publicElementSchema,
-  toPublicElements,
-  type Serialized,
-  type Tagged,
-} from './public.ts';
+import { chainCte, maxDepth, publicElementSchema, toPublicElements, type Serialized, type Tagged } from './public.ts';
 
 export const publicPageSchema = z
   .object({
