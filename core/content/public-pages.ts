@@ -99,15 +99,10 @@ export async function listPublicPages(
 }
 
 /**
- * A page of the site (by its own id or any of its group's) in a chain of
- * locales, as one row: the group's best published page with its published
- * elements resolved in the chain (db/migrations/0020), by area then position
- * (a translation without a layout of its own shows its master's), written by
- * the database as the answer's JSON text, which is sent as it is; the tags of
- * what it shows; and, for elements whose types hold references or media,
- * those fields, for the caller to resolve them. Prepared once per
- * connection: planned each time, the statement costs more to plan than to
- * run.
+ * public_page's row (db/migrations/0020): the page with its elements as the
+ * answer's JSON text, the tags of what it shows, and the fields of the
+ * elements that refer to others. Prepared once per connection: planned each
+ * time, the statement costs more to plan than to run.
  */
 const publicPageRow = z.object({
   group_id: z.uuid(),
@@ -115,46 +110,11 @@ const publicPageRow = z.object({
   tags: z.string().nullable(),
   linking: z.record(z.uuid(), z.object({ type_id: z.uuid(), fields: z.array(z.any()) })).nullable(),
 });
-const publicPageStatement = (site: Site, page: string, chain: string[]) => {
-  const locales = sql.array(chain, 'text');
-  return sql.prepared('public_page', publicPageRow)`
-  with grp (id) as (select coalesce(g.master_id, g.id) from pages g where g.id = ${page} and g.site_id = ${site.id}),
-  best as (
-    select p.id, p.parent_id, p.position, p.slug, p.path, p.title, p.locale, p.seo, p.template, p.published_at,
-      p.updated_at, grp.id as group_id
-    from pages p, grp
-    -- By id and by master (two index lookups), not by the group expression (a scan of the site's pages).
-    where (p.id = grp.id or p.master_id = grp.id) and p.status = 'published'
-    order by coalesce(array_position(${locales}, p.locale), 1000), (p.master_id is null) desc
-    limit 1
-  )
-  select b.group_id,
-    -- The keys in the order of publicPageWithElementsSchema, as JSON.stringify would write them.
-    json_build_object('id', b.id, 'parent_id', b.parent_id, 'position', b.position, 'slug', b.slug, 'path', b.path,
-      'title', b.title, 'served_locale', b.locale, 'seo', b.seo, 'template', b.template,
-      'published_at', api_time(b.published_at), 'updated_at', api_time(b.updated_at),
-      'elements', coalesce(s.elements, '[]'::json))::text as body,
-    s.tags, s.linking
-  from best b cross join lateral (
-    select
-      json_agg(json_build_object('area', slot.area, 'position', slot.position, 'settings', slot.settings,
-          'element', json_build_object('id', m.id, 'type', t.api_id, 'name', m.name,
-            'served_locale', chain_locale(l.localized, ${locales}, m.locale),
-            'data', chain_data(m.data, l.localized, ${locales}),
-            'published_at', api_time(m.published_at), 'updated_at', api_time(m.updated_at)))
-        order by slot.area, slot.position) as elements,
-      string_agg('element:' || m.id || ' type:' || m.type_id, ' ') as tags,
-      jsonb_object_agg(m.id, jsonb_build_object('type_id', m.type_id, 'fields', t.fields)) filter (where t.links)
-        as linking
-    from page_elements slot
-    join content_elements placed on placed.id = slot.element_id
-    join content_elements m on m.id = coalesce(placed.master_id, placed.id)
-    join content_types t on t.id = m.type_id
-    left join element_locales l on l.master_id = m.id
-    where m.status = 'published'
-      and slot.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
-  ) s`;
-};
+const publicPageStatement = (site: Site, page: string, chain: string[]) =>
+  sql.prepared(
+    'public_page',
+    publicPageRow,
+  )`select * from public_page(${site.id}, ${page}, ${sql.array(chain, 'text')})`;
 
 type PageWithElements = z.infer<typeof publicPageWithElementsSchema>;
 

@@ -97,3 +97,53 @@ return case length(to_json(value at time zone 'UTC') #>> '{}')
 
 drop function public_page(uuid, uuid, text[]);
 drop function content_resolved(uuid, text, jsonb, text[]);
+
+-- A page of a site (by its own id or any of its group's) in a chain of
+-- locales, as one row: the group's best published page with its published
+-- elements resolved in the chain, by area then position (a translation
+-- without a layout of its own shows its master's), written as the answer's
+-- JSON text (the keys in the order of the API's schema; core/content/
+-- public-pages.ts sends it as it is); the cache tags of what it shows; and,
+-- for elements whose types hold references or media, those fields, for the
+-- caller to resolve them. None when the page is not published. A SQL
+-- function the planner inlines into the statement calling it: the plan is
+-- the same as written there, and the statement a client sends (and copies,
+-- and parses) is one line.
+create function public_page(site uuid, page uuid, chain text[])
+returns table (group_id uuid, body text, tags text, linking jsonb) language sql stable as $$
+  with grp (id) as (select coalesce(g.master_id, g.id) from pages g where g.id = page and g.site_id = site),
+  best as (
+    select p.id, p.parent_id, p.position, p.slug, p.path, p.title, p.locale, p.seo, p.template, p.published_at,
+      p.updated_at, grp.id as group_id
+    from pages p, grp
+    -- By id and by master (two index lookups), not by the group expression (a scan of the site's pages).
+    where (p.id = grp.id or p.master_id = grp.id) and p.status = 'published'
+    order by coalesce(array_position(chain, p.locale), 1000), (p.master_id is null) desc
+    limit 1
+  )
+  select b.group_id,
+    json_build_object('id', b.id, 'parent_id', b.parent_id, 'position', b.position, 'slug', b.slug, 'path', b.path,
+      'title', b.title, 'served_locale', b.locale, 'seo', b.seo, 'template', b.template,
+      'published_at', api_time(b.published_at), 'updated_at', api_time(b.updated_at),
+      'elements', coalesce(s.elements, '[]'::json))::text,
+    s.tags, s.linking
+  from best b cross join lateral (
+    select
+      json_agg(json_build_object('area', slot.area, 'position', slot.position, 'settings', slot.settings,
+          'element', json_build_object('id', m.id, 'type', t.api_id, 'name', m.name,
+            'served_locale', chain_locale(l.localized, chain, m.locale),
+            'data', chain_data(m.data, l.localized, chain),
+            'published_at', api_time(m.published_at), 'updated_at', api_time(m.updated_at)))
+        order by slot.area, slot.position) as elements,
+      string_agg('element:' || m.id || ' type:' || m.type_id, ' ') as tags,
+      jsonb_object_agg(m.id, jsonb_build_object('type_id', m.type_id, 'fields', t.fields)) filter (where t.links)
+        as linking
+    from page_elements slot
+    join content_elements placed on placed.id = slot.element_id
+    join content_elements m on m.id = coalesce(placed.master_id, placed.id)
+    join content_types t on t.id = m.type_id
+    left join element_locales l on l.master_id = m.id
+    where m.status = 'published'
+      and slot.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
+  ) s
+$$;
