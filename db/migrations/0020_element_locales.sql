@@ -23,7 +23,13 @@ create table element_locales (
 create function filled_fields(data jsonb) returns jsonb language sql immutable parallel safe
 return coalesce((select jsonb_object_agg(kv.key, kv.value) from jsonb_each(data) kv where kv.value <> 'null'::jsonb), '{}');
 
+-- Two transactions changing translations of one master must not each write
+-- what they saw: the second would put back the first one's old fields. So
+-- the masters' rows are locked first (in id order), and the fields are read
+-- by the statements after it, which, the function being volatile, see what
+-- the transaction that held the lock committed (READ COMMITTED).
 create function refresh_element_locales(masters uuid[]) returns void language sql as $$
+  select 1 from element_locales where master_id = any (masters) order by master_id for update;
   delete from element_locales l
   where l.master_id = any (masters)
     and not exists (select 1 from content_elements m where m.id = l.master_id and m.master_id is null);

@@ -145,6 +145,47 @@ describe('locales and fallback', () => {
     ).toBe(0);
   });
 
+  it('keeps both of two concurrent changes to translations of one master', async () => {
+    const note = await createElement(t, editor(), site, {
+      type: 'article',
+      data: { title: 'Memo', summary: 'Brief' },
+      status: 'published',
+    });
+    const german = await createElement(t, editor(), site, {
+      master_id: note.id,
+      locale: 'de',
+      data: { title: 'Notiz' },
+      status: 'published',
+    });
+    const swiss = await createElement(t, editor(), site, {
+      master_id: note.id,
+      locale: 'de-CH',
+      data: { summary: 'Kurz' },
+      status: 'published',
+    });
+    const change = (id: string, data: object) =>
+      sql.typeAlias('void')`update content_elements set data = ${JSON.stringify(data)}::jsonb where id = ${id}`;
+    // The first holds its transaction open after its change; the second changes the other translation meanwhile.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let changed!: () => void;
+    const firstChanged = new Promise<void>((resolve) => (changed = resolve));
+    const first = t.services.db.transaction(async (tx) => {
+      await tx.query(change(german.id, { title: 'Vermerk' }));
+      changed();
+      await held;
+    });
+    await firstChanged;
+    const second = t.services.db.transaction((tx) => tx.query(change(swiss.id, { summary: 'Knapp' })));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await Promise.all([first, second]);
+    const served = (await pub(`/elements/${note.id}?locale=de-CH&depth=0`).expect(200)).body as Served;
+    expect(served.data).toMatchObject({ title: 'Vermerk', summary: 'Knapp' });
+    for (const { id } of [german, swiss, note])
+      await request(t.app).delete(`/${site.slug}/elements/${id}`).set(editor()).expect(204);
+  });
+
   it('filters lists on the values served in the locale asked', async () => {
     const titles = async (query: string) =>
       ((await pub(`/elements?type=article&${query}`).expect(200)).body.items as Served[]).map(
