@@ -104,14 +104,26 @@ return case length(to_json(value at time zone 'UTC') #>> '{}')
 drop function public_page(uuid, uuid, text[]);
 drop function content_resolved(uuid, text, jsonb, text[]);
 
+-- The shapes of public_page's answer (publicPageWithElementsSchema), their
+-- attributes in the schema's order: row_to_json writes a row of one as the
+-- JSON object JSON.stringify would, keys in that order and no spaces
+-- (json_build_object writes `"key" : value`).
+create type public_element as (
+  id uuid, type text, name text, served_locale text, data jsonb, published_at text, updated_at text
+);
+create type public_slot as (area text, "position" integer, settings jsonb, element public_element);
+create type public_page_answer as (
+  id uuid, parent_id uuid, "position" integer, slug text, path text, title text, served_locale text, seo jsonb,
+  template text, published_at text, updated_at text, elements json
+);
+
 -- A page of a site (by its own id or any of its group's) in a chain of
 -- locales, as one row: the group's best published page with its published
 -- elements resolved in the chain, by area then position (a translation
 -- without a layout of its own shows its master's), written as the answer's
--- JSON text (the keys in the order of the API's schema; core/content/
--- public-pages.ts sends it as it is); the cache tags of what it shows; and,
--- for elements whose types hold references or media, those fields, for the
--- caller to resolve them. None when the page is not published. A SQL
+-- JSON text (core/content/public-pages.ts sends it as it is); the cache
+-- tags of what it shows; and, for elements whose types hold references or
+-- media, those fields, for the caller to resolve them. None when the page is not published. A SQL
 -- function the planner inlines into the statement calling it: the plan is
 -- the same as written there, and the statement a client sends (and copies,
 -- and parses) is one line.
@@ -128,18 +140,14 @@ returns table (group_id uuid, body text, tags text, linking jsonb) language sql 
     limit 1
   )
   select b.group_id,
-    json_build_object('id', b.id, 'parent_id', b.parent_id, 'position', b.position, 'slug', b.slug, 'path', b.path,
-      'title', b.title, 'served_locale', b.locale, 'seo', b.seo, 'template', b.template,
-      'published_at', api_time(b.published_at), 'updated_at', api_time(b.updated_at),
-      'elements', coalesce(s.elements, '[]'::json))::text,
+    row_to_json(row(b.id, b.parent_id, b.position, b.slug, b.path, b.title, b.locale, b.seo, b.template,
+      api_time(b.published_at), api_time(b.updated_at), coalesce(s.elements, '[]'::json))::public_page_answer)::text,
     s.tags, s.linking
   from best b cross join lateral (
     select
-      json_agg(json_build_object('area', slot.area, 'position', slot.position, 'settings', slot.settings,
-          'element', json_build_object('id', m.id, 'type', t.api_id, 'name', m.name,
-            'served_locale', chain_locale(l.localized, chain, m.locale),
-            'data', chain_data(m.data, l.localized, chain),
-            'published_at', api_time(m.published_at), 'updated_at', api_time(m.updated_at)))
+      json_agg(row_to_json(row(slot.area, slot.position, slot.settings,
+          row(m.id, t.api_id, m.name, chain_locale(l.localized, chain, m.locale), chain_data(m.data, l.localized, chain),
+            api_time(m.published_at), api_time(m.updated_at))::public_element)::public_slot)
         order by slot.area, slot.position) as elements,
       string_agg('element:' || m.id || ' type:' || m.type_id, ' ') as tags,
       jsonb_object_agg(m.id, jsonb_build_object('type_id', m.type_id, 'fields', t.fields)) filter (where t.links)
