@@ -12,7 +12,7 @@
 -- Measured with pgbench on the content bench's page (ten elements, each
 -- with a translation, de-CH -> de -> en), 16 clients on 2 cores: the page's
 -- query 2,900-3,060 calls/s as the PL/pgSQL function of 0019, 5,400-5,600 as
--- this statement prepared once per connection (core/content/public-pages.ts).
+-- public_page below, prepared once per connection (core/content/public-pages.ts).
 
 create table element_locales (
   master_id uuid primary key references content_elements (id) on delete cascade,
