@@ -60,7 +60,7 @@ const chainCte = (chain: string[]) =>
  * The published master `m` in the chain's locale, as columns: its type, and
  * `r.served_locale`, `r.data` worked out from the master and its published
  * translations, each field from the best-ranked one that has it
- * (db/migrations/0020).
+ * (chain_data, db/migrations/0020, over the locales public_elements keeps, 0021).
  */
 const resolvedColumns = sql.fragment`m.id, m.type_id, t.api_id as type, t.fields, m.name, r.served_locale, r.data,
   m.published_at, m.created_at, m.updated_at`;
@@ -69,7 +69,7 @@ const resolvedFrom = (chain: string[], source = sql.fragment`content_elements m`
   return sql.fragment`
     ${source}
     join content_types t on t.id = m.type_id
-    left join element_locales l on l.master_id = m.id
+    left join public_elements l on l.master_id = m.id
     cross join lateral (
       select chain_locale(l.localized, ${locales}, m.locale) as served_locale, chain_data(m.data, l.localized, ${locales}) as data
     ) r`;

@@ -5,6 +5,7 @@
 // Cache-Control, Surrogate-Key; and the cache: a hit costs no round trip, a
 // write drops exactly what it changed, global admins clear it by hand.
 import request from 'supertest';
+import { ForeignKeyIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
@@ -136,12 +137,12 @@ describe('locales and fallback', () => {
     expect(await served(note.id)).toMatchObject({ served_locale: 'de', data: { title: 'Vermerk', summary: 'Short' } });
     await request(t.app).delete(`/${site.slug}/elements/${german.id}`).set(editor()).expect(204);
     expect(await served(note.id)).toMatchObject({ served_locale: 'en', data: { title: 'Note', summary: 'Short' } });
-    // A master deleted takes its kept locales along (what would otherwise be left behind).
+    // A master deleted takes its public row along (what would otherwise be left behind).
     await request(t.app).delete(`/${site.slug}/elements/${swiss.id}`).set(editor()).expect(204);
     await request(t.app).delete(`/${site.slug}/elements/${note.id}`).set(editor()).expect(204);
     expect(
       await t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
-        select count(*)::int from element_locales where master_id = ${note.id}`),
+        select count(*)::int from public_elements where master_id = ${note.id}`),
     ).toBe(0);
   });
 
@@ -375,6 +376,85 @@ describe('pages', () => {
       served_locale: 'de-CH',
       data: { title: 'Eis', body: 'Erstes', sku: 'A1' },
     });
+  });
+
+  it('serves each change to a placed element, its translations or its type from the next read on', async () => {
+    const site = await withLocales(t, await newSite(t, c.a.tenant), ['en', 'de']);
+    await makePublic(site);
+    const auth = c.a.admin.auth;
+    const type = await createType(t, auth, site, {
+      api_id: 'tile',
+      fields: [{ id: 'title', label: 'Title', type: 'text', localized: true }],
+    });
+    const target = await createElement(t, auth, site, { type: 'tile', data: { title: 'Target' }, status: 'published' });
+    const tile = await createElement(t, auth, site, { type: 'tile', data: { title: 'Tile' }, status: 'published' });
+    const german = await createElement(t, auth, site, { master_id: tile.id, locale: 'de', data: { title: 'Kachel' } });
+    const home = await request(t.app)
+      .post(`/${site.slug}/pages/`)
+      .set(auth)
+      .send({ title: 'Home', slug: 'home', status: 'published' })
+      .expect(201);
+    // Placed by its translation's id: the page shows the master, as a read of that id does.
+    await request(t.app)
+      .post(`/${site.slug}/pages/${home.body.id}/elements`)
+      .set(auth)
+      .send({ element_id: german.id })
+      .expect(201);
+    const patch = (id: string, body: object) =>
+      request(t.app).patch(`/${site.slug}/elements/${id}`).set(auth).send(body).expect(200);
+    const onPage = async () => {
+      const res = await request(t.app).get(`/public/${site.slug}/pages/${home.body.id}?locale=de`).expect(200);
+      return res.body.elements.map((slot: { element: Served }) => slot.element) as Served[];
+    };
+    const alone = async () =>
+      (await request(t.app).get(`/public/${site.slug}/elements/${tile.id}?locale=de`).expect(200)).body as Served;
+
+    expect(await onPage()).toEqual([await alone()]);
+    expect((await onPage())[0]).toMatchObject({ id: tile.id, served_locale: 'en', data: { title: 'Tile' } });
+    await patch(german.id, { status: 'published' });
+    expect((await onPage())[0]).toMatchObject({ served_locale: 'de', data: { title: 'Kachel' } });
+    // A name that JSON has to escape, written by the database, reads back as it was written.
+    const name = 'Say "hi" \\ \u00fc \u2028 \t end';
+    await patch(tile.id, { name });
+    expect((await onPage())[0]).toEqual({ ...(await alone()), name });
+    await patch(tile.id, { status: 'draft' });
+    expect(await onPage()).toEqual([]);
+    await patch(tile.id, { status: 'published' });
+    expect(await onPage()).toEqual([await alone()]);
+    // A type that gains a reference field: the page resolves it, as the element alone does.
+    await request(t.app)
+      .patch(`/${site.slug}/contenttypes/${type.id}`)
+      .set(auth)
+      .send({
+        fields: [
+          { id: 'title', label: 'Title', type: 'text', localized: true },
+          { id: 'next', label: 'Next', type: 'reference' },
+        ],
+      })
+      .expect(200);
+    await patch(tile.id, { data: { next: target.id } });
+    const [shown] = await onPage();
+    expect(shown).toEqual(await alone());
+    expect(shown!.data).toMatchObject({ title: 'Kachel', next: { id: target.id, data: { title: 'Target' } } });
+  });
+
+  it('keeps the master of each placement, and leaves an element that is gone to the foreign key', async () => {
+    const home = await request(t.app)
+      .post(`/${site.slug}/pages/`)
+      .set(editor())
+      .send({ title: 'Masters', slug: 'masters', status: 'published' })
+      .expect(201);
+    const max = await createElement(t, editor(), site, { type: 'person', data: { full_name: 'Max' } });
+    const german = await createElement(t, editor(), site, { master_id: max.id, locale: 'de', data: {} });
+    const place = (elementId: string, position: number) =>
+      t.services.db.oneFirst(sql.type(z.object({ master_id: z.uuid() }))`
+        insert into page_elements (page_id, element_id, site_id, position)
+        values (${home.body.id}, ${elementId}, ${site.id}, ${position}) returning master_id`);
+    expect(await place(german.id, 0)).toBe(max.id);
+    expect(await place(max.id, 1)).toBe(max.id);
+    await expect(place('00000000-0000-4000-8000-000000000000', 2)).rejects.toBeInstanceOf(
+      ForeignKeyIntegrityConstraintViolationError,
+    );
   });
 
   it('serves pages, their translations, their elements and the navigation in the locale asked', async () => {
