@@ -149,7 +149,10 @@ export async function contentFigures(
       select count(*)::int as count from pages where site_id = ${siteId}`);
 
     return [
-      ['Content: load client', '32 connections; 3 interleaved rounds of 5 s; medians (ranges of the rounds’ ratios)'],
+      [
+        'Content: load client',
+        '32 connections; 3 interleaved rounds of 5 s after one unrecorded warm-up round; medians (ranges of the rounds’ ratios)',
+      ],
       [
         'Public page, 10 elements, de-CH → de fallback, cache warm',
         `${rate(loads.warm)}; ${ratio(loads.warm, loads.hello)} Express hello`,

@@ -148,7 +148,7 @@ export async function requestPathFigures(
     const perRequest = (n: number) => n.toFixed(2);
     return [
       [
-        `Load client (32 connections; ${ROUNDS} interleaved rounds of ${SECONDS} s, each after 1 s of warm-up; medians)`,
+        `Load client (32 connections; ${ROUNDS} interleaved rounds of ${SECONDS} s after one unrecorded warm-up round; medians)`,
         loadClient,
       ],
       ['Bare Express: hello', rate(helloLoad)],

@@ -27,7 +27,10 @@ export async function countingFigures(
       5,
     );
     return [
-      ['Counting: load client', '32 connections; 4 interleaved rounds of 5 s; medians (ranges of the rounds’ ratios)'],
+      [
+        'Counting: load client',
+        '32 connections; 4 interleaved rounds of 5 s after one unrecorded warm-up round; medians (ranges of the rounds’ ratios)',
+      ],
       ['GET /sites/{slug} with a token, counting off', rate(loads.off)],
       [
         'GET /sites/{slug} with a token, counting on',
