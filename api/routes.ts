@@ -16,6 +16,7 @@ import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
 import { routes as mediaVideo } from './media/video.ts';
 import { routes as pages } from './pages/router.ts';
+import { routes as posts } from './posts/router.ts';
 import { routes as payments } from './payments/router.ts';
 import { routes as publicContent } from './public-content/router.ts';
 import { routes as publicMedia } from './public-media/router.ts';
@@ -54,6 +55,7 @@ export const allRoutes: RouteDefinition[] = [
   ...contentTypes,
   ...elements,
   ...pages,
+  ...posts,
   ...publicContent,
   ...cache,
   ...adminContentTypes,

@@ -2,8 +2,9 @@
 // ties broken by id: the cursor holds the last row's value and id. Lists
 // sorted by creation use core/pagination.ts alone.
 import { z } from 'zod';
-import { sql } from '../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../db/pool.ts';
 import { Problem } from './errors.ts';
+import { countOf, toPage, type PageQuery } from './pagination.ts';
 
 export type SortKey = { column: string; cast: 'text' | 'timestamptz' | 'int8' };
 
@@ -48,4 +49,31 @@ export function afterSorted(cursor: string | undefined, table: string, sort: Sor
   return value === null
     ? sql.fragment`(${column} is null and ${key} < ${id})`
     : sql.fragment`(${column} < ${cast} or (${column} = ${cast} and ${key} < ${id}) or ${column} is null)`;
+}
+
+/** The `sort` values a list takes for these keys: each name, and `-name` for descending. */
+export const sortOptions = (sorts: Record<string, SortKey>) =>
+  Object.keys(sorts).flatMap((name) => [name, `-${name}`]) as [string, ...string[]];
+
+/**
+ * A page of `matching` (a select of the rows `table` names, ending in a WHERE
+ * clause that takes one more condition) in `query.sort`, one of `sorts`.
+ */
+export async function sortedPage<T extends { id: string; created_at: string }>(
+  db: CommonQueryMethods,
+  rowSchema: z.ZodType<T>,
+  matching: ReturnType<typeof sql.fragment>,
+  table: string,
+  sorts: Record<string, SortKey>,
+  query: PageQuery & { sort: string },
+) {
+  const descending = query.sort.startsWith('-');
+  const sort = sorts[query.sort.replace(/^-/, '')]!;
+  const rows = await db.any(sql.type(rowSchema)`
+    ${matching} and ${afterSorted(query.cursor, table, sort, descending)}
+    order by ${sql.identifier([table, sort.column])} ${descending ? sql.fragment`desc nulls last` : sql.fragment`asc nulls first`},
+      ${sql.identifier([table, 'id'])} ${descending ? sql.fragment`desc` : sql.fragment`asc`}
+    limit ${query.limit + 1}`);
+  const page = await toPage(rows as readonly T[], query, () => countOf(db, matching));
+  return { ...page, next_cursor: page.next_cursor && sortedCursor(page.items.at(-1)!, sort) };
 }

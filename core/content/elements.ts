@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, notFound } from '../errors.ts';
 import { containing } from '../like.ts';
-import { countOf, pageQuery, toPage } from '../pagination.ts';
-import { afterSorted, sortedCursor, type SortKey } from '../sorting.ts';
+import { pageQuery } from '../pagination.ts';
+import { sortOptions, sortedPage, type SortKey } from '../sorting.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { timestamp } from '../timestamp.ts';
 import type { Field } from './fields.ts';
@@ -58,7 +58,7 @@ const sorts = {
   name: { column: 'name', cast: 'text' },
 } as const satisfies Record<string, SortKey>;
 
-const sortNames = Object.keys(sorts).flatMap((name) => [name, `-${name}`]) as [string, ...string[]];
+const sortNames = sortOptions(sorts);
 
 export const elementListQuery = pageQuery
   .extend({
@@ -190,15 +190,6 @@ export async function listElements(db: CommonQueryMethods, { site }: SiteAccess,
     ...(query.q ? [sql.fragment`e.name ilike ${containing(query.q)}`] : []),
     ...fieldFilters(query, type?.fields),
   ];
-  const where = sql.join(conditions, sql.fragment` and `);
-  const matching = sql.fragment`select ${elementColumns} from content_elements e where ${where}`;
-  const descending = query.sort.startsWith('-');
-  const sort = sorts[query.sort.replace(/^-/, '') as keyof typeof sorts];
-  const rows = await db.any(sql.type(elementSchema)`
-    ${matching} and ${afterSorted(query.cursor, 'e', sort, descending)}
-    order by ${sql.identifier(['e', sort.column])} ${descending ? sql.fragment`desc nulls last` : sql.fragment`asc nulls first`},
-      e.id ${descending ? sql.fragment`desc` : sql.fragment`asc`}
-    limit ${query.limit + 1}`);
-  const page = await toPage(rows, query, () => countOf(db, matching));
-  return { ...page, next_cursor: page.next_cursor && sortedCursor(page.items.at(-1)!, sort) };
+  const matching = sql.fragment`select ${elementColumns} from content_elements e where ${sql.join(conditions, sql.fragment` and `)}`;
+  return sortedPage(db, elementSchema, matching, 'e', sorts, query);
 }

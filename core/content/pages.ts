@@ -188,7 +188,11 @@ async function bodyPage(db: CommonQueryMethods, siteId: string, id: string, fiel
 }
 
 /** An seo image that is a media item of the site: 422 otherwise. */
-async function requireSeoImage(db: CommonQueryMethods, siteId: string, seo: PageInput['seo']): Promise<void> {
+export async function requireSeoImage(
+  db: CommonQueryMethods,
+  siteId: string,
+  seo: { image_id?: string | undefined } | undefined,
+): Promise<void> {
   if (!seo?.image_id) return;
   const found = await db.exists(sql.type(z.object({}))`
     select 1 from media_items where id = ${seo.image_id} and site_id = ${siteId}`);

@@ -2,15 +2,16 @@
 // what uses it, unless the caller forces it. Today the users are jobs not yet
 // finished that will read the item: an AI edit of it (or with it as the mask),
 // its metadata, a video that shows it; and content elements whose data names
-// it. Agent avatars and posts join `sources` as they are built. A forced
-// delete leaves those jobs to fail as media_missing, which charges nothing,
-// and the elements' values in place, read as no item.
+// it, and posts that feature it. Agent avatars join `sources` as they are
+// built. A forced delete leaves those jobs to fail as media_missing, which
+// charges nothing, the elements' values in place, read as no item, and the
+// posts without their image.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 
 export const mediaReferenceSchema = z
-  .object({ media_id: z.uuid(), type: z.enum(['job', 'element']), id: z.uuid(), detail: z.string() })
+  .object({ media_id: z.uuid(), type: z.enum(['job', 'element', 'post']), id: z.uuid(), detail: z.string() })
   .meta({ id: 'MediaReference' });
 
 export type MediaReference = z.infer<typeof mediaReferenceSchema>;
@@ -31,6 +32,10 @@ const sources: ((siteId: string, ids: Ids) => ReturnType<typeof sql.fragment>)[]
     from (${ids}) as m (id)
     join content_element_media l on l.media_id = m.id and l.site_id = ${siteId}
     join content_elements e on e.id = l.element_id`,
+  (siteId, ids) => sql.fragment`
+    select m.id as media_id, 'post' as type, p.id, 'post ' || p.title || ' (featured image)' as detail
+    from (${ids}) as m (id)
+    join posts p on p.featured_media_id = m.id and p.site_id = ${siteId}`,
 ];
 
 /** What uses the items `ids` selects (a query answering one column of media ids), at most 50. */

@@ -32,8 +32,8 @@ export type Tenant = z.infer<typeof tenantSchema>;
 
 const columns = sql.fragment`tenants.id, tenants.name, tenants.slug, tenants.status, tenants.monthly_credit_limit, tenants.settings, tenants.created_at`;
 
-/** A name turned into a slug: "Acme Corp." → "acme-corp". */
-export function slugify(name: string): string {
+/** A name turned into a slug: "Acme Corp." → "acme-corp"; `fallback` when nothing is left of it. */
+export function slugify(name: string, fallback = 'tenant', maxLength = 50): string {
   const base = name
     .normalize('NFKD')
     // NFKD splits "Á" into "A" and a combining accent; drop the accent, not the letter after it.
@@ -41,9 +41,9 @@ export function slugify(name: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
-    .slice(0, 50)
+    .slice(0, maxLength)
     .replace(/-+$/, '');
-  return base || 'tenant';
+  return base || fallback;
 }
 
 function taken<T>(promise: Promise<T>, what: string): Promise<T> {

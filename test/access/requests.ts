@@ -137,6 +137,14 @@ const elementOfA = async (world: World) => {
     returning id`);
 };
 
+/** A post of site A written by its admin (authors may change only their own). */
+const postOfA = (world: World) =>
+  world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into posts (tenant_id, site_id, title, slug, locale, author_id, created_by)
+    values (${world.tenantA.id}, ${world.siteA.id}, 'Matrix post', ${`matrix-${world.unique()}`}, 'en',
+            ${world.userIds.tenant_admin!}, ${world.userIds.tenant_admin!})
+    returning id`);
+
 /** A top-level page of site A made by its admin, at the end of the top level. */
 const pageOfA = (world: World, parentId: string | null = null) => {
   const slug = `matrix-${world.unique()}`;
@@ -722,6 +730,21 @@ export const requests: Record<string, Builder> = {
   }),
   'DELETE /{site_identifier}/elements/{element_id}/force': async (world) => ({
     path: `/${world.siteA.slug}/elements/${await elementOfA(world)}/force`,
+  }),
+  'GET /{site_identifier}/posts/': async (world) => ({ path: `/${world.siteA.slug}/posts/` }),
+  'POST /{site_identifier}/posts/': async (world) => ({
+    path: `/${world.siteA.slug}/posts/`,
+    body: { title: `Made ${world.unique()}` },
+  }),
+  'GET /{site_identifier}/posts/{post_id}': async (world) => ({
+    path: `/${world.siteA.slug}/posts/${await postOfA(world)}`,
+  }),
+  'PATCH /{site_identifier}/posts/{post_id}': async (world) => ({
+    path: `/${world.siteA.slug}/posts/${await postOfA(world)}`,
+    body: { title: 'Renamed' },
+  }),
+  'DELETE /{site_identifier}/posts/{post_id}': async (world) => ({
+    path: `/${world.siteA.slug}/posts/${await postOfA(world)}`,
   }),
   'GET /{site_identifier}/pages/': async (world) => ({ path: `/${world.siteA.slug}/pages/` }),
   'POST /{site_identifier}/pages/': async (world) => ({

@@ -1080,14 +1080,14 @@ export interface paths {
   "/{site_identifier}/posts/": {
     /**
      * Get Posts
-     * @description Not implemented yet: answers 501.
+     * @description The site’s posts. Filters: `status`, `locale`, `tag`, `category`, `author_id`, `masters_only`, `q` (part of the title or excerpt). `sort`: created_at, updated_at, published_at or title, `-` first for descending.
      *
      * Timeout: 20 s.
      */
     get: operations["getPosts"];
     /**
      * Create Post
-     * @description Not implemented yet: answers 501.
+     * @description Writes a post in `locale` (default: the site’s). With `master_id`, a translation of that post, in another locale. `status: scheduled` with `scheduled_for` publishes it then. An HTML body is sanitised (scripts, styles, event handlers and javascript: URLs go); Markdown is kept as written.
      *
      * Timeout: 30 s.
      */
@@ -1114,21 +1114,19 @@ export interface paths {
   "/{site_identifier}/posts/{post_id}": {
     /**
      * Get Post
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 20 s.
+     * @description Timeout: 20 s.
      */
     get: operations["getPost"];
     /**
      * Delete Post
-     * @description Not implemented yet: answers 501.
+     * @description Deletes the post and its translations.
      *
      * Timeout: 30 s.
      */
     delete: operations["deletePost"];
     /**
      * Update Post
-     * @description Not implemented yet: answers 501.
+     * @description Changes what is given; the rest stays. Status: draft, scheduled (with `scheduled_for`, or the time it has), published, archived. `If-Match` with the ETag: 412 when someone saved first.
      *
      * Timeout: 30 s.
      */
@@ -3578,6 +3576,61 @@ export interface components {
        * @enum {string}
        */
       outcome: "accepted" | "pending" | "duplicate" | "stale" | "ignored";
+    };
+    Post: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      title: string;
+      /** @description Unique in the site and locale */
+      slug: string;
+      excerpt: string;
+      /** @description Markdown as written, or HTML as sanitised on the way in */
+      body: string;
+      /** @enum {string} */
+      body_format: "markdown" | "html";
+      locale: string;
+      /**
+       * Format: uuid
+       * @description The post this one translates; null for a master
+       */
+      master_id: string | null;
+      /** @enum {string} */
+      status: "draft" | "scheduled" | "published" | "archived";
+      /** Format: date-time */
+      published_at: string | null;
+      /**
+       * Format: date-time
+       * @description When a scheduled post publishes itself
+       */
+      scheduled_for: string | null;
+      /** Format: uuid */
+      author_id: string | null;
+      tags: string[];
+      categories: string[];
+      /** Format: uuid */
+      featured_media_id: string | null;
+      seo: components["schemas"]["PageSeo"];
+      /** @description Where the body was imported from; null for a post written here */
+      source: ({
+        url: string;
+        /** @enum {string} */
+        kind: "url" | "pdf";
+        /** Format: date-time */
+        fetched_at: string | null;
+        etag: string | null;
+      }) | null;
+      /** @description Raised by every change; the ETag, for If-Match */
+      version: number;
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: uuid */
+      updated_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
     };
     PublicContentType: {
       api_id: string;
@@ -10665,41 +10718,154 @@ export interface operations {
   };
   /**
    * Get Posts
-   * @description Not implemented yet: answers 501.
+   * @description The site’s posts. Filters: `status`, `locale`, `tag`, `category`, `author_id`, `masters_only`, `q` (part of the title or excerpt). `sort`: created_at, updated_at, published_at or title, `-` first for descending.
    *
    * Timeout: 20 s.
    */
   getPosts: {
     parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        status?: "draft" | "scheduled" | "published" | "archived";
+        locale?: string;
+        /** @description Posts with this tag */
+        tag?: string;
+        /** @description Posts in this category */
+        category?: string;
+        author_id?: string;
+        /** @description Only masters, not translations */
+        masters_only?: "true" | "false";
+        /** @description Part of the title or excerpt */
+        q?: string;
+        /** @description A field, `-` first for descending */
+        sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "published_at" | "-published_at" | "title" | "-title";
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description A page of posts */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Post"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Post
-   * @description Not implemented yet: answers 501.
+   * @description Writes a post in `locale` (default: the site’s). With `master_id`, a translation of that post, in another locale. `status: scheduled` with `scheduled_for` publishes it then. An HTML body is sanitised (scripts, styles, event handlers and javascript: URLs go); Markdown is kept as written.
    *
    * Timeout: 30 s.
    */
   createPost: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          title: string;
+          /** @description Unique in the site and locale; made from the title when not given */
+          slug?: string;
+          excerpt?: string;
+          body?: string;
+          /**
+           * @description markdown (default; stored as written) or html (sanitised)
+           * @enum {string}
+           */
+          body_format?: "markdown" | "html";
+          /**
+           * Format: date-time
+           * @description With status scheduled: when it publishes itself
+           */
+          scheduled_for?: string | null;
+          /**
+           * Format: uuid
+           * @description A member of the tenant; the caller by default
+           */
+          author_id?: string | null;
+          tags?: string[];
+          categories?: string[];
+          /**
+           * Format: uuid
+           * @description An image of the site
+           */
+          featured_media_id?: string | null;
+          seo?: components["schemas"]["PageSeo"];
+          locale?: string;
+          /** Format: uuid */
+          master_id?: string;
+          /**
+           * @default draft
+           * @enum {string}
+           */
+          status?: "draft" | "scheduled" | "published";
+        };
+      };
+    };
     responses: {
+      /** @description The post */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Where the resource can be read */
+          Location: string;
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Post"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The slug is taken in that locale, or the master has a translation in that locale */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10745,64 +10911,171 @@ export interface operations {
   };
   /**
    * Get Post
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 20 s.
+   * @description Timeout: 20 s.
    */
   getPost: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         post_id: string;
       };
     };
     responses: {
+      /** @description The post */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Post"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete Post
-   * @description Not implemented yet: answers 501.
+   * @description Deletes the post and its translations.
    *
    * Timeout: 30 s.
    */
   deletePost: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         post_id: string;
       };
     };
     responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Update Post
-   * @description Not implemented yet: answers 501.
+   * @description Changes what is given; the rest stays. Status: draft, scheduled (with `scheduled_for`, or the time it has), published, archived. `If-Match` with the ETag: 412 when someone saved first.
    *
    * Timeout: 30 s.
    */
   updatePost: {
     parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         post_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          title?: string;
+          /** @description Unique in the site and locale; made from the title when not given */
+          slug?: string;
+          excerpt?: string;
+          body?: string;
+          /**
+           * @description markdown (default; stored as written) or html (sanitised)
+           * @enum {string}
+           */
+          body_format?: "markdown" | "html";
+          /**
+           * Format: date-time
+           * @description With status scheduled: when it publishes itself
+           */
+          scheduled_for?: string | null;
+          /**
+           * Format: uuid
+           * @description A member of the tenant; the caller by default
+           */
+          author_id?: string | null;
+          tags?: string[];
+          categories?: string[];
+          /**
+           * Format: uuid
+           * @description An image of the site
+           */
+          featured_media_id?: string | null;
+          seo?: components["schemas"]["PageSeo"];
+          /** @enum {string} */
+          status?: "draft" | "scheduled" | "published" | "archived";
+        };
+      };
+    };
     responses: {
+      /** @description The post */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Post"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The slug is taken in that locale */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The post changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
