@@ -19,6 +19,7 @@ import { routes as pages } from './pages/router.ts';
 import { routes as posts } from './posts/router.ts';
 import { routes as payments } from './payments/router.ts';
 import { routes as publicContent } from './public-content/router.ts';
+import { routes as publicPosts } from './public-content/posts.ts';
 import { routes as publicMedia } from './public-media/router.ts';
 import { routes as metrics } from './metrics/router.ts';
 import { routes as monitoring } from './monitoring/router.ts';
@@ -57,6 +58,7 @@ export const allRoutes: RouteDefinition[] = [
   ...pages,
   ...posts,
   ...publicContent,
+  ...publicPosts,
   ...cache,
   ...adminContentTypes,
   ...payments,

@@ -3,6 +3,7 @@
 // answered from what was kept, with its ETag (304 for a matching If-None-Match),
 // Cache-Control and Surrogate-Key, until a change to what it shows drops it.
 import { hash } from 'node:crypto';
+import type { z } from 'zod';
 import type { Request } from 'express';
 import type { BareRequest, BareResponse } from '../bare.ts';
 import type { Serialized, Tagged } from '../../core/content/public.ts';
@@ -10,7 +11,25 @@ import type { CachedAnswer } from '../../core/content/public-cache.ts';
 import type { Services } from '../../core/services.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { countView, writeReply } from '../handle.ts';
-import type { Reply, RouteDefinition } from '../route.ts';
+import { cacheControlHeader, etagHeader } from '../responses.ts';
+import type { HeaderSpec, Reply, ResponseSpec, RouteDefinition } from '../route.ts';
+
+const surrogateKeyHeader: HeaderSpec = {
+  description:
+    'What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges',
+  required: true,
+};
+const cacheHeaders = {
+  ETag: etagHeader,
+  'Cache-Control': { ...cacheControlHeader, required: true },
+  'Surrogate-Key': surrogateKeyHeader,
+};
+
+/** A 200 with the cache headers, and the 304 for a matching If-None-Match. */
+export const cached = (description: string, schema: z.ZodType): Record<number, ResponseSpec> => ({
+  200: { description, schema, headers: cacheHeaders },
+  304: { description: 'Not modified since the ETag in If-None-Match', headers: cacheHeaders },
+});
 
 /** The site and the URL as asked: another spelling of the same query is another answer, computed once. */
 const keyOf = (site: Site, req: BareRequest) => `${site.id} ${req.originalUrl}`;

@@ -24,27 +24,9 @@ import {
   publicPageWithElementsSchema,
   readPublicPage,
 } from '../../core/content/public-pages.ts';
-import { cacheControlHeader, etagHeader } from '../responses.ts';
-import { defineRoute, type HeaderSpec, type ResponseSpec } from '../route.ts';
+import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
-import { publicAnswer } from './answers.ts';
-
-const surrogateKeyHeader: HeaderSpec = {
-  description:
-    'What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges',
-  required: true,
-};
-const cacheHeaders = {
-  ETag: etagHeader,
-  'Cache-Control': { ...cacheControlHeader, required: true },
-  'Surrogate-Key': surrogateKeyHeader,
-};
-
-/** A 200 with the cache headers, and the 304 for a matching If-None-Match. */
-const cached = (description: string, schema: z.ZodType): Record<number, ResponseSpec> => ({
-  200: { description, schema, headers: cacheHeaders },
-  304: { description: 'Not modified since the ETag in If-None-Match', headers: cacheHeaders },
-});
+import { cached, publicAnswer } from './answers.ts';
 
 const locale = z.string().max(35).optional().describe('The locale wanted; the site’s fallback chain applies');
 const depth = z.coerce.number().int().min(0).max(maxDepth).default(1).describe('How deep references are resolved');

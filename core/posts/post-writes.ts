@@ -2,9 +2,10 @@
 // in (the allowlist rich text uses); Markdown is stored as written. A slug is
 // unique in the site and locale (409), made from the title when not given. A
 // scheduled post has a time in the future and a job that publishes it then
-// (./schedule.ts), in the same transaction. Authors create posts and change
-// only their own; `If-Match` with the post's version turns a lost update
-// into a 412.
+// (./schedule.ts), in the same transaction. A translation takes its
+// master's tags, categories and featured image unless given its own.
+// Authors create posts and change only their own; `If-Match` with the post's
+// version turns a lost update into a 412.
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
@@ -121,8 +122,10 @@ export async function createPost(db: CommonQueryMethods, access: SiteAccess, inp
                 ${input.excerpt ?? ''}, ${storedBody(input.body ?? '', format)}, ${format}, ${locale},
                 ${master?.id ?? null}, ${status}, ${status === 'published' ? sql.fragment`now()` : null},
                 ${scheduledFor}, ${input.author_id === undefined ? userId : input.author_id},
-                ${sql.array(labels(input.tags ?? []), 'text')}, ${sql.array(labels(input.categories ?? []), 'text')},
-                ${input.featured_media_id ?? null}, ${sql.jsonb((input.seo ?? {}) as never)}, ${userId}, ${userId})
+                ${sql.array(labels(input.tags ?? master?.tags ?? []), 'text')},
+                ${sql.array(labels(input.categories ?? master?.categories ?? []), 'text')},
+                ${input.featured_media_id === undefined ? (master?.featured_media_id ?? null) : input.featured_media_id},
+                ${sql.jsonb((input.seo ?? {}) as never)}, ${userId}, ${userId})
         returning ${postColumns}`,
       )
       .catch(taken);

@@ -41,6 +41,8 @@ create table posts (
 create index posts_site_idx on posts (site_id, created_at, id);
 create index posts_published_idx on posts (site_id, published_at desc, id) where status = 'published';
 create index posts_master_idx on posts (master_id) where master_id is not null;
+-- A public read by slug, whatever the locale.
+create index posts_slug_idx on posts (site_id, slug);
 create index posts_tags_idx on posts using gin (tags);
 create index posts_categories_idx on posts using gin (categories);
 create index posts_media_idx on posts (featured_media_id) where featured_media_id is not null;

@@ -807,6 +807,14 @@ export const requests: Record<string, Builder> = {
   'GET /public/{site_identifier}/pages/{page_id}': async (world) => ({
     path: `/public/${await publicSiteA(world)}/pages/${await publishedPageOfA(world)}`,
   }),
+  'GET /public/{site_identifier}/posts': async (world) => ({ path: `/public/${await publicSiteA(world)}/posts` }),
+  'GET /public/{site_identifier}/posts/{post}': async (world) => {
+    const site = await publicSiteA(world);
+    const id = await postOfA(world);
+    await world.t.services.db.query(sql.typeAlias('void')`
+      update posts set status = 'published', published_at = now() where id = ${id}`);
+    return { path: `/public/${site}/posts/${id}` };
+  },
   'GET /public/{site_identifier}/navigation': async (world) => ({
     path: `/public/${await publicSiteA(world)}/navigation`,
   }),

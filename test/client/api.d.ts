@@ -2121,6 +2121,24 @@ export interface paths {
      */
     patch: operations["updatePlan"];
   };
+  "/public/{site_identifier}/posts": {
+    /**
+     * List Public Posts
+     * @description Published posts, newest first, one per post and its translations, each in the best locale of the fallback chain (`served_locale` says which); `tag` and `category` filter. Without bodies: read a post for its `body_html`.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listPublicPosts"];
+  };
+  "/public/{site_identifier}/posts/{post}": {
+    /**
+     * Read Public Post
+     * @description A published post by its id (or a translation’s) or its slug, in the locale asked, its body as sanitised HTML (Markdown rendered).
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["readPublicPost"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -4275,6 +4293,46 @@ export interface components {
        */
       outcome: "succeeded" | "failed" | "retrying" | "waiting" | "lost" | "canceled" | null;
       error: components["schemas"]["JobError"];
+    };
+    PublicPostSummary: {
+      /** Format: uuid */
+      id: string;
+      slug: string;
+      title: string;
+      excerpt: string;
+      /** @description The locale the post was served in, after the fallback chain */
+      served_locale: string;
+      author_name: string | null;
+      tags: string[];
+      categories: string[];
+      /** Format: uuid */
+      featured_media_id: string | null;
+      seo: components["schemas"]["PageSeo"];
+      /** Format: date-time */
+      published_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    PublicPost: {
+      /** Format: uuid */
+      id: string;
+      slug: string;
+      title: string;
+      excerpt: string;
+      /** @description The locale the post was served in, after the fallback chain */
+      served_locale: string;
+      author_name: string | null;
+      tags: string[];
+      categories: string[];
+      /** Format: uuid */
+      featured_media_id: string | null;
+      seo: components["schemas"]["PageSeo"];
+      /** Format: date-time */
+      published_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The body as HTML: Markdown rendered, then sanitised */
+      body_html: string;
     };
   };
   responses: {
@@ -11145,7 +11203,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: {
@@ -11164,7 +11222,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: never;
@@ -11211,7 +11269,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: {
@@ -11231,7 +11289,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: never;
@@ -11275,7 +11333,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: {
@@ -11292,7 +11350,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: never;
@@ -11329,7 +11387,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: {
@@ -11346,7 +11404,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: never;
@@ -11382,7 +11440,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: {
@@ -11399,7 +11457,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: never;
@@ -11621,7 +11679,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: {
@@ -11640,7 +11698,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: never;
@@ -11687,7 +11745,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: {
@@ -11707,7 +11765,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: never;
@@ -11751,7 +11809,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: {
@@ -11768,7 +11826,7 @@ export interface operations {
           ETag: string;
           /** @description How long and by whom the answer may be cached */
           "Cache-Control": string;
-          /** @description What the answer shows (site:, page:, element:, type:, media: ids), space-separated, for precise CDN purges */
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
           "Surrogate-Key": string;
         };
         content: never;
@@ -15938,6 +15996,134 @@ export interface operations {
       };
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Public Posts
+   * @description Published posts, newest first, one per post and its translations, each in the best locale of the fallback chain (`served_locale` says which); `tag` and `category` filter. Without bodies: read a post for its `body_html`.
+   *
+   * Timeout: 20 s.
+   */
+  listPublicPosts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description The locale wanted; the site’s fallback chain applies */
+        locale?: string;
+        tag?: string;
+        category?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+      };
+    };
+    responses: {
+      /** @description A page of posts */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["PublicPostSummary"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
+      400: components["responses"]["BadCursor"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Read Public Post
+   * @description A published post by its id (or a translation’s) or its slug, in the locale asked, its body as sanitised HTML (Markdown rendered).
+   *
+   * Timeout: 20 s.
+   */
+  readPublicPost: {
+    parameters: {
+      query?: {
+        /** @description The locale wanted; the site’s fallback chain applies */
+        locale?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        /** @description The post’s id or slug */
+        post: string;
+      };
+    };
+    responses: {
+      /** @description The post */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: {
+          "application/json": components["schemas"]["PublicPost"];
+        };
+      };
+      /** @description Not modified since the ETag in If-None-Match */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control": string;
+          /** @description What the answer shows (site:, page:, element:, type:, post:, media: ids), space-separated, for precise CDN purges */
+          "Surrogate-Key": string;
+        };
+        content: never;
+      };
+      404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
