@@ -24,6 +24,7 @@ import { routes as publicMedia } from './public-media/router.ts';
 import { routes as metrics } from './metrics/router.ts';
 import { routes as monitoring } from './monitoring/router.ts';
 import type { RouteDefinition } from './route.ts';
+import { routes as seo } from './seo/router.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
 import { routes as siteStatistics } from './site-statistics/router.ts';
@@ -59,6 +60,7 @@ export const allRoutes: RouteDefinition[] = [
   ...posts,
   ...publicContent,
   ...publicPosts,
+  ...seo,
   ...cache,
   ...adminContentTypes,
   ...payments,

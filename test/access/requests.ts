@@ -746,6 +746,10 @@ export const requests: Record<string, Builder> = {
   'DELETE /{site_identifier}/posts/{post_id}': async (world) => ({
     path: `/${world.siteA.slug}/posts/${await postOfA(world)}`,
   }),
+  'POST /{site_identifier}/seo/analyze': async (world) => ({
+    path: `/${world.siteA.slug}/seo/analyze`,
+    body: { post_id: await postOfA(world), keyword: 'matrix' },
+  }),
   'GET /{site_identifier}/pages/': async (world) => ({ path: `/${world.siteA.slug}/pages/` }),
   'POST /{site_identifier}/pages/': async (world) => ({
     path: `/${world.siteA.slug}/pages/`,

@@ -1306,7 +1306,7 @@ export interface paths {
   "/{site_identifier}/seo/analyze": {
     /**
      * Analyze Content For Seo
-     * @description Not implemented yet: answers 501.
+     * @description Reviews a text for search: title and meta description lengths, one h1 and heading order, the focus `keyword` in the title, slug, first paragraph and subheadings and its density, length and readability (Flesch for English, Amstad for German, LIX otherwise), links, images without alt text, the slug. Send `post_id` to review a post (its seo title and description when set), or the text itself. Answers a score (100 less 15 an error and 6 a warning) and every finding with where it is.
      *
      * Timeout: 30 s.
      */
@@ -3789,6 +3789,44 @@ export interface components {
           };
           element: components["schemas"]["PublicContentElement"];
         }[];
+    };
+    SeoReport: {
+      score: number;
+      findings: components["schemas"]["SeoFinding"][];
+      metrics: {
+        title_length: number;
+        description_length: number;
+        words: number;
+        headings: {
+            level: number;
+            text: string;
+          }[];
+        keyword_occurrences: number | null;
+        /** @description Percent of the words that are the keyword */
+        keyword_density: number | null;
+        readability: {
+          /** @enum {string} */
+          method: "flesch" | "amstad" | "lix";
+          score: number;
+          /** @enum {string} */
+          level: "easy" | "fair" | "difficult";
+        };
+        links: {
+          internal: number;
+          external: number;
+        };
+        images: number;
+        images_without_alt: number;
+      };
+    };
+    SeoFinding: {
+      /** @enum {string} */
+      severity: "error" | "warning" | "info";
+      /** @description Stable, e.g. title_too_long */
+      code: string;
+      message: string;
+      /** @description title, description, slug, keyword, or body with the element: body.h2[1], body.img[3] */
+      where: string;
     };
     ServiceAccount: {
       /** Format: uuid */
@@ -11974,21 +12012,63 @@ export interface operations {
   };
   /**
    * Analyze Content For Seo
-   * @description Not implemented yet: answers 501.
+   * @description Reviews a text for search: title and meta description lengths, one h1 and heading order, the focus `keyword` in the title, slug, first paragraph and subheadings and its density, length and readability (Flesch for English, Amstad for German, LIX otherwise), links, images without alt text, the slug. Send `post_id` to review a post (its seo title and description when set), or the text itself. Answers a score (100 less 15 an error and 6 a warning) and every finding with where it is.
    *
    * Timeout: 30 s.
    */
   analyzeContentForSeo: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uuid
+           * @description A post of the site to review; the other fields then override its own
+           */
+          post_id?: string;
+          title?: string;
+          /** @description The meta description */
+          description?: string;
+          slug?: string;
+          body?: string;
+          /**
+           * @description Default html
+           * @enum {string}
+           */
+          body_format?: "html" | "markdown";
+          /** @description The focus keyword or phrase */
+          keyword?: string;
+          /** @description The text’s language; default the post’s or the site’s */
+          locale?: string;
+        };
+      };
+    };
     responses: {
+      /** @description The review */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["SeoReport"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
