@@ -70,6 +70,9 @@ describe('public posts', () => {
     expect(one.body.items).toHaveLength(1);
     const next = await pub(`/posts?limit=1&cursor=${one.body.next_cursor}`).expect(200);
     expect(next.body.items[0].id).not.toBe(one.body.items[0].id);
+    expect((await pub('/posts?limit=1&include_total=true').expect(200)).body.total).toBe(
+      (await pub('/posts?limit=200').expect(200)).body.items.length,
+    );
     await pub('/posts?limit=0').expect(422);
   });
 
