@@ -3,7 +3,7 @@
 // spec (api/extensions.tsv): a headless CMS whose posts cannot be read
 // publicly is not usable for a blog.
 import { z } from 'zod';
-import { fallbackChain } from '../../core/content/locales.ts';
+import { fallbackChain, wantedLocale } from '../../core/content/locales.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import {
   listPublicPosts,
@@ -15,8 +15,6 @@ import {
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 import { cached, publicAnswer } from './answers.ts';
-
-const locale = z.string().max(35).optional().describe('The locale wanted; the site’s fallback chain applies');
 
 export const routes = [
   defineRoute({
@@ -44,7 +42,7 @@ export const routes = [
       '(Markdown rendered).',
     request: {
       params: siteParams.extend({ post: z.string().min(1).max(200).describe('The post’s id or slug') }),
-      query: z.object({ locale }),
+      query: z.object({ locale: wantedLocale }),
     },
     responses: cached('The post', publicPostSchema),
     async handler({ params, query }, { services, site, db }, { req }) {

@@ -3,7 +3,7 @@
 // CDNs (ETag and 304, Cache-Control, Surrogate-Key) and by this service
 // (core/content/public-cache.ts).
 import { z } from 'zod';
-import { fallbackChain, localesSchema, siteLocalesView } from '../../core/content/locales.ts';
+import { fallbackChain, localesSchema, siteLocalesView, wantedLocale } from '../../core/content/locales.ts';
 import {
   listPublicElements,
   listPublicTypes,
@@ -28,7 +28,6 @@ import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 import { cached, publicAnswer } from './answers.ts';
 
-const locale = z.string().max(35).optional().describe('The locale wanted; the site’s fallback chain applies');
 const depth = z.coerce.number().int().min(0).max(maxDepth).default(1).describe('How deep references are resolved');
 
 const elementParams = siteParams.extend({ element_id: z.uuid() });
@@ -88,7 +87,7 @@ export const routes = [
     publicCache: true,
     description: 'A published element in the locale asked, its references and media resolved to `depth`.',
     views: { kind: 'element', param: 'element_id' },
-    request: { params: elementParams, query: z.object({ locale, depth }) },
+    request: { params: elementParams, query: z.object({ locale: wantedLocale, depth }) },
     responses: cached('The element', publicElementSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
       return publicAnswer(services, site, req, () =>
@@ -136,7 +135,7 @@ export const routes = [
       'A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their ' +
       'references resolved to `depth`.',
     views: { kind: 'page', param: 'page_id' },
-    request: { params: pageParams, query: z.object({ locale, depth }) },
+    request: { params: pageParams, query: z.object({ locale: wantedLocale, depth }) },
     responses: cached('The page with its elements', publicPageWithElementsSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
       return publicAnswer(services, site, req, () =>
@@ -150,7 +149,7 @@ export const routes = [
     access: 'public-site',
     publicCache: true,
     description: 'The published page tree with titles and paths in the locale asked, siblings by position.',
-    request: { params: siteParams, query: z.object({ locale }) },
+    request: { params: siteParams, query: z.object({ locale: wantedLocale }) },
     responses: cached('The navigation', z.object({ items: z.array(navigationNodeSchema) })),
     async handler({ query }, { services, site, db }, { req }) {
       return publicAnswer(services, site, req, () => publicNavigation(db, site, fallbackChain(site, query.locale)));

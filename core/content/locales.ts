@@ -6,6 +6,13 @@ import { z } from 'zod';
 import { Problem } from '../errors.ts';
 import type { Site } from '../tenancy/sites.ts';
 
+/** The locale a public read asks for (?locale=). */
+export const wantedLocale = z
+  .string()
+  .max(35)
+  .optional()
+  .describe('The locale wanted; the site’s fallback chain applies');
+
 export const siteLocales = (site: Site) => [...new Set([site.default_locale, ...site.locales])];
 
 /** A locale the site has; 422 at body.locale otherwise. */

@@ -5,6 +5,7 @@
 // to the depth asked; the navigation is the published tree, each node in the
 // locale served, a node whose parent is not public left out with its subtree.
 import { z } from 'zod';
+import { wantedLocale } from './locales.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { after, pageQuery, toPage } from '../pagination.ts';
 import { notPublic } from '../tenancy/site-access.ts';
@@ -67,7 +68,7 @@ const bestPages = (site: Site) => sql.fragment`
 const toPublicPage = (row: z.infer<typeof pageRow>): PublicPage => publicPageSchema.parse(row);
 
 export const publicPageQuery = pageQuery.extend({
-  locale: z.string().max(35).optional().describe('The locale wanted; the site’s fallback chain applies'),
+  locale: wantedLocale,
   path: z.string().max(4000).optional().describe('The page at this path, in the locale served'),
   parent_id: z.uuid().optional().describe('Only the children of this page'),
 });

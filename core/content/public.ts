@@ -5,6 +5,7 @@
 // that has it). Each answer says which locale it served and carries the tags
 // of what it shows, for the cache and for CDNs (Surrogate-Key).
 import { z } from 'zod';
+import { wantedLocale } from './locales.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 import { mediaColumns, mediaItemSchema } from '../media/items.ts';
@@ -135,7 +136,7 @@ export async function toPublicElements(
 
 export const publicElementQuery = pageQuery
   .extend({
-    locale: z.string().max(35).optional().describe('The locale wanted; the site’s fallback chain applies'),
+    locale: wantedLocale,
     type: z.string().max(100).optional().describe('A content type’s api_id'),
     depth: z.coerce.number().int().min(0).max(maxDepth).default(1).describe('How deep references are resolved'),
   })

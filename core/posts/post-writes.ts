@@ -14,6 +14,7 @@ import { Problem, conflict } from '../errors.ts';
 import { requireOwnChange } from '../media/access.ts';
 import { sanitizeRichText } from '../content/data.ts';
 import { requireSiteLocale } from '../content/locales.ts';
+import { publishedAtAfter } from '../content/status.ts';
 import { requireSeoImage } from '../content/pages.ts';
 import { requireVersion } from '../content/types.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
@@ -135,12 +136,10 @@ export async function createPost(db: CommonQueryMethods, access: SiteAccess, inp
 }
 
 /** Authors change the posts they wrote or made. */
-const requireOwnPost = (access: SiteAccess, post: Post) =>
-  requireOwnChange(
-    access,
-    access.actor.kind === 'user' && post.author_id === access.actor.userId ? post.author_id : post.created_by,
-    'their own posts',
-  );
+function requireOwnPost(access: SiteAccess, post: Post): void {
+  const wrote = access.actor.kind === 'user' && post.author_id === access.actor.userId;
+  if (!wrote) requireOwnChange(access, post.created_by, 'their own posts');
+}
 
 export async function updatePost(
   db: CommonQueryMethods,
@@ -176,7 +175,7 @@ export async function updatePost(
           body = coalesce(${body === undefined ? null : storedBody(body, format)}, p.body),
           body_format = ${format},
           status = ${status},
-          published_at = ${status === 'published' ? sql.fragment`coalesce(p.published_at, now())` : status === 'archived' ? sql.fragment`p.published_at` : null},
+          published_at = ${publishedAtAfter(status, 'p')},
           scheduled_for = ${scheduledFor},
           author_id = ${changes.author_id === undefined ? sql.fragment`p.author_id` : changes.author_id},
           tags = ${changes.tags ? sql.array(labels(changes.tags), 'text') : sql.fragment`p.tags`},

@@ -6,6 +6,7 @@
 // sanitised like stored HTML, so a body never carries a script either way.
 import { marked } from 'marked';
 import { z } from 'zod';
+import { wantedLocale } from '../content/locales.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { sanitizeRichText } from '../content/data.ts';
 import { seoSchema } from '../content/pages.ts';
@@ -85,7 +86,7 @@ const tagsOf = (site: Site, rows: readonly ServedRow[]) => [
 ];
 
 export const publicPostQuery = pageQuery.extend({
-  locale: z.string().max(35).optional().describe('The locale wanted; the site’s fallback chain applies'),
+  locale: wantedLocale,
   tag: z.string().max(100).optional(),
   category: z.string().max(100).optional(),
 });
