@@ -17,7 +17,9 @@ export type Document = {
 };
 
 const ignored = new Set(['script', 'style', 'noscript', 'template']);
+// Elements that end a word: headings and blocks; inline ones (em, a, span) run on within a word.
 const blocks = new Set(['p', 'div', 'li', 'br', 'tr', 'td', 'th', 'blockquote', 'pre', 'section', 'article']);
+const separates = (name: string) => blocks.has(name) || /^h[1-6]$/.test(name);
 
 export function readDocument(body: string, format: 'html' | 'markdown'): Document {
   const html = format === 'markdown' ? marked.parse(body, { async: false }) : body;
@@ -34,7 +36,7 @@ export function readDocument(body: string, format: 'html' | 'markdown'): Documen
         if (name === 'p' && !document.firstParagraph) paragraph = [];
         if (name === 'a' && attributes.href) document.links.push(attributes.href);
         if (name === 'img') document.images.push({ src: attributes.src ?? '', alt: attributes.alt ?? null });
-        if (blocks.has(name) || heading) parts.push(' ');
+        if (separates(name)) parts.push(' ');
       },
       ontext(text) {
         if (skipping) return;
@@ -52,7 +54,7 @@ export function readDocument(body: string, format: 'html' | 'markdown'): Documen
           document.firstParagraph = squeeze(paragraph.join(''));
           paragraph = null;
         }
-        if (blocks.has(name) || /^h[1-6]$/.test(name)) parts.push(' ');
+        if (separates(name)) parts.push(' ');
       },
     },
     { decodeEntities: true },

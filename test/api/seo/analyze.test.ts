@@ -83,6 +83,12 @@ describe('SEO analysis', () => {
     expect(res.body.score).toBeGreaterThanOrEqual(94);
   });
 
+  it('reads a word marked up inside a heading as one word', async () => {
+    const res = await analyze({ title: 'Brew', body: '<h2>Cold<em>brew</em> guide</h2><p>Text.</p>' }).expect(200);
+    expect(res.body.metrics.headings).toEqual([{ level: 2, text: 'Coldbrew guide' }]);
+    expect(res.body.metrics.words).toBe(3);
+  });
+
   it('flags a keyword stuffed into the text', async () => {
     const res = await analyze({
       title: 'Beans',
