@@ -68,6 +68,11 @@ const envSchema = z.object({
   MEDIA_MAX_UPLOAD_BYTES: positiveInt.default(256 * 1024 * 1024),
   MEDIA_MAX_PIXELS: positiveInt.default(50_000_000),
   MEDIA_EXIF_GPS: bool.default(false),
+  // For tests and benches that serve pages on 127.0.0.1: user-given URLs may then reach loopback (never in production).
+  FETCH_ALLOW_LOOPBACK: bool.default(false),
+  PDF_MAX_BYTES: positiveInt.default(20 * 1024 * 1024),
+  PDF_MAX_PAGES: positiveInt.max(10_000).default(200),
+  PDF_TIMEOUT_MS: positiveInt.default(60_000),
   STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
@@ -268,6 +273,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxPixels: values.MEDIA_MAX_PIXELS,
       exifGps: values.MEDIA_EXIF_GPS,
     },
+    // What fetching a user-given URL may reach (core/net/safe-fetch.ts).
+    fetch: {
+      allowLoopback:
+        values.FETCH_ALLOW_LOOPBACK && production
+          ? missing('FETCH_ALLOW_LOOPBACK', 'must not be true in production: it lets user-given URLs reach this host')
+          : values.FETCH_ALLOW_LOOPBACK,
+    },
+    pdf: { maxBytes: values.PDF_MAX_BYTES, maxPages: values.PDF_MAX_PAGES, timeoutMs: values.PDF_TIMEOUT_MS },
     metricsToken: values.METRICS_TOKEN,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: values.CORS_ORIGINS,

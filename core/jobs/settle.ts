@@ -6,7 +6,7 @@
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { applyEntry } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
-import { insertMedia, type MediaDraft } from '../media/items.ts';
+import { insertMedia, type MediaDraft, type MediaItem } from '../media/items.ts';
 import { jobColumns, jobRow, type JobErrorBody, type JobRow } from './model.ts';
 
 export async function lockJob(db: CommonQueryMethods, jobId: string): Promise<JobRow | null> {
@@ -44,6 +44,13 @@ export type Success = {
   /** Units used (seconds of audio, images...), priced by the site's cost settings. */
   units: number;
   media?: MediaDraft[];
+  /**
+   * Writes the job's result (a post, say) in the settling transaction, after
+   * the media items, so the result, the debit and the job's status commit
+   * together or not at all: a run that was canceled or taken over writes
+   * nothing. What it answers is added to the output.
+   */
+  commit?: (tx: CommonQueryMethods, made: { media: MediaItem[] }) => Promise<Record<string, unknown> | void>;
 };
 
 export async function succeed(db: CommonQueryMethods, job: JobRow, result: Success): Promise<JobRow> {
@@ -57,6 +64,7 @@ export async function succeed(db: CommonQueryMethods, job: JobRow, result: Succe
       ),
     );
   }
+  const output = { ...result.output, ...((await result.commit?.(db, { media })) ?? {}) };
   // Never more than was reserved: the caller agreed to that price at submit.
   const { cost } = await priceOf(db, job.site_id, job.kind, result.units);
   const charged = Math.min(cost, job.credits_reserved);
@@ -64,12 +72,12 @@ export async function succeed(db: CommonQueryMethods, job: JobRow, result: Succe
   await moveCredits(db, job, 'release', job.credits_reserved - charged, 'Unused reservation released');
   const ids = media.map((item) => item.id);
   // Who made the result: an asynchronous provider is named when the job is handed over; one that ran here, by its output.
-  const provider = typeof result.output.provider === 'string' ? result.output.provider : null;
+  const provider = typeof output.provider === 'string' ? output.provider : null;
   return update(
     db,
     job.id,
     sql.fragment`
-    status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(result.output as never)}, error = null,
+    status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(output as never)}, error = null,
     provider = coalesce(provider, ${provider}),
     credits_charged = ${charged}, media_id = ${ids[0] ?? null}, media_ids = ${sql.array(ids, 'uuid')},
     finished_at = now(), locked_by = null`,
