@@ -17,6 +17,7 @@ import { routes as mediaFolders } from './media-folders/router.ts';
 import { routes as mediaVideo } from './media/video.ts';
 import { routes as pages } from './pages/router.ts';
 import { routes as posts } from './posts/router.ts';
+import { routes as postJobs } from './posts/jobs.ts';
 import { routes as payments } from './payments/router.ts';
 import { routes as publicContent } from './public-content/router.ts';
 import { routes as publicPosts } from './public-content/posts.ts';
@@ -58,6 +59,7 @@ export const allRoutes: RouteDefinition[] = [
   ...elements,
   ...pages,
   ...posts,
+  ...postJobs,
   ...publicContent,
   ...publicPosts,
   ...seo,

@@ -12,6 +12,7 @@ import type { Logger } from '../core/logger.ts';
 import { createStorage } from '../core/storage/index.ts';
 import { workerLogger } from '../core/worker-logger.ts';
 import type { DatabasePool } from '../db/pool.ts';
+import type { Resolve } from '../core/net/safe-fetch.ts';
 import type { JobHandler } from './jobs/handler.ts';
 import { jobKinds } from './jobs/kinds.ts';
 import { startLiveness } from './liveness.ts';
@@ -31,6 +32,8 @@ export type StartWorkerOptions = {
   extraTasks?: Map<string, TaskDefinition>;
   /** Kinds of platform job beside the built-in ones (tests add no-op, slow and flaky kinds). */
   extraKinds?: Map<string, JobHandler>;
+  /** How user-given URLs' host names are resolved (tests make a name resolve to a private address). */
+  resolve?: Resolve;
 };
 
 export const defaultCrontab = [
@@ -52,6 +55,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     events: jobEvents,
     storage: createStorage(config),
     kinds: new Map([...jobKinds, ...(options.extraKinds ?? [])]),
+    ...(options.resolve ? { resolve: options.resolve } : {}),
   };
   // graphile-worker locks runs with its pool's id (not each worker's); the heartbeat reports it.
   const lockIds = new Set<string>();

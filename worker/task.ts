@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { Deps } from '../core/services.ts';
 import type { JobEvents } from '../core/jobs/events.ts';
 import type { DatabasePool } from '../db/pool.ts';
+import type { Resolve } from '../core/net/safe-fetch.ts';
 import type { JobHandler } from './jobs/handler.ts';
 
 /** What every task and every job run may use, built once per worker process: the domain's deps, on the pool. */
@@ -14,6 +15,8 @@ export type TaskDeps = Deps & {
   events: JobEvents;
   /** The kinds of platform job this worker runs (tests add their own). */
   kinds: Map<string, JobHandler>;
+  /** How user-given URLs' host names are resolved; tests inject one (core/net/safe-fetch.ts), else DNS. */
+  resolve?: Resolve;
 };
 
 export type TaskContext = TaskDeps & {

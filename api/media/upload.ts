@@ -40,7 +40,11 @@ export type ReceivedFile = Stored & { fileName: string; fields: Record<string, s
  * for the site. Answers the stored file and the other parts; anything wrong
  * (too large, not exactly one file) is refused with the stored file removed.
  */
-export async function receiveFile(req: Request, context: SiteContext): Promise<ReceivedFile> {
+export async function receiveFile(
+  req: Request,
+  context: SiteContext,
+  options: { maxBytes?: number } = {},
+): Promise<ReceivedFile> {
   const { site } = context;
   if (!req.is('multipart/form-data')) {
     throw new Problem(415, 'Send the file as multipart/form-data, in a part named file.', {
@@ -51,7 +55,7 @@ export async function receiveFile(req: Request, context: SiteContext): Promise<R
   // any byte is stored; the file's own size is checked once it is known, by
   // whoever records it.
   await checkStorageQuota(context.db, site.tenant_id, 0);
-  const limit = context.services.config.media.maxUploadBytes;
+  const limit = options.maxBytes ?? context.services.config.media.maxUploadBytes;
   const parsed = await new Promise<{
     stored: Promise<Stored> | undefined;
     fields: Record<string, string>;

@@ -75,7 +75,7 @@ export type UploadFields = z.infer<typeof uploadFields>;
 /** Sniffs the stream's type and stores it; 415 (nothing kept) for a type outside the allowlist. */
 export async function storeUpload(
   storage: Storage,
-  site: Site,
+  site: Pick<Site, 'id' | 'tenant_id'>,
   file: Readable,
 ): Promise<{ key: string; mimeType: string; size: number }> {
   const typed = await fileTypeStream(file, { sampleSize: 4100 });

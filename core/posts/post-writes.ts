@@ -52,7 +52,8 @@ const taken = (error: unknown): never => {
 };
 
 /** The body as stored: HTML through the allowlist, Markdown as written. */
-const storedBody = (body: string, format: 'markdown' | 'html') => (format === 'html' ? sanitizeRichText(body) : body);
+export const storedBody = (body: string, format: 'markdown' | 'html') =>
+  format === 'html' ? sanitizeRichText(body) : body;
 
 /** Tags and categories: trimmed, empty ones dropped, each once, in the order given. */
 const labels = (values: string[]) => [...new Set(values.map((value) => value.trim()).filter(Boolean))];
@@ -136,7 +137,7 @@ export async function createPost(db: CommonQueryMethods, access: SiteAccess, inp
 }
 
 /** Authors change the posts they wrote or made. */
-function requireOwnPost(access: SiteAccess, post: Post): void {
+export function requireOwnPost(access: SiteAccess, post: Post): void {
   const wrote = access.actor.kind === 'user' && post.author_id === access.actor.userId;
   if (!wrote) requireOwnChange(access, post.created_by, 'their own posts');
 }

@@ -21,6 +21,16 @@ export const postSourceSchema = z
     kind: z.enum(['url', 'pdf']),
     fetched_at: timestamp.nullable(),
     etag: z.string().nullable(),
+    last_modified: z
+      .string()
+      .nullable()
+      .optional()
+      .describe('The Last-Modified the page was served with, sent back as If-Modified-Since on a recrawl'),
+    byline: z.string().nullable().optional().describe('Who the imported article names as its author'),
+    published_at: timestamp
+      .nullable()
+      .optional()
+      .describe('When the imported article says it was published (not when the post is)'),
   })
   .meta({ id: 'PostSource' });
 
@@ -53,6 +63,7 @@ export const postSchema = z
   .meta({ id: 'Post' });
 
 export type Post = z.infer<typeof postSchema>;
+export type PostSource = z.infer<typeof postSourceSchema>;
 
 export const postColumns = sql.fragment`p.id, p.site_id, p.title, p.slug, p.excerpt, p.body, p.body_format, p.locale,
   p.master_id, p.status, p.published_at, p.scheduled_for, p.author_id, p.tags, p.categories, p.featured_media_id,

@@ -14,6 +14,7 @@ import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/
 import { signedDelivery } from '../helpers/fake-providers.ts';
 import { signEvent } from '../helpers/fake-stripe.ts';
 import { giveCredits, newJob } from '../helpers/jobs.ts';
+import { makePdf } from '../helpers/pdf.ts';
 import type { World } from './world.ts';
 
 export type MatrixRequest = {
@@ -736,6 +737,28 @@ export const requests: Record<string, Builder> = {
     path: `/${world.siteA.slug}/posts/`,
     body: { title: `Made ${world.unique()}` },
   }),
+  'POST /{site_identifier}/posts/from-url': async (world) => {
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/posts/from-url`, body: { url: 'https://example.com/article' } };
+  },
+  'POST /{site_identifier}/posts/from-pdf': async (world) => {
+    // A PDF reserves PDF_MAX_PAGES (200) page credits when the form does not ask for fewer.
+    await creditEveryone(world);
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/posts/from-pdf`, file: makePdf([[{ text: 'Matrix PDF' }]]) };
+  },
+  'POST /{site_identifier}/posts/{post_id}/recrawl': async (world) => {
+    await creditEveryone(world);
+    const id = await postOfA(world);
+    await world.t.services.db.query(sql.typeAlias('void')`
+      update posts set source = ${sql.jsonb({ url: 'https://example.com/article', kind: 'url', fetched_at: null, etag: null })}
+      where id = ${id}`);
+    return { path: `/${world.siteA.slug}/posts/${id}/recrawl` };
+  },
+  'POST /{site_identifier}/posts/{post_id}/transform': async (world) => {
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/posts/${await postOfA(world)}/transform`, body: { operation: 'summarize' } };
+  },
   'GET /{site_identifier}/posts/{post_id}': async (world) => ({
     path: `/${world.siteA.slug}/posts/${await postOfA(world)}`,
   }),

@@ -1096,7 +1096,7 @@ export interface paths {
   "/{site_identifier}/posts/from-pdf": {
     /**
      * Create Post From Pdf
-     * @description Not implemented yet: answers 501.
+     * @description Imports a PDF as a draft post, as a job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` (default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and a read longer than PDF_TIMEOUT_MS (pdf_timeout). With an Idempotency-Key, a repeat answers the first job without reading its file.
      *
      * Timeout: 30 s.
      */
@@ -1105,7 +1105,7 @@ export interface paths {
   "/{site_identifier}/posts/from-url": {
     /**
      * Create Post From Url
-     * @description Not implemented yet: answers 501.
+     * @description Imports the article at `url` as a draft post, as a job (one url_import unit). The page is fetched by the worker, never from a private, local or reserved address (checked for every address the name resolves to, and again after each redirect, at most 5); the article is extracted with Readability: title, byline, published time, language and lead image (og:image), the HTML body sanitised. With `import_lead_image`, the image goes into the media library as the featured image. The job’s output names `post_id` and what was extracted; failures have codes such as address_not_allowed, url_not_allowed, fetch_failed, page_not_found and not_an_article, and charge nothing.
      *
      * Timeout: 30 s.
      */
@@ -1135,7 +1135,7 @@ export interface paths {
   "/{site_identifier}/posts/{post_id}/recrawl": {
     /**
      * Recrawl Post
-     * @description Not implemented yet: answers 501.
+     * @description Fetches the post’s source URL again, as a job (one url_import unit), conditionally (If-None-Match with the stored ETag, If-Modified-Since with the stored Last-Modified). Unchanged (304, or the same article): the output says `changed: false`. Changed: the previous title and body are kept as a version, the post takes the new ones and its version goes up (If-Match clients see the change), and the output has a `diff` summary (paragraphs added, removed, changed; words before and after; whether the title changed). Authors recrawl only their own posts.
      *
      * Timeout: 30 s.
      */
@@ -1144,7 +1144,7 @@ export interface paths {
   "/{site_identifier}/posts/{post_id}/transform": {
     /**
      * Transform Post
-     * @description Not implemented yet: answers 501.
+     * @description Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): `summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With TEXT_PROVIDER=openai a model writes it. Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` (default) the result is saved into the post, its previous content kept as a version and its version raised; the status is left as it is. If the post changes while the job runs, it fails with post_changed. Authors transform only their own posts.
      *
      * Timeout: 30 s.
      */
@@ -3638,6 +3638,15 @@ export interface components {
         /** Format: date-time */
         fetched_at: string | null;
         etag: string | null;
+        /** @description The Last-Modified the page was served with, sent back as If-Modified-Since on a recrawl */
+        last_modified?: string | null;
+        /** @description Who the imported article names as its author */
+        byline?: string | null;
+        /**
+         * Format: date-time
+         * @description When the imported article says it was published (not when the post is)
+         */
+        published_at?: string | null;
       }) | null;
       /** @description Raised by every change; the ETag, for If-Match */
       version: number;
@@ -10967,41 +10976,241 @@ export interface operations {
   };
   /**
    * Create Post From Pdf
-   * @description Not implemented yet: answers 501.
+   * @description Imports a PDF as a draft post, as a job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` (default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and a read longer than PDF_TIMEOUT_MS (pdf_timeout). With an Idempotency-Key, a repeat answers the first job without reading its file.
    *
    * Timeout: 30 s.
    */
   createPostFromPdf: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "multipart/form-data": {
+          locale?: string;
+          /** @description Default: the PDF’s title, else its first heading */
+          title?: string;
+          /** @description Most pages to read (and credits to reserve); default and ceiling PDF_MAX_PAGES */
+          max_pages?: number;
+          /**
+           * Format: binary
+           * @description The PDF (at most PDF_MAX_BYTES)
+           */
+          file: Blob;
+        };
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      /** @description The file is larger than PDF_MAX_BYTES; nothing is kept */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Not multipart/form-data, or the file is not a PDF (its type is read from its bytes) */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Post From Url
-   * @description Not implemented yet: answers 501.
+   * @description Imports the article at `url` as a draft post, as a job (one url_import unit). The page is fetched by the worker, never from a private, local or reserved address (checked for every address the name resolves to, and again after each redirect, at most 5); the article is extracted with Readability: title, byline, published time, language and lead image (og:image), the HTML body sanitised. With `import_lead_image`, the image goes into the media library as the featured image. The job’s output names `post_id` and what was extracted; failures have codes such as address_not_allowed, url_not_allowed, fetch_failed, page_not_found and not_an_article, and charge nothing.
    *
    * Timeout: 30 s.
    */
   createPostFromUrl: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uri
+           * @description The page; fetched by the job, never from a private, local or reserved address
+           */
+          url: string;
+          /** @description Default: the page’s language when the site has it, else the site’s default */
+          locale?: string;
+          /**
+           * @description Import the page’s lead image (og:image) into the media library as the featured image
+           * @default false
+           */
+          import_lead_image?: boolean;
+          /**
+           * @description Imported posts start as drafts
+           * @default draft
+           * @enum {string}
+           */
+          status?: "draft";
+        };
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11177,43 +11386,213 @@ export interface operations {
   };
   /**
    * Recrawl Post
-   * @description Not implemented yet: answers 501.
+   * @description Fetches the post’s source URL again, as a job (one url_import unit), conditionally (If-None-Match with the stored ETag, If-Modified-Since with the stored Last-Modified). Unchanged (304, or the same article): the output says `changed: false`. Changed: the previous title and body are kept as a version, the post takes the new ones and its version goes up (If-Match clients see the change), and the output has a `diff` summary (paragraphs added, removed, changed; words before and after; whether the title changed). Authors recrawl only their own posts.
    *
    * Timeout: 30 s.
    */
   recrawlPost: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         post_id: string;
       };
     };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      /** @description The post was not imported from a URL */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Transform Post
-   * @description Not implemented yet: answers 501.
+   * @description Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): `summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With TEXT_PROVIDER=openai a model writes it. Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` (default) the result is saved into the post, its previous content kept as a version and its version raised; the status is left as it is. If the post changes while the job runs, it fails with post_changed. Authors transform only their own posts.
    *
    * Timeout: 30 s.
    */
   transformPost: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         post_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * @description title_excerpt writes the title and excerpt; the others write the body
+           * @enum {string}
+           */
+          operation: "summarize" | "rewrite" | "shorten" | "expand" | "title_excerpt";
+          /** @description For rewrite: e.g. friendly, formal */
+          tone?: string;
+          /**
+           * @description How long the result should be
+           * @enum {string}
+           */
+          length?: "short" | "medium" | "long";
+          /**
+           * @description Save the result into the post (the previous content kept as a version); false: only on the job’s output
+           * @default true
+           */
+          apply?: boolean;
+        };
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

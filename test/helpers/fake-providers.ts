@@ -34,6 +34,8 @@ export type FakeProviders = {
   images: Script[];
   /** Jobs accepted at /v1/jobs: the provider's id, the callback and what was asked. */
   accepted: { id: string; callback_url: string; reference: string; input: unknown }[];
+  /** Answers for the next calls to /chat/completions (the message content, and the tokens to report); after them, a media description. */
+  chat: { content: string; totalTokens?: number }[];
   /** Audio or video served at /files/{name}, for deliveries by URL. */
   files: Map<string, Buffer>;
   /** The OpenAI-compatible /videos API: the clip served once done, how many polls answer in_progress first, and a failure to answer instead. */
@@ -50,6 +52,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     requests: [],
     speech: [],
     images: [],
+    chat: [],
     fallback: { kind: 'ok', seconds: 2 },
     accepted: [],
     files: new Map(),
@@ -120,9 +123,17 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       return;
     }
     if (req.method === 'POST' && url.pathname === '/chat/completions') {
-      const content = JSON.stringify({ alt: 'A red square on white', caption: 'Red square.', tags: ['Red', 'Square'] });
+      const scripted = state.chat.shift();
+      const content =
+        scripted?.content ??
+        JSON.stringify({ alt: 'A red square on white', caption: 'Red square.', tags: ['Red', 'Square'] });
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content } }] }));
+      res.end(
+        JSON.stringify({
+          choices: [{ index: 0, message: { role: 'assistant', content } }],
+          ...(scripted?.totalTokens ? { usage: { total_tokens: scripted.totalTokens } } : {}),
+        }),
+      );
       return;
     }
     if (req.method === 'POST' && url.pathname === '/v1/jobs') {

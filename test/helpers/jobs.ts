@@ -15,6 +15,7 @@ import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { TaskDefinition } from '../../worker/task.ts';
 import type { Config } from '../../core/config.ts';
+import type { Resolve } from '../../core/net/safe-fetch.ts';
 import type { Job } from '../../core/jobs/model.ts';
 import { submitJob, type Submission } from '../../core/jobs/submit.ts';
 import { findSiteAccess } from '../../core/tenancy/site-access.ts';
@@ -156,6 +157,7 @@ export async function startTestWorker(
   t: TestApp,
   env: Record<string, string> = {},
   extraTasks?: Map<string, TaskDefinition>,
+  options: { resolve?: Resolve } = {},
 ): Promise<WorkerHandle> {
   const config = testConfig({
     DATABASE_URL: t.database.url,
@@ -173,6 +175,7 @@ export async function startTestWorker(
     crontab: '',
     extraKinds: testKinds,
     ...(extraTasks ? { extraTasks } : {}),
+    ...options,
   });
 }
 

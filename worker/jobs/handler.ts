@@ -2,6 +2,7 @@
 // finishes (output, units used, files made) or hands the work to an
 // asynchronous provider and waits for its webhook, after which `finish` runs.
 import type { z } from 'zod';
+import type { Resolve } from '../../core/net/safe-fetch.ts';
 import type { Deps } from '../../core/services.ts';
 import type { JobRow } from '../../core/jobs/model.ts';
 import type { Success } from '../../core/jobs/settle.ts';
@@ -14,6 +15,8 @@ export type JobContext = Deps & {
   signal: AbortSignal;
   /** Reports progress (0–1) and what is happening, for pollers and event streams. */
   progress(fraction: number, stage: string): Promise<void>;
+  /** How user-given URLs' host names are resolved (tests inject one); undefined: DNS. */
+  resolve?: Resolve | undefined;
 };
 
 export type Outcome =

@@ -4,7 +4,10 @@ import image from './image.ts';
 import imageEdit from './image_edit.ts';
 import mediaMetadata from './media_metadata.ts';
 import mediaProcess from './media_process.ts';
+import pdfImport from './pdf_import.ts';
 import speech from './speech.ts';
+import text from './text.ts';
+import urlImport from './url_import.ts';
 import video from './video.ts';
 
 export const jobKinds = new Map<string, JobHandler>([
@@ -14,4 +17,7 @@ export const jobKinds = new Map<string, JobHandler>([
   ['image_edit', imageEdit],
   ['media_metadata', mediaMetadata],
   ['video', video],
+  ['url_import', urlImport],
+  ['pdf_import', pdfImport],
+  ['text', text],
 ]);

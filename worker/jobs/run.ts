@@ -113,6 +113,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       config: deps.config,
       logger: log,
       storage: deps.storage,
+      resolve: deps.resolve,
       signal,
       progress: async (fraction: number, stage: string) => {
         await db.query(sql.typeAlias('void')`
