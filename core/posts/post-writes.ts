@@ -136,7 +136,7 @@ export async function createPost(db: CommonQueryMethods, access: SiteAccess, inp
 }
 
 /** Authors change the posts they wrote or made. */
-function requireOwnPost(access: SiteAccess, post: Post): void {
+export function requireOwnPost(access: SiteAccess, post: Post): void {
   const wrote = access.actor.kind === 'user' && post.author_id === access.actor.userId;
   if (!wrote) requireOwnChange(access, post.created_by, 'their own posts');
 }

@@ -5,6 +5,7 @@ import imageEdit from './image_edit.ts';
 import mediaMetadata from './media_metadata.ts';
 import mediaProcess from './media_process.ts';
 import speech from './speech.ts';
+import translation from './translation.ts';
 import video from './video.ts';
 
 export const jobKinds = new Map<string, JobHandler>([
@@ -14,4 +15,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['image_edit', imageEdit],
   ['media_metadata', mediaMetadata],
   ['video', video],
+  ['translation', translation],
 ]);
