@@ -4,14 +4,13 @@
 // public reads take every other field from the master as they serve it. So a
 // sync has nothing to copy into an element: it reports those fields as
 // inherited, and the staleness of the localized ones.
-import { sql } from '../../db/pool.ts';
 import { createElement, updateElement } from '../content/element-writes.ts';
 import { elementColumns, elementSchema, type Element } from '../content/elements.ts';
 import type { FieldType } from '../content/fields.ts';
 import { findType, type ContentType } from '../content/types.ts';
 import { requireOwnChange } from '../media/access.ts';
-import { groupOf, idsOf, tableMembers } from './group.ts';
-import type { FieldFormat, TranslationAdapter } from './model.ts';
+import { tableGroup } from './group.ts';
+import type { FieldFormat, Member, TranslationAdapter } from './model.ts';
 
 type ElementItem = Element & { type: ContentType };
 
@@ -26,19 +25,22 @@ export const elementsAdapter: TranslationAdapter<ElementItem> = {
   kind: 'elements',
   noun: 'element',
   async group(db, site, id) {
-    const rows = await tableMembers(
+    const group = await tableGroup(
       db,
-      { table: 'content_elements', localized: 'element_localized', noun: 'element' },
+      {
+        kind: 'elements',
+        table: 'content_elements',
+        noun: 'element',
+        schema: elementSchema,
+        columns: elementColumns,
+        alias: 'e',
+      },
       site.id,
       id,
     );
-    const elements = await db.any(sql.type(elementSchema)`
-      select ${elementColumns} from content_elements e where e.id = any(${idsOf(rows)})`);
-    const type = await findType(db, site.id, elements[0]!.type_id);
-    return groupOf(
-      rows,
-      elements.map((element) => ({ ...element, type })),
-    );
+    const type = await findType(db, site.id, group.master.item.type_id);
+    const typed = (member: Member<Element>) => ({ ...member, item: { ...member.item, type } });
+    return { master: typed(group.master), translations: group.translations.map(typed) };
   },
   localizedFields: ({ master }) =>
     master.item.type.fields

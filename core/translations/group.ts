@@ -1,6 +1,6 @@
 // Reading a group (a master and its translations) with, for each member, its
-// localized values and their hashes as the database computes them (the
-// `*_localized` functions of db/migrations/0025, which the triggers use too,
+// localized values and their hashes as the database computes them
+// (`translation_localized` of db/migrations/0025, which its triggers use too,
 // so a hash compared here is a hash recorded there), and what each
 // translation last took from the master.
 import { z } from 'zod';
@@ -24,31 +24,39 @@ export const memberRow = z.object({
 export type MemberRow = z.infer<typeof memberRow>;
 
 /** A kind whose translations are rows of its own table with master_id (elements, pages, posts). */
-export type TableKind = {
+export type TableKind<Item> = {
+  kind: 'elements' | 'pages' | 'posts';
   table: 'content_elements' | 'pages' | 'posts';
-  /** The SQL function giving a row's localized values. */
-  localized: 'element_localized' | 'page_localized' | 'post_localized';
   noun: string;
+  /** How the kind reads its rows: its schema, and its columns over `alias`. */
+  schema: z.ZodType<Item>;
+  columns: ReturnType<typeof sql.fragment>;
+  alias: 'e' | 'p';
 };
 
-/** The members of the group `id` belongs to, the master first: by id, then by master_id (two index lookups). */
-export async function tableMembers(
+/** The group `id` belongs to, the master first: its members by id, then by master_id (two index lookups), then their rows. */
+export async function tableGroup<Item extends { id: string }>(
   db: CommonQueryMethods,
-  kind: TableKind,
+  kind: TableKind<Item>,
   siteId: string,
   id: string,
-): Promise<MemberRow[]> {
+): Promise<Group<Item>> {
   const table = sql.identifier([kind.table]);
-  const localized = sql.identifier([kind.localized]);
   const rows = await db.any(sql.type(memberRow)`
     with grp (id) as (select coalesce(x.master_id, x.id) from ${table} x where x.id = ${id} and x.site_id = ${siteId})
-    select x.id, x.master_id, x.locale, x.status, x.updated_at, ${localized}(x) as values,
-           translation_hashes(${localized}(x)) as hashes, coalesce(s.fields, '{}') as taken
+    select x.id, x.master_id, x.locale, x.status, x.updated_at, translation_localized(${kind.kind}, to_jsonb(x)) as values,
+           translation_hashes(translation_localized(${kind.kind}, to_jsonb(x))) as hashes, coalesce(s.fields, '{}') as taken
     from ${table} x join grp on x.id = grp.id or x.master_id = grp.id
     left join translation_states s on s.translation_id = x.id
     order by x.master_id nulls first, x.locale`);
   if (!rows.length || rows[0]!.master_id !== null) throw notFound(`No such ${kind.noun}.`);
-  return [...rows];
+  const items = await db.any(sql.type(kind.schema)`
+    select ${kind.columns} from ${table} ${sql.identifier([kind.alias])}
+    where ${sql.identifier([kind.alias, 'id'])} = any(${sql.array(
+      rows.map((row) => row.id),
+      'uuid',
+    )})`);
+  return groupOf(rows, items);
 }
 
 /** Pairs member rows with the kind's items (read by id), into a group. */

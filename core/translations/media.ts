@@ -39,13 +39,13 @@ export const mediaAdapter: TranslationAdapter<TextItem> = {
         select media_id from media_translations where id = ${id} and site_id = ${site.id}
       )
       select m.id, null::uuid as master_id, ${site.default_locale} as locale, m.status, m.updated_at,
-             media_localized(m.alt, m.title, m.caption) as values,
-             translation_hashes(media_localized(m.alt, m.title, m.caption)) as hashes, '{}'::jsonb as taken,
+             translation_localized('media', to_jsonb(m)) as values,
+             translation_hashes(translation_localized('media', to_jsonb(m))) as hashes, '{}'::jsonb as taken,
              m.alt, m.title, m.caption, m.created_by
       from media_items m join grp on grp.id = m.id
       union all
-      select t.id, t.media_id, t.locale, null, t.updated_at, media_localized(t.alt, t.title, t.caption),
-             translation_hashes(media_localized(t.alt, t.title, t.caption)), coalesce(s.fields, '{}'),
+      select t.id, t.media_id, t.locale, null, t.updated_at, translation_localized('media', to_jsonb(t)),
+             translation_hashes(translation_localized('media', to_jsonb(t))), coalesce(s.fields, '{}'),
              t.alt, t.title, t.caption, t.created_by
       from media_translations t join grp on grp.id = t.media_id
       left join translation_states s on s.translation_id = t.id

@@ -85,3 +85,6 @@ export type AnyAdapter = TranslationAdapter<any>; // eslint-disable-line @typesc
 /** A value a field does not really have: a translation of it means nothing. */
 export const isEmptyValue = (value: unknown) =>
   value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0);
+
+/** A value given as text, else none. */
+export const textOf = (value: unknown) => (typeof value === 'string' ? value : undefined);

@@ -8,22 +8,20 @@ import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
 import { createPage, pageColumns, pageSchema, updatePage, type Page } from '../content/pages.ts';
 import { requireOwnChange } from '../media/access.ts';
-import { groupOf, idsOf, tableMembers } from './group.ts';
-import type { TranslationAdapter } from './model.ts';
+import { tableGroup } from './group.ts';
+import { textOf as text, type TranslationAdapter } from './model.ts';
 import { seoWith, syncedSeo, withoutSeo } from './seo.ts';
-
-const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
 export const pagesAdapter: TranslationAdapter<Page> = {
   kind: 'pages',
   noun: 'page',
-  async group(db, site, id) {
-    const rows = await tableMembers(db, { table: 'pages', localized: 'page_localized', noun: 'page' }, site.id, id);
-    return groupOf(
-      rows,
-      await db.any(sql.type(pageSchema)`select ${pageColumns} from pages p where p.id = any(${idsOf(rows)})`),
-    );
-  },
+  group: (db, site, id) =>
+    tableGroup(
+      db,
+      { kind: 'pages', table: 'pages', noun: 'page', schema: pageSchema, columns: pageColumns, alias: 'p' },
+      site.id,
+      id,
+    ),
   localizedFields: () => [
     { name: 'title', format: 'plain', required: true },
     { name: 'slug', format: 'slug', required: true },

@@ -4,25 +4,22 @@
 // post's whatever the language: a translation starts with its master's
 // (core/posts/post-writes.ts) and a sync refreshes them. Author and
 // publication times stay each translation's own.
-import { sql } from '../../db/pool.ts';
 import { createPost, requireOwnPost, updatePost } from '../posts/post-writes.ts';
 import { postColumns, postSchema, type Post } from '../posts/posts.ts';
-import { groupOf, idsOf, tableMembers } from './group.ts';
-import type { TranslationAdapter } from './model.ts';
+import { tableGroup } from './group.ts';
+import { textOf as text, type TranslationAdapter } from './model.ts';
 import { seoWith, syncedSeo, withoutSeo } from './seo.ts';
-
-const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
 
 export const postsAdapter: TranslationAdapter<Post> = {
   kind: 'posts',
   noun: 'post',
-  async group(db, site, id) {
-    const rows = await tableMembers(db, { table: 'posts', localized: 'post_localized', noun: 'post' }, site.id, id);
-    return groupOf(
-      rows,
-      await db.any(sql.type(postSchema)`select ${postColumns} from posts p where p.id = any(${idsOf(rows)})`),
-    );
-  },
+  group: (db, site, id) =>
+    tableGroup(
+      db,
+      { kind: 'posts', table: 'posts', noun: 'post', schema: postSchema, columns: postColumns, alias: 'p' },
+      site.id,
+      id,
+    ),
   localizedFields: ({ master }) => [
     { name: 'title', format: 'plain', required: true },
     { name: 'slug', format: 'slug', required: true },

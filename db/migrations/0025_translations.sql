@@ -66,24 +66,23 @@ return md5(coalesce(value, 'null'::jsonb)::text);
 create function translation_hashes(fields jsonb) returns jsonb language sql immutable parallel safe
 return coalesce((select jsonb_object_agg(f.key, translation_hash(f.value)) from jsonb_each(fields) f), '{}');
 
--- The localized fields of an item, {field: value}: the one statement of which
--- fields a kind localizes (core/translations/ reads them through these).
--- Elements: the type's top-level fields marked localized.
-create function element_localized(e content_elements) returns jsonb language sql stable
-return (select coalesce(jsonb_object_agg(f ->> 'id', coalesce(e.data -> (f ->> 'id'), 'null'::jsonb)), '{}')
-        from content_types t, jsonb_array_elements(t.fields) f
-        where t.id = e.type_id and (f ->> 'localized')::boolean);
-
-create function page_localized(p pages) returns jsonb language sql immutable
-return jsonb_build_object('title', p.title, 'slug', p.slug, 'seo.title', p.seo -> 'title',
-  'seo.description', p.seo -> 'description');
-
-create function post_localized(p posts) returns jsonb language sql immutable
-return jsonb_build_object('title', p.title, 'slug', p.slug, 'excerpt', p.excerpt, 'body', p.body,
-  'seo.title', p.seo -> 'title', 'seo.description', p.seo -> 'description');
-
-create function media_localized(alt text, title text, caption text) returns jsonb language sql immutable
-return jsonb_build_object('alt', alt, 'title', title, 'caption', caption);
+-- The localized fields of an item of a kind, {field: value}, from its row as
+-- jsonb: the one statement of which fields each kind localizes (the triggers
+-- below and core/translations/group.ts read them through it, so a hash
+-- compared there is a hash recorded here). Elements: the type's top-level
+-- fields marked localized.
+create function translation_localized(kind text, item jsonb) returns jsonb language sql stable
+return case kind
+  when 'elements' then (
+    select coalesce(jsonb_object_agg(f ->> 'id', coalesce(item -> 'data' -> (f ->> 'id'), 'null'::jsonb)), '{}')
+    from content_types t, jsonb_array_elements(t.fields) f
+    where t.id = (item ->> 'type_id')::uuid and (f ->> 'localized')::boolean)
+  when 'pages' then jsonb_build_object('title', item -> 'title', 'slug', item -> 'slug',
+    'seo.title', item -> 'seo' -> 'title', 'seo.description', item -> 'seo' -> 'description')
+  when 'posts' then jsonb_build_object('title', item -> 'title', 'slug', item -> 'slug', 'excerpt', item -> 'excerpt',
+    'body', item -> 'body', 'seo.title', item -> 'seo' -> 'title', 'seo.description', item -> 'seo' -> 'description')
+  when 'media' then jsonb_build_object('alt', item -> 'alt', 'title', item -> 'title', 'caption', item -> 'caption')
+  end;
 
 -- Records that a translation took `fields` of its master (whose localized
 -- values hash to `hashes`) from `source`, keeping what it recorded for the others.
@@ -103,57 +102,32 @@ return array(select n.key from jsonb_each(new_values) n
              where n.value is distinct from old_values -> n.key
                and (old_values is not null or n.value not in ('null'::jsonb, '""'::jsonb)));
 
--- Row triggers, for translations only (master_id set): a person's write
--- records the master's current values for the fields it touched.
-create function element_translation_taken() returns trigger language plpgsql as $$
+-- A person's write of a translation records the master's current values for
+-- the fields it touched. One function for the four kinds; its arguments: the
+-- kind, then the table and the column that name the master.
+create function translation_taken() returns trigger language plpgsql as $$
 declare
-  changed text[] := changed_fields(element_localized(new), case when tg_op = 'UPDATE' then element_localized(old) end);
+  kind text := tg_argv[0];
+  changed text[] := changed_fields(translation_localized(kind, to_jsonb(new)),
+    case when tg_op = 'UPDATE' then translation_localized(kind, to_jsonb(old)) end);
+  master jsonb;
 begin
   if cardinality(changed) > 0 then
-    perform record_taken(new.id, 'elements', new.tenant_id, new.site_id,
-      (select translation_hashes(element_localized(m)) from content_elements m where m.id = new.master_id), changed, 'person');
+    execute format('select to_jsonb(m) from %I m where m.id = $1', tg_argv[1]) into master
+      using (to_jsonb(new) ->> tg_argv[2])::uuid;
+    perform record_taken(new.id, kind, new.tenant_id, new.site_id,
+      translation_hashes(translation_localized(kind, master)), changed, 'person');
   end if;
   return null;
 end $$;
+
+-- For translations only (master_id set), and only when a localized column may have changed.
 create trigger content_elements_translation_taken after insert or update of data on content_elements
-  for each row when (new.master_id is not null) execute function element_translation_taken();
-
-create function page_translation_taken() returns trigger language plpgsql as $$
-declare
-  changed text[] := changed_fields(page_localized(new), case when tg_op = 'UPDATE' then page_localized(old) end);
-begin
-  if cardinality(changed) > 0 then
-    perform record_taken(new.id, 'pages', new.tenant_id, new.site_id,
-      (select translation_hashes(page_localized(m)) from pages m where m.id = new.master_id), changed, 'person');
-  end if;
-  return null;
-end $$;
+  for each row when (new.master_id is not null)
+  execute function translation_taken('elements', 'content_elements', 'master_id');
 create trigger pages_translation_taken after insert or update of title, slug, seo on pages
-  for each row when (new.master_id is not null) execute function page_translation_taken();
-
-create function post_translation_taken() returns trigger language plpgsql as $$
-declare
-  changed text[] := changed_fields(post_localized(new), case when tg_op = 'UPDATE' then post_localized(old) end);
-begin
-  if cardinality(changed) > 0 then
-    perform record_taken(new.id, 'posts', new.tenant_id, new.site_id,
-      (select translation_hashes(post_localized(m)) from posts m where m.id = new.master_id), changed, 'person');
-  end if;
-  return null;
-end $$;
+  for each row when (new.master_id is not null) execute function translation_taken('pages', 'pages', 'master_id');
 create trigger posts_translation_taken after insert or update of title, slug, excerpt, body, seo on posts
-  for each row when (new.master_id is not null) execute function post_translation_taken();
-
-create function media_translation_taken() returns trigger language plpgsql as $$
-declare
-  changed text[] := changed_fields(media_localized(new.alt, new.title, new.caption),
-    case when tg_op = 'UPDATE' then media_localized(old.alt, old.title, old.caption) end);
-begin
-  if cardinality(changed) > 0 then
-    perform record_taken(new.id, 'media', new.tenant_id, new.site_id,
-      (select translation_hashes(media_localized(m.alt, m.title, m.caption)) from media_items m where m.id = new.media_id), changed, 'person');
-  end if;
-  return null;
-end $$;
+  for each row when (new.master_id is not null) execute function translation_taken('posts', 'posts', 'master_id');
 create trigger media_translations_taken after insert or update of alt, title, caption on media_translations
-  for each row execute function media_translation_taken();
+  for each row execute function translation_taken('media', 'media_items', 'media_id');
