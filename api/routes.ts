@@ -34,6 +34,7 @@ import { routes as subscription } from './subscription/router.ts';
 import { routes as globalCostSettings } from './global-cost-settings/router.ts';
 import { routes as tenants } from './tenants/router.ts';
 import { routes as transactions } from './transactions/router.ts';
+import { routes as translations } from './translations/router.ts';
 import { routes as users } from './users/router.ts';
 
 export const allRoutes: RouteDefinition[] = [
@@ -60,6 +61,7 @@ export const allRoutes: RouteDefinition[] = [
   ...pages,
   ...posts,
   ...postJobs,
+  ...translations,
   ...publicContent,
   ...publicPosts,
   ...seo,

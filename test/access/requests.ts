@@ -185,6 +185,8 @@ const publishedPageOfA = async (world: World) => {
 
 type Builder = (world: World) => Promise<MatrixRequest>;
 
+const translateBody = { target_locale: 'de', mode: 'copy' };
+
 const admin = (world: World) => ({
   kind: 'user' as const,
   userId: world.userIds.global_admin!,
@@ -842,6 +844,47 @@ export const requests: Record<string, Builder> = {
       update posts set status = 'published', published_at = now() where id = ${id}`);
     return { path: `/public/${site}/posts/${id}` };
   },
+  // Translations: copy mode, so no credits are needed (a copy costs nothing).
+  'GET /{site_identifier}/translations/elements/{element_id}': async (world) => ({
+    path: `/${world.siteA.slug}/translations/elements/${await elementOfA(world)}`,
+  }),
+  'POST /{site_identifier}/translations/elements/{element_id}/translate': async (world) => ({
+    path: `/${world.siteA.slug}/translations/elements/${await elementOfA(world)}/translate`,
+    body: translateBody,
+  }),
+  'POST /{site_identifier}/translations/elements/{element_id}/sync-translations': async (world) => ({
+    path: `/${world.siteA.slug}/translations/elements/${await elementOfA(world)}/sync-translations`,
+  }),
+  'GET /{site_identifier}/translations/media/{media_id}': async (world) => ({
+    path: `/${world.siteA.slug}/translations/media/${await mediaOfA(world)}`,
+  }),
+  'POST /{site_identifier}/translations/media/{media_id}/translate': async (world) => ({
+    path: `/${world.siteA.slug}/translations/media/${await mediaOfA(world)}/translate`,
+    body: translateBody,
+  }),
+  'POST /{site_identifier}/translations/media/{media_id}/sync-translations': async (world) => ({
+    path: `/${world.siteA.slug}/translations/media/${await mediaOfA(world)}/sync-translations`,
+  }),
+  'GET /{site_identifier}/translations/pages/{page_id}': async (world) => ({
+    path: `/${world.siteA.slug}/translations/pages/${await pageOfA(world)}`,
+  }),
+  'POST /{site_identifier}/translations/pages/{page_id}/translate': async (world) => ({
+    path: `/${world.siteA.slug}/translations/pages/${await pageOfA(world)}/translate`,
+    body: translateBody,
+  }),
+  'POST /{site_identifier}/translations/pages/{page_id}/sync-translations': async (world) => ({
+    path: `/${world.siteA.slug}/translations/pages/${await pageOfA(world)}/sync-translations`,
+  }),
+  'GET /{site_identifier}/translations/posts/{post_id}': async (world) => ({
+    path: `/${world.siteA.slug}/translations/posts/${await postOfA(world)}`,
+  }),
+  'POST /{site_identifier}/translations/posts/{post_id}/translate': async (world) => ({
+    path: `/${world.siteA.slug}/translations/posts/${await postOfA(world)}/translate`,
+    body: translateBody,
+  }),
+  'POST /{site_identifier}/translations/posts/{post_id}/sync-translations': async (world) => ({
+    path: `/${world.siteA.slug}/translations/posts/${await postOfA(world)}/sync-translations`,
+  }),
   'GET /public/{site_identifier}/navigation': async (world) => ({
     path: `/public/${await publicSiteA(world)}/navigation`,
   }),

@@ -10,6 +10,7 @@ import type { Site } from '../../core/tenancy/sites.ts';
 import type { Tenant } from '../../core/tenancy/tenants.ts';
 import type { TestApp } from '../helpers/app.ts';
 import type { FakeStripe } from '../helpers/fake-stripe.ts';
+import { withLocales } from '../helpers/content.ts';
 import { assignToSite, newSite, newTenant, newUser } from '../helpers/factories.ts';
 
 export const callers = [
@@ -41,7 +42,8 @@ export async function buildWorld(t: TestApp, stripe: FakeStripe): Promise<World>
   const unique = () => randomBytes(4).toString('hex');
   const tenantA = await newTenant(t, 'Tenant A');
   const tenantB = await newTenant(t, 'Tenant B');
-  const siteA = await newSite(t, tenantA);
+  // A second locale, for the translations routes.
+  const siteA = await withLocales(t, await newSite(t, tenantA), ['en', 'de']);
   const userIds: World['userIds'] = {};
   for (const [caller, tenant, role] of [
     ['author', tenantA, 'author'],

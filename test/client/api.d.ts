@@ -1769,7 +1769,7 @@ export interface paths {
   "/{site_identifier}/translations/elements/{element_id}": {
     /**
      * Get elements translations
-     * @description Not implemented yet: answers 501.
+     * @description The element (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
      *
      * Timeout: 20 s.
      */
@@ -1778,7 +1778,7 @@ export interface paths {
   "/{site_identifier}/translations/elements/{element_id}/sync-translations": {
     /**
      * Sync elements translations
-     * @description Not implemented yet: answers 501.
+     * @description Copies the element’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
      *
      * Timeout: 30 s.
      */
@@ -1787,7 +1787,7 @@ export interface paths {
   "/{site_identifier}/translations/elements/{element_id}/translate": {
     /**
      * Translate elements
-     * @description Not implemented yet: answers 501.
+     * @description Creates or updates the element’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
      * Timeout: 30 s.
      */
@@ -1796,7 +1796,7 @@ export interface paths {
   "/{site_identifier}/translations/media/{media_id}": {
     /**
      * Get media translations
-     * @description Not implemented yet: answers 501.
+     * @description The media item (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
      *
      * Timeout: 20 s.
      */
@@ -1805,7 +1805,7 @@ export interface paths {
   "/{site_identifier}/translations/media/{media_id}/sync-translations": {
     /**
      * Sync media translations
-     * @description Not implemented yet: answers 501.
+     * @description Copies the media item’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
      *
      * Timeout: 60 s.
      */
@@ -1814,7 +1814,7 @@ export interface paths {
   "/{site_identifier}/translations/media/{media_id}/translate": {
     /**
      * Translate media
-     * @description Not implemented yet: answers 501.
+     * @description Creates or updates the media item’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
      * Timeout: 60 s.
      */
@@ -1823,7 +1823,7 @@ export interface paths {
   "/{site_identifier}/translations/pages/{page_id}": {
     /**
      * Get pages translations
-     * @description Not implemented yet: answers 501.
+     * @description The page (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
      *
      * Timeout: 20 s.
      */
@@ -1832,7 +1832,7 @@ export interface paths {
   "/{site_identifier}/translations/pages/{page_id}/sync-translations": {
     /**
      * Sync pages translations
-     * @description Not implemented yet: answers 501.
+     * @description Copies the page’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
      *
      * Timeout: 30 s.
      */
@@ -1841,7 +1841,7 @@ export interface paths {
   "/{site_identifier}/translations/pages/{page_id}/translate": {
     /**
      * Translate pages
-     * @description Not implemented yet: answers 501.
+     * @description Creates or updates the page’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
      * Timeout: 30 s.
      */
@@ -1850,7 +1850,7 @@ export interface paths {
   "/{site_identifier}/translations/posts/{post_id}": {
     /**
      * Get posts translations
-     * @description Not implemented yet: answers 501.
+     * @description The post (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
      *
      * Timeout: 20 s.
      */
@@ -1859,7 +1859,7 @@ export interface paths {
   "/{site_identifier}/translations/posts/{post_id}/sync-translations": {
     /**
      * Sync posts translations
-     * @description Not implemented yet: answers 501.
+     * @description Copies the post’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
      *
      * Timeout: 30 s.
      */
@@ -1868,7 +1868,7 @@ export interface paths {
   "/{site_identifier}/translations/posts/{post_id}/translate": {
     /**
      * Translate posts
-     * @description Not implemented yet: answers 501.
+     * @description Creates or updates the post’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
      * Timeout: 30 s.
      */
@@ -4218,6 +4218,96 @@ export interface components {
       balance: number;
       reserved: number;
       available: number;
+    };
+    TranslationsOverview: {
+      /** @enum {string} */
+      kind: "elements" | "media" | "pages" | "posts";
+      master: {
+        /** Format: uuid */
+        id: string;
+        locale: string;
+        /** @description The item’s status; null for media translations, which have none */
+        status: string | null;
+        /** Format: date-time */
+        updated_at: string;
+      };
+      /** @description What translations translate */
+      localized_fields: string[];
+      /** @description Non-localized fields each translation holds a copy of (sync copies them) */
+      synced_fields: string[];
+      /** @description Non-localized fields translations read from the master as they are served (nothing to copy) */
+      inherited_fields: string[];
+      translations: components["schemas"]["TranslationState"][];
+      /** @description Site locales with no translation yet */
+      missing_locales: string[];
+    };
+    TranslationState: {
+      /** Format: uuid */
+      id: string;
+      locale: string;
+      /** @description The item’s status; null for media translations, which have none */
+      status: string | null;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description Some localized field needs a translator */
+      stale: boolean;
+      stale_fields: string[];
+      /** @description Each localized field’s state */
+      fields: {
+        [key: string]: components["schemas"]["TranslationFieldState"];
+      };
+    };
+    TranslationFieldState: {
+      /** @enum {string} */
+      state: "current" | "stale" | "untranslated" | "empty";
+      /** @description The field needs a translator: stale or untranslated */
+      stale: boolean;
+      /**
+       * @description Who last wrote it from the master: machine, copy (the master’s text, still to translate) or person
+       * @enum {string|null}
+       */
+      source: "machine" | "copy" | "person" | null;
+      /**
+       * Format: date-time
+       * @description When it last took the master’s value
+       */
+      taken_at: string | null;
+    };
+    TranslationSyncResult: {
+      /** @enum {string} */
+      kind: "elements" | "media" | "pages" | "posts";
+      /** Format: uuid */
+      master_id: string;
+      /** @description The non-localized fields a sync copies for this kind */
+      synced_fields: string[];
+      /** @description Non-localized fields translations read from the master live */
+      inherited_fields: string[];
+      translations: {
+          /** Format: uuid */
+          id: string;
+          locale: string;
+          /** @description Fields whose value the master’s replaced */
+          copied: string[];
+          /** @description Localized fields that need a translator (never written by a sync) */
+          stale_fields: string[];
+        }[];
+    };
+    TranslateRequest: {
+      /** @description A locale of the site other than the master’s */
+      target_locale: string;
+      /**
+       * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+       * @default machine
+       * @enum {string}
+       */
+      mode?: "machine" | "copy";
+      /**
+       * @description Write every field asked, even those a person or the machine translated and that are current
+       * @default false
+       */
+      overwrite?: boolean;
+      /** @description Only these localized fields (default: all) */
+      fields?: string[];
     };
     SiteUser: {
       /** Format: uuid */
@@ -14937,253 +15027,697 @@ export interface operations {
   };
   /**
    * Get elements translations
-   * @description Not implemented yet: answers 501.
+   * @description The element (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
    *
    * Timeout: 20 s.
    */
   getElementsTranslations: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
     responses: {
+      /** @description The master and its translations */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TranslationsOverview"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Sync elements translations
-   * @description Not implemented yet: answers 501.
+   * @description Copies the element’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
    *
    * Timeout: 30 s.
    */
   syncElementsTranslations: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
+      /** @description What each translation got */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TranslationSyncResult"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Translate elements
-   * @description Not implemented yet: answers 501.
+   * @description Creates or updates the element’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
    *
    * Timeout: 30 s.
    */
   translateElements: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         element_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TranslateRequest"];
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get media translations
-   * @description Not implemented yet: answers 501.
+   * @description The media item (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
    *
    * Timeout: 20 s.
    */
   getMediaTranslations: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         media_id: string;
       };
     };
     responses: {
+      /** @description The master and its translations */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TranslationsOverview"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Sync media translations
-   * @description Not implemented yet: answers 501.
+   * @description Copies the media item’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
    *
    * Timeout: 60 s.
    */
   syncMediaTranslations: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         media_id: string;
       };
     };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
+      /** @description What each translation got */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TranslationSyncResult"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Translate media
-   * @description Not implemented yet: answers 501.
+   * @description Creates or updates the media item’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
    *
    * Timeout: 60 s.
    */
   translateMedia: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         media_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TranslateRequest"];
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get pages translations
-   * @description Not implemented yet: answers 501.
+   * @description The page (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
    *
    * Timeout: 20 s.
    */
   getPagesTranslations: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
     responses: {
+      /** @description The master and its translations */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TranslationsOverview"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Sync pages translations
-   * @description Not implemented yet: answers 501.
+   * @description Copies the page’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
    *
    * Timeout: 30 s.
    */
   syncPagesTranslations: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
+      /** @description What each translation got */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TranslationSyncResult"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Translate pages
-   * @description Not implemented yet: answers 501.
+   * @description Creates or updates the page’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
    *
    * Timeout: 30 s.
    */
   translatePages: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         page_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TranslateRequest"];
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get posts translations
-   * @description Not implemented yet: answers 501.
+   * @description The post (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
    *
    * Timeout: 20 s.
    */
   getPostsTranslations: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         post_id: string;
       };
     };
     responses: {
+      /** @description The master and its translations */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TranslationsOverview"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Sync posts translations
-   * @description Not implemented yet: answers 501.
+   * @description Copies the post’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
    *
    * Timeout: 30 s.
    */
   syncPostsTranslations: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         post_id: string;
       };
     };
+    requestBody?: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
+      /** @description What each translation got */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TranslationSyncResult"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Translate posts
-   * @description Not implemented yet: answers 501.
+   * @description Creates or updates the post’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
    *
    * Timeout: 30 s.
    */
   translatePosts: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
         post_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["TranslateRequest"];
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

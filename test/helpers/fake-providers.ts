@@ -40,10 +40,18 @@ export type FakeProviders = {
   files: Map<string, Buffer>;
   /** The OpenAI-compatible /videos API: the clip served once done, how many polls answer in_progress first, and a failure to answer instead. */
   videos: { clip: Buffer; pollsBeforeDone: number; failWith?: string; created: Record<string, unknown>[] };
+  /**
+   * Answers /chat/completions with what it returns for the request (a
+   * translation, say); when unset, or when it returns undefined, the chat
+   * endpoint answers the media description as before.
+   */
+  chatReply: ((request: ChatRequest) => string | undefined) | undefined;
   /** Resolves when the next request reaches the fake (for "kill the worker mid-call"). */
   nextRequest(): Promise<Recorded>;
   close(): Promise<void>;
 };
+
+export type ChatRequest = { model: string; messages: { role: string; content: unknown }[] };
 
 export async function startFakeProviders(): Promise<FakeProviders> {
   const hanging = new Set<http.ServerResponse>();
@@ -57,6 +65,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     accepted: [],
     files: new Map(),
     videos: { clip: Buffer.alloc(0), pollsBeforeDone: 2, created: [] },
+    chatReply: undefined,
   };
   const polls = new Map<string, number>();
   const server = http.createServer(async (req, res) => {
@@ -123,7 +132,9 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       return;
     }
     if (req.method === 'POST' && url.pathname === '/chat/completions') {
-      const scripted = state.chat.shift();
+      // A reply hook (by request) first, then the queue of scripted answers, then a media description.
+      const replied = state.chatReply?.(body as ChatRequest);
+      const scripted = replied === undefined ? state.chat.shift() : { content: replied };
       const content =
         scripted?.content ??
         JSON.stringify({ alt: 'A red square on white', caption: 'Red square.', tags: ['Red', 'Square'] });

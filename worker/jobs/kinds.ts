@@ -8,6 +8,7 @@ import pdfImport from './pdf_import.ts';
 import speech from './speech.ts';
 import text from './text.ts';
 import urlImport from './url_import.ts';
+import translation from './translation.ts';
 import video from './video.ts';
 
 export const jobKinds = new Map<string, JobHandler>([
@@ -20,4 +21,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['url_import', urlImport],
   ['pdf_import', pdfImport],
   ['text', text],
+  ['translation', translation],
 ]);
