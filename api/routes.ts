@@ -25,6 +25,7 @@ import { routes as publicMedia } from './public-media/router.ts';
 import { routes as metrics } from './metrics/router.ts';
 import { routes as monitoring } from './monitoring/router.ts';
 import type { RouteDefinition } from './route.ts';
+import { routes as search } from './search/router.ts';
 import { routes as seo } from './seo/router.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
@@ -64,6 +65,7 @@ export const allRoutes: RouteDefinition[] = [
   ...translations,
   ...publicContent,
   ...publicPosts,
+  ...search,
   ...seo,
   ...cache,
   ...adminContentTypes,

@@ -487,6 +487,23 @@ export const requests: Record<string, Builder> = {
     path: `/admin/fraud/block-tenant/${(await newTenant(world.t, `Blockable ${world.unique()}`)).id}`,
     body: { reason: 'matrix' },
   }),
+  'GET /search/sites/{site_identifier}': async (world) => ({
+    path: `/search/sites/${await publicSiteA(world)}?q=matrix`,
+  }),
+  'GET /search/sites/{site_identifier}/suggest': async (world) => ({
+    path: `/search/sites/${await publicSiteA(world)}/suggest?q=mat`,
+  }),
+  'GET /search/sites/{site_identifier}/analytics': async (world) => ({
+    path: `/search/sites/${world.siteA.slug}/analytics`,
+  }),
+  'GET /search/sites/{site_identifier}/stats': async (world) => ({ path: `/search/sites/${world.siteA.slug}/stats` }),
+  'POST /search/admin/sites/{site_identifier}/reindex': async (world) => ({
+    path: `/search/admin/sites/${world.siteA.slug}/reindex`,
+  }),
+  'DELETE /search/admin/sites/{site_identifier}/index': async (world) => ({
+    path: `/search/admin/sites/${world.siteA.slug}/index`,
+  }),
+  'GET /search/admin/health': fixed('/search/admin/health'),
   'GET /{site_identifier}/site-statistics/overview': async (world) => ({
     path: `/${world.siteA.slug}/site-statistics/overview`,
   }),

@@ -1243,7 +1243,7 @@ export interface paths {
   "/search/admin/health": {
     /**
      * Search Engine Health
-     * @description Not implemented yet: answers 501.
+     * @description The search index of the whole service: documents, words, logged queries and table sizes; published items that are not indexed and when the oldest of them changed (`degraded` while there are any); the extensions search relies on.
      *
      * Timeout: 20 s.
      */
@@ -1252,7 +1252,7 @@ export interface paths {
   "/search/admin/sites/{site_identifier}/index": {
     /**
      * Delete Site Index
-     * @description Not implemented yet: answers 501.
+     * @description Drops every search document of the site (and the words suggestions draw on); analytics are kept. Items written afterwards are indexed again as they change; a reindex brings back the rest.
      *
      * Timeout: 30 s.
      */
@@ -1261,7 +1261,7 @@ export interface paths {
   "/search/admin/sites/{site_identifier}/reindex": {
     /**
      * Reindex Site Content
-     * @description Not implemented yet: answers 501.
+     * @description Rebuilds the site’s search documents from its items, as a search_reindex job (one unit, free unless a price is set). Writes keep the index current by themselves; this is for what they cannot see (a dropped index, a changed language configuration). One at a time per site: while one is queued or running, this answers that job. Safe to repeat.
      *
      * Timeout: 300 s.
      */
@@ -1270,7 +1270,7 @@ export interface paths {
   "/search/sites/{site_identifier}": {
     /**
      * Search Site Content
-     * @description Not implemented yet: answers 501.
+     * @description Full-text search of a public site’s published posts, pages, elements (their text fields) and ready media (title, alt, caption). `q` reads like a web search: words (all must match, stemmed in each locale’s language), "a phrase", `or`, `-word`. Ranked by cover density (a title counts most, then headings, excerpt and descriptions, then body), recent items boosted. `facets` counts the hits per kind whatever `kind` asked. A query that finds nothing is tried again with its misspelt words replaced by the most alike words of the site (`corrected_query`). Each search (its first page) is logged for analytics with its locale and hit count, and nothing about who asked.
      *
      * Timeout: 20 s.
      */
@@ -1279,7 +1279,7 @@ export interface paths {
   "/search/sites/{site_identifier}/analytics": {
     /**
      * Get Search Analytics
-     * @description Not implemented yet: answers 501.
+     * @description What readers searched for over the last `days` (UTC days, today included): the most searched queries with their average hits, the queries that found nothing, and searches per day. Queries are kept lower-cased, without anything that identifies who searched.
      *
      * Timeout: 20 s.
      */
@@ -1288,7 +1288,7 @@ export interface paths {
   "/search/sites/{site_identifier}/stats": {
     /**
      * Get Search Stats
-     * @description Not implemented yet: answers 501.
+     * @description What the site’s index holds: documents per kind and locale, distinct words, stored size, and the last reindex.
      *
      * Timeout: 20 s.
      */
@@ -1297,7 +1297,7 @@ export interface paths {
   "/search/sites/{site_identifier}/suggest": {
     /**
      * Get Search Suggestions
-     * @description Not implemented yet: answers 501.
+     * @description Up to 10 completions of what a reader has typed: titles of published items that start with it, then the site’s most frequent words that complete its last word. When neither exists the last word is taken as misspelt and the most alike words are offered (`corrected`). Not logged.
      *
      * Timeout: 20 s.
      */
@@ -3798,6 +3798,128 @@ export interface components {
           };
           element: components["schemas"]["PublicContentElement"];
         }[];
+    };
+    SearchHealth: {
+      /**
+       * @description degraded while something published is not in the index
+       * @enum {string}
+       */
+      status: "ok" | "degraded";
+      documents: number;
+      words: number;
+      logged_queries: number;
+      /** @description The documents and words tables with their indexes */
+      table_bytes: number;
+      /** @description Published items (ready media) missing from the index, all sites */
+      unindexed: number;
+      /**
+       * Format: date-time
+       * @description When the longest-waiting of those last changed
+       */
+      oldest_unindexed_change: string | null;
+      extensions: {
+        /** @description Installed version; typo tolerance and suggestions need it */
+        pg_trgm: string | null;
+        btree_gin: string | null;
+      };
+      /** @description Languages with a stemmer; others are indexed as `simple` */
+      text_search_configurations: string[];
+    };
+    SearchResult: {
+      items: components["schemas"]["SearchHit"][];
+      /** @description Hits of the kinds asked */
+      total: number;
+      /** @description Hits per kind, whatever `kind` asked */
+      facets: {
+        post?: number;
+        page?: number;
+        element?: number;
+        media?: number;
+      };
+      /** @description When the query as written found nothing: the query with misspelt words replaced, whose hits these are */
+      corrected_query: string | null;
+      next_cursor: string | null;
+    };
+    SearchHit: {
+      /** @enum {string} */
+      kind: "post" | "page" | "element" | "media";
+      /** Format: uuid */
+      id: string;
+      locale: string;
+      title: string;
+      /** @description A post’s slug or a page’s path, for building its URL; null otherwise */
+      path: string | null;
+      /** @description Text around the words found, HTML-escaped, the words themselves in `<mark>`: safe to insert as HTML */
+      snippet: string;
+      /** @description Relevance, recent items boosted; only comparable within one search */
+      score: number;
+      /** Format: date-time */
+      published_at: string | null;
+    };
+    SearchAnalytics: {
+      /** Format: date */
+      since: string;
+      searches: number;
+      searches_without_results: number;
+      /** @description Most searched, most first */
+      top_queries: {
+          query: string;
+          searches: number;
+          average_hits: number;
+        }[];
+      /** @description Searched and found nothing */
+      queries_without_results: {
+          query: string;
+          searches: number;
+        }[];
+      per_day: {
+          /** Format: date */
+          day: string;
+          searches: number;
+          without_results: number;
+        }[];
+    };
+    SearchStats: {
+      documents: number;
+      per_kind_and_locale: ({
+          /** @enum {string} */
+          kind: "post" | "page" | "element" | "media";
+          locale: string;
+          documents: number;
+        })[];
+      /** @description Distinct words suggestions and typo correction draw on */
+      words: number;
+      /** @description Stored size of the site’s documents (vectors and snippet text) */
+      index_bytes: number;
+      last_reindex: ({
+        /** Format: uuid */
+        job_id: string | null;
+        documents: number;
+        /** Format: date-time */
+        finished_at: string;
+      }) | null;
+    };
+    SearchSuggestions: {
+      suggestions: components["schemas"]["SearchSuggestion"][];
+      /** @description True when the last word matched nothing and its likeliest spellings were used */
+      corrected: boolean;
+    };
+    SearchSuggestion: {
+      /** @description The completed query */
+      text: string;
+      /**
+       * @description A title that starts with the text typed, or a frequent word
+       * @enum {string}
+       */
+      source: "title" | "word";
+      /**
+       * @description For a title: what it is the title of
+       * @enum {string|null}
+       */
+      kind: "post" | "page" | "element" | "media" | null;
+      /** Format: uuid */
+      id: string | null;
+      path: string | null;
     };
     SeoReport: {
       score: number;
@@ -12347,135 +12469,310 @@ export interface operations {
   };
   /**
    * Search Engine Health
-   * @description Not implemented yet: answers 501.
+   * @description The search index of the whole service: documents, words, logged queries and table sizes; published items that are not indexed and when the oldest of them changed (`degraded` while there are any); the extensions search relies on.
    *
    * Timeout: 20 s.
    */
   searchEngineHealth: {
     responses: {
+      /** @description The index’s health */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["SearchHealth"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete Site Index
-   * @description Not implemented yet: answers 501.
+   * @description Drops every search document of the site (and the words suggestions draw on); analytics are kept. Items written afterwards are indexed again as they change; a reindex brings back the rest.
    *
    * Timeout: 30 s.
    */
   deleteSiteIndex: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description How many documents were dropped */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            deleted_documents: number;
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Reindex Site Content
-   * @description Not implemented yet: answers 501.
+   * @description Rebuilds the site’s search documents from its items, as a search_reindex job (one unit, free unless a price is set). Writes keep the index current by themselves; this is for what they cannot see (a dropped index, a changed language configuration). One at a time per site: while one is queued or running, this answers that job. Safe to repeat.
    *
    * Timeout: 300 s.
    */
   reindexSiteContent: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Search Site Content
-   * @description Not implemented yet: answers 501.
+   * @description Full-text search of a public site’s published posts, pages, elements (their text fields) and ready media (title, alt, caption). `q` reads like a web search: words (all must match, stemmed in each locale’s language), "a phrase", `or`, `-word`. Ranked by cover density (a title counts most, then headings, excerpt and descriptions, then body), recent items boosted. `facets` counts the hits per kind whatever `kind` asked. A query that finds nothing is tried again with its misspelt words replaced by the most alike words of the site (`corrected_query`). Each search (its first page) is logged for analytics with its locale and hit count, and nothing about who asked.
    *
    * Timeout: 20 s.
    */
   searchSiteContent: {
     parameters: {
+      query: {
+        /** @description What to look for: words, "a phrase", `or`, `-word` */
+        q: string;
+        /** @description Only these kinds, comma-separated: post, page, element, media */
+        kind?: string;
+        /** @description Only items in this locale; every locale of the site otherwise */
+        locale?: string;
+        limit?: number;
+        cursor?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description A page of hits */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `no-store`: an answer changes with every write to the site */
+          "Cache-Control"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["SearchResult"];
+        };
+      };
+      400: components["responses"]["BadCursor"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Search Analytics
-   * @description Not implemented yet: answers 501.
+   * @description What readers searched for over the last `days` (UTC days, today included): the most searched queries with their average hits, the queries that found nothing, and searches per day. Queries are kept lower-cased, without anything that identifies who searched.
    *
    * Timeout: 20 s.
    */
   getSearchAnalytics: {
     parameters: {
+      query?: {
+        /** @description How many days back, today included */
+        days?: number;
+        /** @description Queries per list */
+        limit?: number;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The site’s search analytics */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["SearchAnalytics"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Search Stats
-   * @description Not implemented yet: answers 501.
+   * @description What the site’s index holds: documents per kind and locale, distinct words, stored size, and the last reindex.
    *
    * Timeout: 20 s.
    */
   getSearchStats: {
     parameters: {
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description The site’s index */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["SearchStats"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Search Suggestions
-   * @description Not implemented yet: answers 501.
+   * @description Up to 10 completions of what a reader has typed: titles of published items that start with it, then the site’s most frequent words that complete its last word. When neither exists the last word is taken as misspelt and the most alike words are offered (`corrected`). Not logged.
    *
    * Timeout: 20 s.
    */
   getSearchSuggestions: {
     parameters: {
+      query: {
+        /** @description What the reader has typed so far */
+        q: string;
+        /** @description Only from items in this locale */
+        locale?: string;
+        limit?: number;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
     responses: {
+      /** @description Completions, best first */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `no-store`: an answer changes with every write to the site */
+          "Cache-Control"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["SearchSuggestions"];
+        };
+      };
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

@@ -5,6 +5,7 @@ import imageEdit from './image_edit.ts';
 import mediaMetadata from './media_metadata.ts';
 import mediaProcess from './media_process.ts';
 import pdfImport from './pdf_import.ts';
+import searchReindex from './search_reindex.ts';
 import speech from './speech.ts';
 import text from './text.ts';
 import urlImport from './url_import.ts';
@@ -22,4 +23,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['pdf_import', pdfImport],
   ['text', text],
   ['translation', translation],
+  ['search_reindex', searchReindex],
 ]);

@@ -1,0 +1,65 @@
+// What readers search for. Each public search (its first page) is kept with
+// its locale and hit count, and nothing about who asked: no address, no
+// token, no session. Analytics read those rows back per site.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+
+/** Queries are kept as typed, lower-cased and with spaces collapsed, so "Shoes " and "shoes" count together. */
+export const normalizedQuery = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
+
+export async function recordSearch(
+  db: CommonQueryMethods,
+  siteId: string,
+  text: string,
+  locale: string | undefined,
+  hits: number,
+): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    insert into search_queries (site_id, query, locale, hits) values (${siteId}, ${normalizedQuery(text)}, ${locale ?? null}, ${hits})`);
+}
+
+export const analyticsQuery = z.object({
+  days: z.coerce.number().int().min(1).max(365).default(30).describe('How many days back, today included'),
+  limit: z.coerce.number().int().min(1).max(100).default(20).describe('Queries per list'),
+});
+
+const queryCount = z.object({
+  query: z.string(),
+  searches: z.number().int(),
+  average_hits: z.number(),
+});
+
+export const analyticsSchema = z
+  .object({
+    since: z.iso.date(),
+    searches: z.number().int(),
+    searches_without_results: z.number().int(),
+    top_queries: z.array(queryCount).describe('Most searched, most first'),
+    queries_without_results: z.array(queryCount.omit({ average_hits: true })).describe('Searched and found nothing'),
+    per_day: z.array(z.object({ day: z.iso.date(), searches: z.number().int(), without_results: z.number().int() })),
+  })
+  .meta({ id: 'SearchAnalytics' });
+
+export async function searchAnalytics(
+  db: CommonQueryMethods,
+  siteId: string,
+  { days, limit }: z.output<typeof analyticsQuery>,
+) {
+  // Whole UTC days: `days` = 1 is today.
+  const since = sql.fragment`((now() at time zone 'UTC')::date - ${days - 1}::int)`;
+  const window = sql.fragment`site_id = ${siteId} and created_at >= ${since}::timestamp at time zone 'UTC'`;
+  return db.one(sql.type(analyticsSchema)`
+    select to_char(${since}, 'YYYY-MM-DD') as since,
+      (select count(*)::int from search_queries where ${window}) as searches,
+      (select count(*)::int from search_queries where ${window} and hits = 0) as searches_without_results,
+      coalesce((select jsonb_agg(r order by r.searches desc, r.query) from (
+        select query, count(*)::int as searches, round(avg(hits), 1)::float8 as average_hits
+        from search_queries where ${window} group by query order by count(*) desc, query limit ${limit}) r), '[]') as top_queries,
+      coalesce((select jsonb_agg(r order by r.searches desc, r.query) from (
+        select query, count(*)::int as searches
+        from search_queries where ${window} and hits = 0 group by query order by count(*) desc, query limit ${limit}) r), '[]') as queries_without_results,
+      coalesce((select jsonb_agg(r order by r.day) from (
+        select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::int as searches,
+               (count(*) filter (where hits = 0))::int as without_results
+        from search_queries where ${window} group by 1) r), '[]') as per_day`);
+}

@@ -1,0 +1,79 @@
+// Completions as a reader types: titles that start with what was typed, then
+// the site's most frequent words that complete its last word. When neither
+// finds anything the last word is taken as misspelt and the most alike words
+// (pg_trgm) complete it instead.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Site } from '../tenancy/sites.ts';
+import { searchKinds } from './query.ts';
+
+export const maxSuggestions = 10;
+const maxTitles = 5;
+
+export const suggestQuery = z.object({
+  q: z.string().trim().min(1).max(100).describe('What the reader has typed so far'),
+  locale: z.string().max(35).optional().describe('Only from items in this locale'),
+  limit: z.coerce.number().int().min(1).max(maxSuggestions).default(maxSuggestions),
+});
+export type SuggestQuery = z.output<typeof suggestQuery>;
+
+export const suggestionSchema = z
+  .object({
+    text: z.string().describe('The completed query'),
+    source: z.enum(['title', 'word']).describe('A title that starts with the text typed, or a frequent word'),
+    kind: z.enum(searchKinds).nullable().describe('For a title: what it is the title of'),
+    id: z.uuid().nullable(),
+    path: z.string().nullable(),
+  })
+  .meta({ id: 'SearchSuggestion' });
+export type Suggestion = z.infer<typeof suggestionSchema>;
+
+export const suggestionsSchema = z
+  .object({
+    suggestions: z.array(suggestionSchema),
+    corrected: z.boolean().describe('True when the last word matched nothing and its likeliest spellings were used'),
+  })
+  .meta({ id: 'SearchSuggestions' });
+
+const likePrefix = (text: string) => `${text.replace(/[\\%_]/g, '\\$&')}%`;
+
+const titleRow = z.object({ text: z.string(), kind: z.enum(searchKinds), id: z.uuid(), path: z.string().nullable() });
+const wordRow = z.object({ term: z.string() });
+
+export async function suggest(db: CommonQueryMethods, site: Site, query: SuggestQuery) {
+  const typed = query.q.toLowerCase().replace(/\s+/g, ' ');
+  const lastSpace = typed.lastIndexOf(' ');
+  const head = typed.slice(0, lastSpace + 1);
+  const last = typed.slice(lastSpace + 1);
+  const inLocale = (alias: string) =>
+    query.locale ? sql.fragment`and ${sql.identifier([alias, 'locale'])} = ${query.locale}` : sql.fragment``;
+
+  const titles = await db.any(sql.type(titleRow)`
+    select d.title as text, d.kind, d.item_id as id, d.path from search_documents d
+    where d.site_id = ${site.id} and lower(d.title) like ${likePrefix(typed)} ${inLocale('d')}
+    order by lower(d.title), d.kind, d.item_id limit ${Math.min(maxTitles, query.limit)}`);
+  let words = last
+    ? await db.any(sql.type(wordRow)`
+        select t.term from search_terms t
+        where t.site_id = ${site.id} and t.term like ${likePrefix(last)} and t.term <> ${last} ${inLocale('t')}
+        group by t.term order by sum(t.documents) desc, t.term limit ${query.limit}`)
+    : [];
+  let corrected = false;
+  if (titles.length === 0 && words.length === 0 && last.length >= 3) {
+    words = await db.any(sql.type(wordRow)`
+      select t.term from search_terms t
+      where t.site_id = ${site.id} and t.term % ${last} ${inLocale('t')}
+      group by t.term order by max(similarity(t.term, ${last})) desc, sum(t.documents) desc, t.term limit ${query.limit}`);
+    corrected = words.length > 0;
+  }
+  const suggestions: Suggestion[] = titles.map((row) => ({ ...row, source: 'title' as const }));
+  const seen = new Set(suggestions.map((entry) => entry.text.toLowerCase()));
+  for (const { term } of words) {
+    const text = head + term;
+    if (suggestions.length >= query.limit) break;
+    if (seen.has(text)) continue;
+    seen.add(text);
+    suggestions.push({ text, source: 'word', kind: null, id: null, path: null });
+  }
+  return { suggestions, corrected };
+}
