@@ -12,6 +12,7 @@ import { countingFigures } from './statistics.ts';
 import { contentFigures } from './content.ts';
 import { requestPathFigures } from './request-path.ts';
 import { postImportFigures } from './posts.ts';
+import { searchFigures } from './search.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -215,6 +216,7 @@ try {
   if (section('content')) rows.push(...(await contentFigures(api.url, token, databaseUrl, launchApi, postgresPid)));
   if (section('billing')) rows.push(...(await webhookFigures(api.url, token, databaseUrl, launchApi)));
   if (section('statistics')) rows.push(...(await countingFigures(api.url, token, databaseUrl, launchApi)));
+  if (section('search')) rows.push(...(await searchFigures(api.url, token, databaseUrl)));
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);

@@ -10,6 +10,13 @@ import { siteLocales } from '../content/locales.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { timestamp } from '../timestamp.ts';
 import { correctQuery } from './correct.ts';
+import { snippet } from './snippet.ts';
+
+// Bounds on the work of one search (search_candidates in 0023): matches are
+// counted exactly up to this many, and the hits ranked are the newest this
+// many matches of the whole text and half as many of titles and summaries.
+const exactUpTo = 10_000;
+const candidates = 100;
 
 export const searchKinds = ['post', 'page', 'element', 'media'] as const;
 export type SearchKind = (typeof searchKinds)[number];
@@ -60,6 +67,12 @@ export const searchResultSchema = z
     items: z.array(searchHitSchema),
     total: z.number().int().describe('Hits of the kinds asked'),
     facets: z.record(z.enum(searchKinds), z.number().int()).describe('Hits per kind, whatever `kind` asked'),
+    exact: z
+      .boolean()
+      .describe(
+        `False when the query is expected to match more than ${exactUpTo.toLocaleString('en')} items: \`total\` and \`facets\` are then estimates. ` +
+          `Either way the hits ranked are the ${candidates} newest matches and the ${candidates / 2} newest matches of titles and summaries, so pages end there`,
+      ),
     corrected_query: z
       .string()
       .nullable()
@@ -70,12 +83,6 @@ export const searchResultSchema = z
   })
   .meta({ id: 'SearchResult' });
 export type SearchResult = z.infer<typeof searchResultSchema>;
-
-// Recency: a hit published now counts 1.5 times one published long ago; half
-// that boost is gone at 90 days. Measured from the first page's time, so a
-// cursor's order does not drift while a reader pages.
-const recencyBoost = 0.5;
-const recencyDays = 90;
 
 /** Where the next page starts, the clock the ranking was made with and the query run (corrected or not). */
 const position = z.tuple([
@@ -95,16 +102,6 @@ function decodeCursor(cursor: string): Position {
   }
 }
 
-const hitRow = searchHitSchema.extend({
-  facets: z.record(z.string(), z.number()).nullable(),
-  kind: z.enum(searchKinds).nullable(),
-  id: z.uuid().nullable(),
-  locale: z.string().nullable(),
-  title: z.string().nullable(),
-  snippet: z.string().nullable(),
-  score: z.number().nullable(),
-});
-
 /** The query in the configuration of each locale, OR-ed: a German item is found by German stems. */
 function tsQuery(locales: string[], text: string) {
   return sql.join(
@@ -113,44 +110,44 @@ function tsQuery(locales: string[], text: string) {
   );
 }
 
+const candidatesRow = z.object({
+  facets: z.record(z.string(), z.number()),
+  exact: z.boolean(),
+  found_kinds: z.array(z.string()),
+  found_ids: z.array(z.uuid()),
+  stems: z.array(z.string()),
+});
+
+const hitRow = searchHitSchema.omit({ snippet: true, id: true }).extend({ item_id: z.uuid(), text: z.string() });
+
+/** The hits to rank and the counts (search_candidates), then a page of them ranked (search_page): see 0023. */
 async function run(db: CommonQueryMethods, site: Site, query: SearchQuery, text: string, at: string, after?: Position) {
   const locales = query.locale ? [query.locale] : siteLocales(site);
   const kinds = query.kind ?? [...searchKinds];
-  const rows = await db.any(sql.type(hitRow)`
-    with q as (select ${tsQuery(locales, text)} as query),
-    matches as materialized (
-      select d.kind, d.item_id, d.locale, d.title, d.path, d.summary, d.body, d.published_at,
-             (ts_rank_cd(d.document, q.query, 32) * (1 + ${recencyBoost}::float8 / (1 + greatest(0,
-               extract(epoch from ${at}::timestamptz - coalesce(d.published_at, ${at}::timestamptz))) / ${recencyDays * 86400}::float8)))::float8 as score
-      from search_documents d, q
-      where d.site_id = ${site.id} and d.document @@ q.query
-        ${query.locale ? sql.fragment`and d.locale = ${query.locale}` : sql.fragment``}
-    ),
-    counted as (select coalesce(jsonb_object_agg(kind, n), '{}') as facets from (select kind, count(*) as n from matches group by kind) f),
-    page as (
-      select * from matches
-      where kind = any (${sql.array(kinds, 'text')})
-        ${after ? sql.fragment`and (score, kind, item_id) < (${after[1]}::float8, ${after[2]}, ${after[3]}::uuid)` : sql.fragment``}
-      order by score desc, kind desc, item_id desc
-      limit ${query.limit + 1}
-    )
-    select p.kind, p.item_id as id, p.locale, p.title, p.path, p.published_at, p.score, c.facets,
-           ts_headline(search_config(p.locale),
-             replace(replace(replace(left(btrim(p.summary || ' ' || p.body), 20000), '&', '&amp;'), '<', '&lt;'), '>', '&gt;'),
-             q.query, 'MaxWords=30, MinWords=12, MaxFragments=2, FragmentDelimiter=" … ", StartSel=<mark>, StopSel=</mark>') as snippet
-    from counted c cross join q left join page p on true
-    order by p.score desc, p.kind desc, p.item_id desc`);
-  const facets = Object.fromEntries(searchKinds.map((kind) => [kind, Number(rows[0]?.facets?.[kind] ?? 0)])) as Record<
+  const found = await db.one(sql.type(candidatesRow)`
+    select facets, exact, coalesce(found_kinds, '{}') as found_kinds, coalesce(found_ids, '{}') as found_ids, stems
+    from search_candidates(${site.id}, ${tsQuery(locales, text)}, ${query.locale ?? null}, ${sql.array(kinds, 'text')},
+                           ${candidates}, ${exactUpTo})`);
+  const facets = Object.fromEntries(searchKinds.map((kind) => [kind, Math.round(found.facets[kind] ?? 0)])) as Record<
     SearchKind,
     number
   >;
-  const hits = rows.filter((row) => row.id !== null) as z.infer<typeof searchHitSchema>[];
+  const counts = { facets, total: kinds.reduce((sum, kind) => sum + facets[kind], 0), exact: found.exact };
+  if (found.found_ids.length === 0) return { ...counts, items: [], next_cursor: null };
+  const rows = await db.any(sql.type(hitRow)`
+    select kind, item_id, locale, title, path, published_at, score, text
+    from search_page(${tsQuery(locales, text)}, ${sql.array(found.found_kinds, 'text')}, ${sql.array(found.found_ids, 'uuid')},
+                     ${at}, ${after?.[1] ?? null}, ${after?.[2] ?? null}, ${after?.[3] ?? null}, ${query.limit + 1})`);
+  const hits = rows.map(({ item_id, text: hitText, ...hit }) => ({
+    ...hit,
+    id: item_id,
+    snippet: snippet(hitText, found.stems, text),
+  }));
   const items = hits.slice(0, query.limit);
   const last = items.at(-1);
   return {
+    ...counts,
     items,
-    facets,
-    total: kinds.reduce((sum, kind) => sum + facets[kind], 0),
     next_cursor:
       hits.length > query.limit && last
         ? Buffer.from(JSON.stringify([at, last.score, last.kind, last.id, text])).toString('base64url')

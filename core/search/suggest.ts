@@ -50,8 +50,8 @@ export async function suggest(db: CommonQueryMethods, site: Site, query: Suggest
 
   const titles = await db.any(sql.type(titleRow)`
     select d.title as text, d.kind, d.item_id as id, d.path from search_documents d
-    where d.site_id = ${site.id} and lower(d.title) like ${likePrefix(typed)} ${inLocale('d')}
-    order by lower(d.title), d.kind, d.item_id limit ${Math.min(maxTitles, query.limit)}`);
+    where d.site_id = ${site.id} and lower(d.title) collate "C" like ${likePrefix(typed)} ${inLocale('d')}
+    order by lower(d.title) collate "C" limit ${Math.min(maxTitles, query.limit)}`);
   let words = last
     ? await db.any(sql.type(wordRow)`
         select t.term from search_terms t

@@ -98,17 +98,27 @@ create table search_documents (
   summary text not null,
   body text not null,
   published_at timestamptz,
+  -- The title and summary alone (A and B), and everything (A, B and C).
+  head tsvector not null,
   document tsvector not null,
   -- Distinct unstemmed words, for suggestions and typo correction (search_terms).
   words text[] not null,
   indexed_at timestamptz not null default now(),
   primary key (kind, item_id)
-);
+)
+-- The texts and vectors go out of line (TOAST), so the heap row a match
+-- visits is small: counting 10,000 matches reads a few hundred pages, not
+-- one page per document.
+with (toast_tuple_target = 128);
+-- But the title and the head vector stay in the row (compressed if need be):
+-- suggestions read titles, and a dense title word is tested row by row.
+alter table search_documents alter column title set storage main, alter column path set storage main,
+  alter column head set storage main;
 create index search_documents_document_idx on search_documents using gin (site_id, document);
+create index search_documents_head_idx on search_documents using gin (site_id, head);
 create index search_documents_site_idx on search_documents (site_id, published_at desc);
--- Suggestions: titles by prefix, and by likeness when the prefix is misspelt.
-create index search_documents_title_idx on search_documents (site_id, lower(title) text_pattern_ops);
-create index search_documents_title_trgm_idx on search_documents using gin (site_id, lower(title) gin_trgm_ops);
+-- Suggestions: titles by prefix, in byte order (the C collation lets LIKE 'abc%' use it).
+create index search_documents_title_idx on search_documents (site_id, lower(title) collate "C");
 
 -- How many documents of a site and locale hold each word: the vocabulary
 -- suggestions complete from and a misspelt query is corrected against.
@@ -143,11 +153,14 @@ create table search_reindexes (
 
 -- One document from its parts; the body is capped so the vector stays far
 -- under PostgreSQL's 1 MB limit.
-create function search_vector(locale text, title text, summary text, body text) returns tsvector
+create function search_head(locale text, title text, summary text) returns tsvector
 language sql immutable parallel safe as $$
-  select setweight(to_tsvector(search_config(locale), title), 'A')
-      || setweight(to_tsvector(search_config(locale), summary), 'B')
-      || setweight(to_tsvector(search_config(locale), left(body, 200000)), 'C')
+  select setweight(to_tsvector(search_config(locale), title), 'A') || setweight(to_tsvector(search_config(locale), summary), 'B')
+$$;
+
+create function search_vector(head tsvector, locale text, body text) returns tsvector
+language sql immutable parallel safe as $$
+  select head || setweight(to_tsvector(search_config(locale), left(body, 200000)), 'C')
 $$;
 
 create function search_words(title text, summary text, body text) returns text[]
@@ -189,18 +202,166 @@ begin
     delete from search_documents d
     where d.kind = source_kind and d.item_id in (select unnest(ids)) and d.item_id not in (select item_id from source)
   )
-  insert into search_documents as d (kind, item_id, site_id, locale, title, path, summary, body, published_at, document, words)
-  select s.kind, s.item_id, s.site_id, s.locale, s.title, s.path, left(s.summary, 20000), left(s.body, 200000), s.published_at,
-         search_vector(s.locale, s.title, s.summary, s.body), search_words(s.title, s.summary, s.body)
-  from source s
+  insert into search_documents as d (kind, item_id, site_id, locale, title, path, summary, body, published_at, head, document, words)
+  select s.kind, s.item_id, s.site_id, s.locale, s.title, s.path, s.summary, s.body, s.published_at,
+         s.head, search_vector(s.head, s.locale, s.body), search_words(s.title, s.summary, s.body)
+  from (select s.kind, s.item_id, s.site_id, s.locale, s.title, s.path, left(s.summary, 20000) as summary,
+               left(s.body, 200000) as body, s.published_at, search_head(s.locale, s.title, left(s.summary, 20000)) as head
+        from source s) s
   on conflict (kind, item_id) do update
     set site_id = excluded.site_id, locale = excluded.locale, title = excluded.title, path = excluded.path,
         summary = excluded.summary, body = excluded.body, published_at = excluded.published_at,
-        document = excluded.document, words = excluded.words, indexed_at = now()
+        head = excluded.head, document = excluded.document, words = excluded.words, indexed_at = now()
     -- Unchanged text is not written again (a reindex forces it: the configuration may have changed).
     where force or (d.locale, d.title, d.path, d.summary, d.body, d.published_at)
           is distinct from (excluded.locale, excluded.title, excluded.path, excluded.summary, excluded.body, excluded.published_at);
 end $$;
+
+-- Searching in bounded time. Counting or ranking every match of a word most
+-- documents hold would cost a visit per match (100,000 of them: ~0.3 s),
+-- and a public endpoint must not be that cheap to make expensive. So:
+-- - search_candidates counts exactly, through the GIN index as a bitmap,
+--   only when the planner expects at most `exact_up_to` matches; beyond that
+--   the counts are the planner's estimates (from the lexeme statistics
+--   ANALYZE keeps), and say so;
+-- - the hits ranked are the newest `newest` matches of the whole document
+--   and the newest `newest` matches of the title and summary (a title hit is
+--   never lost to a flood of body hits): search_newest_* below.
+-- The planner cannot see that testing a document outside the index costs a
+-- TOAST fetch, so each path is chosen here by the estimate, and fixed by the
+-- functions' own settings.
+create function search_estimate(site uuid, query tsquery, only_locale text, in_head boolean, only_kind text) returns bigint
+language plpgsql volatile as $$
+declare
+  plan jsonb;
+begin
+  -- Volatile: EXPLAIN is refused in a stable function.
+  execute format('explain (format json) select 1 from search_documents d where d.site_id = $1 and d.%I @@ $2 '
+                 'and ($3::text is null or d.locale = $3) and ($4::text is null or d.kind = $4)',
+                 case when in_head then 'head' else 'document' end)
+    into plan using site, query, only_locale, only_kind;
+  return (plan -> 0 -> 'Plan' ->> 'Plan Rows')::bigint;
+end $$;
+
+-- What a search ranks, and its counts per kind: one call, one row. Up to
+-- `exact_up_to` expected matches, every match is read once from the index
+-- (search_exact); beyond, the counts are estimates and the newest matches
+-- are found by walking the site's documents newest first. The title and
+-- summary matches are found the same way past ~2,000 (their head vector is
+-- in the row, so testing one is cheap), from the index below.
+create function search_candidates(site uuid, query tsquery, only_locale text, kinds text[], newest integer, exact_up_to integer)
+returns table (facets jsonb, exact boolean, found_kinds text[], found_ids uuid[], stems text[]) language plpgsql volatile as $$
+declare
+  every_kind constant text[] := array['post', 'page', 'element', 'media'];
+  expected bigint := search_estimate(site, query, only_locale, false, null);
+  heads_by_walk boolean := search_estimate(site, query, only_locale, true, null) > 2000;
+begin
+  if expected <= exact_up_to then
+    select e.facets, true, e.kinds, e.ids into facets, exact, found_kinds, found_ids
+    from search_exact(site, query, only_locale, kinds, newest) e;
+  else
+    -- The estimate shared out by the kinds of the newest matches.
+    select array_agg(c.kind), array_agg(c.item_id) into found_kinds, found_ids
+    from search_newest_many(site, query, only_locale, every_kind, newest, false) c;
+    select jsonb_object_agg(k.kind, round(expected * k.n / cardinality(found_kinds))), false into facets, exact
+    from (select f.kind, count(*) as n from unnest(found_kinds) as f (kind) group by f.kind) k;
+    if not every_kind <@ kinds then
+      select array_agg(c.kind), array_agg(c.item_id) into found_kinds, found_ids
+      from search_newest_many(site, query, only_locale, kinds, newest, false) c;
+    end if;
+  end if;
+  -- Title and summary matches, fewer: a flood of body matches cannot hide them.
+  if heads_by_walk then
+    select found_kinds || array_agg(c.kind), found_ids || array_agg(c.item_id) into found_kinds, found_ids
+    from search_newest_many(site, query, only_locale, kinds, newest / 2, true) c;
+  else
+    select found_kinds || array_agg(c.kind), found_ids || array_agg(c.item_id) into found_kinds, found_ids
+    from search_newest_few(site, query, only_locale, kinds, newest / 2, true) c;
+  end if;
+  -- The query's lexemes, for marking them in snippets.
+  -- The query's lexemes (quoted in its text form), for marking them in snippets; not the negated ones.
+  stems := array(select distinct replace(m[2], '''''', '''') from regexp_matches(query::text, '(!?)''((?:[^'']|'''')*)''', 'g') as m
+                 where m[1] = '');
+  return next;
+end $$;
+
+-- One page of hits among the candidates: ranked by cover density (ts_rank_cd,
+-- weights A title, B summary, C body, normalised to 0–1) times a recency
+-- boost (a hit published at `at` counts 1.5 times one published long ago;
+-- half the boost is gone at 90 days), then after the cursor's position.
+-- PL/pgSQL so the plan is kept between calls; each candidate is read by its
+-- key and must match as a whole (a title candidate may hold a -word in its body).
+create function search_page(query tsquery, found_kinds text[], found_ids uuid[], at timestamptz,
+                            after_score float8, after_kind text, after_id uuid, page_size integer)
+returns table (kind text, item_id uuid, locale text, title text, path text, published_at timestamptz, score float8, text text)
+language plpgsql stable as $$
+begin
+  return query
+  with found as (select distinct f.kind, f.item_id from unnest(found_kinds, found_ids) as f (kind, item_id)),
+  ranked as (
+    select d.kind, d.item_id, d.published_at,
+           (ts_rank_cd(d.document, query, 32) * (1 + 0.5 / (1 + greatest(0,
+             extract(epoch from at - coalesce(d.published_at, at))) / (90 * 86400.0))))::float8 as score
+    from found f cross join lateral (
+      select d.kind, d.item_id, d.published_at, d.document from search_documents d
+      where d.kind = f.kind and d.item_id = f.item_id offset 0) d
+    where d.document @@ query
+  ),
+  page as (
+    select * from ranked r
+    where after_score is null or (r.score, r.kind, r.item_id) < (after_score, after_kind, after_id)
+    order by r.score desc, r.kind desc, r.item_id desc
+    limit page_size
+  )
+  select p.kind, p.item_id, d.locale, d.title, d.path, p.published_at, p.score,
+         left(btrim(d.summary || ' ' || d.body), 20000)
+  from page p join search_documents d on d.kind = p.kind and d.item_id = p.item_id
+  order by p.score desc, p.kind desc, p.item_id desc;
+end $$;
+
+-- Every match from the index, once: counted per kind, the newest kept.
+create function search_exact(site uuid, query tsquery, only_locale text, kinds text[], newest integer)
+returns table (facets jsonb, kinds text[], ids uuid[])
+language sql stable set enable_seqscan = off set enable_indexscan = off as $$
+  with m as materialized (
+    select d.kind, d.item_id, d.published_at from search_documents d
+    where d.site_id = site and d.document @@ query and (only_locale is null or d.locale = only_locale))
+  select (select coalesce(jsonb_object_agg(c.kind, c.n), '{}') from (select m.kind, count(*) as n from m group by m.kind) c),
+         n.kinds, n.ids
+  from (select coalesce(array_agg(t.kind), '{}') as kinds, coalesce(array_agg(t.item_id), '{}') as ids
+        from (select m.kind, m.item_id from m where m.kind = any (search_exact.kinds) order by m.published_at desc limit newest) t) n
+$$;
+
+-- The newest matches of the whole document, or of the title and summary
+-- (in_head). Few matches: all of them from the index, the newest kept.
+create function search_newest_few(site uuid, query tsquery, only_locale text, kinds text[], newest integer, in_head boolean)
+returns table (kind text, item_id uuid)
+language sql stable set enable_seqscan = off set enable_indexscan = off as $$
+  (select d.kind, d.item_id from search_documents d
+   where not in_head and d.site_id = site and d.document @@ query and (only_locale is null or d.locale = only_locale)
+     and d.kind = any (kinds)
+   order by d.published_at desc limit newest)
+  union all
+  (select d.kind, d.item_id from search_documents d
+   where in_head and d.site_id = site and d.head @@ query and (only_locale is null or d.locale = only_locale)
+     and d.kind = any (kinds)
+   order by d.published_at desc limit newest)
+$$;
+
+-- Many matches: the site's documents newest first, tested until enough match.
+create function search_newest_many(site uuid, query tsquery, only_locale text, kinds text[], newest integer, in_head boolean)
+returns table (kind text, item_id uuid)
+language sql stable set enable_seqscan = off set enable_bitmapscan = off as $$
+  (select d.kind, d.item_id from search_documents d
+   where not in_head and d.site_id = site and d.document @@ query and (only_locale is null or d.locale = only_locale)
+     and d.kind = any (kinds)
+   order by d.published_at desc limit newest)
+  union all
+  (select d.kind, d.item_id from search_documents d
+   where in_head and d.site_id = site and d.head @@ query and (only_locale is null or d.locale = only_locale)
+     and d.kind = any (kinds)
+   order by d.published_at desc limit newest)
+$$;
 
 -- Keeps search_terms' counts: each statement's words added and removed, summed
 -- per term, written in term order (two writers of one site take the rows in

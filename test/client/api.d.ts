@@ -3836,6 +3836,8 @@ export interface components {
         element?: number;
         media?: number;
       };
+      /** @description False when the query is expected to match more than 10,000 items: `total` and `facets` are then estimates. Either way the hits ranked are the 100 newest matches and the 50 newest matches of titles and summaries, so pages end there */
+      exact: boolean;
       /** @description When the query as written found nothing: the query with misspelt words replaced, whose hits these are */
       corrected_query: string | null;
       next_cursor: string | null;

@@ -258,3 +258,26 @@ describe('analytics, stats and the index', () => {
     await request(t.app).get(`/search/sites/${site.slug}/analytics?days=0`).set(c.a.admin.auth).expect(422);
   });
 });
+
+describe('bounded work', () => {
+  it('takes the newest matches by either path alike, and estimates counts past the exact bound', async () => {
+    for (let n = 0; n < 4; n++) await post({ title: `Osprey ${n}`, body: 'osprey nest' });
+    const db = t.services.db;
+    const query = sql.fragment`websearch_to_tsquery('english', 'osprey')`;
+    const newest = (fn: string, count: number) =>
+      db.anyFirst(sql.type(z.object({ item_id: z.uuid() }))`
+        select item_id from ${sql.identifier([fn])}(${site.id}, ${query}, null, array['post'], ${count}, false)`);
+    expect(await newest('search_newest_many', 3)).toEqual(await newest('search_newest_few', 3));
+    expect(await newest('search_newest_few', 10)).toHaveLength(4);
+    const counted = (bound: number) =>
+      db.one(sql.type(z.object({ facets: z.record(z.string(), z.number()), exact: z.boolean(), found: z.number() }))`
+        select facets, exact, cardinality(found_ids) as found
+        from search_candidates(${site.id}, ${query}, null, array['post'], 3, ${bound})`);
+    // Exact: every match counted; three newest of the whole text and one of the titles (the same post twice).
+    expect(await counted(10_000)).toEqual({ facets: { post: 4 }, exact: true, found: 4 });
+    const estimated = await counted(0);
+    expect(estimated.exact).toBe(false);
+    expect(estimated.found).toBe(4);
+    expect(estimated.facets.post).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,143 @@
+// Search figures for npm run bench: a public site of 100,000 published posts,
+// searched and completed by 8 clients at once through HTTP. The posts are
+// written in SQL (through the same triggers as the API's writes, so the
+// index is the one writes keep) from a vocabulary of 20,000 words drawn
+// Zipf-like (a word's frequency falls as 1/rank), as natural text is: the
+// 100 most frequent are English stop words (in English they make about half
+// of all text, and the english configuration leaves them out), the rest
+// made-up words, the commonest of which are in about a quarter of the
+// posts, most in a few. Queries draw their one or two words from those
+// content words the same way, so common words are searched as often as the
+// corpus holds them; completions type 1–6 letters of such a word, one in ten
+// with two letters swapped.
+import { z } from 'zod';
+import { createPool, sql } from '../db/pool.ts';
+import { api, benchSite } from './http.ts';
+
+type Row = [string, string];
+
+const posts = 100_000;
+const batch = 10_000;
+const vocabularySize = 20_000;
+const clients = 8;
+const seconds = 8;
+
+// Word i of the vocabulary: syllables chosen by the digits of i, so every word is distinct and pronounceable.
+const vocabulary = sql.fragment`
+  select i, (array['ka','lo','mi','ne','ru','sa','to','vi','ber','dan','fel','gor','han','jin','kel','mor','nat','pel','ros','tam'])[1 + i % 20]
+         || (array['ra','le','mo','ni','su','ta','po','ve','ko','di'])[1 + i / 20 % 10]
+         || (array['n','s','r','t','l','m','x','d','k','p'])[1 + i / 200 % 10]
+         || (array['','a','o','e','i','u','y','an','er','on'])[1 + i / 2000 % 10] as w
+  from generate_series(0, ${vocabularySize - 1}::int) i`;
+
+/** A word's index with probability falling as 1/rank: log-uniform over the vocabulary. */
+const zipfIndex = () =>
+  Math.min(vocabularySize - 1, Math.floor(Math.exp(Math.random() * Math.log(vocabularySize))) - 1);
+
+async function writePosts(db: Awaited<ReturnType<typeof createPool>>, siteId: string, tenantId: string) {
+  for (let from = 0; from < posts; from += batch) {
+    // 6 title words and 244 body words a post, newest first by a minute each.
+    await db.query(sql.typeAlias('void')`
+      with vocab as materialized (${vocabulary})
+      insert into posts (tenant_id, site_id, title, slug, body, locale, status, published_at)
+      select ${tenantId}, ${siteId}, string_agg(w, ' ' order by k) filter (where k <= 6), 'post-' || g,
+             string_agg(w, ' ' order by k) filter (where k > 6), 'en', 'published', now() - make_interval(mins => g)
+      from (
+        select g, k, v.w from generate_series(${from}::int, ${from + batch - 1}::int) g, generate_series(1, 250) k,
+          lateral (select least(${vocabularySize - 1}, floor(exp(random() * ln(${vocabularySize}::float8)))::int - 1 + (g * 0 + k * 0)) as i) r
+          join vocab v on v.i = r.i
+      ) words group by g`);
+  }
+  // As autovacuum soon would: GIN pending lists merged, statistics (the estimates searches rely on) taken.
+  await db.query(sql.typeAlias('void')`vacuum analyze search_documents`);
+  await db.query(sql.typeAlias('void')`vacuum analyze search_terms`);
+}
+
+type Latencies = { p50: number; p95: number; p99: number; perSecond: number; failures: number };
+
+/** `clients` loops, each requesting the next URL as soon as its last answer is read, for `seconds`. */
+async function concurrently(urls: string[], seconds: number): Promise<Latencies> {
+  const samples: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const began = performance.now();
+  const until = began + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < until) {
+        const url = urls[next++ % urls.length]!;
+        const start = performance.now();
+        const res = await fetch(url);
+        await res.arrayBuffer();
+        if (!res.ok) failures++;
+        samples.push(performance.now() - start);
+      }
+    }),
+  );
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
+  return {
+    p50: at(0.5),
+    p95: at(0.95),
+    p99: at(0.99),
+    perSecond: samples.length / ((performance.now() - began) / 1000),
+    failures,
+  };
+}
+
+const describe = (l: Latencies) =>
+  `p50 ${l.p50.toFixed(1)} ms, p95 ${l.p95.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms; ${l.perSecond.toFixed(0)} req/s` +
+  (l.failures ? `; ${l.failures} failed` : '');
+
+export async function searchFigures(apiUrl: string, token: string, databaseUrl: string): Promise<Row[]> {
+  const db = await createPool(databaseUrl, { maxPoolSize: 2 });
+  try {
+    const site = await benchSite(apiUrl, token, 'Search bench');
+    await api(`${apiUrl}/sites/${site.slug}`, token, 'PATCH', { visibility: 'public' });
+    const ids = await db.one(sql.type(z.object({ id: z.uuid(), tenant_id: z.uuid() }))`
+      select id, tenant_id from sites where slug = ${site.slug}`);
+    const writing = performance.now();
+    await writePosts(db, ids.id, ids.tenant_id);
+    const writeMs = performance.now() - writing;
+    const words = await db.anyFirst(sql.type(z.object({ w: z.string() }))`select w from (${vocabulary}) v order by i`);
+
+    const queries = Array.from({ length: 500 }, (_, n) =>
+      Array.from({ length: 1 + (n % 2) }, () => words[zipfIndex()]!).join(' '),
+    );
+    const searchUrls = queries.map((q) => `${apiUrl}/search/sites/${site.slug}?q=${encodeURIComponent(q)}`);
+    const prefixes = queries.map((q, n) => {
+      const word = q.split(' ')[0]!;
+      const typed = word.slice(0, 1 + (n % 6));
+      // One in ten swaps two letters, as a fast typist does.
+      return n % 10 === 0 && typed.length >= 3 ? typed[1]! + typed[0]! + typed.slice(2) : typed;
+    });
+    const suggestUrls = prefixes.map((q) => `${apiUrl}/search/sites/${site.slug}/suggest?q=${encodeURIComponent(q)}`);
+
+    // How many of the queries were counted exactly (the rest estimated, bounded work).
+    let exact = 0;
+    for (const url of searchUrls.slice(0, 100)) {
+      const body = (await (await fetch(url)).json()) as { exact: boolean };
+      if (body.exact) exact++;
+    }
+    await concurrently(searchUrls, 2);
+    const searched = await concurrently(searchUrls, seconds);
+    await concurrently(suggestUrls, 2);
+    const suggested = await concurrently(suggestUrls, seconds);
+    return [
+      [
+        `search: 100,000 published posts written through the index triggers (SQL, ${posts / batch} statements)`,
+        `${(writeMs / 1000).toFixed(1)} s (${((writeMs / posts) * 1000).toFixed(0)} µs a post)`,
+      ],
+      [
+        `GET /search/sites/{site}?q= (1–2 Zipf words), ${clients} clients, ${seconds} s after 2 s unrecorded (target p95 ≤ 25 ms)`,
+        `${describe(searched)}; ${exact}% of queries counted exactly`,
+      ],
+      [
+        `GET /search/sites/{site}/suggest?q= (1–6 letters, 1 in 10 misspelt), ${clients} clients (target p95 ≤ 10 ms)`,
+        describe(suggested),
+      ],
+    ];
+  } finally {
+    await db.end();
+  }
+}
