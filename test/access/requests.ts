@@ -800,6 +800,11 @@ export const requests: Record<string, Builder> = {
       body: { kind: 'title', post_id: await postOfA(world), apply: true },
     };
   },
+  'POST /{site_identifier}/generate-website/': async (world) => {
+    // One website unit is 100 credits.
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/generate-website/`, body: { business: 'Matrix', pages: ['home'] } };
+  },
   'GET /{site_identifier}/pages/': async (world) => ({ path: `/${world.siteA.slug}/pages/` }),
   'POST /{site_identifier}/pages/': async (world) => ({
     path: `/${world.siteA.slug}/pages/`,
