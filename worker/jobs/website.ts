@@ -6,7 +6,7 @@
 // failed rolled back everything it wrote.
 import { Problem } from '../../core/errors.ts';
 import { resolveSite } from '../../core/tenancy/site-access.ts';
-import { jobAccess } from '../../core/translations/job-access.ts';
+import { jobAccess } from '../../core/jobs/job-access.ts';
 import { websiteCopySchema, websiteJobInput, type WebsiteCopy } from '../../core/website/brief.ts';
 import { buildWebsite, contentTypeConflict } from '../../core/website/build.ts';
 import { templateCopy } from '../../core/website/templates.ts';

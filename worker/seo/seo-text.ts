@@ -12,7 +12,7 @@ import { estimateTokens } from '../../core/posts/post-jobs.ts';
 import { updatePost } from '../../core/posts/post-writes.ts';
 import { findPost } from '../../core/posts/posts.ts';
 import { seoSourceOf, type SeoSource, type SeoTextJobInput } from '../../core/seo/generate-text.ts';
-import { jobAccess } from '../../core/translations/job-access.ts';
+import { jobAccess } from '../../core/jobs/job-access.ts';
 import { resolveSite } from '../../core/tenancy/site-access.ts';
 import type { CommonQueryMethods } from '../../db/pool.ts';
 import { permanent } from '../jobs/errors.ts';
