@@ -11,6 +11,7 @@ import { routes as contentTypes } from './contenttypes/router.ts';
 import { routes as elements } from './elements/router.ts';
 import { routes as fraud } from './fraud/router.ts';
 import { routes as general } from './general/router.ts';
+import { routes as generateWebsite } from './generate-website/router.ts';
 import { routes as jobs } from './jobs/router.ts';
 import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
@@ -67,6 +68,7 @@ export const allRoutes: RouteDefinition[] = [
   ...publicPosts,
   ...search,
   ...seo,
+  ...generateWebsite,
   ...cache,
   ...adminContentTypes,
   ...payments,

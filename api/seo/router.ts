@@ -1,8 +1,12 @@
-// SEO: an algorithmic review of a text or a post (core/seo/analyze.ts).
-// Anyone who reaches the site may ask (content:read); nothing is stored.
+// SEO: an algorithmic review of a text or a post (core/seo/analyze.ts),
+// and SEO text written by a job (core/seo/generate-text.ts). Anyone who
+// reaches the site may ask (content:read; jobs:write for the job); applying
+// the text to an item needs the right to change it, checked by the domain.
 import { z } from 'zod';
 import { analyzeSeo, seoReportSchema } from '../../core/seo/analyze.ts';
 import { seoInputOf } from '../../core/seo/input.ts';
+import { generateTextBody, seoTextSubmission } from '../../core/seo/generate-text.ts';
+import { jobResponses, preferHeader, submitAndAnswer } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 
@@ -41,6 +45,26 @@ export const routes = [
     responses: { 200: { description: 'The review', schema: seoReportSchema } },
     async handler({ body }, { db, access }) {
       return { body: analyzeSeo(await seoInputOf(db, access, body)) };
+    },
+  }),
+  defineRoute({
+    key: 'POST /{site_identifier}/seo/generatetext',
+    description:
+      'Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and ' +
+      'the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With TEXT_PROVIDER=openai a ' +
+      'model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first ' +
+      'heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the ' +
+      'first sentences; alt text from the media item’s own caption or title — an image with neither fails with ' +
+      'text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With ' +
+      '`apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job ' +
+      'settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).',
+    access: { site: 'read', scope: ['jobs:write', 'content:read'] },
+    idempotent: true,
+    request: { params: siteParams, body: generateTextBody, headers: preferHeader },
+    responses: jobResponses,
+    async handler({ body }, context, { req }) {
+      const submission = await seoTextSubmission(context.db, context.access, body);
+      return submitAndAnswer(context, req.get('prefer'), submission);
     },
   }),
 ];

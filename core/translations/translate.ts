@@ -3,7 +3,7 @@
 // provider) or copy them, then write the translation and record the master
 // hashes it took, in one transaction. The hashes recorded are those of the
 // values it read, so a master edited while the job ran shows as stale.
-import type { DatabasePool } from '../../db/pool.ts';
+import type { CommonQueryMethods } from '../../db/pool.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { slugify } from '../tenancy/tenants.ts';
 import { recordTaken } from './group.ts';
@@ -34,7 +34,7 @@ export type TranslationOutput = {
 };
 
 export async function runTranslation(
-  db: DatabasePool,
+  db: CommonQueryMethods,
   access: SiteAccess,
   input: TranslationJobInput,
   translate: Translator,

@@ -792,6 +792,19 @@ export const requests: Record<string, Builder> = {
     path: `/${world.siteA.slug}/seo/analyze`,
     body: { post_id: await postOfA(world), keyword: 'matrix' },
   }),
+  'POST /{site_identifier}/seo/generatetext': async (world) => {
+    await creditEveryone(world);
+    // Applied to the admin's post: a change of it, so authors may not (they may generate without apply).
+    return {
+      path: `/${world.siteA.slug}/seo/generatetext`,
+      body: { kind: 'title', post_id: await postOfA(world), apply: true },
+    };
+  },
+  'POST /{site_identifier}/generate-website/': async (world) => {
+    // One website unit is 100 credits.
+    await creditEveryone(world);
+    return { path: `/${world.siteA.slug}/generate-website/`, body: { business: 'Matrix', pages: ['home'] } };
+  },
   'GET /{site_identifier}/pages/': async (world) => ({ path: `/${world.siteA.slug}/pages/` }),
   'POST /{site_identifier}/pages/': async (world) => ({
     path: `/${world.siteA.slug}/pages/`,

@@ -1315,7 +1315,7 @@ export interface paths {
   "/{site_identifier}/seo/generatetext": {
     /**
      * Generate Text
-     * @description Not implemented yet: answers 501.
+     * @description Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With TEXT_PROVIDER=openai a model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the first sentences; alt text from the media item’s own caption or title — an image with neither fails with text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With `apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).
      *
      * Timeout: 120 s.
      */
@@ -1966,7 +1966,7 @@ export interface paths {
   "/{site_identifier}/generate-website/": {
     /**
      * Generate Website
-     * @description Not implemented yet: answers 501.
+     * @description Turns a brief into a website, as a job paid one `website` unit: content types (hero, text_block, service; a type of that api_id already in the site is reused when its fields fit, else the job fails with content_type_conflict), a page tree (home at the root, the other pages asked as its children, in order, each with its elements placed in the `main` area), copies of each page and element in the other `locales` asked (translation mode copy, for a person to translate), and `posts` draft posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the brief’s words (`copy_source: template` on the output); with TEXT_PROVIDER=openai the model writes it (`copy_source: model`; an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: `content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.
      *
      * Timeout: 120 s.
      */
@@ -4459,6 +4459,23 @@ export interface components {
       user_id: string;
       /** Format: date-time */
       created_at: string;
+    };
+    WebsiteBrief: {
+      /** @description What the business is and does, in its own words */
+      business: string;
+      /** @description Who the site is for */
+      audience?: string;
+      /** @description e.g. friendly, formal (the model follows it) */
+      tone?: string;
+      /** @description The pages wanted, as slugs (home, about, services, contact, blog have templates; others get a plain one). Default home, about, services, contact. home is always made, at the root; the others become its children, in this order. */
+      pages?: string[];
+      /** @description Locales of the site to make the pages in; those other than the site’s default get copies to translate */
+      locales?: string[];
+      /**
+       * @description Draft blog posts to write (0–5)
+       * @default 0
+       */
+      posts?: number;
     };
     AdminJob: {
       /** Format: uuid */
@@ -12842,21 +12859,128 @@ export interface operations {
   };
   /**
    * Generate Text
-   * @description Not implemented yet: answers 501.
+   * @description Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With TEXT_PROVIDER=openai a model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the first sentences; alt text from the media item’s own caption or title — an image with neither fails with text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With `apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).
    *
    * Timeout: 120 s.
    */
   generateText: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * @description title (≤ 60 characters), meta_description (≤ 155) or alt_text (≤ 125)
+           * @enum {string}
+           */
+          kind: "title" | "meta_description" | "alt_text";
+          /**
+           * Format: uuid
+           * @description A post of the site to write it for
+           */
+          post_id?: string;
+          /**
+           * Format: uuid
+           * @description A page of the site (its title and the text of its elements)
+           */
+          page_id?: string;
+          /**
+           * Format: uuid
+           * @description A media item of the site: for alt_text
+           */
+          media_id?: string;
+          /** @description Or the text itself (Markdown or plain) */
+          text?: string;
+          /** @description The focus keyword, kept in front of a title */
+          keyword?: string;
+          /** @description The language to write in; default the item’s or the site’s */
+          locale?: string;
+          /**
+           * @description Write the result into the item: a post’s or page’s seo.title / seo.description, a media item’s alt (needs the right to change it)
+           * @default false
+           */
+          apply?: boolean;
+        };
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16529,21 +16653,96 @@ export interface operations {
   };
   /**
    * Generate Website
-   * @description Not implemented yet: answers 501.
+   * @description Turns a brief into a website, as a job paid one `website` unit: content types (hero, text_block, service; a type of that api_id already in the site is reused when its fields fit, else the job fails with content_type_conflict), a page tree (home at the root, the other pages asked as its children, in order, each with its elements placed in the `main` area), copies of each page and element in the other `locales` asked (translation mode copy, for a person to translate), and `posts` draft posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the brief’s words (`copy_source: template` on the output); with TEXT_PROVIDER=openai the model writes it (`copy_source: model`; an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: `content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.
    *
    * Timeout: 120 s.
    */
   generateWebsite: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
+        /** @description The site’s id or slug */
         site_identifier: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["WebsiteBrief"];
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };

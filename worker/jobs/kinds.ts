@@ -11,6 +11,7 @@ import text from './text.ts';
 import urlImport from './url_import.ts';
 import translation from './translation.ts';
 import video from './video.ts';
+import website from './website.ts';
 
 export const jobKinds = new Map<string, JobHandler>([
   ['speech', speech],
@@ -24,4 +25,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['text', text],
   ['translation', translation],
   ['search_reindex', searchReindex],
+  ['website', website],
 ]);

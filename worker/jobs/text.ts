@@ -1,5 +1,6 @@
-// Text jobs, paid per 1,000 tokens. The one task so far: transforming a post
-// (summarize, rewrite, shorten, expand, title_excerpt). With
+// Text jobs, paid per 1,000 tokens, one task each: transforming a post
+// (post_transform: summarize, rewrite, shorten, expand, title_excerpt), and
+// SEO text (seo_text: worker/seo/seo-text.ts). For a post transform, with
 // TEXT_PROVIDER=openai the model does it; locally only what an algorithm does
 // honestly (an extractive summary; a title and excerpt from the first
 // heading and sentences), and the rest fails with text_provider_not_configured,
@@ -14,6 +15,8 @@ import { sql } from '../../db/pool.ts';
 import { renderBlocks, textBlocks } from '../posts/blocks.ts';
 import { extractiveSummary, summaryLengths, titleAndExcerpt } from '../posts/local-transforms.ts';
 import { transformWithProvider } from '../providers/text/transform.ts';
+import { writeSeoText } from '../seo/seo-text.ts';
+import { seoTextJobInput } from '../../core/seo/generate-text.ts';
 import { permanent } from './errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
@@ -98,6 +101,7 @@ async function transformPost(request: PostTransform, context: JobContext) {
 }
 
 export default defineJob({
-  input: z.discriminatedUnion('task', [postTransform]),
-  run: (request, context) => transformPost(request, context),
+  input: z.discriminatedUnion('task', [postTransform, seoTextJobInput]),
+  run: (request, context) =>
+    request.task === 'post_transform' ? transformPost(request, context) : writeSeoText(request, context),
 });

@@ -4,7 +4,7 @@
 // checks refuse (a slug taken in that locale, a text too long) fails the job
 // permanently with what they said.
 import { Problem } from '../../core/errors.ts';
-import { jobAccess } from '../../core/translations/job-access.ts';
+import { jobAccess } from '../../core/jobs/job-access.ts';
 import { unitsFor } from '../../core/translations/plan.ts';
 import { translationJobInput } from '../../core/translations/submit.ts';
 import { runTranslation } from '../../core/translations/translate.ts';

@@ -6,9 +6,8 @@
 // reports, else estimated at four characters each.
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
-import { estimateTokens, type transformOperations } from '../../../core/posts/post-jobs.ts';
-import { permanent } from '../../jobs/errors.ts';
-import { callProvider } from '../http.ts';
+import type { transformOperations } from '../../../core/posts/post-jobs.ts';
+import { chatJson } from './chat.ts';
 
 export type TransformOperation = (typeof transformOperations)[number];
 
@@ -29,10 +28,6 @@ const asked: Record<TransformOperation, string> = {
   title_excerpt: 'Write a title (at most 120 characters) and an excerpt (at most 300 characters) for the post.',
 };
 
-const reply = z.object({
-  choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1),
-  usage: z.object({ total_tokens: z.number().int().nonnegative() }).optional(),
-});
 const bodyAnswer = z.object({ body: z.string().min(1).max(900_000) });
 const titleAnswer = z.object({ title: z.string().min(1).max(300), excerpt: z.string().max(2000) });
 
@@ -41,8 +36,6 @@ export async function transformWithProvider(
   request: TransformRequest,
   signal: AbortSignal,
 ): Promise<Transformed> {
-  if (!config.ai.baseUrl)
-    throw permanent('not_configured', 'TEXT_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
   const { post, operation } = request;
   const shape = operation === 'title_excerpt' ? '{"title": "...", "excerpt": "..."}' : '{"body": "..."}';
   const instructions = [
@@ -56,30 +49,7 @@ export async function transformWithProvider(
     .filter(Boolean)
     .join(' ');
   const content = `Title: ${post.title}\nExcerpt: ${post.excerpt}\nBody:\n${post.body}`;
-  const response = await callProvider('The text provider', {
-    url: `${config.ai.baseUrl}/chat/completions`,
-    apiKey: config.ai.apiKey,
-    json: {
-      model: config.text.model,
-      messages: [
-        { role: 'system', content: instructions },
-        { role: 'user', content },
-      ],
-      response_format: { type: 'json_object' },
-    },
-    timeoutMs: config.ai.timeoutMs,
-    signal,
-  });
-  const body = reply.safeParse(await response.json().catch(() => null));
-  let answer: unknown;
-  try {
-    answer = body.success ? JSON.parse(body.data.choices[0]!.message.content) : undefined;
-  } catch {
-    answer = undefined;
-  }
-  const parsed = (operation === 'title_excerpt' ? titleAnswer : bodyAnswer).safeParse(answer);
-  if (!body.success || !parsed.success)
-    throw permanent('provider_invalid_response', `The text provider did not answer with ${shape}.`);
-  const tokens = body.data.usage?.total_tokens ?? estimateTokens(instructions + content + JSON.stringify(answer));
-  return { ...parsed.data, tokens };
+  const answer = operation === 'title_excerpt' ? titleAnswer : bodyAnswer;
+  const { answer: parsed, tokens } = await chatJson(config, { instructions, content, answer, shape }, signal);
+  return { ...parsed, tokens };
 }

@@ -1,8 +1,10 @@
-// Who a translate job acts as: its submitter, on its site. The route checked
-// at submit that they may change the master and its translation in that
-// locale (an author only their own), so the job carries that permission as
-// an editor's for the writes it makes on their behalf (updated_by is theirs).
-import type { JobRow } from '../jobs/model.ts';
+// Who a job that writes content acts as: its submitter, on its site. The
+// route checked at submit what they may change (a translate: the master and
+// its translation, an author only their own; an applied SEO text: that item;
+// a website: the site's content, editors up), so the job carries that
+// permission as an editor's for the writes it makes on their behalf
+// (updated_by is theirs).
+import type { JobRow } from './model.ts';
 import type { CommonQueryMethods } from '../../db/pool.ts';
 import { resolveSite, type SiteAccess } from '../tenancy/site-access.ts';
 import type { Actor } from '../actor.ts';

@@ -1,0 +1,44 @@
+// SEO text through the chat endpoint (./chat.ts): the item's title, body
+// (or a media item's words) and the focus keyword go in, `{"text": "..."}`
+// comes back. The limit is asked for and then held to: an answer longer than
+// asked is cut at a word boundary rather than refused, since the words are
+// still the model's and useful.
+import { z } from 'zod';
+import type { Config } from '../../../core/config.ts';
+import { seoTextLimits, type SeoSource, type SeoTextKind } from '../../../core/seo/generate-text.ts';
+import { fitAtWord } from '../../seo/local-text.ts';
+import { chatJson } from './chat.ts';
+
+const asked: Record<SeoTextKind, string> = {
+  title: 'Write an SEO title for this content: what a search result shows as its headline.',
+  meta_description: 'Write a meta description for this content: the summary a search result shows under its title.',
+  alt_text:
+    'Write alt text for this image from what is known of it: say what it shows, briefly, for someone who cannot see it.',
+};
+
+export async function writeSeoTextWithProvider(
+  config: Config,
+  request: { kind: SeoTextKind; source: SeoSource; keyword?: string | undefined },
+  signal: AbortSignal,
+): Promise<{ text: string; tokens: number }> {
+  const { kind, source, keyword } = request;
+  const max = seoTextLimits[kind];
+  const instructions = [
+    asked[kind],
+    `At most ${max} characters.`,
+    keyword ? `Use the focus keyword "${keyword}"${kind === 'title' ? ', near the start' : ''}.` : '',
+    `Write in ${source.locale}.`,
+    'Answer with JSON only: {"text": "..."}',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const content = source.media
+    ? `Image. Title: ${source.media.title ?? ''}\nCaption: ${source.media.caption ?? ''}\nTags: ${source.media.tags.join(', ')}`
+    : `Title: ${source.title ?? ''}\nBody (${source.format}):\n${source.body}`;
+  const { answer, tokens } = await chatJson(
+    config,
+    { instructions, content, answer: z.object({ text: z.string().trim().min(1).max(2000) }), shape: '{"text": "..."}' },
+    signal,
+  );
+  return { text: fitAtWord(answer.text, max), tokens };
+}
