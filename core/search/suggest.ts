@@ -37,7 +37,13 @@ export const suggestionsSchema = z
 
 const likePrefix = (text: string) => `${text.replace(/[\\%_]/g, '\\$&')}%`;
 
-const titleRow = z.object({ text: z.string(), kind: z.enum(searchKinds), id: z.uuid(), path: z.string().nullable() });
+const completionRow = z.object({
+  source: z.enum(['title', 'word']),
+  text: z.string(),
+  kind: z.enum(searchKinds).nullable(),
+  id: z.uuid().nullable(),
+  path: z.string().nullable(),
+});
 const wordRow = z.object({ term: z.string() });
 
 export async function suggest(db: CommonQueryMethods, site: Site, query: SuggestQuery) {
@@ -48,16 +54,25 @@ export async function suggest(db: CommonQueryMethods, site: Site, query: Suggest
   const inLocale = (alias: string) =>
     query.locale ? sql.fragment`and ${sql.identifier([alias, 'locale'])} = ${query.locale}` : sql.fragment``;
 
-  const titles = await db.any(sql.type(titleRow)`
-    select d.title as text, d.kind, d.item_id as id, d.path from search_documents d
-    where d.site_id = ${site.id} and lower(d.title) collate "C" like ${likePrefix(typed)} ${inLocale('d')}
-    order by lower(d.title) collate "C" limit ${Math.min(maxTitles, query.limit)}`);
-  let words = last
-    ? await db.any(sql.type(wordRow)`
-        select t.term from search_terms t
-        where t.site_id = ${site.id} and t.term like ${likePrefix(last)} and t.term <> ${last} ${inLocale('t')}
-        group by t.term order by sum(t.documents) desc, t.term limit ${query.limit}`)
-    : [];
+  // Titles, then words, in one round trip (a completion is asked for at every key press).
+  const completions = await db.any(sql.type(completionRow)`
+    select source, text, kind, id, path from (
+      (select 1 as part, row_number() over (order by lower(d.title) collate "C") as n, 'title' as source,
+              d.title as text, d.kind, d.item_id as id, d.path
+       from search_documents d
+       where d.site_id = ${site.id} and lower(d.title) collate "C" like ${likePrefix(typed)} ${inLocale('d')}
+       order by lower(d.title) collate "C" limit ${Math.min(maxTitles, query.limit)})
+      union all
+      (select 2, row_number() over (order by sum(t.documents) desc, t.term), 'word', t.term, null, null, null
+       from search_terms t
+       where ${last ? sql.fragment`true` : sql.fragment`false`} and t.site_id = ${site.id} and t.term like ${likePrefix(last)}
+         and t.term <> ${last} ${inLocale('t')}
+       group by t.term order by sum(t.documents) desc, t.term limit ${query.limit})
+    ) c order by part, n`);
+  const titles = completions.filter((row) => row.source === 'title');
+  let words: readonly { term: string }[] = completions
+    .filter((row) => row.source === 'word')
+    .map((row) => ({ term: row.text }));
   let corrected = false;
   if (titles.length === 0 && words.length === 0 && last.length >= 3) {
     words = await db.any(sql.type(wordRow)`
