@@ -263,7 +263,8 @@ begin
     -- The estimate shared out by the kinds of the newest matches.
     select array_agg(c.kind), array_agg(c.item_id) into found_kinds, found_ids
     from search_newest_many(site, query, only_locale, every_kind, newest, false) c;
-    select jsonb_object_agg(k.kind, round(expected * k.n / cardinality(found_kinds))), false into facets, exact
+    -- None found (stale statistics overestimated): no facets, and the query is tried for typos.
+    select coalesce(jsonb_object_agg(k.kind, round(expected * k.n / cardinality(found_kinds))), '{}'), false into facets, exact
     from (select f.kind, count(*) as n from unnest(found_kinds) as f (kind) group by f.kind) k;
     if not every_kind <@ kinds then
       select array_agg(c.kind), array_agg(c.item_id) into found_kinds, found_ids

@@ -278,6 +278,10 @@ describe('bounded work', () => {
     const estimated = await counted(0);
     expect(estimated.exact).toBe(false);
     expect(estimated.found).toBe(4);
+    // Walked, and nothing matches (the estimate was wrong): no facets rather than none at all.
+    const nothing = await db.one(sql.type(z.object({ facets: z.record(z.string(), z.number()), exact: z.boolean() }))`
+      select facets, exact from search_candidates(${site.id}, websearch_to_tsquery('english', 'zzyzx'), null, array['post'], 3, -1)`);
+    expect(nothing).toEqual({ facets: {}, exact: false });
     expect(estimated.facets.post).toBeGreaterThan(0);
   });
 });
