@@ -334,10 +334,11 @@ language sql stable set enable_seqscan = off set enable_indexscan = off as $$
 $$;
 
 -- The newest matches of the whole document, or of the title and summary
--- (in_head). Few matches: all of them from the index, the newest kept.
-create function search_newest_few(site uuid, query tsquery, only_locale text, kinds text[], newest integer, in_head boolean)
+-- (in_head). Plain SQL, so a caller's query inlines it and plans it under
+-- the caller's settings: the two functions below.
+create function search_newest(site uuid, query tsquery, only_locale text, kinds text[], newest integer, in_head boolean)
 returns table (kind text, item_id uuid)
-language sql stable set enable_seqscan = off set enable_indexscan = off as $$
+language sql stable as $$
   (select d.kind, d.item_id from search_documents d
    where not in_head and d.site_id = site and d.document @@ query and (only_locale is null or d.locale = only_locale)
      and d.kind = any (kinds)
@@ -349,19 +350,18 @@ language sql stable set enable_seqscan = off set enable_indexscan = off as $$
    order by d.published_at desc limit newest)
 $$;
 
+-- Few matches: all of them from the index, the newest kept.
+create function search_newest_few(site uuid, query tsquery, only_locale text, kinds text[], newest integer, in_head boolean)
+returns table (kind text, item_id uuid)
+language sql stable set enable_seqscan = off set enable_indexscan = off as $$
+  select * from search_newest(site, query, only_locale, kinds, newest, in_head)
+$$;
+
 -- Many matches: the site's documents newest first, tested until enough match.
 create function search_newest_many(site uuid, query tsquery, only_locale text, kinds text[], newest integer, in_head boolean)
 returns table (kind text, item_id uuid)
 language sql stable set enable_seqscan = off set enable_bitmapscan = off as $$
-  (select d.kind, d.item_id from search_documents d
-   where not in_head and d.site_id = site and d.document @@ query and (only_locale is null or d.locale = only_locale)
-     and d.kind = any (kinds)
-   order by d.published_at desc limit newest)
-  union all
-  (select d.kind, d.item_id from search_documents d
-   where in_head and d.site_id = site and d.head @@ query and (only_locale is null or d.locale = only_locale)
-     and d.kind = any (kinds)
-   order by d.published_at desc limit newest)
+  select * from search_newest(site, query, only_locale, kinds, newest, in_head)
 $$;
 
 -- Keeps search_terms' counts: each statement's words added and removed, summed
