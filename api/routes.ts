@@ -33,6 +33,7 @@ import { routes as siteUsers } from './site-users/router.ts';
 import { routes as siteStatistics } from './site-statistics/router.ts';
 import { routes as sites } from './sites/router.ts';
 import { routes as subscription } from './subscription/router.ts';
+import { routes as systemPrompts } from './system-prompts/router.ts';
 import { routes as globalCostSettings } from './global-cost-settings/router.ts';
 import { routes as tenants } from './tenants/router.ts';
 import { routes as transactions } from './transactions/router.ts';
@@ -77,4 +78,5 @@ export const allRoutes: RouteDefinition[] = [
   ...fraud,
   ...siteStatistics,
   ...monitoring,
+  ...systemPrompts,
 ];

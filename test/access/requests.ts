@@ -8,6 +8,7 @@ import { createServiceAccount } from '../../core/identity/service-accounts.ts';
 import { sql } from '../../db/pool.ts';
 import type { JobStatus } from '../../core/jobs/model.ts';
 import { createStorage } from '../../core/storage/index.ts';
+import { saveSystemPrompt } from '../../core/system-prompts/prompts.ts';
 import { stripeClient } from '../../core/billing/stripe.ts';
 import { verifyUpgrade } from '../../core/billing/subscriptions.ts';
 import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/factories.ts';
@@ -206,6 +207,13 @@ const freshAccount = (world: World) =>
     name: 'target',
     scopes: ['sites:read'],
   });
+
+/** A fresh prompt type (hex, so a slug) with one stored version. */
+async function systemPromptOfWorld(world: World): Promise<string> {
+  const type = `matrix-${world.unique()}`;
+  await saveSystemPrompt(world.t.services.db, admin(world), type, { content: 'Write plainly.' });
+  return type;
+}
 
 const fixed =
   (path: string, body?: Record<string, unknown>): Builder =>
@@ -934,6 +942,17 @@ export const requests: Record<string, Builder> = {
     });
     return { path: `/${world.siteA.slug}/media/webhook/mediaprovider`, raw, headers };
   },
+  'GET /system-prompts/': fixed('/system-prompts/'),
+  'GET /system-prompts/{prompt_type}': async (world) => ({
+    path: `/system-prompts/${await systemPromptOfWorld(world)}`,
+  }),
+  'POST /system-prompts/{prompt_type}': async (world) => ({
+    path: `/system-prompts/matrix-${world.unique()}`,
+    body: { content: 'Write plainly.' },
+  }),
+  'DELETE /system-prompts/{prompt_type}': async (world) => ({
+    path: `/system-prompts/${await systemPromptOfWorld(world)}`,
+  }),
 };
 
 /** After each request, tenant A must still be whole for the next one. */

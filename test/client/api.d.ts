@@ -1522,7 +1522,7 @@ export interface paths {
   "/system-prompts/": {
     /**
      * Get All System Prompts
-     * @description Not implemented yet: answers 501.
+     * @description Every stored system prompt with its current text, by type. The generation jobs read these types: seo (SEO titles, descriptions and alt text), transform (post transforms), translate (machine translation), website (website generation); agents name theirs (agent by convention). A stored prompt comes first in the model’s instructions, before what the job itself asks (the item, limits, language and the JSON answer it reads, which a prompt cannot change); without one, the built-in instructions alone. A job copies the text when it is submitted and keeps it through retries; its input records the type and version.
      *
      * Timeout: 20 s.
      */
@@ -1531,21 +1531,21 @@ export interface paths {
   "/system-prompts/{prompt_type}": {
     /**
      * Get System Prompt
-     * @description Not implemented yet: answers 501.
+     * @description The current text of a type and its versions, newest first, with who wrote each and when.
      *
      * Timeout: 20 s.
      */
     get: operations["getSystemPrompt"];
     /**
      * Create Or Update System Prompt
-     * @description Not implemented yet: answers 501.
+     * @description Creates the prompt of a type (201, version 1) or makes its next version (200); the earlier versions are kept. Sending the current text and description again changes nothing and makes no version (200). The generation jobs read these types: seo (SEO titles, descriptions and alt text), transform (post transforms), translate (machine translation), website (website generation); agents name theirs (agent by convention). A stored prompt comes first in the model’s instructions, before what the job itself asks (the item, limits, language and the JSON answer it reads, which a prompt cannot change); without one, the built-in instructions alone. A job copies the text when it is submitted and keeps it through retries; its input records the type and version.
      *
      * Timeout: 30 s.
      */
     post: operations["createOrUpdateSystemPrompt"];
     /**
      * Delete System Prompt
-     * @description Not implemented yet: answers 501.
+     * @description Deletes the prompt of a type with all its versions; jobs submitted from then on use their built-in instructions. Jobs already submitted keep the text they copied. Saving the type again starts at version 1.
      *
      * Timeout: 30 s.
      */
@@ -4258,6 +4258,70 @@ export interface components {
               versions_bytes: number;
             })[];
         })[];
+    };
+    SystemPrompt: {
+      /** Format: uuid */
+      id: string;
+      prompt_type: string;
+      /** @description The text of the current version */
+      content: string;
+      description: string;
+      /** @description The current version: 1 at creation, one more at each change */
+      version: number;
+      /** Format: uuid */
+      created_by: string | null;
+      /**
+       * Format: uuid
+       * @description Who wrote the current version
+       */
+      updated_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the current version was written
+       */
+      updated_at: string;
+    };
+    SystemPromptWithVersions: {
+      /** Format: uuid */
+      id: string;
+      prompt_type: string;
+      /** @description The text of the current version */
+      content: string;
+      description: string;
+      /** @description The current version: 1 at creation, one more at each change */
+      version: number;
+      /** Format: uuid */
+      created_by: string | null;
+      /**
+       * Format: uuid
+       * @description Who wrote the current version
+       */
+      updated_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When the current version was written
+       */
+      updated_at: string;
+      /** @description Its versions, newest first (the first is the current one), at most versions_limit */
+      versions: components["schemas"]["SystemPromptVersion"][];
+      /** @description Pass as ?versions_before= for the older versions; null when there are none */
+      next_versions_before: number | null;
+    };
+    SystemPromptVersion: {
+      version: number;
+      content: string;
+      description: string;
+      /**
+       * Format: uuid
+       * @description The global admin who wrote it; null once that user is deleted
+       */
+      changed_by: string | null;
+      /** Format: date-time */
+      changed_at: string;
     };
     TenantUser: {
       /** Format: uuid */
@@ -14238,75 +14302,176 @@ export interface operations {
   };
   /**
    * Get All System Prompts
-   * @description Not implemented yet: answers 501.
+   * @description Every stored system prompt with its current text, by type. The generation jobs read these types: seo (SEO titles, descriptions and alt text), transform (post transforms), translate (machine translation), website (website generation); agents name theirs (agent by convention). A stored prompt comes first in the model’s instructions, before what the job itself asks (the item, limits, language and the JSON answer it reads, which a prompt cannot change); without one, the built-in instructions alone. A job copies the text when it is submitted and keeps it through retries; its input records the type and version.
    *
    * Timeout: 20 s.
    */
   getAllSystemPrompts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description A field, `-` first for descending */
+        sort?: "prompt_type" | "-prompt_type" | "updated_at" | "-updated_at";
+      };
+    };
     responses: {
+      /** @description A page of system prompts */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["SystemPrompt"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get System Prompt
-   * @description Not implemented yet: answers 501.
+   * @description The current text of a type and its versions, newest first, with who wrote each and when.
    *
    * Timeout: 20 s.
    */
   getSystemPrompt: {
     parameters: {
+      query?: {
+        /** @description How many versions to list */
+        versions_limit?: number | null;
+        /** @description List the versions older than this one */
+        versions_before?: number;
+      };
       path: {
+        /** @description The kind of generation, e.g. seo, transform, translate, website, agent */
         prompt_type: string;
       };
     };
     responses: {
+      /** @description The system prompt and its versions */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["SystemPromptWithVersions"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Or Update System Prompt
-   * @description Not implemented yet: answers 501.
+   * @description Creates the prompt of a type (201, version 1) or makes its next version (200); the earlier versions are kept. Sending the current text and description again changes nothing and makes no version (200). The generation jobs read these types: seo (SEO titles, descriptions and alt text), transform (post transforms), translate (machine translation), website (website generation); agents name theirs (agent by convention). A stored prompt comes first in the model’s instructions, before what the job itself asks (the item, limits, language and the JSON answer it reads, which a prompt cannot change); without one, the built-in instructions alone. A job copies the text when it is submitted and keeps it through retries; its input records the type and version.
    *
    * Timeout: 30 s.
    */
   createOrUpdateSystemPrompt: {
     parameters: {
       path: {
+        /** @description The kind of generation, e.g. seo, transform, translate, website, agent */
         prompt_type: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The prompt text */
+          content: string;
+          /** @description What it is for; when absent, an update keeps the current description */
+          description?: string;
+        };
+      };
+    };
     responses: {
+      /** @description Updated (or unchanged) */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["SystemPrompt"];
+        };
+      };
+      /** @description Created */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Where the resource can be read */
+          Location: string;
+        };
+        content: {
+          "application/json": components["schemas"]["SystemPrompt"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete System Prompt
-   * @description Not implemented yet: answers 501.
+   * @description Deletes the prompt of a type with all its versions; jobs submitted from then on use their built-in instructions. Jobs already submitted keep the text they copied. Saving the type again starts at version 1.
    *
    * Timeout: 30 s.
    */
   deleteSystemPrompt: {
     parameters: {
       path: {
+        /** @description The kind of generation, e.g. seo, transform, translate, website, agent */
         prompt_type: string;
       };
     };
     responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
