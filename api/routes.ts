@@ -37,6 +37,7 @@ import { routes as systemPrompts } from './system-prompts/router.ts';
 import { routes as globalCostSettings } from './global-cost-settings/router.ts';
 import { routes as tenants } from './tenants/router.ts';
 import { routes as transactions } from './transactions/router.ts';
+import { routes as transferPrompts } from './transferprompts/router.ts';
 import { routes as translations } from './translations/router.ts';
 import { routes as users } from './users/router.ts';
 
@@ -79,4 +80,5 @@ export const allRoutes: RouteDefinition[] = [
   ...siteStatistics,
   ...monitoring,
   ...systemPrompts,
+  ...transferPrompts,
 ];

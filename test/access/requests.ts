@@ -215,6 +215,13 @@ async function systemPromptOfWorld(world: World): Promise<string> {
   return type;
 }
 
+/** A fresh transfer prompt with one variable. */
+const transferPromptOfWorld = (world: World) =>
+  world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into transfer_prompts (name, template, variables)
+    values (${`Matrix ${world.unique()}`}, 'Hand over {{task}}.', ${sql.jsonb([{ name: 'task', description: '' }])})
+    returning id`);
+
 const fixed =
   (path: string, body?: Record<string, unknown>): Builder =>
   async () => ({ path, ...(body ? { body } : {}) });
@@ -952,6 +959,18 @@ export const requests: Record<string, Builder> = {
   }),
   'DELETE /system-prompts/{prompt_type}': async (world) => ({
     path: `/system-prompts/${await systemPromptOfWorld(world)}`,
+  }),
+  'GET /transferprompts/': fixed('/transferprompts/'),
+  'POST /transferprompts/': async (world) => ({
+    path: '/transferprompts/',
+    body: { name: `Matrix ${world.unique()}`, template: 'Hand over {{task}}.', variables: [{ name: 'task' }] },
+  }),
+  'PATCH /transferprompts/{prompt_id}': async (world) => ({
+    path: `/transferprompts/${await transferPromptOfWorld(world)}`,
+    body: { description: 'Changed' },
+  }),
+  'DELETE /transferprompts/{prompt_id}': async (world) => ({
+    path: `/transferprompts/${await transferPromptOfWorld(world)}`,
   }),
 };
 

@@ -1737,14 +1737,14 @@ export interface paths {
   "/transferprompts/": {
     /**
      * List Transfer Prompts
-     * @description Not implemented yet: answers 501.
+     * @description The transfer prompts, by name unless sorted otherwise.
      *
      * Timeout: 20 s.
      */
     get: operations["listTransferPrompts"];
     /**
      * Create Transfer Prompt
-     * @description Not implemented yet: answers 501.
+     * @description Adds a transfer prompt. Every {{name}} in the template must be declared in variables and every variable used (422 names each that is not).
      *
      * Timeout: 30 s.
      */
@@ -1753,14 +1753,12 @@ export interface paths {
   "/transferprompts/{prompt_id}": {
     /**
      * Delete Transfer Prompt
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 30 s.
+     * @description Timeout: 30 s.
      */
     delete: operations["deleteTransferPrompt"];
     /**
      * Update Transfer Prompt
-     * @description Not implemented yet: answers 501.
+     * @description Changes the fields sent. Every {{name}} in the template must be declared in variables and every variable used (422 names each that is not). The result is checked, so a template changed alone must still use exactly the variables stored.
      *
      * Timeout: 30 s.
      */
@@ -4406,6 +4404,28 @@ export interface components {
       balance: number;
       reserved: number;
       available: number;
+    };
+    TransferPrompt: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      description: string;
+      /** @description The text, with {{name}} where a variable’s value goes */
+      template: string;
+      variables: {
+          /** @description As used in the template: {{name}} */
+          name: string;
+          /** @description What the caller fills in */
+          description: string;
+        }[];
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: uuid */
+      updated_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
     };
     TranslationsOverview: {
       /** @enum {string} */
@@ -15547,37 +15567,113 @@ export interface operations {
   };
   /**
    * List Transfer Prompts
-   * @description Not implemented yet: answers 501.
+   * @description The transfer prompts, by name unless sorted otherwise.
    *
    * Timeout: 20 s.
    */
   listTransferPrompts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description A field, `-` first for descending */
+        sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+      };
+    };
     responses: {
+      /** @description A page of transfer prompts */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["TransferPrompt"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Transfer Prompt
-   * @description Not implemented yet: answers 501.
+   * @description Adds a transfer prompt. Every {{name}} in the template must be declared in variables and every variable used (422 names each that is not).
    *
    * Timeout: 30 s.
    */
   createTransferPrompt: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Unique, regardless of case */
+          name: string;
+          /** @default */
+          description?: string;
+          /** @description Placeholders are {{name}}; every one must be declared in variables, and every variable used */
+          template: string;
+          /**
+           * @description Each name the template uses, once
+           * @default []
+           */
+          variables?: {
+              /** @description As used in the template */
+              name: string;
+              /** @default */
+              description?: string;
+            }[];
+        };
+      };
+    };
     responses: {
+      /** @description The transfer prompt */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TransferPrompt"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description Another transfer prompt has this name (compared regardless of case) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete Transfer Prompt
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 30 s.
+   * @description Timeout: 30 s.
    */
   deleteTransferPrompt: {
     parameters: {
@@ -15586,16 +15682,27 @@ export interface operations {
       };
     };
     responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Update Transfer Prompt
-   * @description Not implemented yet: answers 501.
+   * @description Changes the fields sent. Every {{name}} in the template must be declared in variables and every variable used (422 names each that is not). The result is checked, so a template changed alone must still use exactly the variables stored.
    *
    * Timeout: 30 s.
    */
@@ -15605,11 +15712,56 @@ export interface operations {
         prompt_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Unique, regardless of case */
+          name?: string;
+          description?: string;
+          /** @description Placeholders are {{name}}; every one must be declared in variables, and every variable used */
+          template?: string;
+          /** @description Each name the template uses, once */
+          variables?: {
+              /** @description As used in the template */
+              name: string;
+              /** @default */
+              description?: string;
+            }[];
+        };
+      };
+    };
     responses: {
+      /** @description The transfer prompt */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["TransferPrompt"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description Another transfer prompt has this name (compared regardless of case) */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
