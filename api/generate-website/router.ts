@@ -26,7 +26,7 @@ export const routes = [
     request: { params: siteParams, body: briefSchema, headers: preferHeader },
     responses: jobResponses,
     async handler({ body }, context, { req }) {
-      return submitAndAnswer(context, req.get('prefer'), websiteSubmission(context.access, body));
+      return submitAndAnswer(context, req.get('prefer'), await websiteSubmission(context.db, context.access, body));
     },
   }),
 ];

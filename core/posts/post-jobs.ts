@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import { requireSiteLocale } from '../content/locales.ts';
 import { Problem, conflict } from '../errors.ts';
 import type { Submission } from '../jobs/submit.ts';
+import { generationPromptTypes, promptForJob } from '../system-prompts/for-jobs.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { locale } from '../tenancy/sites.ts';
 import { requireOwnPost } from './post-writes.ts';
@@ -123,11 +124,14 @@ export async function transformSubmission(
   body: z.output<typeof transformBody>,
 ): Promise<Submission> {
   const post = await changeablePost(db, access, id);
-  // What goes in, and about as much again coming out (twice for expand).
-  const tokens = estimateTokens(post.title + post.excerpt + post.body) * (body.operation === 'expand' ? 3 : 2);
+  const prompt = await promptForJob(db, generationPromptTypes.transform);
+  // What goes in, and about as much again coming out (twice for expand); and the system prompt, once.
+  const tokens =
+    estimateTokens(post.title + post.excerpt + post.body) * (body.operation === 'expand' ? 3 : 2) +
+    estimateTokens(prompt.system_prompt?.content ?? '');
   return {
     kind: 'text',
-    input: { task: 'post_transform', post_id: post.id, ...body },
+    input: { task: 'post_transform', post_id: post.id, ...body, ...prompt },
     estimatedUnits: Math.max(1, Math.ceil(tokens / 1000)),
   };
 }

@@ -18,6 +18,7 @@ import { findMedia } from '../media/library.ts';
 import { estimateTokens } from '../posts/post-jobs.ts';
 import { requireOwnPost } from '../posts/post-writes.ts';
 import { findPost } from '../posts/posts.ts';
+import { generationPromptTypes, jobSystemPromptSchema, promptForJob } from '../system-prompts/for-jobs.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 
 export const seoTextKinds = ['title', 'meta_description', 'alt_text'] as const;
@@ -73,6 +74,7 @@ export const seoTextJobInput = z.object({
   keyword: z.string().optional(),
   locale: z.string().optional(),
   apply: z.boolean(),
+  system_prompt: jobSystemPromptSchema.optional(),
 });
 export type SeoTextJobInput = z.output<typeof seoTextJobInput>;
 
@@ -184,16 +186,21 @@ export async function seoTextSubmission(
     throw new Problem(422, 'Alt text is for images.', {
       errors: [{ path: 'body.media_id', message: 'is not an image' }],
     });
-  // What goes in, and the short answer coming out.
-  const tokens = estimateTokens((source.title ?? '') + source.body + JSON.stringify(source.media ?? {})) + 200;
+  const prompt = await promptForJob(db, generationPromptTypes.seo);
+  // What goes in (the system prompt too), and the short answer coming out.
+  const given = (source.title ?? '') + source.body + JSON.stringify(source.media ?? {});
+  const tokens = estimateTokens(given + (prompt.system_prompt?.content ?? '')) + 200;
   const { apply, kind, keyword, locale, post_id, page_id, media_id, text } = body;
   return {
     kind: 'text',
-    input: Object.fromEntries(
-      Object.entries({ task: 'seo_text', kind, post_id, page_id, media_id, text, keyword, locale, apply }).filter(
-        ([, value]) => value !== undefined,
+    input: {
+      ...Object.fromEntries(
+        Object.entries({ task: 'seo_text', kind, post_id, page_id, media_id, text, keyword, locale, apply }).filter(
+          ([, value]) => value !== undefined,
+        ),
       ),
-    ),
+      ...prompt,
+    },
     estimatedUnits: Math.max(1, Math.ceil(tokens / 1000)),
   };
 }

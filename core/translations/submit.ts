@@ -8,6 +8,7 @@ import type { CommonQueryMethods } from '../../db/pool.ts';
 import { siteLocales } from '../content/locales.ts';
 import { Problem } from '../errors.ts';
 import type { Submission } from '../jobs/submit.ts';
+import { generationPromptTypes, jobSystemPromptSchema, promptForJob } from '../system-prompts/for-jobs.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { translationKinds, type AnyAdapter } from './model.ts';
 import { planTranslation, translateModes, unitsFor, type TranslateRequest } from './plan.ts';
@@ -42,6 +43,7 @@ export const translationJobInput = z.object({
   mode: z.enum(translateModes),
   overwrite: z.boolean(),
   fields: z.array(z.string()).optional(),
+  system_prompt: jobSystemPromptSchema.optional(),
 });
 export type TranslationJobInput = z.infer<typeof translationJobInput>;
 
@@ -66,7 +68,9 @@ export async function translationSubmission(
     });
   const plan = planTranslation(adapter, group, request);
   if (plan.translation) adapter.requireChange(access, plan.translation);
-  const input: TranslationJobInput = { kind: adapter.kind, id: group.master.id, ...request };
+  // A copy asks no model, so it takes no system prompt.
+  const prompt = request.mode === 'machine' ? await promptForJob(db, generationPromptTypes.translate) : {};
+  const input: TranslationJobInput = { kind: adapter.kind, id: group.master.id, ...request, ...prompt };
   return {
     kind: 'translation',
     input,

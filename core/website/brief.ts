@@ -5,9 +5,11 @@
 // with — from templates or from the model — has one shape, checked by one
 // schema (websiteCopySchema), whichever wrote it.
 import { z } from 'zod';
+import type { CommonQueryMethods } from '../../db/pool.ts';
 import { siteLocales } from '../content/locales.ts';
 import { Problem } from '../errors.ts';
 import type { Submission } from '../jobs/submit.ts';
+import { generationPromptTypes, jobSystemPromptSchema, promptForJob } from '../system-prompts/for-jobs.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 
 const pageKey = z
@@ -52,6 +54,7 @@ export const websiteJobInput = z.object({
   pages: z.array(z.string()).min(1),
   extra_locales: z.array(z.string()),
   posts: z.number().int().min(0).max(5),
+  system_prompt: jobSystemPromptSchema.optional(),
 });
 export type WebsiteJob = z.output<typeof websiteJobInput>;
 
@@ -79,7 +82,11 @@ export const websiteCopySchema = z.object({
 });
 export type WebsiteCopy = z.output<typeof websiteCopySchema>;
 
-export function websiteSubmission({ site }: SiteAccess, brief: Brief): Submission {
+export async function websiteSubmission(
+  db: CommonQueryMethods,
+  { site }: SiteAccess,
+  brief: Brief,
+): Promise<Submission> {
   const known = siteLocales(site);
   const unknown = (brief.locales ?? []).flatMap((locale, index) =>
     known.includes(locale)
@@ -95,6 +102,7 @@ export function websiteSubmission({ site }: SiteAccess, brief: Brief): Submissio
     pages: ['home', ...pages.filter((key) => key !== 'home')],
     extra_locales: [...new Set(brief.locales ?? [])].filter((locale) => locale !== site.default_locale),
     posts: brief.posts,
+    ...(await promptForJob(db, generationPromptTypes.website)),
   };
   return { kind: 'website', input, estimatedUnits: 1 };
 }

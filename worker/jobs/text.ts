@@ -17,6 +17,7 @@ import { extractiveSummary, summaryLengths, titleAndExcerpt } from '../posts/loc
 import { transformWithProvider } from '../providers/text/transform.ts';
 import { writeSeoText } from '../seo/seo-text.ts';
 import { seoTextJobInput } from '../../core/seo/generate-text.ts';
+import { jobSystemPromptSchema } from '../../core/system-prompts/for-jobs.ts';
 import { permanent } from './errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
@@ -27,6 +28,7 @@ const postTransform = z.object({
   tone: z.string().optional(),
   length: z.enum(transformLengths).optional(),
   apply: z.boolean().default(true),
+  system_prompt: jobSystemPromptSchema.optional(),
 });
 type PostTransform = z.output<typeof postTransform>;
 type Post = z.infer<typeof postSchema>;
@@ -62,7 +64,12 @@ async function transformPost(request: PostTransform, context: JobContext) {
   let tokens: number;
   let source: 'local' | 'openai';
   if (config.text.provider === 'openai') {
-    const { tokens: used, ...fields } = await transformWithProvider(config, { ...request, post }, context.signal);
+    const systemPrompt = request.system_prompt?.content;
+    const { tokens: used, ...fields } = await transformWithProvider(
+      config,
+      { ...request, post, systemPrompt },
+      context.signal,
+    );
     [result, tokens, source] = [fields, used, 'openai'];
   } else {
     result = transformLocally(request, post);

@@ -19,14 +19,13 @@ export default defineJob({
     const access = await jobAccess(db, job);
     if (!access) throw permanent('site_missing', 'The site was deleted before the translation ran.');
     await context.progress(0.1, 'translating');
-    const output = await runTranslation(db, access, input, providerTranslator(config, signal)).catch(
-      (error: unknown) => {
-        if (!(error instanceof Problem)) throw error;
-        const details = (error.errors ?? []).map((issue) => `${issue.path} ${issue.message}`).join('; ');
-        const code = error.status === 404 ? 'translation_source_missing' : 'translation_rejected';
-        throw permanent(code, `${error.message}${details ? ` (${details})` : ''}`);
-      },
-    );
+    const translator = providerTranslator(config, signal, input.system_prompt?.content);
+    const output = await runTranslation(db, access, input, translator).catch((error: unknown) => {
+      if (!(error instanceof Problem)) throw error;
+      const details = (error.errors ?? []).map((issue) => `${issue.path} ${issue.message}`).join('; ');
+      const code = error.status === 404 ? 'translation_source_missing' : 'translation_rejected';
+      throw permanent(code, `${error.message}${details ? ` (${details})` : ''}`);
+    });
     return { status: 'succeeded', units: unitsFor(output.characters), output };
   },
 });

@@ -60,7 +60,8 @@ export async function writeSeoText(
   let tokens: number;
   const model = config.text.provider === 'openai';
   if (model) {
-    ({ text, tokens } = await writeSeoTextWithProvider(config, { ...request, source }, context.signal));
+    const systemPrompt = request.system_prompt?.content;
+    ({ text, tokens } = await writeSeoTextWithProvider(config, { ...request, source, systemPrompt }, context.signal));
   } else {
     text = writeLocally(request.kind, source, request.keyword);
     if (text === null && request.kind === 'alt_text')

@@ -2,12 +2,14 @@
 // (or a media item's words) and the focus keyword go in, `{"text": "..."}`
 // comes back. The limit is asked for and then held to: an answer longer than
 // asked is cut at a word boundary rather than refused, since the words are
-// still the model's and useful.
+// still the model's and useful. The seo system prompt the job was submitted
+// with, if any, comes first in the instructions (./instructions.ts).
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
 import { seoTextLimits, type SeoSource, type SeoTextKind } from '../../../core/seo/generate-text.ts';
 import { fitAtWord } from '../../seo/local-text.ts';
 import { chatJson } from './chat.ts';
+import { instructionsFor } from './instructions.ts';
 
 const asked: Record<SeoTextKind, string> = {
   title: 'Write an SEO title for this content: what a search result shows as its headline.',
@@ -18,20 +20,19 @@ const asked: Record<SeoTextKind, string> = {
 
 export async function writeSeoTextWithProvider(
   config: Config,
-  request: { kind: SeoTextKind; source: SeoSource; keyword?: string | undefined },
+  request: { kind: SeoTextKind; source: SeoSource; keyword?: string | undefined; systemPrompt?: string | undefined },
   signal: AbortSignal,
 ): Promise<{ text: string; tokens: number }> {
   const { kind, source, keyword } = request;
   const max = seoTextLimits[kind];
-  const instructions = [
+  // No built-in guidance beyond the ask itself: a stored seo prompt (brand voice, house rules) goes before it.
+  const instructions = instructionsFor(request.systemPrompt, '', [
     asked[kind],
     `At most ${max} characters.`,
     keyword ? `Use the focus keyword "${keyword}"${kind === 'title' ? ', near the start' : ''}.` : '',
     `Write in ${source.locale}.`,
     'Answer with JSON only: {"text": "..."}',
-  ]
-    .filter(Boolean)
-    .join(' ');
+  ]);
   const content = source.media
     ? `Image. Title: ${source.media.title ?? ''}\nCaption: ${source.media.caption ?? ''}\nTags: ${source.media.tags.join(', ')}`
     : `Title: ${source.title ?? ''}\nBody (${source.format}):\n${source.body}`;

@@ -3,11 +3,13 @@
 // comes back — a new body for summarize, rewrite, shorten and expand, a title
 // and excerpt for title_excerpt. The body keeps the post's format (HTML is
 // sanitised again by the post's writer). Tokens are what the provider
-// reports, else estimated at four characters each.
+// reports, else estimated at four characters each. The transform system
+// prompt the job was submitted with, if any, comes first (./instructions.ts).
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
 import type { transformOperations } from '../../../core/posts/post-jobs.ts';
 import { chatJson } from './chat.ts';
+import { instructionsFor } from './instructions.ts';
 
 export type TransformOperation = (typeof transformOperations)[number];
 
@@ -15,6 +17,8 @@ export type TransformRequest = {
   operation: TransformOperation;
   tone?: string | undefined;
   length?: string | undefined;
+  /** The transform system prompt the job was submitted with. */
+  systemPrompt?: string | undefined;
   post: { title: string; excerpt: string; body: string; body_format: 'html' | 'markdown'; locale: string };
 };
 
@@ -38,16 +42,15 @@ export async function transformWithProvider(
 ): Promise<Transformed> {
   const { post, operation } = request;
   const shape = operation === 'title_excerpt' ? '{"title": "...", "excerpt": "..."}' : '{"body": "..."}';
-  const instructions = [
+  // No built-in guidance beyond the ask itself: a stored transform prompt (house style) goes before it.
+  const instructions = instructionsFor(request.systemPrompt, '', [
     asked[operation],
     request.tone ? `Tone: ${request.tone}.` : '',
     request.length ? `Length: ${request.length}.` : '',
     `Write in the post's language (${post.locale}).`,
     operation === 'title_excerpt' ? '' : `The body is ${post.body_format}; answer in ${post.body_format} too.`,
     `Answer with JSON only: ${shape}`,
-  ]
-    .filter(Boolean)
-    .join(' ');
+  ]);
   const content = `Title: ${post.title}\nExcerpt: ${post.excerpt}\nBody:\n${post.body}`;
   const answer = operation === 'title_excerpt' ? titleAnswer : bodyAnswer;
   const { answer: parsed, tokens } = await chatJson(config, { instructions, content, answer, shape }, signal);

@@ -4,13 +4,16 @@
 // the setting — when it first needs the machine, so a translate with nothing
 // to translate still succeeds. Rich text is sent as it is, with the
 // instruction to keep its markup, and the answer is refused unless its tags
-// are the source's, in order (core/translations/markup.ts).
+// are the source's, in order (core/translations/markup.ts). The translate
+// system prompt the job was submitted with (a glossary, a form of address)
+// comes first in the instructions (./instructions.ts).
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
 import { sameMarkup } from '../../../core/translations/markup.ts';
 import type { Translator } from '../../../core/translations/translate.ts';
 import { permanent } from '../../jobs/errors.ts';
 import { callProvider } from '../http.ts';
+import { instructionsFor } from './instructions.ts';
 
 const reply = z.object({ choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1) });
 
@@ -27,7 +30,8 @@ export const notConfigured = (setting: string) =>
     `Machine translation needs a text provider: set ${setting}. mode=copy needs none.`,
   );
 
-export function providerTranslator(config: Config, signal: AbortSignal): Translator {
+/** `systemPrompt`: the translate system prompt the job was submitted with (a glossary, a form of address). */
+export function providerTranslator(config: Config, signal: AbortSignal, systemPrompt?: string | undefined): Translator {
   return async (text, field, from, to) => {
     if (config.text.provider !== 'openai')
       throw notConfigured('TEXT_PROVIDER=openai (with AI_BASE_URL and AI_API_KEY)');
@@ -41,7 +45,11 @@ export function providerTranslator(config: Config, signal: AbortSignal): Transla
         messages: [
           {
             role: 'system',
-            content: `Translate the user's text from ${from} to ${to}. ${keep[field.format]} Answer with the translation only, nothing before or after it.`,
+            content: instructionsFor(systemPrompt, '', [
+              `Translate the user's text from ${from} to ${to}.`,
+              keep[field.format],
+              'Answer with the translation only, nothing before or after it.',
+            ]),
           },
           { role: 'user', content: text },
         ],

@@ -3,11 +3,14 @@
 // back, checked against the same schema the templates' copy meets
 // (core/website/brief.ts). An answer that misses a page, adds one, or
 // brings the wrong number of posts is refused (provider_invalid_response):
-// building half of what was asked would not be the website ordered.
+// building half of what was asked would not be the website ordered. The
+// website system prompt the job was submitted with, if any, replaces the
+// built-in opening line (./instructions.ts).
 import type { Config } from '../../../core/config.ts';
 import { websiteCopySchema, type WebsiteCopy, type WebsiteJob } from '../../../core/website/brief.ts';
 import { permanent } from '../../jobs/errors.ts';
 import { chatJson } from './chat.ts';
+import { instructionsFor } from './instructions.ts';
 
 const shape =
   '{"pages": [{"key": "...", "title": "...", "hero": {"headline": "...", "subheadline": "...", "call_to_action": "..."}, ' +
@@ -20,8 +23,9 @@ export async function websiteCopyWithProvider(
   locale: string,
   signal: AbortSignal,
 ): Promise<{ copy: WebsiteCopy; tokens: number }> {
-  const instructions = [
-    'You write the copy of a small business website from a brief.',
+  // The stored website prompt, when the job was submitted with one, replaces the opening line.
+  const builtIn = 'You write the copy of a small business website from a brief.';
+  const instructions = instructionsFor(brief.system_prompt?.content, builtIn, [
     `Write one entry in "pages" for each of these page keys, in this order: ${brief.pages.join(', ')}.`,
     'Give the home page a "hero"; give a services page its "services" (at most 8); every page has 1 to 6 "sections" of plain text.',
     `Write exactly ${brief.posts} blog posts in "posts" (body in Markdown, excerpt at most 300 characters).`,
@@ -29,9 +33,7 @@ export async function websiteCopyWithProvider(
     brief.tone ? `Tone: ${brief.tone}.` : '',
     `Write in ${locale}.`,
     `Answer with JSON only: ${shape}`,
-  ]
-    .filter(Boolean)
-    .join(' ');
+  ]);
   const content = `Business: ${brief.business}\nAudience: ${brief.audience ?? 'not given'}`;
   const { answer, tokens } = await chatJson(
     config,
