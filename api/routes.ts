@@ -2,6 +2,7 @@
 // answers 501 until its issue is done.
 import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
+import { routes as agents } from './agents/router.ts';
 import { routes as auth } from './auth/router.ts';
 import { routes as cache } from './cache/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
@@ -77,4 +78,5 @@ export const allRoutes: RouteDefinition[] = [
   ...fraud,
   ...siteStatistics,
   ...monitoring,
+  ...agents,
 ];

@@ -15,6 +15,7 @@ import { signedDelivery } from '../helpers/fake-providers.ts';
 import { signEvent } from '../helpers/fake-stripe.ts';
 import { giveCredits, newJob } from '../helpers/jobs.ts';
 import { makePdf } from '../helpers/pdf.ts';
+import { agentRequests } from './agents.ts';
 import type { World } from './world.ts';
 
 export type MatrixRequest = {
@@ -934,6 +935,7 @@ export const requests: Record<string, Builder> = {
     });
     return { path: `/${world.siteA.slug}/media/webhook/mediaprovider`, raw, headers };
   },
+  ...agentRequests,
 };
 
 /** After each request, tenant A must still be whole for the next one. */

@@ -1,0 +1,44 @@
+// Access matrix requests for the agents routes: agents of tenant A made directly.
+import { z } from 'zod';
+import { sql } from '../../db/pool.ts';
+import { mediaRow } from '../helpers/content.ts';
+import { newTenant } from '../helpers/factories.ts';
+import type { MatrixRequest } from './requests.ts';
+import type { World } from './world.ts';
+
+/** A fresh agent assigned to tenant A (and to `others`). */
+async function agentOfA(world: World, others: string[] = []): Promise<string> {
+  const db = world.t.services.db;
+  const id = await db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+    insert into agents (name, tools) values (${`Matrix agent ${world.unique()}`}, '{get_page}') returning id`);
+  await db.query(sql.typeAlias('void')`
+    insert into agent_tenants (agent_id, tenant_id)
+    select ${id}, tenant from unnest(${sql.array([world.tenantA.id, ...others], 'uuid')}) as tenant`);
+  return id;
+}
+
+export const agentRequests: Record<string, (world: World) => Promise<MatrixRequest>> = {
+  'GET /api/agents': async () => ({ path: '/api/agents' }),
+  'POST /api/agents': async (world) => ({ path: '/api/agents/', body: { name: `Made ${world.unique()}` } }),
+  'GET /api/agents/admin/all': async () => ({ path: '/api/agents/admin/all' }),
+  'GET /api/agents/tenant/{tenant_id}/count': async (world) => ({
+    path: `/api/agents/tenant/${world.tenantA.id}/count`,
+  }),
+  'GET /api/agents/{agent_id}': async (world) => ({ path: `/api/agents/${await agentOfA(world)}` }),
+  'PATCH /api/agents/{agent_id}': async (world) => ({
+    path: `/api/agents/${await agentOfA(world)}`,
+    body: { description: 'changed' },
+  }),
+  'DELETE /api/agents/{agent_id}': async (world) => ({ path: `/api/agents/${await agentOfA(world)}` }),
+  'POST /api/agents/{agent_id}/avatar/{media_id}': async (world) => ({
+    path: `/api/agents/${await agentOfA(world)}/avatar/${await mediaRow(world.t, world.siteA)}`,
+  }),
+  'GET /api/agents/{agent_id}/tenants': async (world) => ({ path: `/api/agents/${await agentOfA(world)}/tenants` }),
+  'POST /api/agents/{agent_id}/tenants/{tenant_id}': async (world) => ({
+    path: `/api/agents/${await agentOfA(world)}/tenants/${(await newTenant(world.t)).id}`,
+  }),
+  'DELETE /api/agents/{agent_id}/tenants/{tenant_id}': async (world) => {
+    const other = (await newTenant(world.t)).id;
+    return { path: `/api/agents/${await agentOfA(world, [other])}/tenants/${other}` };
+  },
+};
