@@ -14,6 +14,7 @@ import { routes as fraud } from './fraud/router.ts';
 import { routes as general } from './general/router.ts';
 import { routes as generateWebsite } from './generate-website/router.ts';
 import { routes as jobs } from './jobs/router.ts';
+import { routes as mcp } from './mcp/router.ts';
 import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
 import { routes as mediaVideo } from './media/video.ts';
@@ -79,4 +80,5 @@ export const allRoutes: RouteDefinition[] = [
   ...siteStatistics,
   ...monitoring,
   ...agents,
+  ...mcp,
 ];

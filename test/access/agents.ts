@@ -1,4 +1,5 @@
-// Access matrix requests for the agents routes: agents of tenant A made directly.
+// Access matrix requests for the agents routes and the MCP server: agents of
+// tenant A made directly, and an MCP initialize any signed-in caller may send.
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
 import { mediaRow } from '../helpers/content.ts';
@@ -16,6 +17,14 @@ async function agentOfA(world: World, others: string[] = []): Promise<string> {
     select ${id}, tenant from unnest(${sql.array([world.tenantA.id, ...others], 'uuid')}) as tenant`);
   return id;
 }
+
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'matrix', version: '1' } },
+};
+const streams = { Accept: 'application/json, text/event-stream' };
 
 export const agentRequests: Record<string, (world: World) => Promise<MatrixRequest>> = {
   'GET /api/agents': async () => ({ path: '/api/agents' }),
@@ -41,4 +50,9 @@ export const agentRequests: Record<string, (world: World) => Promise<MatrixReque
     const other = (await newTenant(world.t)).id;
     return { path: `/api/agents/${await agentOfA(world, [other])}/tenants/${other}` };
   },
+
+  // Any caller with a token opens a session; GET and DELETE without one are told to send it.
+  'POST /mcp': async () => ({ path: '/mcp', body: initialize, headers: streams }),
+  'GET /mcp': async () => ({ path: '/mcp', headers: { Accept: 'text/event-stream' } }),
+  'DELETE /mcp': async () => ({ path: '/mcp' }),
 };

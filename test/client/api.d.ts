@@ -2139,6 +2139,29 @@ export interface paths {
      */
     get: operations["readPublicPost"];
   };
+  "/mcp": {
+    /**
+     * MCP Server Stream
+     * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`), one at a time per session. It ends at the endpoint’s timeout; clients open it again.
+     *
+     * Timeout: 600 s.
+     */
+    get: operations["mcpServerStream"];
+    /**
+     * MCP Messages
+     * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...).
+     *
+     * Timeout: 60 s.
+     */
+    post: operations["mcpMessages"];
+    /**
+     * End MCP Session
+     * @description Ends the session: its streams close and its id is no longer found.
+     *
+     * Timeout: 20 s.
+     */
+    delete: operations["endMcpSession"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -4679,6 +4702,24 @@ export interface components {
       updated_at: string;
       /** @description The body as HTML: Markdown rendered, then sanitised */
       body_html: string;
+    };
+    /** @description The transport’s refusal, as a JSON-RPC error */
+    JsonRpcError: {
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      error: {
+        code: number;
+        message: string;
+        data?: unknown;
+        [key: string]: unknown;
+      };
+      id: string | number | null;
+    };
+    /** @description A JSON-RPC 2.0 request, notification or response of MCP */
+    JsonRpcMessage: {
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      [key: string]: unknown;
     };
   };
   responses: {
@@ -17945,6 +17986,245 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * MCP Server Stream
+   * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`), one at a time per session. It ends at the endpoint’s timeout; clients open it again.
+   *
+   * Timeout: 600 s.
+   */
+  mcpServerStream: {
+    parameters: {
+      header: {
+        /** @description The session, from the initialize answer */
+        "mcp-session-id": string;
+      };
+    };
+    responses: {
+      /** @description The answers (and the server’s notifications, such as a job’s progress) as server-sent events */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The session’s id, to send back in Mcp-Session-Id on every later request */
+          "Mcp-Session-Id"?: string;
+          /** @description `no-cache, no-transform` */
+          "Cache-Control": string;
+        };
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      /** @description No Mcp-Session-Id, or a protocol version the server does not speak */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such session for the caller */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description The Accept header does not take text/event-stream */
+      406: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description The session’s stream is already open */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * MCP Messages
+   * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...).
+   *
+   * Timeout: 60 s.
+   */
+  mcpMessages: {
+    parameters: {
+      header?: {
+        /** @description The session, from the initialize answer; absent on initialize */
+        "mcp-session-id"?: string;
+        /** @description On initialize: the agent the session is configured with. It must be one the caller sees and not disabled; the session then lists and may call only the agent’s tools, on the sites of the tenants it is assigned to, and its instructions are the server’s. Read again on every call: an agent disabled or changed meanwhile takes effect at once. */
+        "mcp-agent-id"?: string;
+        /** @description After initialize: the protocol version agreed */
+        "mcp-protocol-version"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["JsonRpcMessage"] | components["schemas"]["JsonRpcMessage"][];
+      };
+    };
+    responses: {
+      /** @description The answers (and the server’s notifications, such as a job’s progress) as server-sent events */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The session’s id, to send back in Mcp-Session-Id on every later request */
+          "Mcp-Session-Id"?: string;
+          /** @description `no-cache, no-transform` */
+          "Cache-Control": string;
+        };
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      /** @description Accepted: the body held only notifications or responses */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      /** @description Not an MCP message the session can take (a second initialize, no session id, bad version) */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      /** @description The agent is disabled */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description No such session (ended, another caller’s, another process’s), or no such agent for the caller */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description The Accept header does not take both application/json and text/event-stream */
+      406: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * End MCP Session
+   * @description Ends the session: its streams close and its id is no longer found.
+   *
+   * Timeout: 20 s.
+   */
+  endMcpSession: {
+    parameters: {
+      header: {
+        /** @description The session, from the initialize answer */
+        "mcp-session-id": string;
+      };
+    };
+    responses: {
+      /** @description Ended */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      /** @description No Mcp-Session-Id */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such session for the caller */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
