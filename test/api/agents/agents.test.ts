@@ -6,6 +6,7 @@
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
+import { newAgent as createAgent } from '../../helpers/agents.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { mediaRow, pathsOf } from '../../helpers/content.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
@@ -25,19 +26,7 @@ afterAll(() => stopTestApp(t));
 
 const missing = '00000000-0000-4000-8000-000000000000';
 
-type AgentBody = { id: string; name: string; tools: string[]; avatar_media_id: string | null; status: string };
-
-async function newAgent(body: Record<string, unknown> = {}, tenants: string[] = []): Promise<AgentBody> {
-  const res = await request(t.app)
-    .post('/api/agents')
-    .set(admin.auth)
-    .send({ name: 'Helper', ...body })
-    .expect(201);
-  for (const tenant of tenants) {
-    await request(t.app).post(`/api/agents/${res.body.id}/tenants/${tenant}`).set(admin.auth).expect(201);
-  }
-  return res.body as AgentBody;
-}
+const newAgent = (body: Record<string, unknown> = {}, tenants: string[] = []) => createAgent(t, admin, body, tenants);
 
 describe('POST /api/agents', () => {
   it('lets a global administrator create an agent, with defaults, tools without repeats and a Location', async () => {
