@@ -7,6 +7,7 @@
 // DELETE ends the session.
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { actorId } from '../../core/actor.ts';
 import { usableAgent } from '../../core/agents/agents.ts';
 import { agentTools } from '../../core/agents/tools.ts';
 import { Problem } from '../../core/errors.ts';
@@ -70,7 +71,8 @@ const sessionOnly = z.object({ 'mcp-session-id': z.string().describe('The sessio
 
 /** Hands the request to the session's transport; the request's context goes with each message it carries. */
 async function serve(session: McpSession, context: CallContext, req: Request, res: Response, body?: unknown) {
-  const auth = { token: '', clientId: context.actor.kind, scopes: [], extra: { context } };
+  // The SDK's auth info carries the request's context to the tool handlers; the token itself stays here.
+  const auth = { token: '', clientId: actorId(context.actor), scopes: [], extra: { context } };
   await session.transport.handleRequest(Object.assign(req, { auth }), res, body);
 }
 

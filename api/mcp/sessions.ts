@@ -5,7 +5,8 @@
 // the session (404, as an unknown one). Sessions live in the memory of the
 // process that opened them: behind several API processes, /mcp is routed by
 // Mcp-Session-Id, or a client that lands elsewhere is told 404 and opens a
-// new one, as the MCP specification has clients do. Idle ones are closed.
+// new one, as the MCP specification has clients do. Idle ones are closed, and
+// so are a caller's least recently used past a few at once.
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -23,6 +24,8 @@ export type McpSession = {
 
 /** A session unused for this long is closed (its client is told 404 and opens another). */
 const idleMs = 30 * 60_000;
+/** A caller's sessions past this many close, least recently used first: a client that never ends its sessions cannot grow the process. */
+export const sessionsPerCaller = 16;
 const sweepEveryMs = 60_000;
 
 const ownerOf = (actor: Actor) => `${actor.kind}:${actorId(actor)}`;
@@ -82,6 +85,11 @@ export class McpSessions {
 
   #keep(session: McpSession): void {
     this.#sessions.set(session.id, session);
+    const own = [...this.#sessions.values()].filter((other) => other.owner === session.owner);
+    if (own.length > sessionsPerCaller) {
+      own.sort((x, y) => x.lastSeen - y.lastSeen);
+      for (const old of own.slice(0, own.length - sessionsPerCaller)) void this.close(old);
+    }
     this.#sweeper ??= setInterval(() => this.#sweep(), sweepEveryMs).unref();
   }
 

@@ -19,6 +19,7 @@ import { mediaRow } from '../../helpers/content.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { globalAdmin, staffedTenant, type Auth, type Staffed } from '../../helpers/identity.ts';
 import { giveCredits, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
+import { sessionsPerCaller } from '../../../api/mcp/sessions.ts';
 
 let t: TestApp;
 let server: http.Server;
@@ -382,6 +383,27 @@ describe('sessions', () => {
     await request(t.app).delete('/mcp').set(a.editor.auth).expect(400);
     await request(t.app).delete('/mcp').set(a.editor.auth).set('Mcp-Session-Id', session).expect(204);
     expect((await post(a.editor.auth, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, session)).status).toBe(404);
+  });
+
+  it('are kept to a few per caller, the least recently used closing first', async () => {
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const open = async (auth: Auth) => {
+      const res = await post(auth, initialize);
+      await res.text();
+      return res.headers.get('mcp-session-id')!;
+    };
+    const someoneElses = await open(a.editor.auth);
+    const caller = await signedIn(t, { tenant: a.tenant, role: 'editor', sites: [a.site] });
+    const opened: string[] = [];
+    for (let i = 0; i <= sessionsPerCaller; i++) opened.push(await open(caller.auth));
+    expect((await post(caller.auth, list, opened[0])).status).toBe(404);
+    const newest = await post(caller.auth, list, opened.at(-1));
+    expect(newest.status).toBe(200);
+    expect(await newest.text()).toMatch(/"tools"/);
+    // Another caller's session is not among those closed.
+    const kept = await post(a.editor.auth, list, someoneElses);
+    expect(kept.status).toBe(200);
+    await kept.text();
   });
 
   it('are ended by the SDK client’s terminateSession', async () => {
