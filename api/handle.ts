@@ -12,7 +12,8 @@ import { idempotencyKey, idempotent, requestHash, type StoredReply } from '../co
 import { requireGlobalAdmin, requireUser } from '../core/identity/access.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Deps, Services } from '../core/services.ts';
-import { notPublic, requireSiteNeed } from '../core/tenancy/site-access.ts';
+import { notPublic, requireSiteNeed, type SiteAccess } from '../core/tenancy/site-access.ts';
+import type { Site } from '../core/tenancy/sites.ts';
 import { cancellableDb, type RequestDb } from '../db/cancellable.ts';
 import { networkOf } from '../core/fraud/networks.ts';
 import type { BareRequest } from './bare.ts';
@@ -41,23 +42,12 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     const context = new Context(handlerServices, req, res, db, signal, deadline, authenticate) as Context &
       RouteContext & { actor?: Actor; site?: unknown; access?: unknown };
     if (auth) Object.assign(context, auth);
-    if (access === 'user') requireUser(auth!.actor);
-    else if (access === 'global-admin') requireGlobalAdmin(auth!.actor);
-    else if (access === 'public-site') {
-      const site = await services.accessCache.publicSite(
-        db,
-        (input.params as { site_identifier: string }).site_identifier,
-      );
-      if (!site) throw notPublic();
-      context.site = site;
-      res.locals.siteId = site.id;
-    } else if (typeof access === 'object') {
-      const identifier = (input.params as { site_identifier: string }).site_identifier;
-      const found = requireSiteNeed(await services.accessCache.site(db, auth!.actor, identifier), access);
-      context.site = found.site;
-      context.access = found;
-      res.locals.siteId = found.site.id;
+    const admitted = await admit(services.accessCache, db, access, auth?.actor, input.params);
+    if (admitted.site) {
+      context.site = admitted.site;
+      res.locals.siteId = admitted.site.id;
     }
+    if (admitted.access) context.access = admitted.access;
     const answer = async (): Promise<StoredReply & { json?: string | Buffer }> => {
       const reply = await (route.rateLimit === 'signature-failures'
         ? countingSignatureFailures(services, req, route.handler(input, context as never, { req, res }))
@@ -80,6 +70,34 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     const headers = { ...reply.headers, ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
     writeReply(req, res, { ...reply, headers });
   };
+}
+
+/**
+ * What a route's declared access asks beyond a valid token (checked before):
+ * a user, a global administrator, or the `{site_identifier}` of its input —
+ * public, or reached by the caller in the role and scopes declared. Answers
+ * the site and the caller's access to it where the route names one. The MCP
+ * tools (./mcp/) admit their calls the same way as the routes they mirror.
+ */
+export async function admit(
+  accessCache: Services['accessCache'],
+  db: RequestDb,
+  access: Access,
+  actor: Actor | undefined,
+  params: unknown,
+): Promise<{ site?: Site; access?: SiteAccess }> {
+  if (access === 'user') requireUser(actor!);
+  else if (access === 'global-admin') requireGlobalAdmin(actor!);
+  else if (access === 'public-site') {
+    const site = await accessCache.publicSite(db, (params as { site_identifier: string }).site_identifier);
+    if (!site) throw notPublic();
+    return { site };
+  } else if (typeof access === 'object') {
+    const identifier = (params as { site_identifier: string }).site_identifier;
+    const found = requireSiteNeed(await accessCache.site(db, actor!, identifier), access);
+    return { site: found.site, access: found };
+  }
+  return {};
 }
 
 /** A public read of the item the route names (RouteDefinition.views), by its path parameter as asked. */

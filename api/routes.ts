@@ -2,6 +2,7 @@
 // answers 501 until its issue is done.
 import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
+import { routes as agents } from './agents/router.ts';
 import { routes as auth } from './auth/router.ts';
 import { routes as cache } from './cache/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
@@ -13,6 +14,7 @@ import { routes as fraud } from './fraud/router.ts';
 import { routes as general } from './general/router.ts';
 import { routes as generateWebsite } from './generate-website/router.ts';
 import { routes as jobs } from './jobs/router.ts';
+import { routes as mcp } from './mcp/router.ts';
 import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
 import { routes as mediaVideo } from './media/video.ts';
@@ -81,4 +83,6 @@ export const allRoutes: RouteDefinition[] = [
   ...monitoring,
   ...systemPrompts,
   ...transferPrompts,
+  ...agents,
+  ...mcp,
 ];

@@ -34,6 +34,37 @@ const answerMarginMs = 1000;
 
 type SiteContext = ContextFor<SiteNeed>;
 
+/** What a wait needs of the request it is part of: the database, the job events, the deadline and the abort signal. */
+export type WaitContext = Pick<SiteContext, 'services' | 'db' | 'deadline' | 'signal'>;
+
+/**
+ * Holds on to a job until it ends or `seconds` pass, capped by the request's
+ * deadline; `seen` hears each state read on the way (a client's progress).
+ * Answers the job as last read and the seconds the wait was allowed.
+ */
+export async function waitForJob(
+  context: WaitContext,
+  job: Job,
+  seconds: number,
+  seen?: (job: Job) => void,
+): Promise<{ job: Job; allowedSeconds: number }> {
+  let current = job;
+  const ms = Math.max(0, Math.min(seconds * 1000, context.deadline - Date.now() - answerMarginMs));
+  if (!isFinished(current.status)) {
+    await context.services.jobEvents.waitUntil(
+      job.id,
+      async () => {
+        current = await rereadJob(context.db, job.id);
+        seen?.(current);
+        return isFinished(current.status);
+      },
+      ms,
+      context.signal,
+    );
+  }
+  return { job: current, allowedSeconds: Math.round(ms / 1000) };
+}
+
 export async function answerJob(
   context: SiteContext,
   prefer: string | undefined,
@@ -44,17 +75,9 @@ export async function answerJob(
   let current = job;
   const wait = preferredWait(prefer);
   if (wait !== undefined && !isFinished(current.status)) {
-    const ms = Math.max(0, Math.min(wait * 1000, context.deadline - Date.now() - answerMarginMs));
-    await context.services.jobEvents.waitUntil(
-      job.id,
-      async () => {
-        current = await rereadJob(context.db, job.id);
-        return isFinished(current.status);
-      },
-      ms,
-      context.signal,
-    );
-    headers['Preference-Applied'] = `wait=${Math.round(ms / 1000)}`;
+    const waited = await waitForJob(context, job, wait);
+    current = waited.job;
+    headers['Preference-Applied'] = `wait=${waited.allowedSeconds}`;
   }
   const status = mode === 'submitted' && !isFinished(current.status) ? 202 : 200;
   return { status, body: current, headers };

@@ -10,7 +10,7 @@ import { cacheControlHeader, problemResponse } from '../responses.ts';
 import { answerJob, jobHeaders, preferHeader } from './answer.ts';
 import { streamJobEvents } from './events.ts';
 
-const jobParams = siteParams.extend({ job_id: z.uuid() });
+export const jobParams = siteParams.extend({ job_id: z.uuid() });
 
 export const routes = [
   defineRoute({

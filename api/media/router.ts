@@ -4,9 +4,8 @@
 // generation is in ./video.ts.
 import { z } from 'zod';
 import { Problem } from '../../core/errors.ts';
-import { requireSiteFolder } from '../../core/media/access.ts';
 import { viewQuery } from '../../core/media/files.ts';
-import { imageRequest } from '../../core/media/generation.ts';
+import { imageRequest, imageSubmission } from '../../core/media/generation.ts';
 import { mediaItemSchema } from '../../core/media/items.ts';
 import {
   countMedia,
@@ -22,7 +21,7 @@ import {
   moveMedia,
   updateMedia,
 } from '../../core/media/library.ts';
-import { estimateSeconds, speechInput } from '../../core/media/speech.ts';
+import { speechInput, speechSubmission } from '../../core/media/speech.ts';
 import {
   editOperations,
   editorAccessSchema,
@@ -243,17 +242,7 @@ export const routes = [
     request: { params: siteParams, body: speechInput, headers: preferHeader },
     responses: jobResponses,
     async handler({ body }, context, { req }) {
-      const limit = context.services.config.speech.maxCharacters;
-      if (body.text.length > limit) {
-        throw new Problem(422, `The text is longer than ${limit} characters.`, {
-          errors: [{ path: 'body.text', message: `at most ${limit} characters` }],
-        });
-      }
-      return submitAndAnswer(context, req.get('prefer'), {
-        kind: 'speech',
-        input: body,
-        estimatedUnits: estimateSeconds(body),
-      });
+      return submitAndAnswer(context, req.get('prefer'), speechSubmission(context.services.config, body));
     },
   }),
 
@@ -269,8 +258,7 @@ export const routes = [
     request: { params: siteParams, body: imageRequest, headers: preferHeader },
     responses: jobResponses,
     async handler({ body }, context, { req }) {
-      if (body.folder_id) await requireSiteFolder(context.db, context.site.id, body.folder_id, 'folder_id');
-      return submitAndAnswer(context, req.get('prefer'), { kind: 'image', input: body, estimatedUnits: body.count });
+      return submitAndAnswer(context, req.get('prefer'), await imageSubmission(context.db, context.site.id, body));
     },
   }),
 

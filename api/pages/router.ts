@@ -32,7 +32,7 @@ import { etagHeader, locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { flag, ifMatchHeader, ifMatchVersion, noContent, siteParams, versionTag } from '../schemas.ts';
 
-const pageParams = siteParams.extend({ page_id: z.uuid() });
+export const pageParams = siteParams.extend({ page_id: z.uuid() });
 const slotParams = pageParams.extend({ element_id: z.uuid() });
 const read = { site: 'read', scope: 'content:read' } as const;
 const write = { site: 'write', scope: 'content:write' } as const;

@@ -10,7 +10,7 @@ import { etagHeader, locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { ifMatchHeader, ifMatchVersion, noContent, siteParams, versionTag } from '../schemas.ts';
 
-const postParams = siteParams.extend({ post_id: z.uuid() });
+export const postParams = siteParams.extend({ post_id: z.uuid() });
 const read = { site: 'read', scope: 'content:read' } as const;
 const write = { site: 'write', scope: 'content:write' } as const;
 const withTag = { ETag: etagHeader };
@@ -40,6 +40,24 @@ const postFields = {
 };
 const title = z.string().trim().min(1).max(300);
 
+/** A new post (also the MCP tool create_post's, which writes drafts only). */
+export const newPostBody = z.strictObject({
+  title,
+  ...postFields,
+  locale: z.string().min(2).max(35).optional(),
+  master_id: z.uuid().optional(),
+  status: z.enum(['draft', 'scheduled', 'published']).default('draft'),
+});
+
+/** A change to a post (also the MCP tool update_post's). */
+export const postChangesBody = z
+  .strictObject({
+    title: title.optional(),
+    ...postFields,
+    status: z.enum(['draft', 'scheduled', 'published', 'archived']).optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'Send at least one field.');
+
 export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/posts/',
@@ -63,13 +81,7 @@ export const routes = [
     access: write,
     request: {
       params: siteParams,
-      body: z.strictObject({
-        title,
-        ...postFields,
-        locale: z.string().min(2).max(35).optional(),
-        master_id: z.uuid().optional(),
-        status: z.enum(['draft', 'scheduled', 'published']).default('draft'),
-      }),
+      body: newPostBody,
     },
     responses: {
       201: { description: 'The post', schema: postSchema, headers: { Location: locationHeader, ...withTag } },
@@ -105,13 +117,7 @@ export const routes = [
     request: {
       params: postParams,
       headers: ifMatchHeader,
-      body: z
-        .strictObject({
-          title: title.optional(),
-          ...postFields,
-          status: z.enum(['draft', 'scheduled', 'published', 'archived']).optional(),
-        })
-        .refine((body) => Object.keys(body).length > 0, 'Send at least one field.'),
+      body: postChangesBody,
     },
     responses: {
       200: { description: 'The post', schema: postSchema, headers: withTag },

@@ -3,9 +3,9 @@
 // the index holds, for the site's editors; rebuilding and dropping a site's
 // index, for its administrators; the health of it all, for global admins.
 import { z } from 'zod';
-import { analyticsQuery, analyticsSchema, recordSearch, searchAnalytics } from '../../core/search/analytics.ts';
+import { analyticsQuery, analyticsSchema, searchAnalytics, searchLogged } from '../../core/search/analytics.ts';
 import { searchHealth, searchHealthSchema, searchStats, searchStatsSchema } from '../../core/search/index-state.ts';
-import { searchQuery, searchResultSchema, searchSite } from '../../core/search/query.ts';
+import { searchQuery, searchResultSchema } from '../../core/search/query.ts';
 import { deleteSiteIndex, submitReindex } from '../../core/search/reindex.ts';
 import { maxSuggestions, suggest, suggestQuery, suggestionsSchema } from '../../core/search/suggest.ts';
 import { answerJob, jobResponses, preferHeader } from '../jobs/answer.ts';
@@ -29,9 +29,7 @@ export const routes = [
     request: { params: siteParams, query: searchQuery },
     responses: { 200: { description: 'A page of hits', schema: searchResultSchema, headers: noStore } },
     async handler({ query }, { db, site }) {
-      const result = await searchSite(db, site, query);
-      if (!query.cursor) await recordSearch(db, site.id, query.q, query.locale, result.total);
-      return { body: result, headers: { 'Cache-Control': 'no-store' } };
+      return { body: await searchLogged(db, site, query), headers: { 'Cache-Control': 'no-store' } };
     },
   }),
 

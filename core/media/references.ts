@@ -1,17 +1,17 @@
 // What still uses a media item. Deleting an item in use answers 409 naming
 // what uses it, unless the caller forces it. Today the users are jobs not yet
 // finished that will read the item: an AI edit of it (or with it as the mask),
-// its metadata, a video that shows it; and content elements whose data names
-// it, and posts that feature it. Agent avatars join `sources` as they are
-// built. A forced delete leaves those jobs to fail as media_missing, which
-// charges nothing, the elements' values in place, read as no item, and the
-// posts without their image.
+// its metadata, a video that shows it; content elements whose data names it,
+// posts that feature it, and agents whose avatar it is. A forced delete leaves
+// those jobs to fail as media_missing, which charges nothing, the elements'
+// values in place, read as no item, the posts without their image and the
+// agents without an avatar.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 
 export const mediaReferenceSchema = z
-  .object({ media_id: z.uuid(), type: z.enum(['job', 'element', 'post']), id: z.uuid(), detail: z.string() })
+  .object({ media_id: z.uuid(), type: z.enum(['job', 'element', 'post', 'agent']), id: z.uuid(), detail: z.string() })
   .meta({ id: 'MediaReference' });
 
 export type MediaReference = z.infer<typeof mediaReferenceSchema>;
@@ -36,6 +36,11 @@ const sources: ((siteId: string, ids: Ids) => ReturnType<typeof sql.fragment>)[]
     select m.id as media_id, 'post' as type, p.id, 'post ' || p.title || ' (featured image)' as detail
     from (${ids}) as m (id)
     join posts p on p.featured_media_id = m.id and p.site_id = ${siteId}`,
+  // Agents are global: the ids are already the site's items.
+  (_siteId, ids) => sql.fragment`
+    select m.id as media_id, 'agent' as type, a.id, 'agent ' || a.name || ' (avatar)' as detail
+    from (${ids}) as m (id)
+    join agents a on a.avatar_media_id = m.id`,
 ];
 
 /** What uses the items `ids` selects (a query answering one column of media ids), at most 50. */

@@ -1,6 +1,9 @@
 // Text to speech, as submitted: shared by the endpoint that validates it and
 // the worker job that performs it.
 import { z } from 'zod';
+import type { Config } from '../config.ts';
+import { Problem } from '../errors.ts';
+import type { Submission } from '../jobs/submit.ts';
 
 export const speechInput = z
   .object({
@@ -26,3 +29,14 @@ export type SpeechInput = z.output<typeof speechInput>;
 // slow voices are covered, plus a second of leading and trailing silence.
 export const estimateSeconds = (input: Pick<SpeechInput, 'text' | 'speed'>) =>
   Math.ceil(input.text.length / 12 / input.speed) + 1;
+
+/** The speech job for a request: 422 past the configured length (SPEECH_MAX_CHARACTERS), reserving the estimated seconds. */
+export function speechSubmission(config: Pick<Config, 'speech'>, input: SpeechInput): Submission {
+  const limit = config.speech.maxCharacters;
+  if (input.text.length > limit) {
+    throw new Problem(422, `The text is longer than ${limit} characters.`, {
+      errors: [{ path: 'body.text', message: `at most ${limit} characters` }],
+    });
+  }
+  return { kind: 'speech', input, estimatedUnits: estimateSeconds(input) };
+}

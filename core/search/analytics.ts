@@ -3,6 +3,8 @@
 // token, no session. Analytics read those rows back per site.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Site } from '../tenancy/sites.ts';
+import { searchSite, type SearchQuery, type SearchResult } from './query.ts';
 
 /** Queries are kept as typed, lower-cased and with spaces collapsed, so "Shoes " and "shoes" count together. */
 export const normalizedQuery = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
@@ -16,6 +18,13 @@ export async function recordSearch(
 ): Promise<void> {
   await db.query(sql.typeAlias('void')`
     insert into search_queries (site_id, query, locale, hits) values (${siteId}, ${normalizedQuery(text)}, ${locale ?? null}, ${hits})`);
+}
+
+/** A reader's search of a public site (the endpoint's, an agent's), its first page logged for analytics. */
+export async function searchLogged(db: CommonQueryMethods, site: Site, query: SearchQuery): Promise<SearchResult> {
+  const result = await searchSite(db, site, query);
+  if (!query.cursor) await recordSearch(db, site.id, query.q, query.locale, result.total);
+  return result;
 }
 
 export const analyticsQuery = z.object({

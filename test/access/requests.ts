@@ -16,6 +16,7 @@ import { signedDelivery } from '../helpers/fake-providers.ts';
 import { signEvent } from '../helpers/fake-stripe.ts';
 import { giveCredits, newJob } from '../helpers/jobs.ts';
 import { makePdf } from '../helpers/pdf.ts';
+import { agentRequests } from './agents.ts';
 import type { World } from './world.ts';
 
 export type MatrixRequest = {
@@ -972,6 +973,7 @@ export const requests: Record<string, Builder> = {
   'DELETE /transferprompts/{prompt_id}': async (world) => ({
     path: `/transferprompts/${await transferPromptOfWorld(world)}`,
   }),
+  ...agentRequests,
 };
 
 /** After each request, tenant A must still be whole for the next one. */

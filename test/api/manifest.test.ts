@@ -75,7 +75,9 @@ describe.each(manifest.map((endpoint) => [endpoint.key, endpoint] as const))('%s
         `${endpoint.method} ${served?.path} (${endpoint.group}: ${endpoint.name}) is not implemented yet.`,
       );
     } else {
-      expect(allRoutes.some((route) => route.key === endpoint.key)).toBe(true);
+      // One route serves a path with and without its trailing slash.
+      const withoutSlash = (key: string) => key.replace(/(.)\/$/, '$1');
+      expect(allRoutes.some((route) => withoutSlash(route.key) === withoutSlash(endpoint.key))).toBe(true);
       // A handler may answer 404 for what it looks up, never the router for the path.
       expect(res.body.detail ?? '').not.toMatch(/^No endpoint/);
     }

@@ -123,14 +123,14 @@ export interface paths {
   "/api/agents": {
     /**
      * List Agents
-     * @description Not implemented yet: answers 501.
+     * @description The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its tenant); every agent for global administrators. Filters: `tenant_id`, `status`, `q` (part of the name).
      *
      * Timeout: 20 s.
      */
     get: operations["listAgents"];
     /**
      * Create Agent
-     * @description Not implemented yet: answers 501.
+     * @description Creates an agent (global administrators). `tools` names the MCP tools a session configured with the agent may use: search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search. Nobody but global administrators sees it until it is assigned to a tenant.
      *
      * Timeout: 30 s.
      */
@@ -139,7 +139,7 @@ export interface paths {
   "/api/agents/admin/all": {
     /**
      * Get All Agents With Tenants
-     * @description Not implemented yet: answers 501.
+     * @description Every agent, oldest first, with the tenants it is assigned to (global administrators).
      *
      * Timeout: 20 s.
      */
@@ -157,7 +157,7 @@ export interface paths {
   "/api/agents/tenant/{tenant_id}/count": {
     /**
      * Get Tenant Agents Count
-     * @description Not implemented yet: answers 501.
+     * @description How many agents are assigned to the tenant: for global administrators and the tenant’s administrators (403 for its other members, 404 for anyone else).
      *
      * Timeout: 20 s.
      */
@@ -166,21 +166,21 @@ export interface paths {
   "/api/agents/{agent_id}": {
     /**
      * Get Agent
-     * @description Not implemented yet: answers 501.
+     * @description The agent, for those who see it (members of an assigned tenant, global administrators); 404 otherwise.
      *
      * Timeout: 20 s.
      */
     get: operations["getAgent"];
     /**
      * Delete Agent
-     * @description Not implemented yet: answers 501.
+     * @description Deletes the agent with its tenant assignments and knowledge base. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
      * Timeout: 30 s.
      */
     delete: operations["deleteAgent"];
     /**
      * Update Agent
-     * @description Not implemented yet: answers 501.
+     * @description Changes what is given; the rest stays. `avatar_media_id: null` removes the avatar. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
      * Timeout: 30 s.
      */
@@ -189,7 +189,7 @@ export interface paths {
   "/api/agents/{agent_id}/avatar/{media_id}": {
     /**
      * Set Agent Avatar From Media
-     * @description Not implemented yet: answers 501.
+     * @description Makes the media item the agent’s avatar. It must be a ready image the caller can read (404 otherwise), of a site of a tenant the agent is assigned to (409 otherwise). While it is an avatar, deleting the item needs `force=true`, which leaves the agent without one. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
      * Timeout: 30 s.
      */
@@ -225,7 +225,7 @@ export interface paths {
   "/api/agents/{agent_id}/tenants": {
     /**
      * Get Agent Tenants
-     * @description Not implemented yet: answers 501.
+     * @description The tenants the agent is assigned to, oldest assignment first. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
      * Timeout: 20 s.
      */
@@ -234,14 +234,14 @@ export interface paths {
   "/api/agents/{agent_id}/tenants/{tenant_id}": {
     /**
      * Assign Agent To Tenant
-     * @description Not implemented yet: answers 501.
+     * @description Assigns the agent to the tenant: its members see it from now on. 201 when assigned now, 200 when it already was (nothing changes). Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
      * Timeout: 30 s.
      */
     post: operations["assignAgentToTenant"];
     /**
      * Remove Agent From Tenant
-     * @description Not implemented yet: answers 501.
+     * @description Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed too. 404 when it was not assigned. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
      * Timeout: 30 s.
      */
@@ -2137,6 +2137,29 @@ export interface paths {
      */
     get: operations["readPublicPost"];
   };
+  "/mcp": {
+    /**
+     * MCP Server Stream
+     * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`), one at a time per session. It ends at the endpoint’s timeout; clients open it again.
+     *
+     * Timeout: 600 s.
+     */
+    get: operations["mcpServerStream"];
+    /**
+     * MCP Messages
+     * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...).
+     *
+     * Timeout: 60 s.
+     */
+    post: operations["mcpMessages"];
+    /**
+     * End MCP Session
+     * @description Ends the session: its streams close and its id is no longer found.
+     *
+     * Timeout: 20 s.
+     */
+    delete: operations["endMcpSession"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -2563,6 +2586,74 @@ export interface components {
           /** Format: date-time */
           last_seen: string;
         })[];
+    };
+    Agent: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      description: string;
+      /** @description What the agent is told before anything else; also the MCP server’s instructions */
+      instructions: string;
+      /** @description The model the agent runs on; the runtime’s default when null */
+      model: string | null;
+      temperature: number;
+      /** @description The system prompt (by type) the agent starts from */
+      system_prompt_type: string | null;
+      /** @description The MCP tools a session configured with this agent may list and call */
+      tools: ("search_content" | "get_page" | "list_media" | "create_post" | "update_post" | "generate_image" | "text_to_speech" | "get_job" | "knowledge_search")[];
+      /** Format: uuid */
+      avatar_media_id: string | null;
+      /**
+       * @description A disabled agent is refused by the MCP server
+       * @enum {string}
+       */
+      status: "active" | "disabled";
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    AgentWithTenants: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      description: string;
+      /** @description What the agent is told before anything else; also the MCP server’s instructions */
+      instructions: string;
+      /** @description The model the agent runs on; the runtime’s default when null */
+      model: string | null;
+      temperature: number;
+      /** @description The system prompt (by type) the agent starts from */
+      system_prompt_type: string | null;
+      /** @description The MCP tools a session configured with this agent may list and call */
+      tools: ("search_content" | "get_page" | "list_media" | "create_post" | "update_post" | "generate_image" | "text_to_speech" | "get_job" | "knowledge_search")[];
+      /** Format: uuid */
+      avatar_media_id: string | null;
+      /**
+       * @description A disabled agent is refused by the MCP server
+       * @enum {string}
+       */
+      status: "active" | "disabled";
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The tenants it is assigned to, oldest assignment first */
+      tenants: components["schemas"]["AgentTenant"][];
+    };
+    AgentTenant: {
+      /** Format: uuid */
+      tenant_id: string;
+      name: string;
+      slug: string;
+      /** Format: uuid */
+      assigned_by: string | null;
+      /** Format: date-time */
+      assigned_at: string;
     };
     CurrentUser: {
       /** Format: uuid */
@@ -4696,6 +4787,24 @@ export interface components {
       /** @description The body as HTML: Markdown rendered, then sanitised */
       body_html: string;
     };
+    /** @description The transport’s refusal, as a JSON-RPC error */
+    JsonRpcError: {
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      error: {
+        code: number;
+        message: string;
+        data?: unknown;
+        [key: string]: unknown;
+      };
+      id: string | number | null;
+    };
+    /** @description A JSON-RPC 2.0 request, notification or response of MCP */
+    JsonRpcMessage: {
+      /** @enum {string} */
+      jsonrpc: "2.0";
+      [key: string]: unknown;
+    };
   };
   responses: {
     /** @description Missing, invalid or expired token */
@@ -5307,43 +5416,153 @@ export interface operations {
   };
   /**
    * List Agents
-   * @description Not implemented yet: answers 501.
+   * @description The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its tenant); every agent for global administrators. Filters: `tenant_id`, `status`, `q` (part of the name).
    *
    * Timeout: 20 s.
    */
   listAgents: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description Only agents assigned to this tenant */
+        tenant_id?: string;
+        status?: "active" | "disabled";
+        /** @description Part of the name */
+        q?: string;
+      };
+    };
     responses: {
+      /** @description A page of agents */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Agent"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Create Agent
-   * @description Not implemented yet: answers 501.
+   * @description Creates an agent (global administrators). `tools` names the MCP tools a session configured with the agent may use: search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search. Nobody but global administrators sees it until it is assigned to a tenant.
    *
    * Timeout: 30 s.
    */
   createAgent: {
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          /** @default */
+          description?: string;
+          /** @default */
+          instructions?: string;
+          /**
+           * @description null: the runtime’s default model
+           * @default null
+           */
+          model?: string | null;
+          /** @default 0.7 */
+          temperature?: number;
+          /**
+           * @description A system prompt’s type (see /system-prompts/{prompt_type}); null for none
+           * @default null
+           */
+          system_prompt_type?: string | null;
+          /**
+           * @description Tool names of the MCP server; repeats are dropped
+           * @default []
+           */
+          tools?: ("search_content" | "get_page" | "list_media" | "create_post" | "update_post" | "generate_image" | "text_to_speech" | "get_job" | "knowledge_search")[];
+          /**
+           * @default active
+           * @enum {string}
+           */
+          status?: "active" | "disabled";
+        };
+      };
+    };
     responses: {
+      /** @description The agent */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Where the resource can be read */
+          Location: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Agent"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get All Agents With Tenants
-   * @description Not implemented yet: answers 501.
+   * @description Every agent, oldest first, with the tenants it is assigned to (global administrators).
    *
    * Timeout: 20 s.
    */
   getAllAgentsWithTenants: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+      };
+    };
     responses: {
+      /** @description A page of agents */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["AgentWithTenants"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5369,7 +5588,7 @@ export interface operations {
   };
   /**
    * Get Tenant Agents Count
-   * @description Not implemented yet: answers 501.
+   * @description How many agents are assigned to the tenant: for global administrators and the tenant’s administrators (403 for its other members, 404 for anyone else).
    *
    * Timeout: 20 s.
    */
@@ -5380,16 +5599,33 @@ export interface operations {
       };
     };
     responses: {
+      /** @description The count */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            /** Format: uuid */
+            tenant_id: string;
+            count: number;
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Get Agent
-   * @description Not implemented yet: answers 501.
+   * @description The agent, for those who see it (members of an assigned tenant, global administrators); 404 otherwise.
    *
    * Timeout: 20 s.
    */
@@ -5400,16 +5636,29 @@ export interface operations {
       };
     };
     responses: {
+      /** @description The agent */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["Agent"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Delete Agent
-   * @description Not implemented yet: answers 501.
+   * @description Deletes the agent with its tenant assignments and knowledge base. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
    * Timeout: 30 s.
    */
@@ -5420,16 +5669,27 @@ export interface operations {
       };
     };
     responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Update Agent
-   * @description Not implemented yet: answers 501.
+   * @description Changes what is given; the rest stays. `avatar_media_id: null` removes the avatar. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
    * Timeout: 30 s.
    */
@@ -5439,17 +5699,53 @@ export interface operations {
         agent_id: string;
       };
     };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          description?: string;
+          instructions?: string;
+          /** @description null: the runtime’s default model */
+          model?: string | null;
+          temperature?: number;
+          /** @description A system prompt’s type (see /system-prompts/{prompt_type}); null for none */
+          system_prompt_type?: string | null;
+          /** @description Tool names of the MCP server; repeats are dropped */
+          tools?: ("search_content" | "get_page" | "list_media" | "create_post" | "update_post" | "generate_image" | "text_to_speech" | "get_job" | "knowledge_search")[];
+          /** @enum {string} */
+          status?: "active" | "disabled";
+          /** @description null removes the avatar; set one with POST …/avatar/{media_id} */
+          avatar_media_id?: null;
+        };
+      };
+    };
     responses: {
+      /** @description The agent */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["Agent"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Set Agent Avatar From Media
-   * @description Not implemented yet: answers 501.
+   * @description Makes the media item the agent’s avatar. It must be a ready image the caller can read (404 otherwise), of a site of a tenant the agent is assigned to (409 otherwise). While it is an avatar, deleting the item needs `force=true`, which leaves the agent without one. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
    * Timeout: 30 s.
    */
@@ -5461,10 +5757,34 @@ export interface operations {
       };
     };
     responses: {
+      /** @description The agent, with its avatar */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["Agent"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The item is not an image, not ready, or of a tenant the agent is not assigned to */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5532,7 +5852,7 @@ export interface operations {
   };
   /**
    * Get Agent Tenants
-   * @description Not implemented yet: answers 501.
+   * @description The tenants the agent is assigned to, oldest assignment first. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
    * Timeout: 20 s.
    */
@@ -5543,16 +5863,31 @@ export interface operations {
       };
     };
     responses: {
+      /** @description The assignments */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["AgentTenant"][];
+          };
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Assign Agent To Tenant
-   * @description Not implemented yet: answers 501.
+   * @description Assigns the agent to the tenant: its members see it from now on. 201 when assigned now, 200 when it already was (nothing changes). Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
    * Timeout: 30 s.
    */
@@ -5564,16 +5899,40 @@ export interface operations {
       };
     };
     responses: {
+      /** @description Already assigned */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["AgentTenant"];
+        };
+      };
+      /** @description Assigned */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["AgentTenant"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Remove Agent From Tenant
-   * @description Not implemented yet: answers 501.
+   * @description Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed too. 404 when it was not assigned. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
    * Timeout: 30 s.
    */
@@ -5585,10 +5944,21 @@ export interface operations {
       };
     };
     responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17933,6 +18303,245 @@ export interface operations {
       };
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * MCP Server Stream
+   * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`), one at a time per session. It ends at the endpoint’s timeout; clients open it again.
+   *
+   * Timeout: 600 s.
+   */
+  mcpServerStream: {
+    parameters: {
+      header: {
+        /** @description The session, from the initialize answer */
+        "mcp-session-id": string;
+      };
+    };
+    responses: {
+      /** @description The answers (and the server’s notifications, such as a job’s progress) as server-sent events */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The session’s id, to send back in Mcp-Session-Id on every later request */
+          "Mcp-Session-Id"?: string;
+          /** @description `no-cache, no-transform` */
+          "Cache-Control": string;
+        };
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      /** @description No Mcp-Session-Id, or a protocol version the server does not speak */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such session for the caller */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description The Accept header does not take text/event-stream */
+      406: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description The session’s stream is already open */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * MCP Messages
+   * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...).
+   *
+   * Timeout: 60 s.
+   */
+  mcpMessages: {
+    parameters: {
+      header?: {
+        /** @description The session, from the initialize answer; absent on initialize */
+        "mcp-session-id"?: string;
+        /** @description On initialize: the agent the session is configured with. It must be one the caller sees and not disabled; the session then lists and may call only the agent’s tools, on the sites of the tenants it is assigned to, and its instructions are the server’s. Read again on every call: an agent disabled or changed meanwhile takes effect at once. */
+        "mcp-agent-id"?: string;
+        /** @description After initialize: the protocol version agreed */
+        "mcp-protocol-version"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["JsonRpcMessage"] | components["schemas"]["JsonRpcMessage"][];
+      };
+    };
+    responses: {
+      /** @description The answers (and the server’s notifications, such as a job’s progress) as server-sent events */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The session’s id, to send back in Mcp-Session-Id on every later request */
+          "Mcp-Session-Id"?: string;
+          /** @description `no-cache, no-transform` */
+          "Cache-Control": string;
+        };
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      /** @description Accepted: the body held only notifications or responses */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      /** @description Not an MCP message the session can take (a second initialize, no session id, bad version) */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      /** @description The agent is disabled */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description No such session (ended, another caller’s, another process’s), or no such agent for the caller */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      /** @description The Accept header does not take both application/json and text/event-stream */
+      406: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * End MCP Session
+   * @description Ends the session: its streams close and its id is no longer found.
+   *
+   * Timeout: 20 s.
+   */
+  endMcpSession: {
+    parameters: {
+      header: {
+        /** @description The session, from the initialize answer */
+        "mcp-session-id": string;
+      };
+    };
+    responses: {
+      /** @description Ended */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      /** @description No Mcp-Session-Id */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      /** @description No such session for the caller */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];

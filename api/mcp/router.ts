@@ -1,0 +1,170 @@
+// /mcp: the agent operations as a Model Context Protocol server on the
+// streamable HTTP transport (@modelcontextprotocol/sdk). The request path is
+// the REST API's: the same bearer tokens (users and service accounts), rate
+// limits, timeouts and problems; the SDK's transport then speaks JSON-RPC.
+// POST carries the client's messages (answers stream back as server-sent
+// events), GET opens the session's stream for messages the server starts,
+// DELETE ends the session.
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { actorId } from '../../core/actor.ts';
+import { usableAgent } from '../../core/agents/agents.ts';
+import { agentTools } from '../../core/agents/tools.ts';
+import { Problem } from '../../core/errors.ts';
+import { cacheControlHeader, problemResponse, problemSchema } from '../responses.ts';
+import { defineRoute, type ResponseSpec } from '../route.ts';
+import { noContent } from '../schemas.ts';
+import { McpSessions, type McpSession } from './sessions.ts';
+import type { CallContext } from './tool.ts';
+
+/** The sessions of this process (./sessions.ts says why they are the process's). */
+const sessions = new McpSessions();
+
+const jsonRpcMessage = z
+  .object({ jsonrpc: z.literal('2.0') })
+  .loose()
+  .meta({ id: 'JsonRpcMessage', description: 'A JSON-RPC 2.0 request, notification or response of MCP' });
+
+const jsonRpcError = z
+  .object({
+    jsonrpc: z.literal('2.0'),
+    error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }).loose(),
+    id: z.union([z.string(), z.number(), z.null()]),
+  })
+  .meta({ id: 'JsonRpcError', description: 'The transport’s refusal, as a JSON-RPC error' });
+
+/** An answer the request path gives as a problem, or the SDK's transport as a JSON-RPC error. */
+const problemOrRpc = (description: string): ResponseSpec => ({
+  description,
+  schema: z.union([problemSchema, jsonRpcError]),
+  contentType: ['application/problem+json', 'application/json'],
+});
+
+const sessionHeader = {
+  'Mcp-Session-Id': { description: 'The session’s id, to send back in Mcp-Session-Id on every later request' },
+};
+
+const eventStream: ResponseSpec = {
+  description: 'The answers (and the server’s notifications, such as a job’s progress) as server-sent events',
+  contentType: 'text/event-stream',
+  schema: z.string().describe('Events `message`, each `data:` one JSON-RPC message'),
+  headers: {
+    ...sessionHeader,
+    'Cache-Control': { ...cacheControlHeader, description: '`no-cache, no-transform`', required: true },
+  },
+};
+
+const headers = z.object({
+  'mcp-session-id': z.string().optional().describe('The session, from the initialize answer; absent on initialize'),
+  'mcp-agent-id': z
+    .uuid()
+    .optional()
+    .describe(
+      'On initialize: the agent the session is configured with. It must be one the caller sees and not disabled; the session ' +
+        'then lists and may call only the agent’s tools, on the sites of the tenants it is assigned to, and its instructions ' +
+        'are the server’s. Read again on every call: an agent disabled or changed meanwhile takes effect at once.',
+    ),
+  'mcp-protocol-version': z.string().optional().describe('After initialize: the protocol version agreed'),
+});
+
+const sessionOnly = z.object({ 'mcp-session-id': z.string().describe('The session, from the initialize answer') });
+
+/** Hands the request to the session's transport; the request's context goes with each message it carries. */
+async function serve(session: McpSession, context: CallContext, req: Request, res: Response, body?: unknown) {
+  // The SDK's auth info carries the request's context to the tool handlers; the token itself stays here.
+  const auth = { token: '', clientId: actorId(context.actor), scopes: [], extra: { context } };
+  await session.transport.handleRequest(Object.assign(req, { auth }), res, body);
+}
+
+/** The session a GET or DELETE names: 400 without the header, 404 for one that is not the caller's here. */
+function namedSession(req: Request, context: CallContext): McpSession {
+  const id = req.get('mcp-session-id');
+  if (!id) throw new Problem(400, 'Send the Mcp-Session-Id the initialize answer gave.');
+  return sessions.find(id, context.actor);
+}
+
+const toolList = agentTools.join(', ');
+
+export const routes = [
+  defineRoute({
+    key: 'POST /mcp',
+    access: 'signed-in',
+    description:
+      'The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — ' +
+      `${toolList} — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send ` +
+      '`Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the ' +
+      'answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take ' +
+      '`site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a ' +
+      'problem document (status 403, 404, 422, 402...).',
+    request: { body: z.union([jsonRpcMessage, z.array(jsonRpcMessage).min(1)]), headers },
+    responses: {
+      200: eventStream,
+      202: { description: 'Accepted: the body held only notifications or responses' },
+      400: problemOrRpc('Not an MCP message the session can take (a second initialize, no session id, bad version)'),
+      403: problemResponse('The agent is disabled'),
+      404: problemOrRpc(
+        'No such session (ended, another caller’s, another process’s), or no such agent for the caller',
+      ),
+      406: problemOrRpc('The Accept header does not take both application/json and text/event-stream'),
+    },
+    async handler({ body }, context, { req, res }) {
+      const id = req.get('mcp-session-id');
+      if (id) {
+        await serve(sessions.find(id, context.actor), context, req, res, body);
+        return {};
+      }
+      const agentId = req.get('mcp-agent-id');
+      if (agentId !== undefined && !z.uuid().safeParse(agentId).success) {
+        throw new Problem(422, 'MCP-Agent-Id is not an agent id.', {
+          errors: [{ path: 'headers.mcp-agent-id', message: 'a UUID' }],
+        });
+      }
+      const agent = agentId === undefined ? null : await usableAgent(context.db, context.actor, agentId);
+      const session = await sessions.open(context.actor, agent);
+      await serve(session, context, req, res, body);
+      await sessions.forget(session);
+      return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /mcp',
+    access: 'signed-in',
+    description:
+      'The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`), one at a time ' +
+      'per session. It ends at the endpoint’s timeout; clients open it again.',
+    request: { headers: sessionOnly },
+    responses: {
+      200: eventStream,
+      400: problemOrRpc('No Mcp-Session-Id, or a protocol version the server does not speak'),
+      404: problemOrRpc('No such session for the caller'),
+      406: problemOrRpc('The Accept header does not take text/event-stream'),
+      409: problemOrRpc('The session’s stream is already open'),
+    },
+    async handler(_input, context, { req, res }) {
+      const session = namedSession(req, context);
+      // At the deadline the stream ends cleanly (the timeout cannot answer 504 once it has begun).
+      context.signal.addEventListener('abort', () => {
+        if (context.signal.reason instanceof Problem) session.transport.closeStandaloneSSEStream();
+      });
+      await serve(session, context, req, res);
+      return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'DELETE /mcp',
+    access: 'signed-in',
+    description: 'Ends the session: its streams close and its id is no longer found.',
+    request: { headers: sessionOnly },
+    responses: {
+      ...noContent('Ended'),
+      400: problemResponse('No Mcp-Session-Id'),
+      404: problemResponse('No such session for the caller'),
+    },
+    async handler(_input, context, { req }) {
+      await sessions.close(namedSession(req, context));
+      return {};
+    },
+  }),
+];

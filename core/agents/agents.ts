@@ -1,0 +1,205 @@
+// Agents: global records that global administrators write and assign to
+// tenants (./assignments.ts). Members of an assigned tenant — and that
+// tenant's service accounts — see an agent; for anyone else it does not exist
+// (404). Seeing is not writing: a member who sees an agent and tries to change
+// it is told 403.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { actorUserId, type Actor } from '../actor.ts';
+import { Problem, notFound } from '../errors.ts';
+import { activeMemberships, requireGlobalAdmin } from '../identity/access.ts';
+import { containing } from '../like.ts';
+import { after, countOf, pageQuery, toPage } from '../pagination.ts';
+import { timestamp } from '../timestamp.ts';
+import { agentToolSchema, type AgentTool } from './tools.ts';
+
+export const agentStatuses = ['active', 'disabled'] as const;
+
+export const agentSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string(),
+    instructions: z
+      .string()
+      .describe('What the agent is told before anything else; also the MCP server’s instructions'),
+    model: z.string().nullable().describe('The model the agent runs on; the runtime’s default when null'),
+    temperature: z.number(),
+    system_prompt_type: z.string().nullable().describe('The system prompt (by type) the agent starts from'),
+    tools: z.array(agentToolSchema).describe('The MCP tools a session configured with this agent may list and call'),
+    avatar_media_id: z.uuid().nullable(),
+    status: z.enum(agentStatuses).describe('A disabled agent is refused by the MCP server'),
+    created_by: z.uuid().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Agent' });
+
+export type Agent = z.infer<typeof agentSchema>;
+
+export const agentColumns = sql.fragment`
+  a.id, a.name, a.description, a.instructions, a.model, a.temperature, a.system_prompt_type, a.tools,
+  a.avatar_media_id, a.status, a.created_by, a.created_at, a.updated_at`;
+
+// What an agent's writes take; the bounds are the table's.
+const name = z.string().trim().min(1).max(200);
+const description = z.string().max(2000);
+const instructions = z.string().max(100_000);
+const model = z.string().trim().min(1).max(200).nullable().describe('null: the runtime’s default model');
+const temperature = z.number().min(0).max(2);
+const systemPromptType = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]+([_-][a-z0-9]+)*$/, 'lowercase letters and digits, words joined by - or _')
+  .nullable()
+  .describe('A system prompt’s type (see /system-prompts/{prompt_type}); null for none');
+const tools = z
+  .array(agentToolSchema)
+  .max(50)
+  .transform((list) => [...new Set(list)])
+  .describe('Tool names of the MCP server; repeats are dropped');
+const status = z.enum(agentStatuses);
+
+export const newAgentSchema = z.strictObject({
+  name,
+  description: description.default(''),
+  instructions: instructions.default(''),
+  model: model.default(null),
+  temperature: temperature.default(0.7),
+  system_prompt_type: systemPromptType.default(null),
+  tools: tools.default([]),
+  status: status.default('active'),
+});
+
+export const agentChangesSchema = z
+  .strictObject({
+    name: name.optional(),
+    description: description.optional(),
+    instructions: instructions.optional(),
+    model: model.optional(),
+    temperature: temperature.optional(),
+    system_prompt_type: systemPromptType.optional(),
+    tools: tools.optional(),
+    status: status.optional(),
+    avatar_media_id: z.null().optional().describe('null removes the avatar; set one with POST …/avatar/{media_id}'),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'Send at least one field.');
+
+export type NewAgent = z.output<typeof newAgentSchema>;
+export type AgentChanges = z.output<typeof agentChangesSchema>;
+
+export const agentListQuery = pageQuery.extend({
+  tenant_id: z.uuid().optional().describe('Only agents assigned to this tenant'),
+  status: status.optional(),
+  q: z.string().trim().min(1).max(200).optional().describe('Part of the name'),
+});
+
+export type AgentListQuery = z.output<typeof agentListQuery>;
+
+/**
+ * Whether the caller sees the agent `a`, as SQL: global admins see every
+ * agent; users those assigned to a tenant they belong to (an active one);
+ * service accounts those assigned to their tenant.
+ */
+export function visibleTo(actor: Actor) {
+  if (actor.kind === 'service') {
+    return sql.fragment`exists (select 1 from agent_tenants at where at.agent_id = a.id and at.tenant_id = ${actor.tenantId})`;
+  }
+  if (actor.isGlobalAdmin) return sql.fragment`true`;
+  return sql.fragment`exists (
+    select 1 from ${activeMemberships} join agent_tenants at on at.tenant_id = m.tenant_id
+    where at.agent_id = a.id and m.user_id = ${actor.userId})`;
+}
+
+const noSuchAgent = () => notFound('No such agent.');
+
+/** The agent, when the caller sees it; 404 otherwise. */
+export async function getAgent(db: CommonQueryMethods, actor: Actor, id: string): Promise<Agent> {
+  const found = await db.maybeOne(
+    sql.type(agentSchema)`select ${agentColumns} from agents a where a.id = ${id} and ${visibleTo(actor)}`,
+  );
+  if (!found) throw noSuchAgent();
+  return found;
+}
+
+/**
+ * The agent for a change by a global administrator, locked for the rest of
+ * the transaction. Anyone else: 403 when they see it, 404 when they do not.
+ */
+export async function agentForChange(db: CommonQueryMethods, actor: Actor, id: string): Promise<Agent> {
+  if (actor.kind === 'user' && actor.isGlobalAdmin) {
+    const found = await db.maybeOne(
+      sql.type(agentSchema)`select ${agentColumns} from agents a where a.id = ${id} for update`,
+    );
+    if (!found) throw noSuchAgent();
+    return found;
+  }
+  await getAgent(db, actor, id);
+  throw new Problem(403, 'Only global administrators may change agents.');
+}
+
+export async function listAgents(db: CommonQueryMethods, actor: Actor, query: AgentListQuery) {
+  const where = sql.join(
+    [
+      visibleTo(actor),
+      query.tenant_id
+        ? sql.fragment`exists (select 1 from agent_tenants ft where ft.agent_id = a.id and ft.tenant_id = ${query.tenant_id})`
+        : sql.fragment`true`,
+      query.status ? sql.fragment`a.status = ${query.status}` : sql.fragment`true`,
+      query.q ? sql.fragment`a.name ilike ${containing(query.q)}` : sql.fragment`true`,
+    ],
+    sql.fragment` and `,
+  );
+  const rows = await db.any(sql.type(agentSchema)`
+    select ${agentColumns} from agents a where ${where} and ${after(query, 'a')}
+    order by a.created_at, a.id limit ${query.limit + 1}`);
+  return toPage([...rows], query, () => countOf(db, sql.fragment`select 1 from agents a where ${where}`));
+}
+
+export async function createAgent(db: CommonQueryMethods, actor: Actor, input: NewAgent): Promise<Agent> {
+  requireGlobalAdmin(actor);
+  return db.one(sql.type(agentSchema)`
+    insert into agents as a (name, description, instructions, model, temperature, system_prompt_type, tools, status, created_by)
+    values (${input.name}, ${input.description}, ${input.instructions}, ${input.model}, ${input.temperature},
+            ${input.system_prompt_type}, ${sql.array(input.tools, 'text')}, ${input.status}, ${actorUserId(actor)})
+    returning ${agentColumns}`);
+}
+
+export async function updateAgent(
+  db: CommonQueryMethods,
+  actor: Actor,
+  id: string,
+  changes: AgentChanges,
+): Promise<Agent> {
+  return db.transaction(async (tx) => {
+    const agent = await agentForChange(tx, actor, id);
+    const next = { ...agent, ...changes } as Agent & { tools: AgentTool[] };
+    return tx.one(sql.type(agentSchema)`
+      update agents as a set name = ${next.name}, description = ${next.description}, instructions = ${next.instructions},
+        model = ${next.model}, temperature = ${next.temperature}, system_prompt_type = ${next.system_prompt_type},
+        tools = ${sql.array(next.tools, 'text')}, status = ${next.status}, avatar_media_id = ${next.avatar_media_id}
+      where a.id = ${id}
+      returning ${agentColumns}`);
+  });
+}
+
+/** Deletes the agent; its tenant assignments (and knowledge base) go with it. */
+export async function deleteAgent(db: CommonQueryMethods, actor: Actor, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await agentForChange(tx, actor, id);
+    await tx.query(sql.typeAlias('void')`delete from agents where id = ${id}`);
+  });
+}
+
+/** An agent as a session of the MCP server runs it: one the caller sees (404), not disabled (403), with its tenants. */
+export async function usableAgent(
+  db: CommonQueryMethods,
+  actor: Actor,
+  id: string,
+): Promise<Agent & { tenant_ids: string[] }> {
+  const agent = await getAgent(db, actor, id);
+  if (agent.status !== 'active') throw new Problem(403, `The agent ${agent.name} is disabled.`);
+  const tenantIds = await db.anyFirst(sql.type(z.object({ tenant_id: z.uuid() }))`
+    select tenant_id from agent_tenants where agent_id = ${id}`);
+  return { ...agent, tenant_ids: [...tenantIds] };
+}
