@@ -1,22 +1,12 @@
 // What readers search for. Each public search (its first page) is kept with
 // its locale and hit count, and nothing about who asked: no address, no
-// token, no session. Analytics read those rows back per site.
+// token, no session (counted in memory and written within a minute by
+// core/statistics/recorder.ts). Analytics read those rows back per site.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 
 /** Queries are kept as typed, lower-cased and with spaces collapsed, so "Shoes " and "shoes" count together. */
 export const normalizedQuery = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
-
-export async function recordSearch(
-  db: CommonQueryMethods,
-  siteId: string,
-  text: string,
-  locale: string | undefined,
-  hits: number,
-): Promise<void> {
-  await db.query(sql.typeAlias('void')`
-    insert into search_queries (site_id, query, locale, hits) values (${siteId}, ${normalizedQuery(text)}, ${locale ?? null}, ${hits})`);
-}
 
 export const analyticsQuery = z.object({
   days: z.coerce.number().int().min(1).max(365).default(30).describe('How many days back, today included'),
