@@ -48,7 +48,7 @@ const searchContent = defineTool({
   params: siteParams,
   query: searchQuery,
   readOnly: true,
-  run: ({ query }, { context, site }) => searchLogged(context.db, site!, query),
+  run: ({ query }, { context, site }) => searchLogged(context.db, context.services.statistics, site!, query),
 });
 
 const getPage = defineTool({

@@ -32,7 +32,7 @@ export const cached = (description: string, schema: z.ZodType): Record<number, R
 });
 
 /** The site and the URL as asked: another spelling of the same query is another answer, computed once. */
-const keyOf = (site: Site, req: BareRequest) => `${site.id} ${req.originalUrl}`;
+export const keyOf = (site: Site, req: BareRequest) => `${site.id} ${req.originalUrl}`;
 
 const matches = (ifNoneMatch: string | undefined, etag: string) =>
   ifNoneMatch !== undefined &&
@@ -50,27 +50,33 @@ function replyOf(services: Pick<Services, 'config'>, answer: CachedAnswer, ifNon
 }
 
 /**
- * Answers from the cache, or computes, keeps and answers. An answer computed
- * while a change was announced is not kept.
+ * The answer kept under `key`, or computed and kept. An answer computed while
+ * a change was announced is not kept.
  */
+export async function keep(
+  cache: Services['publicCache'],
+  key: string,
+  compute: () => Promise<Tagged<unknown> | Serialized>,
+): Promise<CachedAnswer> {
+  const kept = await cache.get(key);
+  if (kept) return kept;
+  const generation = cache.generation;
+  const computed = await compute();
+  const { tags } = computed;
+  const json = Buffer.from('json' in computed ? computed.json : JSON.stringify(computed.body));
+  const answer = { body: json, etag: `"${hash('sha1', json, 'base64url')}"`, tags, surrogateKey: tags.join(' ') };
+  await cache.set(key, answer, generation);
+  return answer;
+}
+
+/** Answers from the cache, or computes, keeps and answers. */
 export async function publicAnswer(
   services: Omit<Services, 'db' | 'canceller'>,
   site: Site,
   req: Request,
   compute: () => Promise<Tagged<unknown> | Serialized>,
 ): Promise<Reply> {
-  const cache = services.publicCache;
-  const key = keyOf(site, req);
-  let answer = await cache.get(key);
-  if (!answer) {
-    const generation = cache.generation;
-    const computed = await compute();
-    const { tags } = computed;
-    const json = Buffer.from('json' in computed ? computed.json : JSON.stringify(computed.body));
-    const etag = `"${hash('sha1', json, 'base64url')}"`;
-    answer = { body: json, etag, tags, surrogateKey: tags.join(' ') };
-    await cache.set(key, answer, generation);
-  }
+  const answer = await keep(services.publicCache, keyOf(site, req), compute);
   return replyOf(services, answer, req.headers['if-none-match']);
 }
 

@@ -3,17 +3,19 @@
 // the index holds, for the site's editors; rebuilding and dropping a site's
 // index, for its administrators; the health of it all, for global admins.
 import { z } from 'zod';
-import { analyticsQuery, analyticsSchema, searchAnalytics, searchLogged } from '../../core/search/analytics.ts';
+import { analyticsQuery, analyticsSchema, searchAnalytics } from '../../core/search/analytics.ts';
 import { searchHealth, searchHealthSchema, searchStats, searchStatsSchema } from '../../core/search/index-state.ts';
-import { searchQuery, searchResultSchema } from '../../core/search/query.ts';
+import { searchQuery, searchResultSchema, searchSite, type SearchResult } from '../../core/search/query.ts';
 import { deleteSiteIndex, submitReindex } from '../../core/search/reindex.ts';
 import { maxSuggestions, suggest, suggestQuery, suggestionsSchema } from '../../core/search/suggest.ts';
 import { answerJob, jobResponses, preferHeader } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
+import { keptSearch } from './kept.ts';
 
-// Public answers change with every write and every search is logged: never kept by caches.
-const noStore = { 'Cache-Control': { description: '`no-store`: an answer changes with every write to the site' } };
+// Every search is logged, so answers are not kept by caches outside: this
+// process keeps them (./kept.ts) and counts each search it answers.
+const noStore = { 'Cache-Control': { description: '`no-store`: every search is counted for the site’s analytics' } };
 
 export const routes = [
   defineRoute({
@@ -28,8 +30,13 @@ export const routes = [
       'page) is logged for analytics with its locale and hit count, and nothing about who asked.',
     request: { params: siteParams, query: searchQuery },
     responses: { 200: { description: 'A page of hits', schema: searchResultSchema, headers: noStore } },
-    async handler({ query }, { db, site }) {
-      return { body: await searchLogged(db, site, query), headers: { 'Cache-Control': 'no-store' } };
+    async handler({ query }, { db, site, services }, { req }) {
+      const answer = await keptSearch(services, site, req, () => searchSite(db, site, query));
+      if (!query.cursor) {
+        const { total } = JSON.parse(answer.toString()) as Pick<SearchResult, 'total'>;
+        services.statistics.search(site.id, query.q, query.locale, total);
+      }
+      return { json: answer, headers: { 'Cache-Control': 'no-store' } };
     },
   }),
 
@@ -42,8 +49,9 @@ export const routes = [
       'most alike words are offered (`corrected`). Not logged.',
     request: { params: siteParams, query: suggestQuery },
     responses: { 200: { description: 'Completions, best first', schema: suggestionsSchema, headers: noStore } },
-    async handler({ query }, { db, site }) {
-      return { body: await suggest(db, site, query), headers: { 'Cache-Control': 'no-store' } };
+    async handler({ query }, { db, site, services }, { req }) {
+      const answer = await keptSearch(services, site, req, () => suggest(db, site, query));
+      return { json: answer, headers: { 'Cache-Control': 'no-store' } };
     },
   }),
 

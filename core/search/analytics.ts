@@ -1,29 +1,28 @@
 // What readers search for. Each public search (its first page) is kept with
 // its locale and hit count, and nothing about who asked: no address, no
-// token, no session. Analytics read those rows back per site.
+// token, no session (counted in memory and written within a minute by
+// core/statistics/recorder.ts). Analytics read those rows back per site.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { StatisticsRecorder } from '../statistics/recorder.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { searchSite, type SearchQuery, type SearchResult } from './query.ts';
 
 /** Queries are kept as typed, lower-cased and with spaces collapsed, so "Shoes " and "shoes" count together. */
 export const normalizedQuery = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
 
-export async function recordSearch(
+/**
+ * A reader's search of a public site done by an agent (the endpoint keeps its
+ * answers, api/search/kept.ts), its first page counted for analytics.
+ */
+export async function searchLogged(
   db: CommonQueryMethods,
-  siteId: string,
-  text: string,
-  locale: string | undefined,
-  hits: number,
-): Promise<void> {
-  await db.query(sql.typeAlias('void')`
-    insert into search_queries (site_id, query, locale, hits) values (${siteId}, ${normalizedQuery(text)}, ${locale ?? null}, ${hits})`);
-}
-
-/** A reader's search of a public site (the endpoint's, an agent's), its first page logged for analytics. */
-export async function searchLogged(db: CommonQueryMethods, site: Site, query: SearchQuery): Promise<SearchResult> {
+  statistics: Pick<StatisticsRecorder, 'search'>,
+  site: Site,
+  query: SearchQuery,
+): Promise<SearchResult> {
   const result = await searchSite(db, site, query);
-  if (!query.cursor) await recordSearch(db, site.id, query.q, query.locale, result.total);
+  if (!query.cursor) statistics.search(site.id, query.q, query.locale, result.total);
   return result;
 }
 

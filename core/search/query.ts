@@ -15,8 +15,8 @@ import { snippet } from './snippet.ts';
 // Bounds on the work of one search (search_candidates in 0023): matches are
 // counted exactly up to this many, and the hits ranked are the newest this
 // many matches of the whole text and half as many of titles and summaries.
-const exactUpTo = 10_000;
-const candidates = 100;
+const exactUpTo = 1_000;
+const candidates = 60;
 
 export const searchKinds = ['post', 'page', 'element', 'media'] as const;
 export type SearchKind = (typeof searchKinds)[number];
@@ -110,39 +110,56 @@ function tsQuery(locales: string[], text: string) {
   );
 }
 
-const candidatesRow = z.object({
+/** The counts, repeated on each hit; one row without a hit (its columns null) when nothing was found. */
+const pageRow = z.object({
   facets: z.record(z.string(), z.number()),
   exact: z.boolean(),
-  found_kinds: z.array(z.string()),
-  found_ids: z.array(z.uuid()),
   stems: z.array(z.string()),
+  kind: z.enum(searchKinds).nullable(),
+  item_id: z.uuid().nullable(),
+  locale: z.string().nullable(),
+  title: z.string().nullable(),
+  path: z.string().nullable(),
+  published_at: timestamp.nullable(),
+  score: z.number().nullable(),
+  text: z.string().nullable(),
 });
 
-const hitRow = searchHitSchema.omit({ snippet: true, id: true }).extend({ item_id: z.uuid(), text: z.string() });
-
-/** The hits to rank and the counts (search_candidates), then a page of them ranked (search_page): see 0023. */
+/**
+ * The hits to rank and the counts (search_candidates), then a page of them
+ * ranked (search_page), in one statement: see 0023 and 0029.
+ */
 async function run(db: CommonQueryMethods, site: Site, query: SearchQuery, text: string, at: string, after?: Position) {
   const locales = query.locale ? [query.locale] : siteLocales(site);
   const kinds = query.kind ?? [...searchKinds];
-  const found = await db.one(sql.type(candidatesRow)`
-    select facets, exact, coalesce(found_kinds, '{}') as found_kinds, coalesce(found_ids, '{}') as found_ids, stems
+  const rows = await db.any(sql.type(pageRow)`
+    select c.facets, c.exact, c.stems, p.kind, p.item_id, p.locale, p.title, p.path, p.published_at, p.score, p.text
     from search_candidates(${site.id}, ${tsQuery(locales, text)}, ${query.locale ?? null}, ${sql.array(kinds, 'text')},
-                           ${candidates}, ${exactUpTo})`);
+                           ${candidates}, ${exactUpTo}) c
+    left join lateral search_page(${tsQuery(locales, text)}, coalesce(c.found_kinds, '{}'), coalesce(c.found_ids, '{}'), ${at},
+                                  ${after?.[1] ?? null}, ${after?.[2] ?? null}, ${after?.[3] ?? null}, ${query.limit + 1}) p on true`);
+  const found = rows[0]!;
   const facets = Object.fromEntries(searchKinds.map((kind) => [kind, Math.round(found.facets[kind] ?? 0)])) as Record<
     SearchKind,
     number
   >;
   const counts = { facets, total: kinds.reduce((sum, kind) => sum + facets[kind], 0), exact: found.exact };
-  if (found.found_ids.length === 0) return { ...counts, items: [], next_cursor: null };
-  const rows = await db.any(sql.type(hitRow)`
-    select kind, item_id, locale, title, path, published_at, score, text
-    from search_page(${tsQuery(locales, text)}, ${sql.array(found.found_kinds, 'text')}, ${sql.array(found.found_ids, 'uuid')},
-                     ${at}, ${after?.[1] ?? null}, ${after?.[2] ?? null}, ${after?.[3] ?? null}, ${query.limit + 1})`);
-  const hits = rows.map(({ item_id, text: hitText, ...hit }) => ({
-    ...hit,
-    id: item_id,
-    snippet: snippet(hitText, found.stems, text),
-  }));
+  const hits = rows.flatMap((row) =>
+    row.item_id
+      ? [
+          {
+            kind: row.kind!,
+            id: row.item_id,
+            locale: row.locale!,
+            title: row.title!,
+            path: row.path,
+            snippet: snippet(row.text!, found.stems, text),
+            score: row.score!,
+            published_at: row.published_at,
+          },
+        ]
+      : [],
+  );
   const items = hits.slice(0, query.limit);
   const last = items.at(-1);
   return {

@@ -1,5 +1,6 @@
-// Counting requests, public views and security signals (failed sign-ins,
-// 401/403/404/405 by client network) without a database write per request:
+// Counting requests, public views, security signals (failed sign-ins,
+// 401/403/404/405 by client network) and what readers search for (a row a
+// search in search_queries) without a database write per request:
 // counts gather in this process's memory, keyed by minute, and are written
 // once a minute (and when the process stops) in one statement per table,
 // adding to whatever other processes wrote for the same minute. A crash loses
@@ -8,6 +9,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Logger } from '../logger.ts';
+import { normalizedQuery } from '../search/analytics.ts';
 import { bucketCount, bucketOf, mergeBuckets } from './histogram.ts';
 
 export type ViewKind = 'page' | 'element' | 'post' | 'media';
@@ -22,6 +24,15 @@ type RequestCell = {
   buckets: number[];
 };
 type ViewCell = { day: string; siteId: string; kind: ViewKind; itemId: string; views: number };
+/** Searches of one minute with the same site, query, locale and hit count. */
+type SearchCell = { minute: number; siteId: string; query: string; locale: string | null; hits: number; count: number };
+const searchKey = (cell: Omit<SearchCell, 'count'>) =>
+  `${cell.minute}|${cell.siteId}|${cell.locale ?? ''}|${cell.hits}|${cell.query}`;
+/**
+ * Distinct searches kept between flushes: a flood of made-up queries must not
+ * grow the process without bound; past it, searches go unlogged (and say so).
+ */
+const maxSearchCells = 20_000;
 
 /** What the security dashboard and threat intelligence count, by client network. */
 export type SignalKind = 'login_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed';
@@ -45,6 +56,8 @@ export class StatisticsRecorder {
   #day = '';
   #dayStarts = Number.NEGATIVE_INFINITY;
   #signals = new Map<string, SignalCell>();
+  #searches = new Map<string, SearchCell>();
+  #searchesUnlogged = 0;
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<unknown> = Promise.resolve();
   lastFlushAt: Date | null = null;
@@ -69,6 +82,26 @@ export class StatisticsRecorder {
   /** One public read of an item. */
   view(siteId: string, kind: ViewKind, itemId: string): void {
     this.#viewCell(this.#today(), siteId, kind, itemId).views += 1;
+  }
+
+  /** One public search (its first page), for the site's search analytics: what was asked, never who asked. */
+  search(siteId: string, text: string, locale: string | undefined, hits: number): void {
+    const cell = {
+      minute: Math.floor(Date.now() / 60_000),
+      siteId,
+      query: normalizedQuery(text),
+      locale: locale ?? null,
+      hits,
+    };
+    this.#addSearches(cell, 1);
+  }
+
+  #addSearches(cell: Omit<SearchCell, 'count'>, count: number): void {
+    const key = searchKey(cell);
+    const current = this.#searches.get(key);
+    if (current) current.count += count;
+    else if (this.#searches.size < maxSearchCells) this.#searches.set(key, { ...cell, count });
+    else this.#searchesUnlogged += count;
   }
 
   /** The UTC day, as 2026-11-25: made once a day rather than once a view. */
@@ -168,9 +201,18 @@ export class StatisticsRecorder {
     const requests = [...this.#requests.values()];
     const views = [...this.#views.values()];
     const signals = [...this.#signals.values()];
+    const searches = [...this.#searches.values()];
     this.#requests = new Map();
     this.#views = new Map();
     this.#signals = new Map();
+    this.#searches = new Map();
+    if (this.#searchesUnlogged > 0) {
+      this.#logger.warn(
+        { searches: this.#searchesUnlogged },
+        'searches not logged: too many distinct queries in one flush',
+      );
+      this.#searchesUnlogged = 0;
+    }
     const counted = {
       requests: requests.reduce((sum, cell) => sum + cell.count, 0),
       views: views.reduce((sum, cell) => sum + cell.views, 0),
@@ -210,6 +252,13 @@ export class StatisticsRecorder {
                 select a from unnest(security_counts.accounts || excluded.accounts) a limit ${accountsPerCell}) kept),
               first_seen = least(security_counts.first_seen, excluded.first_seen),
               last_seen = greatest(security_counts.last_seen, excluded.last_seen)`);
+        if (searches.length > 0)
+          // A row a search, as search analytics count them, stamped with its minute.
+          await tx.query(sql.typeAlias('void')`
+            insert into search_queries (site_id, query, locale, hits, created_at)
+            select (q->>'siteId')::uuid, q->>'query', q->>'locale', (q->>'hits')::int, to_timestamp((q->>'minute')::bigint * 60)
+            from jsonb_array_elements(${sql.jsonb(searches as never)}) q, generate_series(1, (q->>'count')::int)
+            where exists (select 1 from sites where id = (q->>'siteId')::uuid)`);
         await tx.query(sql.typeAlias('void')`
           insert into stats_flushes (process, flushed_at, requests, views)
           values (${this.process}, now(), ${counted.requests}, ${counted.views})
@@ -225,6 +274,7 @@ export class StatisticsRecorder {
         current.durationMs += cell.durationMs;
         mergeBuckets(current.buckets, cell.buckets);
       }
+      for (const cell of searches) this.#addSearches(cell, cell.count);
       for (const cell of views) this.#viewCell(cell.day, cell.siteId, cell.kind, cell.itemId).views += cell.views;
       for (const cell of signals) {
         const current = this.#signalCell(cell.minute, cell.kind, cell.network, cell.first);

@@ -15,6 +15,7 @@ import {
   withLocales,
   type ContentCast,
 } from '../../helpers/content.ts';
+import { startCountedApp } from '../../helpers/counted-app.ts';
 import { newSite, serviceAccount } from '../../helpers/factories.ts';
 import { unique } from '../../helpers/identity.ts';
 
@@ -230,11 +231,61 @@ describe('suggestions', () => {
   });
 });
 
+describe('kept answers', () => {
+  it('answers a repeated search from what was kept, still logs it, and drops it when the site’s index changes', async () => {
+    const counted = await startCountedApp(t);
+    try {
+      const own = await newSite(t, c.a.tenant);
+      await makePublic(own);
+      await post({ title: 'Kestrel sightings' }, own);
+      const searchKept = (q: string) => request(counted.app).get(`/search/sites/${own.slug}?q=${q}`).expect(200);
+      const suggestKept = () => request(counted.app).get(`/search/sites/${own.slug}/suggest?q=kes`).expect(200);
+      const first = await searchKept('kestrel');
+      const completions = await suggestKept();
+      expect(first.body.total).toBe(1);
+      counted.counter.reset();
+      const again = await searchKept('kestrel');
+      expect((await suggestKept()).body).toEqual(completions.body);
+      expect(counted.counter.count()).toBe(0);
+      expect(again.body).toEqual(first.body);
+      expect(again.headers['cache-control']).toBe('no-store');
+
+      // A publish through the API is heard before its answer: the next search ranks again.
+      const second = (
+        await request(counted.app)
+          .post(`/${own.slug}/posts/`)
+          .set(c.a.admin.auth)
+          .send({ title: 'Kestrel nests', status: 'published' })
+          .expect(201)
+      ).body as { id: string };
+      const after = await searchKept('kestrel');
+      expect(after.body.total).toBe(2);
+      expect(after.body.items[0].id).toBe(second.id);
+      // Unpublished again: gone from the next answer.
+      await request(counted.app)
+        .patch(`/${own.slug}/posts/${second.id}`)
+        .set(c.a.admin.auth)
+        .send({ status: 'draft' })
+        .expect(200);
+      expect((await searchKept('kestrel')).body.total).toBe(1);
+
+      // Every search counted, kept or not.
+      await counted.services.statistics.flush(t.services.db);
+      const analytics = await request(t.app).get(`/search/sites/${own.slug}/analytics`).set(c.a.admin.auth).expect(200);
+      expect(analytics.body.top_queries).toEqual([{ query: 'kestrel', searches: 4, average_hits: 1.3 }]);
+    } finally {
+      await counted.close();
+    }
+  });
+});
+
 describe('analytics, stats and the index', () => {
   it('logs each first page of a search, without who asked, for the site’s editors', async () => {
     const own = await newSite(t, c.a.tenant);
     await makePublic(own);
     for (const q of ['Otters', 'otters ', 'otters', 'nothing-here-at-all']) await search(`q=${q}`, own).expect(200);
+    // Counted in memory, written by the process's next flush.
+    await t.services.statistics.flush(t.services.db);
     const res = await request(t.app).get(`/search/sites/${own.slug}/analytics`).set(c.a.admin.auth).expect(200);
     expect(res.body).toMatchObject({
       searches: 4,
@@ -264,11 +315,16 @@ describe('bounded work', () => {
     for (let n = 0; n < 4; n++) await post({ title: `Osprey ${n}`, body: 'osprey nest' });
     const db = t.services.db;
     const query = sql.fragment`websearch_to_tsquery('english', 'osprey')`;
-    const newest = (fn: string, count: number) =>
+    const few = (count: number, inHead = false) =>
       db.anyFirst(sql.type(z.object({ item_id: z.uuid() }))`
-        select item_id from ${sql.identifier([fn])}(${site.id}, ${query}, null, array['post'], ${count}, false)`);
-    expect(await newest('search_newest_many', 3)).toEqual(await newest('search_newest_few', 3));
-    expect(await newest('search_newest_few', 10)).toHaveLength(4);
+        select item_id from search_newest_few(${site.id}, ${query}, null, array['post'], ${count}, ${inHead})`);
+    // Expected to be so common that the first window is the newest document alone: widened until it holds three.
+    const windowed = (count: number, inHead = false) =>
+      db.anyFirst(sql.type(z.object({ item_id: z.uuid() }))`
+        select item_id from search_newest_windowed(${site.id}, ${query}, null, array['post'], ${count}, ${inHead}, 10000000)`);
+    expect(await windowed(3)).toEqual(await few(3));
+    expect(await windowed(3, true)).toEqual(await few(3, true));
+    expect(await few(10)).toHaveLength(4);
     const counted = (bound: number) =>
       db.one(sql.type(z.object({ facets: z.record(z.string(), z.number()), exact: z.boolean(), found: z.number() }))`
         select facets, exact, cardinality(found_ids) as found
@@ -278,7 +334,7 @@ describe('bounded work', () => {
     const estimated = await counted(0);
     expect(estimated.exact).toBe(false);
     expect(estimated.found).toBe(4);
-    // Walked, and nothing matches (the estimate was wrong): no facets rather than none at all.
+    // Windowed, and nothing matches (the estimate was wrong): no facets rather than none at all.
     const nothing = await db.one(sql.type(z.object({ facets: z.record(z.string(), z.number()), exact: z.boolean() }))`
       select facets, exact from search_candidates(${site.id}, websearch_to_tsquery('english', 'zzyzx'), null, array['post'], 3, -1)`);
     expect(nothing).toEqual({ facets: {}, exact: false });
