@@ -3925,7 +3925,7 @@ export interface components {
         element?: number;
         media?: number;
       };
-      /** @description False when the query is expected to match more than 10,000 items: `total` and `facets` are then estimates. Either way the hits ranked are the 100 newest matches and the 50 newest matches of titles and summaries, so pages end there */
+      /** @description False when the query is expected to match more than 1,000 items: `total` and `facets` are then estimates. Either way the hits ranked are the 60 newest matches and the 30 newest matches of titles and summaries, so pages end there */
       exact: boolean;
       /** @description When the query as written found nothing: the query with misspelt words replaced, whose hits these are */
       corrected_query: string | null;
@@ -13119,7 +13119,7 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
-          /** @description `no-store`: an answer changes with every write to the site */
+          /** @description `no-store`: every search is counted for the site’s analytics */
           "Cache-Control"?: string;
         };
         content: {
@@ -13235,7 +13235,7 @@ export interface operations {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
-          /** @description `no-store`: an answer changes with every write to the site */
+          /** @description `no-store`: every search is counted for the site’s analytics */
           "Cache-Control"?: string;
         };
         content: {
