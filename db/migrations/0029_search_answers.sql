@@ -101,18 +101,24 @@ begin
 end $$;
 
 -- As in 0023, but past the exact bound the newest matches come from a window
--- (above), and so do the title and summary matches past `heads_up_to`.
+-- (above), and so do the title and summary matches past `heads_up_to`. When
+-- every match was taken already, the title and summary matches (a subset)
+-- are not looked for again; within the exact bound they are few enough to
+-- take from the index without an estimate of their own.
 create function search_candidates(site uuid, query tsquery, only_locale text, kinds text[], newest integer,
                                   exact_up_to integer, heads_up_to integer default 500)
 returns table (facets jsonb, exact boolean, found_kinds text[], found_ids uuid[], stems text[]) language plpgsql volatile as $$
 declare
   every_kind constant text[] := array['post', 'page', 'element', 'media'];
   expected bigint := search_estimate(site, query, only_locale, false, null);
-  expected_heads bigint := search_estimate(site, query, only_locale, true, null);
 begin
   if expected <= exact_up_to then
     select e.facets, true, e.kinds, e.ids into facets, exact, found_kinds, found_ids
     from search_exact(site, query, only_locale, kinds, newest) e;
+    if cardinality(found_ids) >= newest then
+      select found_kinds || array_agg(c.kind), found_ids || array_agg(c.item_id) into found_kinds, found_ids
+      from search_newest_few(site, query, only_locale, kinds, newest / 2, true) c;
+    end if;
   else
     -- The estimate shared out by the kinds of the newest matches.
     select array_agg(c.kind), array_agg(c.item_id) into found_kinds, found_ids
@@ -124,14 +130,15 @@ begin
       select array_agg(c.kind), array_agg(c.item_id) into found_kinds, found_ids
       from search_newest_windowed(site, query, only_locale, kinds, newest, false, expected) c;
     end if;
-  end if;
-  -- Title and summary matches, fewer: a flood of body matches cannot hide them.
-  if expected_heads > heads_up_to then
-    select found_kinds || array_agg(c.kind), found_ids || array_agg(c.item_id) into found_kinds, found_ids
-    from search_newest_windowed(site, query, only_locale, kinds, newest / 2, true, expected_heads) c;
-  else
-    select found_kinds || array_agg(c.kind), found_ids || array_agg(c.item_id) into found_kinds, found_ids
-    from search_newest_few(site, query, only_locale, kinds, newest / 2, true) c;
+    -- Title and summary matches, fewer: a flood of body matches cannot hide them.
+    expected := search_estimate(site, query, only_locale, true, null);
+    if expected > heads_up_to then
+      select found_kinds || array_agg(c.kind), found_ids || array_agg(c.item_id) into found_kinds, found_ids
+      from search_newest_windowed(site, query, only_locale, kinds, newest / 2, true, expected) c;
+    else
+      select found_kinds || array_agg(c.kind), found_ids || array_agg(c.item_id) into found_kinds, found_ids
+      from search_newest_few(site, query, only_locale, kinds, newest / 2, true) c;
+    end if;
   end if;
   -- The query's lexemes (quoted in its text form), for marking them in snippets; not the negated ones.
   stems := array(select distinct replace(m[2], '''''', '''') from regexp_matches(query::text, '(!?)''((?:[^'']|'''')*)''', 'g') as m
