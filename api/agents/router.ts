@@ -43,9 +43,13 @@ export const routes = [
     access: 'signed-in',
     description:
       'The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its ' +
-      'tenant); every agent for global administrators. Filters: `tenant_id`, `status`, `q` (part of the name).',
+      'tenant); every agent for global administrators. Filters: `tenant_id` (a tenant of the caller’s), `status`, `q` ' +
+      '(part of the name).',
     request: { query: agentListQuery },
-    responses: { 200: { description: 'A page of agents', schema: pageSchema(agentSchema) } },
+    responses: {
+      200: { description: 'A page of agents', schema: pageSchema(agentSchema) },
+      404: problemResponse('`tenant_id` is not a tenant of the caller’s'),
+    },
     async handler({ query }, { db, actor }) {
       return { body: await listAgents(db, actor, query) };
     },

@@ -95,8 +95,10 @@ export const routes = [
       '`Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the ' +
       'answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take ' +
       '`site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a ' +
-      'problem document (status 403, 404, 422, 402...).',
-    request: { body: z.union([jsonRpcMessage, z.array(jsonRpcMessage).min(1)]), headers },
+      'problem document (status 403, 404, 422, 402...). One JSON-RPC message a request: a batch (an array) is a 422.',
+    // One message a request (MCP 2025-06-18 dropped JSON-RPC batches): a batch would be up to a hundred tool
+    // calls, run at once on the pool, for one request counted by the rate limit.
+    request: { body: jsonRpcMessage, headers },
     responses: {
       200: eventStream,
       202: { description: 'Accepted: the body held only notifications or responses' },

@@ -7,10 +7,11 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorUserId, type Actor } from '../actor.ts';
 import { Problem, notFound } from '../errors.ts';
-import { activeMemberships, requireGlobalAdmin } from '../identity/access.ts';
+import { activeMemberships, requireGlobalAdmin, tenantRole } from '../identity/access.ts';
 import { containing } from '../like.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { timestamp } from '../timestamp.ts';
+import { promptTypeSchema } from '../system-prompts/prompts.ts';
 import { agentToolSchema, type AgentTool } from './tools.ts';
 
 export const agentStatuses = ['active', 'disabled'] as const;
@@ -47,10 +48,7 @@ const description = z.string().max(2000);
 const instructions = z.string().max(100_000);
 const model = z.string().trim().min(1).max(200).nullable().describe('null: the runtime’s default model');
 const temperature = z.number().min(0).max(2);
-const systemPromptType = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]+([_-][a-z0-9]+)*$/, 'lowercase letters and digits, words joined by - or _')
+const systemPromptType = promptTypeSchema
   .nullable()
   .describe('A system prompt’s type (see /system-prompts/{prompt_type}); null for none');
 const tools = z
@@ -124,12 +122,15 @@ export async function getAgent(db: CommonQueryMethods, actor: Actor, id: string)
 
 /**
  * The agent for a change by a global administrator, locked for the rest of
- * the transaction. Anyone else: 403 when they see it, 404 when they do not.
+ * the transaction (unless only read: `lock` false). Anyone else: 403 when
+ * they see it, 404 when they do not.
  */
-export async function agentForChange(db: CommonQueryMethods, actor: Actor, id: string): Promise<Agent> {
+export async function agentForChange(db: CommonQueryMethods, actor: Actor, id: string, lock = true): Promise<Agent> {
   if (actor.kind === 'user' && actor.isGlobalAdmin) {
     const found = await db.maybeOne(
-      sql.type(agentSchema)`select ${agentColumns} from agents a where a.id = ${id} for update`,
+      sql.type(
+        agentSchema,
+      )`select ${agentColumns} from agents a where a.id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`,
     );
     if (!found) throw noSuchAgent();
     return found;
@@ -139,6 +140,8 @@ export async function agentForChange(db: CommonQueryMethods, actor: Actor, id: s
 }
 
 export async function listAgents(db: CommonQueryMethods, actor: Actor, query: AgentListQuery) {
+  // Filtering by a tenant that is not the caller's would tell which agents another tenant uses.
+  if (query.tenant_id && !(await tenantRole(db, actor, query.tenant_id))) throw notFound('No such tenant.');
   const where = sql.join(
     [
       visibleTo(actor),

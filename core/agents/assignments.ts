@@ -32,7 +32,7 @@ export const agentWithTenantsSchema = agentSchema
 export const tenantAgentCountSchema = z.object({ tenant_id: z.uuid(), count: z.number().int() });
 
 export async function listAgentTenants(db: CommonQueryMethods, actor: Actor, agentId: string) {
-  await agentForChange(db, actor, agentId);
+  await agentForChange(db, actor, agentId, false);
   const items = await db.any(sql.type(agentTenantSchema)`
     select ${tenantColumns} from agent_tenants at join tenants t on t.id = at.tenant_id
     where at.agent_id = ${agentId} order by at.created_at, t.id`);

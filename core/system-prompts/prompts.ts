@@ -82,7 +82,13 @@ export const systemPromptListQuery = pageQuery.extend({
 
 export const versionsQuery = z.object({
   versions_limit: z.coerce.number().int().min(0).max(200).default(20).describe('How many versions to list'),
-  versions_before: z.coerce.number().int().min(1).optional().describe('List the versions older than this one'),
+  versions_before: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2_147_483_647)
+    .optional()
+    .describe('List the versions older than this one'),
 });
 
 const columns = sql.fragment`p.id, p.prompt_type, v.content, v.description, p.version, p.created_by,

@@ -62,12 +62,14 @@ export const transferPromptInput = z.strictObject({
   variables: fields.variables.default([]),
 });
 
-export const transferPromptChange = z.strictObject({
-  name: fields.name.optional(),
-  description: fields.description.optional(),
-  template: fields.template.optional(),
-  variables: fields.variables.optional(),
-});
+export const transferPromptChange = z
+  .strictObject({
+    name: fields.name.optional(),
+    description: fields.description.optional(),
+    template: fields.template.optional(),
+    variables: fields.variables.optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'Send at least one field.');
 
 export type TransferPromptInput = z.output<typeof transferPromptInput>;
 export type TransferPromptChange = z.output<typeof transferPromptChange>;

@@ -8,13 +8,16 @@ import type { ProblemField } from '../errors.ts';
 
 export const variableName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const placeholder = /\{\{\s*([^{}]*?)\s*\}\}/g;
+// Linear: what lies between the braces is taken whole and trimmed after (a
+// lazy match between optional spaces backtracks cubically on `{{` and spaces).
+const placeholder = /\{\{([^{}]*)\}\}/g;
 
 /** The names a template uses, in order of first use, and what looks like a placeholder but is not one. */
 export function placeholders(template: string): { used: string[]; malformed: string[] } {
   const used = new Set<string>();
   const malformed: string[] = [];
-  for (const [whole, name] of template.matchAll(placeholder)) {
+  for (const [whole, inside] of template.matchAll(placeholder)) {
+    const name = inside?.trim();
     if (name !== undefined && variableName.test(name)) used.add(name);
     else malformed.push(whole);
   }

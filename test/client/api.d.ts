@@ -123,7 +123,7 @@ export interface paths {
   "/api/agents": {
     /**
      * List Agents
-     * @description The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its tenant); every agent for global administrators. Filters: `tenant_id`, `status`, `q` (part of the name).
+     * @description The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its tenant); every agent for global administrators. Filters: `tenant_id` (a tenant of the caller’s), `status`, `q` (part of the name).
      *
      * Timeout: 20 s.
      */
@@ -2147,7 +2147,7 @@ export interface paths {
     get: operations["mcpServerStream"];
     /**
      * MCP Messages
-     * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...).
+     * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...). One JSON-RPC message a request: a batch (an array) is a 422.
      *
      * Timeout: 60 s.
      */
@@ -5416,7 +5416,7 @@ export interface operations {
   };
   /**
    * List Agents
-   * @description The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its tenant); every agent for global administrators. Filters: `tenant_id`, `status`, `q` (part of the name).
+   * @description The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its tenant); every agent for global administrators. Filters: `tenant_id` (a tenant of the caller’s), `status`, `q` (part of the name).
    *
    * Timeout: 20 s.
    */
@@ -5454,6 +5454,17 @@ export interface operations {
       400: components["responses"]["BadCursor"];
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      /** @description `tenant_id` is not a tenant of the caller’s */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
@@ -18394,7 +18405,7 @@ export interface operations {
   };
   /**
    * MCP Messages
-   * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...).
+   * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...). One JSON-RPC message a request: a batch (an array) is a 422.
    *
    * Timeout: 60 s.
    */
@@ -18411,7 +18422,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["JsonRpcMessage"] | components["schemas"]["JsonRpcMessage"][];
+        "application/json": components["schemas"]["JsonRpcMessage"];
       };
     };
     responses: {

@@ -122,6 +122,10 @@ describe('who sees an agent', () => {
     expect(idsOf((await list(`tenant_id=${tenant.tenant.id}&status=disabled`)).body)).toEqual([second.id]);
     expect(idsOf((await list(`tenant_id=${tenant.tenant.id}&q=ALPHA`)).body)).toEqual([first.id]);
     await request(t.app).get('/api/agents?status=sleeping').set(admin.auth).expect(422);
+    // Another tenant's id as a filter says nothing about which agents it uses.
+    await newAgent({ name: 'Shared scout' }, [tenant.tenant.id, a.tenant.id]);
+    await request(t.app).get(`/api/agents?tenant_id=${tenant.tenant.id}`).set(a.author.auth).expect(404);
+    expect(idsOf((await list(`tenant_id=${tenant.tenant.id}&q=shared`)).body)).toHaveLength(1);
   });
 });
 

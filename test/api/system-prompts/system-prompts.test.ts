@@ -198,6 +198,9 @@ describe('who and what', () => {
     ])
       await save(prompt, body).expect(422);
     await request(t.app).get(`/system-prompts/${prompt}`).set(admin.auth).expect(404);
+    // Past what the version column holds: a 422, not the database's 500.
+    await save(prompt, { content: 'x' }).expect(201);
+    await request(t.app).get(`/system-prompts/${prompt}?versions_before=3000000000`).set(admin.auth).expect(422);
     await request(t.app).get('/system-prompts/?sort=content').set(admin.auth).expect(422);
     await request(t.app).get(`/system-prompts/${prompt}?versions_limit=201`).set(admin.auth).expect(422);
   });
