@@ -8,7 +8,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { actorId } from '../../core/actor.ts';
-import { usableAgent } from '../../core/agents/agents.ts';
+import { agentInstructions, usableAgent } from '../../core/agents/agents.ts';
 import { agentTools } from '../../core/agents/tools.ts';
 import { Problem } from '../../core/errors.ts';
 import { cacheControlHeader, problemResponse, problemSchema } from '../responses.ts';
@@ -122,7 +122,10 @@ export const routes = [
         });
       }
       const agent = agentId === undefined ? null : await usableAgent(context.db, context.actor, agentId);
-      const session = await sessions.open(context.actor, agent);
+      const session = await sessions.open(
+        context.actor,
+        agent && { id: agent.id, instructions: await agentInstructions(context.db, agent) },
+      );
       await serve(session, context, req, res, body);
       await sessions.forget(session);
       return {};

@@ -11,6 +11,7 @@ import { activeMemberships, requireGlobalAdmin, tenantRole } from '../identity/a
 import { containing } from '../like.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { timestamp } from '../timestamp.ts';
+import { currentSystemPrompt, generationPromptTypes } from '../system-prompts/for-jobs.ts';
 import { promptTypeSchema } from '../system-prompts/prompts.ts';
 import { agentToolSchema, type AgentTool } from './tools.ts';
 
@@ -192,6 +193,16 @@ export async function deleteAgent(db: CommonQueryMethods, actor: Actor, id: stri
     await agentForChange(tx, actor, id);
     await tx.query(sql.typeAlias('void')`delete from agents where id = ${id}`);
   });
+}
+
+/**
+ * What a session with the agent is told to do: the system prompt of the
+ * agent's type (`agent` when it names none), when one is stored, then the
+ * agent's own instructions.
+ */
+export async function agentInstructions(db: CommonQueryMethods, agent: Agent): Promise<string> {
+  const prompt = await currentSystemPrompt(db, agent.system_prompt_type ?? generationPromptTypes.agent);
+  return [prompt?.content, agent.instructions].filter((part) => part?.trim()).join('\n\n');
 }
 
 /** An agent as a session of the MCP server runs it: one the caller sees (404), not disabled (403), with its tenants. */

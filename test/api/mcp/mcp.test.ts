@@ -316,6 +316,22 @@ describe('a session configured with an agent', () => {
     expect(problemOf(await call(client, 'list_media', { site_identifier: a.site.slug })).status).toBe(403);
   });
 
+  it('is told the system prompt of the agent’s type before the agent’s own instructions', async () => {
+    const type = `support-${Date.now()}`;
+    await request(t.app)
+      .post(`/system-prompts/${type}`)
+      .set(admin.auth)
+      .send({ content: 'You help readers.' })
+      .expect(201);
+    const agentId = await newAgent(
+      { instructions: 'Answer in French.', system_prompt_type: type, tools: ['get_job'] },
+      [a.tenant.id],
+    );
+    expect((await connect(a.editor.auth, agentId)).client.getInstructions()).toBe(
+      'You help readers.\n\nAnswer in French.',
+    );
+  });
+
   it('works only on the sites of the tenants the agent is assigned to', async () => {
     const agentId = await newAgent({ tools: ['list_media'] }, [a.tenant.id]);
     const { client } = await connect(admin.auth, agentId);
