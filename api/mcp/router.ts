@@ -61,8 +61,8 @@ const headers = z.object({
     .optional()
     .describe(
       'On initialize: the agent the session is configured with. It must be one the caller sees and not disabled; the session ' +
-        'then lists and may call only the agent’s tools, on the sites of the tenants it is assigned to, and its instructions ' +
-        'are the server’s. Read again on every call: an agent disabled or changed meanwhile takes effect at once.',
+        'then lists and may call only the agent’s tools, on the sites of the tenants it is assigned to, and the server’s ' +
+        'instructions are the system prompt of the agent’s type (`agent` when it names none) and then its own. Read again on every call: an agent disabled or changed meanwhile takes effect at once.',
     ),
   'mcp-protocol-version': z.string().optional().describe('After initialize: the protocol version agreed'),
 });

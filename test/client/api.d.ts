@@ -18414,7 +18414,7 @@ export interface operations {
       header?: {
         /** @description The session, from the initialize answer; absent on initialize */
         "mcp-session-id"?: string;
-        /** @description On initialize: the agent the session is configured with. It must be one the caller sees and not disabled; the session then lists and may call only the agent’s tools, on the sites of the tenants it is assigned to, and its instructions are the server’s. Read again on every call: an agent disabled or changed meanwhile takes effect at once. */
+        /** @description On initialize: the agent the session is configured with. It must be one the caller sees and not disabled; the session then lists and may call only the agent’s tools, on the sites of the tenants it is assigned to, and the server’s instructions are the system prompt of the agent’s type (`agent` when it names none) and then its own. Read again on every call: an agent disabled or changed meanwhile takes effect at once. */
         "mcp-agent-id"?: string;
         /** @description After initialize: the protocol version agreed */
         "mcp-protocol-version"?: string;
