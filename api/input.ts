@@ -24,8 +24,11 @@ export function parseInput(route: RouteDefinition, req: Request): RouteInput<nev
     query: validate(request.query, req.query, 'query', errors),
     body: validate(request.body, req.body, 'body', errors),
   };
+  // Only what a schema took is used, so only that must be storable: a query parameter
+  // an endpoint does not know (?x=%00) is ignored like any other, not refused.
   if (errors.length === 0)
-    for (const [location, value] of Object.entries(input)) unstorableFields(value, location, errors);
+    for (const [location, value] of Object.entries(input))
+      if (request[location as keyof typeof input]) unstorableFields(value, location, errors);
   if (errors.length > 0) throw new Problem(422, 'The request is not valid; see errors.', { errors });
   return input as RouteInput<never, never, never>;
 }
