@@ -104,11 +104,18 @@ export function endpointDispatcher(
     registered.add(`${endpoint.method} ${path}`);
     const limit = timeout(endpoint.timeoutMs);
     const handler: Handler = route ? handle(endpoint, route, services) : notImplemented(endpoint);
-    const run: Handler = (req, res, next) =>
-      parseBody(req, res, (error?: unknown) => {
-        if (error) next(error);
-        else limit(req, res, () => Promise.resolve(handler(req, res, next)).catch(next));
-      });
+    const start: Handler = (req, res, next) =>
+      limit(req, res, () => Promise.resolve(handler(req, res, next)).catch(next));
+    // Only an endpoint that takes a body reads one: a stray body on a GET (malformed JSON, an odd charset)
+    // is none of its business, and the 400 and 415 it would cause are not among the endpoint's answers.
+    const takesBody = Boolean(route?.request?.body || route?.request?.rawBody);
+    const run: Handler = takesBody
+      ? (req, res, next) =>
+          parseBody(req, res, (error?: unknown) => {
+            if (error) next(error);
+            else start(req, res, next);
+          })
+      : start;
     const signedWebhook = route?.rateLimit === 'signature-failures';
     const kept = route && keptAnswers(services, route);
     const store: Step = (req, res, next) => {
