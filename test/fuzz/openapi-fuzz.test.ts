@@ -1,0 +1,97 @@
+// Hostile input on every endpoint of the OpenAPI document the app serves:
+// each operation gets its access-matrix request broken in every way the
+// fuzzer knows (wrong types, huge strings, deep nesting, NUL and invalid
+// UTF-8, huge numbers, unknown fields, long arrays, hostile ids, wrong content
+// types), each from a caller of a role drawn from the seed. No answer may be
+// a 5xx, come later than the operation's timeout, or be one the document does
+// not describe.
+//
+// In `npm test` every kind of break runs once per operation (a fixed seed).
+// `npm run fuzz -- --cases 200 --seed 7` (or --seconds 600) runs the long
+// version through this same file; FUZZ_ONLY='POST /auth/login' narrows it.
+// A failure prints its seeds and the request, so it replays as it happened.
+import request from 'supertest';
+import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+import { startFakeStripe, stripeEnv, type FakeStripe } from '../helpers/fake-stripe.ts';
+import { startFakeSmtp, type FakeSmtp } from '../helpers/smtp.ts';
+import { matrixStripeSecret, matrixWebhookSecret } from '../access/requests.ts';
+import { buildWorld, type World } from '../access/world.ts';
+import { mutationKinds, operationsOf, type Document } from './engine.ts';
+import { startFuzzer, type Fuzzer } from './runner.ts';
+import { allEndpoints } from '../../api/manifest.ts';
+
+const seed = Number(process.env.FUZZ_SEED ?? 20261125);
+const long = process.env.FUZZ_CASES !== undefined || process.env.FUZZ_SECONDS !== undefined;
+const only = process.env.FUZZ_ONLY;
+
+let t: TestApp;
+let world: World;
+let stripe: FakeStripe;
+let smtp: FakeSmtp;
+let fuzzer: Fuzzer;
+beforeAll(async () => {
+  stripe = await startFakeStripe();
+  smtp = await startFakeSmtp();
+  // The access matrix's configuration: fakes and unreachable back ends, so nothing leaves the machine.
+  t = await startTestApp({
+    env: {
+      ...stripeEnv(stripe, matrixStripeSecret),
+      SMTP_URL: smtp.url,
+      RATE_LIMIT_CONTACT_PER_IP: '1000000',
+      MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret,
+      MEDIA_PROVIDER_URL: 'http://127.0.0.1:9',
+      AI_BASE_URL: 'http://127.0.0.1:9',
+      PUBLIC_URL: 'http://127.0.0.1:9',
+    },
+  });
+  world = await buildWorld(t, stripe);
+  const document = (await request(t.app).get('/openapi.json').expect(200)).body as Document;
+  fuzzer = await startFuzzer(t, world, document, operationsOf(document));
+});
+afterAll(async () => {
+  await fuzzer?.close();
+  await stopTestApp(t);
+  await stripe?.close();
+  await smtp?.close();
+});
+
+// The operations come from the document the app serves; the list of names is known before it starts.
+const keys = [...new Set(allEndpoints.map((e) => `${e.method} ${e.path.replace(/(.)\/$/, '$1')}`))];
+
+it('reaches every operation of the document', () => {
+  const documented = fuzzer.operations.map(
+    (operation) => `${operation.method} ${operation.path.replace(/(.)\/$/, '$1')}`,
+  );
+  expect(new Set(documented)).toEqual(new Set(keys));
+});
+
+/** Cases per operation: each kind once, or the long run's count (or its share of the seconds). */
+function casesFor(): number {
+  if (!long) return mutationKinds.length;
+  if (process.env.FUZZ_CASES) return Number(process.env.FUZZ_CASES);
+  // About 8 ms a case on this machine; the seconds are shared between the operations.
+  return Math.max(mutationKinds.length, Math.floor((Number(process.env.FUZZ_SECONDS) * 1000) / 8 / keys.length));
+}
+
+const replay = (key: string) =>
+  long
+    ? `npm run fuzz -- --seed ${seed} --cases ${casesFor()} --only '${key}'`
+    : `FUZZ_SEED=${seed} FUZZ_ONLY='${key}' npm run jest -- test/fuzz`;
+
+const selected = !only ? keys : keys.includes(only) ? [only] : keys.filter((key) => key.includes(only));
+describe.each(selected)('%s', (key) => {
+  it('answers hostile input with a documented 4xx in time', async () => {
+    const operation = fuzzer.operations.find((o) => `${o.method} ${o.path.replace(/(.)\/$/, '$1')}` === key)!;
+    const findings = await fuzzer.run(operation, {
+      seed,
+      cases: casesFor(),
+      allKinds: !long,
+      freshBase: long,
+    });
+    if (findings.length > 0) {
+      throw new Error(
+        `${findings.length} hostile request(s) got an answer outside the contract. Replay: ${replay(key)}\n\n${findings.map((f) => f.report).join('\n\n')}`,
+      );
+    }
+  }, 600_000);
+});
