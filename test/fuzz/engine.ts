@@ -268,6 +268,7 @@ export const mutationKinds = [
   'long-array',
   'hostile-id',
   'content-type',
+  'header',
 ] as const;
 export type MutationKind = (typeof mutationKinds)[number];
 
@@ -286,6 +287,35 @@ function bodyFields(operation: Record<string, any>, resolve: (s?: Schema) => Sch
   return fields;
 }
 
+function headerFields(operation: Record<string, any>, resolve: (s?: Schema) => Schema): Field[] {
+  return (operation.parameters ?? [])
+    .map(resolve)
+    .filter((p: Schema) => p.in === 'header')
+    .map((p: Schema) => ({ name: p.name, schema: resolve(p.schema) }));
+}
+
+/** Header values (latin1: what HTTP can carry) that a parser of the header may choke on. */
+export const hostileHeaders = [
+  '',
+  ' ',
+  'x'.repeat(8_000),
+  '\u00ff\u00fe',
+  '"',
+  'W/"',
+  '*',
+  '"a", W/"b", *',
+  '-1',
+  '99999999999999999999',
+  '1e309',
+  "' OR 1=1--",
+  'v1,',
+  'v1,!!!notbase64',
+  't=,v1=',
+  'respond-async, wait=99999999999',
+  'return=minimal; return=representation',
+  '00000000-0000-0000-0000-000000000000',
+];
+
 function queryFields(operation: Record<string, any>, resolve: (s?: Schema) => Schema): Field[] {
   return (operation.parameters ?? [])
     .map(resolve)
@@ -296,12 +326,33 @@ function queryFields(operation: Record<string, any>, resolve: (s?: Schema) => Sc
 const typeOf = (schema: Schema) =>
   Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
 
+const marker = '__fuzz_marker__';
+
 /** The body as JSON text with one property's value replaced by the given JSON text. */
 function bodyWith(base: Base, name: string, json: string): string {
   const object = base.body && typeof base.body === 'object' && !Array.isArray(base.body) ? { ...base.body } : {};
-  const marker = '__fuzz_marker__';
   (object as Record<string, unknown>)[name] = marker;
   return JSON.stringify(object).replace(JSON.stringify(marker), json);
+}
+
+/** Where in the body a value sits below the top level (body.blocks.0.text), up to a few levels down. */
+function nestedPaths(value: unknown, path: string[] = [], found: string[][] = []): string[][] {
+  if (path.length > 1) found.push(path);
+  if (path.length < 5 && value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value).slice(0, 20)) nestedPaths(item, [...path, key], found);
+  }
+  return found;
+}
+
+/** The body as JSON text with the value at a nested path replaced; undefined when the body has no depth. */
+function nestedBodyWith(base: Base, random: Random, json: string): { text: string; at: string } | undefined {
+  const paths = nestedPaths(base.body);
+  if (paths.length === 0) return undefined;
+  const path = random.pick(paths);
+  const copy = structuredClone(base.body) as Record<string, any>;
+  const parent = path.slice(0, -1).reduce((node, key) => node[key], copy);
+  parent[path.at(-1)!] = marker;
+  return { text: JSON.stringify(copy).replace(JSON.stringify(marker), json), at: path.join('.') };
 }
 
 const json = (text: string | Buffer): { bytes: Buffer; type: string } => ({
@@ -344,6 +395,9 @@ export function mutate(
 
     case 'wrong-type': {
       if (inBody) {
+        const value = random.pick(['"x"', '1', '[]', '{}', 'null', 'true', '-1e309']);
+        const nested = random.chance(0.4) ? nestedBodyWith(base, random, value) : undefined;
+        if (nested) return { wire: withBody(json(nested.text)), what: `body.${nested.at} = ${value}` };
         const f = field(fields);
         if (f) {
           const value = wrongTypeJson(f.schema, random);
@@ -521,6 +575,15 @@ export function mutate(
         wire: withQuery(name, [value.replace(/\//g, '%2F')], true),
         what: `query ${name} = ${value.slice(0, 60)}`,
       };
+    }
+
+    case 'header': {
+      const headers = headerFields(operation, resolve);
+      const name = headers.length ? random.pick(headers).name : random.pick(['if-match', 'idempotency-key', 'prefer']);
+      const value = random.pick(hostileHeaders);
+      const wire = toWire(base);
+      wire.headers[name.toLowerCase()] = value;
+      return { wire, what: `header ${name}: ${JSON.stringify(value.slice(0, 60))}` };
     }
 
     case 'content-type': {

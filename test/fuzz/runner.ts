@@ -71,6 +71,11 @@ function baseOf(operation: Operation, built: MatrixRequest | undefined, document
       if (name && concrete[index] !== undefined) params[name] = decodeURIComponent(concrete[index]!);
     });
   if (query) base.query = [...new URLSearchParams(query)];
+  // Some of the optional query parameters too, so that a broken one meets the others' code paths.
+  for (const parameter of parameters.filter((p: any) => p.in === 'query')) {
+    if (base.query.some(([name]) => name === parameter.name) || !random.chance(0.3)) continue;
+    base.query.push([parameter.name, String(sample(parameter.schema, resolve, random))]);
+  }
   for (const [name, value] of Object.entries(built.headers ?? {})) base.headers[name.toLowerCase()] = value;
   if (built.file) base.raw = { bytes: multipart(built.file), type: `multipart/form-data; boundary=${boundary}` };
   else if (built.raw !== undefined) {
