@@ -425,12 +425,12 @@ export function mutate(
         };
       }
       const q = field(queries, (x) => typeOf(x.schema) === 'string');
-      if (q) return { wire: withQuery(q.name, ['q'.repeat(12_000)]), what: `query ${q.name} = 12000 characters` };
+      if (q) return { wire: withQuery(q.name, ['q'.repeat(6_000)]), what: `query ${q.name} = 6000 characters` };
       if (params.length) {
         const name = random.pick(params);
-        return { wire: toWire(base, { [name]: 'p'.repeat(12_000) }), what: `path ${name} = 12000 characters` };
+        return { wire: toWire(base, { [name]: 'p'.repeat(6_000) }), what: `path ${name} = 6000 characters` };
       }
-      return { wire: withQuery('fuzz', ['q'.repeat(12_000)]), what: 'query fuzz = 12000 characters' };
+      return { wire: withQuery('fuzz', ['q'.repeat(6_000)]), what: 'query fuzz = 6000 characters' };
     }
 
     case 'deep-nesting': {
@@ -553,7 +553,7 @@ export function mutate(
       }
       const q = field(queries);
       const name = q?.name ?? 'fuzz';
-      const count = Math.min(length, 2_000);
+      const count = Math.min(length, 500);
       return {
         wire: withQuery(
           name,

@@ -49,6 +49,12 @@ beforeAll(async () => {
   fuzzer = await startFuzzer(t, world, document, operationsOf(document));
 });
 afterAll(async () => {
+  if (fuzzer && (long || process.env.FUZZ_VERBOSE)) {
+    const counts = [...fuzzer.statuses].sort(([a], [b]) => String(a).localeCompare(String(b)));
+    process.stdout.write(
+      `fuzz seed ${seed}: ${counts.map(([status, n]) => `${status}×${n}`).join(' ')}; slowest ${Math.round(fuzzer.slowest.ms)} ms (${fuzzer.slowest.what.slice(0, 200)})\n`,
+    );
+  }
   await fuzzer?.close();
   await stopTestApp(t);
   await stripe?.close();
