@@ -26,7 +26,14 @@ export const pageSchema = <T extends z.ZodType>(item: T) =>
 
 type Position = { created_at: string; id: string };
 
-const position = z.tuple([z.iso.datetime({ offset: true }), z.uuid()]);
+/**
+ * A timestamp a cursor may hold: ISO 8601 that PostgreSQL also takes. The
+ * year 0000 is valid ISO but not a PostgreSQL date (it has no year zero), and
+ * would fail the query as a 500.
+ */
+export const cursorTimestamp = z.iso.datetime({ offset: true }).refine((value) => !value.startsWith('0000'));
+
+const position = z.tuple([cursorTimestamp, z.uuid()]);
 
 function decodeCursor(cursor: string): Position {
   try {

@@ -4,15 +4,31 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../db/pool.ts';
 import { Problem } from './errors.ts';
-import { countOf, toPage, type PageQuery } from './pagination.ts';
+import { countOf, cursorTimestamp, toPage, type PageQuery } from './pagination.ts';
 
 export type SortKey = { column: string; cast: 'text' | 'timestamptz' | 'int8' };
 
 const position = z.tuple([z.string().max(1000).nullable(), z.uuid()]);
 
-function decode(cursor: string): [string | null, string] {
+/**
+ * What a cursor's value must be for its column's type. A forged cursor
+ * (["", id] for a date, ["-9223372036854775809", id] for a count) would
+ * otherwise fail the cast in the query as a 500 rather than be a 400.
+ */
+const int8 = z
+  .string()
+  .regex(/^-?\d{1,19}$/)
+  .refine((value) => BigInt(value) >= -(2n ** 63n) && BigInt(value) < 2n ** 63n);
+const castable: Record<SortKey['cast'], z.ZodType<string>> = {
+  text: z.string(),
+  int8,
+  timestamptz: cursorTimestamp,
+};
+
+function decode(cursor: string, sort: SortKey): [string | null, string] {
   try {
-    return position.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+    const [value, id] = position.parse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+    return [value === null ? null : castable[sort.cast].parse(value), id];
   } catch {
     throw new Problem(400, 'The cursor is not valid; use next_cursor from the previous page.');
   }
@@ -33,7 +49,7 @@ export const sortedCursor = (row: object, sort: SortKey) =>
  */
 export function afterSorted(cursor: string | undefined, table: string, sort: SortKey, descending: boolean) {
   if (!cursor) return sql.fragment`true`;
-  const [value, id] = decode(cursor);
+  const [value, id] = decode(cursor, sort);
   const column = sql.identifier([table, sort.column]);
   const key = sql.identifier([table, 'id']);
   const cast =
