@@ -206,6 +206,30 @@ export const hostileIds = [
   '%0D%0ASet-Cookie%3A%20x%3D1',
 ];
 
+/** Sort values a forged cursor may hold: of no column's type, out of each type's range. */
+export const hostileCursorValues: unknown[] = [
+  'abc',
+  '',
+  '0000-01-01T00:00:00Z',
+  '0000-01-01T00:00:00.000Z',
+  '-000001-01-01T00:00:00Z',
+  '+275760-09-13T00:00:00Z',
+  '2026-02-30T00:00:00Z',
+  '2026-01-01T00:00:00+99:99',
+  'infinity',
+  '99999999999999999999',
+  '-9223372036854775809',
+  '1e309',
+  '1.5',
+  'NaN',
+  null,
+  5,
+  [],
+  {},
+  'a\u0000b',
+  'x'.repeat(1000),
+];
+
 /** Numbers past every integer width, and strings that parse to something strange. */
 export const hugeNumbers: { json: string; query: string }[] = [
   { json: '2147483648', query: '2147483648' },
@@ -269,6 +293,7 @@ export const mutationKinds = [
   'hostile-id',
   'content-type',
   'header',
+  'cursor',
 ] as const;
 export type MutationKind = (typeof mutationKinds)[number];
 
@@ -574,6 +599,26 @@ export function mutate(
       return {
         wire: withQuery(name, [value.replace(/\//g, '%2F')], true),
         what: `query ${name} = ${value.slice(0, 60)}`,
+      };
+    }
+
+    case 'cursor': {
+      // A cursor is opaque, but its shape is easy to guess: the last row's sort value and id, as base64url JSON.
+      const cursorParam = queries.find((q) => q.name === 'cursor');
+      if (!cursorParam) return mutate('wrong-type', base, operation, resolve, random);
+      const value = random.pick<unknown>(hostileCursorValues);
+      const id = random.pick(['00000000-0000-0000-0000-000000000000', 'x', 5]);
+      const cursor = random.chance(0.9)
+        ? Buffer.from(JSON.stringify([value, id])).toString('base64url')
+        : random.pick(['%00', '!!!', '%FF', 'W10', 'bnVsbA', 'e30']);
+      const sort = queries.find((q) => q.name === 'sort');
+      const values: [string, string][] = [['cursor', cursor]];
+      if (sort?.schema.enum) values.push(['sort', random.pick(sort.schema.enum as string[])]);
+      const kept = base.query.filter(([key]) => !values.some(([name]) => name === key));
+      const query = [...kept, ...values].map(([k, v]) => `${encode(k)}=${v.includes('%') ? v : encode(v)}`).join('&');
+      return {
+        wire: toWire(base, {}, query),
+        what: `cursor [${JSON.stringify(value)}, ${JSON.stringify(id)}]${values[1] ? ` sort=${values[1][1]}` : ''}`,
       };
     }
 
