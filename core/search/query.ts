@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
+import { cursorTimestamp } from '../pagination.ts';
+import { unstorableFields } from '../storable.ts';
 import { siteLocales } from '../content/locales.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { timestamp } from '../timestamp.ts';
@@ -86,11 +88,15 @@ export type SearchResult = z.infer<typeof searchResultSchema>;
 
 /** Where the next page starts, the clock the ranking was made with and the query run (corrected or not). */
 const position = z.tuple([
-  z.iso.datetime({ offset: true }),
+  // Values PostgreSQL takes: a forged cursor with the year 0000 or a NUL in its query was a 500.
+  cursorTimestamp,
   z.number(),
   z.enum(searchKinds),
   z.uuid(),
-  z.string().max(200),
+  z
+    .string()
+    .max(200)
+    .refine((text) => unstorableFields(text, 'cursor').length === 0),
 ]);
 type Position = z.infer<typeof position>;
 
