@@ -608,8 +608,18 @@ export function mutate(
       if (!cursorParam) return mutate('wrong-type', base, operation, resolve, random);
       const value = random.pick<unknown>(hostileCursorValues);
       const id = random.pick(['00000000-0000-0000-0000-000000000000', 'x', 5]);
+      // Two shapes: a list's [value, id], and search's [clock, rank, kind, id, query].
+      const shape = random.chance(0.7)
+        ? [value, id]
+        : [
+            random.pick([value, '2026-01-01T00:00:00Z']),
+            random.pick([value, 0.5, -1e308]),
+            random.pick(['post', 'media', value]),
+            random.pick([id, '00000000-0000-0000-0000-000000000000']),
+            random.pick([value, 'fuzz', 'a\u0000b', '\ud800']),
+          ];
       const cursor = random.chance(0.9)
-        ? Buffer.from(JSON.stringify([value, id])).toString('base64url')
+        ? Buffer.from(JSON.stringify(shape)).toString('base64url')
         : random.pick(['%00', '!!!', '%FF', 'W10', 'bnVsbA', 'e30']);
       const sort = queries.find((q) => q.name === 'sort');
       const values: [string, string][] = [['cursor', cursor]];
@@ -618,7 +628,7 @@ export function mutate(
       const query = [...kept, ...values].map(([k, v]) => `${encode(k)}=${v.includes('%') ? v : encode(v)}`).join('&');
       return {
         wire: toWire(base, {}, query),
-        what: `cursor [${JSON.stringify(value)}, ${JSON.stringify(id)}]${values[1] ? ` sort=${values[1][1]}` : ''}`,
+        what: `cursor ${JSON.stringify(shape).slice(0, 200)}${values[1] ? ` sort=${values[1][1]}` : ''}`,
       };
     }
 
