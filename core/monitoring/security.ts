@@ -147,29 +147,36 @@ export async function securityDashboard(
   };
 }
 
+/** The counts are compared as PostgreSQL integers: a threshold past int4 (?min_unauthorized=2147483648) failed the query. */
+const maxThreshold = 2_147_483_647;
+
 export const threatThresholdsSchema = z.object({
   min_accounts: z.coerce
     .number()
     .int()
     .min(1)
+    .max(maxThreshold)
     .default(3)
     .describe('Failed sign-ins across at least this many accounts from one network: credential stuffing'),
   min_not_found: z.coerce
     .number()
     .int()
     .min(1)
+    .max(maxThreshold)
     .default(20)
     .describe('At least this many 404 and 405 answers to one network: scanning'),
   min_unauthorized: z.coerce
     .number()
     .int()
     .min(1)
+    .max(maxThreshold)
     .default(20)
     .describe('At least this many 401 answers to one network: token guessing'),
   min_signups: z.coerce
     .number()
     .int()
     .min(1)
+    .max(maxThreshold)
     .default(3)
     .describe('At least this many sign-up attempts from one network: a sign-up burst'),
 });

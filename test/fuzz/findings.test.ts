@@ -83,3 +83,14 @@ it.each([
     .get(`/search/sites/${site.slug}?q=matrix&cursor=${cursor(value)}`)
     .expect(400);
 });
+
+it('refuses a threat threshold past int4 with 422', async () => {
+  await request(t.app)
+    .get('/admin/monitoring/threat-intelligence?min_unauthorized=2147483648')
+    .set(admin.auth)
+    .expect(422);
+  await request(t.app)
+    .get('/admin/monitoring/threat-intelligence?min_unauthorized=2147483647')
+    .set(admin.auth)
+    .expect(200);
+});
