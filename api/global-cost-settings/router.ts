@@ -2,6 +2,7 @@
 // signed-in caller reads the active prices), and credits across tenants —
 // overviews, pools, monthly limits and grants from outside the system.
 import { z } from 'zod';
+import { instant } from '../../core/timestamp.ts';
 import {
   grantToUser,
   setMonthlyLimit,
@@ -50,8 +51,8 @@ const expiresAt = z.iso
   .describe('The unspent rest of the grant expires then; spending takes the soonest-expiring credits first');
 
 const period = z.object({
-  from: z.iso.datetime({ offset: true }).optional().describe('Default: the start of this month (UTC)'),
-  to: z.iso.datetime({ offset: true }).optional().describe('Default: the start of next month (UTC)'),
+  from: instant.optional().describe('Default: the start of this month (UTC)'),
+  to: instant.optional().describe('Default: the start of next month (UTC)'),
 });
 
 const publicPrice = costSettingSchema.pick({ kind: true, unit: true, credits_per_unit: true, description: true });

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
-import { timestamp } from '../timestamp.ts';
+import { instant, timestamp } from '../timestamp.ts';
 
 export const screenedSignupSchema = z
   .object({
@@ -28,8 +28,8 @@ export const screenedSignupSchema = z
 export const screeningQuery = pageQuery.extend({
   reason: z.string().max(50).optional(),
   network: z.string().max(100).optional().describe('An IPv4 address or an IPv6 /64 as listed'),
-  from: z.iso.datetime({ offset: true }).optional(),
-  to: z.iso.datetime({ offset: true }).optional(),
+  from: instant.optional(),
+  to: instant.optional(),
 });
 
 export async function listScreenings(

@@ -3,6 +3,7 @@
 // media:read) reads; authors change the items they made; editors, admins and
 // media:write service accounts change any.
 import { z } from 'zod';
+import { instant } from '../timestamp.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { notFound } from '../errors.ts';
 import { containing } from '../like.ts';
@@ -24,8 +25,8 @@ export const mediaFilters = z.object({
   status: z.enum(['processing', 'ready', 'failed']).optional(),
   tag: z.string().trim().min(1).max(50).optional().describe('Items carrying this tag'),
   q: z.string().trim().min(1).max(200).optional().describe('Text in the title, alt text, caption or file name'),
-  created_after: z.iso.datetime({ offset: true }).optional(),
-  created_before: z.iso.datetime({ offset: true }).optional(),
+  created_after: instant.optional(),
+  created_before: instant.optional(),
 });
 
 export const mediaListQuery = pageQuery.extend(mediaFilters.shape);

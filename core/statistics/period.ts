@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 import type { Site } from '../tenancy/sites.ts';
-import { timestamp } from '../timestamp.ts';
+import { calendarDate, instant, timestamp } from '../timestamp.ts';
 
-const dateOrInstant = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+const dateOrInstant = z.union([calendarDate, instant]);
 
 export const periodQuery = z.object({
   from: dateOrInstant.optional().describe('A date (the site’s time zone) or an instant; default 30 days ago'),

@@ -94,3 +94,13 @@ it('refuses a threat threshold past int4 with 422', async () => {
     .set(admin.auth)
     .expect(200);
 });
+
+it.each([
+  ['media created after', (s: Site) => `/${s.slug}/media/count?created_after=0000-01-01T00:00:00Z`],
+  ['statistics from a date', (s: Site) => `/${s.slug}/site-statistics/overview?to=0000-01-01`],
+  ['statistics from an instant', (s: Site) => `/${s.slug}/site-statistics/overview?from=0000-01-01T00:00:00Z`],
+  ['signups from', () => '/admin/fraud/suspicious-signups?from=0000-01-01T00:00:00Z'],
+  ['credits from', () => '/admin/global-cost-settings/credit-overview?from=0000-01-01T00:00:00Z'],
+])('refuses the year 0000 (%s) with 422', async (_, path) => {
+  await request(t.app).get(path(site)).set(admin.auth).expect(422);
+});
