@@ -230,6 +230,32 @@ export const hostileCursorValues: unknown[] = [
   'x'.repeat(1000),
 ];
 
+/** Dates that are valid ISO 8601 (or nearly) but that PostgreSQL or Date may not take. */
+export const hostileDates = [
+  '0000-01-01T00:00:00Z',
+  '0000-01-01',
+  '0001-01-01T00:00:00+14:00',
+  '9999-12-31T23:59:59-14:00',
+  '9999-12-31',
+  '+275760-09-13T00:00:00Z',
+  '-000001-01-01T00:00:00Z',
+  '2026-02-29T00:00:00Z',
+  '2026-02-29',
+  '2026-13-01',
+  '2026-01-01T24:00:00Z',
+  '2026-01-01T23:59:60Z',
+  '2026-01-01T00:00:00.1234567890123Z',
+  '2026-01-01T00:00:00+99:99',
+  '1e309',
+  'infinity',
+  '-infinity',
+  'epoch',
+  'now',
+  'today',
+  'allballs',
+  '1970-01-01T00:00:00Z',
+];
+
 /** Numbers past every integer width, and strings that parse to something strange. */
 export const hugeNumbers: { json: string; query: string }[] = [
   { json: '2147483648', query: '2147483648' },
@@ -294,6 +320,7 @@ export const mutationKinds = [
   'content-type',
   'header',
   'cursor',
+  'date',
 ] as const;
 export type MutationKind = (typeof mutationKinds)[number];
 
@@ -534,6 +561,8 @@ export function mutate(
 
     case 'huge-number': {
       const number = random.pick(hugeNumbers);
+      const nested = inBody && random.chance(0.3) ? nestedBodyWith(base, random, number.json) : undefined;
+      if (nested) return { wire: withBody(json(nested.text)), what: `body.${nested.at} = ${number.json}` };
       if (inBody) {
         const f = field(fields, (x) => ['integer', 'number'].includes(typeOf(x.schema)));
         const name = f?.name ?? random.pick(fields)?.name ?? 'fuzz_unknown';
@@ -600,6 +629,27 @@ export function mutate(
         wire: withQuery(name, [value.replace(/\//g, '%2F')], true),
         what: `query ${name} = ${value.slice(0, 60)}`,
       };
+    }
+
+    case 'date': {
+      const value = random.pick(hostileDates);
+      const isDate = (f: Field) =>
+        ['date-time', 'date'].includes(f.schema.format) ||
+        /(_at|_from|_to|_for|since|until|date|from|to)$/.test(f.name);
+      const bodyDates = fields.filter(isDate);
+      const queryDates = queries.filter(isDate);
+      if (takesJson && bodyDates.length && (queryDates.length === 0 || random.chance(0.5))) {
+        const f = random.pick(bodyDates);
+        return {
+          wire: withBody(json(bodyWith(base, f.name, JSON.stringify(value)))),
+          what: `body.${f.name} = ${value}`,
+        };
+      }
+      if (queryDates.length) {
+        const q = random.pick(queryDates);
+        return { wire: withQuery(q.name, [value]), what: `query ${q.name} = ${value}` };
+      }
+      return mutate('huge-number', base, operation, resolve, random);
     }
 
     case 'cursor': {
