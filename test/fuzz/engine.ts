@@ -363,7 +363,12 @@ export const hostileHeaders = [
   'v1,',
   'v1,!!!notbase64',
   't=,v1=',
-  'respond-async, wait=99999999999',
+  // A wait within reach only: a huge one is capped at the timeout, and waits it out, by design.
+  'respond-async, wait=1',
+  'wait=-1',
+  'wait=abc',
+  'wait=',
+  'wait=0.5',
   'return=minimal; return=representation',
   '00000000-0000-0000-0000-000000000000',
 ];

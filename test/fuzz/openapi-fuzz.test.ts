@@ -93,12 +93,16 @@ const selected = !only
 describe.each(selected)('%s', (key) => {
   it('answers hostile input with a documented 4xx in time', async () => {
     const operation = fuzzer.operations.find((o) => `${o.method} ${o.path.replace(/(.)\/$/, '$1')}` === key)!;
+    const started = performance.now();
     const findings = await fuzzer.run(operation, {
       seed,
       cases: casesFor(),
       allKinds: !long,
       freshBase: long,
     });
+    // Jest reports a file when it ends: a long run says where it is as it goes.
+    if (long)
+      process.stderr.write(`${key}: ${findings.length} finding(s), ${Math.round(performance.now() - started)} ms\n`);
     if (findings.length > 0) {
       throw new Error(
         `${findings.length} hostile request(s) got an answer outside the contract. Replay: ${replay(key)}\n\n${findings.map((f) => f.report).join('\n\n')}`,
