@@ -321,6 +321,7 @@ export const mutationKinds = [
   'header',
   'cursor',
   'date',
+  'form',
 ] as const;
 export type MutationKind = (typeof mutationKinds)[number];
 
@@ -634,6 +635,91 @@ export function mutate(
         wire: withQuery(name, [value.replace(/\//g, '%2F')], true),
         what: `query ${name} = ${value.slice(0, 60)}`,
       };
+    }
+
+    case 'form': {
+      const content = operation.requestBody?.content ?? {};
+      const schema = resolve(
+        content['multipart/form-data']?.schema ?? content['application/x-www-form-urlencoded']?.schema,
+      );
+      const names = Object.keys(schema.properties ?? {});
+      const name = names.length ? random.pick(names) : 'field';
+      const value = random.pick([
+        'a\u0000b',
+        'x'.repeat(100_000),
+        '\u00ff\u00fe',
+        '2147483648',
+        '1e309',
+        '../../etc/passwd',
+        '',
+      ]);
+      if ('multipart/form-data' in content) {
+        const b = 'fuzzb';
+        const part = (field: string, text: string, extra = '') =>
+          `--${b}\r\nContent-Disposition: form-data; name="${field}"${extra}\r\n\r\n${text}\r\n`;
+        const [label, type, body] = random.pick<[string, string, string]>([
+          [
+            `field ${name} = ${JSON.stringify(value.slice(0, 20))}`,
+            `multipart/form-data; boundary=${b}`,
+            `${part(name, value)}--${b}--\r\n`,
+          ],
+          [`${name} twice`, `multipart/form-data; boundary=${b}`, `${part(name, 'a')}${part(name, 'b')}--${b}--\r\n`],
+          [
+            '2,000 parts',
+            `multipart/form-data; boundary=${b}`,
+            `${Array.from({ length: 2000 }, (_, i) => part(`f${i}`, 'x')).join('')}--${b}--\r\n`,
+          ],
+          [
+            'a field name of 10,000 characters',
+            `multipart/form-data; boundary=${b}`,
+            `${part('n'.repeat(10_000), 'x')}--${b}--\r\n`,
+          ],
+          [
+            'a traversal file name',
+            `multipart/form-data; boundary=${b}`,
+            `${part('file', 'GIF89a', '; filename="../../../etc/passwd"')}--${b}--\r\n`,
+          ],
+          [
+            'a file name in raw latin1 bytes',
+            `multipart/form-data; boundary=${b}`,
+            `${part('file', 'abc', '; filename="\u00ff\u00fe.png"')}--${b}--\r\n`,
+          ],
+          ['no closing boundary', `multipart/form-data; boundary=${b}`, part('file', 'abc', '; filename="a.png"')],
+          ['an empty boundary', 'multipart/form-data; boundary=', `--\r\n\r\n`],
+          [
+            'a boundary of 200 characters',
+            `multipart/form-data; boundary=${'b'.repeat(200)}`,
+            `--${'b'.repeat(200)}--\r\n`,
+          ],
+          [
+            'two files',
+            `multipart/form-data; boundary=${b}`,
+            `${part('file', 'a', '; filename="a.png"')}${part('file', 'b', '; filename="b.png"')}--${b}--\r\n`,
+          ],
+        ]);
+        return {
+          wire: toWire({ ...base, raw: { bytes: Buffer.from(body, 'latin1'), type } }),
+          what: `multipart: ${label}`,
+        };
+      }
+      if ('application/x-www-form-urlencoded' in content) {
+        const [label, body] = random.pick<[string, string]>([
+          [`${name} = ${JSON.stringify(value.slice(0, 20))}`, `${name}=${encode(value)}`],
+          [`${name} twice`, `${name}=a&${name}=b`],
+          ['invalid percent-encoding', `${name}=%ZZ%`],
+          ['raw bytes', `${name}=%FF%FE`],
+          ['2,000 parameters', Array.from({ length: 2000 }, (_, i) => `p${i}=1`).join('&')],
+          ['bracket keys', `${name}[a][b]=1&__proto__[x]=1`],
+        ]);
+        return {
+          wire: toWire({
+            ...base,
+            raw: { bytes: Buffer.from(body, 'latin1'), type: 'application/x-www-form-urlencoded' },
+          }),
+          what: `form: ${label}`,
+        };
+      }
+      return mutate('content-type', base, operation, resolve, random);
     }
 
     case 'date': {
