@@ -11,8 +11,20 @@ export const timestamp = z.string().meta({ format: 'date-time' });
  */
 const hasYearZero = (value: string) => value.startsWith('0000');
 
-/** An instant a client sends (ISO 8601 with an offset), in a year PostgreSQL has. */
-export const instant = z.iso.datetime({ offset: true }).refine((value) => !hasYearZero(value), 'has no year 0000');
+/**
+ * Instants in UTC years 1 to 9999: the offset may carry an edge value past
+ * them (9999-12-31T23:59:59-14:00 is in the year 10000 in UTC), and
+ * Date.toISOString() then writes +010000-..., which PostgreSQL refuses.
+ */
+const first = Date.parse('0001-01-01T00:00:00Z');
+const end = Date.parse('9999-12-31T23:59:59.999Z');
+const inRange = (value: string) => {
+  const time = Date.parse(value);
+  return time >= first && time <= end;
+};
+
+/** An instant a client sends (ISO 8601 with an offset), in UTC years PostgreSQL and ISO strings share. */
+export const instant = z.iso.datetime({ offset: true }).refine(inRange, 'must be in the years 0001 to 9999 in UTC');
 
 /** A calendar date a client sends (YYYY-MM-DD), in a year PostgreSQL has. */
 export const calendarDate = z.iso.date().refine((value) => !hasYearZero(value), 'has no year 0000');

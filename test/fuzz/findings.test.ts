@@ -104,3 +104,10 @@ it.each([
 ])('refuses the year 0000 (%s) with 422', async (_, path) => {
   await request(t.app).get(path(site)).set(admin.auth).expect(422);
 });
+
+it('refuses an instant past the year 9999 in UTC with 422', async () => {
+  await request(t.app)
+    .get(`/${site.slug}/site-statistics/overview?to=${encodeURIComponent('9999-12-31T23:59:59-14:00')}`)
+    .set(admin.auth)
+    .expect(422);
+});
