@@ -10,13 +10,14 @@
 // `npm run fuzz -- --cases 200 --seed 7` (or --seconds 600) runs the long
 // version through this same file; FUZZ_ONLY='POST /auth/login' narrows it.
 // A failure prints its seeds and the request, so it replays as it happened.
+import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { startFakeStripe, stripeEnv, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { startFakeSmtp, type FakeSmtp } from '../helpers/smtp.ts';
 import { matrixStripeSecret, matrixWebhookSecret } from '../access/requests.ts';
 import { buildWorld, type World } from '../access/world.ts';
-import { mutationKinds, operationsOf, type Document } from './engine.ts';
+import { mutate, mutationKinds, operationsOf, resolver, seeded, type Base, type Document } from './engine.ts';
 import { startFuzzer, type Fuzzer } from './runner.ts';
 import { allEndpoints } from '../../api/manifest.ts';
 
@@ -69,6 +70,28 @@ it('reaches every operation of the document', () => {
     (operation) => `${operation.method} ${operation.path.replace(/(.)\/$/, '$1')}`,
   );
   expect(new Set(documented)).toEqual(new Set(keys));
+});
+
+it('draws the same request from the same seed, and another from another', () => {
+  const operation = fuzzer.operations.find((o) => o.method === 'POST' && o.path.endsWith('/posts/'))!;
+  const resolve = resolver(fuzzer.document);
+  const base: Base = {
+    method: 'POST',
+    template: operation.path,
+    params: { site_identifier: 'site-a' },
+    query: [],
+    body: { title: 'T' },
+    headers: {},
+  };
+  // Compared by digest: Jest's deep equality is slow on the megabyte bodies.
+  const draw = (caseSeed: number) =>
+    mutationKinds.map((kind) => {
+      const { wire, what } = mutate(kind, base, operation.operation, resolve, seeded(caseSeed));
+      const body = wire.body ? createHash('sha256').update(wire.body).digest('hex') : '';
+      return `${what} ${wire.path} ${JSON.stringify(wire.headers)} ${body}`;
+    });
+  expect(draw(1)).toEqual(draw(1));
+  expect(draw(1)).not.toEqual(draw(2));
 });
 
 /** Cases per operation: each kind once, or the long run's count (or its share of the seconds). */
