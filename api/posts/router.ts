@@ -2,6 +2,7 @@
 // (content:read); authors write posts and change their own, editors and
 // administrators (content:write) any.
 import { z } from 'zod';
+import { instant } from '../../core/timestamp.ts';
 import { createPost, deletePost, updatePost } from '../../core/posts/post-writes.ts';
 import { bodyFormats, getPost, listPosts, postListQuery, postSchema } from '../../core/posts/posts.ts';
 import { seoSchema } from '../../core/content/pages.ts';
@@ -27,11 +28,7 @@ const postFields = {
   excerpt: z.string().max(2000).optional(),
   body: z.string().max(1_000_000).optional(),
   body_format: z.enum(bodyFormats).optional().describe('markdown (default; stored as written) or html (sanitised)'),
-  scheduled_for: z.iso
-    .datetime({ offset: true })
-    .nullable()
-    .optional()
-    .describe('With status scheduled: when it publishes itself'),
+  scheduled_for: instant.nullable().optional().describe('With status scheduled: when it publishes itself'),
   author_id: z.uuid().nullable().optional().describe('A member of the tenant; the caller by default'),
   tags: labels.optional(),
   categories: labels.optional(),

@@ -111,3 +111,11 @@ it('refuses an instant past the year 9999 in UTC with 422', async () => {
     .set(admin.auth)
     .expect(422);
 });
+
+it('refuses a post scheduled past the year 9999 in UTC with 422', async () => {
+  await request(t.app)
+    .post(`/${site.slug}/posts/`)
+    .set(admin.auth)
+    .send({ title: 'Far future', status: 'scheduled', scheduled_for: '9999-12-31T23:59:59-14:00' })
+    .expect(422);
+});
