@@ -69,6 +69,8 @@ create table knowledge_chunks (
   agent_id uuid not null,
   tenant_id uuid not null,
   site_id uuid not null,
+  -- The document's, whose text search configuration made `tsv`.
+  locale text not null,
   ordinal integer not null check (ordinal >= 0),
   content text not null,
   tokens integer not null check (tokens >= 0),
@@ -116,56 +118,69 @@ begin
   end if;
 end $$;
 
--- How many chunks of an agent hold each lexeme: a search ranks the chunks
--- holding its rarer words first (core/knowledge/full-text.ts), so a word in
--- every other chunk does not make every search rank half the corpus.
+-- How many chunks of an agent hold each lexeme, and how many chunks it has
+-- in each language: a search ranks the chunks holding its rarer words first
+-- and weighs each word by how rare it is (core/knowledge/full-text.ts), and
+-- reads the query in the languages the agent's chunks are in.
 create table knowledge_terms (
   agent_id uuid not null references agents (id) on delete cascade,
   lexeme text not null,
   chunks integer not null,
   primary key (agent_id, lexeme)
 );
+create table knowledge_locales (
+  agent_id uuid not null references agents (id) on delete cascade,
+  locale text not null,
+  chunks integer not null,
+  primary key (agent_id, locale)
+);
 
--- Each statement's lexemes added and removed, summed per lexeme and written in
--- lexeme order (two writers of one agent take the rows in the same order).
-create function knowledge_terms_apply(deltas jsonb) returns void language plpgsql as $$
+-- Each statement's chunks added (sign 1) and removed (-1), summed per lexeme
+-- and per locale, written in key order (two writers of one agent take the
+-- rows in the same order), and only where a count changes.
+create function knowledge_counts_apply(agents uuid[], locales text[], vectors tsvector[], signs int[])
+returns void language plpgsql as $$
+declare
+  emptied_agents uuid[];
+  emptied_keys text[];
 begin
-  with delta as (
-    select (d->>'agent_id')::uuid as agent_id, d->>'lexeme' as lexeme, (d->>'n')::int as n
-    from jsonb_array_elements(deltas) d
+  -- (An agent being deleted takes its counts with it: its cascade may run first, hence the exists.)
+  with up as (
+    insert into knowledge_locales as k (agent_id, locale, chunks)
+    select c.agent_id, c.locale, sum(c.n) from unnest(agents, locales, signs) as c (agent_id, locale, n)
+    where exists (select 1 from agents a where a.id = c.agent_id)
+    group by 1, 2 having sum(c.n) <> 0 order by 1, 2
+    on conflict (agent_id, locale) do update set chunks = k.chunks + excluded.chunks
+    returning agent_id, locale, chunks
   )
-  -- An agent being deleted takes its terms with it (its cascade may run first).
-  insert into knowledge_terms as t (agent_id, lexeme, chunks)
-  select agent_id, lexeme, n from delta
-  where exists (select 1 from agents a where a.id = delta.agent_id)
-  order by agent_id, lexeme
-  on conflict (agent_id, lexeme) do update set chunks = t.chunks + excluded.chunks;
-  delete from knowledge_terms t
-  using jsonb_array_elements(deltas) d
-  where t.agent_id = (d->>'agent_id')::uuid and t.lexeme = d->>'lexeme' and t.chunks <= 0;
+  select array_agg(agent_id), array_agg(locale) into emptied_agents, emptied_keys from up where chunks <= 0;
+  delete from knowledge_locales k using unnest(emptied_agents, emptied_keys) as e (agent_id, locale)
+  where k.agent_id = e.agent_id and k.locale = e.locale;
+
+  with up as (
+    insert into knowledge_terms as t (agent_id, lexeme, chunks)
+    select c.agent_id, lexeme, sum(c.n)
+    from unnest(agents, vectors, signs) as c (agent_id, tsv, n), unnest(tsvector_to_array(c.tsv)) as lexeme
+    where exists (select 1 from agents a where a.id = c.agent_id)
+    group by 1, 2 having sum(c.n) <> 0 order by 1, 2
+    on conflict (agent_id, lexeme) do update set chunks = t.chunks + excluded.chunks
+    returning agent_id, lexeme, chunks
+  )
+  select array_agg(agent_id), array_agg(lexeme) into emptied_agents, emptied_keys from up where chunks <= 0;
+  delete from knowledge_terms t using unnest(emptied_agents, emptied_keys) as e (agent_id, lexeme)
+  where t.agent_id = e.agent_id and t.lexeme = e.lexeme;
 end $$;
 
 create function knowledge_chunks_counted() returns trigger language plpgsql as $$
-declare
-  deltas jsonb;
 begin
   if tg_op = 'INSERT' then
-    select jsonb_agg(jsonb_build_object('agent_id', agent_id, 'lexeme', lexeme, 'n', n)) into deltas
-    from (select agent_id, unnest(tsvector_to_array(tsv)) as lexeme, count(*) as n from chunk_new group by 1, 2) x;
+    perform knowledge_counts_apply(array_agg(agent_id), array_agg(locale), array_agg(tsv), array_agg(1)) from chunk_new;
   elsif tg_op = 'DELETE' then
-    select jsonb_agg(jsonb_build_object('agent_id', agent_id, 'lexeme', lexeme, 'n', -n)) into deltas
-    from (select agent_id, unnest(tsvector_to_array(tsv)) as lexeme, count(*) as n from chunk_old group by 1, 2) x;
+    perform knowledge_counts_apply(array_agg(agent_id), array_agg(locale), array_agg(tsv), array_agg(-1)) from chunk_old;
   else
-    select jsonb_agg(jsonb_build_object('agent_id', agent_id, 'lexeme', lexeme, 'n', n)) into deltas
-    from (
-      select agent_id, lexeme, sum(n) as n from (
-        select agent_id, unnest(tsvector_to_array(tsv)) as lexeme, 1 as n from chunk_new
-        union all
-        select agent_id, unnest(tsvector_to_array(tsv)), -1 from chunk_old
-      ) w group by 1, 2 having sum(n) <> 0
-    ) x;
+    perform knowledge_counts_apply(array_agg(agent_id), array_agg(locale), array_agg(tsv), array_agg(n))
+    from (select agent_id, locale, tsv, 1 as n from chunk_new union all select agent_id, locale, tsv, -1 from chunk_old) c;
   end if;
-  if deltas is not null then perform knowledge_terms_apply(deltas); end if;
   return null;
 end $$;
 create trigger knowledge_chunks_terms_ins after insert on knowledge_chunks referencing new table as chunk_new
