@@ -1,0 +1,266 @@
+// The work of a rag_index job: a document's text taken (a post's as it is
+// now, so a stale snapshot is renewed), parsed and cleaned, split into
+// chunks, indexed for full text and, when a provider is configured, embedded.
+// The document's state moves waiting → parsing → splitting → indexing →
+// completed (or error), each stage stamped. The chunks replace the old ones
+// in the job's settling transaction, with the debit: until then searches
+// keep finding the previous chunks, and a canceled or taken-over run leaves
+// them alone. A document whose text, settings and embedding model are those
+// it was indexed with is left as it is, and nothing is charged.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Config } from '../config.ts';
+import type { Success } from '../jobs/settle.ts';
+import { findPostSource, postSnapshot } from './add.ts';
+import { splitIntoChunks, type Chunk, type ChunkOptions } from './chunking.ts';
+import { embedTexts, embeddingModel, KnowledgeError, signature } from './embeddings.ts';
+import type { IndexState } from './documents.ts';
+import { bodyFormats, cleanText, countTokens, paragraphsOf, type BodyFormat } from './text.ts';
+
+export const ragIndexKind = 'rag_index';
+
+export const ragIndexInput = z.object({
+  document_id: z.uuid(),
+  chunk_tokens: z.number().int().positive(),
+  overlap_tokens: z.number().int().nonnegative(),
+});
+export type RagIndexInput = z.infer<typeof ragIndexInput>;
+
+const storedRow = z.object({
+  id: z.uuid(),
+  agent_id: z.uuid(),
+  tenant_id: z.uuid(),
+  site_id: z.uuid(),
+  title: z.string(),
+  locale: z.string(),
+  body: z.string(),
+  body_format: z.enum(bodyFormats),
+  post_id: z.uuid().nullable(),
+  post_version: z.number().nullable(),
+  index_state: z.string(),
+  index_job_id: z.uuid().nullable(),
+  indexed_hash: z.string().nullable(),
+  chunks: z.number(),
+});
+export type StoredDocument = z.infer<typeof storedRow>;
+
+export const loadStored = (db: CommonQueryMethods, documentId: string) =>
+  db.maybeOne(sql.type(storedRow)`
+    select id, agent_id, tenant_id, site_id, title, locale, body, body_format, post_id, post_version, index_state,
+           index_job_id, indexed_hash, chunks
+    from knowledge_documents where id = ${documentId}`);
+
+export type Source = { title: string; body: string; format: BodyFormat; locale: string; postVersion: number | null };
+
+/** What is to be indexed: a post's text as it is now (while the post exists), else the snapshot. */
+export async function sourceOf(db: CommonQueryMethods, document: StoredDocument): Promise<Source> {
+  const post = document.post_id ? await findPostSource(db, document.post_id) : null;
+  if (!post)
+    return {
+      title: document.title,
+      body: document.body,
+      format: document.body_format,
+      locale: document.locale,
+      postVersion: document.post_version,
+    };
+  const snapshot = postSnapshot(post);
+  return { ...snapshot, locale: post.locale, postVersion: snapshot.version };
+}
+
+/** Everything the chunks are made from: when it is the same, indexing again would change nothing. */
+export const indexHash = (source: Source, options: ChunkOptions, model: string | null) =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        source.title,
+        source.body,
+        source.format,
+        source.locale,
+        options.chunkTokens,
+        options.overlapTokens,
+        model,
+      ]),
+    )
+    .digest('base64url');
+
+export const isCurrent = (document: StoredDocument, hash: string) =>
+  document.index_state === 'completed' && document.indexed_hash === hash;
+
+/** What a chunk is embedded as: under its document's title, which says what the passage is about. */
+export const embeddingInput = (title: string, chunk: Pick<Chunk, 'content'>) => `${title}\n\n${chunk.content}`;
+
+/** Tokens the embedding of a text of `tokens` tokens will send, in chunks of this size: overlaps and titles included. */
+export function estimatedEmbeddingTokens(source: Source, options: ChunkOptions): number {
+  const tokens = countTokens(source.body);
+  const stride = options.chunkTokens - options.overlapTokens;
+  const chunks = Math.max(1, Math.ceil(Math.max(0, tokens - options.overlapTokens) / stride));
+  return chunks * (options.overlapTokens + countTokens(source.title)) + tokens;
+}
+
+const embeddingBatch = 64;
+
+export type IndexContext = {
+  db: CommonQueryMethods;
+  config: Config;
+  jobId: string;
+  signal: AbortSignal;
+  progress(fraction: number, stage: string): Promise<void>;
+};
+
+/**
+ * Moves the document to a stage, stamped, if this job is still the one
+ * indexing it. Parsing starts a run: what an earlier attempt reached or the
+ * error it ended with is cleared.
+ */
+async function enter(context: IndexContext, documentId: string, state: IndexState, fraction: number) {
+  const restart =
+    state === 'parsing'
+      ? sql.fragment`, splitting_at = null, indexing_at = null, completed_at = null, error_at = null, index_error = null`
+      : sql.fragment``;
+  await context.db.query(sql.typeAlias('void')`
+    update knowledge_documents set index_state = ${state}, ${sql.identifier([`${state}_at`])} = now() ${restart}
+    where id = ${documentId} and index_job_id = ${context.jobId}`);
+  await context.progress(fraction, state);
+}
+
+/** Marks the document's run failed with the error's code (a retried run starts it over). */
+export async function markFailed(
+  db: CommonQueryMethods,
+  documentId: string,
+  jobId: string,
+  code: string,
+  message: string,
+) {
+  await db.query(sql.typeAlias('void')`
+    update knowledge_documents
+    set index_state = 'error', error_at = now(), index_error = ${sql.jsonb({ code, message })}
+    where id = ${documentId} and index_job_id = ${jobId}`);
+}
+
+export async function indexDocument(context: IndexContext, input: RagIndexInput): Promise<Success> {
+  const { db, config, signal } = context;
+  const stored = await loadStored(db, input.document_id);
+  if (!stored) throw new KnowledgeError('document_missing', 'The document was removed before it was indexed.', false);
+  const options = { chunkTokens: input.chunk_tokens, overlapTokens: input.overlap_tokens };
+  const model = embeddingModel(config);
+  const source = await sourceOf(db, stored);
+  const hash = indexHash(source, options, model);
+  if (isCurrent(stored, hash)) {
+    // The post may have changed without its text changing (its tags, say): the snapshot is current again.
+    const renewed = source.postVersion !== stored.post_version;
+    return {
+      units: 0,
+      output: { document_id: stored.id, changed: false, chunks: stored.chunks, embedding_model: model },
+      ...(renewed
+        ? {
+            commit: async (tx: CommonQueryMethods) => {
+              await tx.query(sql.typeAlias('void')`
+                update knowledge_documents set post_version = ${source.postVersion} where id = ${stored.id}`);
+            },
+          }
+        : {}),
+    };
+  }
+
+  await enter(context, stored.id, 'parsing', 0.1);
+  const clean = cleanText(paragraphsOf(source.body, source.format));
+  await enter(context, stored.id, 'splitting', 0.2);
+  const chunks = splitIntoChunks(clean, options);
+  await enter(context, stored.id, 'indexing', 0.3);
+  const vectors: number[][] = [];
+  let embeddedTokens = 0;
+  if (model) {
+    for (let from = 0; from < chunks.length; from += embeddingBatch) {
+      signal.throwIfAborted();
+      const inputs = chunks.slice(from, from + embeddingBatch).map((chunk) => embeddingInput(source.title, chunk));
+      const embedded = await embedTexts(config, inputs, signal);
+      vectors.push(...embedded.vectors);
+      embeddedTokens += embedded.tokens ?? inputs.reduce((sum, text) => sum + countTokens(text), 0);
+      await context.progress(0.3 + (0.6 * vectors.length) / chunks.length, 'indexing: embedding');
+    }
+  }
+  const tokens = chunks.reduce((sum, chunk) => sum + chunk.tokens, 0);
+  return {
+    units: embeddedTokens / 1000,
+    output: {
+      document_id: stored.id,
+      changed: true,
+      chunks: chunks.length,
+      tokens: countTokens(clean.text),
+      chunk_tokens: tokens,
+      embedded_tokens: embeddedTokens,
+      embedding_model: model,
+    },
+    commit: async (tx) => {
+      const written = await replaceChunks(tx, context.jobId, stored, source, chunks, vectors, model);
+      if (!written) return { discarded: 'The document was removed or is being indexed by a later job.' };
+      await tx.query(sql.typeAlias('void')`
+        update knowledge_documents
+        set index_state = 'completed', completed_at = now(), index_error = null, indexed_hash = ${hash},
+            chunk_tokens = ${options.chunkTokens}, overlap_tokens = ${options.overlapTokens}, embedding_model = ${model},
+            tokens = ${countTokens(clean.text)}, chunks = ${chunks.length},
+            title = ${source.title}, body = ${source.body}, body_format = ${source.format}, locale = ${source.locale},
+            post_version = ${source.postVersion}
+        where id = ${stored.id}`);
+    },
+  };
+}
+
+const chunkIds = z.object({ id: z.uuid(), ordinal: z.number() });
+
+/** The document's chunks (and embeddings) replaced, if this job is still the one indexing it; false otherwise. */
+async function replaceChunks(
+  tx: CommonQueryMethods,
+  jobId: string,
+  stored: StoredDocument,
+  source: Source,
+  chunks: Chunk[],
+  vectors: number[][],
+  model: string | null,
+): Promise<boolean> {
+  const ours = await tx.exists(sql.type(z.object({}))`
+    select 1 from knowledge_documents where id = ${stored.id} and index_job_id = ${jobId} for update`);
+  if (!ours) return false;
+  await tx.query(sql.typeAlias('void')`delete from knowledge_chunks where document_id = ${stored.id}`);
+  if (chunks.length === 0) return true;
+  const made = await tx.any(sql.type(chunkIds)`
+    insert into knowledge_chunks
+      (document_id, agent_id, tenant_id, site_id, locale, ordinal, content, tokens, start_offset, end_offset, tsv)
+    select ${stored.id}, ${stored.agent_id}, ${stored.tenant_id}, ${stored.site_id}, ${source.locale}, c.ordinal,
+           c.content, c.tokens,
+           c.start_offset, c.end_offset,
+           setweight(to_tsvector(search_config(${source.locale}), ${source.title}), 'B')
+             || to_tsvector(search_config(${source.locale}), c.content)
+    from unnest(${sql.array(
+      chunks.map((chunk) => chunk.ordinal),
+      'int4',
+    )}, ${sql.array(
+      chunks.map((chunk) => chunk.content),
+      'text',
+    )}, ${sql.array(
+      chunks.map((chunk) => chunk.tokens),
+      'int4',
+    )}, ${sql.array(
+      chunks.map((chunk) => chunk.start),
+      'int4',
+    )}, ${sql.array(
+      chunks.map((chunk) => chunk.end),
+      'int4',
+    )}) as c (ordinal, content, tokens, start_offset, end_offset)
+    returning id, ordinal`);
+  if (!model || vectors.length === 0) return true;
+  const byOrdinal = new Map(made.map((row) => [row.ordinal, row.id]));
+  await tx.query(sql.typeAlias('void')`
+    insert into knowledge_embeddings (chunk_id, agent_id, tenant_id, site_id, model, signature, embedding)
+    select e.chunk_id, ${stored.agent_id}, ${stored.tenant_id}, ${stored.site_id}, ${model}, e.signature::bit(256),
+           e.embedding::real[]
+    from unnest(${sql.array(
+      chunks.map((chunk) => byOrdinal.get(chunk.ordinal)!),
+      'uuid',
+    )}, ${sql.array(vectors.map(signature), 'text')}, ${sql.array(
+      vectors.map((vector) => `{${vector.join(',')}}`),
+      'text',
+    )}) as e (chunk_id, signature, embedding)`);
+  return true;
+}
