@@ -3,6 +3,8 @@
 import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as auth } from './auth/router.ts';
+import { routes as knowledgeBase } from './agents/knowledge-base.ts';
+import { routes as knowledgeSearch } from './agents/knowledge-search.ts';
 import { routes as cache } from './cache/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
 import { routes as signup } from './auth/signup.ts';
@@ -77,4 +79,6 @@ export const allRoutes: RouteDefinition[] = [
   ...fraud,
   ...siteStatistics,
   ...monitoring,
+  ...knowledgeBase,
+  ...knowledgeSearch,
 ];
