@@ -1,7 +1,8 @@
 // AI providers on 127.0.0.1 for tests: an OpenAI-compatible speech endpoint
 // and an asynchronous media provider that accepts jobs and lets the test
 // deliver results to the platform's signed webhook. Answers are scripted per
-// call; every request is recorded.
+// call; every request is recorded. /embeddings answers deterministic vectors
+// (see fakeEmbedding).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -46,6 +47,10 @@ export type FakeProviders = {
    * endpoint answers the media description as before.
    */
   chatReply: ((request: ChatRequest) => string | undefined) | undefined;
+  /** Statuses the next calls to /embeddings answer with instead of vectors, in order. */
+  embeddingFailures: number[];
+  /** Words /embeddings treats as the same word (a stand-in for what a real model knows of meaning). */
+  synonyms: Map<string, string>;
   /** Resolves when the next request reaches the fake (for "kill the worker mid-call"). */
   nextRequest(): Promise<Recorded>;
   close(): Promise<void>;
@@ -66,6 +71,8 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     files: new Map(),
     videos: { clip: Buffer.alloc(0), pollsBeforeDone: 2, created: [] },
     chatReply: undefined,
+    embeddingFailures: [],
+    synonyms: new Map(),
   };
   const polls = new Map<string, number>();
   const server = http.createServer(async (req, res) => {
@@ -147,6 +154,29 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       );
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/embeddings') {
+      const failure = state.embeddingFailures.shift();
+      if (failure) {
+        res.writeHead(failure, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `scripted ${failure}` } }));
+        return;
+      }
+      const input = (body as { input: string | string[] }).input;
+      const texts = typeof input === 'string' ? [input] : input;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          data: texts.map((text, index) => ({
+            object: 'embedding',
+            index,
+            embedding: fakeEmbedding(text, state.synonyms),
+          })),
+          usage: { prompt_tokens: fakeTokens(texts), total_tokens: fakeTokens(texts) },
+        }),
+      );
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/v1/jobs') {
       const request = body as { callback_url: string; reference: string; input: unknown };
       const id = `prov-${randomUUID()}`;
@@ -224,3 +254,34 @@ export function signedDelivery(secret: string, body: unknown, options: { id?: st
     },
   };
 }
+
+export const fakeEmbeddingDimensions = 384;
+
+// Words too common to say what a text is about (a real model learns to look past them).
+const stopWords = new Set(
+  'a an and are as at be by do does for from has have how i in is it its of on or the this to was what when where which who why will with you your'.split(
+    ' ',
+  ),
+);
+
+/**
+ * A deterministic embedding: a hashed bag of words (lower case, stop words
+ * left out, `synonyms` mapped to one word) in 384 dimensions, each word
+ * adding ±1 at the dimension its hash picks (the sign from the hash too), so
+ * texts sharing words point the same way and unrelated texts are about
+ * orthogonal.
+ */
+export function fakeEmbedding(text: string, synonyms: Map<string, string> = new Map()): number[] {
+  const vector = new Array<number>(fakeEmbeddingDimensions).fill(0);
+  for (const raw of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (stopWords.has(raw)) continue;
+    const word = synonyms.get(raw) ?? raw;
+    let hash = 2166136261;
+    for (const char of word) hash = Math.imul(hash ^ char.codePointAt(0)!, 16777619) >>> 0;
+    vector[hash % fakeEmbeddingDimensions]! += hash & 0x80000000 ? -1 : 1;
+  }
+  return vector;
+}
+
+/** What the fake says it used: four characters a token. */
+const fakeTokens = (texts: string[]) => texts.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
