@@ -60,9 +60,11 @@ create trigger knowledge_documents_updated_at before update on knowledge_documen
   for each row execute function set_updated_at();
 
 -- A document's chunks: each a slice of its cleaned text (start and end
--- offsets), its tokens, and its full-text vector (the document's title, then
--- the chunk). The texts go out of line (TOAST) and the vector stays in the
--- row, so ranking the matches of a search reads small heap rows.
+-- offsets), its tokens, its full-text vector (the document's title, then the
+-- chunk) and, when a provider embedded it, its embedding, normalised to
+-- length 1 (so cosine similarity is a dot product). The text and the
+-- embedding go out of line (TOAST) and the full-text vector stays in the
+-- row, so ranking the matches of a search reads the heap rows only.
 create table knowledge_chunks (
   id uuid primary key default gen_random_uuid(),
   document_id uuid not null references knowledge_documents (id) on delete cascade,
@@ -77,35 +79,34 @@ create table knowledge_chunks (
   start_offset integer not null,
   end_offset integer not null,
   tsv tsvector not null,
+  embedding real[],
   unique (document_id, ordinal),
   check (start_offset between 0 and end_offset)
 )
 with (toast_tuple_target = 128);
-alter table knowledge_chunks alter column tsv set storage main;
+alter table knowledge_chunks alter column tsv set storage main, alter column embedding set storage external;
 -- An agent's matches, without walking other agents' (btree_gin, 0023).
 create index knowledge_chunks_text_idx on knowledge_chunks using gin (agent_id, tsv);
 
--- A chunk's embedding, normalised to length 1 (so cosine similarity is the
--- dot product), and a 256-bit sign signature of it (random hyperplanes, see
--- core/knowledge/embeddings.ts). Without pgvector, a search ranks every
--- embedding of the agent by the signatures' Hamming distance (narrow rows:
--- the embedding goes out of line) and computes exact cosine similarity for
--- the nearest; with pgvector the column is a `vector` and is ranked exactly.
-create table knowledge_embeddings (
+-- The embedded chunks, by model, each with a 256-bit sign signature of its
+-- embedding (random hyperplanes, core/knowledge/embeddings.ts): the share of
+-- bits two signatures differ in estimates the angle between the vectors. A
+-- search ranks all of an agent's signatures by Hamming distance to the
+-- query's (these narrow rows are all it reads) and computes exact cosine
+-- similarity for the nearest few only.
+create table knowledge_signatures (
   chunk_id uuid primary key references knowledge_chunks (id) on delete cascade,
   agent_id uuid not null,
   tenant_id uuid not null,
   site_id uuid not null,
   model text not null,
-  signature bit(256) not null,
-  embedding real[] not null
-)
-with (toast_tuple_target = 128);
-alter table knowledge_embeddings alter column embedding set storage external;
-create index knowledge_embeddings_agent_idx on knowledge_embeddings (agent_id, model);
+  signature bit(256) not null
+);
+create index knowledge_signatures_agent_idx on knowledge_signatures (agent_id, model);
 
--- pgvector where the server has it (this migration may not be allowed to
--- create it, or the package may be missing: then real[] it is).
+-- Embeddings are pgvector's `vector` where the server has the extension (and
+-- this migration may create it), else real[]; core/knowledge/vector.ts asks
+-- which.
 do $$
 begin
   begin
@@ -114,14 +115,25 @@ begin
     raise notice 'pgvector is not available (%): knowledge embeddings are stored as real[]', sqlerrm;
   end;
   if exists (select from pg_extension where extname = 'vector') then
-    alter table knowledge_embeddings alter column embedding type vector using embedding::vector;
+    alter table knowledge_chunks alter column embedding type vector using embedding::vector;
   end if;
 end $$;
 
 -- How many chunks of an agent hold each lexeme, and how many chunks it has
--- in each language: a search ranks the chunks holding its rarer words first
--- and weighs each word by how rare it is (core/knowledge/full-text.ts), and
--- reads the query in the languages the agent's chunks are in.
+-- in each language: a search picks its candidates among the chunks holding
+-- the query's rarer words and weighs each word by how rare it is
+-- (core/knowledge/full-text.ts), and reads the query in the languages the
+-- agent's chunks are in.
+--
+-- Indexing a document of 2,000 words changes the counts of a thousand
+-- lexemes, the same common ones for every document of the agent: counting in
+-- place would make concurrent indexing runs queue on those rows until each
+-- commits. So every statement on chunks appends its changes to
+-- knowledge_count_changes (no row is shared), and knowledge_counts_fold moves
+-- an agent's changes into the counts, one fold at a time per agent, when an
+-- indexing run starts and no fold ran in the last seconds. The counts read by
+-- a search are the folded counts plus the changes not folded yet (the two
+-- views).
 create table knowledge_terms (
   agent_id uuid not null references agents (id) on delete cascade,
   lexeme text not null,
@@ -134,61 +146,120 @@ create table knowledge_locales (
   chunks integer not null,
   primary key (agent_id, locale)
 );
-
--- Each statement's chunks added (sign 1) and removed (-1), summed per lexeme
--- and per locale, written in key order (two writers of one agent take the
--- rows in the same order), and only where a count changes.
-create function knowledge_counts_apply(agents uuid[], locales text[], vectors tsvector[], signs int[])
-returns void language plpgsql as $$
-declare
-  emptied_agents uuid[];
-  emptied_keys text[];
+-- A change of a lexeme's count (locale null) or of a locale's (lexeme null).
+-- No foreign key: a thousand rows a document would be checked one by one;
+-- an agent's deletion removes its rows instead (below).
+create table knowledge_count_changes (
+  agent_id uuid not null,
+  lexeme text,
+  locale text,
+  n integer not null,
+  check ((lexeme is null) <> (locale is null))
+);
+create index knowledge_count_changes_idx on knowledge_count_changes (agent_id, lexeme);
+create function knowledge_agents_deleted() returns trigger language plpgsql as $$
 begin
-  -- (An agent being deleted takes its counts with it: its cascade may run first, hence the exists.)
-  with up as (
-    insert into knowledge_locales as k (agent_id, locale, chunks)
-    select c.agent_id, c.locale, sum(c.n) from unnest(agents, locales, signs) as c (agent_id, locale, n)
-    where exists (select 1 from agents a where a.id = c.agent_id)
-    group by 1, 2 having sum(c.n) <> 0 order by 1, 2
-    on conflict (agent_id, locale) do update set chunks = k.chunks + excluded.chunks
-    returning agent_id, locale, chunks
-  )
-  select array_agg(agent_id), array_agg(locale) into emptied_agents, emptied_keys from up where chunks <= 0;
-  delete from knowledge_locales k using unnest(emptied_agents, emptied_keys) as e (agent_id, locale)
-  where k.agent_id = e.agent_id and k.locale = e.locale;
-
-  with up as (
-    insert into knowledge_terms as t (agent_id, lexeme, chunks)
-    select c.agent_id, lexeme, sum(c.n)
-    from unnest(agents, vectors, signs) as c (agent_id, tsv, n), unnest(tsvector_to_array(c.tsv)) as lexeme
-    where exists (select 1 from agents a where a.id = c.agent_id)
-    group by 1, 2 having sum(c.n) <> 0 order by 1, 2
-    on conflict (agent_id, lexeme) do update set chunks = t.chunks + excluded.chunks
-    returning agent_id, lexeme, chunks
-  )
-  select array_agg(agent_id), array_agg(lexeme) into emptied_agents, emptied_keys from up where chunks <= 0;
-  delete from knowledge_terms t using unnest(emptied_agents, emptied_keys) as e (agent_id, lexeme)
-  where t.agent_id = e.agent_id and t.lexeme = e.lexeme;
+  delete from knowledge_count_changes c using gone where c.agent_id = gone.id;
+  return null;
 end $$;
+create trigger agents_knowledge_deleted after delete on agents referencing old table as gone
+  for each statement execute function knowledge_agents_deleted();
 
+create view knowledge_lexeme_counts as
+  select agent_id, lexeme, sum(chunks)::int as chunks from (
+    select agent_id, lexeme, chunks from knowledge_terms
+    union all
+    select agent_id, lexeme, n from knowledge_count_changes where lexeme is not null
+  ) c group by agent_id, lexeme;
+create view knowledge_locale_counts as
+  select agent_id, locale, sum(chunks)::int as chunks from (
+    select agent_id, locale, chunks from knowledge_locales
+    union all
+    select agent_id, locale, n from knowledge_count_changes where lexeme is null
+  ) c group by agent_id, locale;
+
+-- Appends the changes of a statement's chunks added (sign 1) and removed
+-- (-1), summed per lexeme and per locale. (An agent being deleted takes its
+-- counts with it: its cascade may run first, hence the exists.)
 create function knowledge_chunks_counted() returns trigger language plpgsql as $$
 begin
   if tg_op = 'INSERT' then
-    perform knowledge_counts_apply(array_agg(agent_id), array_agg(locale), array_agg(tsv), array_agg(1)) from chunk_new;
+    insert into knowledge_count_changes (agent_id, lexeme, locale, n)
+    select c.agent_id, lexeme, null, count(*) from chunk_new c, unnest(tsvector_to_array(c.tsv)) as lexeme
+    where exists (select 1 from agents a where a.id = c.agent_id) group by 1, 2
+    union all
+    select c.agent_id, null, c.locale, count(*) from chunk_new c where exists (select 1 from agents a where a.id = c.agent_id)
+    group by 1, 3;
   elsif tg_op = 'DELETE' then
-    perform knowledge_counts_apply(array_agg(agent_id), array_agg(locale), array_agg(tsv), array_agg(-1)) from chunk_old;
+    insert into knowledge_count_changes (agent_id, lexeme, locale, n)
+    select c.agent_id, lexeme, null, -count(*) from chunk_old c, unnest(tsvector_to_array(c.tsv)) as lexeme
+    where exists (select 1 from agents a where a.id = c.agent_id) group by 1, 2
+    union all
+    select c.agent_id, null, c.locale, -count(*) from chunk_old c where exists (select 1 from agents a where a.id = c.agent_id)
+    group by 1, 3;
   else
-    perform knowledge_counts_apply(array_agg(agent_id), array_agg(locale), array_agg(tsv), array_agg(n))
-    from (select agent_id, locale, tsv, 1 as n from chunk_new union all select agent_id, locale, tsv, -1 from chunk_old) c;
+    insert into knowledge_count_changes (agent_id, lexeme, locale, n)
+    select agent_id, lexeme, null, sum(n) from (
+      select agent_id, tsv, 1 as n from chunk_new union all select agent_id, tsv, -1 from chunk_old
+    ) c, unnest(tsvector_to_array(c.tsv)) as lexeme
+    where exists (select 1 from agents a where a.id = c.agent_id) group by 1, 2 having sum(n) <> 0
+    union all
+    select agent_id, null, locale, sum(n) from (
+      select agent_id, locale, 1 as n from chunk_new union all select agent_id, locale, -1 from chunk_old
+    ) c where exists (select 1 from agents a where a.id = c.agent_id) group by 1, 3 having sum(n) <> 0;
   end if;
   return null;
 end $$;
-create trigger knowledge_chunks_terms_ins after insert on knowledge_chunks referencing new table as chunk_new
+create trigger knowledge_chunks_counted_ins after insert on knowledge_chunks referencing new table as chunk_new
   for each statement execute function knowledge_chunks_counted();
-create trigger knowledge_chunks_terms_upd after update on knowledge_chunks referencing new table as chunk_new old table as chunk_old
+create trigger knowledge_chunks_counted_upd after update on knowledge_chunks referencing new table as chunk_new old table as chunk_old
   for each statement execute function knowledge_chunks_counted();
-create trigger knowledge_chunks_terms_del after delete on knowledge_chunks referencing old table as chunk_old
+create trigger knowledge_chunks_counted_del after delete on knowledge_chunks referencing old table as chunk_old
   for each statement execute function knowledge_chunks_counted();
+
+-- When each agent's changes were last folded.
+create table knowledge_folds (
+  agent_id uuid primary key references agents (id) on delete cascade,
+  folded_at timestamptz not null
+);
+
+-- Moves the agent's changes into its counts, in key order, dropping counts
+-- that reach zero. Returns at once if another fold of the agent is running
+-- (the changes it cannot see yet wait for the next fold, and are counted
+-- meanwhile through the views), or if one ran within `at_most_every`: folding
+-- many runs' changes at once sums each common lexeme's once. Derived data,
+-- so not worth waiting for the disk at commit: a crash loses the fold and
+-- the deletion of the changes together.
+create function knowledge_counts_fold(agent uuid, at_most_every interval default interval '0')
+returns void language plpgsql as $$
+declare
+  emptied_locales text[];
+  emptied_lexemes text[];
+begin
+  if not pg_try_advisory_xact_lock(hashtext('knowledge_counts_fold'), hashtext(agent::text)) then return; end if;
+  if exists (select 1 from knowledge_folds where agent_id = agent and folded_at > now() - at_most_every) then return; end if;
+  perform set_config('synchronous_commit', 'off', true);
+  insert into knowledge_folds (agent_id, folded_at) values (agent, now())
+  on conflict (agent_id) do update set folded_at = excluded.folded_at;
+  with moved as (delete from knowledge_count_changes where agent_id = agent returning lexeme, locale, n),
+  summed as (select lexeme, locale, sum(n)::int as n from moved group by 1, 2 having sum(n) <> 0),
+  locales as (
+    insert into knowledge_locales as k (agent_id, locale, chunks)
+    select agent, locale, n from summed where locale is not null order by locale
+    on conflict (agent_id, locale) do update set chunks = k.chunks + excluded.chunks
+    returning locale, chunks
+  ),
+  lexemes as (
+    insert into knowledge_terms as t (agent_id, lexeme, chunks)
+    select agent, lexeme, n from summed where lexeme is not null order by lexeme
+    on conflict (agent_id, lexeme) do update set chunks = t.chunks + excluded.chunks
+    returning lexeme, chunks
+  )
+  select array(select locale from locales where chunks <= 0), array(select lexeme from lexemes where chunks <= 0)
+  into emptied_locales, emptied_lexemes;
+  delete from knowledge_locales where agent_id = agent and locale = any(emptied_locales);
+  delete from knowledge_terms where agent_id = agent and lexeme = any(emptied_lexemes);
+end $$;
 
 -- Paid per 1,000 tokens embedded (0004 priced rag_index per 1,000 characters
 -- before the job existed); indexing for full text alone embeds nothing and is
