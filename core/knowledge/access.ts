@@ -50,14 +50,22 @@ export function visibleDocuments(actor: Actor) {
 }
 
 /**
- * The sites whose documents of the agent the caller sees, for a search to
- * filter its chunks by; null for global admins, who see them all.
+ * The sites of the agent's tenants whose documents the caller sees, for a
+ * search to filter its chunks by (found from the caller's memberships, not
+ * from the documents, however many there are); null for global admins, who
+ * see them all.
  */
 export async function visibleSites(db: CommonQueryMethods, actor: Actor, agentId: string): Promise<string[] | null> {
   if (actor.kind === 'user' && actor.isGlobalAdmin) return null;
+  const reached =
+    actor.kind === 'service'
+      ? sql.fragment`s.tenant_id = ${actor.tenantId}`
+      : sql.fragment`exists (select 1 from ${activeMemberships}
+          where m.tenant_id = s.tenant_id and m.user_id = ${actor.userId} and ${reachesSite(sql.identifier(['s', 'id']))})`;
   return [
-    ...(await db.anyFirst(sql.type(z.object({ site_id: z.uuid() }))`
-      select distinct d.site_id from knowledge_documents d where d.agent_id = ${agentId} and ${visibleDocuments(actor)}`)),
+    ...(await db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+      select s.id from agent_tenants at join sites s on s.tenant_id = at.tenant_id
+      where at.agent_id = ${agentId} and ${reached}`)),
   ];
 }
 

@@ -4,22 +4,25 @@
 // Any of the words counts (a question rarely has all its words in one
 // passage). A chunk scores the sum of the inverse document frequencies of
 // the query's words it holds (BM25's idf: ln(1 + (N − n + 0.5) / (n + 0.5)),
-// N chunks, n holding the word; knowledge_terms and knowledge_locales keep
+// N chunks, n holding the word; the counts views of migration 0027 have
 // both), so holding a rare word counts for more than holding a common one,
 // plus its cover density (ts_rank_cd, below 1: how often and how close
 // together the words appear, the document's title included), which orders
 // chunks holding the same words.
 //
-// Bounded work: ranking reads each candidate's vector (a few µs). The
-// candidates are the chunks holding the query's rarer words, rarest first,
-// up to `budget` chunks; words left out still count in the scores of those.
-// When even the rarest word is in more than `budget` chunks, the candidates
-// are the first `budget` holding all the words and the first holding the
-// rarest. At most `maxTerms` of the rarest words are scored.
+// Bounded work: a search reads the row (the vector) of each chunk it ranks,
+// some 10 µs with the index lookups that find it. So the candidates are the
+// chunks holding the query's rarer words, rarest first, as long as they hold
+// at most `budget` chunks together; the words left out still count in the
+// scores of those. When even the rarest word is in more than `budget` chunks
+// (every word of the query is common), the candidates are the first
+// `budget` chunks found holding the rarest: a sample, so such a search is
+// approximate (among the sample, the chunks holding more of the words still
+// rank first). At most `maxTerms` of the rarest words are scored.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 
-export const budget = 2000;
+export const budget = 500;
 const maxTerms = 16;
 
 export type Ranked = { id: string; score: number };
@@ -29,14 +32,15 @@ const termRow = z.object({ lexeme: z.string(), chunks: z.number(), total: z.numb
 /** The query's lexemes in each language of the agent's chunks, with how many chunks hold each; absent ones left out. */
 async function termsOf(db: CommonQueryMethods, agentId: string, query: string) {
   return db.any(sql.type(termRow)`
-    with languages as (select locale, chunks from knowledge_locales where agent_id = ${agentId})
-    select q.lexeme, t.chunks, (select sum(chunks) from languages)::int as total
-    from (
+    with languages as (select locale, chunks from knowledge_locale_counts where agent_id = ${agentId} and chunks > 0),
+    lexemes as (
       select distinct unnest(tsvector_to_array(to_tsvector(search_config(l.locale), ${query}))) as lexeme
       from languages l
-    ) q
-    join knowledge_terms t on t.agent_id = ${agentId} and t.lexeme = q.lexeme
-    order by t.chunks, q.lexeme
+    )
+    select c.lexeme, c.chunks, (select sum(chunks) from languages)::int as total
+    from lexemes q join knowledge_lexeme_counts c on c.agent_id = ${agentId} and c.lexeme = q.lexeme
+    where c.chunks > 0
+    order by c.chunks, c.lexeme
     limit ${maxTerms}`);
 }
 
@@ -62,14 +66,10 @@ export async function fullTextRanking(
   const all = terms.map((term) => term.lexeme);
   const inSites = sites ? sql.fragment`and c.site_id = any(${sql.array(sites, 'uuid')})` : sql.fragment``;
   const matching = (text: string) => sql.fragment`
-    (select c.id, c.tsv from knowledge_chunks c
-     where c.agent_id = ${agentId} and c.tsv @@ ${text}::tsquery ${inSites} limit ${budget})`;
-  const candidates =
-    rarer.length > 0
-      ? matching(tsquery(rarer, '|'))
-      : all.length > 1
-        ? sql.fragment`${matching(tsquery(all, '&'))} union ${matching(tsquery(all.slice(0, 1), '|'))}`
-        : matching(tsquery(all, '|'));
+    select c.id, c.tsv from knowledge_chunks c
+    where c.agent_id = ${agentId} and c.tsv @@ ${text}::tsquery ${inSites} limit ${budget}`;
+  // The rarer words within the budget; else a sample of the chunks holding the rarest word.
+  const candidates = matching(tsquery(rarer.length > 0 ? rarer : all.slice(0, 1), '|'));
   const weights = sql.join(
     terms.map(
       (term) =>

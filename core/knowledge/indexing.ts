@@ -99,6 +99,8 @@ export function estimatedEmbeddingTokens(source: Source, options: ChunkOptions):
 }
 
 const embeddingBatch = 64;
+/** How often indexing runs fold an agent's word-count changes at most. */
+const foldEvery = '5 seconds';
 
 export type IndexContext = {
   db: CommonQueryMethods;
@@ -111,17 +113,20 @@ export type IndexContext = {
 /**
  * Moves the document to a stage, stamped, if this job is still the one
  * indexing it. Parsing starts a run: what an earlier attempt reached or the
- * error it ended with is cleared.
+ * error it ended with is cleared. A stage is news for pollers, not a record
+ * to keep: its commit does not wait for the disk (a crash loses at most the
+ * stamp, and the run is retried anyway).
  */
-async function enter(context: IndexContext, documentId: string, state: IndexState, fraction: number) {
+async function enter(db: CommonQueryMethods, jobId: string, documentId: string, state: IndexState) {
   const restart =
     state === 'parsing'
       ? sql.fragment`, splitting_at = null, indexing_at = null, completed_at = null, error_at = null, index_error = null`
       : sql.fragment``;
-  await context.db.query(sql.typeAlias('void')`
+  // One statement, its own transaction: the setting (local to it) is in force when it commits.
+  await db.query(sql.typeAlias('void')`
+    with unhurried as (select set_config('synchronous_commit', 'off', true))
     update knowledge_documents set index_state = ${state}, ${sql.identifier([`${state}_at`])} = now() ${restart}
-    where id = ${documentId} and index_job_id = ${context.jobId}`);
-  await context.progress(fraction, state);
+    where id = ${documentId} and index_job_id = ${jobId} and exists (select from unhurried)`);
 }
 
 /** Marks the document's run failed with the error's code (a retried run starts it over). */
@@ -142,6 +147,9 @@ export async function indexDocument(context: IndexContext, input: RagIndexInput)
   const { db, config, signal } = context;
   const stored = await loadStored(db, input.document_id);
   if (!stored) throw new KnowledgeError('document_missing', 'The document was removed before it was indexed.', false);
+  // What earlier runs changed of the agent's word counts, folded in (see 0027): outside any run's commit,
+  // and at most every few seconds, so a bulk of runs sums each common word's changes once.
+  await db.query(sql.typeAlias('void')`select from knowledge_counts_fold(${stored.agent_id}, ${foldEvery})`);
   const options = { chunkTokens: input.chunk_tokens, overlapTokens: input.overlap_tokens };
   const model = embeddingModel(config);
   const source = await sourceOf(db, stored);
@@ -163,21 +171,26 @@ export async function indexDocument(context: IndexContext, input: RagIndexInput)
     };
   }
 
-  await enter(context, stored.id, 'parsing', 0.1);
+  await enter(db, context.jobId, stored.id, 'parsing');
   const clean = cleanText(paragraphsOf(source.body, source.format));
-  await enter(context, stored.id, 'splitting', 0.2);
+  await enter(db, context.jobId, stored.id, 'splitting');
   const chunks = splitIntoChunks(clean, options);
-  await enter(context, stored.id, 'indexing', 0.3);
+  await enter(db, context.jobId, stored.id, 'indexing');
   const vectors: number[][] = [];
   let embeddedTokens = 0;
   if (model) {
+    // Embedding is the long part: the job says how far it got.
+    await context.progress(0.3, `embedding ${chunks.length} chunks`);
     for (let from = 0; from < chunks.length; from += embeddingBatch) {
       signal.throwIfAborted();
       const inputs = chunks.slice(from, from + embeddingBatch).map((chunk) => embeddingInput(source.title, chunk));
       const embedded = await embedTexts(config, inputs, signal);
       vectors.push(...embedded.vectors);
       embeddedTokens += embedded.tokens ?? inputs.reduce((sum, text) => sum + countTokens(text), 0);
-      await context.progress(0.3 + (0.6 * vectors.length) / chunks.length, 'indexing: embedding');
+      await context.progress(
+        0.3 + (0.6 * vectors.length) / chunks.length,
+        `embedded ${vectors.length} of ${chunks.length} chunks`,
+      );
     }
   }
   const tokens = chunks.reduce((sum, chunk) => sum + chunk.tokens, 0);
@@ -195,13 +208,17 @@ export async function indexDocument(context: IndexContext, input: RagIndexInput)
     commit: async (tx) => {
       const written = await replaceChunks(tx, context.jobId, stored, source, chunks, vectors, model);
       if (!written) return { discarded: 'The document was removed or is being indexed by a later job.' };
+      // The snapshot is written only when the post's text renewed it (a 1 MB body is not rewritten for nothing).
+      const renewed =
+        source.postVersion !== stored.post_version
+          ? sql.fragment`, title = ${source.title}, body = ${source.body}, body_format = ${source.format},
+              locale = ${source.locale}, post_version = ${source.postVersion}`
+          : sql.fragment``;
       await tx.query(sql.typeAlias('void')`
         update knowledge_documents
         set index_state = 'completed', completed_at = now(), index_error = null, indexed_hash = ${hash},
             chunk_tokens = ${options.chunkTokens}, overlap_tokens = ${options.overlapTokens}, embedding_model = ${model},
-            tokens = ${countTokens(clean.text)}, chunks = ${chunks.length},
-            title = ${source.title}, body = ${source.body}, body_format = ${source.format}, locale = ${source.locale},
-            post_version = ${source.postVersion}
+            tokens = ${countTokens(clean.text)}, chunks = ${chunks.length} ${renewed}
         where id = ${stored.id}`);
     },
   };
@@ -209,7 +226,11 @@ export async function indexDocument(context: IndexContext, input: RagIndexInput)
 
 const chunkIds = z.object({ id: z.uuid(), ordinal: z.number() });
 
-/** The document's chunks (and embeddings) replaced, if this job is still the one indexing it; false otherwise. */
+/** PostgreSQL array text of each vector (null: not embedded), cast to the embedding column's type on insert. */
+const vectorTexts = (chunks: Chunk[], vectors: number[][]) =>
+  chunks.map((_, i) => (vectors[i] ? `{${vectors[i].join(',')}}` : null));
+
+/** The document's chunks (and their signatures) replaced, if this job is still the one indexing it; false otherwise. */
 async function replaceChunks(
   tx: CommonQueryMethods,
   jobId: string,
@@ -224,43 +245,40 @@ async function replaceChunks(
   if (!ours) return false;
   await tx.query(sql.typeAlias('void')`delete from knowledge_chunks where document_id = ${stored.id}`);
   if (chunks.length === 0) return true;
+  const column = <T>(pick: (chunk: Chunk) => T) => chunks.map(pick);
   const made = await tx.any(sql.type(chunkIds)`
-    insert into knowledge_chunks
-      (document_id, agent_id, tenant_id, site_id, locale, ordinal, content, tokens, start_offset, end_offset, tsv)
+    insert into knowledge_chunks (document_id, agent_id, tenant_id, site_id, locale, ordinal, content, tokens,
+                                  start_offset, end_offset, tsv, embedding)
     select ${stored.id}, ${stored.agent_id}, ${stored.tenant_id}, ${stored.site_id}, ${source.locale}, c.ordinal,
-           c.content, c.tokens,
-           c.start_offset, c.end_offset,
+           c.content, c.tokens, c.start_offset, c.end_offset,
            setweight(to_tsvector(search_config(${source.locale}), ${source.title}), 'B')
-             || to_tsvector(search_config(${source.locale}), c.content)
+             || to_tsvector(search_config(${source.locale}), c.content),
+           c.embedding::real[]
     from unnest(${sql.array(
-      chunks.map((chunk) => chunk.ordinal),
+      column((chunk) => chunk.ordinal),
       'int4',
     )}, ${sql.array(
-      chunks.map((chunk) => chunk.content),
+      column((chunk) => chunk.content),
       'text',
     )}, ${sql.array(
-      chunks.map((chunk) => chunk.tokens),
+      column((chunk) => chunk.tokens),
       'int4',
     )}, ${sql.array(
-      chunks.map((chunk) => chunk.start),
+      column((chunk) => chunk.start),
       'int4',
     )}, ${sql.array(
-      chunks.map((chunk) => chunk.end),
+      column((chunk) => chunk.end),
       'int4',
-    )}) as c (ordinal, content, tokens, start_offset, end_offset)
+    )}, ${sql.array(vectorTexts(chunks, vectors), 'text')}) as c (ordinal, content, tokens, start_offset, end_offset, embedding)
     returning id, ordinal`);
   if (!model || vectors.length === 0) return true;
   const byOrdinal = new Map(made.map((row) => [row.ordinal, row.id]));
   await tx.query(sql.typeAlias('void')`
-    insert into knowledge_embeddings (chunk_id, agent_id, tenant_id, site_id, model, signature, embedding)
-    select e.chunk_id, ${stored.agent_id}, ${stored.tenant_id}, ${stored.site_id}, ${model}, e.signature::bit(256),
-           e.embedding::real[]
+    insert into knowledge_signatures (chunk_id, agent_id, tenant_id, site_id, model, signature)
+    select s.chunk_id, ${stored.agent_id}, ${stored.tenant_id}, ${stored.site_id}, ${model}, s.signature::bit(256)
     from unnest(${sql.array(
-      chunks.map((chunk) => byOrdinal.get(chunk.ordinal)!),
+      column((chunk) => byOrdinal.get(chunk.ordinal)!),
       'uuid',
-    )}, ${sql.array(vectors.map(signature), 'text')}, ${sql.array(
-      vectors.map((vector) => `{${vector.join(',')}}`),
-      'text',
-    )}) as e (chunk_id, signature, embedding)`);
+    )}, ${sql.array(vectors.map(signature), 'text')}) as s (chunk_id, signature)`);
   return true;
 }
