@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { sign } from '../../core/media/webhook.ts';
 import { toneHeader } from '../../core/media/wav.ts';
+import { fakeEmbedding } from './fake-embeddings.ts';
 
 /** A mono 16-bit PCM WAV of a 440 Hz tone: real audio that ffmpeg and ffprobe read. */
 export function toneWav(seconds: number, rate = 22_050): Buffer {
@@ -253,34 +254,6 @@ export function signedDelivery(secret: string, body: unknown, options: { id?: st
       'webhook-signature': `v1,${sign(secret, id, timestamp, raw)}`,
     },
   };
-}
-
-export const fakeEmbeddingDimensions = 384;
-
-// Words too common to say what a text is about (a real model learns to look past them).
-const stopWords = new Set(
-  'a an and are as at be by do does for from has have how i in is it its of on or the this to was what when where which who why will with you your'.split(
-    ' ',
-  ),
-);
-
-/**
- * A deterministic embedding: a hashed bag of words (lower case, stop words
- * left out, `synonyms` mapped to one word) in 384 dimensions, each word
- * adding ±1 at the dimension its hash picks (the sign from the hash too), so
- * texts sharing words point the same way and unrelated texts are about
- * orthogonal.
- */
-export function fakeEmbedding(text: string, synonyms: Map<string, string> = new Map()): number[] {
-  const vector = new Array<number>(fakeEmbeddingDimensions).fill(0);
-  for (const raw of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
-    if (stopWords.has(raw)) continue;
-    const word = synonyms.get(raw) ?? raw;
-    let hash = 2166136261;
-    for (const char of word) hash = Math.imul(hash ^ char.codePointAt(0)!, 16777619) >>> 0;
-    vector[hash % fakeEmbeddingDimensions]! += hash & 0x80000000 ? -1 : 1;
-  }
-  return vector;
 }
 
 /** What the fake says it used: four characters a token. */

@@ -275,6 +275,27 @@ describe('removing', () => {
       .expect(422);
   });
 
+  it('goes with its agent, chunks and counts included', async () => {
+    const own = await newAgent(t, [c.a.tenant]);
+    const { document } = await addedPost(own);
+    // Chunks as indexing writes them (the job is another file's).
+    await t.services.db.query(sql.typeAlias('void')`
+      insert into knowledge_chunks (document_id, agent_id, tenant_id, site_id, locale, ordinal, content, tokens,
+                                    start_offset, end_offset, tsv)
+      values (${document.id}, ${own}, ${c.a.tenant.id}, ${c.a.site.id}, 'en', 0, 'Daily from nine.', 4, 0, 16,
+              to_tsvector('english', 'Daily from nine.'))`);
+    const left = () =>
+      t.services.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select ((select count(*) from knowledge_documents where agent_id = ${own})
+              + (select count(*) from knowledge_chunks where agent_id = ${own})
+              + (select count(*) from knowledge_lexeme_counts where agent_id = ${own})
+              + (select count(*) from knowledge_locale_counts where agent_id = ${own})
+              + (select count(*) from knowledge_count_changes where agent_id = ${own}))::int as n`);
+    expect(await left()).toBe(1 + 1 + 2 + 1 + 3); // daili, nine; en; and their three changes, not folded yet
+    await t.services.db.query(sql.typeAlias('void')`delete from agents where id = ${own}`);
+    expect(await left()).toBe(0);
+  });
+
   it('loses a tenant’s documents when the agent stops serving the tenant', async () => {
     const own = await newAgent(t, [c.a.tenant, c.b.tenant]);
     await addedPost(own);

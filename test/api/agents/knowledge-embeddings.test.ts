@@ -66,9 +66,9 @@ const embeddingRow = z.object({
 });
 const embeddingsOf = (documentId: string) =>
   suite.t.services.db.any(sql.type(embeddingRow)`
-    select c.content, e.model, array_length(e.embedding, 1) as dimensions,
-           sqrt((select sum(x * x) from unnest(e.embedding) x))::float8 as norm, length(e.signature) as signature_bits
-    from knowledge_embeddings e join knowledge_chunks c on c.id = e.chunk_id
+    select c.content, s.model, array_length(c.embedding, 1) as dimensions,
+           sqrt((select sum(x * x) from unnest(c.embedding) x))::float8 as norm, length(s.signature) as signature_bits
+    from knowledge_chunks c join knowledge_signatures s on s.chunk_id = c.id
     where c.document_id = ${documentId} order by c.ordinal`);
 
 describe('indexing', () => {

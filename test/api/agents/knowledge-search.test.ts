@@ -88,15 +88,20 @@ it('stops finding a removed document', async () => {
   expect((await search({ query: 'where can visitors park' }).expect(200)).body.items[0].document.id).toBe(extra);
   const counts = () =>
     t.services.db.one(sql.type(z.object({ visitor: z.number(), chunks: z.number(), counted: z.number() }))`
-      select (select coalesce(sum(chunks), 0) from knowledge_terms where agent_id = ${agent} and lexeme = 'visitor')::int as visitor,
+      select (select coalesce(sum(chunks), 0) from knowledge_lexeme_counts where agent_id = ${agent} and lexeme = 'visitor')::int as visitor,
              (select count(*) from knowledge_chunks where agent_id = ${agent})::int as chunks,
-             (select sum(chunks) from knowledge_locales where agent_id = ${agent})::int as counted`);
+             (select sum(chunks) from knowledge_locale_counts where agent_id = ${agent})::int as counted`);
   const before = await counts();
   expect(before).toMatchObject({ visitor: 1, counted: before.chunks });
   await request(t.app).delete(`/api/agents/${agent}/knowledge-base/${extra}`).set(a.admin.auth).expect(204);
   expect((await search({ query: 'where can visitors park' }).expect(200)).body.items).toEqual([]);
-  // The counts searches weigh words by follow the chunks.
+  // The counts searches weigh words by follow the chunks, folded or not.
   expect(await counts()).toEqual({ visitor: 0, chunks: before.chunks - 1, counted: before.chunks - 1 });
+  await t.services.db.query(sql.typeAlias('void')`select from knowledge_counts_fold(${agent})`);
+  expect(await counts()).toEqual({ visitor: 0, chunks: before.chunks - 1, counted: before.chunks - 1 });
+  const left = await t.services.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from knowledge_count_changes where agent_id = ${agent}`);
+  expect(left).toBe(0);
 });
 
 it('is for whoever sees the agent, with a query', async () => {
