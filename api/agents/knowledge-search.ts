@@ -12,11 +12,13 @@ export const routes = [
     access: 'signed-in',
     description:
       'The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. ' +
-      'Full text (any of the query’s words, stemmed in each document’s language, ranked by cover density) when nothing ' +
-      'is embedded; with AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too and ' +
-      'the full-text and cosine-similarity rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be ' +
-      'embedded, the answer is full text and `notice` says why. Searches are not charged. Whoever sees the agent may ' +
-      'search it, over the documents of the sites they reach (service accounts: content:read).',
+      'Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk ' +
+      'scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ' +
+      'ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks ' +
+      'embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ' +
+      'ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query ' +
+      'cannot be embedded, the answer is full text and `notice` says why. Searches are not charged. Whoever sees the ' +
+      'agent may search it, over the documents of the sites they reach (service accounts: content:read).',
     request: { params: uuidParams('agent_id'), body: knowledgeSearchInput },
     responses: { 200: { description: 'The best chunks', schema: knowledgeSearchResultSchema } },
     async handler({ params, body }, { db, actor, services, signal }) {

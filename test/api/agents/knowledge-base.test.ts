@@ -223,6 +223,18 @@ describe('reading', () => {
       .get(`${base(agent)}/nope`)
       .set(c.a.admin.auth)
       .expect(422);
+    const { document } = await addedPost();
+    await request(t.app)
+      .get(`${base(agent)}/${document.id}`)
+      .expect(401);
+    await request(t.app)
+      .get(`${base(agent)}/${document.id}`)
+      .set(c.noScope)
+      .expect(403);
+    await request(t.app)
+      .get(`${base(agent)}/${document.id}`)
+      .set(c.reader)
+      .expect(200);
   });
 });
 
