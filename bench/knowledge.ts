@@ -7,7 +7,7 @@
 //   in 10,000 documents of one site, written with SQL as indexing writes them
 //   (through the same count triggers), each with a real[] embedding of 384
 //   dimensions (the tests' fake model: a hashed bag of its words). Searched
-//   through HTTP by the tenant's admin (so the sites filter applies): full
+//   through HTTP by the tenant’s admin (a member, not a global admin): full
 //   text by the API as it runs, then hybrid by an API with
 //   AI_EMBEDDING_MODEL set, the query embedded by a fake server on 127.0.0.1
 //   (a real provider adds its own latency to every hybrid search).

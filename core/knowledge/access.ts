@@ -52,8 +52,9 @@ export function visibleDocuments(actor: Actor) {
 /**
  * The sites of the agent's tenants whose documents the caller sees, for a
  * search to filter its chunks by (found from the caller's memberships, not
- * from the documents, however many there are); null for global admins, who
- * see them all.
+ * from the documents, however many there are); null when that is every site
+ * of every tenant the agent serves (global admins; the admins of its only
+ * tenant), so the search need not filter at all.
  */
 export async function visibleSites(db: CommonQueryMethods, actor: Actor, agentId: string): Promise<string[] | null> {
   if (actor.kind === 'user' && actor.isGlobalAdmin) return null;
@@ -62,11 +63,10 @@ export async function visibleSites(db: CommonQueryMethods, actor: Actor, agentId
       ? sql.fragment`s.tenant_id = ${actor.tenantId}`
       : sql.fragment`exists (select 1 from ${activeMemberships}
           where m.tenant_id = s.tenant_id and m.user_id = ${actor.userId} and ${reachesSite(sql.identifier(['s', 'id']))})`;
-  return [
-    ...(await db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
-      select s.id from agent_tenants at join sites s on s.tenant_id = at.tenant_id
-      where at.agent_id = ${agentId} and ${reached}`)),
-  ];
+  const sites = await db.any(sql.type(z.object({ id: z.uuid(), reached: z.boolean() }))`
+    select s.id, ${reached} as reached from agent_tenants at join sites s on s.tenant_id = at.tenant_id
+    where at.agent_id = ${agentId}`);
+  return sites.every((site) => site.reached) ? null : sites.filter((site) => site.reached).map((site) => site.id);
 }
 
 /**

@@ -4,8 +4,7 @@
 // Any of the words counts (a question rarely has all its words in one
 // passage). A chunk scores the sum of the inverse document frequencies of
 // the query's words it holds (BM25's idf: ln(1 + (N − n + 0.5) / (n + 0.5)),
-// N chunks, n holding the word; the counts views of migration 0027 have
-// both), so holding a rare word counts for more than holding a common one,
+// N chunks, n holding the word; migration 0027 keeps both counts), so holding a rare word counts for more than holding a common one,
 // plus its cover density (ts_rank_cd, below 1: how often and how close
 // together the words appear, the document's title included), which orders
 // chunks holding the same words.
@@ -37,10 +36,10 @@ async function termsOf(db: CommonQueryMethods, agentId: string, query: string) {
       select distinct unnest(tsvector_to_array(to_tsvector(search_config(l.locale), ${query}))) as lexeme
       from languages l
     )
-    select c.lexeme, c.chunks, (select sum(chunks) from languages)::int as total
-    from lexemes q join knowledge_lexeme_counts c on c.agent_id = ${agentId} and c.lexeme = q.lexeme
-    where c.chunks > 0
-    order by c.chunks, c.lexeme
+    select lexeme, chunks, (select sum(chunks) from languages)::int as total
+    from (select lexeme, knowledge_lexeme_chunks(${agentId}, lexeme) as chunks from lexemes) q
+    where chunks > 0
+    order by chunks, lexeme
     limit ${maxTerms}`);
 }
 

@@ -132,8 +132,8 @@ end $$;
 -- knowledge_count_changes (no row is shared), and knowledge_counts_fold moves
 -- an agent's changes into the counts, one fold at a time per agent, when an
 -- indexing run starts and no fold ran in the last seconds. The counts read by
--- a search are the folded counts plus the changes not folded yet (the two
--- views).
+-- a search are the folded counts plus the changes not folded yet
+-- (knowledge_lexeme_chunks and knowledge_locale_counts).
 create table knowledge_terms (
   agent_id uuid not null references agents (id) on delete cascade,
   lexeme text not null,
@@ -165,12 +165,13 @@ end $$;
 create trigger agents_knowledge_deleted after delete on agents referencing old table as gone
   for each statement execute function knowledge_agents_deleted();
 
-create view knowledge_lexeme_counts as
-  select agent_id, lexeme, sum(chunks)::int as chunks from (
-    select agent_id, lexeme, chunks from knowledge_terms
-    union all
-    select agent_id, lexeme, n from knowledge_count_changes where lexeme is not null
-  ) c group by agent_id, lexeme;
+-- A lexeme's count as a function, not a view: a search asks for a few
+-- lexemes, and a grouping view would sum all the agent's before the join.
+create function knowledge_lexeme_chunks(agent uuid, word text) returns integer
+language sql stable parallel safe as $$
+  select (coalesce((select chunks from knowledge_terms where agent_id = agent and lexeme = word), 0)
+        + coalesce((select sum(n) from knowledge_count_changes where agent_id = agent and lexeme = word), 0))::int
+$$;
 create view knowledge_locale_counts as
   select agent_id, locale, sum(chunks)::int as chunks from (
     select agent_id, locale, chunks from knowledge_locales
@@ -226,7 +227,7 @@ create table knowledge_folds (
 -- Moves the agent's changes into its counts, in key order, dropping counts
 -- that reach zero. Returns at once if another fold of the agent is running
 -- (the changes it cannot see yet wait for the next fold, and are counted
--- meanwhile through the views), or if one ran within `at_most_every`: folding
+-- meanwhile all the same), or if one ran within `at_most_every`: folding
 -- many runs' changes at once sums each common lexeme's once. Derived data,
 -- so not worth waiting for the disk at commit: a crash loses the fold and
 -- the deletion of the changes together.

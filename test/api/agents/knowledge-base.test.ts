@@ -297,15 +297,23 @@ describe('removing', () => {
       values (${document.id}, ${own}, ${c.a.tenant.id}, ${c.a.site.id}, 'en', 0, 'Daily from nine.', 4, 0, 16,
               to_tsvector('english', 'Daily from nine.'))`);
     const left = () =>
-      t.services.db.oneFirst(sql.type(z.object({ n: z.number() }))`
-        select ((select count(*) from knowledge_documents where agent_id = ${own})
-              + (select count(*) from knowledge_chunks where agent_id = ${own})
-              + (select count(*) from knowledge_lexeme_counts where agent_id = ${own})
-              + (select count(*) from knowledge_locale_counts where agent_id = ${own})
-              + (select count(*) from knowledge_count_changes where agent_id = ${own}))::int as n`);
-    expect(await left()).toBe(1 + 1 + 2 + 1 + 3); // daili, nine; en; and their three changes, not folded yet
+      t.services.db.one(
+        sql.type(z.object({ rows: z.array(z.number()) }))`
+          select array[(select count(*) from knowledge_documents where agent_id = ${own}),
+                       (select count(*) from knowledge_chunks where agent_id = ${own}),
+                       (select count(*) from knowledge_count_changes where agent_id = ${own}),
+                       (select count(*) from knowledge_terms where agent_id = ${own}),
+                       (select count(*) from knowledge_locales where agent_id = ${own})]::int[] as rows`,
+      );
+    // The changes of daili, nine and en, then folded into their counts.
+    expect(await left()).toEqual({ rows: [1, 1, 3, 0, 0] });
+    await t.services.db.query(sql.typeAlias('void')`select from knowledge_counts_fold(${own})`);
+    expect(await left()).toEqual({ rows: [1, 1, 0, 2, 1] });
+    // Changes not folded yet go too.
+    await t.services.db.query(sql.typeAlias('void')`delete from knowledge_chunks where agent_id = ${own}`);
+    expect(await left()).toEqual({ rows: [1, 0, 3, 2, 1] });
     await t.services.db.query(sql.typeAlias('void')`delete from agents where id = ${own}`);
-    expect(await left()).toBe(0);
+    expect(await left()).toEqual({ rows: [0, 0, 0, 0, 0] });
   });
 
   it('loses a tenant’s documents when the agent stops serving the tenant', async () => {

@@ -88,7 +88,7 @@ it('stops finding a removed document', async () => {
   expect((await search({ query: 'where can visitors park' }).expect(200)).body.items[0].document.id).toBe(extra);
   const counts = () =>
     t.services.db.one(sql.type(z.object({ visitor: z.number(), chunks: z.number(), counted: z.number() }))`
-      select (select coalesce(sum(chunks), 0) from knowledge_lexeme_counts where agent_id = ${agent} and lexeme = 'visitor')::int as visitor,
+      select knowledge_lexeme_chunks(${agent}, 'visitor') as visitor,
              (select count(*) from knowledge_chunks where agent_id = ${agent})::int as chunks,
              (select sum(chunks) from knowledge_locale_counts where agent_id = ${agent})::int as counted`);
   const before = await counts();
