@@ -118,7 +118,7 @@ const zipfText = (words: readonly string[], count: number) =>
  * embedding of its text under its document's title and the embedding's
  * signature, in batches; returns the seconds it took.
  */
-export async function writeChunks(
+async function writeChunks(
   db: DatabasePool,
   words: readonly string[],
   ids: { agentId: string; tenantId: string; siteId: string },
@@ -209,7 +209,7 @@ async function until(check: () => Promise<boolean>, ms = 600_000): Promise<void>
 }
 
 /** 1,000 documents of 2,000 words indexed without embeddings, on a database of its own. */
-export async function indexingFigures(
+async function indexingFigures(
   adminUrl: string,
   words: readonly string[],
   count = 1000,

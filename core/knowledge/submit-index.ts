@@ -15,15 +15,8 @@ import type { SiteAccess } from '../tenancy/site-access.ts';
 import { requireWriter } from './access.ts';
 import { documentById } from './documents.ts';
 import { embeddingModel } from './embeddings.ts';
-import {
-  estimatedEmbeddingTokens,
-  indexHash,
-  isCurrent,
-  loadStored,
-  ragIndexKind,
-  sourceOf,
-  type RagIndexInput,
-} from './indexing.ts';
+import { ragIndexKind, type RagIndexInput } from './indexing.ts';
+import { estimatedEmbeddingTokens, indexHash, isCurrent, loadStored, sourceOf } from './source.ts';
 
 export const computeIndexBody = z
   .strictObject({

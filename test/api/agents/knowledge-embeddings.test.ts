@@ -66,8 +66,8 @@ const embeddingRow = z.object({
 });
 const embeddingsOf = (documentId: string) =>
   suite.t.services.db.any(sql.type(embeddingRow)`
-    select c.content, s.model, array_length(c.embedding, 1) as dimensions,
-           sqrt((select sum(x * x) from unnest(c.embedding) x))::float8 as norm, length(s.signature) as signature_bits
+    select c.content, s.model, array_length(c.embedding::real[], 1) as dimensions,
+           sqrt((select sum(x * x) from unnest(c.embedding::real[]) x))::float8 as norm, length(s.signature) as signature_bits
     from knowledge_chunks c join knowledge_signatures s on s.chunk_id = c.id
     where c.document_id = ${documentId} order by c.ordinal`);
 
