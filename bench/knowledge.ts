@@ -272,7 +272,7 @@ async function indexingFigures(
         from jobs where kind = 'rag_index'`);
       return [
         [
-          `compute-rag-index, ${count.toLocaleString('en')} Markdown documents of 2,000 words, no embeddings, worker of ${concurrency} (target ≥ 50 documents/s)`,
+          `compute-rag-index, ${count.toLocaleString('en')} Markdown documents of 2,000 words, no embeddings, worker of ${concurrency} (as many per tenant) (target ≥ 50 documents/s)`,
           `${(count / seconds).toFixed(1)} documents/s (${(chunks / seconds).toFixed(0)} chunks/s, ${chunks} chunks, ${seconds.toFixed(1)} s, all submitted after ${submitted.toFixed(1)} s; a job waits ${timing.wait.toFixed(0)} ms and runs ${timing.run.toFixed(0)} ms, p50)`,
         ],
       ];
