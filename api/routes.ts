@@ -4,6 +4,8 @@ import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as agents } from './agents/router.ts';
 import { routes as auth } from './auth/router.ts';
+import { routes as knowledgeBase } from './agents/knowledge-base.ts';
+import { routes as knowledgeSearch } from './agents/knowledge-search.ts';
 import { routes as cache } from './cache/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
 import { routes as signup } from './auth/signup.ts';
@@ -85,4 +87,6 @@ export const allRoutes: RouteDefinition[] = [
   ...transferPrompts,
   ...agents,
   ...mcp,
+  ...knowledgeBase,
+  ...knowledgeSearch,
 ];

@@ -13,6 +13,7 @@ import { contentFigures } from './content.ts';
 import { requestPathFigures } from './request-path.ts';
 import { postImportFigures } from './posts.ts';
 import { searchFigures } from './search.ts';
+import { knowledgeFigures } from './knowledge.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -217,6 +218,10 @@ try {
   if (section('billing')) rows.push(...(await webhookFigures(api.url, token, databaseUrl, launchApi)));
   if (section('statistics')) rows.push(...(await countingFigures(api.url, token, databaseUrl, launchApi)));
   if (section('search')) rows.push(...(await searchFigures(api.url, token, databaseUrl)));
+  if (section('knowledge')) {
+    const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+    rows.push(...(await knowledgeFigures(api.url, token, databaseUrl, adminUrl, launchApi)));
+  }
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);

@@ -25,7 +25,7 @@ const loadClients = 8;
 const seconds = 8;
 
 // Word i of the vocabulary: syllables chosen by the digits of i, so every word is distinct and pronounceable.
-const vocabulary = sql.fragment`
+export const vocabulary = sql.fragment`
   select i, (array['ka','lo','mi','ne','ru','sa','to','vi','ber','dan','fel','gor','han','jin','kel','mor','nat','pel','ros','tam'])[1 + i % 20]
          || (array['ra','le','mo','ni','su','ta','po','ve','ko','di'])[1 + i / 20 % 10]
          || (array['n','s','r','t','l','m','x','d','k','p'])[1 + i / 200 % 10]
@@ -33,7 +33,7 @@ const vocabulary = sql.fragment`
   from generate_series(0, ${vocabularySize - 1}::int) i`;
 
 /** A word's index with probability falling as 1/rank: log-uniform over the vocabulary. */
-const zipfIndex = () =>
+export const zipfIndex = () =>
   Math.min(vocabularySize - 1, Math.floor(Math.exp(Math.random() * Math.log(vocabularySize))) - 1);
 
 async function writePosts(db: Awaited<ReturnType<typeof createPool>>, siteId: string, tenantId: string) {

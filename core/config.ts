@@ -53,6 +53,10 @@ const envSchema = z.object({
   AI_API_KEY: z.string().min(1).optional(),
   AI_SPEECH_MODEL: z.string().min(1).default('tts-1'),
   AI_TIMEOUT_MS: positiveInt.default(60_000),
+  // Knowledge bases: chunks are embedded only when a model is named (an OpenAI-compatible /embeddings at AI_BASE_URL).
+  AI_EMBEDDING_MODEL: z.string().min(1).max(200).optional(),
+  KNOWLEDGE_CHUNK_TOKENS: positiveInt.min(50).max(8000).default(500),
+  KNOWLEDGE_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(4000).default(50),
   VIDEO_PROVIDER: z.enum(['local', 'mediaprovider', 'openai']).default('local'),
   VIDEO_VARIANT_A_PROVIDER: z.enum(['local', 'mediaprovider', 'openai']).default('mediaprovider'),
   VIDEO_VARIANT_B_PROVIDER: z.enum(['local', 'mediaprovider', 'openai']).default('openai'),
@@ -238,6 +242,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       apiKey: values.AI_API_KEY,
       speechModel: values.AI_SPEECH_MODEL,
       timeoutMs: values.AI_TIMEOUT_MS,
+      embeddingModel:
+        values.AI_EMBEDDING_MODEL && !values.AI_BASE_URL
+          ? missing('AI_EMBEDDING_MODEL', 'needs AI_BASE_URL, the OpenAI-compatible API that serves /embeddings')
+          : values.AI_EMBEDDING_MODEL,
+    },
+    knowledge: {
+      chunkTokens: values.KNOWLEDGE_CHUNK_TOKENS,
+      overlapTokens:
+        values.KNOWLEDGE_CHUNK_OVERLAP * 2 > values.KNOWLEDGE_CHUNK_TOKENS
+          ? missing('KNOWLEDGE_CHUNK_OVERLAP', 'must be at most half of KNOWLEDGE_CHUNK_TOKENS')
+          : values.KNOWLEDGE_CHUNK_OVERLAP,
     },
     video: {
       backends: {

@@ -64,9 +64,11 @@ export async function waitForJob(
   }
   return { job: current, allowedSeconds: Math.round(ms / 1000) };
 }
+/** What answering a job reads of the route's context: the site named in Location (a job's site, for routes without one in their path). */
+type AnswerContext = Pick<SiteContext, 'site' | 'db' | 'deadline' | 'signal' | 'services'>;
 
 export async function answerJob(
-  context: SiteContext,
+  context: AnswerContext,
   prefer: string | undefined,
   job: Job,
   mode: 'submitted' | 'read',

@@ -3,7 +3,8 @@
 // domain function. Job tools answer the job, after `wait` seconds at most.
 import { agentTools, type AgentTool } from '../../core/agents/tools.ts';
 import { getPageWithElements } from '../../core/content/page-elements.ts';
-import { Problem } from '../../core/errors.ts';
+import { Problem, notFound } from '../../core/errors.ts';
+import { knowledgeSearchInput, searchKnowledge } from '../../core/knowledge/search.ts';
 import { getJob } from '../../core/jobs/queries.ts';
 import { submitJob, type Submission } from '../../core/jobs/submit.ts';
 import { imageRequest, imageSubmission } from '../../core/media/generation.ts';
@@ -19,6 +20,7 @@ import { pageParams, routes as pageRoutes } from '../pages/router.ts';
 import { newPostBody, postChangesBody, postParams, routes as postRoutes } from '../posts/router.ts';
 import type { RouteDefinition } from '../route.ts';
 import { siteParams } from '../schemas.ts';
+import { knowledgeSearchParams, routes as knowledgeRoutes } from '../agents/knowledge-search.ts';
 import { routes as searchRoutes } from '../search/router.ts';
 import { defineTool, type ToolCall, type ToolDefinition } from './tool.ts';
 
@@ -139,14 +141,26 @@ const getJobTool = defineTool({
   run: async ({ params, wait }, call) => call.waitFor(await getJob(call.context.db, call.access!, params.job_id), wait),
 });
 
-/**
- * The tools this server has, by name. knowledge_search is the knowledge
- * base's (core/knowledge/): a defineTool() mirroring
- * POST /api/agents/{agent_id}/knowledge-base/search registers in the slot
- * below. Until then the server neither lists nor runs it (agents may name it
- * already: the names are core/agents/tools.ts's).
- */
-export const tools: Partial<Record<AgentTool, ToolDefinition>> = {
+const knowledgeSearchTool = defineTool({
+  name: 'knowledge_search',
+  title: 'Search an agent’s knowledge base',
+  description:
+    'The chunks of an agent’s knowledge base that best answer `query`, best first, with their document, score and the ' +
+    'ranking that found them, as POST /api/agents/{agent_id}/knowledge-base/search (full text, or hybrid with embeddings). ' +
+    'A session with an agent searches that agent’s base only.',
+  route: route(knowledgeRoutes, 'POST /api/agents/{agent_id}/knowledge-base/search'),
+  params: knowledgeSearchParams,
+  body: knowledgeSearchInput,
+  readOnly: true,
+  run: ({ params, body }, { context, actor, agent }) => {
+    if (agent && agent.id !== params.agent_id) throw notFound('No such agent.');
+    const { db, services, signal } = context;
+    return searchKnowledge({ db, config: services.config, signal }, actor, params.agent_id, body);
+  },
+});
+
+/** The tools this server has, by name (the names are core/agents/tools.ts's). */
+export const tools: Record<AgentTool, ToolDefinition> = {
   search_content: searchContent,
   get_page: getPage,
   list_media: listMediaTool,
@@ -155,7 +169,7 @@ export const tools: Partial<Record<AgentTool, ToolDefinition>> = {
   generate_image: generateImage,
   text_to_speech: textToSpeech,
   get_job: getJobTool,
-  // knowledge_search: the knowledge base's tool goes here.
+  knowledge_search: knowledgeSearchTool,
 };
 
 /** The tools a session may list and call: its agent's, or all of them in a session without one. */

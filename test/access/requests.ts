@@ -222,6 +222,24 @@ const transferPromptOfWorld = (world: World) =>
     insert into transfer_prompts (name, template, variables)
     values (${`Matrix ${world.unique()}`}, 'Hand over {{task}}.', ${sql.jsonb([{ name: 'task', description: '' }])})
     returning id`);
+/** An agent serving tenant A (agents are written by another area; here they are rows). */
+const agentOfA = async (world: World) => {
+  const id = await world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into agents (name) values (${`Matrix agent ${world.unique()}`}) returning id`);
+  await world.t.services.db.query(sql.typeAlias('void')`
+    insert into agent_tenants (agent_id, tenant_id) values (${id}, ${world.tenantA.id})`);
+  return id;
+};
+
+/** A text document of site A in a fresh agent's knowledge base. */
+const knowledgeOfA = async (world: World) => {
+  const agent = await agentOfA(world);
+  const document = await world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into knowledge_documents (agent_id, tenant_id, site_id, kind, title, locale, body, body_format)
+    values (${agent}, ${world.tenantA.id}, ${world.siteA.id}, 'text', 'Matrix', 'en', 'Matrix text.', 'plain')
+    returning id`);
+  return { agent, document };
+};
 
 const fixed =
   (path: string, body?: Record<string, unknown>): Builder =>
@@ -974,6 +992,32 @@ export const requests: Record<string, Builder> = {
     path: `/transferprompts/${await transferPromptOfWorld(world)}`,
   }),
   ...agentRequests,
+  'GET /api/agents/{agent_id}/knowledge-base': async (world) => ({
+    path: `/api/agents/${(await knowledgeOfA(world)).agent}/knowledge-base`,
+  }),
+  'POST /api/agents/{agent_id}/knowledge-base/from-post/{post_id}': async (world) => ({
+    path: `/api/agents/${await agentOfA(world)}/knowledge-base/from-post/${await postOfA(world)}`,
+  }),
+  'POST /api/agents/{agent_id}/knowledge-base/from-text': async (world) => ({
+    path: `/api/agents/${await agentOfA(world)}/knowledge-base/from-text`,
+    body: { site_identifier: world.siteA.slug, title: 'Matrix', content: 'Matrix text.' },
+  }),
+  'GET /api/agents/{agent_id}/knowledge-base/{doc_id}': async (world) => {
+    const { agent, document } = await knowledgeOfA(world);
+    return { path: `/api/agents/${agent}/knowledge-base/${document}` };
+  },
+  'DELETE /api/agents/{agent_id}/knowledge-base/{doc_id}': async (world) => {
+    const { agent, document } = await knowledgeOfA(world);
+    return { path: `/api/agents/${agent}/knowledge-base/${document}` };
+  },
+  // Without an embedding model the job costs nothing: no credits needed.
+  'POST /api/agents/knowledge-base/{doc_id}/compute-rag-index': async (world) => ({
+    path: `/api/agents/knowledge-base/${(await knowledgeOfA(world)).document}/compute-rag-index`,
+  }),
+  'POST /api/agents/{agent_id}/knowledge-base/search': async (world) => ({
+    path: `/api/agents/${(await knowledgeOfA(world)).agent}/knowledge-base/search`,
+    body: { query: 'matrix' },
+  }),
 };
 
 /** After each request, tenant A must still be whole for the next one. */

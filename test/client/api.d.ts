@@ -148,7 +148,7 @@ export interface paths {
   "/api/agents/knowledge-base/{doc_id}/compute-rag-index": {
     /**
      * Compute Rag Index
-     * @description Not implemented yet: answers 501.
+     * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when AI_EMBEDDING_MODEL is set, embedded by the OpenAI-compatible `/embeddings` at AI_BASE_URL. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
      *
      * Timeout: 30 s.
      */
@@ -198,7 +198,7 @@ export interface paths {
   "/api/agents/{agent_id}/knowledge-base": {
     /**
      * Get Agent Knowledge Base
-     * @description Not implemented yet: answers 501.
+     * @description The agent’s documents the caller sees (those of the sites they reach), oldest first, each with its indexing state (waiting → parsing → splitting → indexing → completed, or error with its code; a timestamp per stage) and, for a post’s snapshot, a link to the post and whether it changed since (`stale`). Filters: `state`, `stale`.
      *
      * Timeout: 20 s.
      */
@@ -207,7 +207,7 @@ export interface paths {
   "/api/agents/{agent_id}/knowledge-base/from-post/{post_id}": {
     /**
      * Add Post To Knowledge Base
-     * @description Not implemented yet: answers 501.
+     * @description Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s site. The post must be of a tenant the agent is assigned to (409 otherwise). When the post changes later, the document says it is stale; computing its index again takes the post’s new text. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
      *
      * Timeout: 30 s.
      */
@@ -215,8 +215,15 @@ export interface paths {
   };
   "/api/agents/{agent_id}/knowledge-base/{doc_id}": {
     /**
+     * Get Knowledge Base Document
+     * @description One document with its snapshot (`body`) and indexing state.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["getKnowledgeBaseDocument"];
+    /**
      * Remove Knowledge Base Document
-     * @description Not implemented yet: answers 501.
+     * @description Removes the document with its chunks and embeddings; searches stop finding it at once. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
      *
      * Timeout: 30 s.
      */
@@ -2160,6 +2167,24 @@ export interface paths {
      */
     delete: operations["endMcpSession"];
   };
+  "/api/agents/{agent_id}/knowledge-base/from-text": {
+    /**
+     * Add Text To Knowledge Base
+     * @description Adds a plain-text or Markdown document for a site (`site_identifier`) of a tenant the agent is assigned to (409 otherwise). Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["addTextToKnowledgeBase"];
+  };
+  "/api/agents/{agent_id}/knowledge-base/search": {
+    /**
+     * Search Knowledge Base
+     * @description The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be embedded, the answer is full text and `notice` says why. Searches are not charged. Whoever sees the agent may search it, over the documents of the sites they reach (service accounts: content:read).
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["searchKnowledgeBase"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -2654,6 +2679,139 @@ export interface components {
       assigned_by: string | null;
       /** Format: date-time */
       assigned_at: string;
+    };
+    Job: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /**
+       * Format: uuid
+       * @description The user who submitted it; null for a service account
+       */
+      user_id: string | null;
+      /** @description speech, image, video, ... */
+      kind: string;
+      /** @enum {string} */
+      status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+      progress: number;
+      /** @description What it is doing now, in words */
+      stage: string;
+      input: {
+        [key: string]: unknown;
+      };
+      output: {
+        [key: string]: unknown;
+      } | null;
+      error: components["schemas"]["JobError"];
+      attempts: number;
+      max_attempts: number;
+      credits_reserved: number;
+      credits_charged: number;
+      provider: string | null;
+      /** Format: uuid */
+      media_id: string | null;
+      media_ids: string[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      started_at: string | null;
+      /** Format: date-time */
+      waiting_at: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+      /** Format: date-time */
+      canceled_at: string | null;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    JobError: {
+      /** @description Stable, machine-readable: provider_unavailable, provider_rejected, invalid_input, not_configured, canceled, ... */
+      code: string;
+      message: string;
+      /** @description true: the job will be (or was) retried */
+      transient?: boolean;
+    } | null;
+    KnowledgeDocument: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      agent_id: string;
+      /** Format: uuid */
+      site_id: string;
+      /**
+       * @description post: a snapshot of a post; text: plain text or Markdown given
+       * @enum {string}
+       */
+      kind: "post" | "text";
+      title: string;
+      /** @description The language its chunks are indexed in */
+      locale: string;
+      /** @enum {string} */
+      format: "plain" | "markdown" | "html";
+      /** @description Length of the snapshot */
+      characters: number;
+      /** @description For a post’s snapshot: the post */
+      post: ({
+        /**
+         * Format: uuid
+         * @description null once the post was deleted (the snapshot stays)
+         */
+        id: string | null;
+        /** @description The post in the API, `/{site}/posts/{post_id}`; null once deleted */
+        url: string | null;
+        /** @description The version of the post the snapshot took */
+        version: number;
+        /** @description The post’s version now; null once deleted */
+        current_version: number | null;
+        deleted: boolean;
+      }) | null;
+      /** @description The post changed since the snapshot; computing the index again takes its new text */
+      stale: boolean;
+      index: components["schemas"]["KnowledgeIndexState"];
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    KnowledgeIndexState: {
+      /**
+       * @description waiting (for compute-rag-index, or for its job to start) → parsing → splitting → indexing → completed, or error
+       * @enum {string}
+       */
+      state: "waiting" | "parsing" | "splitting" | "indexing" | "completed" | "error";
+      /**
+       * Format: uuid
+       * @description The last compute-rag-index job
+       */
+      job_id: string | null;
+      /** @description Why the last run failed (state error): document_missing, provider_unavailable, ... */
+      error: {
+        code: string;
+        message: string;
+      } | null;
+      /** @description The chunk size the chunks were made with */
+      chunk_tokens: number | null;
+      overlap_tokens: number | null;
+      /** @description The model the chunks were embedded with; null: full text only */
+      embedding_model: string | null;
+      /** @description Tokens of the indexed text (see the search endpoint for how counted) */
+      tokens: number | null;
+      chunks: number;
+      /** Format: date-time */
+      waiting_at: string;
+      /** Format: date-time */
+      parsing_at: string | null;
+      /** Format: date-time */
+      splitting_at: string | null;
+      /** Format: date-time */
+      indexing_at: string | null;
+      /** Format: date-time */
+      completed_at: string | null;
+      /** Format: date-time */
+      error_at: string | null;
     };
     CurrentUser: {
       /** Format: uuid */
@@ -3246,58 +3404,6 @@ export interface components {
       /** Format: date-time */
       updated_at: string;
     };
-    Job: {
-      /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      site_id: string;
-      /**
-       * Format: uuid
-       * @description The user who submitted it; null for a service account
-       */
-      user_id: string | null;
-      /** @description speech, image, video, ... */
-      kind: string;
-      /** @enum {string} */
-      status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
-      progress: number;
-      /** @description What it is doing now, in words */
-      stage: string;
-      input: {
-        [key: string]: unknown;
-      };
-      output: {
-        [key: string]: unknown;
-      } | null;
-      error: components["schemas"]["JobError"];
-      attempts: number;
-      max_attempts: number;
-      credits_reserved: number;
-      credits_charged: number;
-      provider: string | null;
-      /** Format: uuid */
-      media_id: string | null;
-      media_ids: string[];
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      started_at: string | null;
-      /** Format: date-time */
-      waiting_at: string | null;
-      /** Format: date-time */
-      finished_at: string | null;
-      /** Format: date-time */
-      canceled_at: string | null;
-      /** Format: date-time */
-      updated_at: string;
-    };
-    JobError: {
-      /** @description Stable, machine-readable: provider_unavailable, provider_rejected, invalid_input, not_configured, canceled, ... */
-      code: string;
-      message: string;
-      /** @description true: the job will be (or was) retried */
-      transient?: boolean;
-    } | null;
     ImageGenerationRequest: {
       prompt: string;
       /**
@@ -4805,6 +4911,102 @@ export interface components {
       jsonrpc: "2.0";
       [key: string]: unknown;
     };
+    KnowledgeDocumentWithBody: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      agent_id: string;
+      /** Format: uuid */
+      site_id: string;
+      /**
+       * @description post: a snapshot of a post; text: plain text or Markdown given
+       * @enum {string}
+       */
+      kind: "post" | "text";
+      title: string;
+      /** @description The language its chunks are indexed in */
+      locale: string;
+      /** @enum {string} */
+      format: "plain" | "markdown" | "html";
+      /** @description Length of the snapshot */
+      characters: number;
+      /** @description For a post’s snapshot: the post */
+      post: ({
+        /**
+         * Format: uuid
+         * @description null once the post was deleted (the snapshot stays)
+         */
+        id: string | null;
+        /** @description The post in the API, `/{site}/posts/{post_id}`; null once deleted */
+        url: string | null;
+        /** @description The version of the post the snapshot took */
+        version: number;
+        /** @description The post’s version now; null once deleted */
+        current_version: number | null;
+        deleted: boolean;
+      }) | null;
+      /** @description The post changed since the snapshot; computing the index again takes its new text */
+      stale: boolean;
+      index: components["schemas"]["KnowledgeIndexState"];
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description The snapshot as stored, in `format` */
+      body: string;
+    };
+    KnowledgeSearchResult: {
+      /** @enum {string} */
+      mode: "full_text" | "hybrid";
+      /** @description The model the query was embedded with (hybrid) */
+      embedding_model: string | null;
+      /** @description Why a search that could have been hybrid is full text only */
+      notice: string | null;
+      items: components["schemas"]["KnowledgeHit"][];
+    };
+    KnowledgeHit: {
+      /** Format: uuid */
+      chunk_id: string;
+      /** @description The chunk’s place in its document, from 0 */
+      ordinal: number;
+      content: string;
+      tokens: number;
+      document: {
+        /** Format: uuid */
+        id: string;
+        title: string;
+        /** @enum {string} */
+        kind: "post" | "text";
+        /** Format: uuid */
+        site_id: string;
+        /** Format: uuid */
+        post_id: string | null;
+        /** @description The post in the API, for a post’s snapshot */
+        post_url: string | null;
+      };
+      /** @description hybrid: the fused score, Σ 1/(60 + place); full_text: the cover-density rank. Higher is better */
+      score: number;
+      /**
+       * @description Which ranking found it: full_text, vector, or both
+       * @enum {string}
+       */
+      method: "full_text" | "vector" | "both";
+      /** @description Its full-text rank (cover density), when full text found it */
+      text_rank: number | null;
+      /** @description Its cosine similarity to the query, when the vector ranking found it */
+      similarity: number | null;
+    };
+    KnowledgeSearchInput: {
+      /** @description A question or keywords */
+      query: string;
+      /**
+       * @description How many chunks to answer
+       * @default 5
+       */
+      limit?: number;
+    };
   };
   responses: {
     /** @description Missing, invalid or expired token */
@@ -4923,17 +5125,6 @@ export interface components {
     };
     /** @description The cursor is not one this API gave */
     BadCursor: {
-      headers: {
-        "X-Request-Id": components["headers"]["RequestId"];
-        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-        RateLimit: components["headers"]["RateLimit"];
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Not implemented yet */
-    NotImplemented: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
         "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -5579,21 +5770,100 @@ export interface operations {
   };
   /**
    * Compute Rag Index
-   * @description Not implemented yet: answers 501.
+   * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when AI_EMBEDDING_MODEL is set, embedded by the OpenAI-compatible `/embeddings` at AI_BASE_URL. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
    *
    * Timeout: 30 s.
    */
   computeRagIndex: {
     parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
       path: {
         doc_id: string;
       };
     };
+    requestBody?: {
+      content: {
+        "application/json": {
+          /** @description Most tokens a chunk holds (default KNOWLEDGE_CHUNK_TOKENS, 500) */
+          chunk_tokens?: number;
+          /** @description Tokens a chunk repeats of the one before, at most half a chunk (default KNOWLEDGE_CHUNK_OVERLAP, 50) */
+          overlap_tokens?: number;
+        };
+      };
+    };
     responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5801,27 +6071,56 @@ export interface operations {
   };
   /**
    * Get Agent Knowledge Base
-   * @description Not implemented yet: answers 501.
+   * @description The agent’s documents the caller sees (those of the sites they reach), oldest first, each with its indexing state (waiting → parsing → splitting → indexing → completed, or error with its code; a timestamp per stage) and, for a post’s snapshot, a link to the post and whether it changed since (`stale`). Filters: `state`, `stale`.
    *
    * Timeout: 20 s.
    */
   getAgentKnowledgeBase: {
     parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description Only documents in this indexing state */
+        state?: "waiting" | "parsing" | "splitting" | "indexing" | "completed" | "error";
+        /** @description true: only snapshots whose post changed since; false: only the others */
+        stale?: "true" | "false";
+      };
       path: {
         agent_id: string;
       };
     };
     responses: {
+      /** @description A page of documents */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["KnowledgeDocument"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Add Post To Knowledge Base
-   * @description Not implemented yet: answers 501.
+   * @description Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s site. The post must be of a tenant the agent is assigned to (409 otherwise). When the post changes later, the document says it is stale; computing its index again takes the post’s new text. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
    *
    * Timeout: 30 s.
    */
@@ -5833,16 +6132,76 @@ export interface operations {
       };
     };
     responses: {
+      /** @description The document, waiting to be indexed (compute-rag-index) */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Where the resource can be read */
+          Location: string;
+        };
+        content: {
+          "application/json": components["schemas"]["KnowledgeDocument"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      /** @description The post is already in the knowledge base (`document_id` names it), or its tenant is not assigned to the agent */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Get Knowledge Base Document
+   * @description One document with its snapshot (`body`) and indexing state.
+   *
+   * Timeout: 20 s.
+   */
+  getKnowledgeBaseDocument: {
+    parameters: {
+      path: {
+        agent_id: string;
+        doc_id: string;
+      };
+    };
+    responses: {
+      /** @description The document */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["KnowledgeDocumentWithBody"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];
     };
   };
   /**
    * Remove Knowledge Base Document
-   * @description Not implemented yet: answers 501.
+   * @description Removes the document with its chunks and embeddings; searches stop finding it at once. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
    *
    * Timeout: 30 s.
    */
@@ -5854,10 +6213,21 @@ export interface operations {
       };
     };
     responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18553,6 +18923,115 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Add Text To Knowledge Base
+   * @description Adds a plain-text or Markdown document for a site (`site_identifier`) of a tenant the agent is assigned to (409 otherwise). Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+   *
+   * Timeout: 30 s.
+   */
+  addTextToKnowledgeBase: {
+    parameters: {
+      path: {
+        agent_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The site (id or slug) the document belongs to: a site of a tenant the agent is assigned to */
+          site_identifier: string;
+          title: string;
+          /** @description The text, in `format` */
+          content: string;
+          /**
+           * @description plain (paragraphs split at blank lines) or markdown
+           * @default markdown
+           * @enum {string}
+           */
+          format?: "plain" | "markdown";
+          /** @description Its language, for full-text indexing (stemming); the site’s default locale when not given */
+          locale?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The document, waiting to be indexed (compute-rag-index) */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Where the resource can be read */
+          Location: string;
+        };
+        content: {
+          "application/json": components["schemas"]["KnowledgeDocument"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description The site’s tenant is not assigned to the agent */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Search Knowledge Base
+   * @description The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be embedded, the answer is full text and `notice` says why. Searches are not charged. Whoever sees the agent may search it, over the documents of the sites they reach (service accounts: content:read).
+   *
+   * Timeout: 30 s.
+   */
+  searchKnowledgeBase: {
+    parameters: {
+      path: {
+        agent_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["KnowledgeSearchInput"];
+      };
+    };
+    responses: {
+      /** @description The best chunks */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["KnowledgeSearchResult"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       504: components["responses"]["Timeout"];

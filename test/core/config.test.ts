@@ -107,3 +107,20 @@ it('documents every variable in the README', async () => {
   const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
   for (const name of configVariables) expect(readme).toContain(`| \`${name}\` |`);
 });
+
+it('embeds knowledge-base chunks only with a provider to ask, and keeps the chunk overlap within half a chunk', () => {
+  expect(loadConfig({})).toMatchObject({
+    ai: { embeddingModel: undefined },
+    knowledge: { chunkTokens: 500, overlapTokens: 50 },
+  });
+  expect(() => loadConfig({ AI_EMBEDDING_MODEL: 'text-embedding-3-small' })).toThrow(
+    /AI_EMBEDDING_MODEL: needs AI_BASE_URL/,
+  );
+  expect(
+    loadConfig({ AI_EMBEDDING_MODEL: 'text-embedding-3-small', AI_BASE_URL: 'https://api.example.com/v1' }).ai,
+  ).toMatchObject({ embeddingModel: 'text-embedding-3-small' });
+  expect(() => loadConfig({ KNOWLEDGE_CHUNK_TOKENS: '100', KNOWLEDGE_CHUNK_OVERLAP: '51' })).toThrow(
+    /KNOWLEDGE_CHUNK_OVERLAP: must be at most half of KNOWLEDGE_CHUNK_TOKENS/,
+  );
+  expect(() => loadConfig({ KNOWLEDGE_CHUNK_TOKENS: '10' })).toThrow(/KNOWLEDGE_CHUNK_TOKENS/);
+});

@@ -1,13 +1,15 @@
 // AI providers on 127.0.0.1 for tests: an OpenAI-compatible speech endpoint
 // and an asynchronous media provider that accepts jobs and lets the test
 // deliver results to the platform's signed webhook. Answers are scripted per
-// call; every request is recorded.
+// call; every request is recorded. /embeddings answers deterministic vectors
+// (see fakeEmbedding).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
 import { sign } from '../../core/media/webhook.ts';
 import { toneHeader } from '../../core/media/wav.ts';
+import { fakeEmbedding } from './fake-embeddings.ts';
 
 /** A mono 16-bit PCM WAV of a 440 Hz tone: real audio that ffmpeg and ffprobe read. */
 export function toneWav(seconds: number, rate = 22_050): Buffer {
@@ -46,6 +48,10 @@ export type FakeProviders = {
    * endpoint answers the media description as before.
    */
   chatReply: ((request: ChatRequest) => string | undefined) | undefined;
+  /** Statuses the next calls to /embeddings answer with instead of vectors, in order. */
+  embeddingFailures: number[];
+  /** Words /embeddings treats as the same word (a stand-in for what a real model knows of meaning). */
+  synonyms: Map<string, string>;
   /** Resolves when the next request reaches the fake (for "kill the worker mid-call"). */
   nextRequest(): Promise<Recorded>;
   close(): Promise<void>;
@@ -66,6 +72,8 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     files: new Map(),
     videos: { clip: Buffer.alloc(0), pollsBeforeDone: 2, created: [] },
     chatReply: undefined,
+    embeddingFailures: [],
+    synonyms: new Map(),
   };
   const polls = new Map<string, number>();
   const server = http.createServer(async (req, res) => {
@@ -147,6 +155,29 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       );
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/embeddings') {
+      const failure = state.embeddingFailures.shift();
+      if (failure) {
+        res.writeHead(failure, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `scripted ${failure}` } }));
+        return;
+      }
+      const input = (body as { input: string | string[] }).input;
+      const texts = typeof input === 'string' ? [input] : input;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          data: texts.map((text, index) => ({
+            object: 'embedding',
+            index,
+            embedding: fakeEmbedding(text, state.synonyms),
+          })),
+          usage: { prompt_tokens: fakeTokens(texts), total_tokens: fakeTokens(texts) },
+        }),
+      );
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/v1/jobs') {
       const request = body as { callback_url: string; reference: string; input: unknown };
       const id = `prov-${randomUUID()}`;
@@ -224,3 +255,6 @@ export function signedDelivery(secret: string, body: unknown, options: { id?: st
     },
   };
 }
+
+/** What the fake says it used: four characters a token. */
+const fakeTokens = (texts: string[]) => texts.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);

@@ -5,6 +5,7 @@ import imageEdit from './image_edit.ts';
 import mediaMetadata from './media_metadata.ts';
 import mediaProcess from './media_process.ts';
 import pdfImport from './pdf_import.ts';
+import ragIndex from './rag_index.ts';
 import searchReindex from './search_reindex.ts';
 import speech from './speech.ts';
 import text from './text.ts';
@@ -26,4 +27,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['translation', translation],
   ['search_reindex', searchReindex],
   ['website', website],
+  ['rag_index', ragIndex],
 ]);
