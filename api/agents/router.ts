@@ -182,7 +182,8 @@ export const routes = [
     access: 'signed-in',
     description:
       'Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed ' +
-      `too. 404 when it was not assigned. ${seeOrChange}`,
+      'too, and so are the knowledge-base documents (and their chunks) of that tenant’s sites. 404 when it was not ' +
+      `assigned. ${seeOrChange}`,
     request: { params: assignmentParams },
     responses: { ...noContent('Removed') },
     async handler({ params }, { db, actor }) {

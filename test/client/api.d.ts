@@ -248,7 +248,7 @@ export interface paths {
     post: operations["assignAgentToTenant"];
     /**
      * Remove Agent From Tenant
-     * @description Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed too. 404 when it was not assigned. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
+     * @description Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed too, and so are the knowledge-base documents (and their chunks) of that tenant’s sites. 404 when it was not assigned. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
      * Timeout: 30 s.
      */
@@ -6313,7 +6313,7 @@ export interface operations {
   };
   /**
    * Remove Agent From Tenant
-   * @description Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed too. 404 when it was not assigned. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
+   * @description Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed too, and so are the knowledge-base documents (and their chunks) of that tenant’s sites. 404 when it was not assigned. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
    * Timeout: 30 s.
    */
