@@ -143,7 +143,8 @@ async function run(db: CommonQueryMethods, site: Site, query: SearchQuery, text:
     from search_candidates(${site.id}, ${tsQuery(locales, text)}, ${query.locale ?? null}, ${sql.array(kinds, 'text')},
                            ${candidates}, ${exactUpTo}) c
     left join lateral search_page(${tsQuery(locales, text)}, coalesce(c.found_kinds, '{}'), coalesce(c.found_ids, '{}'), ${at},
-                                  ${after?.[1] ?? null}, ${after?.[2] ?? null}, ${after?.[3] ?? null}, ${query.limit + 1}) p on true`);
+                                  ${after?.[1] ?? null}, ${after?.[2] ?? null}, ${after?.[3] ?? null}, ${query.limit + 1}) p on true
+    order by p.score desc, p.kind desc, p.item_id desc`);
   const found = rows[0]!;
   const facets = Object.fromEntries(searchKinds.map((kind) => [kind, Math.round(found.facets[kind] ?? 0)])) as Record<
     SearchKind,
