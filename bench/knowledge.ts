@@ -29,6 +29,7 @@ import { migrate } from '../db/migrate.ts';
 import { createPool, sql, type DatabasePool } from '../db/pool.ts';
 import { startWorker } from '../worker/runner.ts';
 import { fakeEmbedding } from '../test/helpers/fake-embeddings.ts';
+import { closedLoop, describeLatencies } from './closed-loop.ts';
 import { api } from './http.ts';
 import type { ApiLauncher } from './request-path.ts';
 import { vocabulary, zipfIndex } from './search.ts';
@@ -43,45 +44,28 @@ const embeddingModel = 'bench-embed-384';
 
 const idOnly = z.object({ id: z.uuid() });
 
-type Latencies = { p50: number; p95: number; p99: number; perSecond: number };
-
 /** `clients` loops, each posting the next query as soon as its last answer is read, for `seconds`. */
 async function searchLoad(url: string, token: string, queries: string[], seconds: number, clients: number) {
-  const samples: number[] = [];
   const modes = new Set<string>();
-  let next = 0;
-  const began = performance.now();
-  const until = began + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (performance.now() < until) {
-        const query = queries[next++ % queries.length]!;
-        const start = performance.now();
-        const res = await fetch(url, {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ query, limit: 10 }),
-        });
-        const body = (await res.json()) as { mode: string };
-        if (!res.ok) throw new Error(`search answered ${res.status}: ${JSON.stringify(body)}`);
-        samples.push(performance.now() - start);
-        modes.add(body.mode);
-      }
-    }),
+  const latencies = await closedLoop(
+    async (n) => {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ query: queries[n % queries.length]!, limit: 10 }),
+      });
+      const body = (await res.json()) as { mode: string };
+      if (!res.ok) throw new Error(`search answered ${res.status}: ${JSON.stringify(body)}`);
+      modes.add(body.mode);
+      return true;
+    },
+    seconds,
+    clients,
   );
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
-  const latencies: Latencies = {
-    p50: at(0.5),
-    p95: at(0.95),
-    p99: at(0.99),
-    perSecond: samples.length / ((performance.now() - began) / 1000),
-  };
   return { latencies, modes: [...modes] };
 }
 
-const describe = (l: Latencies) =>
-  `p50 ${l.p50.toFixed(1)} ms, p95 ${l.p95.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms; ${l.perSecond.toFixed(0)} req/s`;
+const describe = describeLatencies;
 
 /** A tenant with a site, administered by a new user (not a global admin) whose token the searches use. */
 async function benchTenant(url: string, token: string, name: string) {

@@ -14,6 +14,7 @@
 // such a word, one in ten with two letters swapped.
 import { z } from 'zod';
 import { createPool, sql } from '../db/pool.ts';
+import { closedLoop, describeLatencies } from './closed-loop.ts';
 import { api, benchSite } from './http.ts';
 
 type Row = [string, string];
@@ -55,41 +56,19 @@ async function writePosts(db: Awaited<ReturnType<typeof createPool>>, siteId: st
   await db.query(sql.typeAlias('void')`vacuum analyze search_terms`);
 }
 
-type Latencies = { p50: number; p95: number; p99: number; perSecond: number; failures: number };
-
-/** `clients` loops, each requesting the next URL as soon as its last answer is read, for `seconds`. */
-async function concurrently(urls: string[], seconds: number, clients = loadClients): Promise<Latencies> {
-  const samples: number[] = [];
-  let failures = 0;
-  let next = 0;
-  const began = performance.now();
-  const until = began + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (performance.now() < until) {
-        const url = urls[next++ % urls.length]!;
-        const start = performance.now();
-        const res = await fetch(url);
-        await res.arrayBuffer();
-        if (!res.ok) failures++;
-        samples.push(performance.now() - start);
-      }
-    }),
+/** Each client asks the next URL of the list (round the list again at its end). */
+const concurrently = (urls: string[], seconds: number, clients = loadClients) =>
+  closedLoop(
+    async (n) => {
+      const res = await fetch(urls[n % urls.length]!);
+      await res.arrayBuffer();
+      return res.ok;
+    },
+    seconds,
+    clients,
   );
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
-  return {
-    p50: at(0.5),
-    p95: at(0.95),
-    p99: at(0.99),
-    perSecond: samples.length / ((performance.now() - began) / 1000),
-    failures,
-  };
-}
 
-const describe = (l: Latencies) =>
-  `p50 ${l.p50.toFixed(1)} ms, p95 ${l.p95.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms; ${l.perSecond.toFixed(0)} req/s` +
-  (l.failures ? `; ${l.failures} failed` : '');
+const describe = describeLatencies;
 
 export async function searchFigures(apiUrl: string, token: string, databaseUrl: string): Promise<Row[]> {
   const db = await createPool(databaseUrl, { maxPoolSize: 2 });
