@@ -11,7 +11,7 @@ import { signature } from './embeddings.ts';
 import type { Ranked } from './full-text.ts';
 
 /** How many signature-nearest embeddings get their exact similarity computed. */
-const shortlist = 100;
+const shortlist = 64;
 
 type Storage = 'vector' | 'real[]';
 let storage: Promise<Storage> | undefined;
