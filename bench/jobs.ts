@@ -5,17 +5,15 @@
 // - no-op jobs per second through the whole platform (job row, credits
 //   reserved and debited, per-tenant lanes, claim and settle) beside raw
 //   graphile-worker on the same database, same concurrency, same run.
-import pg from 'pg';
 import { run } from 'graphile-worker';
 import { z } from 'zod';
-import { loadConfig } from '../core/config.ts';
 import { applyEntry, userAccount } from '../core/credits/accounts.ts';
 import { api, benchSite } from './http.ts';
+import { withOwnDatabase } from './own-database.ts';
 import { submitJob } from '../core/jobs/submit.ts';
 import { findSiteAccess } from '../core/tenancy/site-access.ts';
 import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
-import { migrate } from '../db/migrate.ts';
 import { createPool, sql } from '../db/pool.ts';
 import { defineJob } from '../worker/jobs/handler.ts';
 import { startWorker } from '../worker/runner.ts';
@@ -101,22 +99,8 @@ async function fanOut(count: number, width: number, each: (i: number) => Promise
 
 /** On a database of its own on the same server, so `npm start`'s worker does not take these jobs. */
 export async function throughputFigures(adminUrl: string, count = 1000, concurrency = 4): Promise<Row[]> {
-  const name = `bench_jobs_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
   const rows: Row[] = [];
-  try {
-    await migrate(databaseUrl);
-    const config = loadConfig({
-      NODE_ENV: 'production',
-      JWT_SECRET: 'x'.repeat(32),
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'silent',
-      WORKER_CONCURRENCY: String(concurrency),
-      JOB_TENANT_CONCURRENCY: String(concurrency),
-    });
+  return withOwnDatabase(adminUrl, 'bench_jobs', concurrency, async (databaseUrl, config) => {
     const logger = createLogger('silent');
     const db = await createPool(databaseUrl, { maxPoolSize: 12 });
     const ids = z.object({ tenant: z.string(), site: z.string(), slug: z.string(), user: z.string() });
@@ -190,9 +174,6 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
       [`No-op jobs through raw graphile-worker (${count}, same concurrency)`, `${raw.toFixed(0)} jobs/s`],
       ['Platform / raw graphile-worker', `${(platform / raw).toFixed(2)}`],
     );
-  } finally {
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  }
-  return rows;
+    return rows;
+  });
 }

@@ -18,18 +18,16 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { z } from 'zod';
-import { loadConfig } from '../core/config.ts';
 import { normalise, signature } from '../core/knowledge/embeddings.ts';
 import { submitIndex } from '../core/knowledge/submit-index.ts';
 import { createLogger } from '../core/logger.ts';
 import { findSiteAccess } from '../core/tenancy/site-access.ts';
-import { migrate } from '../db/migrate.ts';
 import { createPool, sql, type DatabasePool } from '../db/pool.ts';
 import { startWorker } from '../worker/runner.ts';
 import { fakeEmbedding } from '../test/helpers/fake-embeddings.ts';
 import { closedLoop, describeLatencies } from './closed-loop.ts';
+import { withOwnDatabase } from './own-database.ts';
 import { api } from './http.ts';
 import type { ApiLauncher } from './request-path.ts';
 import { vocabulary, zipfIndex } from './search.ts';
@@ -199,21 +197,7 @@ async function indexingFigures(
   count = 1000,
   concurrency = 4,
 ): Promise<Row[]> {
-  const name = `bench_knowledge_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
-  try {
-    await migrate(databaseUrl);
-    const config = loadConfig({
-      NODE_ENV: 'production',
-      JWT_SECRET: 'x'.repeat(32),
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'silent',
-      WORKER_CONCURRENCY: String(concurrency),
-      JOB_TENANT_CONCURRENCY: String(concurrency),
-    });
+  return withOwnDatabase(adminUrl, 'bench_knowledge', concurrency, async (databaseUrl, config) => {
     const db = await createPool(databaseUrl, { maxPoolSize: 12 });
     try {
       const made = await db.one(sql.type(z.object({ tenant: z.uuid(), site: z.uuid(), user: z.uuid() }))`
@@ -263,10 +247,7 @@ async function indexingFigures(
     } finally {
       await db.end();
     }
-  } finally {
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  }
+  });
 }
 
 export async function knowledgeFigures(
