@@ -23,20 +23,22 @@ export const balanceSchema = z
 const idOnly = z.object({ id: z.string() });
 
 /**
- * The account's id, made on first use, usually in one statement: the insert's
- * row when it made one, else the existing row. When another transaction made
- * it a moment ago, this statement's snapshot cannot see it, so a second
- * statement (with a fresh snapshot) reads it.
+ * The account's id, made on first use. Read first: a plain read does not wait
+ * for the transactions that hold the account's row (every submit and settle
+ * of its payer updates the balance), whereas an insert that meets the row
+ * waits for each of them to commit. Made only when missing; when another
+ * transaction made it a moment ago, this statement's snapshot cannot see it,
+ * so a last statement (with a fresh snapshot) reads it.
  */
 async function accountId(
   db: CommonQueryMethods,
   insert: ReturnType<typeof sql.fragment>,
   existing: ReturnType<typeof sql.fragment>,
 ): Promise<string> {
-  const id = await db.maybeOneFirst(sql.type(idOnly)`
-    with made as (${insert} on conflict do nothing returning id)
-    select id from made union all (select id from credit_accounts where ${existing}) limit 1`);
-  return id ?? db.oneFirst(sql.type(idOnly)`select id from credit_accounts where ${existing}`);
+  const found = await db.maybeOneFirst(sql.type(idOnly)`select id from credit_accounts where ${existing}`);
+  if (found) return found;
+  const made = await db.maybeOneFirst(sql.type(idOnly)`${insert} on conflict do nothing returning id`);
+  return made ?? db.oneFirst(sql.type(idOnly)`select id from credit_accounts where ${existing}`);
 }
 
 /** The tenant's pool, made on first use. */
@@ -98,29 +100,56 @@ export const insufficientCredits = (available: number, required: number) =>
     extensions: { available, required },
   });
 
+/** What every entry of one change shares: the account and whom it is for. */
+export type EntryOwner = Omit<Entry, 'kind' | 'amount' | 'reservedChange' | 'reason'>;
+/** One movement of an account's credits: an entry of its own in the ledger. */
+export type Movement = Pick<Entry, 'kind' | 'amount' | 'reservedChange' | 'reason'>;
+
+/**
+ * Two CTEs for the caller's statement, so that the credits move in the same
+ * statement as what they pay for (a job's row): `account` changes the balance
+ * once by the sum of the movements, `entries` records each of them, and both
+ * happen only when `when` holds. Guarded, an overdraw matches no row and
+ * nothing is recorded; unguarded (settling what was reserved, which cannot
+ * overdraw), the table's checks fail the whole statement instead.
+ */
+export function creditMoves(
+  owner: EntryOwner,
+  movements: Movement[],
+  options: { when?: ReturnType<typeof sql.fragment>; guarded: boolean },
+) {
+  const amount = movements.reduce((sum, move) => sum + move.amount, 0);
+  const reservedChange = movements.reduce((sum, move) => sum + (move.reservedChange ?? 0), 0);
+  const guard = options.guarded
+    ? sql.fragment`and balance + ${amount} >= 0 and reserved + ${reservedChange} >= 0
+        and reserved + ${reservedChange} <= balance + ${amount}`
+    : sql.fragment``;
+  const rows = movements.map(
+    (move) =>
+      sql.fragment`(${move.kind}::text, ${move.amount}::bigint, ${move.reservedChange ?? 0}::bigint, ${move.reason ?? ''}::text)`,
+  );
+  return sql.fragment`
+    account as (
+      update credit_accounts set balance = balance + ${amount}, reserved = reserved + ${reservedChange}
+      where id = ${owner.accountId} and ${options.when ?? sql.fragment`true`} ${guard}
+      returning id, balance, reserved
+    ), entries as (
+      insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, transfer_id, job_id, operation, payment_id, actor_id, reason, expires_at, once_key)
+      select ${owner.tenantId}, account.id, ${owner.siteId ?? null}, ${owner.userId ?? null}, move.kind, move.amount,
+             move.reserved_change, ${owner.transferId ?? null}, ${owner.jobId ?? null}, ${owner.operation ?? null}, ${owner.paymentId ?? null},
+             ${owner.actorId ?? null}, move.reason, ${owner.expiresAt ?? null}, ${owner.onceKey ?? null}
+      from account, (values ${sql.join(rows, sql.fragment`, `)}) as move (kind, amount, reserved_change, reason)
+    )`;
+}
+
 /** Records the entry and applies it; a change that would overdraw the account is a 402, and nothing is written. */
 export async function applyEntry(db: CommonQueryMethods, entry: Entry): Promise<Balance> {
-  const reservedChange = entry.reservedChange ?? 0;
-  // One statement: the entry is written only if the conditional update matched.
-  const updated = await db.maybeOne(sql.type(balanceRow)`
-    with updated as (
-      update credit_accounts set balance = balance + ${entry.amount}, reserved = reserved + ${reservedChange}
-      where id = ${entry.accountId}
-        and balance + ${entry.amount} >= 0
-        and reserved + ${reservedChange} >= 0
-        and reserved + ${reservedChange} <= balance + ${entry.amount}
-      returning balance, reserved
-    ), recorded as (
-      insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, transfer_id, job_id, operation, payment_id, actor_id, reason, expires_at, once_key)
-      select ${entry.tenantId}, ${entry.accountId}, ${entry.siteId ?? null}, ${entry.userId ?? null}, ${entry.kind}, ${entry.amount},
-             ${reservedChange}, ${entry.transferId ?? null}, ${entry.jobId ?? null}, ${entry.operation ?? null}, ${entry.paymentId ?? null},
-             ${entry.actorId ?? null}, ${entry.reason ?? ''}, ${entry.expiresAt ?? null}, ${entry.onceKey ?? null}
-      from updated
-    )
-    select balance, reserved from updated`);
+  const updated = await db.maybeOne(
+    sql.type(balanceRow)`with ${creditMoves(entry, [entry], { guarded: true })} select balance, reserved from account`,
+  );
   if (!updated) {
     const current = await readBalance(db, entry.accountId);
-    throw insufficientCredits(current.available, Math.max(-entry.amount, reservedChange));
+    throw insufficientCredits(current.available, Math.max(-entry.amount, entry.reservedChange ?? 0));
   }
   return { ...updated, available: updated.balance - updated.reserved };
 }
