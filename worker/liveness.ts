@@ -116,9 +116,8 @@ export async function failStranded(db: DatabasePool, config: Config, logger: Log
               code: 'attempts_exhausted',
               message: 'The job could not be run to its end (its worker stopped each time).',
             },
+        { attempt: 'lost' },
       );
-      await tx.query(sql.typeAlias('void')`
-        update job_attempts set finished_at = now(), outcome = 'lost' where job_id = ${job.id} and outcome is null`);
       logger.warn({ job_id: job.id, status: job.status }, 'failed a job that nothing would finish');
     }
     return stranded.length;

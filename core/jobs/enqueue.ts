@@ -11,7 +11,23 @@ export type EnqueueOptions = {
   /** A job with the same key replaces the pending one instead of adding another. */
   jobKey?: string;
   priority?: number;
+  /** Workers can be told to skip jobs with given flags (graphile-worker's forbiddenFlags). */
+  flags?: string[];
 };
+
+/** The call of graphile-worker's add_job, for a statement that enqueues as part of a larger change. */
+export function addJob(task: string, payload: Record<string, unknown>, options: EnqueueOptions = {}) {
+  return sql.fragment`graphile_worker.add_job(
+      identifier => ${task},
+      payload => ${sql.json(payload as never)},
+      queue_name => ${options.queueName ?? null},
+      run_at => ${options.runAt?.toISOString() ?? null}::timestamptz,
+      max_attempts => ${options.maxAttempts ?? null}::integer,
+      job_key => ${options.jobKey ?? null},
+      priority => ${options.priority ?? null}::integer,
+      flags => ${options.flags ? sql.array(options.flags, 'text') : null}::text[]
+    )`;
+}
 
 const queued = z.object({ id: z.string() });
 
@@ -21,14 +37,5 @@ export async function enqueue(
   payload: Record<string, unknown>,
   options: EnqueueOptions = {},
 ): Promise<{ id: string }> {
-  return connection.one(sql.type(queued)`
-    select id::text from graphile_worker.add_job(
-      identifier => ${task},
-      payload => ${sql.json(payload as never)},
-      queue_name => ${options.queueName ?? null},
-      run_at => ${options.runAt?.toISOString() ?? null}::timestamptz,
-      max_attempts => ${options.maxAttempts ?? null}::integer,
-      job_key => ${options.jobKey ?? null},
-      priority => ${options.priority ?? null}::integer
-    )`);
+  return connection.one(sql.type(queued)`select id::text from ${addJob(task, payload, options)}`);
 }

@@ -1,10 +1,14 @@
-// Every change of a job's state, each inside the caller's transaction and on
-// the job's row locked FOR UPDATE, so a worker, a webhook and a cancel racing
-// for the same job take turns and only the first to finish it counts. Credits
-// move in the same transaction: a debit of what was used (at most what was
-// reserved, and once: a unique index), and a release of the rest.
+// Every change of a job's state, each one statement: the job's row, its open
+// attempt closed, and the credits it moves (a debit of what was used, at most
+// what was reserved and once: a unique index; a release of the rest), so they
+// commit together. A worker's change names its run and changes nothing unless
+// that run still holds the job: a worker, a webhook and a cancel racing for
+// the same job take turns on its row, and only the first to finish it counts.
+// One statement also holds the payer's account row for the least time: no
+// round trip to the client happens between its update and the commit, which
+// is what lets many jobs of one payer settle at once.
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
-import { applyEntry } from '../credits/accounts.ts';
+import { creditMoves, type Movement } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
 import { insertMedia, type MediaDraft, type MediaItem } from '../media/items.ts';
 import { jobColumns, jobRow, type JobErrorBody, type JobRow } from './model.ts';
@@ -13,31 +17,63 @@ export async function lockJob(db: CommonQueryMethods, jobId: string): Promise<Jo
   return db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId} for update`);
 }
 
-/** The job's entries in the ledger: one per movement, for the account that reserved. */
-async function moveCredits(
-  db: CommonQueryMethods,
-  job: JobRow,
-  kind: 'debit' | 'release',
-  amount: number,
-  reason: string,
-) {
-  if (amount <= 0 || !job.account_id) return;
-  await applyEntry(db, {
+/** A worker's run of a job: its change applies only while the job is still running under it. */
+export type Run = { lockedBy: string | null; attempts: number };
+
+/** How the job's open attempt ends with the change. */
+export type AttemptOutcome = 'succeeded' | 'failed' | 'retrying' | 'waiting' | 'lost' | 'canceled';
+
+export type ChangeOptions = { run?: Run; attempt?: AttemptOutcome };
+
+type Change = {
+  set: ReturnType<typeof sql.fragment>;
+  moves: Movement[];
+  attempt: AttemptOutcome;
+  error?: JobErrorBody;
+};
+
+/** The job's entries in the ledger, for the account that reserved (none for a job that reserved nothing). */
+const creditsOf = (job: JobRow, moves: Movement[]) => {
+  const moving = moves.filter((move) => move.amount !== 0 || (move.reservedChange ?? 0) !== 0);
+  if (!job.account_id || moving.length === 0) return sql.fragment``;
+  const owner = {
     accountId: job.account_id,
     tenantId: job.tenant_id,
     siteId: job.site_id,
     userId: job.user_id,
-    kind,
-    amount: kind === 'debit' ? -amount : 0,
-    reservedChange: -amount,
     jobId: job.id,
     operation: job.kind,
-    reason,
-  });
+  };
+  return sql.fragment`, ${creditMoves(owner, moving, { when: sql.fragment`exists (select from job)`, guarded: false })}`;
+};
+
+/** Applies the change; null when `run` was given and no longer holds the job. */
+async function change(
+  db: CommonQueryMethods,
+  job: JobRow,
+  { set, moves, attempt, error }: Change,
+  run: Run | undefined,
+): Promise<JobRow | null> {
+  const held = run
+    ? sql.fragment`and status = 'running' and locked_by = ${run.lockedBy} and attempts = ${run.attempts}`
+    : sql.fragment``;
+  return db.maybeOne(sql.type(jobRow)`
+    with job as (
+      update jobs set ${set} where id = ${job.id} ${held} returning *
+    ), attempt as (
+      update job_attempts set finished_at = now(), outcome = ${attempt},
+             error = ${error ? sql.jsonb({ code: error.code, message: error.message } as never) : null}
+      where job_id = ${job.id} and outcome is null and exists (select from job)
+    ) ${creditsOf(job, moves)}
+    select ${jobColumns} from job as jobs`);
 }
 
-const update = (db: CommonQueryMethods, jobId: string, changes: ReturnType<typeof sql.fragment>) =>
-  db.one(sql.type(jobRow)`update jobs set ${changes} where id = ${jobId} returning ${jobColumns}`);
+const release = (amount: number, reason: string): Movement => ({
+  kind: 'release',
+  amount: 0,
+  reservedChange: -amount,
+  reason,
+});
 
 export type Success = {
   output: Record<string, unknown>;
@@ -53,7 +89,15 @@ export type Success = {
   commit?: (tx: CommonQueryMethods, made: { media: MediaItem[] }) => Promise<Record<string, unknown> | void>;
 };
 
-export async function succeed(db: CommonQueryMethods, job: JobRow, result: Success): Promise<JobRow> {
+/** Whether a success writes more than the job's row, and so needs a transaction of its own around its change. */
+export const writesBeyondTheJob = (result: Success) => (result.media?.length ?? 0) > 0 || result.commit !== undefined;
+
+export async function succeed(
+  db: CommonQueryMethods,
+  job: JobRow,
+  result: Success,
+  options: ChangeOptions = {},
+): Promise<JobRow | null> {
   const media = [];
   for (const draft of result.media ?? []) {
     media.push(
@@ -68,47 +112,67 @@ export async function succeed(db: CommonQueryMethods, job: JobRow, result: Succe
   // Never more than was reserved: the caller agreed to that price at submit.
   const { cost } = await priceOf(db, job.site_id, job.kind, result.units);
   const charged = Math.min(cost, job.credits_reserved);
-  await moveCredits(db, job, 'debit', charged, `${job.kind}: ${result.units} units`);
-  await moveCredits(db, job, 'release', job.credits_reserved - charged, 'Unused reservation released');
   const ids = media.map((item) => item.id);
   // Who made the result: an asynchronous provider is named when the job is handed over; one that ran here, by its output.
   const provider = typeof output.provider === 'string' ? output.provider : null;
-  return update(
+  return change(
     db,
-    job.id,
-    sql.fragment`
-    status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(output as never)}, error = null,
-    provider = coalesce(provider, ${provider}),
-    credits_charged = ${charged}, media_id = ${ids[0] ?? null}, media_ids = ${sql.array(ids, 'uuid')},
-    finished_at = now(), locked_by = null`,
+    job,
+    {
+      set: sql.fragment`
+        status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(output as never)}, error = null,
+        provider = coalesce(provider, ${provider}),
+        credits_charged = ${charged}, media_id = ${ids[0] ?? null}, media_ids = ${sql.array(ids, 'uuid')},
+        finished_at = now(), locked_by = null`,
+      moves: [
+        { kind: 'debit', amount: -charged, reservedChange: -charged, reason: `${job.kind}: ${result.units} units` },
+        release(job.credits_reserved - charged, 'Unused reservation released'),
+      ],
+      attempt: options.attempt ?? 'succeeded',
+    },
+    options.run,
   );
 }
 
-export async function fail(db: CommonQueryMethods, job: JobRow, error: JobErrorBody): Promise<JobRow> {
-  await moveCredits(db, job, 'release', job.credits_reserved, `Job failed: ${error.code}`);
-  return update(
+export async function fail(
+  db: CommonQueryMethods,
+  job: JobRow,
+  error: JobErrorBody,
+  options: ChangeOptions = {},
+): Promise<JobRow | null> {
+  return change(
     db,
-    job.id,
-    sql.fragment`
-    status = 'failed', error = ${sql.jsonb({ ...error, transient: false } as never)}, finished_at = now(), locked_by = null`,
+    job,
+    {
+      set: sql.fragment`
+        status = 'failed', error = ${sql.jsonb({ ...error, transient: false } as never)}, finished_at = now(), locked_by = null`,
+      moves: [release(job.credits_reserved, `Job failed: ${error.code}`)],
+      attempt: options.attempt ?? 'failed',
+      error,
+    },
+    options.run,
   );
 }
 
 /** Canceled by its owner or an admin: credits back, and a queued run taken off the queue. */
 export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string): Promise<JobRow> {
-  await moveCredits(db, job, 'release', job.credits_reserved, 'Job canceled');
   // A locked (running) queue entry is not deleted; the worker sees the job canceled and stops.
   await db.query(sql.typeAlias('void')`select from graphile_worker.remove_job(${`job:${job.id}`})`);
-  // Closed here, since a run whose worker is gone would never close it (a live run's own close then changes nothing).
-  await db.query(sql.typeAlias('void')`
-    update job_attempts set finished_at = now(), outcome = 'canceled' where job_id = ${job.id} and outcome is null`);
-  return update(
+  // Attempts are closed here too, since a run whose worker is gone would never close its own.
+  const canceled = await change(
     db,
-    job.id,
-    sql.fragment`
-    status = 'canceled', error = ${sql.jsonb({ code: 'canceled', message: reason } as never)},
-    canceled_at = now(), finished_at = now(), locked_by = null`,
+    job,
+    {
+      set: sql.fragment`
+        status = 'canceled', error = ${sql.jsonb({ code: 'canceled', message: reason } as never)},
+        canceled_at = now(), finished_at = now(), locked_by = null`,
+      moves: [release(job.credits_reserved, 'Job canceled')],
+      attempt: 'canceled',
+    },
+    undefined,
   );
+  if (!canceled) throw new Error(`job ${job.id} vanished while it was being canceled`);
+  return canceled;
 }
 
 /** Handed to an asynchronous provider: nothing runs until its webhook arrives. */
@@ -117,22 +181,39 @@ export async function park(
   job: JobRow,
   provider: string,
   providerRef: string,
-): Promise<JobRow> {
-  return update(
+  options: ChangeOptions = {},
+): Promise<JobRow | null> {
+  return change(
     db,
-    job.id,
-    sql.fragment`
-    status = 'waiting', provider = ${provider}, provider_ref = ${providerRef}, waiting_at = now(),
-    stage = 'waiting for the provider', locked_by = null`,
+    job,
+    {
+      set: sql.fragment`
+        status = 'waiting', provider = ${provider}, provider_ref = ${providerRef}, waiting_at = now(),
+        stage = 'waiting for the provider', locked_by = null`,
+      moves: [],
+      attempt: options.attempt ?? 'waiting',
+    },
+    options.run,
   );
 }
 
 /** A transient failure with attempts left: back to the queue, the error shown meanwhile. */
-export async function requeue(db: CommonQueryMethods, job: JobRow, error: JobErrorBody): Promise<JobRow> {
-  return update(
+export async function requeue(
+  db: CommonQueryMethods,
+  job: JobRow,
+  error: JobErrorBody,
+  options: ChangeOptions = {},
+): Promise<JobRow | null> {
+  return change(
     db,
-    job.id,
-    sql.fragment`
-    status = 'queued', stage = 'retrying', error = ${sql.jsonb({ ...error, transient: true } as never)}, locked_by = null`,
+    job,
+    {
+      set: sql.fragment`
+        status = 'queued', stage = 'retrying', error = ${sql.jsonb({ ...error, transient: true } as never)}, locked_by = null`,
+      moves: [],
+      attempt: options.attempt ?? 'retrying',
+      error,
+    },
+    options.run,
   );
 }

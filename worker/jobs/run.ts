@@ -7,14 +7,21 @@
 //    is removed).
 // A transient error with attempts left puts the job back to queued and
 // rethrows, so graphile-worker retries it with exponential backoff.
-import { z } from 'zod';
-import { sql, type DatabasePool } from '../../db/pool.ts';
-
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
 import { jobColumns, jobRow, type JobRow } from '../../core/jobs/model.ts';
 import { schedule } from '../../core/jobs/queue.ts';
-import { fail, lockJob, park, requeue, succeed } from '../../core/jobs/settle.ts';
+import {
+  fail,
+  lockJob,
+  park,
+  requeue,
+  succeed,
+  writesBeyondTheJob,
+  type AttemptOutcome,
+  type Run,
+} from '../../core/jobs/settle.ts';
 import type { TaskDeps } from '../task.ts';
-import { describe, permanent, type JobError } from './errors.ts';
+import { describe, permanent } from './errors.ts';
 import type { Outcome } from './handler.ts';
 
 /**
@@ -29,12 +36,9 @@ const takenOver = () => new TakenOver('Another worker took this job over; this r
 
 export type QueueRun = { workerId: string; attempts: number; maxAttempts: number; signal: AbortSignal };
 
-type Attempt = 'succeeded' | 'failed' | 'retrying' | 'waiting' | 'lost' | 'canceled';
-
-async function closeAttempt(db: Parameters<typeof lockJob>[0], job: JobRow, outcome: Attempt, error?: JobError) {
+async function closeAttempt(db: CommonQueryMethods, job: JobRow, outcome: AttemptOutcome) {
   await db.query(sql.typeAlias('void')`
-    update job_attempts set finished_at = now(), outcome = ${outcome},
-           error = ${error ? sql.jsonb({ code: error.code, message: error.message } as never) : null}
+    update job_attempts set finished_at = now(), outcome = ${outcome}
     where job_id = ${job.id} and attempt = ${job.attempts} and outcome is null`);
 }
 
@@ -62,44 +66,60 @@ async function claim(db: DatabasePool, jobId: string, workerId: string): Promise
     select ${jobColumns} from claimed as jobs`);
 }
 
+type Verdict = 'settled' | 'canceled' | 'taken over';
+
+/** What became of a job this run no longer holds: canceled, or taken over by another worker. */
+function whyNotHeld(current: JobRow | null, job: JobRow): Exclude<Verdict, 'settled'> | null {
+  if (!current) return 'canceled';
+  // Another claim counts attempts up; a cancel leaves them as they are.
+  if (current.attempts !== job.attempts) return 'taken over';
+  if (current.status === 'canceled') return 'canceled';
+  if (current.status !== 'running' || current.locked_by !== job.locked_by) return 'taken over';
+  return null;
+}
+
 /**
- * Settles under the row lock if the job is still this worker's run. Otherwise
- * answers what became of it: canceled, or taken over by another worker.
+ * Settles the run: one statement that applies only while this run holds the
+ * job. A change that writes more than that (media, a post, a queue entry)
+ * takes the row lock first in a transaction of its own, so nothing of it is
+ * written for a run that lost the job.
  */
 async function settle(
   db: DatabasePool,
   job: JobRow,
-  apply: (tx: Parameters<typeof lockJob>[0], current: JobRow) => Promise<unknown>,
-) {
-  return db.transaction(async (tx): Promise<'settled' | 'canceled' | 'taken over'> => {
-    const current = await lockJob(tx, job.id);
-    if (!current) return 'canceled';
-    // Another claim counts attempts up; a cancel leaves them as they are.
-    if (current.attempts !== job.attempts) return 'taken over';
-    if (current.status === 'canceled') return 'canceled';
-    if (current.status !== 'running' || current.locked_by !== job.locked_by) return 'taken over';
-    await apply(tx, current);
-    return 'settled';
-  });
+  apply: (db: CommonQueryMethods, run: Run) => Promise<JobRow | null>,
+  options: { transaction: boolean },
+): Promise<Verdict> {
+  const run = { lockedBy: job.locked_by, attempts: job.attempts };
+  if (options.transaction) {
+    return db.transaction(async (tx): Promise<Verdict> => {
+      const lost = whyNotHeld(await lockJob(tx, job.id), job);
+      if (lost) return lost;
+      await apply(tx, run);
+      return 'settled';
+    });
+  }
+  if (await apply(db, run)) return 'settled';
+  const current = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${job.id}`);
+  return whyNotHeld(current, job) ?? 'taken over';
 }
 
 export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Promise<void> {
   const { db, logger } = deps;
-  const job = await claim(db, jobId, run.workerId);
-  if (!job) return;
-  const log = logger.child({ job_id: job.id, kind: job.kind, attempt: job.attempts });
+  // Listening before the claim: a cancel committed after it is heard, one committed before it leaves nothing to claim.
   const canceled = new AbortController();
-  const unsubscribe = await deps.events.subscribe(job.id, (event) => {
+  const unsubscribe = await deps.events.subscribe(jobId, (event) => {
     if (event.status === 'canceled') canceled.abort(permanent('canceled', 'The job was canceled.'));
   });
-  // A cancel committed between the claim and the subscription sent no event we heard.
-  if (
-    (await db.maybeOneFirst(
-      sql.type(z.object({ status: z.string() }))`select status from jobs where id = ${job.id}`,
-    )) === 'canceled'
-  ) {
-    canceled.abort(permanent('canceled', 'The job was canceled.'));
+  const job = await claim(db, jobId, run.workerId).catch((error: unknown) => {
+    unsubscribe();
+    throw error;
+  });
+  if (!job) {
+    unsubscribe();
+    return;
   }
+  const log = logger.child({ job_id: job.id, kind: job.kind, attempt: job.attempts });
   const signal = AbortSignal.any([canceled.signal, run.signal]);
   let outcome: Outcome | undefined;
   try {
@@ -128,15 +148,15 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       outcome = await handler.run(input.data, context);
     }
     const done = outcome;
-    const settled = await settle(db, job, async (tx, current) => {
-      if (done.status === 'waiting') {
-        await park(tx, current, done.provider, done.providerRef);
-        await closeAttempt(tx, current, 'waiting');
-      } else {
-        await succeed(tx, current, done);
-        await closeAttempt(tx, current, 'succeeded');
-      }
-    });
+    const settled = await settle(
+      db,
+      job,
+      (tx, held) =>
+        done.status === 'waiting'
+          ? park(tx, job, done.provider, done.providerRef, { run: held })
+          : succeed(tx, job, done, { run: held }),
+      { transaction: done.status === 'succeeded' && writesBeyondTheJob(done) },
+    );
     if (settled === 'settled') log.info({ status: done.status }, 'job settled');
     else await discard(deps, job, settled === 'canceled' ? outcome : undefined, settled);
     if (settled === 'taken over') throw takenOver();
@@ -150,11 +170,21 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       // Shutting down: the job goes back to the queue as a fresh run (this run's
       // attempts may be spent, and stopping is not the job's fault), and this
       // run ends normally.
-      const settled = await settle(db, job, async (tx, current) => {
-        await requeue(tx, current, { code: 'worker_stopped', message: 'The worker stopped; the job runs again.' });
-        await closeAttempt(tx, current, 'retrying');
-        await schedule(tx, current, deps.config.jobs.tenantConcurrency);
-      });
+      const settled = await settle(
+        db,
+        job,
+        async (tx, held) => {
+          const requeued = await requeue(
+            tx,
+            job,
+            { code: 'worker_stopped', message: 'The worker stopped; the job runs again.' },
+            { run: held },
+          );
+          if (requeued) await schedule(tx, requeued);
+          return requeued;
+        },
+        { transaction: true },
+      );
       if (settled === 'taken over') throw takenOver();
       return;
     }
@@ -162,15 +192,15 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     const last = !error.transient || run.attempts >= run.maxAttempts;
     if (error.code === 'internal_error') log.error({ err: thrown }, 'job failed unexpectedly');
     else log.warn({ code: error.code, err: error.message, last }, 'job attempt failed');
-    const settled = await settle(db, job, async (tx, current) => {
-      if (last) {
-        await fail(tx, current, { code: error.code, message: error.message });
-        await closeAttempt(tx, current, 'failed', error);
-      } else {
-        await requeue(tx, current, { code: error.code, message: error.message });
-        await closeAttempt(tx, current, 'retrying', error);
-      }
-    });
+    const settled = await settle(
+      db,
+      job,
+      (tx, held) =>
+        last
+          ? fail(tx, job, { code: error.code, message: error.message }, { run: held })
+          : requeue(tx, job, { code: error.code, message: error.message }, { run: held }),
+      { transaction: false },
+    );
     if (settled === 'taken over') throw takenOver();
     if (!last) throw error;
   } finally {
