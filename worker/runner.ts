@@ -16,6 +16,7 @@ import type { Resolve } from '../core/net/safe-fetch.ts';
 import type { JobHandler } from './jobs/handler.ts';
 import { jobKinds } from './jobs/kinds.ts';
 import { startLiveness } from './liveness.ts';
+import { TenantSlots } from './tenant-slots.ts';
 import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
 
@@ -61,6 +62,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const lockIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
   events.on('pool:create', ({ workerPool }) => lockIds.add(workerPool.id));
+  const slots = new TenantSlots({
+    concurrency: config.worker.concurrency,
+    perTenant: config.jobs.tenantConcurrency,
+    db: options.db,
+    logger,
+  });
+  slots.attach(events);
+  await slots.start();
   const runner = await run({
     events,
     connectionString: options.databaseUrl,
@@ -68,6 +77,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     // One connection per concurrent job, plus one for LISTEN and one spare.
     maxPoolSize: config.worker.concurrency + 2,
     pollInterval: config.worker.pollIntervalMs,
+    forbiddenFlags: slots.forbiddenFlags,
     noHandleSignals: true,
     gracefulShutdownAbortTimeout: config.worker.shutdownGraceMs,
     logger: workerLogger(logger),
@@ -94,6 +104,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   let stopping: Promise<void> | undefined;
   const stop = async () => {
     await runner.stop('shutdown');
+    await slots.stop();
     await liveness.stop();
     await notifications.close();
     logger.info('worker stopped');

@@ -102,7 +102,7 @@ export async function retryJob(db: CommonQueryMethods, config: Config, actor: Ac
       update jobs set status = 'queued', progress = 0, stage = 'retrying', error = null, output = null, finished_at = null, started_at = null,
                       provider = null, provider_ref = null, provider_result = null, waiting_at = null
       where id = ${jobId} returning ${jobColumns}`);
-    await schedule(tx, row, config.jobs.tenantConcurrency);
+    await schedule(tx, row);
     return toAdminJob(row);
   });
 }

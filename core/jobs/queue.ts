@@ -1,36 +1,54 @@
-// How jobs reach graphile-worker. Each tenant's jobs are spread over a few
-// named queues; graphile-worker runs one job per named queue at a time, so a
-// tenant never holds more than JOB_TENANT_CONCURRENCY workers, and a tenant
-// that queues thousands of jobs cannot starve another's single job: the next
-// free worker skips the busy tenant's locked queues and takes it.
-import type { CommonQueryMethods } from '../../db/pool.ts';
-import { enqueue } from './enqueue.ts';
+// How jobs reach graphile-worker: one queue entry per run of a job, keyed by
+// the job (so a job has at most one) and flagged with its tenant. The flag is
+// what fairness between tenants works with: a worker process skips the jobs
+// of a tenant that holds its share of the slots (worker/tenant-slots.ts), so
+// a tenant that queues thousands of jobs cannot starve another's single job.
+// (Named queues did this before; graphile-worker runs them at about half the
+// rate of plain jobs, and a tenant could still hold every slot of a worker.)
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { addJob } from './enqueue.ts';
 
 export const runTask = 'job__run';
 
-export function queueName(tenantId: string, jobId: string, perTenant: number): string {
-  const lane = Number.parseInt(jobId.slice(0, 8), 16) % perTenant;
-  return `tenant:${tenantId}:${lane}`;
+const tenantFlagPrefix = 'tenant:';
+
+export const tenantFlag = (tenantId: string) => `${tenantFlagPrefix}${tenantId}`;
+
+/** The tenant a queue entry's flags name, if any. */
+export function flaggedTenant(flags: Record<string, unknown> | null | undefined): string | null {
+  for (const flag of Object.keys(flags ?? {}))
+    if (flag.startsWith(tenantFlagPrefix)) return flag.slice(tenantFlagPrefix.length);
+  return null;
 }
 
 export type Runnable = { id: string; tenant_id: string; max_attempts: number };
 
-/** Puts the job (back) on the queue, in the caller's transaction; `runAt` delays it. */
-export async function schedule(
-  db: CommonQueryMethods,
-  job: Runnable,
-  perTenant: number,
-  options: { runAt?: Date; maxAttempts?: number } = {},
-) {
-  return enqueue(
-    db,
+/** The add_job call that queues a run of the job; `runAt` delays it. */
+export function runEntry(job: Runnable, options: { runAt?: Date; maxAttempts?: number } = {}) {
+  return addJob(
     runTask,
     { job_id: job.id },
     {
-      queueName: queueName(job.tenant_id, job.id, perTenant),
+      flags: [tenantFlag(job.tenant_id)],
       jobKey: `job:${job.id}`,
       maxAttempts: options.maxAttempts ?? job.max_attempts,
       ...(options.runAt ? { runAt: options.runAt } : {}),
     },
   );
+}
+
+/** Puts the job (back) on the queue, in the caller's transaction; `runAt` delays it. */
+export async function schedule(
+  db: CommonQueryMethods,
+  job: Runnable,
+  options: { runAt?: Date; maxAttempts?: number } = {},
+) {
+  return db.query(sql.typeAlias('void')`select from ${runEntry(job, options)}`);
+}
+
+/** Tenants with at least `limit` jobs running now, across every worker. */
+export async function busyTenants(db: CommonQueryMethods, limit: number): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ tenant_id: z.string() }))`
+    select tenant_id from jobs where status = 'running' group by tenant_id having count(*) >= ${limit}`);
 }

@@ -136,7 +136,7 @@ export async function receiveDelivery(
         'void',
       )`update jobs set provider_result = ${sql.jsonb((body.output ?? {}) as never)}, stage = 'result received' where id = ${job.id}`,
     );
-    await schedule(tx, job, config.jobs.tenantConcurrency);
+    await schedule(tx, job);
     return { received: true as const, outcome: 'accepted' as const, job_id: job.id };
   });
 }

@@ -150,7 +150,7 @@ it('does nothing when a run is replayed after its job succeeded (a completion th
   const job = await submit(who, 'test_noop', {});
   const done = await waitForJob(t, job.id, ['succeeded', 'failed']);
   expect(done.status).toBe('succeeded');
-  await schedule(t.services.db, done, t.config.jobs.tenantConcurrency);
+  await schedule(t.services.db, done);
   const queuedRuns = () =>
     t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
     select count(*)::int as count from graphile_worker.jobs where key = ${`job:${job.id}`}`);
@@ -251,4 +251,28 @@ it('does not let one tenant’s flood of jobs starve another tenant’s single j
       and (finished_at is null or finished_at > ${done.finished_at!}::timestamptz)`);
   expect(floodLeft).toBeGreaterThan(20);
   for (const job of flood) await waitForJob(t, job.id, ['succeeded'], 60_000);
+}, 90_000);
+
+it('keeps a slot of every worker for the other tenants while one floods it with long jobs', async () => {
+  const busy = await member();
+  const quiet = await member();
+  // Two slots and a per-tenant limit above them: only the slot kept for others stops the flood taking both.
+  workers.push(await startTestWorker(t, { ...workerEnv(), WORKER_CONCURRENCY: '2', JOB_TENANT_CONCURRENCY: '4' }));
+  const flood = [];
+  for (let i = 0; i < 6; i++) flood.push(await submit(busy, 'test_sleep', { ms: 4000 }, 1));
+  await waitForJob(t, flood[0]!.id, ['running'], 30_000);
+  const single = await submit(quiet, 'test_sleep', { ms: 10 }, 1);
+  const done = await waitForJob(t, single.id, ['succeeded', 'failed'], 30_000);
+  expect(done.status).toBe('succeeded');
+  for (const job of flood) await waitForJob(t, job.id, ['succeeded'], 60_000);
+  const runs = await t.services.db.any(sql.type(z.object({ started: z.number(), finished: z.number() }))`
+    select extract(epoch from started_at)::float8 as started, extract(epoch from finished_at)::float8 as finished
+    from jobs where id = any(${sql.array(
+      flood.map((job) => job.id),
+      'uuid',
+    )}) order by started_at`);
+  // The quiet tenant's job started beside the flood's first long job, not after it...
+  expect(Date.parse(done.started_at!) / 1000).toBeLessThan(Math.min(...runs.map((run) => run.finished)));
+  // ...because the flood never ran two at once on this worker of two slots.
+  for (let i = 1; i < runs.length; i++) expect(runs[i]!.started).toBeGreaterThanOrEqual(runs[i - 1]!.finished - 0.05);
 }, 90_000);

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { readBalance, userAccount, poolAccount } from '../../../core/credits/accounts.ts';
 import { estimateSeconds } from '../../../core/media/speech.ts';
+import { tenantFlag } from '../../../core/jobs/queue.ts';
 import { cancel, lockJob } from '../../../core/jobs/settle.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import type { Tenant } from '../../../core/tenancy/tenants.ts';
@@ -105,7 +106,7 @@ const countJobs = (siteId: string) =>
   );
 const countQueued = (tenantId: string) =>
   t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
-    select count(*)::int as count from graphile_worker.jobs where task_identifier = 'job__run' and queue_name like ${`tenant:${tenantId}:%`}`);
+    select count(*)::int as count from graphile_worker.jobs where task_identifier = 'job__run' and flags ? ${tenantFlag(tenantId)}`);
 
 /** The stored file of a finished job: its media row, and what ffprobe reads in the file. */
 async function storedAudio(mediaId: string) {
