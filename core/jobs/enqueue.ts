@@ -10,6 +10,8 @@ export type EnqueueOptions = {
   maxAttempts?: number;
   /** A job with the same key replaces the pending one instead of adding another. */
   jobKey?: string;
+  /** `preserve_run_at`: the pending one keeps its time, so changes meanwhile are folded into it. */
+  jobKeyMode?: 'replace' | 'preserve_run_at';
   priority?: number;
 };
 
@@ -29,6 +31,7 @@ export async function enqueue(
       run_at => ${options.runAt?.toISOString() ?? null}::timestamptz,
       max_attempts => ${options.maxAttempts ?? null}::integer,
       job_key => ${options.jobKey ?? null},
-      priority => ${options.priority ?? null}::integer
+      priority => ${options.priority ?? null}::integer,
+      job_key_mode => ${options.jobKeyMode ?? 'replace'}
     )`);
 }

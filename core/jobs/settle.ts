@@ -2,8 +2,10 @@
 // the job's row locked FOR UPDATE, so a worker, a webhook and a cancel racing
 // for the same job take turns and only the first to finish it counts. Credits
 // move in the same transaction: a debit of what was used (at most what was
-// reserved, and once: a unique index), and a release of the rest.
+// reserved, and once: a unique index), and a release of the rest. A job's
+// end is announced to its webhook in the same transaction.
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { announce } from '../webhooks/announce.ts';
 import { applyEntry } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
 import { insertMedia, type MediaDraft, type MediaItem } from '../media/items.ts';
@@ -39,6 +41,13 @@ async function moveCredits(
 const update = (db: CommonQueryMethods, jobId: string, changes: ReturnType<typeof sql.fragment>) =>
   db.one(sql.type(jobRow)`update jobs set ${changes} where id = ${jobId} returning ${jobColumns}`);
 
+/** A job's last change, announced to its webhook (nothing without one). */
+async function end(db: CommonQueryMethods, jobId: string, changes: ReturnType<typeof sql.fragment>) {
+  const row = await update(db, jobId, changes);
+  await announce(db, row, 'completed');
+  return row;
+}
+
 export type Success = {
   output: Record<string, unknown>;
   /** Units used (seconds of audio, images...), priced by the site's cost settings. */
@@ -73,7 +82,7 @@ export async function succeed(db: CommonQueryMethods, job: JobRow, result: Succe
   const ids = media.map((item) => item.id);
   // Who made the result: an asynchronous provider is named when the job is handed over; one that ran here, by its output.
   const provider = typeof output.provider === 'string' ? output.provider : null;
-  return update(
+  return end(
     db,
     job.id,
     sql.fragment`
@@ -86,7 +95,7 @@ export async function succeed(db: CommonQueryMethods, job: JobRow, result: Succe
 
 export async function fail(db: CommonQueryMethods, job: JobRow, error: JobErrorBody): Promise<JobRow> {
   await moveCredits(db, job, 'release', job.credits_reserved, `Job failed: ${error.code}`);
-  return update(
+  return end(
     db,
     job.id,
     sql.fragment`
@@ -102,7 +111,7 @@ export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string
   // Closed here, since a run whose worker is gone would never close it (a live run's own close then changes nothing).
   await db.query(sql.typeAlias('void')`
     update job_attempts set finished_at = now(), outcome = 'canceled' where job_id = ${job.id} and outcome is null`);
-  return update(
+  return end(
     db,
     job.id,
     sql.fragment`

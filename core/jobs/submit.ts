@@ -11,12 +11,15 @@ import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
 import { schedule } from './queue.ts';
+import type { JobWebhook } from '../webhooks/request.ts';
 
 export type Submission = {
   kind: string;
   input: Record<string, unknown>;
   /** The most units (seconds, images, ...) the job is expected to use: what is reserved. */
   estimatedUnits: number;
+  /** Where its events go, if the request named a webhook (core/webhooks/request.ts). */
+  webhook?: JobWebhook | null;
 };
 
 /** Users pay from their credits on the site; service accounts from the tenant's pool. */
@@ -32,6 +35,7 @@ export type NewJob = {
   input: Record<string, unknown>;
   accountId: string | null;
   cost: number;
+  webhook?: JobWebhook | null;
 };
 
 /** The job row, its queue entry and its reservation, in the caller's transaction. */
@@ -40,9 +44,11 @@ export async function insertJob(tx: CommonQueryMethods, config: Config, job: New
   // Only for a tenant still active: a block (core/fraud/block-tenant.ts) that committed after the
   // caller's access was checked is seen here, in the statement that would make the job.
   const row = await tx.maybeOne(sql.type(jobRow)`
-    insert into jobs (tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved)
+    insert into jobs (tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
+                      webhook, webhook_events)
     select ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
-           ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost}
+           ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost},
+           ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
     where exists (select 1 from tenants where id = ${site.tenant_id} and status = 'active')
     returning ${jobColumns}`);
   if (!row) throw notFound('No such site.');
@@ -84,6 +90,7 @@ export async function submitJob(
       input: submission.input,
       accountId,
       cost,
+      webhook: submission.webhook ?? null,
     });
     return toJob(row);
   });

@@ -13,6 +13,7 @@ import { sql, type DatabasePool } from '../../db/pool.ts';
 import { jobColumns, jobRow, type JobRow } from '../../core/jobs/model.ts';
 import { schedule } from '../../core/jobs/queue.ts';
 import { fail, lockJob, park, requeue, succeed } from '../../core/jobs/settle.ts';
+import { announce } from '../../core/webhooks/announce.ts';
 import type { TaskDeps } from '../task.ts';
 import { describe, permanent, type JobError } from './errors.ts';
 import type { Outcome } from './handler.ts';
@@ -87,6 +88,8 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
   const { db, logger } = deps;
   const job = await claim(db, jobId, run.workerId);
   if (!job) return;
+  // Not in the claim's statement: a worker lost before this is made up for by the next claim of the run.
+  await announce(db, job, 'start');
   const log = logger.child({ job_id: job.id, kind: job.kind, attempt: job.attempts });
   const canceled = new AbortController();
   const unsubscribe = await deps.events.subscribe(job.id, (event) => {
@@ -119,6 +122,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
         await db.query(sql.typeAlias('void')`
           update jobs set progress = ${Math.min(1, Math.max(0, fraction))}, stage = ${stage.slice(0, 200)}
           where id = ${job.id} and status = 'running' and locked_by = ${job.locked_by}`);
+        await announce(db, job, 'progress');
       },
     };
     if (job.provider_result !== null) {
