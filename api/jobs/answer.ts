@@ -107,6 +107,9 @@ export async function submitAndAnswer(
   submission: Submission,
 ): Promise<Reply> {
   context.limitJobs(context.site.tenant_id);
-  const job = await submitJob(context.db, context.services.config, context.access, submission);
+  const job = await submitJob(context.db, context.services.config, context.access, {
+    ...submission,
+    webhook: context.webhook ?? null,
+  });
   return answerJob(context, prefer, job, 'submitted');
 }
