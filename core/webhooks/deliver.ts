@@ -27,15 +27,22 @@ type Pending = z.infer<typeof pending>;
 type AttemptError = { code: string; message: string };
 type Outcome = { verdict: 'delivered' | 'retry' | 'end'; responseStatus: number | null; error: AttemptError | null };
 
-export type DeliverDeps = { db: CommonQueryMethods; config: Config; logger: Logger; resolve?: Resolve | undefined };
+export type DeliverDeps = {
+  db: CommonQueryMethods;
+  config: Config;
+  logger: Logger;
+  resolve?: Resolve | undefined;
+  /** The worker stopping: an attempt cut short is not recorded, and the queue runs the task again. */
+  signal?: AbortSignal;
+};
 
 /** Refusals no retry can change: the URL or the address it leads to may not be reached. */
 const unreachable = new Set(['url-not-allowed', 'address-not-allowed']);
 
-async function send({ config, resolve }: DeliverDeps, delivery: Pending, secrets: string[]): Promise<Outcome> {
+async function send({ config, resolve, signal }: DeliverDeps, delivery: Pending, secrets: string[]): Promise<Outcome> {
   const url = new URL(delivery.url);
   // The allowlist may have changed since the job was submitted.
-  if (url.protocol === 'http:' && !config.webhooks.httpHosts.includes(url.hostname.toLowerCase())) {
+  if (url.protocol === 'http:' && !config.webhooks.httpHosts.includes(url.hostname)) {
     const error = { code: 'url_not_allowed', message: 'Only https webhooks are sent to this host.' };
     return { verdict: 'end', responseStatus: null, error };
   }
@@ -54,6 +61,7 @@ async function send({ config, resolve }: DeliverDeps, delivery: Pending, secrets
       timeoutMs: config.webhooks.timeoutMs,
       allowLoopback: config.fetch.allowLoopback,
       ...(resolve ? { resolve } : {}),
+      ...(signal ? { signal } : {}),
     });
     if (status >= 200 && status < 300) return { verdict: 'delivered', responseStatus: status, error: null };
     const error = { code: status === 410 ? 'gone' : 'http_status', message: `The receiver answered ${status}.` };

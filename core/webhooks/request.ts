@@ -1,12 +1,15 @@
 // What a job-creating request may add to ask for webhooks: `webhook`, the URL
 // its events are POSTed to, and `webhook_events`, which ones (default: only
 // `completed`). https only, except for the development hosts named in
-// JOB_WEBHOOK_HTTP_HOSTS. Whether the URL's address may be reached is judged
-// at delivery (core/net/safe-fetch.ts): a name can resolve elsewhere by then.
+// JOB_WEBHOOK_HTTP_HOSTS. A URL written with a private, local or reserved
+// address is refused at once; where a name leads is judged at each delivery
+// (core/net/safe-fetch.ts), since it can resolve elsewhere by then.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { Problem } from '../errors.ts';
 import { webhookEvents, type WebhookEvent } from '../jobs/model.ts';
+import { isAllowedAddress } from '../net/addresses.ts';
 
 export type JobWebhook = { url: string; events: WebhookEvent[] };
 
@@ -51,8 +54,11 @@ export function requestedWebhook(config: Config, fields: WebhookFields): JobWebh
     return null;
   }
   const { protocol, hostname } = new URL(fields.webhook);
-  if (protocol === 'http:' && !config.webhooks.httpHosts.includes(hostname.toLowerCase()))
+  if (protocol === 'http:' && !config.webhooks.httpHosts.includes(hostname))
     throw invalid('webhook', 'must be an https URL');
+  const address = hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(address) && !isAllowedAddress(address, { allowLoopback: config.fetch.allowLoopback }))
+    throw invalid('webhook', 'leads to a private, local or reserved address');
   const events: WebhookEvent[] = fields.webhook_events ?? ['completed'];
   return { url: fields.webhook, events: [...new Set(events)] };
 }

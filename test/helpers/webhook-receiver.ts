@@ -1,10 +1,13 @@
 // A receiver of outbound job webhooks on 127.0.0.1: it records every request
 // (its headers and raw body, as a receiver must verify them) and answers the
 // statuses a test lined up for the path, one per request, then 200 (a 3xx
-// with a Location further along the path).
+// with a Location further along the path; `hang`: no answer at all).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pollUntil } from './poll.ts';
+
+/** A status to line up for a request that is never answered. */
+export const hang = 0;
 
 export type Received = { path: string; headers: Record<string, string>; body: string };
 
@@ -33,6 +36,7 @@ export async function startReceiver(): Promise<Receiver> {
         body: Buffer.concat(chunks).toString('utf8'),
       });
       const status = lined.get(path)?.shift() ?? 200;
+      if (status === hang) return;
       // A redirect points further along, where nothing should ever arrive.
       const moved = status >= 300 && status < 400 ? { location: `${path}/moved` } : {};
       res.writeHead(status, { 'content-type': 'text/plain', ...moved }).end('ok');
@@ -51,6 +55,10 @@ export async function startReceiver(): Promise<Receiver> {
         (requests) => requests.length >= count,
         { tries: 600, everyMs: 50 },
       ),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

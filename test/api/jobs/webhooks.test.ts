@@ -17,13 +17,14 @@ import { unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, startTestWorker, submitAs, waitForJob } from '../../helpers/jobs.ts';
 import { makePdf } from '../../helpers/pdf.ts';
 import { pollUntil } from '../../helpers/poll.ts';
-import { startReceiver, type Received, type Receiver } from '../../helpers/webhook-receiver.ts';
+import { hang, startReceiver, type Received, type Receiver } from '../../helpers/webhook-receiver.ts';
 
-// Two retries a second apart: three attempts in all.
+// Two retries a second apart: three attempts in all, each of at most 3 s.
 const env = {
   FETCH_ALLOW_LOOPBACK: 'true',
   JOB_WEBHOOK_HTTP_HOSTS: '127.0.0.1',
   JOB_WEBHOOK_RETRY_SECONDS: '1,1',
+  JOB_WEBHOOK_TIMEOUT_MS: '3000',
 };
 const suite = jobsSuite(env);
 let receiver: Receiver;
@@ -209,6 +210,21 @@ describe('delivery attempts', () => {
     expect(receiver.at(`${path}/moved`)).toEqual([]);
   });
 
+  it('retries a receiver that does not answer in time', async () => {
+    await worker();
+    const { path, url } = hook();
+    receiver.answer(path, hang);
+    const job = await submitWithWebhook('test_noop', {}, url, ['completed']);
+    const [listed] = await settledDeliveries(job.id, 1);
+    expect(listed).toMatchObject({
+      status: 'succeeded',
+      attempts: [
+        { attempt: 1, response_status: null, error: { code: 'fetch_timeout' } },
+        { attempt: 2, response_status: 200, error: null },
+      ],
+    });
+  });
+
   it('stops at a 410 Gone', async () => {
     await worker();
     const { path, url } = hook();
@@ -223,6 +239,7 @@ describe('delivery attempts', () => {
     expect(receiver.at(path)).toHaveLength(1);
   });
 
+  // A URL written with a private address is refused at submit (below); these jobs did not come through HTTP.
   it('never reaches a private address, written as one or resolved from a name, and records why', async () => {
     const resolve: Resolve = async () => [{ address: '192.168.7.7', family: 4 }];
     await worker({ resolve });
@@ -244,6 +261,8 @@ describe('the webhook fields of job-creating requests', () => {
     ['not a URL', { webhook: 'hooks here' }, 'body.webhook'],
     ['another scheme', { webhook: 'ftp://hooks.example.com/x' }, 'body.webhook'],
     ['http to a host not allowed', { webhook: 'http://hooks.example.com/x' }, 'body.webhook'],
+    ['a private address', { webhook: 'https://10.0.0.8/hook' }, 'body.webhook'],
+    ['a link-local address', { webhook: 'https://[fe80::1]/hook' }, 'body.webhook'],
     ['an unknown event', { webhook: 'https://hooks.example.com/x', webhook_events: ['done'] }, 'body.webhook_events.0'],
     ['no events', { webhook: 'https://hooks.example.com/x', webhook_events: [] }, 'body.webhook_events'],
     ['events without a webhook', { webhook_events: ['start'] }, 'body.webhook_events'],
