@@ -5780,7 +5780,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9191,7 +9191,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9345,7 +9345,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9510,7 +9510,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9675,7 +9675,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9807,7 +9807,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10150,7 +10150,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10266,7 +10266,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12316,7 +12316,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12457,7 +12457,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12731,7 +12731,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12862,7 +12862,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13686,7 +13686,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14042,7 +14042,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -16936,7 +16936,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -17133,7 +17133,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -17330,7 +17330,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -17527,7 +17527,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -18152,7 +18152,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
