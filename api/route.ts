@@ -12,6 +12,7 @@ import type { Deps, Services } from '../core/services.ts';
 import type { SiteAccess, SiteNeed } from '../core/tenancy/site-access.ts';
 import type { ViewKind } from '../core/statistics/recorder.ts';
 import type { Site } from '../core/tenancy/sites.ts';
+import type { JobWebhook } from '../core/webhooks/request.ts';
 import type { RequestDb } from '../db/cancellable.ts';
 import type { HttpMethod } from './manifest.ts';
 
@@ -50,6 +51,8 @@ type BaseContext = {
   authenticate(): Promise<Authenticated>;
   /** Counts a job submit against the tenant's limit (the answer's RateLimit headers say so); 429 past it. */
   limitJobs(tenantId: string): void;
+  /** The webhook a job-creating request named (./jobs/webhook-fields.ts), for the job it submits. */
+  webhook?: JobWebhook | null;
 };
 
 /** What a handler gets beyond the base, by what its route declares. */

@@ -16,6 +16,8 @@ import { routes as fraud } from './fraud/router.ts';
 import { routes as general } from './general/router.ts';
 import { routes as generateWebsite } from './generate-website/router.ts';
 import { routes as jobs } from './jobs/router.ts';
+import { takingWebhooks } from './jobs/webhook-fields.ts';
+import { routes as jobWebhooks } from './jobs/webhooks.ts';
 import { routes as mcp } from './mcp/router.ts';
 import { routes as media } from './media/router.ts';
 import { routes as mediaFolders } from './media-folders/router.ts';
@@ -40,11 +42,13 @@ import { routes as subscription } from './subscription/router.ts';
 import { routes as systemPrompts } from './system-prompts/router.ts';
 import { routes as globalCostSettings } from './global-cost-settings/router.ts';
 import { routes as tenants } from './tenants/router.ts';
+import { routes as webhookSecret } from './tenants/webhook-secret.ts';
 import { routes as transactions } from './transactions/router.ts';
 import { routes as transferPrompts } from './transferprompts/router.ts';
 import { routes as translations } from './translations/router.ts';
 import { routes as users } from './users/router.ts';
 
+// Job-creating routes also take the webhook fields (./jobs/webhook-fields.ts).
 export const allRoutes: RouteDefinition[] = [
   ...general,
   ...auth,
@@ -89,4 +93,6 @@ export const allRoutes: RouteDefinition[] = [
   ...mcp,
   ...knowledgeBase,
   ...knowledgeSearch,
-];
+  ...jobWebhooks,
+  ...webhookSecret,
+].map(takingWebhooks);

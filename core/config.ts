@@ -6,6 +6,16 @@ import { z } from 'zod';
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 const optionalUrl = z.url().optional();
+/** Comma-separated values, trimmed, empty ones dropped. */
+const list = z
+  .string()
+  .default('')
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
@@ -43,6 +53,16 @@ const envSchema = z.object({
   JOB_MAX_ATTEMPTS: positiveInt.max(25).default(5),
   JOB_RETENTION_DAYS: positiveInt.default(30),
   JOB_WAITING_HOURS: positiveInt.default(24),
+  // Outbound job webhooks: host names whose webhooks may be plain http (for development), the time an attempt may
+  // take, and the waits before each retry (Standard Webhooks' example schedule; its length is the number of retries).
+  JOB_WEBHOOK_HTTP_HOSTS: list,
+  JOB_WEBHOOK_TIMEOUT_MS: positiveInt.max(60_000).default(15_000),
+  JOB_WEBHOOK_RETRY_SECONDS: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be seconds separated by commas, e.g. 5,300,1800')
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((value) => value.split(',').map(Number))
+    .refine((waits) => waits.length <= 20, 'at most 20 retries'),
   SPEECH_PROVIDER: z.enum(['local', 'openai', 'async']).default('local'),
   SPEECH_MAX_CHARACTERS: positiveInt.max(100_000).default(5000),
   IMAGE_PROVIDER: z.enum(['local', 'openai']).default('local'),
@@ -91,15 +111,7 @@ const envSchema = z.object({
     .max(7 * 24 * 3600)
     .default(0),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  CORS_ORIGINS: z
-    .string()
-    .default('')
-    .transform((value) =>
-      value
-        .split(',')
-        .map((origin) => origin.trim())
-        .filter(Boolean),
-    ),
+  CORS_ORIGINS: list,
   TRUST_PROXY: bool.default(false),
   BODY_LIMIT: z
     .string()
@@ -233,6 +245,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxAttempts: values.JOB_MAX_ATTEMPTS,
       retentionDays: values.JOB_RETENTION_DAYS,
       waitingHours: values.JOB_WAITING_HOURS,
+    },
+    webhooks: {
+      httpHosts: values.JOB_WEBHOOK_HTTP_HOSTS.map((host) => host.toLowerCase()),
+      timeoutMs: values.JOB_WEBHOOK_TIMEOUT_MS,
+      retrySeconds: values.JOB_WEBHOOK_RETRY_SECONDS,
     },
     speech: { provider: values.SPEECH_PROVIDER, maxCharacters: values.SPEECH_MAX_CHARACTERS },
     images: { provider: values.IMAGE_PROVIDER, model: values.AI_IMAGE_MODEL },

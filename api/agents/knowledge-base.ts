@@ -126,7 +126,7 @@ export const routes = [
     async handler({ params, body }, context, { req }) {
       const access = await indexTarget(context.db, context.actor, params.doc_id);
       context.limitJobs(access.site.tenant_id);
-      const job = await submitIndex(context.db, context.services.config, access, params.doc_id, body);
+      const job = await submitIndex(context.db, context.services.config, access, params.doc_id, body, context.webhook);
       return answerJob({ ...context, site: access.site }, req.get('prefer'), job, 'submitted');
     },
   }),

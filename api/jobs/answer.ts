@@ -85,11 +85,12 @@ export async function answerJob(
   return { status, body: current, headers };
 }
 
-/** What a job-creating endpoint answers, beside the errors every route has. */
+/** What a job-creating endpoint answers, beside the errors every route has; such a route also takes the webhook fields (./webhook-fields.ts). */
 export const jobResponses: Record<number, ResponseSpec> = {
   200: { description: 'The job, finished within the wait asked for', schema: jobSchema, headers: jobHeaders },
   202: {
-    description: 'The job, accepted and not finished yet; poll Location or watch its events',
+    description:
+      'The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told',
     schema: jobSchema,
     headers: jobHeaders,
   },
@@ -107,6 +108,9 @@ export async function submitAndAnswer(
   submission: Submission,
 ): Promise<Reply> {
   context.limitJobs(context.site.tenant_id);
-  const job = await submitJob(context.db, context.services.config, context.access, submission);
+  const job = await submitJob(context.db, context.services.config, context.access, {
+    ...submission,
+    webhook: context.webhook ?? null,
+  });
   return answerJob(context, prefer, job, 'submitted');
 }

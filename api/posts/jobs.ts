@@ -14,6 +14,7 @@ import {
   transformSubmission,
 } from '../../core/posts/post-jobs.ts';
 import { removeFiles } from '../../core/storage/index.ts';
+import { requestedWebhook, webhookFormFields } from '../../core/webhooks/request.ts';
 import { jobResponses, preferHeader, submitAndAnswer } from '../jobs/answer.ts';
 import { binaryFile, receiveFile, refuseFile } from '../media/upload.ts';
 import { fromZodError } from '../middleware/problems.ts';
@@ -28,7 +29,9 @@ const write: { site: 'write'; scope: ('jobs:write' | 'content:write')[] } = {
   scope: ['jobs:write', 'content:write'],
 };
 
-const pdfForm = fromPdfFields.extend({ file: binaryFile.describe('The PDF (at most PDF_MAX_BYTES)') });
+// The webhook fields too: routes with a JSON body get them from ../jobs/webhook-fields.ts.
+const pdfFields = fromPdfFields.safeExtend(webhookFormFields.shape);
+const pdfForm = pdfFields.extend({ file: binaryFile.describe('The PDF (at most PDF_MAX_BYTES)') });
 
 export const routes = [
   defineRoute({
@@ -73,10 +76,12 @@ export const routes = [
       const file = await receiveFile(req, context, { maxBytes: context.services.config.pdf.maxBytes });
       if (file.mimeType !== 'application/pdf')
         throw await refuseFile(context, file.key, new Problem(415, `The file is ${file.mimeType}, not a PDF.`));
-      const fields = fromPdfFields.safeParse(file.fields);
+      const fields = pdfFields.safeParse(file.fields);
       if (!fields.success) throw await refuseFile(context, file.key, fromZodError(fields.error, 'body'));
+      const { webhook, webhook_events, ...pdf } = fields.data;
       try {
-        const submission = fromPdfSubmission(context.services.config, context.access, file, fields.data);
+        context.webhook = requestedWebhook(context.services.config, { webhook, webhook_events });
+        const submission = fromPdfSubmission(context.services.config, context.access, file, pdf);
         return await submitAndAnswer(context, req.get('prefer'), submission);
       } catch (error) {
         // Refused (a bad field, 402, 429): the job that would have read the file will not.

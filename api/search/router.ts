@@ -93,7 +93,7 @@ export const routes = [
     responses: jobResponses,
     async handler(_input, context, { req }) {
       context.limitJobs(context.site.tenant_id);
-      const { job } = await submitReindex(context.db, context.services.config, context.access);
+      const { job } = await submitReindex(context.db, context.services.config, context.access, context.webhook);
       return answerJob(context, req.get('prefer'), job, 'submitted');
     },
   }),

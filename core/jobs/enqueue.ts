@@ -10,6 +10,8 @@ export type EnqueueOptions = {
   maxAttempts?: number;
   /** A job with the same key replaces the pending one instead of adding another. */
   jobKey?: string;
+  /** `preserve_run_at`: the pending one keeps its time, so changes meanwhile are folded into it. */
+  jobKeyMode?: 'replace' | 'preserve_run_at';
   priority?: number;
   /** Workers can be told to skip jobs with given flags (graphile-worker's forbiddenFlags). */
   flags?: string[];
@@ -25,7 +27,8 @@ export function addJob(task: string, payload: Record<string, unknown>, options: 
       max_attempts => ${options.maxAttempts ?? null}::integer,
       job_key => ${options.jobKey ?? null},
       priority => ${options.priority ?? null}::integer,
-      flags => ${options.flags ? sql.array(options.flags, 'text') : null}::text[]
+      flags => ${options.flags ? sql.array(options.flags, 'text') : null}::text[],
+      job_key_mode => ${options.jobKeyMode ?? 'replace'}
     )`;
 }
 

@@ -24,6 +24,10 @@ export const jobErrorSchema = z
 
 export type JobErrorBody = z.infer<typeof jobErrorSchema>;
 
+/** What a job's webhook may be told of: it started running, its progress changed, it ended. */
+export const webhookEvents = ['start', 'progress', 'completed'] as const;
+export type WebhookEvent = (typeof webhookEvents)[number];
+
 export const jobSchema = z
   .object({
     id: z.uuid(),
@@ -43,6 +47,8 @@ export const jobSchema = z
     provider: z.string().nullable(),
     media_id: z.uuid().nullable(),
     media_ids: z.array(z.uuid()),
+    webhook: z.string().nullable().describe('Where the job’s events are sent (Standard Webhooks); null for none'),
+    webhook_events: z.array(z.enum(webhookEvents)).describe('The events sent to `webhook`; empty without one'),
     created_at: timestamp,
     started_at: timestamp.nullable(),
     waiting_at: timestamp.nullable(),
@@ -70,7 +76,7 @@ export const jobColumns = sql.fragment`
   jobs.id, jobs.tenant_id, jobs.actor_id, jobs.site_id, jobs.user_id, jobs.kind, jobs.status, jobs.progress::float8 as progress, jobs.stage,
   jobs.input, jobs.output, jobs.error, jobs.attempts, jobs.max_attempts, jobs.account_id, jobs.credits_reserved,
   jobs.credits_charged, jobs.provider, jobs.provider_ref, jobs.provider_result, jobs.locked_by, jobs.media_id, jobs.media_ids,
-  jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
+  jobs.webhook, jobs.webhook_events, jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
 
 /** The public shape: internal bookkeeping stays inside. */
 export function toJob(row: JobRow): Job {

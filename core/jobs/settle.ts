@@ -6,10 +6,13 @@
 // the same job take turns on its row, and only the first to finish it counts.
 // One statement also holds the payer's account row for the least time: no
 // round trip to the client happens between its update and the commit, which
-// is what lets many jobs of one payer settle at once.
+// is what lets many jobs of one payer settle at once. A job's end is announced
+// to its webhook with it (core/webhooks/announce.ts): a job that has one is
+// settled in a transaction (the caller's), since that is a second statement.
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { creditMoves, type Movement } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
+import { announce } from '../webhooks/announce.ts';
 import { insertMedia, type MediaDraft, type MediaItem } from '../media/items.ts';
 import { jobColumns, jobRow, type JobErrorBody, type JobRow } from './model.ts';
 
@@ -68,6 +71,13 @@ async function change(
     select ${jobColumns} from job as jobs`);
 }
 
+/** A change that ends the job, announced to its webhook (no query without one). */
+async function end(db: CommonQueryMethods, job: JobRow, ending: Change, run: Run | undefined) {
+  const row = await change(db, job, ending, run);
+  if (row) await announce(db, row, 'completed');
+  return row;
+}
+
 const release = (amount: number, reason: string): Movement => ({
   kind: 'release',
   amount: 0,
@@ -115,7 +125,7 @@ export async function succeed(
   const ids = media.map((item) => item.id);
   // Who made the result: an asynchronous provider is named when the job is handed over; one that ran here, by its output.
   const provider = typeof output.provider === 'string' ? output.provider : null;
-  return change(
+  return end(
     db,
     job,
     {
@@ -140,7 +150,7 @@ export async function fail(
   error: JobErrorBody,
   options: ChangeOptions = {},
 ): Promise<JobRow | null> {
-  return change(
+  return end(
     db,
     job,
     {
@@ -159,7 +169,7 @@ export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string
   // A locked (running) queue entry is not deleted; the worker sees the job canceled and stops.
   await db.query(sql.typeAlias('void')`select from graphile_worker.remove_job(${`job:${job.id}`})`);
   // Attempts are closed here too, since a run whose worker is gone would never close its own.
-  const canceled = await change(
+  const canceled = await end(
     db,
     job,
     {

@@ -13,12 +13,15 @@ import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
 import { runEntry } from './queue.ts';
+import type { JobWebhook } from '../webhooks/request.ts';
 
 export type Submission = {
   kind: string;
   input: Record<string, unknown>;
   /** The most units (seconds, images, ...) the job is expected to use: what is reserved. */
   estimatedUnits: number;
+  /** Where its events go, if the request named a webhook (core/webhooks/request.ts). */
+  webhook?: JobWebhook | null;
 };
 
 /** Users pay from their credits on the site; service accounts from the tenant's pool. */
@@ -34,6 +37,7 @@ export type NewJob = {
   input: Record<string, unknown>;
   accountId: string | null;
   cost: number;
+  webhook?: JobWebhook | null;
 };
 
 /**
@@ -68,9 +72,11 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
   const row = await db.maybeOne(sql.type(jobRow)`
     with ${reservation ? sql.fragment`${reservation},` : sql.fragment``}
     job as (
-      insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved)
+      insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
+                        webhook, webhook_events)
       select ${id}, ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
-             ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost}
+             ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost},
+             ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
       where ${reservation ? sql.fragment`exists (select from account)` : active}
       returning *
     ), queued as (
@@ -101,6 +107,7 @@ export async function submitJob(
     input: submission.input,
     accountId,
     cost,
+    webhook: submission.webhook ?? null,
   });
   return toJob(row);
 }

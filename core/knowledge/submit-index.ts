@@ -12,6 +12,7 @@ import { Problem } from '../errors.ts';
 import type { Job } from '../jobs/model.ts';
 import { submitJob } from '../jobs/submit.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
+import type { JobWebhook } from '../webhooks/request.ts';
 import { requireWriter } from './access.ts';
 import { documentById } from './documents.ts';
 import { embeddingModel } from './embeddings.ts';
@@ -50,6 +51,7 @@ export async function submitIndex(
   access: SiteAccess,
   documentId: string,
   body: ComputeIndexBody,
+  webhook: JobWebhook | null = null,
 ): Promise<Job> {
   const chunkTokens = body?.chunk_tokens ?? config.knowledge.chunkTokens;
   // Unless given, the configured overlap, cut to half of a smaller chunk asked for.
@@ -73,7 +75,12 @@ export async function submitIndex(
     const source = await sourceOf(tx, stored);
     const current = isCurrent(stored, indexHash(source, options, model));
     const tokens = current || !model ? 0 : estimatedEmbeddingTokens(source, options);
-    const job = await submitJob(tx, config, access, { kind: ragIndexKind, input, estimatedUnits: tokens / 1000 });
+    const job = await submitJob(tx, config, access, {
+      kind: ragIndexKind,
+      input,
+      estimatedUnits: tokens / 1000,
+      webhook,
+    });
     await tx.query(sql.typeAlias('void')`
       update knowledge_documents set index_job_id = ${job.id}
       ${

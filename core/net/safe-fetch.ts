@@ -4,7 +4,8 @@
 // checked, at connect time, in the lookup the socket itself uses, so that a
 // second DNS answer (rebinding) cannot swap a public address for a private
 // one; redirects are followed by hand and each one checked from scratch; and
-// the size and duration of the whole exchange are capped.
+// the size and duration of the whole exchange are capped. Outbound job
+// webhooks POST through it too, with redirects answered rather than followed.
 import dns from 'node:dns';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -24,6 +25,12 @@ export type Resolve = (hostname: string) => Promise<dns.LookupAddress[]>;
 export type SafeFetchOptions = {
   /** Extra request headers (If-None-Match, Accept...). They go to every hop, so never credentials. */
   headers?: Record<string, string>;
+  /** POST this body instead of a GET (a webhook delivery). */
+  post?: { body: string; contentType: string };
+  /** `manual`: a redirect is the result, not followed (a POST is not sent on to where a redirect points). */
+  redirect?: 'follow' | 'manual';
+  /** false: only the status and headers matter; the body is left unread (and `body` is empty). */
+  readBody?: boolean;
   /** Cap on the body; a larger one, announced or not, fails. */
   maxBytes?: number;
   /** Cap on the whole fetch, redirects and a slowly sent body included. */
@@ -111,13 +118,21 @@ function checkedLookup(resolve: Resolve, allowLoopback: boolean): LookupFunction
 
 const resolveAll: Resolve = (hostname) => dns.promises.lookup(hostname, { all: true });
 
-function get(url: URL, options: SafeFetchOptions, signal: AbortSignal): Promise<IncomingMessage> {
+function send(url: URL, options: SafeFetchOptions, signal: AbortSignal): Promise<IncomingMessage> {
   const allowLoopback = options.allowLoopback === true;
+  const { post } = options;
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(
       url,
       {
-        headers: options.headers ?? {},
+        method: post ? 'POST' : 'GET',
+        headers: post
+          ? {
+              ...options.headers,
+              'Content-Type': post.contentType,
+              'Content-Length': String(Buffer.byteLength(post.body)),
+            }
+          : (options.headers ?? {}),
         signal,
         lookup: checkedLookup(options.resolve ?? resolveAll, allowLoopback),
         // No pooled sockets: a kept-alive one would skip the lookup, and may have been
@@ -127,7 +142,7 @@ function get(url: URL, options: SafeFetchOptions, signal: AbortSignal): Promise<
       resolve,
     );
     request.on('error', reject);
-    request.end();
+    request.end(post?.body);
   });
 }
 
@@ -150,7 +165,7 @@ async function readBody(response: IncomingMessage, maxBytes: number, signal: Abo
   return Buffer.concat(chunks, size);
 }
 
-/** GET a user-given URL under the rules above. Failures are SafeFetchErrors, except the caller's own abort. */
+/** GET (or POST to) a user-given URL under the rules above. Failures are SafeFetchErrors, except the caller's own abort. */
 export async function safeFetch(input: string | URL, options: SafeFetchOptions = {}): Promise<SafeFetchResult> {
   const allowLoopback = options.allowLoopback === true;
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
@@ -159,11 +174,14 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions =
   try {
     let url = checkedUrl(input, allowLoopback);
     for (let redirects = 0; ; redirects++) {
-      const response = await get(url, options, signal);
+      const response = await send(url, options, signal);
       const status = response.statusCode ?? 0;
-      const location = redirectStatuses.has(status) ? response.headers.location : undefined;
+      const follow = options.redirect !== 'manual' && redirectStatuses.has(status);
+      const location = follow ? response.headers.location : undefined;
       if (location === undefined) {
-        const body = await readBody(response, options.maxBytes ?? defaultMaxBytes, signal);
+        let body: Buffer = Buffer.alloc(0);
+        if (options.readBody === false) response.destroy();
+        else body = await readBody(response, options.maxBytes ?? defaultMaxBytes, signal);
         const contentType = response.headers['content-type']?.split(';')[0]?.trim().toLowerCase() || null;
         return { url: url.href, status, headers: response.headers, body, contentType };
       }

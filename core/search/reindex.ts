@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import { jobColumns, jobRow, toJob, type Job } from '../jobs/model.ts';
 import { submitJob } from '../jobs/submit.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
+import type { JobWebhook } from '../webhooks/request.ts';
 
 export const reindexKind = 'search_reindex';
 const batchSize = 500;
@@ -23,11 +24,12 @@ const sources = [
   { kind: 'media', table: 'media_items', visible: sql.fragment`s.status = 'ready'` },
 ] as const;
 
-/** Submits the site's reindex, or answers the one already waiting or running. */
+/** Submits the site's reindex, or answers the one already waiting or running (which keeps its own webhook). */
 export async function submitReindex(
   db: CommonQueryMethods,
   config: Config,
   access: SiteAccess,
+  webhook: JobWebhook | null = null,
 ): Promise<{ job: Job; existing: boolean }> {
   return db.transaction(async (tx) => {
     // Two submits at once: the second waits here and then sees the first's job.
@@ -38,7 +40,7 @@ export async function submitReindex(
       order by created_at limit 1`);
     if (pending) return { job: toJob(pending), existing: true };
     return {
-      job: await submitJob(tx, config, access, { kind: reindexKind, input: {}, estimatedUnits: 1 }),
+      job: await submitJob(tx, config, access, { kind: reindexKind, input: {}, estimatedUnits: 1, webhook }),
       existing: false,
     };
   });

@@ -365,6 +365,13 @@ export const requests: Record<string, Builder> = {
     path: `/api/service-accounts/${world.serviceAccount.id}`,
     body: { description: 'still the matrix bot' },
   }),
+  'GET /api/tenants/{tenant_id}/webhook-secret': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/webhook-secret`,
+  }),
+  'POST /api/tenants/{tenant_id}/webhook-secret/rotate': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/webhook-secret/rotate`,
+    body: { grace_period_seconds: 0 },
+  }),
   'DELETE /api/service-accounts/{service_account_id}': async (world) => ({
     path: `/api/service-accounts/${(await freshAccount(world)).id}`,
   }),
@@ -614,6 +621,9 @@ export const requests: Record<string, Builder> = {
   // A finished job: the stream sends its state once and ends.
   'GET /{site_identifier}/jobs/{job_id}/events': async (world) => ({
     path: `/${world.siteA.slug}/jobs/${(await jobOfA(world, 'succeeded')).id}/events`,
+  }),
+  'GET /{site_identifier}/jobs/{job_id}/webhooks': async (world) => ({
+    path: `/${world.siteA.slug}/jobs/${(await jobOfA(world, 'succeeded')).id}/webhooks`,
   }),
   'GET /admin/jobs/': fixed('/admin/jobs/'),
   'GET /admin/jobs/stats': fixed('/admin/jobs/stats'),

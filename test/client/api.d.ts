@@ -2185,6 +2185,33 @@ export interface paths {
      */
     post: operations["searchKnowledgeBase"];
   };
+  "/{site_identifier}/jobs/{job_id}/webhooks": {
+    /**
+     * List Job Webhook Deliveries
+     * @description The deliveries made to the job’s `webhook`, oldest first, each with its attempts: one per event asked for (`start`; `progress`, at most one a second; `completed` when it succeeds, fails or is canceled). Each is a POST of `{type: job.started | job.progress | job.completed, timestamp, data: <the Job>}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the tenant’s secret. A 2xx answer delivers it; 410 Gone stops it; other answers, timeouts (JOB_WEBHOOK_TIMEOUT_MS) and failed connections are retried after the waits of JOB_WEBHOOK_RETRY_SECONDS; a URL that leads to a private, local or reserved address is never sent to. Who may read the job may read its deliveries.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listJobWebhookDeliveries"];
+  };
+  "/api/tenants/{tenant_id}/webhook-secret": {
+    /**
+     * Get Webhook Secret
+     * @description The secret the tenant’s job webhooks are signed with (`whsec_…`, for any Standard Webhooks library), made on first use. Tenant admins only.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["getWebhookSecret"];
+  };
+  "/api/tenants/{tenant_id}/webhook-secret/rotate": {
+    /**
+     * Rotate Webhook Secret
+     * @description Replaces the secret. For `grace_period_seconds` (default a day) deliveries carry a signature by each, so receivers that still know the old one keep accepting them while they switch; with 0 the old one stops at once. Tenant admins only.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["rotateWebhookSecret"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -2712,6 +2739,10 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
+      /** @description Where the job’s events are sent (Standard Webhooks); null for none */
+      webhook: string | null;
+      /** @description The events sent to `webhook`; empty without one */
+      webhook_events: ("start" | "progress" | "completed")[];
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -3403,106 +3434,6 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
-    };
-    ImageGenerationRequest: {
-      prompt: string;
-      /**
-       * @default 1024x1024
-       * @enum {string}
-       */
-      size?: "256x256" | "512x512" | "1024x1024" | "1024x768" | "768x1024";
-      /**
-       * @default natural
-       * @enum {string}
-       */
-      style?: "natural" | "vivid" | "flat";
-      /** @default 1 */
-      count?: number;
-      /** @description The same seed and prompt give the same images (local provider) */
-      seed?: number;
-      /**
-       * @default png
-       * @enum {string}
-       */
-      format?: "png" | "webp" | "jpeg";
-      /**
-       * Format: uuid
-       * @description Where the images go; the top level when absent
-       */
-      folder_id?: string;
-    };
-    VideoGenerationRequest: {
-      /** @description Each sentence becomes a scene, narrated (at most 12) */
-      prompt?: string;
-      /** @description A script, instead of a prompt */
-      scenes?: {
-          /** @description Spoken over the scene */
-          narration?: string;
-          /** @description What to picture; the narration when absent */
-          image_prompt?: string;
-          /**
-           * Format: uuid
-           * @description An image of this site to show instead of a generated one
-           */
-          media_id?: string;
-          /** @description At least this long; longer when the narration needs it */
-          duration_seconds?: number;
-        }[];
-      /**
-       * @default 1280x720
-       * @enum {string}
-       */
-      size?: "640x360" | "1280x720" | "720x1280" | "1080x1080";
-      /** @description How long the whole video should be: the scenes that name no duration share what the others leave (each at least 1 s, at most 60 s; longer where narration needs it). Instead of seconds_per_scene. */
-      duration_seconds?: number;
-      /** @description For scenes that name no duration; default 4 */
-      seconds_per_scene?: number;
-      /**
-       * @description Speak the narration (else the scenes are silent)
-       * @default true
-       */
-      narrate?: boolean;
-      /**
-       * @description default, female, male, or a voice name the configured provider knows
-       * @default default
-       */
-      voice?: string;
-      /** @default en */
-      language?: string;
-      /** @default 1 */
-      speed?: number;
-      /**
-       * @default natural
-       * @enum {string}
-       */
-      style?: "natural" | "vivid" | "flat";
-      seed?: number;
-      /**
-       * Format: uuid
-       * @description Where the video goes; the top level when absent
-       */
-      folder_id?: string;
-      title?: string;
-    };
-    SpeechRequest: {
-      /** @description What to say; at most SPEECH_MAX_CHARACTERS characters */
-      text: string;
-      /**
-       * @description default, female, male, or a voice name the configured provider knows
-       * @default default
-       */
-      voice?: string;
-      /** @default en */
-      language?: string;
-      /** @default 1 */
-      speed?: number;
-      /**
-       * @default mp3
-       * @enum {string}
-       */
-      format?: "mp3" | "wav" | "ogg";
-      /** @description Title of the media item made */
-      title?: string;
     };
     WebhookReceipt: {
       /** @enum {boolean} */
@@ -4697,23 +4628,6 @@ export interface components {
           stale_fields: string[];
         }[];
     };
-    TranslateRequest: {
-      /** @description A locale of the site other than the master’s */
-      target_locale: string;
-      /**
-       * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
-       * @default machine
-       * @enum {string}
-       */
-      mode?: "machine" | "copy";
-      /**
-       * @description Write every field asked, even those a person or the machine translated and that are current
-       * @default false
-       */
-      overwrite?: boolean;
-      /** @description Only these localized fields (default: all) */
-      fields?: string[];
-    };
     SiteUser: {
       /** Format: uuid */
       id: string;
@@ -4740,23 +4654,6 @@ export interface components {
       user_id: string;
       /** Format: date-time */
       created_at: string;
-    };
-    WebsiteBrief: {
-      /** @description What the business is and does, in its own words */
-      business: string;
-      /** @description Who the site is for */
-      audience?: string;
-      /** @description e.g. friendly, formal (the model follows it) */
-      tone?: string;
-      /** @description The pages wanted, as slugs (home, about, services, contact, blog have templates; others get a plain one). Default home, about, services, contact. home is always made, at the root; the others become its children, in this order. */
-      pages?: string[];
-      /** @description Locales of the site to make the pages in; those other than the site’s default get copies to translate */
-      locales?: string[];
-      /**
-       * @description Draft blog posts to write (0–5)
-       * @default 0
-       */
-      posts?: number;
     };
     AdminJob: {
       /** Format: uuid */
@@ -4790,6 +4687,10 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
+      /** @description Where the job’s events are sent (Standard Webhooks); null for none */
+      webhook: string | null;
+      /** @description The events sent to `webhook`; empty without one */
+      webhook_events: ("start" | "progress" | "completed")[];
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -5006,6 +4907,64 @@ export interface components {
        * @default 5
        */
       limit?: number;
+    };
+    JobWebhook: {
+      /**
+       * Format: uuid
+       * @description The `webhook-id` header, the same on every attempt
+       */
+      id: string;
+      /** Format: uuid */
+      job_id: string;
+      /** @enum {string} */
+      event: "start" | "progress" | "completed";
+      url: string;
+      /**
+       * @description pending: an attempt is due (at `next_attempt_at` after a failed one); failed: no more attempts
+       * @enum {string}
+       */
+      status: "pending" | "succeeded" | "failed";
+      /**
+       * Format: date-time
+       * @description When what it tells happened: the `timestamp` of its payload
+       */
+      occurred_at: string;
+      /** Format: date-time */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      finished_at: string | null;
+      attempts: components["schemas"]["JobWebhookAttempt"][];
+    };
+    JobWebhookAttempt: {
+      attempt: number;
+      /** Format: date-time */
+      started_at: string;
+      duration_ms: number;
+      /** @description The receiver’s status; null when it did not answer */
+      response_status: number | null;
+      /** @description Why the attempt did not deliver; null when it did */
+      error: {
+        /** @description http_status, gone (410: not retried), fetch_timeout, fetch_failed, address_not_allowed or url_not_allowed (not retried) */
+        code: string;
+        message: string;
+      } | null;
+    };
+    WebhookSecret: {
+      /** Format: uuid */
+      tenant_id: string;
+      /** @description `whsec_` and the key in base64, as Standard Webhooks libraries take it */
+      secret: string;
+      /**
+       * Format: date-time
+       * @description Until then deliveries are also signed with the secret this one replaced; null when they are not
+       */
+      previous_expires_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      rotated_at: string | null;
     };
   };
   responses: {
@@ -5793,6 +5752,13 @@ export interface operations {
           chunk_tokens?: number;
           /** @description Tokens a chunk repeats of the one before, at most half a chunk (default KNOWLEDGE_CHUNK_OVERLAP, 50) */
           overlap_tokens?: number;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
         };
       };
     };
@@ -5814,7 +5780,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9171,7 +9137,40 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["ImageGenerationRequest"];
+        "application/json": {
+          prompt: string;
+          /**
+           * @default 1024x1024
+           * @enum {string}
+           */
+          size?: "256x256" | "512x512" | "1024x1024" | "1024x768" | "768x1024";
+          /**
+           * @default natural
+           * @enum {string}
+           */
+          style?: "natural" | "vivid" | "flat";
+          /** @default 1 */
+          count?: number;
+          /** @description The same seed and prompt give the same images (local provider) */
+          seed?: number;
+          /**
+           * @default png
+           * @enum {string}
+           */
+          format?: "png" | "webp" | "jpeg";
+          /**
+           * Format: uuid
+           * @description Where the images go; the top level when absent
+           */
+          folder_id?: string;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -9192,7 +9191,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9266,7 +9265,66 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["VideoGenerationRequest"];
+        "application/json": {
+          /** @description Each sentence becomes a scene, narrated (at most 12) */
+          prompt?: string;
+          /** @description A script, instead of a prompt */
+          scenes?: {
+              /** @description Spoken over the scene */
+              narration?: string;
+              /** @description What to picture; the narration when absent */
+              image_prompt?: string;
+              /**
+               * Format: uuid
+               * @description An image of this site to show instead of a generated one
+               */
+              media_id?: string;
+              /** @description At least this long; longer when the narration needs it */
+              duration_seconds?: number;
+            }[];
+          /**
+           * @default 1280x720
+           * @enum {string}
+           */
+          size?: "640x360" | "1280x720" | "720x1280" | "1080x1080";
+          /** @description How long the whole video should be: the scenes that name no duration share what the others leave (each at least 1 s, at most 60 s; longer where narration needs it). Instead of seconds_per_scene. */
+          duration_seconds?: number;
+          /** @description For scenes that name no duration; default 4 */
+          seconds_per_scene?: number;
+          /**
+           * @description Speak the narration (else the scenes are silent)
+           * @default true
+           */
+          narrate?: boolean;
+          /**
+           * @description default, female, male, or a voice name the configured provider knows
+           * @default default
+           */
+          voice?: string;
+          /** @default en */
+          language?: string;
+          /** @default 1 */
+          speed?: number;
+          /**
+           * @default natural
+           * @enum {string}
+           */
+          style?: "natural" | "vivid" | "flat";
+          seed?: number;
+          /**
+           * Format: uuid
+           * @description Where the video goes; the top level when absent
+           */
+          folder_id?: string;
+          title?: string;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -9287,7 +9345,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9372,7 +9430,66 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["VideoGenerationRequest"];
+        "application/json": {
+          /** @description Each sentence becomes a scene, narrated (at most 12) */
+          prompt?: string;
+          /** @description A script, instead of a prompt */
+          scenes?: {
+              /** @description Spoken over the scene */
+              narration?: string;
+              /** @description What to picture; the narration when absent */
+              image_prompt?: string;
+              /**
+               * Format: uuid
+               * @description An image of this site to show instead of a generated one
+               */
+              media_id?: string;
+              /** @description At least this long; longer when the narration needs it */
+              duration_seconds?: number;
+            }[];
+          /**
+           * @default 1280x720
+           * @enum {string}
+           */
+          size?: "640x360" | "1280x720" | "720x1280" | "1080x1080";
+          /** @description How long the whole video should be: the scenes that name no duration share what the others leave (each at least 1 s, at most 60 s; longer where narration needs it). Instead of seconds_per_scene. */
+          duration_seconds?: number;
+          /** @description For scenes that name no duration; default 4 */
+          seconds_per_scene?: number;
+          /**
+           * @description Speak the narration (else the scenes are silent)
+           * @default true
+           */
+          narrate?: boolean;
+          /**
+           * @description default, female, male, or a voice name the configured provider knows
+           * @default default
+           */
+          voice?: string;
+          /** @default en */
+          language?: string;
+          /** @default 1 */
+          speed?: number;
+          /**
+           * @default natural
+           * @enum {string}
+           */
+          style?: "natural" | "vivid" | "flat";
+          seed?: number;
+          /**
+           * Format: uuid
+           * @description Where the video goes; the top level when absent
+           */
+          folder_id?: string;
+          title?: string;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -9393,7 +9510,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9478,7 +9595,66 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["VideoGenerationRequest"];
+        "application/json": {
+          /** @description Each sentence becomes a scene, narrated (at most 12) */
+          prompt?: string;
+          /** @description A script, instead of a prompt */
+          scenes?: {
+              /** @description Spoken over the scene */
+              narration?: string;
+              /** @description What to picture; the narration when absent */
+              image_prompt?: string;
+              /**
+               * Format: uuid
+               * @description An image of this site to show instead of a generated one
+               */
+              media_id?: string;
+              /** @description At least this long; longer when the narration needs it */
+              duration_seconds?: number;
+            }[];
+          /**
+           * @default 1280x720
+           * @enum {string}
+           */
+          size?: "640x360" | "1280x720" | "720x1280" | "1080x1080";
+          /** @description How long the whole video should be: the scenes that name no duration share what the others leave (each at least 1 s, at most 60 s; longer where narration needs it). Instead of seconds_per_scene. */
+          duration_seconds?: number;
+          /** @description For scenes that name no duration; default 4 */
+          seconds_per_scene?: number;
+          /**
+           * @description Speak the narration (else the scenes are silent)
+           * @default true
+           */
+          narrate?: boolean;
+          /**
+           * @description default, female, male, or a voice name the configured provider knows
+           * @default default
+           */
+          voice?: string;
+          /** @default en */
+          language?: string;
+          /** @default 1 */
+          speed?: number;
+          /**
+           * @default natural
+           * @enum {string}
+           */
+          style?: "natural" | "vivid" | "flat";
+          seed?: number;
+          /**
+           * Format: uuid
+           * @description Where the video goes; the top level when absent
+           */
+          folder_id?: string;
+          title?: string;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -9499,7 +9675,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9584,7 +9760,33 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["SpeechRequest"];
+        "application/json": {
+          /** @description What to say; at most SPEECH_MAX_CHARACTERS characters */
+          text: string;
+          /**
+           * @description default, female, male, or a voice name the configured provider knows
+           * @default default
+           */
+          voice?: string;
+          /** @default en */
+          language?: string;
+          /** @default 1 */
+          speed?: number;
+          /**
+           * @default mp3
+           * @enum {string}
+           */
+          format?: "mp3" | "wav" | "ogg";
+          /** @description Title of the media item made */
+          title?: string;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -9605,7 +9807,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9920,6 +10122,13 @@ export interface operations {
           instruction: string;
           /** Format: uuid */
           mask_media_id?: string;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
         };
       };
     };
@@ -9941,7 +10150,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10029,6 +10238,13 @@ export interface operations {
         "application/json": {
           /** @default false */
           overwrite?: boolean;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
         };
       };
     };
@@ -10050,7 +10266,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12068,6 +12284,13 @@ export interface operations {
           /** @description Most pages to read (and credits to reserve); default and ceiling PDF_MAX_PAGES */
           max_pages?: number;
           /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed`; comma-separated, e.g. `start,completed` */
+          webhook_events?: string;
+          /**
            * Format: binary
            * @description The PDF (at most PDF_MAX_BYTES)
            */
@@ -12093,7 +12316,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12206,6 +12429,13 @@ export interface operations {
            * @enum {string}
            */
           status?: "draft";
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
         };
       };
     };
@@ -12227,7 +12457,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12470,6 +12700,19 @@ export interface operations {
         post_id: string;
       };
     };
+    requestBody?: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
+      };
+    };
     responses: {
       /** @description The job, finished within the wait asked for */
       200: {
@@ -12488,7 +12731,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12505,6 +12748,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
+      400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
       /** @description Not enough credits for the estimate: `available` and `required` say how many */
       402: {
@@ -12530,6 +12774,8 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
       /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
       429: {
@@ -12588,6 +12834,13 @@ export interface operations {
            * @default true
            */
           apply?: boolean;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
         };
       };
     };
@@ -12609,7 +12862,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13402,6 +13655,19 @@ export interface operations {
         site_identifier: string;
       };
     };
+    requestBody?: {
+      content: {
+        "application/json": {
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
+      };
+    };
     responses: {
       /** @description The job, finished within the wait asked for */
       200: {
@@ -13420,7 +13686,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -13437,6 +13703,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
+      400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
       /** @description Not enough credits for the estimate: `available` and `required` say how many */
       402: {
@@ -13452,6 +13719,8 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
       409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
       /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
       429: {
@@ -13745,6 +14014,13 @@ export interface operations {
            * @default false
            */
           apply?: boolean;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
         };
       };
     };
@@ -13766,7 +14042,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -16616,7 +16892,30 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["TranslateRequest"];
+        "application/json": {
+          /** @description A locale of the site other than the master’s */
+          target_locale: string;
+          /**
+           * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+           * @default machine
+           * @enum {string}
+           */
+          mode?: "machine" | "copy";
+          /**
+           * @description Write every field asked, even those a person or the machine translated and that are current
+           * @default false
+           */
+          overwrite?: boolean;
+          /** @description Only these localized fields (default: all) */
+          fields?: string[];
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -16637,7 +16936,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -16790,7 +17089,30 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["TranslateRequest"];
+        "application/json": {
+          /** @description A locale of the site other than the master’s */
+          target_locale: string;
+          /**
+           * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+           * @default machine
+           * @enum {string}
+           */
+          mode?: "machine" | "copy";
+          /**
+           * @description Write every field asked, even those a person or the machine translated and that are current
+           * @default false
+           */
+          overwrite?: boolean;
+          /** @description Only these localized fields (default: all) */
+          fields?: string[];
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -16811,7 +17133,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -16964,7 +17286,30 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["TranslateRequest"];
+        "application/json": {
+          /** @description A locale of the site other than the master’s */
+          target_locale: string;
+          /**
+           * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+           * @default machine
+           * @enum {string}
+           */
+          mode?: "machine" | "copy";
+          /**
+           * @description Write every field asked, even those a person or the machine translated and that are current
+           * @default false
+           */
+          overwrite?: boolean;
+          /** @description Only these localized fields (default: all) */
+          fields?: string[];
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -16985,7 +17330,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -17138,7 +17483,30 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["TranslateRequest"];
+        "application/json": {
+          /** @description A locale of the site other than the master’s */
+          target_locale: string;
+          /**
+           * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+           * @default machine
+           * @enum {string}
+           */
+          mode?: "machine" | "copy";
+          /**
+           * @description Write every field asked, even those a person or the machine translated and that are current
+           * @default false
+           */
+          overwrite?: boolean;
+          /** @description Only these localized fields (default: all) */
+          fields?: string[];
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -17159,7 +17527,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -17740,7 +18108,30 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": components["schemas"]["WebsiteBrief"];
+        "application/json": {
+          /** @description What the business is and does, in its own words */
+          business: string;
+          /** @description Who the site is for */
+          audience?: string;
+          /** @description e.g. friendly, formal (the model follows it) */
+          tone?: string;
+          /** @description The pages wanted, as slugs (home, about, services, contact, blog have templates; others get a plain one). Default home, about, services, contact. home is always made, at the root; the others become its children, in this order. */
+          pages?: string[];
+          /** @description Locales of the site to make the pages in; those other than the site’s default get copies to translate */
+          locales?: string[];
+          /**
+           * @description Draft blog posts to write (0–5)
+           * @default 0
+           */
+          posts?: number;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
       };
     };
     responses: {
@@ -17761,7 +18152,7 @@ export interface operations {
           "application/json": components["schemas"]["Job"];
         };
       };
-      /** @description The job, accepted and not finished yet; poll Location or watch its events */
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
       202: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -18115,6 +18506,10 @@ export interface operations {
             /** Format: uuid */
             media_id: string | null;
             media_ids: string[];
+            /** @description Where the job’s events are sent (Standard Webhooks); null for none */
+            webhook: string | null;
+            /** @description The events sent to `webhook`; empty without one */
+            webhook_events: ("start" | "progress" | "completed")[];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -19023,6 +19418,133 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["KnowledgeSearchResult"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Job Webhook Deliveries
+   * @description The deliveries made to the job’s `webhook`, oldest first, each with its attempts: one per event asked for (`start`; `progress`, at most one a second; `completed` when it succeeds, fails or is canceled). Each is a POST of `{type: job.started | job.progress | job.completed, timestamp, data: <the Job>}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the tenant’s secret. A 2xx answer delivers it; 410 Gone stops it; other answers, timeouts (JOB_WEBHOOK_TIMEOUT_MS) and failed connections are retried after the waits of JOB_WEBHOOK_RETRY_SECONDS; a URL that leads to a private, local or reserved address is never sent to. Who may read the job may read its deliveries.
+   *
+   * Timeout: 20 s.
+   */
+  listJobWebhookDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        job_id: string;
+      };
+    };
+    responses: {
+      /** @description A page of deliveries */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["JobWebhook"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Get Webhook Secret
+   * @description The secret the tenant’s job webhooks are signed with (`whsec_…`, for any Standard Webhooks library), made on first use. Tenant admins only.
+   *
+   * Timeout: 20 s.
+   */
+  getWebhookSecret: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    responses: {
+      /** @description The secret */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookSecret"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Rotate Webhook Secret
+   * @description Replaces the secret. For `grace_period_seconds` (default a day) deliveries carry a signature by each, so receivers that still know the old one keep accepting them while they switch; with 0 the old one stops at once. Tenant admins only.
+   *
+   * Timeout: 30 s.
+   */
+  rotateWebhookSecret: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": {
+          /**
+           * @description How long deliveries are also signed with the old secret (default a day; 0: it stops at once)
+           * @default 86400
+           */
+          grace_period_seconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The new secret */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookSecret"];
         };
       };
       400: components["responses"]["MalformedBody"];

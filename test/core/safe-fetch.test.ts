@@ -13,7 +13,7 @@ let origin: string;
 let port: number;
 
 // Routes: /page, /redirect?to=, /hops/<n> (n redirects, then a page), /loop,
-// /big (with Content-Length), /big-chunked (without), /etag, /slow-headers, /slow-body.
+// /big (with Content-Length), /big-chunked (without), /etag, /echo, /slow-headers, /slow-body.
 function handle(request: http.IncomingMessage, response: http.ServerResponse) {
   const url = new URL(request.url!, origin);
   const hops = /^\/hops\/(\d+)$/.exec(url.pathname);
@@ -39,6 +39,23 @@ function handle(request: http.IncomingMessage, response: http.ServerResponse) {
       if (request.headers['if-none-match'] === '"v1"')
         return response.writeHead(304, { etag: '"v1"', 'content-length': '999999999' }).end();
       return response.writeHead(200, { etag: '"v1"', 'content-type': 'text/plain' }).end('version 1');
+    case '/echo': {
+      // Answers what was sent, for the POST a webhook makes.
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () =>
+        response.writeHead(201, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            method: request.method,
+            type: request.headers['content-type'],
+            length: request.headers['content-length'],
+            signed: request.headers['webhook-id'],
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        ),
+      );
+      return;
+    }
     case '/slow-headers':
       return; // never answers
     case '/slow-body':
@@ -305,6 +322,33 @@ describe('safeFetch', () => {
       const reason = new Error('job canceled');
       setTimeout(() => controller.abort(reason), 50);
       await expect(safeFetch(`${origin}/slow-body`, { ...local, signal: controller.signal })).rejects.toBe(reason);
+    });
+  });
+
+  describe('a POST (a webhook delivery)', () => {
+    const post = { body: '{"type":"job.completed"}', contentType: 'application/json' };
+
+    it('sends the body with its type and length, and the headers given', async () => {
+      const result = await safeFetch(`${origin}/echo`, { ...local, post, headers: { 'webhook-id': 'msg_1' } });
+      expect(result.status).toBe(201);
+      expect(JSON.parse(result.body.toString('utf8'))).toEqual({
+        method: 'POST',
+        type: 'application/json',
+        length: String(post.body.length),
+        signed: 'msg_1',
+        body: post.body,
+      });
+    });
+
+    it('with redirect: manual, answers a redirect as the result, not sent on', async () => {
+      const result = await safeFetch(`${origin}/redirect?to=/echo`, { ...local, post, redirect: 'manual' });
+      expect(result).toMatchObject({ status: 302, url: `${origin}/redirect?to=/echo` });
+    });
+
+    it('with readBody: false, answers the status and leaves the body unread, however large', async () => {
+      const result = await safeFetch(`${origin}/big-chunked`, { ...local, maxBytes: 10, readBody: false });
+      expect(result.status).toBe(200);
+      expect(result.body).toHaveLength(0);
     });
   });
 

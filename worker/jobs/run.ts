@@ -20,6 +20,7 @@ import {
   type AttemptOutcome,
   type Run,
 } from '../../core/jobs/settle.ts';
+import { announce, wants } from '../../core/webhooks/announce.ts';
 import type { TaskDeps } from '../task.ts';
 import { describe, permanent } from './errors.ts';
 import type { Outcome } from './handler.ts';
@@ -119,6 +120,8 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     unsubscribe();
     return;
   }
+  // Not in the claim's statement: a worker lost before this is made up for by the next claim of the run.
+  await announce(db, job, 'start');
   const log = logger.child({ job_id: job.id, kind: job.kind, attempt: job.attempts });
   const signal = AbortSignal.any([canceled.signal, run.signal]);
   let outcome: Outcome | undefined;
@@ -139,6 +142,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
         await db.query(sql.typeAlias('void')`
           update jobs set progress = ${Math.min(1, Math.max(0, fraction))}, stage = ${stage.slice(0, 200)}
           where id = ${job.id} and status = 'running' and locked_by = ${job.locked_by}`);
+        await announce(db, job, 'progress');
       },
     };
     if (job.provider_result !== null) {
@@ -155,7 +159,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
         done.status === 'waiting'
           ? park(tx, job, done.provider, done.providerRef, { run: held })
           : succeed(tx, job, done, { run: held }),
-      { transaction: done.status === 'succeeded' && writesBeyondTheJob(done) },
+      { transaction: done.status === 'succeeded' && (writesBeyondTheJob(done) || wants(job, 'completed')) },
     );
     if (settled === 'settled') log.info({ status: done.status }, 'job settled');
     else await discard(deps, job, settled === 'canceled' ? outcome : undefined, settled);
@@ -199,7 +203,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
         last
           ? fail(tx, job, { code: error.code, message: error.message }, { run: held })
           : requeue(tx, job, { code: error.code, message: error.message }, { run: held }),
-      { transaction: false },
+      { transaction: last && wants(job, 'completed') },
     );
     if (settled === 'taken over') throw takenOver();
     if (!last) throw error;

@@ -1,0 +1,38 @@
+// Every job-creating route — one that answers jobResponses (./answer.ts) —
+// takes `webhook` and `webhook_events` beside its own fields
+// (core/webhooks/request.ts). They are added here, to every such route at
+// once (api/routes.ts), rather than spelt out in each: its body schema gains
+// them, so validation and the document agree; its handler gets its own body
+// without them, and the webhook asked for on `context.webhook`, which
+// submitAndAnswer hands to the submit. A route with a multipart body reads
+// the fields from its form itself (posts/from-pdf).
+import { z } from 'zod';
+import { requestedWebhook, webhookFields, type WebhookFields } from '../../core/webhooks/request.ts';
+import type { RouteDefinition } from '../route.ts';
+import { jobResponses } from './answer.ts';
+
+/** The body schema with the webhook fields: a body that had none becomes an optional one of them alone. */
+function withWebhookFields(key: string, body: z.ZodType | undefined): z.ZodType {
+  if (body === undefined) return z.strictObject(webhookFields.shape).optional();
+  if (body instanceof z.ZodObject) return body.safeExtend(webhookFields.shape);
+  if (body instanceof z.ZodOptional) return withWebhookFields(key, body.unwrap() as z.ZodType).optional();
+  if (body instanceof z.ZodDefault) {
+    const fallback = body.def.defaultValue as never;
+    return withWebhookFields(key, body.unwrap() as z.ZodType).default(fallback);
+  }
+  throw new Error(`${key} answers a job, but its body is not an object the webhook fields can be added to`);
+}
+
+export function takingWebhooks(route: RouteDefinition): RouteDefinition {
+  if (route.responses[202] !== jobResponses[202] || route.request?.rawBody) return route;
+  return {
+    ...route,
+    request: { ...route.request, body: withWebhookFields(route.key, route.request?.body) },
+    async handler(input, context, http) {
+      const sent = input.body as (WebhookFields & Record<string, unknown>) | undefined;
+      const { webhook, webhook_events, ...own } = sent ?? {};
+      context.webhook = requestedWebhook(context.services.config, { webhook, webhook_events });
+      return route.handler({ ...input, body: sent === undefined ? undefined : own }, context, http);
+    },
+  };
+}

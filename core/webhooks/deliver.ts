@@ -1,0 +1,125 @@
+// One attempt at delivering a job webhook, run by the queue
+// (worker/tasks/webhook__deliver.ts): signed with the tenant's secret at the
+// moment it is sent, POSTed through the SSRF-safe fetcher (no redirects
+// followed, JOB_WEBHOOK_TIMEOUT_MS at most), and recorded. The attempt, the
+// delivery's new state and the next attempt's queue entry commit together.
+// A 2xx delivers it; a 410 Gone, an address or URL that may not be reached
+// end it; anything else is retried after the next wait of
+// JOB_WEBHOOK_RETRY_SECONDS, and fails once they are spent.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Config } from '../config.ts';
+import { enqueue } from '../jobs/enqueue.ts';
+import type { Logger } from '../logger.ts';
+import { safeFetch, SafeFetchError, type Resolve } from '../net/safe-fetch.ts';
+import { deliverTask, deliveryLane, taskAttempts } from './announce.ts';
+import { signature, signingSecrets } from './secrets.ts';
+
+const pending = z.object({
+  id: z.uuid(),
+  tenant_id: z.uuid(),
+  url: z.string(),
+  payload: z.string(),
+  attempts: z.number(),
+});
+type Pending = z.infer<typeof pending>;
+
+type AttemptError = { code: string; message: string };
+type Outcome = { verdict: 'delivered' | 'retry' | 'end'; responseStatus: number | null; error: AttemptError | null };
+
+export type DeliverDeps = {
+  db: CommonQueryMethods;
+  config: Config;
+  logger: Logger;
+  resolve?: Resolve | undefined;
+  /** The worker stopping: an attempt cut short is not recorded, and the queue runs the task again. */
+  signal?: AbortSignal;
+};
+
+/** Refusals no retry can change: the URL or the address it leads to may not be reached. */
+const unreachable = new Set(['url-not-allowed', 'address-not-allowed']);
+
+async function send({ config, resolve, signal }: DeliverDeps, delivery: Pending, secrets: string[]): Promise<Outcome> {
+  const url = new URL(delivery.url);
+  // The allowlist may have changed since the job was submitted.
+  if (url.protocol === 'http:' && !config.webhooks.httpHosts.includes(url.hostname)) {
+    const error = { code: 'url_not_allowed', message: 'Only https webhooks are sent to this host.' };
+    return { verdict: 'end', responseStatus: null, error };
+  }
+  const sentAt = Math.floor(Date.now() / 1000);
+  try {
+    const { status } = await safeFetch(url, {
+      post: { body: delivery.payload, contentType: 'application/json' },
+      headers: {
+        'User-Agent': 'content-platform-webhooks/1',
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(sentAt),
+        'webhook-signature': signature(secrets, delivery.id, sentAt, delivery.payload),
+      },
+      redirect: 'manual',
+      readBody: false,
+      timeoutMs: config.webhooks.timeoutMs,
+      allowLoopback: config.fetch.allowLoopback,
+      ...(resolve ? { resolve } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    if (status >= 200 && status < 300) return { verdict: 'delivered', responseStatus: status, error: null };
+    const error = { code: status === 410 ? 'gone' : 'http_status', message: `The receiver answered ${status}.` };
+    return { verdict: status === 410 ? 'end' : 'retry', responseStatus: status, error };
+  } catch (thrown) {
+    if (!(thrown instanceof SafeFetchError)) throw thrown;
+    const error = { code: thrown.code.replaceAll('-', '_'), message: thrown.message };
+    return { verdict: unreachable.has(thrown.code) ? 'end' : 'retry', responseStatus: null, error };
+  }
+}
+
+/** The wait before retry `n` (1-based), give or take a tenth so that retries of many deliveries spread out. */
+function waitMs(config: Config, n: number): number | undefined {
+  const seconds = config.webhooks.retrySeconds[n - 1];
+  return seconds === undefined ? undefined : seconds * 1000 * (0.9 + Math.random() * 0.2);
+}
+
+export async function deliver(deps: DeliverDeps, webhookId: string): Promise<void> {
+  const { db, config, logger } = deps;
+  const delivery = await db.maybeOne(sql.type(pending)`
+    select id, tenant_id, url, payload, attempts from job_webhooks where id = ${webhookId} and status = 'pending'`);
+  // Gone with its job, or already delivered or ended: a second run does nothing.
+  if (!delivery) return;
+  const attempt = delivery.attempts + 1;
+  const startedAt = new Date();
+  const started = performance.now();
+  const outcome = await send(deps, delivery, await signingSecrets(db, delivery.tenant_id));
+  const durationMs = Math.round(performance.now() - started);
+  const wait = outcome.verdict === 'retry' ? waitMs(config, attempt) : undefined;
+  const nextAt = wait === undefined ? null : new Date(Date.now() + wait);
+  const status = outcome.verdict === 'delivered' ? 'succeeded' : nextAt ? 'pending' : 'failed';
+  await db.transaction(async (tx) => {
+    // Only from the state this run read: a run of the same attempt that got here first wins.
+    const moved = await tx.maybeOne(sql.type(z.object({ id: z.uuid() }))`
+      update job_webhooks set attempts = ${attempt}, status = ${status}, next_attempt_at = ${nextAt?.toISOString() ?? null},
+             finished_at = ${status === 'pending' ? null : sql.fragment`now()`}
+      where id = ${delivery.id} and attempts = ${delivery.attempts} and status = 'pending'
+      returning id`);
+    if (!moved) return;
+    await tx.query(sql.typeAlias('void')`
+      insert into job_webhook_attempts (webhook_id, tenant_id, attempt, started_at, duration_ms, response_status, error)
+      values (${delivery.id}, ${delivery.tenant_id}, ${attempt}, ${startedAt.toISOString()}, ${durationMs},
+              ${outcome.responseStatus}, ${outcome.error ? sql.jsonb(outcome.error) : null})`);
+    if (nextAt) {
+      await enqueue(
+        tx,
+        deliverTask,
+        { webhook_id: delivery.id },
+        {
+          queueName: deliveryLane(delivery.tenant_id),
+          runAt: nextAt,
+          maxAttempts: taskAttempts,
+        },
+      );
+    }
+  });
+  logger.info(
+    { webhook_id: delivery.id, attempt, status, response_status: outcome.responseStatus, error: outcome.error?.code },
+    'job webhook attempt',
+  );
+}

@@ -1,0 +1,64 @@
+// What a job-creating request may add to ask for webhooks: `webhook`, the URL
+// its events are POSTed to, and `webhook_events`, which ones (default: only
+// `completed`). https only, except for the development hosts named in
+// JOB_WEBHOOK_HTTP_HOSTS. A URL written with a private, local or reserved
+// address is refused at once; where a name leads is judged at each delivery
+// (core/net/safe-fetch.ts), since it can resolve elsewhere by then.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import type { Config } from '../config.ts';
+import { Problem } from '../errors.ts';
+import { webhookEvents, type WebhookEvent } from '../jobs/model.ts';
+import { isAllowedAddress } from '../net/addresses.ts';
+
+export type JobWebhook = { url: string; events: WebhookEvent[] };
+
+const url = z
+  .url({ protocol: /^https?$/ })
+  .max(2000)
+  .describe(
+    'An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret ' +
+      '(`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. ' +
+      'Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.',
+  );
+
+const eventsDescription =
+  'Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed`';
+
+/** The fields as a JSON body takes them. */
+export const webhookFields = z.object({
+  webhook: url.optional(),
+  webhook_events: z.array(z.enum(webhookEvents)).min(1).max(3).optional().describe(eventsDescription),
+});
+
+/** The fields as a multipart form takes them: the events comma-separated. */
+export const webhookFormFields = z.object({
+  webhook: url.optional(),
+  webhook_events: z
+    .string()
+    .transform((value) => value.split(',').map((event) => event.trim()))
+    .pipe(z.array(z.enum(webhookEvents)).min(1).max(3))
+    .optional()
+    .describe(`${eventsDescription}; comma-separated, e.g. \`start,completed\``),
+});
+
+export type WebhookFields = z.output<typeof webhookFields>;
+
+const invalid = (path: string, message: string) =>
+  new Problem(422, 'The request is not valid; see errors.', { errors: [{ path: `body.${path}`, message }] });
+
+/** The webhook a request asked for, or null; 422 for what the schema alone cannot judge. */
+export function requestedWebhook(config: Config, fields: WebhookFields): JobWebhook | null {
+  if (!fields.webhook) {
+    if (fields.webhook_events) throw invalid('webhook_events', 'needs a webhook');
+    return null;
+  }
+  const { protocol, hostname } = new URL(fields.webhook);
+  if (protocol === 'http:' && !config.webhooks.httpHosts.includes(hostname))
+    throw invalid('webhook', 'must be an https URL');
+  const address = hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(address) && !isAllowedAddress(address, { allowLoopback: config.fetch.allowLoopback }))
+    throw invalid('webhook', 'leads to a private, local or reserved address');
+  const events: WebhookEvent[] = fields.webhook_events ?? ['completed'];
+  return { url: fields.webhook, events: [...new Set(events)] };
+}
