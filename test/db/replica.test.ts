@@ -109,6 +109,13 @@ async function retitle(app: TestApp): Promise<string> {
   return title;
 }
 
+/** The article's title and the site's element count (as `auth` reads it) once the replica holds everything. */
+async function replicated(auth: Auth) {
+  await replicaHealth(t, 'up');
+  await caughtUp();
+  return { before: await titleOf(t), count: await elementCount(t, auth) };
+}
+
 /** Runs `body` with the standby's replay paused, resuming it whatever happens. */
 async function whilePaused(body: () => Promise<void>): Promise<void> {
   await caughtUp();
@@ -159,11 +166,7 @@ afterAll(async () => {
 
 describe('reads that go to the replica', () => {
   it('public delivery, search and statistics show what the replica has replayed, within the lag bound', async () => {
-    await replicaHealth(t, 'up');
-    // What is read before the pause is what the replica holds: everything so far.
-    await caughtUp();
-    const before = await titleOf(t);
-    const count = await elementCount(t, s.admin.auth);
+    const { before, count } = await replicated(s.admin.auth);
     await whilePaused(async () => {
       // The editor changes the article and adds one; the primary has both, the paused standby neither.
       const title = await retitle(t);
@@ -185,10 +188,7 @@ describe('reads that go to the replica', () => {
   });
 
   it('a caller reads their own writes from the primary while the replica has not replayed them', async () => {
-    await replicaHealth(t, 'up');
-    await caughtUp();
-    const before = await titleOf(t);
-    const count = await elementCount(t, s.editor.auth);
+    const { before, count } = await replicated(s.editor.auth);
     await whilePaused(async () => {
       const title = await retitle(t);
       // Anyone else reads the replica, and sees the title it has replayed...
