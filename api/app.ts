@@ -48,6 +48,8 @@ export function createApp(services: Services, options: AppOptions = {}): App {
   services.accessCache.start();
   services.publicCache.start();
   services.statistics.start(services.db);
+  // The replica is read only once its replay is known to be close behind.
+  services.replica?.start();
   const app = express();
   app.disable('x-powered-by');
   // Express would hash every body for a weak ETag (and answer 304s no route

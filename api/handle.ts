@@ -31,15 +31,23 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
   const { access } = route;
   // Handlers get everything but the pool: their statements go through the request's database.
   const { db: pool, canceller, ...handlerServices } = services;
+  const primary = { pool, canceller };
+  const replica = route.reads === 'replica' ? services.replica : undefined;
   const changes = endpoint.method !== 'GET';
   return async (req, res) => {
     const { signal, deadline } = res.locals.deadline as Deadline;
-    const db = cancellableDb(pool, canceller, signal);
+    // Who the caller is and what they may reach is read from the primary, whatever the route reads.
+    const db = cancellableDb(primary, signal);
     const authenticate = () => services.accessCache.authenticate(db, req.get('authorization'));
     // Who is asking comes before what they asked: a bad token is a 401 even with a bad body.
     const auth = withToken(access) ? await authenticate() : undefined;
     const input = parseInput(route, req);
-    const context = new Context(handlerServices, req, res, db, signal, deadline, authenticate) as Context &
+    // A public read that carries a token this process knows reads its holder's own writes too.
+    const reads = replica?.routing(
+      auth ? actorId(auth.actor) : services.accessCache.knownCaller(req.get('authorization')),
+    );
+    const handlerDb = reads ? cancellableDb(primary, signal, reads) : db;
+    const context = new Context(handlerServices, req, res, handlerDb, signal, deadline, authenticate) as Context &
       RouteContext & { actor?: Actor; site?: unknown; access?: unknown };
     if (auth) Object.assign(context, auth);
     const admitted = await admit(services.accessCache, db, access, auth?.actor, input.params);
@@ -60,10 +68,16 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
       };
     };
     const key = route.idempotent ? req.get('idempotency-key') : undefined;
-    const reply =
-      key === undefined
-        ? { ...(await answer()), replayed: false }
-        : await replayable(services, endpoint, context.actor, key, input, answer);
+    let reply: StoredReply & { json?: string | Buffer; replayed: boolean };
+    try {
+      reply =
+        key === undefined
+          ? { ...(await answer()), replayed: false }
+          : await replayable(services, endpoint, context.actor, key, input, answer);
+    } finally {
+      // Once whatever the request committed is committed (or it failed): the caller reads it back from the primary.
+      if (changes && auth) services.replica?.wrote(actorId(auth.actor));
+    }
     if (changes) await services.accessCache.settled();
     if (route.views && context.site) countView(services, route.views, (context.site as { id: string }).id, req);
     if (res.headersSent) return;

@@ -40,11 +40,17 @@ export function routesByKey(endpoints: Endpoint[], routes: RouteDefinition[]): M
   return byKey;
 }
 
-/** A route may ask more of its callers than the specification (a token for a view it lists as public), never less. */
+/**
+ * A route may ask more of its callers than the specification (a token for a view it lists as public), never less;
+ * and only a GET reads from the replica.
+ */
 function checkAccess(endpoint: Endpoint, route: RouteDefinition): void {
   const { access } = route;
   if (endpoint.auth === 'bearer' && (access === 'public' || access === 'public-site')) {
     throw new Error(`Route ${route.key} is open to anyone, but the manifest says it needs a token`);
+  }
+  if (route.reads === 'replica' && endpoint.method !== 'GET') {
+    throw new Error(`Route ${route.key} reads from the replica, where nothing can be written: only a GET may`);
   }
   const bySite = typeof access === 'object' || access === 'public-site';
   if (bySite && !endpoint.path.includes('{site_identifier}')) {

@@ -136,6 +136,14 @@ export type RouteDefinition<
    * or starting the timeout, none of which a kept answer needs.
    */
   publicCache?: true;
+  /**
+   * `replica`: the handler's statements may be served by the read replica
+   * (DATABASE_READ_URL) while it is close enough behind the primary and holds
+   * the caller's own last write, else by the primary (db/replica.ts). For GET
+   * routes whose handlers only read; authentication and access are read from
+   * the primary all the same.
+   */
+  reads?: 'replica';
   /** Honour an Idempotency-Key header: replay the first answer to a repeated request. */
   idempotent?: boolean;
   /** Success responses by status, and errors particular to the route; the common errors are added from the manifest. */

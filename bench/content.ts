@@ -44,52 +44,10 @@ export async function contentFigures(
   const hello = await startBaseline('express-hello.ts', {});
   const withPg = await startBaseline('express-pg.ts', { DATABASE_URL: databaseUrl });
   try {
-    const site = await benchSite(apiUrl, token, 'Content bench');
-    await api(`${apiUrl}/sites/${site.slug}`, token, 'PATCH', {
-      visibility: 'public',
-      locales: ['en', 'de', 'de-CH'],
-      default_locale: 'en',
-    });
+    const { site, pagePath } = await publicPage(apiUrl, token, 'Content bench');
     const siteId = await db.oneFirst(sql.type(idRow)`select id from sites where slug = ${site.slug}`);
     const tenantId = await db.oneFirst(sql.type(z.object({ tenant_id: z.uuid() }))`
       select tenant_id from sites where id = ${siteId}`);
-
-    // A page of ten published blocks, each translated into German.
-    await api(`${apiUrl}/${site.slug}/contenttypes/`, token, 'POST', {
-      name: 'Block',
-      api_id: 'block',
-      fields: [
-        { id: 'heading', label: 'Heading', type: 'text', localized: true },
-        { id: 'body', label: 'Body', type: 'long_text', localized: true },
-        { id: 'order', label: 'Order', type: 'integer' },
-      ],
-    });
-    const blocks: string[] = [];
-    for (let i = 0; i < 10; i++) {
-      const block = await api<{ id: string }>(`${apiUrl}/${site.slug}/elements/`, token, 'POST', {
-        type: 'block',
-        name: `Block ${i}`,
-        status: 'published',
-        data: { heading: `Heading ${i}`, body: 'Some text. '.repeat(20), order: i },
-      });
-      await api(`${apiUrl}/${site.slug}/elements/`, token, 'POST', {
-        master_id: block.id,
-        locale: 'de',
-        name: `Block ${i} (de)`,
-        status: 'published',
-        data: { heading: `Überschrift ${i}` },
-      });
-      blocks.push(block.id);
-    }
-    const page = await api<{ id: string }>(`${apiUrl}/${site.slug}/pages/`, token, 'POST', {
-      slug: 'home',
-      title: 'Home',
-      status: 'published',
-    });
-    await api(`${apiUrl}/${site.slug}/pages/${page.id}/elements/batch-update`, token, 'POST', {
-      elements: blocks.map((id) => ({ element_id: id, area: 'main' })),
-    });
-    const pagePath = `/public/${site.slug}/pages/${page.id}?locale=de-CH`;
     const mediaId = await db.oneFirst(sql.type(idRow)`
       insert into media_items (tenant_id, site_id, kind, mime_type, storage_key, status)
       values (${tenantId}, ${siteId}, 'image', 'image/png', ${`${tenantId}/${siteId}/bench.png`}, 'ready') returning id`);
@@ -184,6 +142,55 @@ export async function contentFigures(
     await Promise.all([stopBaseline(hello), stopBaseline(withPg), uncached.stop()]);
     await db.end();
   }
+}
+
+/**
+ * A public site (locales en, de, de-CH) with a page of ten published blocks,
+ * each translated into German; answers the site and the page's public path in
+ * de-CH (served from German, falling back to English per field).
+ */
+export async function publicPage(apiUrl: string, token: string, name: string) {
+  const site = await benchSite(apiUrl, token, name);
+  await api(`${apiUrl}/sites/${site.slug}`, token, 'PATCH', {
+    visibility: 'public',
+    locales: ['en', 'de', 'de-CH'],
+    default_locale: 'en',
+  });
+  await api(`${apiUrl}/${site.slug}/contenttypes/`, token, 'POST', {
+    name: 'Block',
+    api_id: 'block',
+    fields: [
+      { id: 'heading', label: 'Heading', type: 'text', localized: true },
+      { id: 'body', label: 'Body', type: 'long_text', localized: true },
+      { id: 'order', label: 'Order', type: 'integer' },
+    ],
+  });
+  const blocks: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const block = await api<{ id: string }>(`${apiUrl}/${site.slug}/elements/`, token, 'POST', {
+      type: 'block',
+      name: `Block ${i}`,
+      status: 'published',
+      data: { heading: `Heading ${i}`, body: 'Some text. '.repeat(20), order: i },
+    });
+    await api(`${apiUrl}/${site.slug}/elements/`, token, 'POST', {
+      master_id: block.id,
+      locale: 'de',
+      name: `Block ${i} (de)`,
+      status: 'published',
+      data: { heading: `Überschrift ${i}` },
+    });
+    blocks.push(block.id);
+  }
+  const page = await api<{ id: string }>(`${apiUrl}/${site.slug}/pages/`, token, 'POST', {
+    slug: 'home',
+    title: 'Home',
+    status: 'published',
+  });
+  await api(`${apiUrl}/${site.slug}/pages/${page.id}/elements/batch-update`, token, 'POST', {
+    elements: blocks.map((id) => ({ element_id: id, area: 'main' })),
+  });
+  return { site, pagePath: `/public/${site.slug}/pages/${page.id}?locale=de-CH` };
 }
 
 /**

@@ -14,6 +14,7 @@ import { requestPathFigures } from './request-path.ts';
 import { postImportFigures } from './posts.ts';
 import { searchFigures } from './search.ts';
 import { knowledgeFigures } from './knowledge.ts';
+import { replicaFigures } from './replica.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -222,6 +223,7 @@ try {
     const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
     rows.push(...(await knowledgeFigures(api.url, token, databaseUrl, adminUrl, launchApi)));
   }
+  if (section('replica')) rows.push(...(await replicaFigures(launchApi)));
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { BackendCanceller } from '../db/canceller.ts';
 import { createPool, sql } from '../db/pool.ts';
+import { ReadReplica } from '../db/replica.ts';
 import { readMigrationFiles } from '../db/migrations.ts';
 import { createCacheStore } from './cache/index.ts';
 import type { Config } from './config.ts';
@@ -36,6 +37,18 @@ export async function createServices(
       logger,
     ),
     canceller: new BackendCanceller(databaseUrl),
+    ...(config.databaseRead && {
+      replica: await ReadReplica.create(
+        {
+          primaryUrl: databaseUrl,
+          replicaUrl: config.databaseRead.url,
+          maxLagMs: config.databaseRead.maxLagMs,
+          poolSize: config.databasePoolSize,
+          applicationName,
+        },
+        logger,
+      ),
+    }),
     cache: createCacheStore(config.redisUrl),
     storage: createStorage(config),
     rateLimits: createRateLimits(databaseUrl, config.rateLimits, signInFailed),
@@ -77,6 +90,7 @@ export async function closeServices(services: Services): Promise<void> {
     services.rateLimits.close(),
     services.notifications.close(),
     services.canceller.close(),
+    services.replica?.close(),
   ]);
 }
 

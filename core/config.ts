@@ -32,6 +32,12 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   DATABASE_POOL_SIZE: positiveInt.default(10),
+  // A streaming replica for public delivery, search and statistics reads (db/replica.ts).
+  DATABASE_READ_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATABASE_READ_MAX_LAG_MS: positiveInt.max(60_000).default(1000),
   ACCESS_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   ACCESS_CACHE_MAX_ENTRIES: positiveInt.default(10_000),
   PUBLIC_CACHE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
@@ -217,6 +223,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     logLevel: values.LOG_LEVEL,
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
+    databaseRead: values.DATABASE_READ_URL
+      ? { url: values.DATABASE_READ_URL, maxLagMs: values.DATABASE_READ_MAX_LAG_MS }
+      : undefined,
     accessCache: { ttlSeconds: values.ACCESS_CACHE_SECONDS, maxEntries: values.ACCESS_CACHE_MAX_ENTRIES },
     publicCache: {
       ttlSeconds: values.PUBLIC_CACHE_SECONDS,

@@ -12,6 +12,7 @@ import type { Notifications } from './notifications.ts';
 import type { Storage } from './storage/storage.ts';
 import type { BackendCanceller } from '../db/canceller.ts';
 import type { CommonQueryMethods, DatabasePool } from '../db/pool.ts';
+import type { ReadReplica } from '../db/replica.ts';
 import type { MigrationFile } from '../db/migrations.ts';
 
 export type Services = {
@@ -20,6 +21,8 @@ export type Services = {
   db: DatabasePool;
   /** Cancels statements of requests past their deadline, on a connection outside the pool. */
   canceller: BackendCanceller;
+  /** The read replica, with DATABASE_READ_URL: routes that declare `reads: 'replica'` read it while it is fresh enough. */
+  replica?: ReadReplica;
   cache: CacheStore;
   /** Where files go: a local folder or S3, chosen by STORAGE_DRIVER. */
   storage: Storage;

@@ -2,11 +2,29 @@
 // (or its client leaves), the statement it is running is cancelled on the
 // server (pg_cancel_backend, see ./canceller.ts), not merely abandoned while PostgreSQL keeps
 // working, and no further statement starts: a transaction under way fails
-// at its next step and rolls back, so nothing is half-written.
+// at its next step and rolls back, so nothing is half-written. A request of a
+// route that reads from the replica (./replica.ts) picks its server at its
+// first statement and keeps it, so that one answer comes from one server.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { BackendCanceller } from './canceller.ts';
 import type { CommonQueryMethods, DatabasePool, DatabasePoolConnection } from './pool.ts';
+
+/** A server's pool and the canceller of its statements (a cancel must reach the server running the statement). */
+export type Target = { pool: DatabasePool; canceller: BackendCanceller };
+
+/** How a request that may read the replica reads (made by ReadReplica.routing). */
+export type ReadRouting = {
+  replica: Target;
+  /**
+   * Asked at the request's first statement: undefined to read the primary;
+   * to read the replica, the moment (performance.now()) up to which the
+   * primary's commits are visible there.
+   */
+  choose(): number | undefined;
+  /** Whether a failure on the replica was the replica's doing: the statement then runs again on the primary. */
+  unavailable(error: unknown): boolean;
+};
 
 /** What API handlers get instead of the pool: every query method, each bound to the request's deadline. */
 export type RequestDb = CommonQueryMethods & {
@@ -66,14 +84,18 @@ function guarded<C extends CommonQueryMethods>(target: C, signal: AbortSignal): 
 
 /** A request's database: one per request, so its methods live on the prototype rather than in closures. */
 class CancellableDb {
-  readonly #pool: DatabasePool;
-  readonly #canceller: BackendCanceller;
+  readonly #primary: Target;
   readonly #signal: AbortSignal;
+  readonly #reads: ReadRouting | undefined;
+  /** The server this request reads, once its first statement has chosen. */
+  #target: Target | undefined;
+  /** Up to when the primary's commits are certainly in what this request read: Infinity unless it read the replica. */
+  asOf = Infinity;
 
-  constructor(pool: DatabasePool, canceller: BackendCanceller, signal: AbortSignal) {
-    this.#pool = pool;
-    this.#canceller = canceller;
+  constructor(primary: Target, signal: AbortSignal, reads?: ReadRouting) {
+    this.#primary = primary;
     this.#signal = signal;
+    this.#reads = reads;
   }
 
   /** Several statements on one connection: each one checks the signal before it starts. */
@@ -129,17 +151,36 @@ class CancellableDb {
     return this.#borrow((connection) => (connection[name] as (...rest: unknown[]) => Promise<unknown>)(...args));
   }
 
-  /** Borrows a connection for `routine`, cancelling its statement if the signal fires meanwhile. */
+  /** Borrows a connection for `routine` from the request's server; on the replica, the primary's if it cannot serve. */
   #borrow<T>(routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T> {
+    const target = (this.#target ??= this.#choose());
+    if (target === this.#primary) return this.#borrowFrom(target, routine);
+    return this.#borrowFrom(target, routine).catch((error: unknown) => {
+      if (this.#signal.aborted || !this.#reads!.unavailable(error)) throw error;
+      // The rest of the request reads the primary (asOf stays the replica's: part of the answer may be its).
+      this.#target = this.#primary;
+      return this.#borrowFrom(this.#primary, routine);
+    });
+  }
+
+  #choose(): Target {
+    const asOf = this.#reads?.choose();
+    if (asOf === undefined) return this.#primary;
+    this.asOf = asOf;
+    return this.#reads!.replica;
+  }
+
+  /** Borrows a connection of the target's pool for `routine`, cancelling its statement if the signal fires meanwhile. */
+  #borrowFrom<T>(target: Target, routine: (connection: DatabasePoolConnection) => Promise<T>): Promise<T> {
     const signal = this.#signal;
     signal.throwIfAborted();
     const borrowed: { pid?: number } = {};
     return running.run(borrowed, () =>
-      this.#pool.connect(async (connection) => {
+      target.pool.connect(async (connection) => {
         let cancelled: Promise<unknown> | undefined;
         const cancel = () => {
           const { pid } = borrowed;
-          if (pid !== undefined) cancelled = running.exit(() => this.#canceller.cancel(pid));
+          if (pid !== undefined) cancelled = running.exit(() => target.canceller.cancel(pid));
         };
         signal.addEventListener('abort', cancel, { once: true });
         try {
@@ -157,6 +198,17 @@ class CancellableDb {
   }
 }
 
-export function cancellableDb(pool: DatabasePool, canceller: BackendCanceller, signal: AbortSignal): RequestDb {
-  return new CancellableDb(pool, canceller, signal) as unknown as RequestDb;
+/** The request's database on the primary, or, with `reads`, on the server its first statement chooses. */
+export function cancellableDb(primary: Target, signal: AbortSignal, reads?: ReadRouting): RequestDb {
+  return new CancellableDb(primary, signal, reads) as unknown as RequestDb;
+}
+
+/**
+ * Up to when the primary's commits are certainly in what the request's
+ * database has read (performance.now()): Infinity unless it read the replica.
+ * The public cache keeps an answer only if that is past every change
+ * announced for it.
+ */
+export function readAsOf(db: CommonQueryMethods): number {
+  return db instanceof CancellableDb ? db.asOf : Infinity;
 }

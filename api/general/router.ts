@@ -3,11 +3,27 @@
 import { Problem } from '../../core/errors.ts';
 import { checkCache, checkDatabase, checkMigrations, checkWorkers } from '../../core/health.ts';
 import { service, uptimeSeconds } from '../../core/version.ts';
+import type { ReplicaState } from '../../db/replica.ts';
 import { noStore, problemResponse, retryAfterHeader } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import * as schemas from './schemas.ts';
 
 export type Catalog = { total: number; implemented: number; beyond_spec: number };
+
+/** The replica as the watch last saw it (db/replay-watch.ts): up while it may be read. */
+function replicaCheck(state: ReplicaState) {
+  const usable = state.reachable && state.lagMs !== null && state.lagMs <= state.maxLagMs;
+  const error = !state.reachable
+    ? `unreachable: ${state.error ?? 'not reached yet'}`
+    : `${state.lagMs === null ? 'not caught up yet' : `${state.lagMs} ms behind`}; reads go to the primary`;
+  return {
+    status: usable ? ('up' as const) : ('down' as const),
+    latency_ms: state.latencyMs,
+    lag_ms: state.lagMs,
+    max_lag_ms: state.maxLagMs,
+    ...(usable ? {} : { error }),
+  };
+}
 
 const baseUrl = (configured: string | undefined, req: { protocol: string; get(name: string): string | undefined }) =>
   configured ?? `${req.protocol}://${req.get('host')}`;
@@ -37,7 +53,8 @@ export const routes = [
     key: 'GET /health',
     access: 'public',
     description:
-      'Overall status with each dependency: database, migrations, cache store and workers. 503 when the database is unreachable or not migrated.',
+      'Overall status with each dependency: database, migrations, cache store, workers and, when configured, the read replica. ' +
+      '503 when the database is unreachable or not migrated.',
     responses: {
       200: { description: 'Healthy, or degraded in an optional part', schema: schemas.health, headers: noStore },
       503: { description: 'The database is down or not migrated', schema: schemas.health, headers: noStore },
@@ -49,8 +66,10 @@ export const routes = [
         checkCache(services.cache),
         checkWorkers(db),
       ]);
+      const replica = services.replica && replicaCheck(services.replica.state());
       const essential = database.status === 'up' && migrations.status === 'up';
-      const status = !essential ? 'down' : cache.status === 'up' && workers.status === 'up' ? 'ok' : 'degraded';
+      const optional = [cache, workers, ...(replica ? [replica] : [])].every((check) => check.status === 'up');
+      const status = !essential ? 'down' : optional ? 'ok' : 'degraded';
       return {
         status: essential ? 200 : 503,
         headers: { 'Cache-Control': 'no-store' },
@@ -58,7 +77,13 @@ export const routes = [
           status,
           version: service.version,
           uptime_seconds: uptimeSeconds(),
-          checks: { database, migrations, cache: { ...cache, store: services.cache.kind }, workers },
+          checks: {
+            database,
+            migrations,
+            cache: { ...cache, store: services.cache.kind },
+            workers,
+            ...(replica ? { replica } : {}),
+          },
         },
       };
     },

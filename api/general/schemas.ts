@@ -35,6 +35,24 @@ export const health = z
       migrations: check.extend({ pending: z.array(z.string()) }),
       cache: check.extend({ store: z.enum(['memory', 'redis']) }),
       workers: check.extend({ last_heartbeat_at: timestamp.nullable() }),
+      replica: check
+        .extend({
+          lag_ms: z
+            .number()
+            .int()
+            .nullable()
+            .describe(
+              'How far behind the primary the replica is (null: not known to have caught up since it was reached)',
+            ),
+          max_lag_ms: z
+            .number()
+            .int()
+            .describe('DATABASE_READ_MAX_LAG_MS: further behind, every read goes to the primary'),
+        })
+        .optional()
+        .describe(
+          'The read replica (only with DATABASE_READ_URL): down or further behind than max_lag_ms, the primary serves every read',
+        ),
     }),
   })
   .meta({ id: 'Health' });

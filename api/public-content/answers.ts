@@ -10,6 +10,7 @@ import type { Serialized, Tagged } from '../../core/content/public.ts';
 import type { CachedAnswer } from '../../core/content/public-cache.ts';
 import type { Services } from '../../core/services.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
+import { readAsOf, type RequestDb } from '../../db/cancellable.ts';
 import { countView, writeReply } from '../handle.ts';
 import { cacheControlHeader, etagHeader } from '../responses.ts';
 import type { HeaderSpec, Reply, ResponseSpec, RouteDefinition } from '../route.ts';
@@ -49,15 +50,21 @@ function replyOf(services: Pick<Services, 'config'>, answer: CachedAnswer, ifNon
   return matches(ifNoneMatch, answer.etag) ? { status: 304, headers } : { status: 200, json: answer.body, headers };
 }
 
+/** What a public answer is computed with: the handler's services and site, and the database `compute` reads. */
+export type Computing = { services: Pick<Services, 'publicCache' | 'config'>; site: Site; db: RequestDb };
+
 /**
- * The answer kept under `key`, or computed and kept. An answer computed while
- * a change was announced is not kept.
+ * The answer kept under the URL, or computed (reading `db`) and kept. An
+ * answer computed while a change was announced is not kept, nor one read
+ * from a replica that did not yet hold a change announced for what it shows.
  */
 export async function keep(
-  cache: Services['publicCache'],
-  key: string,
+  { services, site, db }: Computing,
+  req: BareRequest,
   compute: () => Promise<Tagged<unknown> | Serialized>,
 ): Promise<CachedAnswer> {
+  const cache = services.publicCache;
+  const key = keyOf(site, req);
   const kept = await cache.get(key);
   if (kept) return kept;
   const generation = cache.generation;
@@ -65,19 +72,18 @@ export async function keep(
   const { tags } = computed;
   const json = Buffer.from('json' in computed ? computed.json : JSON.stringify(computed.body));
   const answer = { body: json, etag: `"${hash('sha1', json, 'base64url')}"`, tags, surrogateKey: tags.join(' ') };
-  await cache.set(key, answer, generation);
+  await cache.set(key, answer, generation, readAsOf(db));
   return answer;
 }
 
 /** Answers from the cache, or computes, keeps and answers. */
 export async function publicAnswer(
-  services: Omit<Services, 'db' | 'canceller'>,
-  site: Site,
+  computing: Computing,
   req: Request,
   compute: () => Promise<Tagged<unknown> | Serialized>,
 ): Promise<Reply> {
-  const answer = await keep(services.publicCache, keyOf(site, req), compute);
-  return replyOf(services, answer, req.headers['if-none-match']);
+  const answer = await keep(computing, req, compute);
+  return replyOf(computing.services, answer, req.headers['if-none-match']);
 }
 
 /**

@@ -20,6 +20,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/posts',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description:
       'Published posts, newest first, one per post and its translations, each in the best locale of the fallback chain ' +
@@ -27,7 +28,7 @@ export const routes = [
     request: { params: siteParams, query: publicPostQuery },
     responses: cached('A page of posts', pageSchema(publicPostSummarySchema)),
     async handler({ query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () =>
+      return publicAnswer({ services, site, db }, req, () =>
         listPublicPosts(db, site, fallbackChain(site, query.locale), query),
       );
     },
@@ -36,6 +37,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/posts/{post}',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description:
       'A published post by its id (or a translation’s) or its slug, in the locale asked, its body as sanitised HTML ' +
@@ -46,7 +48,7 @@ export const routes = [
     },
     responses: cached('The post', publicPostSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () =>
+      return publicAnswer({ services, site, db }, req, () =>
         readPublicPost(db, site, fallbackChain(site, query.locale), params.post),
       );
     },

@@ -37,12 +37,13 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/locales',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description: 'The site’s locales, its default, and the fallback chain of each (e.g. de-CH → de → en).',
     request: { params: siteParams },
     responses: cached('The locales', localesSchema),
-    async handler(_input, { services, site }, { req }) {
-      return publicAnswer(services, site, req, async () => ({
+    async handler(_input, { services, site, db }, { req }) {
+      return publicAnswer({ services, site, db }, req, async () => ({
         body: siteLocalesView(site),
         tags: [`site:${site.id}`],
       }));
@@ -52,18 +53,20 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/content-types',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description: 'The site’s content types, by api_id, with their fields.',
     request: { params: siteParams },
     responses: cached('The content types', z.object({ items: z.array(publicTypeSchema) })),
     async handler(_input, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () => listPublicTypes(db, site));
+      return publicAnswer({ services, site, db }, req, () => listPublicTypes(db, site));
     },
   }),
 
   defineRoute({
     key: 'GET /public/{site_identifier}/elements',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description:
       'Published elements in the locale asked, oldest first: each served in the best locale of the fallback chain, per item and per ' +
@@ -75,7 +78,7 @@ export const routes = [
       z.object({ items: z.array(publicElementSchema), next_cursor: z.string().nullable() }),
     ),
     async handler({ query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () =>
+      return publicAnswer({ services, site, db }, req, () =>
         listPublicElements(db, site, fallbackChain(site, query.locale), query),
       );
     },
@@ -84,13 +87,14 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/elements/{element_id}',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description: 'A published element in the locale asked, its references and media resolved to `depth`.',
     views: { kind: 'element', param: 'element_id' },
     request: { params: elementParams, query: z.object({ locale: wantedLocale, depth }) },
     responses: cached('The element', publicElementSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () =>
+      return publicAnswer({ services, site, db }, req, () =>
         readPublicElement(db, site, fallbackChain(site, query.locale), params.element_id, query.depth),
       );
     },
@@ -99,18 +103,20 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/elements/{element_id}/references',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description: 'The published pages that place the element and the published elements that refer to it.',
     request: { params: elementParams },
     responses: cached('What uses the element', publicReferencesSchema),
     async handler({ params }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () => publicReferences(db, site, params.element_id));
+      return publicAnswer({ services, site, db }, req, () => publicReferences(db, site, params.element_id));
     },
   }),
 
   defineRoute({
     key: 'GET /public/{site_identifier}/pages',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description:
       'Published pages, one per page and its translations, in the locale asked; `path` finds the page at a path (as served in that ' +
@@ -121,7 +127,7 @@ export const routes = [
       z.object({ items: z.array(publicPageSchema), next_cursor: z.string().nullable() }),
     ),
     async handler({ query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () =>
+      return publicAnswer({ services, site, db }, req, () =>
         listPublicPages(db, site, fallbackChain(site, query.locale), query),
       );
     },
@@ -130,6 +136,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/pages/{page_id}',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description:
       'A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their ' +
@@ -138,7 +145,7 @@ export const routes = [
     request: { params: pageParams, query: z.object({ locale: wantedLocale, depth }) },
     responses: cached('The page with its elements', publicPageWithElementsSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () =>
+      return publicAnswer({ services, site, db }, req, () =>
         readPublicPage(db, site, fallbackChain(site, query.locale), params.page_id, query.depth),
       );
     },
@@ -147,12 +154,15 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/navigation',
     access: 'public-site',
+    reads: 'replica',
     publicCache: true,
     description: 'The published page tree with titles and paths in the locale asked, siblings by position.',
     request: { params: siteParams, query: z.object({ locale: wantedLocale }) },
     responses: cached('The navigation', z.object({ items: z.array(navigationNodeSchema) })),
     async handler({ query }, { services, site, db }, { req }) {
-      return publicAnswer(services, site, req, () => publicNavigation(db, site, fallbackChain(site, query.locale)));
+      return publicAnswer({ services, site, db }, req, () =>
+        publicNavigation(db, site, fallbackChain(site, query.locale)),
+      );
     },
   }),
 ];

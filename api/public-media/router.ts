@@ -14,6 +14,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/media/{media_id}',
     access: 'public-site',
+    reads: 'replica',
     description:
       'A ready media item of a public site (visibility public), without its owner, job or folder: 404 for anything not public.',
     request: { params },
@@ -33,6 +34,7 @@ export const routes = [
   defineRoute({
     key: 'GET /public/{site_identifier}/media/{media_id}/view',
     access: 'public-site',
+    reads: 'replica',
     views: { kind: 'media', param: 'media_id' },
     description:
       'The file of a ready media item of a public site, as GET /{site}/media/{id}/view serves it (variants, responsive sizes, ranges, 304), ' +

@@ -7,20 +7,14 @@
 // Kept answers age out after PUBLIC_CACHE_SECONDS, so the recency boost of
 // ranking is at most that old.
 import type { Request } from 'express';
-import type { Services } from '../../core/services.ts';
-import type { Site } from '../../core/tenancy/sites.ts';
-import { keep, keyOf } from '../public-content/answers.ts';
+import { keep, type Computing } from '../public-content/answers.ts';
 
 /** The answer for this URL of the site as JSON bytes: kept, or computed and kept. */
-export async function keptSearch(
-  services: Pick<Services, 'publicCache'>,
-  site: Site,
-  req: Request,
-  compute: () => Promise<unknown>,
-): Promise<Buffer> {
-  const answer = await keep(services.publicCache, keyOf(site, req), async () => ({
+export async function keptSearch(computing: Computing, req: Request, compute: () => Promise<unknown>): Promise<Buffer> {
+  const { id } = computing.site;
+  const answer = await keep(computing, req, async () => ({
     body: await compute(),
-    tags: [`search:${site.id}`, `site:${site.id}`],
+    tags: [`search:${id}`, `site:${id}`],
   }));
   return answer.body;
 }

@@ -21,6 +21,7 @@ export const routes = [
   defineRoute({
     key: 'GET /search/sites/{site_identifier}',
     access: 'public-site',
+    reads: 'replica',
     description:
       'Full-text search of a public site’s published posts, pages, elements (their text fields) and ready media (title, alt, ' +
       'caption). `q` reads like a web search: words (all must match, stemmed in each locale’s language), "a phrase", `or`, ' +
@@ -31,7 +32,7 @@ export const routes = [
     request: { params: siteParams, query: searchQuery },
     responses: { 200: { description: 'A page of hits', schema: searchResultSchema, headers: noStore } },
     async handler({ query }, { db, site, services }, { req }) {
-      const answer = await keptSearch(services, site, req, () => searchSite(db, site, query));
+      const answer = await keptSearch({ services, site, db }, req, () => searchSite(db, site, query));
       if (!query.cursor) {
         const { total } = JSON.parse(answer.toString()) as Pick<SearchResult, 'total'>;
         services.statistics.search(site.id, query.q, query.locale, total);
@@ -43,6 +44,7 @@ export const routes = [
   defineRoute({
     key: 'GET /search/sites/{site_identifier}/suggest',
     access: 'public-site',
+    reads: 'replica',
     description:
       `Up to ${maxSuggestions} completions of what a reader has typed: titles of published items that start with it, then the site’s ` +
       'most frequent words that complete its last word. When neither exists the last word is taken as misspelt and the ' +
@@ -50,7 +52,7 @@ export const routes = [
     request: { params: siteParams, query: suggestQuery },
     responses: { 200: { description: 'Completions, best first', schema: suggestionsSchema, headers: noStore } },
     async handler({ query }, { db, site, services }, { req }) {
-      const answer = await keptSearch(services, site, req, () => suggest(db, site, query));
+      const answer = await keptSearch({ services, site, db }, req, () => suggest(db, site, query));
       return { json: answer, headers: { 'Cache-Control': 'no-store' } };
     },
   }),
@@ -58,6 +60,7 @@ export const routes = [
   defineRoute({
     key: 'GET /search/sites/{site_identifier}/analytics',
     access: { site: 'manage', scope: 'search:read' },
+    reads: 'replica',
     description:
       'What readers searched for over the last `days` (UTC days, today included): the most searched queries with their ' +
       'average hits, the queries that found nothing, and searches per day. Queries are kept lower-cased, without anything ' +
@@ -72,6 +75,7 @@ export const routes = [
   defineRoute({
     key: 'GET /search/sites/{site_identifier}/stats',
     access: { site: 'manage', scope: 'search:read' },
+    reads: 'replica',
     description:
       'What the site’s index holds: documents per kind and locale, distinct words, stored size, and the last reindex.',
     request: { params: siteParams },

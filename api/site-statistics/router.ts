@@ -31,6 +31,7 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/site-statistics/overview',
     access: { site: 'manage' },
+    reads: 'replica',
     description:
       'Over ?from=&to= (default the last 30 days; dates in the site’s time zone, settings.time_zone): content counts, media and ' +
       'storage, requests with latency percentiles, public views and the top pages, search requests, jobs and credits spent.' +
@@ -45,6 +46,7 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/site-statistics/monthly',
     access: { site: 'manage' },
+    reads: 'replica',
     description:
       'Requests, errors, public views, jobs and credits spent per calendar month (the site’s time zone), the last 12.',
     request: { params: siteParams },
@@ -57,6 +59,7 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/site-statistics/endpoints',
     access: { site: 'manage' },
+    reads: 'replica',
     description:
       'Per route (the manifest key, never the raw path) over the period: requests, 4xx and 5xx, error rate, mean and p50/p95/p99 ' +
       'latency from histograms merged across processes.' +
@@ -77,6 +80,7 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/site-statistics/sites',
     access: { site: 'admin' },
+    reads: 'replica',
     description:
       'The same figures for every site of the tenant (tenant admins), or every site (global admins), busiest first.' +
       counted,
@@ -91,6 +95,7 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/site-statistics/diagnostic',
     access: { site: 'manage' },
+    reads: 'replica',
     description:
       'What may be wrong with the site: no published pages, missing translations, jobs failed in the last 24 h, media stuck in ' +
       'processing, the search index, and when the counters were last written.',

@@ -7,6 +7,12 @@
 // what is kept is cleared when hearing resumes, since a change may have gone
 // unheard. Answers also age out (PUBLIC_CACHE_SECONDS, a backstop); the map
 // in a process is bounded, oldest out first.
+//
+// An answer read from the read replica (db/replica.ts) may predate a change
+// already announced: it is kept only if the replica held every change
+// announced for what the answer shows, so that nothing stale outlives an
+// announcement here. For that, the moment each tag was last announced is
+// remembered for a minute (a replica read is never that far behind).
 import type { Logger } from '../logger.ts';
 import { Subscription, type Notifications } from '../notifications.ts';
 import { memoryAnswerStore, type AnswerStore, type CachedAnswer } from './answer-store.ts';
@@ -15,6 +21,10 @@ import { redisAnswerStore } from './answer-store-redis.ts';
 export type { CachedAnswer };
 
 export type PublicCacheOptions = { ttlSeconds: number; maxEntries: number; redisUrl?: string | undefined };
+
+/** How long the moment of a tag's last announcement is remembered, and how many at most. */
+const announcedKeepMs = 60_000;
+const announcedMaxTags = 50_000;
 
 export type CacheCounts = {
   store: 'memory' | 'redis';
@@ -36,6 +46,10 @@ export class PublicCache {
   #hits = 0;
   #misses = 0;
   #invalidations = 0;
+  /** When each tag was last announced (performance.now()), oldest first. */
+  readonly #announced = new Map<string, number>();
+  /** When everything was last dropped, or tags were forgotten: as if every tag had been announced then. */
+  #announcedAll = -Infinity;
 
   constructor(options: PublicCacheOptions, logger: Logger, notifications?: Notifications) {
     this.#ttlMs = options.ttlSeconds * 1000;
@@ -87,8 +101,14 @@ export class PublicCache {
     return answer;
   }
 
-  async set(key: string, answer: CachedAnswer, generation: number): Promise<void> {
+  /**
+   * Keeps the answer unless a change was announced since `generation` was
+   * read, or, for an answer read from the replica, unless a change to what it
+   * shows was announced after `readAsOf` (db/cancellable.ts readAsOf).
+   */
+  async set(key: string, answer: CachedAnswer, generation: number, readAsOf = Infinity): Promise<void> {
     if (!this.enabled || generation !== this.#generation) return;
+    if (readAsOf !== Infinity && readAsOf < this.#lastAnnounced(answer.tags)) return;
     await this.#store.set(key, answer, this.#ttlMs);
   }
 
@@ -96,13 +116,36 @@ export class PublicCache {
   async invalidate(tags: readonly string[]): Promise<void> {
     this.#generation++;
     this.#invalidations++;
+    this.#announce(tags);
     if (tags.includes('*')) await this.#store.clear();
     else await this.#store.drop(tags);
   }
 
   async clear(): Promise<void> {
     this.#generation++;
+    this.#announcedAll = performance.now();
     await this.#store.clear();
+  }
+
+  #announce(tags: readonly string[]): void {
+    const now = performance.now();
+    if (tags.includes('*')) this.#announcedAll = now;
+    else
+      for (const tag of tags) {
+        this.#announced.delete(tag);
+        this.#announced.set(tag, now);
+      }
+    for (const [tag, at] of this.#announced) {
+      if (at > now - announcedKeepMs && this.#announced.size <= announcedMaxTags) break;
+      this.#announced.delete(tag);
+      this.#announcedAll = Math.max(this.#announcedAll, at);
+    }
+  }
+
+  #lastAnnounced(tags: readonly string[]): number {
+    let last = this.#announcedAll;
+    for (const tag of tags) last = Math.max(last, this.#announced.get(tag) ?? -Infinity);
+    return last;
   }
 
   counts(): CacheCounts {

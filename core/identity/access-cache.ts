@@ -151,6 +151,16 @@ export class AccessCache {
     if (this.enabled) await this.#notifications!.sync();
   }
 
+  /**
+   * Who holds this bearer header (the actor's id), if this process has
+   * verified the token already; asks nothing and verifies nothing. For routes
+   * that take no token but read a caller's own writes when they know them
+   * (db/replica.ts).
+   */
+  knownCaller(header: string | undefined): string | undefined {
+    return header === undefined ? undefined : this.#claims.peek(header, Date.now())?.sub;
+  }
+
   /** The caller behind a bearer header: 401 for a bad token, an ended session or a disabled account. */
   async authenticate(db: CommonQueryMethods, header: string | undefined): Promise<Authenticated> {
     const now = Date.now();

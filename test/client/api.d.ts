@@ -538,7 +538,7 @@ export interface paths {
   "/health": {
     /**
      * Health Check
-     * @description Overall status with each dependency: database, migrations, cache store and workers. 503 when the database is unreachable or not migrated.
+     * @description Overall status with each dependency: database, migrations, cache store, workers and, when configured, the read replica. 503 when the database is unreachable or not migrated.
      *
      * Timeout: 20 s.
      */
@@ -3174,6 +3174,19 @@ export interface components {
           error?: string;
           /** Format: date-time */
           last_heartbeat_at: string | null;
+        };
+        /** @description The read replica (only with DATABASE_READ_URL): down or further behind than max_lag_ms, the primary serves every read */
+        replica?: {
+          /** @enum {string} */
+          status: "up" | "down";
+          /** @description Time the check took, in milliseconds */
+          latency_ms: number;
+          /** @description Why the dependency is down */
+          error?: string;
+          /** @description How far behind the primary the replica is (null: not known to have caught up since it was reached) */
+          lag_ms: number | null;
+          /** @description DATABASE_READ_MAX_LAG_MS: further behind, every read goes to the primary */
+          max_lag_ms: number;
         };
       };
     };
@@ -8019,7 +8032,7 @@ export interface operations {
   };
   /**
    * Health Check
-   * @description Overall status with each dependency: database, migrations, cache store and workers. 503 when the database is unreachable or not migrated.
+   * @description Overall status with each dependency: database, migrations, cache store, workers and, when configured, the read replica. 503 when the database is unreachable or not migrated.
    *
    * Timeout: 20 s.
    */
