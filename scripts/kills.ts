@@ -3,8 +3,8 @@
 // `npm test`): 100 SIGKILLs of worker processes at random moments by default,
 // a new seed each run unless one is given. The same test file under Jest, for
 // its cloned database and fakes; it prints its figures.
-import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { runTestFile } from './test-file.ts';
 
 const { values } = parseArgs({ options: { kills: { type: 'string' }, seed: { type: 'string' } } });
 const env: Record<string, string> = {
@@ -14,15 +14,4 @@ const env: Record<string, string> = {
   KILLS_REPORT: '1',
 };
 process.stdout.write(`${env.KILLS} kills with seed ${env.KILLS_SEED}\n`);
-const jest = spawnSync(
-  process.execPath,
-  [
-    '--experimental-vm-modules',
-    '--disable-warning=ExperimentalWarning',
-    'node_modules/jest/bin/jest.js',
-    '--testTimeout=0',
-    'test/worker/kills.test.ts',
-  ],
-  { stdio: 'inherit', env },
-);
-process.exit(jest.status ?? 1);
+runTestFile('test/worker/kills.test.ts', env);
