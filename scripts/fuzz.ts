@@ -4,8 +4,8 @@
 // cloned database, fakes and contract check, with N drawn cases per operation
 // (or S seconds shared between them) instead of one case of each kind.
 // A failure prints the seeds that replay it.
-import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { runTestFile } from './test-file.ts';
 
 const { values } = parseArgs({
   options: {
@@ -24,15 +24,4 @@ if (values.only) env.FUZZ_ONLY = values.only;
 process.stdout.write(
   `fuzzing with seed ${env.FUZZ_SEED}, ${env.FUZZ_CASES ? `${env.FUZZ_CASES} cases` : `about ${env.FUZZ_SECONDS} s`} per run\n`,
 );
-const jest = spawnSync(
-  process.execPath,
-  [
-    '--experimental-vm-modules',
-    '--disable-warning=ExperimentalWarning',
-    'node_modules/jest/bin/jest.js',
-    '--testTimeout=0',
-    'test/fuzz/openapi-fuzz.test.ts',
-  ],
-  { stdio: 'inherit', env },
-);
-process.exit(jest.status ?? 1);
+runTestFile('test/fuzz/openapi-fuzz.test.ts', env);

@@ -47,8 +47,13 @@ export async function schedule(
   return db.query(sql.typeAlias('void')`select from ${runEntry(job, options)}`);
 }
 
-/** Tenants with at least `limit` jobs running now, across every worker. */
+/**
+ * Tenants with at least `limit` jobs running now, across every worker. A run
+ * whose worker was found lost holds no slot (its lock is cleared when it is
+ * released), or its tenant could wait for a run that no longer exists.
+ */
 export async function busyTenants(db: CommonQueryMethods, limit: number): Promise<readonly string[]> {
   return db.anyFirst(sql.type(z.object({ tenant_id: z.string() }))`
-    select tenant_id from jobs where status = 'running' group by tenant_id having count(*) >= ${limit}`);
+    select tenant_id from jobs where status = 'running' and locked_by is not null
+    group by tenant_id having count(*) >= ${limit}`);
 }

@@ -20,9 +20,20 @@ export function toneWav(seconds: number, rate = 22_050): Buffer {
   return Buffer.concat([toneHeader(data.length, rate), data]);
 }
 
-/** ok: audio of `seconds`; an HTTP status: that error; hang: never answers (until close). */
+/**
+ * ok: audio of `seconds` (images: what was asked), after `delayMs`; status: that
+ * error, with `headers` (Retry-After, say); hang: never answers (until close);
+ * raw: a 200 of this content type and body (garbage); truncated: the start of
+ * an answer longer than that, then the connection closes; stall: the start of
+ * an answer, then nothing more (until close).
+ */
 export type Script =
-  { kind: 'ok'; seconds: number; delayMs?: number } | { kind: 'status'; status: number } | { kind: 'hang' };
+  | { kind: 'ok'; seconds: number; delayMs?: number }
+  | { kind: 'status'; status: number; headers?: Record<string, string> }
+  | { kind: 'hang' }
+  | { kind: 'raw'; contentType: string; body: string | Buffer }
+  | { kind: 'truncated' }
+  | { kind: 'stall' };
 
 export type Recorded = { method: string; path: string; headers: http.IncomingHttpHeaders; body: unknown };
 
@@ -76,6 +87,32 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     synonyms: new Map(),
   };
   const polls = new Map<string, number>();
+  /** Answers a scripted failure of an endpoint whose answers are `contentType`. */
+  const fault = (res: http.ServerResponse, script: Exclude<Script, { kind: 'ok' }>, contentType: string) => {
+    switch (script.kind) {
+      case 'hang':
+        hanging.add(res);
+        return;
+      case 'status':
+        res.writeHead(script.status, { 'Content-Type': 'application/json', ...script.headers });
+        res.end(JSON.stringify({ error: { message: `scripted ${script.status}` } }));
+        return;
+      case 'raw':
+        res.writeHead(200, { 'Content-Type': script.contentType });
+        res.end(script.body);
+        return;
+      case 'truncated':
+      case 'stall':
+        res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': '100000' });
+        hanging.add(res);
+        // Closed only once the start has left: the client has the headers and part of the body.
+        res.write(
+          contentType === 'application/json' ? '{"created": 1, "data": [{"b64_json": "iVBORw0KGgo' : toneWav(0.1),
+          () => script.kind === 'truncated' && res.destroy(),
+        );
+        return;
+    }
+  };
   const server = http.createServer(async (req, res) => {
     let raw = '';
     for await (const chunk of req) raw += chunk;
@@ -93,15 +130,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     for (const waiter of notify) waiter(recorded);
     if (req.method === 'POST' && url.pathname === '/audio/speech') {
       const script = state.speech.shift() ?? state.fallback;
-      if (script.kind === 'hang') {
-        hanging.add(res);
-        return;
-      }
-      if (script.kind === 'status') {
-        res.writeHead(script.status, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: `scripted ${script.status}` } }));
-        return;
-      }
+      if (script.kind !== 'ok') return fault(res, script, 'audio/wav');
       if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
       res.writeHead(200, { 'Content-Type': 'audio/wav' });
       res.end(toneWav(script.seconds));
@@ -109,11 +138,8 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     }
     if (req.method === 'POST' && url.pathname === '/images/generations') {
       const script = state.images.shift() ?? { kind: 'ok', seconds: 0 };
-      if (script.kind !== 'ok') {
-        res.writeHead(script.kind === 'status' ? script.status : 500, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: 'scripted failure' } }));
-        return;
-      }
+      if (script.kind !== 'ok') return fault(res, script, 'application/json');
+      if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
       const asked = body as { n?: number; size?: string };
       const [width, height] = (asked.size ?? '256x256').split('x').map(Number) as [number, number];
       const images = await Promise.all(

@@ -4,6 +4,8 @@
 // when TEST_CHILD_OUTPUT is set.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { z } from 'zod';
+import { sql } from '../../db/pool.ts';
 import type { TestApp } from './app.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
@@ -67,3 +69,34 @@ export async function twoApiProcesses(t: TestApp): Promise<[Started, Started]> {
   await Promise.all(started.map((one) => untilReady(one.url)));
   return started as [Started, Started];
 }
+
+/**
+ * `npm run worker` on the test app's database (its output kept quiet unless
+ * TEST_CHILD_OUTPUT is set), resolved once it has registered its heartbeat.
+ */
+export async function startWorkerProcess(t: TestApp, env: Record<string, string>): Promise<Started> {
+  const started = await startProcess(
+    'worker/main.ts',
+    {
+      NODE_ENV: 'test',
+      LOG_LEVEL: process.env.TEST_CHILD_OUTPUT ? 'info' : 'silent',
+      DATABASE_URL: t.database.url,
+      DATA_DIR: t.config.dataDir,
+      ...env,
+    },
+    { listens: false },
+  );
+  const deadline = Date.now() + 30_000;
+  while (!(await workerRegistered(t, started.child.pid!))) {
+    if (Date.now() > deadline || started.child.exitCode !== null) {
+      started.child.kill('SIGKILL');
+      throw new Error(`the worker process did not start:\n${started.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return started;
+}
+
+/** Whether a worker process of this pid has a heartbeat row. */
+export const workerRegistered = (t: TestApp, pid: number) =>
+  t.services.db.exists(sql.type(z.object({}))`select 1 from worker_processes where pid = ${pid}`);

@@ -12,7 +12,7 @@ import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
-import { startProcess } from '../helpers/processes.ts';
+import { startWorkerProcess, workerRegistered } from '../helpers/processes.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
 import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
 import {
@@ -55,29 +55,12 @@ const workerEnv = () => ({
 
 /** `npm run worker` as its own process, as operators run it; resolves once it has registered. */
 async function spawnWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
-  const { child } = await startProcess(
-    'worker/main.ts',
-    {
-      NODE_ENV: 'test',
-      LOG_LEVEL: process.env.TEST_CHILD_OUTPUT ? 'info' : 'silent',
-      DATABASE_URL: t.database.url,
-      DATA_DIR: t.config.dataDir,
-      ...workerEnv(),
-      ...env,
-    },
-    { listens: false },
-  );
+  const { child } = await startWorkerProcess(t, { ...workerEnv(), ...env });
   children.push(child);
-  const deadline = Date.now() + 30_000;
-  while (!(await registered(child.pid!))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('the worker process did not start');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
   return child;
 }
 
-const registered = (pid: number) =>
-  t.services.db.exists(sql.type(z.object({}))`select 1 from worker_processes where pid = ${pid}`);
+const registered = (pid: number) => workerRegistered(t, pid);
 
 const attemptOutcomes = async (jobId: string) => [
   ...(await t.services.db.anyFirst(sql.type(z.object({ outcome: z.string().nullable() }))`

@@ -1,17 +1,25 @@
 // How a job handler says what went wrong. A transient error (a provider timed
-// out, answered 5xx or 429) is retried with backoff while attempts remain; a
-// permanent one (the provider refused the input, nothing is configured) fails
-// the job at once. Anything else thrown is a bug of ours: retried, then failed
-// as internal_error, and logged.
+// out, answered 5xx or 429, broke off its answer) is retried with backoff
+// while attempts remain — no sooner than the provider's Retry-After, when it
+// sent one; a permanent one (the provider refused the input or answered
+// garbage, nothing is configured) fails the job at once. Anything else thrown
+// is a bug of ours: retried, then failed as internal_error, and logged.
 export class JobError extends Error {
   override name = 'JobError';
   readonly code: string;
   readonly transient: boolean;
+  /** How long the provider asked us to wait before trying again (its Retry-After). */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(code: string, message: string, options: { transient: boolean; cause?: unknown }) {
+  constructor(
+    code: string,
+    message: string,
+    options: { transient: boolean; cause?: unknown; retryAfterMs?: number | undefined },
+  ) {
     super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.code = code;
     this.transient = options.transient;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

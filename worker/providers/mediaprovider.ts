@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Config } from '../../core/config.ts';
 import { permanent } from '../jobs/errors.ts';
 import type { JobContext } from '../jobs/handler.ts';
-import { callProvider, readBody } from './http.ts';
+import { callProvider, readBody, readJson } from './http.ts';
 
 const name = 'The media provider';
 const accepted = z.object({ id: z.string().min(1).max(200) });
@@ -32,7 +32,7 @@ export async function submitToMediaProvider(
     timeoutMs: config.ai.timeoutMs,
     signal,
   });
-  const body = accepted.safeParse(await response.json().catch(() => null));
+  const body = accepted.safeParse(await readJson(name, response));
   if (!body.success) throw permanent('provider_invalid_response', 'The media provider accepted the job without an id.');
   return body.data.id;
 }

@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
 import { permanent } from '../../jobs/errors.ts';
-import { callProvider } from '../http.ts';
+import { callProvider, readJson } from '../http.ts';
 
 type Limits = { limitInputPixels: number; failOn: 'error' };
 
@@ -148,7 +148,7 @@ export async function editWithProvider(
     timeoutMs: config.ai.timeoutMs,
     signal,
   });
-  const body = edited.safeParse(await response.json().catch(() => null));
+  const body = edited.safeParse(await readJson('The image provider', response));
   if (!body.success) throw permanent('provider_invalid_response', 'The image provider answered without an image.');
   return Buffer.from(body.data.data[0]!.b64_json, 'base64');
 }

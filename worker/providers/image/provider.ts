@@ -3,7 +3,7 @@
 import type { Config } from '../../../core/config.ts';
 import type { ImageRequest } from '../../../core/media/generation.ts';
 import { permanent } from '../../jobs/errors.ts';
-import { callProvider } from '../http.ts';
+import { callProvider, readJson } from '../http.ts';
 import { renderLocal } from './local.ts';
 import { z } from 'zod';
 
@@ -38,7 +38,7 @@ export function imageProvider(config: Config): ImageProvider {
         timeoutMs: config.ai.timeoutMs,
         signal,
       });
-      const body = generated.safeParse(await response.json().catch(() => null));
+      const body = generated.safeParse(await readJson('The image provider', response));
       if (!body.success) throw permanent('provider_invalid_response', 'The image provider answered without images.');
       return body.data.data.map((image) => Buffer.from(image.b64_json, 'base64'));
     },

@@ -1,5 +1,6 @@
 // Speech from an OpenAI-compatible endpoint: POST {AI_BASE_URL}/audio/speech.
 import type { Config } from '../../../core/config.ts';
+import { permanent } from '../../jobs/errors.ts';
 import { callProvider, readBody } from '../http.ts';
 import type { SyncSpeechProvider } from './provider.ts';
 
@@ -24,6 +25,12 @@ export function openAiSpeech(config: Config): SyncSpeechProvider {
         timeoutMs: config.ai.timeoutMs,
         signal,
       });
+      // An error or a page sent as a success is garbage, however it is worded (ffmpeg need not try it).
+      const type = response.headers.get('content-type') ?? '';
+      if (/^(application\/(problem\+)?json|text\/)/i.test(type)) {
+        await response.body?.cancel().catch(() => {});
+        throw permanent('provider_invalid_response', `The speech provider answered ${type.split(';')[0]}, not audio.`);
+      }
       return { audio: await readBody('The speech provider', response), speedApplied: true };
     },
   };

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
 import { estimateTokens } from '../../../core/posts/post-jobs.ts';
 import { permanent } from '../../jobs/errors.ts';
-import { callProvider } from '../http.ts';
+import { callProvider, readJson } from '../http.ts';
 
 const reply = z.object({
   choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1),
@@ -45,7 +45,7 @@ export async function chatJson<S extends z.ZodType>(
     timeoutMs: config.ai.timeoutMs,
     signal,
   });
-  const body = reply.safeParse(await response.json().catch(() => null));
+  const body = reply.safeParse(await readJson('The text provider', response));
   let json: unknown;
   try {
     json = body.success ? JSON.parse(body.data.choices[0]!.message.content) : undefined;

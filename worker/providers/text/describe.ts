@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
 import { permanent } from '../../jobs/errors.ts';
-import { callProvider } from '../http.ts';
+import { callProvider, readJson } from '../http.ts';
 
 export type Described = { alt: string; caption: string; tags: string[]; source: 'local' | 'openai'; note: string };
 
@@ -122,7 +122,7 @@ export async function describeWithProvider(
     timeoutMs: config.ai.timeoutMs,
     signal,
   });
-  const body = reply.safeParse(await response.json().catch(() => null));
+  const body = reply.safeParse(await readJson('The text provider', response));
   let parsed: z.infer<typeof fields> | undefined;
   try {
     parsed = body.success ? fields.parse(JSON.parse(body.data.choices[0]!.message.content)) : undefined;

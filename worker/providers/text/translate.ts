@@ -12,7 +12,7 @@ import type { Config } from '../../../core/config.ts';
 import { sameMarkup } from '../../../core/translations/markup.ts';
 import type { Translator } from '../../../core/translations/translate.ts';
 import { permanent } from '../../jobs/errors.ts';
-import { callProvider } from '../http.ts';
+import { callProvider, readJson } from '../http.ts';
 import { instructionsFor } from './instructions.ts';
 
 const reply = z.object({ choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1) });
@@ -57,7 +57,7 @@ export function providerTranslator(config: Config, signal: AbortSignal, systemPr
       timeoutMs: config.ai.timeoutMs,
       signal,
     });
-    const body = reply.safeParse(await response.json().catch(() => null));
+    const body = reply.safeParse(await readJson('The text provider', response));
     const translated = body.success ? body.data.choices[0]!.message.content.trim() : '';
     if (!translated)
       throw permanent('provider_invalid_response', `The text provider sent no translation of ${field.name}.`);

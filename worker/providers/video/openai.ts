@@ -10,7 +10,7 @@ import { sql } from '../../../db/pool.ts';
 import { openAiClipSeconds, type VideoRequest } from '../../../core/media/video.ts';
 import { permanent } from '../../jobs/errors.ts';
 import type { JobContext } from '../../jobs/handler.ts';
-import { callProvider, readBody } from '../http.ts';
+import { callProvider, readBody, readJson } from '../http.ts';
 
 const name = 'The video provider';
 const clip = z.object({
@@ -36,7 +36,7 @@ export async function renderByOpenAi(request: VideoRequest, dir: string, context
       signal,
     });
   const read = async (response: Response) => {
-    const body = clip.safeParse(await response.json().catch(() => null));
+    const body = clip.safeParse(await readJson(name, response));
     if (!body.success) throw permanent('provider_invalid_response', `${name} answered without a video id and status.`);
     return body.data;
   };

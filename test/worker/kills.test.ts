@@ -1,0 +1,231 @@
+// Worker processes killed with SIGKILL at random moments of jobs that reserve
+// and debit credits (speech through the OpenAI-compatible fake), each started
+// again at once: KILLS kills (10 here; `npm run kills` runs 100 and prints
+// its figures). Every job ends once, is debited at most once and only if it
+// succeeded, leaves nothing reserved, and every balance is the sum of its
+// entries. Also the issue's restart: `npm start` killed while 24 speech jobs
+// of one tenant are queued or running, then started again with the default
+// heartbeat settings.
+import request from 'supertest';
+import { z } from 'zod';
+import type { Site } from '../../core/tenancy/sites.ts';
+import { sql } from '../../db/pool.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
+import { newSite, newTenant, signedIn, type Caller } from '../helpers/factories.ts';
+import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
+import { giveCredits, waitForJob } from '../helpers/jobs.ts';
+import { expectLedgerHolds, expectSettledOnce } from '../helpers/ledger.ts';
+import { pollUntil } from '../helpers/poll.ts';
+import { startProcess, startWorkerProcess, stopProcess, type Started } from '../helpers/processes.ts';
+import { seeded, type Random } from '../fuzz/engine.ts';
+
+const kills = Number(process.env.KILLS ?? 10);
+const seed = Number(process.env.KILLS_SEED ?? 16);
+/** Figures, printed by `npm run kills` (tests assert behaviour; the figures are for reading). */
+const report = (line: string) => {
+  if (process.env.KILLS_REPORT) process.stdout.write(`${line}\n`);
+};
+
+let t: TestApp;
+let fake: FakeProviders;
+const running = new Set<Started>();
+
+beforeAll(async () => {
+  fake = await startFakeProviders();
+  // Enough attempts that no job runs out of them however often its worker is killed.
+  t = await startTestApp({ env: { JOB_MAX_ATTEMPTS: '25' } });
+});
+afterEach(async () => {
+  for (const one of running) if (one.child.exitCode === null) await stopProcess(one, 'SIGKILL');
+  running.clear();
+});
+afterAll(async () => {
+  await stopTestApp(t);
+  await fake.close();
+});
+
+type Author = { site: Site; user: Caller };
+
+async function author(): Promise<Author> {
+  const tenant = await newTenant(t);
+  const site = await newSite(t, tenant);
+  const user = await signedIn(t, { tenant, role: 'author', sites: [site] });
+  await giveCredits(t, site, 1_000_000, user.user.id);
+  return { site, user };
+}
+
+const speak = (who: Author, text: string) =>
+  request(t.app)
+    .post(`/${who.site.slug}/media/tts`)
+    .set(who.user.auth)
+    .send({ text, format: 'wav' })
+    .expect(202)
+    .then((res) => (res.body as { id: string }).id);
+
+const providerEnv = () => ({ SPEECH_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'test-key' });
+
+const count = (query: ReturnType<typeof sql.fragment>) =>
+  t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count ${query}`);
+
+const open = (ids: string[]) =>
+  count(sql.fragment`from jobs where id = any(${sql.array(ids, 'uuid')}) and status in ('queued', 'running')`);
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))] ?? 0;
+
+function sentence(random: Random, n: number): string {
+  const words = ['credits', 'ledger', 'worker', 'killed', 'again', 'speech', 'lane', 'queue', 'tenant', 'once'];
+  return `Job ${n}: ${Array.from({ length: 3 + random.int(8) }, () => random.pick(words)).join(' ')}.`;
+}
+
+it('releases at once the lanes of `npm start` killed with 24 speech jobs of one tenant queued or running', async () => {
+  const who = await author();
+  fake.fallback = { kind: 'ok', seconds: 1, delayMs: 300 };
+  // `npm start` on the test database, with the default WORKER_HEARTBEAT_MS and WORKER_LOST_AFTER_MS.
+  const env = {
+    ...providerEnv(),
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: t.database.url,
+    DATA_DIR: t.config.dataDir,
+    WORKER_CONCURRENCY: '4',
+  };
+  const first = await startProcess('scripts/start.ts', env);
+  running.add(first);
+  const jobs: string[] = [];
+  for (let i = 0; i < 24; i++) jobs.push(await speak(who, `Sentence number ${i} of the restart.`));
+  const ids = sql.array(jobs, 'uuid');
+  // Killed once some have finished, while every lane of the tenant runs one and the rest wait behind them.
+  await pollUntil(
+    () =>
+      t.services.db.one(sql.type(z.object({ succeeded: z.number(), running: z.number() }))`
+        select count(*) filter (where status = 'succeeded')::int as succeeded,
+               count(*) filter (where status = 'running')::int as running
+        from jobs where id = any(${ids})`),
+    (now) => now.succeeded >= 2 && now.running >= t.config.jobs.tenantConcurrency,
+    { tries: 3000, everyMs: 20 },
+  );
+  await stopProcess(first, 'SIGKILL');
+  const states = await t.services.db.any(sql.type(z.object({ id: z.string(), status: z.string() }))`
+    select id, status from jobs where id = any(${ids})`);
+  const held = states.filter((job) => job.status === 'running').map((job) => job.id);
+  const waiting = states.filter((job) => job.status === 'queued').map((job) => job.id);
+  expect(waiting.length).toBeGreaterThan(0);
+
+  const restarted = Date.now();
+  const second = await startProcess('scripts/start.ts', env);
+  running.add(second);
+  const ready = Date.now() - restarted;
+  for (const id of jobs) expect((await waitForJob(t, id, ['succeeded', 'failed'], 120_000)).status).toBe('succeeded');
+  expect(await expectSettledOnce(t, jobs)).toEqual({ succeeded: 24 });
+  await expectLedgerHolds(t);
+  expect(await stopProcess(second)).toBe(0);
+
+  // When, after the restart, the tenant's jobs ran again: from the jobs' own timestamps.
+  const since = z.object({ ms: z.number().nullable() });
+  const firstWaiting = await t.services.db.oneFirst(sql.type(since)`
+    select (extract(epoch from min(started_at)) * 1000)::float8 as ms from jobs where id = any(${sql.array(waiting, 'uuid')})`);
+  const heldAgain = await t.services.db.oneFirst(sql.type(since)`
+    select (extract(epoch from max(started_at)) * 1000)::float8 as ms from job_attempts
+    where job_id = any(${sql.array(held, 'uuid')}) and attempt = 2`);
+  const allDone = await t.services.db.oneFirst(sql.type(since)`
+    select (extract(epoch from max(finished_at)) * 1000)::float8 as ms from jobs where id = any(${ids})`);
+  report(
+    `npm start killed with 24 speech jobs (${held.length} running, ${waiting.length} queued), started again: ` +
+      `ready after ${seconds(ready)}; the first queued job started ${seconds(firstWaiting! - restarted)} ` +
+      `and the held ones ran again ${held.length ? seconds(heldAgain! - restarted) : '-'} after the restart ` +
+      `(the default WORKER_LOST_AFTER_MS is ${seconds(45_000)}); all 24 succeeded ${seconds(allDone! - restarted)} after it`,
+  );
+}, 240_000);
+
+it(
+  `settles every job once through ${kills} SIGKILLs of worker processes at random moments`,
+  async () => {
+    const random = seeded(seed);
+    const began = Date.now();
+    const authors = [await author(), await author(), await author()];
+    fake.fallback = { kind: 'ok', seconds: 1, delayMs: 100 };
+    const env = {
+      ...providerEnv(),
+      WORKER_CONCURRENCY: '2',
+      WORKER_POLL_INTERVAL_MS: '100',
+      WORKER_HEARTBEAT_MS: '200',
+      // Silence alone would release a killed process's runs only after ten
+      // minutes: here they are released because its pid is gone.
+      WORKER_LOST_AFTER_MS: '600000',
+    };
+    const spawn = async () => {
+      const started = await startWorkerProcess(t, env);
+      running.add(started);
+      return started;
+    };
+    const jobs: string[] = [];
+    // Jobs keep coming, so that every kill finds work under way.
+    const topUp = async () => {
+      for (let i = await open(jobs); i < 8; i++) {
+        fake.speech.push({ kind: 'ok', seconds: 1 + random.int(3), delayMs: random.int(400) });
+        jobs.push(await speak(random.pick(authors), sentence(random, jobs.length)));
+      }
+    };
+    const runningUnder = (pid: number) =>
+      count(sql.fragment`from jobs j join worker_processes p on j.locked_by = any(p.worker_ids)
+                       where p.pid = ${pid} and j.status = 'running'`);
+    const rowGone = (pid: number) =>
+      pollUntil(
+        () => count(sql.fragment`from worker_processes where pid = ${pid}`),
+        (rows) => rows === 0,
+        { tries: 3000, everyMs: 20 },
+      );
+
+    const workers = [await spawn(), await spawn()];
+    let killed = 0;
+    let caughtWorking = 0;
+    const releases: number[] = [];
+    while (killed < kills) {
+      await topUp();
+      await new Promise((resolve) => setTimeout(resolve, random.int(1000)));
+      // Now and then both at once: then only their restarts can release them.
+      const victims = random.chance(0.1) && killed + 2 <= kills ? [0, 1] : [random.int(2)];
+      const released: Promise<unknown>[] = [];
+      for (const index of victims) {
+        const victim = workers[index]!;
+        const pid = victim.child.pid!;
+        caughtWorking += await runningUnder(pid);
+        await stopProcess(victim, 'SIGKILL');
+        running.delete(victim);
+        killed++;
+        const at = Date.now();
+        released.push(rowGone(pid).then(() => releases.push(Date.now() - at)));
+      }
+      for (const index of victims) workers[index] = await spawn();
+      await Promise.all(released);
+    }
+    const finished = await pollUntil(
+      () => open(jobs),
+      (left) => left === 0,
+      { tries: 3000, everyMs: 100 },
+    );
+    expect(finished).toBe(0);
+    for (const worker of workers) expect(await stopProcess(worker)).toBe(0);
+
+    expect(await expectSettledOnce(t, jobs)).toEqual({ succeeded: jobs.length });
+    // One audio file each, however many runs made it.
+    expect(await count(sql.fragment`from media_items where job_id = any(${sql.array(jobs, 'uuid')})`)).toBe(
+      jobs.length,
+    );
+    await expectLedgerHolds(t);
+    const lost = await count(
+      sql.fragment`from job_attempts where job_id = any(${sql.array(jobs, 'uuid')}) and outcome = 'lost'`,
+    );
+    expect(lost).toBeGreaterThan(0);
+    report(
+      `${killed} SIGKILLs (seed ${seed}) of two worker processes, ${caughtWorking} running jobs caught by them: ` +
+        `${jobs.length} speech jobs all succeeded, ${lost} runs lost and run again, each job debited once, ` +
+        `nothing left reserved, the ledger equal to every balance; a killed process's runs released after ` +
+        `p50 ${seconds(quantile(releases, 0.5))}, max ${seconds(Math.max(...releases))}; ${seconds(Date.now() - began)} in all`,
+    );
+  },
+  120_000 + kills * 20_000,
+);
