@@ -142,6 +142,23 @@ export function creditMoves(
     )`;
 }
 
+const shortDetail = z.object({ available: z.number(), required: z.number() });
+
+/** What credits_short (a statement that reserved too much) said there was, or null for any other error. */
+export function creditsShort(error: unknown): z.infer<typeof shortDetail> | null {
+  for (
+    let current = error as { code?: unknown; detail?: unknown; cause?: unknown } | undefined, depth = 0;
+    current && depth < 3;
+    current = current.cause as typeof current, depth++
+  ) {
+    if (current.code === 'P0402' && typeof current.detail === 'string') {
+      const parsed = shortDetail.safeParse(JSON.parse(current.detail));
+      if (parsed.success) return parsed.data;
+    }
+  }
+  return null;
+}
+
 /** Records the entry and applies it; a change that would overdraw the account is a 402, and nothing is written. */
 export async function applyEntry(db: CommonQueryMethods, entry: Entry): Promise<Balance> {
   const updated = await db.maybeOne(

@@ -2,12 +2,11 @@
 // reserved on the payer's account, and the queue entry. A 402 (or any failure)
 // leaves none of the three behind.
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { notFound } from '../errors.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorId, type Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
-import { creditMoves, insufficientCredits, poolAccount, readBalance, userAccount } from '../credits/accounts.ts';
+import { creditMoves, creditsShort, insufficientCredits, poolAccount, userAccount } from '../credits/accounts.ts';
 import { priceOf } from '../credits/prices.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
@@ -66,28 +65,37 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
             actorId: actorId(actor),
           },
           [{ kind: 'reservation', amount: 0, reservedChange: job.cost, reason: `Reserved for ${job.kind} job` }],
-          { when: active, guarded: true },
+          { when: sql.fragment`exists (select from job)`, guarded: true },
         )
       : null;
-  const row = await db.maybeOne(sql.type(jobRow)`
-    with ${reservation ? sql.fragment`${reservation},` : sql.fragment``}
-    job as (
-      insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
-                        webhook, webhook_events)
-      select ${id}, ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
-             ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost},
-             ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
-      where ${reservation ? sql.fragment`exists (select from account)` : active}
-      returning *
-    ), queued as (
-      select ${runEntry({ id, tenant_id: site.tenant_id, max_attempts: config.jobs.maxAttempts })} from job
-    )
-    select ${jobColumns} from job as jobs, queued`);
-  if (row) return row;
-  if (!reservation || !(await db.exists(sql.type(z.object({}))`select 1 where ${active}`)))
-    throw notFound('No such site.');
-  const { available } = await readBalance(db, job.accountId);
-  throw insufficientCredits(available, job.cost);
+  // The account row is taken last: read in the select list, after the job row and its queue entry are
+  // written, and held from there to the commit. Too few credits undo the whole statement (credits_short).
+  const short = reservation
+    ? sql.fragment`, case when not exists (select from account)
+        then credits_short((select balance - reserved from credit_accounts where id = ${job.accountId}), ${job.cost})
+      end as short`
+    : sql.fragment``;
+  try {
+    const row = await db.maybeOne(sql.type(jobRow)`
+      with job as (
+        insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
+                          webhook, webhook_events)
+        select ${id}, ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
+               ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost},
+               ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
+        where ${active}
+        returning *
+      ), queued as (
+        select ${runEntry({ id, tenant_id: site.tenant_id, max_attempts: config.jobs.maxAttempts })} from job
+      ) ${reservation ? sql.fragment`, ${reservation}` : sql.fragment``}
+      select ${jobColumns} ${short} from job as jobs, queued`);
+    if (!row) throw notFound('No such site.');
+    return row;
+  } catch (error) {
+    const shortOf = creditsShort(error);
+    if (shortOf) throw insufficientCredits(shortOf.available, shortOf.required);
+    throw error;
+  }
 }
 
 /** Jobs are submitted by callers the route let in: service accounts with jobs:write and the kind's own scope. */
