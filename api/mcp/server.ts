@@ -33,6 +33,7 @@ import {
   type ToolDefinition,
 } from './tool.ts';
 import { notTheAgentsTool, tools, toolsFor } from './tools.ts';
+import { actingFor } from '../../db/tenant-scope.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 type SessionAgent = (Agent & { tenant_ids: string[] }) | null;
@@ -138,7 +139,9 @@ export function createMcpServer(agentId: string | null, instructions: string | u
         throw notFound(`No such site for the agent ${agent.name}.`);
       }
       const waitFor = waiter(context, extra, request.params._meta?.progressToken);
-      const answer = await tool.run(input, { context, actor: context.actor, agent, site, access, waitFor });
+      const call = () => tool.run(input, { context, actor: context.actor, agent, site, access, waitFor });
+      // The tool acts for its site's tenant in the database, as its REST route does (api/handle.ts).
+      const answer = await (site ? actingFor(site.tenant_id, call) : call());
       return succeeded(answer);
     } catch (error) {
       return failed(error, context, tool.name);
