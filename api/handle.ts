@@ -119,12 +119,15 @@ export async function admit(
 /**
  * The tenant a request's handler acts for in the database (db/tenant-scope.ts):
  * the tenant of the site it was admitted to, else a service account's own.
- * Other routes — global administration, a user's own account across the
- * tenants they belong to, sign-in, signed webhooks — cross tenants by nature,
- * and act for all of them (unless their caller acts for one: an MCP tool call).
+ * Global administrators are bound to no tenant (some site routes show them
+ * every site's figures), and other routes — a user's own account across the
+ * tenants they belong to, sign-in, signed webhooks — cross tenants by nature:
+ * they act for all of them (unless their caller acts for one: an MCP tool call).
  */
-function tenantOf(site: Site | undefined, actor: Actor | undefined): string | undefined {
-  return site?.tenant_id ?? (actor?.kind === 'service' ? actor.tenantId : undefined);
+export function tenantOf(site: Site | undefined, actor: Actor | undefined): string | undefined {
+  if (actor?.kind === 'service') return actor.tenantId;
+  if (actor?.isGlobalAdmin) return undefined;
+  return site?.tenant_id;
 }
 
 /** A public read of the item the route names (RouteDefinition.views), by its path parameter as asked. */

@@ -21,7 +21,7 @@ import { isAgentTool } from '../../core/agents/tools.ts';
 import { Problem, notFound } from '../../core/errors.ts';
 import type { Job } from '../../core/jobs/model.ts';
 import { service } from '../../core/version.ts';
-import { admit } from '../handle.ts';
+import { admit, tenantOf } from '../handle.ts';
 import { waitForJob } from '../jobs/answer.ts';
 import { toProblem } from '../middleware/problems.ts';
 import {
@@ -140,8 +140,9 @@ export function createMcpServer(agentId: string | null, instructions: string | u
       }
       const waitFor = waiter(context, extra, request.params._meta?.progressToken);
       const call = () => tool.run(input, { context, actor: context.actor, agent, site, access, waitFor });
-      // The tool acts for its site's tenant in the database, as its REST route does (api/handle.ts).
-      const answer = await (site ? actingFor(site.tenant_id, call) : call());
+      // The tool acts for its site's tenant in the database, as its REST route does.
+      const tenant = tenantOf(site, context.actor);
+      const answer = await (tenant ? actingFor(tenant, call) : call());
       return succeeded(answer);
     } catch (error) {
       return failed(error, context, tool.name);

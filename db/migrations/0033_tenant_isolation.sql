@@ -60,6 +60,13 @@ begin
   alter default privileges grant select, insert, update, delete on tables to app_user;
   alter default privileges grant usage, select on sequences to app_user;
   alter default privileges grant execute on functions to app_user;
+  -- The monitoring endpoints read every session's state in pg_stat_activity,
+  -- which a role that is not the sessions' own sees blank without this.
+  begin
+    grant pg_read_all_stats to app_user;
+  exception when insufficient_privilege then
+    raise notice 'grant pg_read_all_stats to app_user for the monitoring endpoints to see every session';
+  end;
 end $$;
 
 -- graphile-worker's tables: the API queues jobs (graphile_worker.add_job, in
