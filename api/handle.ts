@@ -15,6 +15,7 @@ import type { Deps, Services } from '../core/services.ts';
 import { notPublic, requireSiteNeed, type SiteAccess } from '../core/tenancy/site-access.ts';
 import type { Site } from '../core/tenancy/sites.ts';
 import { cancellableDb, type RequestDb } from '../db/cancellable.ts';
+import { allTenants } from '../db/tenant-scope.ts';
 import { networkOf } from '../core/fraud/networks.ts';
 import type { BareRequest } from './bare.ts';
 import { parseInput } from './input.ts';
@@ -36,8 +37,9 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
   const changes = endpoint.method !== 'GET';
   return async (req, res) => {
     const { signal, deadline } = res.locals.deadline as Deadline;
-    // Who the caller is and what they may reach is read from the primary, whatever the route reads.
-    const db = cancellableDb(primary, signal);
+    // Who the caller is and what they may reach is read from the primary, whatever the route reads,
+    // and across tenants: the site and the caller's memberships are what tell the request's tenant.
+    const db = cancellableDb(primary, signal, { tenant: allTenants });
     const authenticate = () => services.accessCache.authenticate(db, req.get('authorization'));
     // Who is asking comes before what they asked: a bad token is a 401 even with a bad body.
     const auth = withToken(access) ? await authenticate() : undefined;
@@ -46,11 +48,11 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     const reads = replica?.routing(
       auth ? actorId(auth.actor) : services.accessCache.knownCaller(req.get('authorization')),
     );
-    const handlerDb = reads ? cancellableDb(primary, signal, reads) : db;
+    const admitted = await admit(services.accessCache, db, access, auth?.actor, input.params);
+    const handlerDb = cancellableDb(primary, signal, { reads, tenant: tenantOf(admitted.site, auth?.actor) });
     const context = new Context(handlerServices, req, res, handlerDb, signal, deadline, authenticate) as Context &
       RouteContext & { actor?: Actor; site?: unknown; access?: unknown };
     if (auth) Object.assign(context, auth);
-    const admitted = await admit(services.accessCache, db, access, auth?.actor, input.params);
     if (admitted.site) {
       context.site = admitted.site;
       res.locals.siteId = admitted.site.id;
@@ -112,6 +114,20 @@ export async function admit(
     return { site: found.site, access: found };
   }
   return {};
+}
+
+/**
+ * The tenant a request's handler acts for in the database (db/tenant-scope.ts):
+ * the tenant of the site it was admitted to, else a service account's own.
+ * Global administrators are bound to no tenant (some site routes show them
+ * every site's figures), and other routes — a user's own account across the
+ * tenants they belong to, sign-in, signed webhooks — cross tenants by nature:
+ * they act for all of them (unless their caller acts for one: an MCP tool call).
+ */
+export function tenantOf(site: Site | undefined, actor: Actor | undefined): string | undefined {
+  if (actor?.kind === 'service') return actor.tenantId;
+  if (actor?.isGlobalAdmin) return undefined;
+  return site?.tenant_id;
 }
 
 /** A public read of the item the route names (RouteDefinition.views), by its path parameter as asked. */

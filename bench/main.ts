@@ -37,6 +37,8 @@ const benchLimits = {
   RATE_LIMIT_PER_IP: '1000000000',
   RATE_LIMIT_PER_TOKEN: '1000000000',
   RATE_LIMIT_JOBS_PER_TENANT: '1000000000',
+  // DATABASE_APP_ROLE=app_user measures the processes as the role row-level security binds (migration 0033).
+  ...(process.env.DATABASE_APP_ROLE ? { DATABASE_APP_ROLE: process.env.DATABASE_APP_ROLE } : {}),
 };
 
 async function launch(entry: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Proc> {

@@ -33,7 +33,12 @@ export async function createServices(
     config,
     logger,
     db: await connectWithRetry(
-      () => createPool(databaseUrl, { maxPoolSize: config.databasePoolSize, applicationName }),
+      () =>
+        createPool(databaseUrl, {
+          maxPoolSize: config.databasePoolSize,
+          applicationName,
+          role: config.databaseAppRole,
+        }),
       logger,
     ),
     canceller: new BackendCanceller(databaseUrl),
@@ -45,6 +50,7 @@ export async function createServices(
           maxLagMs: config.databaseRead.maxLagMs,
           poolSize: config.databasePoolSize,
           applicationName,
+          role: config.databaseAppRole,
         },
         logger,
       ),

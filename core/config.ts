@@ -32,6 +32,11 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   DATABASE_POOL_SIZE: positiveInt.default(10),
+  // The role the API and the worker act as, bound by row-level security (db/tenant-scope.ts, migration 0034).
+  DATABASE_APP_ROLE: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, 'must be a role name (lower case letters, digits and underscores)')
+    .optional(),
   // A streaming replica for public delivery, search and statistics reads (db/replica.ts).
   DATABASE_READ_URL: z
     .string()
@@ -223,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     logLevel: values.LOG_LEVEL,
     databaseUrl: values.DATABASE_URL,
     databasePoolSize: values.DATABASE_POOL_SIZE,
+    databaseAppRole: values.DATABASE_APP_ROLE,
     databaseRead: values.DATABASE_READ_URL
       ? { url: values.DATABASE_READ_URL, maxLagMs: values.DATABASE_READ_MAX_LAG_MS }
       : undefined,

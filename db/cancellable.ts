@@ -5,10 +5,13 @@
 // at its next step and rolls back, so nothing is half-written. A request of a
 // route that reads from the replica (./replica.ts) picks its server at its
 // first statement and keeps it, so that one answer comes from one server.
+// A request's database may act for one tenant (./tenant-scope.ts): its
+// statements then see that tenant's rows only, whatever they forget to filter.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import type { BackendCanceller } from './canceller.ts';
 import type { CommonQueryMethods, DatabasePool, DatabasePoolConnection } from './pool.ts';
+import { actingFor, allTenants, currentScope } from './tenant-scope.ts';
 
 /** A server's pool and the canceller of its statements (a cancel must reach the server running the statement). */
 export type Target = { pool: DatabasePool; canceller: BackendCanceller };
@@ -87,15 +90,18 @@ class CancellableDb {
   readonly #primary: Target;
   readonly #signal: AbortSignal;
   readonly #reads: ReadRouting | undefined;
+  /** The tenant its statements act for; undefined: the scope of the code that runs them. */
+  readonly #tenant: string | undefined;
   /** The server this request reads, once its first statement has chosen. */
   #target: Target | undefined;
   /** Up to when the primary's commits are certainly in what this request read: Infinity unless it read the replica. */
   asOf = Infinity;
 
-  constructor(primary: Target, signal: AbortSignal, reads?: ReadRouting) {
+  constructor(primary: Target, signal: AbortSignal, options: RequestDbOptions) {
     this.#primary = primary;
     this.#signal = signal;
-    this.#reads = reads;
+    this.#reads = options.reads;
+    this.#tenant = options.tenant;
   }
 
   /** Several statements on one connection: each one checks the signal before it starts. */
@@ -176,31 +182,48 @@ class CancellableDb {
     signal.throwIfAborted();
     const borrowed: { pid?: number } = {};
     return running.run(borrowed, () =>
-      target.pool.connect(async (connection) => {
-        let cancelled: Promise<unknown> | undefined;
-        const cancel = () => {
-          const { pid } = borrowed;
-          if (pid !== undefined) cancelled = running.exit(() => target.canceller.cancel(pid));
-        };
-        signal.addEventListener('abort', cancel, { once: true });
-        try {
-          // The signal may have fired while the pool made us wait.
-          signal.throwIfAborted();
-          return await routine(connection);
-        } finally {
-          signal.removeEventListener('abort', cancel);
-          // The connection goes back to the pool only once the cancel has reached
-          // its backend, so it cannot land on the next borrower's statement.
-          if (cancelled) await cancelled;
-        }
-      }),
+      actingFor(this.#tenant ?? currentScope(), () => this.#connect(target, borrowed, routine)),
     );
+  }
+
+  #connect<T>(
+    target: Target,
+    borrowed: { pid?: number },
+    routine: (connection: DatabasePoolConnection) => Promise<T>,
+  ): Promise<T> {
+    const signal = this.#signal;
+    return target.pool.connect(async (connection) => {
+      let cancelled: Promise<unknown> | undefined;
+      const cancel = () => {
+        const { pid } = borrowed;
+        if (pid !== undefined)
+          cancelled = running.exit(() => actingFor(allTenants, () => target.canceller.cancel(pid)));
+      };
+      signal.addEventListener('abort', cancel, { once: true });
+      try {
+        // The signal may have fired while the pool made us wait.
+        signal.throwIfAborted();
+        return await routine(connection);
+      } finally {
+        signal.removeEventListener('abort', cancel);
+        // The connection goes back to the pool only once the cancel has reached
+        // its backend, so it cannot land on the next borrower's statement.
+        if (cancelled) await cancelled;
+      }
+    });
   }
 }
 
+export type RequestDbOptions = {
+  /** With `reads`, the request reads the server its first statement chooses; else the primary. */
+  reads?: ReadRouting | undefined;
+  /** The tenant (or allTenants) every statement acts for; unset, the scope of the code that runs them. */
+  tenant?: string | undefined;
+};
+
 /** The request's database on the primary, or, with `reads`, on the server its first statement chooses. */
-export function cancellableDb(primary: Target, signal: AbortSignal, reads?: ReadRouting): RequestDb {
-  return new CancellableDb(primary, signal, reads) as unknown as RequestDb;
+export function cancellableDb(primary: Target, signal: AbortSignal, options: RequestDbOptions = {}): RequestDb {
+  return new CancellableDb(primary, signal, options) as unknown as RequestDb;
 }
 
 /**

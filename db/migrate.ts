@@ -53,6 +53,11 @@ export async function migrate(databaseUrl: string, options: MigrateOptions = {})
       }
     }
     await runGraphileMigrations(databaseUrl, options.workerLogger ?? silentWorkerLogger);
+    // The application role's access to graphile-worker's tables, which exist only now on a new database (0034).
+    await client.query(`do $$ begin
+      if to_regproc('public.app_user_graphile_worker_access') is not null then
+        perform public.app_user_graphile_worker_access();
+      end if; end $$`);
     return { applied: pending.map((file) => file.name), alreadyApplied: rows.length };
   } finally {
     await client.query('select pg_advisory_unlock($1)', [lockKey]).catch(() => undefined);

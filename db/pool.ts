@@ -11,6 +11,7 @@ import {
   type Interceptor,
   type QueryResultRow,
 } from 'slonik';
+import { enforceTenantScopes } from './tenant-scope.ts';
 
 /** The SQL tag. `sql.typeAlias('void')` marks a statement that returns no rows. */
 export const sql = createSqlTag({ typeAliases: { void: z.object({}).strict() } });
@@ -82,10 +83,17 @@ export type PoolOptions = {
   applicationName?: string;
   /** Server-side cap on any one statement; per-request timeouts cancel sooner. */
   statementTimeoutMs?: number;
+  /**
+   * The role every connection acts as (DATABASE_APP_ROLE), set when it
+   * starts: one that row-level security binds, so that each statement sees
+   * only the rows of the tenant it acts for (./tenant-scope.ts).
+   */
+  role?: string | undefined;
 };
 
 export async function createPool(url: string, options: PoolOptions = {}): Promise<DatabasePool> {
-  const connectionUri = withApplicationName(url, options.applicationName ?? 'content-platform');
+  const connectionUri = asRole(withApplicationName(url, options.applicationName ?? 'content-platform'), options.role);
+  if (options.role) enforceTenantScopes();
   const pool = await createSlonikPool(connectionUri, {
     maxPoolSize: options.maxPoolSize ?? 10,
     interceptors: [resultParser],
@@ -102,6 +110,15 @@ export async function createPool(url: string, options: PoolOptions = {}): Promis
   // Without a listener, a connection error surfaces as an unhandled 'error' event.
   pool.on('error', () => undefined);
   return pool;
+}
+
+/** The URL with `-c role=…` among its startup options: SET ROLE before the connection's first statement, no round trip. */
+function asRole(url: string, role: string | undefined): string {
+  if (!role) return url;
+  const parsed = new URL(url);
+  const given = parsed.searchParams.get('options');
+  parsed.searchParams.set('options', `${given ? `${given} ` : ''}-c role=${role}`);
+  return parsed.toString();
 }
 
 function withApplicationName(url: string, name: string): string {

@@ -33,6 +33,8 @@ export type ReplicaOptions = {
   maxLagMs: number;
   poolSize: number;
   applicationName: string;
+  /** DATABASE_APP_ROLE: the replica's statements act as it too. */
+  role?: string | undefined;
 };
 
 export type ReplicaState = ReplayState & { maxLagMs: number; reads: { replica: number; primary: number } };
@@ -56,6 +58,7 @@ export class ReadReplica {
     const pool = await createPool(options.replicaUrl, {
       maxPoolSize: options.poolSize,
       applicationName: `${options.applicationName}-replica`,
+      role: options.role,
     });
     const canceller = new BackendCanceller(options.replicaUrl);
     const watch = new ReplayWatch(options.primaryUrl, options.replicaUrl, logger);

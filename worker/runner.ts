@@ -15,6 +15,7 @@ import type { DatabasePool } from '../db/pool.ts';
 import type { Resolve } from '../core/net/safe-fetch.ts';
 import type { JobHandler } from './jobs/handler.ts';
 import { jobKinds } from './jobs/kinds.ts';
+import { actingForTheirTenant } from './jobs/acting-for-tenant.ts';
 import { startLiveness } from './liveness.ts';
 import { TenantSlots } from './tenant-slots.ts';
 import type { TaskDefinition } from './task.ts';
@@ -55,7 +56,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     logger,
     events: jobEvents,
     storage: createStorage(config),
-    kinds: new Map([...jobKinds, ...(options.extraKinds ?? [])]),
+    kinds: actingForTheirTenant(new Map([...jobKinds, ...(options.extraKinds ?? [])])),
     ...(options.resolve ? { resolve: options.resolve } : {}),
   };
   // graphile-worker locks runs with its pool's id (not each worker's); the heartbeat reports it.

@@ -21,7 +21,7 @@ import { isAgentTool } from '../../core/agents/tools.ts';
 import { Problem, notFound } from '../../core/errors.ts';
 import type { Job } from '../../core/jobs/model.ts';
 import { service } from '../../core/version.ts';
-import { admit } from '../handle.ts';
+import { admit, tenantOf } from '../handle.ts';
 import { waitForJob } from '../jobs/answer.ts';
 import { toProblem } from '../middleware/problems.ts';
 import {
@@ -33,6 +33,7 @@ import {
   type ToolDefinition,
 } from './tool.ts';
 import { notTheAgentsTool, tools, toolsFor } from './tools.ts';
+import { actingFor } from '../../db/tenant-scope.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 type SessionAgent = (Agent & { tenant_ids: string[] }) | null;
@@ -138,7 +139,10 @@ export function createMcpServer(agentId: string | null, instructions: string | u
         throw notFound(`No such site for the agent ${agent.name}.`);
       }
       const waitFor = waiter(context, extra, request.params._meta?.progressToken);
-      const answer = await tool.run(input, { context, actor: context.actor, agent, site, access, waitFor });
+      const call = () => tool.run(input, { context, actor: context.actor, agent, site, access, waitFor });
+      // The tool acts for its site's tenant in the database, as its REST route does.
+      const tenant = tenantOf(site, context.actor);
+      const answer = await (tenant ? actingFor(tenant, call) : call());
       return succeeded(answer);
     } catch (error) {
       return failed(error, context, tool.name);

@@ -30,6 +30,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     SIGNUP_MAX_PER_NETWORK: '100000',
     // Stored media go to the system's temporary folder, never into the checkout.
     DATA_DIR: path.join(os.tmpdir(), `platform-test-data-${process.pid}`),
+    // TEST_DATABASE_APP_ROLE=app_user runs the tests as the role row-level security binds (migration 0034).
+    ...(process.env.TEST_DATABASE_APP_ROLE ? { DATABASE_APP_ROLE: process.env.TEST_DATABASE_APP_ROLE } : {}),
     ...env,
   });
 }
