@@ -18,13 +18,15 @@ export const priceSchema = z
 
 export type Price = z.infer<typeof priceSchema>;
 
-export async function effectivePrices(db: CommonQueryMethods, siteId: string): Promise<Price[]> {
+/** The site's prices: of every kind, or of the one given (what a job's submit and settle read). */
+export async function effectivePrices(db: CommonQueryMethods, siteId: string, kind?: string): Promise<Price[]> {
   const rows = await db.any(sql.type(priceSchema)`
     select distinct on (kind) kind, unit, price::float8 as price, description,
            case when site_id is null then 'global' else 'site' end as source
     from cost_settings s
-    where (site_id is null and active)
-       or (site_id = ${siteId} and exists (select 1 from cost_settings g where g.site_id is null and g.active and g.kind = s.kind))
+    where ((site_id is null and active)
+       or (site_id = ${siteId} and exists (select 1 from cost_settings g where g.site_id is null and g.active and g.kind = s.kind)))
+      ${kind === undefined ? sql.fragment`` : sql.fragment`and kind = ${kind}`}
     order by kind, site_id nulls last`);
   return [...rows];
 }
@@ -72,7 +74,7 @@ export async function priceOf(
   kind: string,
   amount: number,
 ): Promise<z.infer<typeof quoteSchema>> {
-  const found = (await effectivePrices(db, siteId)).find((entry) => entry.kind === kind);
+  const [found] = await effectivePrices(db, siteId, kind);
   if (!found)
     throw new Problem(422, `No price is defined for the kind ${kind}.`, {
       errors: [{ path: 'body.kind', message: 'unknown kind' }],
