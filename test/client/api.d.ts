@@ -5068,6 +5068,19 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
+    /** @description The database cannot be reached (/problems/database-unavailable): try again after Retry-After */
+    DatabaseUnavailable: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
+        /** @description Seconds to wait before trying again */
+        "Retry-After": string;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description The endpoint’s timeout (x-timeout-seconds) passed */
     Timeout: {
       headers: {
@@ -5197,6 +5210,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5251,6 +5265,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5297,6 +5312,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5343,6 +5359,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5394,6 +5411,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5420,6 +5438,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5446,6 +5465,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5478,6 +5498,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5504,6 +5525,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5536,6 +5558,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5562,6 +5585,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5602,6 +5626,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5659,6 +5684,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5724,6 +5750,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5765,6 +5792,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5864,6 +5892,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5901,6 +5930,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5934,6 +5964,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5965,6 +5996,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6021,6 +6053,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6066,6 +6099,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6115,6 +6149,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6162,6 +6197,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6196,6 +6232,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6228,6 +6265,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6263,6 +6301,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6308,6 +6347,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6340,6 +6380,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6366,6 +6407,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6454,6 +6496,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6478,6 +6521,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6534,6 +6578,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6582,6 +6627,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6622,6 +6668,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6699,6 +6746,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6802,12 +6850,14 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The identity provider does not answer */
+      /** @description The identity provider does not answer; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6872,12 +6922,14 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description The identity provider does not answer */
+      /** @description The identity provider does not answer; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6931,6 +6983,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6974,6 +7027,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7061,6 +7115,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7087,6 +7142,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7113,6 +7169,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7147,6 +7204,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7180,6 +7238,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7235,6 +7294,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7279,12 +7339,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description SMTP_URL is not set */
+      /** @description SMTP_URL is not set; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7346,6 +7408,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7422,6 +7485,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7457,6 +7521,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7501,6 +7566,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7569,6 +7635,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7602,6 +7669,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7650,6 +7718,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7714,6 +7783,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7770,6 +7840,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7805,6 +7876,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7849,6 +7921,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7924,6 +7997,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7989,6 +8063,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8024,6 +8099,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8048,6 +8124,7 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8113,6 +8190,7 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8139,16 +8217,16 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description Not ready: `checks` says which dependency is not */
+      /** @description Not ready: `checks` says which dependency is not; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
-          /** @description `no-store` */
-          "Cache-Control": string;
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
+          /** @description `no-store` */
+          "Cache-Control": string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8180,12 +8258,14 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description The cache store does not answer */
+      /** @description The cache store does not answer; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -8236,6 +8316,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8293,6 +8374,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8346,6 +8428,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8382,6 +8465,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8417,6 +8501,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8462,6 +8547,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8511,6 +8597,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8550,6 +8637,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8616,6 +8704,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8649,6 +8738,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8702,6 +8792,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8770,6 +8861,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8811,6 +8903,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8842,6 +8935,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8873,6 +8967,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8931,6 +9026,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8987,6 +9083,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9066,6 +9163,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9099,6 +9197,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9147,6 +9246,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9242,6 +9342,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9337,12 +9438,14 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured */
+      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9443,12 +9546,14 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured */
+      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9549,12 +9654,14 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured */
+      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9655,6 +9762,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9747,12 +9855,14 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description No media provider is configured */
+      /** @description No media provider is configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9791,6 +9901,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9839,6 +9950,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9891,6 +10003,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10001,6 +10114,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10100,6 +10214,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10135,6 +10250,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10172,6 +10288,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10218,6 +10335,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10334,6 +10452,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10483,6 +10602,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10531,6 +10651,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10593,6 +10714,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10631,6 +10753,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10664,6 +10787,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10713,6 +10837,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10774,6 +10899,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10834,6 +10960,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10888,6 +11015,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10964,6 +11092,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11030,6 +11159,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11081,6 +11211,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11117,6 +11248,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11154,6 +11286,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11201,6 +11334,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11279,6 +11413,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11346,6 +11481,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11421,6 +11557,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11455,6 +11592,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11507,6 +11645,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11585,6 +11724,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11669,12 +11809,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11716,6 +11858,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11763,6 +11906,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11796,6 +11940,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11873,12 +12018,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description STRIPE_WEBHOOK_SECRET is not set */
+      /** @description STRIPE_WEBHOOK_SECRET is not set; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11943,6 +12090,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12037,6 +12185,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12163,6 +12312,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12277,6 +12427,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12312,6 +12463,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12345,6 +12497,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12447,6 +12600,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12545,6 +12699,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12659,6 +12814,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12714,6 +12870,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12782,6 +12939,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12842,6 +13000,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12896,6 +13055,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12949,6 +13109,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12984,6 +13145,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13131,6 +13293,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13190,6 +13353,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13258,6 +13422,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13318,6 +13483,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13344,6 +13510,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13380,6 +13547,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13467,6 +13635,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13512,6 +13681,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13552,6 +13722,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13586,6 +13757,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13627,6 +13799,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13689,6 +13862,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13816,6 +13990,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13858,6 +14033,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13916,6 +14092,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13947,6 +14124,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13978,6 +14156,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14043,6 +14222,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14077,6 +14257,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14126,6 +14307,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14160,6 +14342,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14194,6 +14377,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14234,6 +14418,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14274,6 +14459,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14315,6 +14501,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14391,6 +14578,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14436,6 +14624,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14468,6 +14657,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14500,6 +14690,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14568,6 +14759,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14617,6 +14809,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14684,12 +14877,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -14739,6 +14934,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14820,12 +15016,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -14875,6 +15073,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14978,12 +15177,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -15057,12 +15258,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -15111,6 +15314,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15151,6 +15355,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15211,6 +15416,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15243,6 +15449,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15282,6 +15489,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15334,6 +15542,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15360,6 +15569,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15391,6 +15601,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15433,6 +15644,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15492,6 +15704,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15537,6 +15750,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15593,6 +15807,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15636,6 +15851,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15695,6 +15911,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15727,6 +15944,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15770,6 +15988,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15818,6 +16037,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15854,6 +16074,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15905,6 +16126,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15959,6 +16181,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16027,6 +16250,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16074,6 +16298,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16132,6 +16357,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16183,6 +16409,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16219,6 +16446,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16268,6 +16496,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16313,6 +16542,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16356,6 +16586,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16419,6 +16650,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16448,6 +16680,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16513,6 +16746,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16548,6 +16782,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16591,6 +16826,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16687,6 +16923,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16722,6 +16959,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16765,6 +17003,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16861,6 +17100,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16896,6 +17136,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16939,6 +17180,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17035,6 +17277,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17070,6 +17313,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17113,6 +17357,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17209,6 +17454,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17255,6 +17501,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17301,6 +17548,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17347,6 +17595,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17378,6 +17627,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17423,6 +17673,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17465,6 +17716,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17518,6 +17770,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17551,6 +17804,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17593,6 +17847,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17662,6 +17917,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17716,6 +17972,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17811,6 +18068,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17859,6 +18117,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17902,6 +18161,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17948,6 +18208,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17985,6 +18246,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18033,6 +18295,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18059,6 +18322,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18139,6 +18403,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18194,6 +18459,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18238,6 +18504,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18264,6 +18531,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18292,6 +18560,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18335,6 +18604,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18384,6 +18654,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18412,6 +18683,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18440,6 +18712,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18497,6 +18770,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18558,6 +18832,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18627,6 +18902,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18686,6 +18962,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18770,6 +19047,7 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18873,6 +19151,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18925,6 +19204,7 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18993,6 +19273,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19034,6 +19315,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
