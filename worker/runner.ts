@@ -18,6 +18,7 @@ import { jobKinds } from './jobs/kinds.ts';
 import { startLiveness } from './liveness.ts';
 import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
+import { PatientPool } from './patient-pool.ts';
 
 export type WorkerHandle = { runner: Runner; stop(): Promise<void> };
 
@@ -43,8 +44,17 @@ export const defaultCrontab = [
   '23 * * * * subscriptions__allocate',
 ].join('\n');
 
+/** How long graphile-worker's queries wait for a database that cannot be reached (./patient-pool.ts). */
+const databaseWaitMs = 5 * 60_000;
+
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
+  // One connection per concurrent job, plus one for LISTEN and one spare.
+  const pgPool = new PatientPool(
+    { connectionString: options.databaseUrl, max: config.worker.concurrency + 2 },
+    logger,
+    databaseWaitMs,
+  );
   const definitions = new Map([...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])]);
   const notifications = new Notifications(options.databaseUrl, logger);
   const jobEvents = new JobEvents(notifications);
@@ -63,10 +73,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   events.on('pool:create', ({ workerPool }) => lockIds.add(workerPool.id));
   const runner = await run({
     events,
-    connectionString: options.databaseUrl,
+    pgPool,
     concurrency: config.worker.concurrency,
-    // One connection per concurrent job, plus one for LISTEN and one spare.
-    maxPoolSize: config.worker.concurrency + 2,
     pollInterval: config.worker.pollIntervalMs,
     noHandleSignals: true,
     gracefulShutdownAbortTimeout: config.worker.shutdownGraceMs,
@@ -93,9 +101,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   );
   let stopping: Promise<void> | undefined;
   const stop = async () => {
+    pgPool.stopWaiting();
     await runner.stop('shutdown');
     await liveness.stop();
     await notifications.close();
+    await pgPool.end();
     logger.info('worker stopped');
   };
   return { runner, stop: () => (stopping ??= stop()) };

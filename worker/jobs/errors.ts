@@ -1,8 +1,10 @@
 // How a job handler says what went wrong. A transient error (a provider timed
 // out, answered 5xx or 429) is retried with backoff while attempts remain; a
 // permanent one (the provider refused the input, nothing is configured) fails
-// the job at once. Anything else thrown is a bug of ours: retried, then failed
-// as internal_error, and logged.
+// the job at once. A database that cannot be reached is transient too. Anything
+// else thrown is a bug of ours: retried, then failed as internal_error, and logged.
+import { isDatabaseUnavailable } from '../../core/errors.ts';
+
 export class JobError extends Error {
   override name = 'JobError';
   readonly code: string;
@@ -22,6 +24,8 @@ export const transient = (code: string, message: string, cause?: unknown) =>
 
 export function describe(error: unknown): JobError {
   if (error instanceof JobError) return error;
+  if (isDatabaseUnavailable(error))
+    return transient('database_unavailable', 'The database could not be reached; the job is retried.', error);
   return transient(
     'internal_error',
     'The job hit an unexpected error; it is retried, and the operators are told.',

@@ -1,0 +1,65 @@
+// graphile-worker's connections, from a pool that waits for a database that
+// cannot be reached (stopped, restarting) instead of failing at once.
+// graphile-worker 0.18 gives a batch of completions or failures one try:
+// when it fails, the worker pool decides the queue is "in an inconsistent
+// state" and stops taking jobs for good, while the process lives on with its
+// jobs locked — a database restart under load left a worker idle and its
+// jobs stuck. Waiting for a connection here carries every completion, claim
+// and failure over the outage; past `waitMs` the error is graphile-worker's.
+import pg from 'pg';
+import { isDatabaseUnavailable } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+
+type Callback = (
+  error: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
+
+export class PatientPool extends pg.Pool {
+  readonly #logger: Logger;
+  readonly #waitMs: number;
+  #waiting = 0;
+  #stopping = false;
+
+  constructor(config: pg.PoolConfig, logger: Logger, waitMs: number) {
+    super(config);
+    this.#logger = logger;
+    this.#waitMs = waitMs;
+  }
+
+  /** From now on a connection is not waited for: stopping must not hang on a database that is away. */
+  stopWaiting(): void {
+    this.#stopping = true;
+  }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: Callback): void;
+  override connect(callback?: Callback): Promise<pg.PoolClient> | void {
+    // The callback form is graphile-worker's LISTEN connection, which reconnects with a backoff of its own.
+    if (callback) return super.connect(callback);
+    return this.#patiently();
+  }
+
+  async #patiently(): Promise<pg.PoolClient> {
+    const deadline = Date.now() + this.#waitMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const client = await super.connect();
+        if (attempt > 0 && --this.#waiting === 0) this.#logger.info('the database is back; the worker goes on');
+        return client;
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || this.#stopping || this.ending || Date.now() > deadline) {
+          if (attempt > 0) this.#waiting--;
+          throw error;
+        }
+        if (attempt === 0 && this.#waiting++ === 0)
+          this.#logger.warn(
+            { err: (error as Error).message },
+            'the database cannot be reached; the worker waits for it',
+          );
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 1000)));
+      }
+    }
+  }
+}
