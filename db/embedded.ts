@@ -43,6 +43,8 @@ export type EmbeddedOptions = {
   logger: Logger;
   /** Extra `-c name=value` settings, e.g. fsync=off for throwaway test clusters. */
   settings?: Record<string, string>;
+  /** The port to listen on (default: a free one): a server started again on its data keeps its clients' URL. */
+  port?: number;
 };
 
 type Binaries = { initdb: string; postgres: string };
@@ -65,7 +67,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await stopOrphan(pgdata, logger);
 
   const password = readFileSync(passwordFile, 'utf8').trim();
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings };
   const args = [
     '-D',

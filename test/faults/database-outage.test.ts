@@ -1,0 +1,233 @@
+// The database stops for five seconds under a light mixed load (reads,
+// writes, job submits) and starts again: a PostgreSQL of this test's own,
+// stopped as `pg_ctl stop -m fast` does (SIGINT: sessions ended, data
+// flushed) and started on the same port. Meanwhile every answer is a 2xx or
+// a 503 problem with Retry-After (never a 500), every write acknowledged
+// with a 2xx is there afterwards, the jobs submitted before it finish, and
+// /health/ready says not ready while the database is away and ready again
+// soon after it accepts connections.
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { createApp } from '../../api/app.ts';
+import { closeServices, createServices } from '../../core/boot.ts';
+import { createLogger } from '../../core/logger.ts';
+import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPostgres } from '../../db/embedded.ts';
+import { migrate } from '../../db/migrate.ts';
+import { createPool, sql, type DatabasePool } from '../../db/pool.ts';
+import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
+import { accessChangeHeard, checkedAgainstDocument, testConfig, type TestApp } from '../helpers/app.ts';
+import { password } from '../helpers/factories.ts';
+import { staffedTenant, unique, type Staffed } from '../helpers/identity.ts';
+import { giveCredits, priceTestKinds, submitAs, testKinds, waitForJob } from '../helpers/jobs.ts';
+
+const outageMs = 5000;
+const settings = { fsync: 'off' };
+const logger = createLogger('warn');
+
+let dir: string;
+let server: EmbeddedPostgres;
+let t: TestApp;
+let listener: Server;
+let base: string;
+let workerDb: DatabasePool;
+let worker: WorkerHandle;
+let staff: Staffed;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'platform-outage-'));
+  // As root the cluster runs as the postgres user, who must enter the folder.
+  chmodSync(dir, 0o755);
+  server = await startEmbeddedPostgres({ dir, logger, settings });
+  await ensureDatabase(server.adminUrl, 'platform');
+  const url = server.urlFor('platform');
+  await migrate(url);
+  const config = testConfig({ DATABASE_URL: url });
+  const services = await createServices(config, url, createLogger(config.logLevel), 'test');
+  t = {
+    app: checkedAgainstDocument(createApp(services), {}),
+    services,
+    config,
+    database: { name: 'platform', url, drop: async () => undefined },
+  };
+  listener = createServer(t.app).listen(0, '127.0.0.1');
+  await new Promise((resolve) => listener.once('listening', resolve));
+  base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  await priceTestKinds(t);
+  staff = await staffedTenant(t);
+  await t.services.db.query(sql.typeAlias('void')`update sites set visibility = 'public' where id = ${staff.site.id}`);
+  await accessChangeHeard(t);
+  await giveCredits(t, staff.site, 100_000, staff.editor.user.id);
+  // The worker has a pool of its own, as `npm run worker` does.
+  workerDb = await createPool(url, { applicationName: 'worker' });
+  worker = await startWorker({
+    databaseUrl: url,
+    config: testConfig({
+      DATABASE_URL: url,
+      DATA_DIR: config.dataDir,
+      WORKER_POLL_INTERVAL_MS: '100',
+      WORKER_HEARTBEAT_MS: '200',
+      WORKER_LOST_AFTER_MS: '1500',
+    }),
+    db: workerDb,
+    logger: createLogger(config.logLevel),
+    crontab: '',
+    extraKinds: testKinds,
+  });
+});
+
+afterAll(async () => {
+  await worker?.stop().catch(() => undefined);
+  await workerDb?.end();
+  listener?.close();
+  if (t) await closeServices(t.services);
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+type Answer = { op: string; status: number; retryAfter: string | null; type: string; body: unknown; at: number };
+
+/** One request through the network, as a client makes it (the editor's, unless anonymous); no answer counts as status 0. */
+async function call(op: string, method: string, url: string, body?: unknown, anonymous = false): Promise<Answer> {
+  try {
+    const res = await fetch(`${base}${url}`, {
+      method,
+      headers: { ...(anonymous ? {} : staff.editor.auth), ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    return {
+      op,
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      type: res.headers.get('content-type') ?? '',
+      body: text ? JSON.parse(text) : undefined,
+      at: Date.now(),
+    };
+  } catch (error) {
+    return { op, status: 0, retryAfter: null, type: '', body: String(error), at: Date.now() };
+  }
+}
+
+const postIds = z.object({ id: z.string() });
+
+describe('the database stopped for 5 s under load', () => {
+  it('answers 503 with Retry-After meanwhile, loses no acknowledged write, finishes its jobs and is ready soon after', async () => {
+    const site = staff.site.slug;
+    const first = await call('write', 'POST', `/${site}/posts/`, { title: 'Before the outage', status: 'published' });
+    expect(first.status).toBe(201);
+    const known = (first.body as { id: string }).id;
+
+    const answers: Answer[] = [];
+    const acknowledged: string[] = [];
+    const jobIds: string[] = [];
+    let loading = true;
+    // Four clients, each one request at a time: reads (signed in and public), writes, now and then a sign-in or a job.
+    const requests: (() => Promise<Answer>)[] = [
+      () => call('write', 'POST', `/${site}/posts/`, { title: `Written under load ${unique()}` }),
+      () => call('read', 'GET', `/${site}/posts/?limit=5`),
+      () => call('read', 'GET', `/${site}/posts/${known}`),
+      () => call('public read', 'GET', `/public/${site}/posts/${known}`, undefined, true),
+      () => call('write', 'POST', `/${site}/posts/`, { title: `Written under load ${unique()}` }),
+      () => call('read', 'GET', `/${site}/posts/?limit=5`),
+      () => call('sign-in', 'POST', '/auth/login', { username: staff.editor.user.email, password }, true),
+      () => call('job', 'POST', `/${site}/media/generate`, { prompt: `outage ${unique()}`, size: '256x256' }),
+    ];
+    const client = async (n: number) => {
+      for (let i = n; loading; i++) {
+        const answer = await requests[i % requests.length]!();
+        answers.push(answer);
+        if (answer.op === 'write' && answer.status === 201) acknowledged.push((answer.body as { id: string }).id);
+        if (answer.status === 202) jobIds.push((answer.body as { id: string }).id);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    // Readiness, asked every 20 ms throughout.
+    const readiness: { status: number; at: number }[] = [];
+    const probe = async () => {
+      while (loading) {
+        const res = await fetch(`${base}/health/ready`).catch(() => undefined);
+        readiness.push({ status: res?.status ?? 0, at: Date.now() });
+        await res?.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const load = Promise.all([client(0), client(1), client(2), client(3), probe()]);
+
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Jobs that are running when the database stops: one ends during the outage, one after it.
+    const sleepers = await Promise.all(
+      [1000, 8000].map((ms) =>
+        submitAs(
+          t,
+          { kind: 'user', userId: staff.editor.user.id, sessionId: 'test', isGlobalAdmin: false },
+          staff.site,
+          {
+            kind: 'test_sleep',
+            input: { ms },
+            estimatedUnits: 1,
+          },
+        ),
+      ),
+    );
+    await waitForJob(t, sleepers[1]!.id, ['running']);
+    const { port } = server;
+    await server.stop();
+    const stopped = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, outageMs));
+    const restarting = Date.now();
+    server = await startEmbeddedPostgres({ dir, logger, settings, port });
+    const accepting = Date.now();
+    // Enough time after the restart for every client to have been answered again.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    loading = false;
+    await load;
+
+    const during = answers.filter((answer) => answer.at > stopped && answer.at < restarting);
+    const failures = answers.filter((answer) => answer.status < 200 || answer.status >= 300);
+    const ready = readiness.find((probe) => probe.at > accepting && probe.status === 200);
+    const figures = {
+      requests: answers.length,
+      during_outage: during.length,
+      '503': failures.filter((answer) => answer.status === 503).length,
+      other_failures: failures.filter((answer) => answer.status !== 503).length,
+      acknowledged_writes: acknowledged.length,
+      jobs_submitted: jobIds.length,
+      ready_after_accepting_ms: ready ? ready.at - accepting : null,
+    };
+    console.info(`database outage: ${JSON.stringify(figures)}`);
+
+    // Every failure is a 503 problem with Retry-After; the outage was seen.
+    expect(during.length).toBeGreaterThan(0);
+    expect(failures.filter((answer) => answer.status !== 503)).toEqual([]);
+    for (const failure of failures) {
+      expect(failure.retryAfter).toMatch(/^\d+$/);
+      expect(failure.type).toMatch(/^application\/problem\+json/);
+      expect(failure.body).toMatchObject({ status: 503, type: '/problems/database-unavailable' });
+    }
+    expect(figures['503']).toBeGreaterThan(0);
+    // Readiness: not ready while the database was away, ready again soon after it accepts connections.
+    const away = readiness.filter((probe) => probe.at > stopped + 200 && probe.at < restarting);
+    expect(away.length).toBeGreaterThan(0);
+    expect(away.every((probe) => probe.status === 503)).toBe(true);
+    expect(ready).toBeDefined();
+    expect(figures.ready_after_accepting_ms).toBeLessThan(5000);
+    // Every write acknowledged with a 2xx is there.
+    const stored = await t.services.db.anyFirst(
+      sql.type(postIds)`select id from posts where id = any(${sql.array(acknowledged, 'uuid')})`,
+    );
+    expect(new Set(stored)).toEqual(new Set(acknowledged));
+    // Every job submitted before (or accepted around) the outage succeeds.
+    for (const id of [...sleepers.map((job) => job.id), ...jobIds]) {
+      const job = await waitForJob(t, id, ['succeeded', 'failed', 'canceled'], 60_000);
+      expect({ id, status: job.status, error: job.error }).toEqual({ id, status: 'succeeded', error: null });
+    }
+    // And the service is itself again.
+    expect((await call('read', 'GET', `/${site}/posts/${known}`)).status).toBe(200);
+    expect((await call('write', 'POST', `/${site}/posts/`, { title: 'After the outage' })).status).toBe(201);
+  }, 180_000);
+});
