@@ -26,6 +26,10 @@ export class PatientPool extends pg.Pool {
     super(config);
     this.#logger = logger;
     this.#waitMs = waitMs;
+    // A connection that dies (the database restarted) is dropped by pg; without listeners its error is unhandled.
+    const lost = (error: Error) => logger.warn({ err: error.message }, 'a worker database connection was lost');
+    this.on('error', lost);
+    this.on('connect', (client) => client.on('error', lost));
   }
 
   /** From now on a connection is not waited for: stopping must not hang on a database that is away. */
