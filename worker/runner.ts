@@ -42,6 +42,7 @@ export const defaultCrontab = [
   '17 * * * * maintenance__cleanup',
   '*/15 * * * * credits__expire',
   '23 * * * * subscriptions__allocate',
+  '41 3 * * * storage__sweep',
 ].join('\n');
 
 /** How long graphile-worker's queries wait for a database that cannot be reached (./patient-pool.ts). */
