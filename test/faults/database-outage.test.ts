@@ -160,18 +160,10 @@ describe('the database stopped for 5 s under load', () => {
 
     await new Promise((resolve) => setTimeout(resolve, 1500));
     // Jobs that are running when the database stops: one ends during the outage, one after it.
+    const editor = { kind: 'user', userId: staff.editor.user.id, sessionId: 'test', isGlobalAdmin: false } as const;
     const sleepers = await Promise.all(
       [1000, 8000].map((ms) =>
-        submitAs(
-          t,
-          { kind: 'user', userId: staff.editor.user.id, sessionId: 'test', isGlobalAdmin: false },
-          staff.site,
-          {
-            kind: 'test_sleep',
-            input: { ms },
-            estimatedUnits: 1,
-          },
-        ),
+        submitAs(t, editor, staff.site, { kind: 'test_sleep', input: { ms }, estimatedUnits: 1 }),
       ),
     );
     await waitForJob(t, sleepers[1]!.id, ['running']);
@@ -190,6 +182,12 @@ describe('the database stopped for 5 s under load', () => {
     const during = answers.filter((answer) => answer.at > stopped && answer.at < restarting);
     const failures = answers.filter((answer) => answer.status < 200 || answer.status >= 300);
     const ready = readiness.find((probe) => probe.at > accepting && probe.status === 200);
+    const byOp = Object.fromEntries(
+      [...new Set(answers.map((answer) => answer.op))].map((op) => {
+        const mine = answers.filter((answer) => answer.op === op);
+        return [op, `${mine.filter((answer) => answer.status === 503).length}/${mine.length}`];
+      }),
+    );
     const figures = {
       requests: answers.length,
       during_outage: during.length,
@@ -198,6 +196,7 @@ describe('the database stopped for 5 s under load', () => {
       acknowledged_writes: acknowledged.length,
       jobs_submitted: jobIds.length,
       ready_after_accepting_ms: ready ? ready.at - accepting : null,
+      '503_by_request': byOp,
     };
     console.info(`database outage: ${JSON.stringify(figures)}`);
 
@@ -221,11 +220,14 @@ describe('the database stopped for 5 s under load', () => {
       sql.type(postIds)`select id from posts where id = any(${sql.array(acknowledged, 'uuid')})`,
     );
     expect(new Set(stored)).toEqual(new Set(acknowledged));
-    // Every job submitted before (or accepted around) the outage succeeds.
+    // Every job submitted before (or accepted around) the outage succeeds, some after running again.
+    let retried = 0;
     for (const id of [...sleepers.map((job) => job.id), ...jobIds]) {
       const job = await waitForJob(t, id, ['succeeded', 'failed', 'canceled'], 60_000);
-      expect({ id, status: job.status, error: job.error }).toEqual({ id, status: 'succeeded', error: null });
+      expect(job).toMatchObject({ id, status: 'succeeded' });
+      if (job.attempts > 1) retried++;
     }
+    console.info(`database outage: ${retried} job(s) ran again after the outage cut their run`);
     // And the service is itself again.
     expect((await call('read', 'GET', `/${site}/posts/${known}`)).status).toBe(200);
     expect((await call('write', 'POST', `/${site}/posts/`, { title: 'After the outage' })).status).toBe(201);
