@@ -1,14 +1,15 @@
 // The database stops for five seconds under a light mixed load (reads,
-// writes, job submits) and starts again: a PostgreSQL of this test's own,
-// stopped as `pg_ctl stop -m fast` does (SIGINT: sessions ended, data
-// flushed) and started on the same port. Meanwhile every answer is a 2xx or
-// a 503 problem with Retry-After (never a 500), every write acknowledged
-// with a 2xx is there afterwards, the jobs submitted before it finish, and
-// /health/ready says not ready while the database is away and ready again
-// soon after it accepts connections.
+// public reads, sign-ins, writes, job submits) and starts again: a
+// PostgreSQL of this test's own, stopped as `pg_ctl stop -m fast` does
+// (SIGINT: sessions ended, data flushed) and started on the same port, under
+// `npm run api` and `npm run worker` as operators run them (so a crash, which
+// jest would not see in its own process, shows as a process gone).
+// Meanwhile every answer is a 2xx or a 503 problem with Retry-After (never a
+// 500), every write acknowledged with a 2xx is there afterwards, the jobs
+// running then succeed (running again where the outage cut their run), both
+// processes live on and stop cleanly, and /health/ready says not ready while
+// the database is away and ready again soon after it accepts connections.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -17,24 +18,26 @@ import { closeServices, createServices } from '../../core/boot.ts';
 import { createLogger } from '../../core/logger.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPostgres } from '../../db/embedded.ts';
 import { migrate } from '../../db/migrate.ts';
-import { createPool, sql, type DatabasePool } from '../../db/pool.ts';
-import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
-import { accessChangeHeard, checkedAgainstDocument, testConfig, type TestApp } from '../helpers/app.ts';
+import { sql } from '../../db/pool.ts';
+import { accessChangeHeard, testConfig, type TestApp } from '../helpers/app.ts';
 import { password } from '../helpers/factories.ts';
+import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
 import { staffedTenant, unique, type Staffed } from '../helpers/identity.ts';
-import { giveCredits, priceTestKinds, submitAs, testKinds, waitForJob } from '../helpers/jobs.ts';
+import { giveCredits, waitForJob } from '../helpers/jobs.ts';
+import { startProcess, stopProcess, type Started } from '../helpers/processes.ts';
 
 const outageMs = 5000;
 const settings = { fsync: 'off' };
 const logger = createLogger('warn');
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let dir: string;
 let server: EmbeddedPostgres;
 let t: TestApp;
-let listener: Server;
+let fake: FakeProviders;
+let api: Started;
+let worker: Started;
 let base: string;
-let workerDb: DatabasePool;
-let worker: WorkerHandle;
 let staff: Staffed;
 
 beforeAll(async () => {
@@ -45,45 +48,48 @@ beforeAll(async () => {
   await ensureDatabase(server.adminUrl, 'platform');
   const url = server.urlFor('platform');
   await migrate(url);
-  const config = testConfig({ DATABASE_URL: url });
+  const dataDir = path.join(dir, 'data');
+  // This process only prepares the callers and reads the outcome.
+  const config = testConfig({ DATABASE_URL: url, DATA_DIR: dataDir });
   const services = await createServices(config, url, createLogger(config.logLevel), 'test');
-  t = {
-    app: checkedAgainstDocument(createApp(services), {}),
-    services,
-    config,
-    database: { name: 'platform', url, drop: async () => undefined },
-  };
-  listener = createServer(t.app).listen(0, '127.0.0.1');
-  await new Promise((resolve) => listener.once('listening', resolve));
-  base = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-  await priceTestKinds(t);
+  t = { app: createApp(services), services, config, database: { name: 'platform', url, drop: async () => undefined } };
   staff = await staffedTenant(t);
   await t.services.db.query(sql.typeAlias('void')`update sites set visibility = 'public' where id = ${staff.site.id}`);
   await accessChangeHeard(t);
   await giveCredits(t, staff.site, 100_000, staff.editor.user.id);
-  // The worker has a pool of its own, as `npm run worker` does.
-  workerDb = await createPool(url, { applicationName: 'worker' });
-  worker = await startWorker({
-    databaseUrl: url,
-    config: testConfig({
-      DATABASE_URL: url,
-      DATA_DIR: config.dataDir,
+  fake = await startFakeProviders();
+  const env = { DATABASE_URL: url, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'info' };
+  api = await startProcess('api/main.ts', {
+    ...env,
+    RATE_LIMIT_AUTH_PER_IP: '100000',
+    RATE_LIMIT_AUTH_PER_ACCOUNT: '100000',
+    RATE_LIMIT_PER_TOKEN: '1000000',
+    RATE_LIMIT_PER_IP: '1000000',
+    RATE_LIMIT_JOBS_PER_TENANT: '1000000',
+  });
+  base = api.url;
+  worker = await startProcess(
+    'worker/main.ts',
+    {
+      ...env,
+      SPEECH_PROVIDER: 'openai',
+      AI_BASE_URL: fake.url,
+      AI_API_KEY: 'test-key',
+      WORKER_CONCURRENCY: '4',
       WORKER_POLL_INTERVAL_MS: '100',
       WORKER_HEARTBEAT_MS: '200',
       WORKER_LOST_AFTER_MS: '1500',
-    }),
-    db: workerDb,
-    logger: createLogger(config.logLevel),
-    crontab: '',
-    extraKinds: testKinds,
-  });
+    },
+    { listens: false },
+  );
+  const deadline = Date.now() + 30_000;
+  while (!worker.output().includes('"msg":"worker started"') && Date.now() < deadline) await pause(50);
 });
 
 afterAll(async () => {
-  await worker?.stop().catch(() => undefined);
-  await workerDb?.end();
-  listener?.close();
+  for (const child of [api, worker]) if (child && child.child.exitCode === null) await stopProcess(child, 'SIGKILL');
   if (t) await closeServices(t.services);
+  await fake?.close();
   await server?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -143,7 +149,7 @@ describe('the database stopped for 5 s under load', () => {
         answers.push(answer);
         if (answer.op === 'write' && answer.status === 201) acknowledged.push((answer.body as { id: string }).id);
         if (answer.status === 202) jobIds.push((answer.body as { id: string }).id);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await pause(20);
       }
     };
     // Readiness, asked every 20 ms throughout.
@@ -153,29 +159,36 @@ describe('the database stopped for 5 s under load', () => {
         const res = await fetch(`${base}/health/ready`).catch(() => undefined);
         readiness.push({ status: res?.status ?? 0, at: Date.now() });
         await res?.body?.cancel();
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await pause(20);
       }
     };
     const load = Promise.all([client(0), client(1), client(2), client(3), probe()]);
 
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    // Jobs that are running when the database stops: one ends during the outage, one after it.
-    const editor = { kind: 'user', userId: staff.editor.user.id, sessionId: 'test', isGlobalAdmin: false } as const;
-    const sleepers = await Promise.all(
-      [1000, 8000].map((ms) =>
-        submitAs(t, editor, staff.site, { kind: 'test_sleep', input: { ms }, estimatedUnits: 1 }),
+    await pause(1500);
+    // Speech jobs that are running when the database stops: the provider answers one during the outage, one after it.
+    fake.speech.push({ kind: 'ok', seconds: 1, delayMs: 1000 }, { kind: 'ok', seconds: 1, delayMs: 8000 });
+    const speaking = await Promise.all(
+      ['Cut short by the outage', 'Answered after the outage'].map((text) =>
+        call('job', 'POST', `/${site}/media/tts`, { text }),
       ),
     );
-    await waitForJob(t, sleepers[1]!.id, ['running']);
+    const speeches = speaking.map((answer) => (answer.body as { id: string }).id);
+    for (const id of speeches) await waitForJob(t, id, ['running']);
+    const deadline = Date.now() + 20_000;
+    while (
+      fake.requests.filter((request) => request.path.endsWith('/audio/speech')).length < 2 &&
+      Date.now() < deadline
+    )
+      await pause(20);
     const { port } = server;
     await server.stop();
     const stopped = Date.now();
-    await new Promise((resolve) => setTimeout(resolve, outageMs));
+    await pause(outageMs);
     const restarting = Date.now();
     server = await startEmbeddedPostgres({ dir, logger, settings, port });
     const accepting = Date.now();
     // Enough time after the restart for every client to have been answered again.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await pause(3000);
     loading = false;
     await load;
 
@@ -222,14 +235,19 @@ describe('the database stopped for 5 s under load', () => {
     expect(new Set(stored)).toEqual(new Set(acknowledged));
     // Every job submitted before (or accepted around) the outage succeeds, some after running again.
     let retried = 0;
-    for (const id of [...sleepers.map((job) => job.id), ...jobIds]) {
+    for (const id of [...speeches, ...jobIds]) {
       const job = await waitForJob(t, id, ['succeeded', 'failed', 'canceled'], 60_000);
       expect(job).toMatchObject({ id, status: 'succeeded' });
       if (job.attempts > 1) retried++;
     }
     console.info(`database outage: ${retried} job(s) ran again after the outage cut their run`);
-    // And the service is itself again.
+    // And the service is itself again: both processes lived through it, answer, and stop cleanly.
     expect((await call('read', 'GET', `/${site}/posts/${known}`)).status).toBe(200);
     expect((await call('write', 'POST', `/${site}/posts/`, { title: 'After the outage' })).status).toBe(201);
+    for (const child of [api, worker]) {
+      expect(child.child.exitCode).toBeNull();
+      expect(child.output()).not.toContain('"msg":"unhandled error"');
+      expect(await stopProcess(child)).toBe(0);
+    }
   }, 180_000);
 });
