@@ -5,7 +5,8 @@
 // state" and stops taking jobs for good, while the process lives on with its
 // jobs locked — a database restart under load left a worker idle and its
 // jobs stuck. Waiting for a connection here carries every completion, claim
-// and failure over the outage; past `waitMs` the error is graphile-worker's.
+// and failure over the outage, and listening for new jobs resumes as soon as
+// the database is back; past `waitMs` the error is graphile-worker's.
 import pg from 'pg';
 import { isDatabaseUnavailable } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
@@ -40,9 +41,15 @@ export class PatientPool extends pg.Pool {
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: Callback): void;
   override connect(callback?: Callback): Promise<pg.PoolClient> | void {
-    // The callback form is graphile-worker's LISTEN connection, which reconnects with a backoff of its own.
-    if (callback) return super.connect(callback);
-    return this.#patiently();
+    if (!callback) return this.#patiently();
+    // The callback form is graphile-worker's LISTEN connection: waiting here, it listens again as soon as the
+    // database is back, where its own back-off (up to a minute) would leave new jobs to the poll meanwhile.
+    this.#patiently()
+      .then(
+        (client) => callback(undefined, client, (release) => client.release(release as boolean | Error | undefined)),
+        (error: Error) => callback(error, undefined, () => undefined),
+      )
+      .catch((error: unknown) => this.#logger.error({ err: error }, 'the worker could not listen for new jobs'));
   }
 
   async #patiently(): Promise<pg.PoolClient> {
