@@ -20,9 +20,11 @@ export function toneWav(seconds: number, rate = 22_050): Buffer {
   return Buffer.concat([toneHeader(data.length, rate), data]);
 }
 
-/** ok: audio of `seconds`; an HTTP status: that error; hang: never answers (until close). */
+/** ok: audio of `seconds` (after `delayMs`, once `until` settles); an HTTP status: that error; hang: never answers (until close). */
 export type Script =
-  { kind: 'ok'; seconds: number; delayMs?: number } | { kind: 'status'; status: number } | { kind: 'hang' };
+  | { kind: 'ok'; seconds: number; delayMs?: number; until?: Promise<unknown> }
+  | { kind: 'status'; status: number }
+  | { kind: 'hang' };
 
 export type Recorded = { method: string; path: string; headers: http.IncomingHttpHeaders; body: unknown };
 
@@ -103,6 +105,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
         return;
       }
       if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
+      await script.until;
       res.writeHead(200, { 'Content-Type': 'audio/wav' });
       res.end(toneWav(script.seconds));
       return;
