@@ -91,11 +91,15 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of [api, worker]) if (child && child.child.exitCode === null) await stopProcess(child, 'SIGKILL');
-  if (t) await closeServices(t.services);
-  await fake?.close();
-  await server?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  try {
+    for (const child of [api, worker]) if (child && child.child.exitCode === null) await stopProcess(child, 'SIGKILL');
+    if (t) await closeServices(t.services);
+    await fake?.close();
+  } finally {
+    // Whatever failed above, the PostgreSQL this file started goes with it.
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 type Answer = { op: string; status: number; retryAfter: string | null; type: string; body: unknown; at: number };
