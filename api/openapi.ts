@@ -1,8 +1,9 @@
 // The OpenAPI 3.1 document, generated from the manifest and the routes: the
 // same zod schemas that validate requests, the access each route declares,
 // and every answer it can give (its own, and those the request path adds:
-// 401 without a token, 404 for what is not yours, 422 for bad input, 504
-// past the timeout...). The tests check every response they get against it.
+// 401 without a token, 404 for what is not yours, 422 for bad input, 503
+// while the database is away, 504 past the timeout...). The tests check every
+// response they get against it.
 // Endpoints not built yet are listed too, documented as answering 501.
 import {
   OpenAPIRegistry,
@@ -199,8 +200,29 @@ function commonResponses(
     }),
   );
   common[500] = shared('InternalError', problemResponse('Unexpected error; logged with the request id'));
+  if (route) common[503] = shared('DatabaseUnavailable', databaseUnavailableResponse);
   common[504] = shared('Timeout', problemResponse('The endpoint’s timeout (x-timeout-seconds) passed'));
   return common;
+}
+
+const databaseUnavailableResponse = problemResponse(
+  'The database cannot be reached (/problems/database-unavailable): try again after Retry-After',
+  { 'Retry-After': retryAfterHeader },
+);
+
+/**
+ * A route's own 503 problem (a provider not configured, say), which the
+ * request path may also answer when the database is away: then with
+ * Retry-After. A 503 that is not a problem (/health's report) is the route's
+ * own answer to the database being away, and stays as it is.
+ */
+function orDatabaseUnavailable(own: ResponseSpec): ResponseSpec {
+  if (own.contentType !== 'application/problem+json') return own;
+  return {
+    ...own,
+    description: `${own.description}; or ${databaseUnavailableResponse.description.replace(/^The/, 'the')}`,
+    headers: { 'Retry-After': { ...retryAfterHeader, required: false }, ...own.headers },
+  };
 }
 
 function describe(endpoint: Endpoint, route: RouteDefinition | undefined, components: Components): RouteConfig {
@@ -211,8 +233,10 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined, compon
     ? { 'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request' } }
     : {};
   const responses: Record<string, ResponseConfig | ReferenceObject> = {};
-  // A route's own description of a status wins over the request path's generic one.
-  const all = { ...commonResponses(endpoint, route, components), ...route?.responses };
+  // A route's own description of a status wins over the request path's generic one; its own 503 says both.
+  const common = commonResponses(endpoint, route, components);
+  const all = { ...common, ...route?.responses };
+  if (route?.responses[503] && common[503]) all[503] = orDatabaseUnavailable(route.responses[503]);
   for (const [status, spec] of Object.entries(all)) {
     responses[status] = '$ref' in spec ? spec : toResponse(spec, status.startsWith('2') ? replayed : {});
   }

@@ -84,3 +84,62 @@ export class Problem extends Error {
 export const notFound = (detail = 'The resource does not exist.') => new Problem(404, detail);
 export const forbidden = (detail = 'You may not do this.') => new Problem(403, detail);
 export const conflict = (detail: string) => new Problem(409, detail);
+
+/** How long a client is asked to wait while the database is away: about what a restart takes. */
+export const databaseRetryAfterSeconds = 5;
+
+/** The answer to any request that needed the database while it could not be reached. */
+export const databaseUnavailable = () =>
+  new Problem(503, 'The database cannot be reached right now; try again shortly.', {
+    type: problemType('database-unavailable'),
+    headers: { 'Retry-After': String(databaseRetryAfterSeconds) },
+  });
+
+// SQLSTATEs of a server going away or not there yet: class 08 (connection
+// exception), 53300 (too many connections), 57P01 admin_shutdown, 57P02
+// crash_shutdown, 57P03 cannot_connect_now. The rest of class 57 (57014, a
+// statement cancelled: our own timeouts) is not the database being away.
+const unavailableStates = /^(08...|53300|57P0[123])$/;
+// What the operating system says of a connection that cannot be made or was cut.
+const unreachable = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+]);
+// What node-postgres and slonik say, with no code, of a connection that is lost
+// or cannot be had (slonik keeps the driver's error as `cause`, and names its own
+// ConnectionError and BackendTerminated errors only by message).
+const lostConnection =
+  /^(connection terminated|backend has been terminated|timeout exceeded when trying to connect|client has encountered a connection error|client was closed and is not queryable|connection pool is being terminated)/i;
+
+/**
+ * Whether `error` (or what caused it) says the database cannot be reached:
+ * stopped, restarting, or the connection lost. Such a failure is nobody's
+ * mistake and passes: the API answers it with a 503 and Retry-After
+ * (databaseUnavailable), never a 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (const { code, message, errors } of causes(error)) {
+    if (typeof code === 'string' && (unavailableStates.test(code) || unreachable.has(code))) return true;
+    if (typeof message === 'string' && lostConnection.test(message)) return true;
+    // Node reports a refused connection to a name with several addresses as an AggregateError.
+    if (Array.isArray(errors) && errors.some(isDatabaseUnavailable)) return true;
+  }
+  return false;
+}
+
+type Cause = { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+
+/** An error and what caused it, a few levels down (slonik keeps the driver's error as `cause`). */
+export function* causes(error: unknown): Generator<Cause> {
+  let current = error;
+  for (let depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
+    yield current as Cause;
+    current = (current as Cause).cause;
+  }
+}

@@ -37,7 +37,13 @@ try {
   const services = await createServices(config, databaseUrl, logger, 'start');
   started({ name: 'services', run: () => closeServices(services) });
   await ensureAdmin(services);
-  const worker = await startWorker({ databaseUrl, config, db: services.db, logger });
+  const worker = await startWorker({
+    databaseUrl,
+    config,
+    db: services.db,
+    logger,
+    onStoppedItself: () => process.exit(1),
+  });
   started({ name: 'worker', run: worker.stop });
   const api = await startApi(services);
   started({ name: 'http', run: api.close });

@@ -14,7 +14,8 @@ import { jobColumns, jobRow } from '../core/jobs/model.ts';
 import { fail } from '../core/jobs/settle.ts';
 import { certainlyGone, ownIdentity, type ProcessIdentity } from './process-identity.ts';
 
-export type Liveness = { beat(): Promise<void>; stop(): Promise<void> };
+/** stop(): this process leaves (its row goes); halt(): it falls silent, so others release its runs as lost. */
+export type Liveness = { beat(): Promise<void>; stop(): Promise<void>; halt(): Promise<void> };
 
 const released = z.object({ id: z.string(), worker_ids: z.array(z.string()), concurrency: z.number() });
 
@@ -52,11 +53,15 @@ export async function startLiveness(options: {
     );
   }, config.worker.heartbeatMs);
   timer.unref();
+  const halt = async () => {
+    clearInterval(timer);
+    await running;
+  };
   return {
     beat,
+    halt,
     async stop() {
-      clearInterval(timer);
-      await running;
+      await halt();
       await db.query(sql.typeAlias('void')`delete from worker_processes where id = ${processId}`);
     },
   };

@@ -11,7 +11,13 @@ try {
   const logger = createLogger(config.logLevel, { process: 'worker' });
   const databaseUrl = requireDatabaseUrl(config);
   const services = await createServices(config, databaseUrl, logger, 'worker');
-  const worker = await startWorker({ databaseUrl, config, db: services.db, logger });
+  const worker = await startWorker({
+    databaseUrl,
+    config,
+    db: services.db,
+    logger,
+    onStoppedItself: () => process.exit(1),
+  });
   handleShutdown(
     logger,
     [

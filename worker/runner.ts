@@ -20,6 +20,7 @@ import { startLiveness } from './liveness.ts';
 import { TenantSlots } from './tenant-slots.ts';
 import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
+import { PatientPool } from './patient-pool.ts';
 
 export type WorkerHandle = { runner: Runner; stop(): Promise<void> };
 
@@ -34,6 +35,13 @@ export type StartWorkerOptions = {
   extraTasks?: Map<string, TaskDefinition>;
   /** Kinds of platform job beside the built-in ones (tests add no-op, slow and flaky kinds). */
   extraKinds?: Map<string, JobHandler>;
+  /**
+   * Called when graphile-worker's pool stopped on its own (it does after a
+   * completion it could not write): this process's beats have stopped, so the
+   * others release its runs as lost; `npm run worker` and `npm start` exit 1
+   * then, for their supervisor to start them again.
+   */
+  onStoppedItself?: (error: unknown) => void;
   /** How user-given URLs' host names are resolved (tests make a name resolve to a private address). */
   resolve?: Resolve;
 };
@@ -43,10 +51,20 @@ export const defaultCrontab = [
   '17 * * * * maintenance__cleanup',
   '*/15 * * * * credits__expire',
   '23 * * * * subscriptions__allocate',
+  '41 3 * * * storage__sweep',
 ].join('\n');
+
+/** How long graphile-worker's queries wait for a database that cannot be reached (./patient-pool.ts). */
+const databaseWaitMs = 5 * 60_000;
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
+  // One connection per concurrent job, plus one for LISTEN and one spare.
+  const pgPool = new PatientPool(
+    { connectionString: options.databaseUrl, max: config.worker.concurrency + 2 },
+    logger,
+    databaseWaitMs,
+  );
   const definitions = new Map([...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])]);
   const notifications = new Notifications(options.databaseUrl, logger);
   const jobEvents = new JobEvents(notifications);
@@ -73,10 +91,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   await slots.start();
   const runner = await run({
     events,
-    connectionString: options.databaseUrl,
+    pgPool,
     concurrency: config.worker.concurrency,
-    // One connection per concurrent job, plus one for LISTEN and one spare.
-    maxPoolSize: config.worker.concurrency + 2,
     pollInterval: config.worker.pollIntervalMs,
     forbiddenFlags: slots.forbiddenFlags,
     noHandleSignals: true,
@@ -103,11 +119,28 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     'worker started',
   );
   let stopping: Promise<void> | undefined;
+  // A pool that ended though nobody stopped it keeps its runs locked; a process still beating for it would
+  // keep them from being released for ever.
+  const stoppedItself = async (error: unknown) => {
+    if (stopping) return;
+    logger.error(
+      { err: (error as Error | undefined)?.message },
+      'graphile-worker stopped on its own; this worker falls silent',
+    );
+    await liveness.halt();
+    options.onStoppedItself?.(error);
+  };
+  runner.promise.then(
+    () => stoppedItself(undefined),
+    (error: unknown) => stoppedItself(error),
+  );
   const stop = async () => {
+    pgPool.stopWaiting();
     await runner.stop('shutdown');
     await slots.stop();
     await liveness.stop();
     await notifications.close();
+    await pgPool.end();
     logger.info('worker stopped');
   };
   return { runner, stop: () => (stopping ??= stop()) };

@@ -1,6 +1,6 @@
 // General: service information and health probes. Public, cheap, and bounded
 // in time whatever state the dependencies are in.
-import { Problem } from '../../core/errors.ts';
+import { databaseRetryAfterSeconds, Problem } from '../../core/errors.ts';
 import { checkCache, checkDatabase, checkMigrations, checkWorkers } from '../../core/health.ts';
 import { service, uptimeSeconds } from '../../core/version.ts';
 import type { ReplicaState } from '../../db/replica.ts';
@@ -121,7 +121,7 @@ export const routes = [
           database.status !== 'up' ? 'The database does not answer.' : 'Migrations are not applied.',
           {
             extensions: { checks },
-            headers: { 'Retry-After': '5', 'Cache-Control': 'no-store' },
+            headers: { 'Retry-After': String(databaseRetryAfterSeconds), 'Cache-Control': 'no-store' },
           },
         );
       }

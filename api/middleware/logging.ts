@@ -44,7 +44,8 @@ export function requestLogging(logger: Logger, count?: RequestCounter): Step {
       if (count && res.writableFinished) count(req, res, elapsed);
       const line = { id: req.id, method: req.method!, url: req.originalUrl, status, responseTime: Math.round(elapsed) };
       if (!res.writableFinished) access('warn', line, 'request aborted');
-      else if (status >= 500) access('error', line, 'request errored');
+      // 503: a dependency is away (the database, say), which the problem's own log line tells.
+      else if (status >= 500 && status !== 503) access('error', line, 'request errored');
       else if (status >= 400) access('warn', line, 'request completed');
       else access('info', line, 'request completed');
     });

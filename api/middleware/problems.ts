@@ -1,11 +1,13 @@
 // Every failure leaves as application/problem+json (RFC 9457): unknown routes,
-// malformed bodies, validation, timeouts, and anything unexpected — the last
-// as a bare 500 whose details go to the log, never to the client.
+// malformed bodies, validation, timeouts, a database that cannot be reached
+// (503 with Retry-After, wherever the request was when it failed), and
+// anything unexpected — the last as a bare 500 whose details go to the log,
+// never to the client.
 import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { BareRequest } from '../bare.ts';
 import { ZodError } from 'zod';
-import { Problem } from '../../core/errors.ts';
+import { causes, databaseUnavailable, isDatabaseUnavailable, Problem } from '../../core/errors.ts';
 import { requestLog } from './logging.ts';
 
 export function sendProblem(req: BareRequest, res: ServerResponse, problem: Problem): void {
@@ -32,13 +34,7 @@ type HttpError = Error & { status?: number; statusCode?: number; type?: string; 
 // text and jsonb (SQLSTATE 22P05, 22021); JSON allows them. That is the
 // client's input, not our failure. Slonik keeps the driver's error as `cause`.
 function unstorableText(error: unknown): boolean {
-  for (
-    let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0;
-    current && depth < 3;
-    current = current.cause as typeof current, depth++
-  ) {
-    if (current.code === '22P05' || current.code === '22021') return true;
-  }
+  for (const { code } of causes(error)) if (code === '22P05' || code === '22021') return true;
   return false;
 }
 
@@ -62,6 +58,7 @@ export function toProblem(error: unknown): Problem | undefined {
       'The request contains text that cannot be stored: a NUL character (\\u0000) or an unpaired surrogate.',
     );
   }
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   const status = httpError?.status ?? httpError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new Problem(status, httpError.expose ? httpError.message : undefined);
@@ -88,7 +85,9 @@ export function errorHandler(): ErrorRequestHandler {
       sendProblem(req, res, new Problem(500, 'An unexpected error occurred. It has been logged with the request id.'));
       return;
     }
-    if (problem.status >= 500) requestLog(req).error({ err: error }, problem.message);
+    // A 503 is a dependency that is away (the database, a provider not configured), not a fault here.
+    if (problem.status === 503) requestLog(req).warn({ err: (error as Error).message }, problem.message);
+    else if (problem.status >= 500) requestLog(req).error({ err: error }, problem.message);
     sendProblem(req, res, problem);
   };
 }

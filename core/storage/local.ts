@@ -2,12 +2,12 @@
 // temporary file renamed into place, so a reader never sees half a file and a
 // crash leaves no partial object under a real key.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
-import { checkKey, type Storage, type StoredObject } from './storage.ts';
+import { checkKey, type ListedObject, type Storage, type StoredObject } from './storage.ts';
 
 export function localStorage(root: string): Storage {
   const fileOf = (key: string) => path.join(root, checkKey(key));
@@ -41,6 +41,21 @@ export function localStorage(root: string): Storage {
     },
     async delete(key) {
       await rm(fileOf(key), { force: true });
+    },
+    // Temporary files of writes under way, or cut short by a crash, are listed too (`<key>.<uuid>.partial`).
+    async *list(): AsyncIterable<ListedObject> {
+      const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw error;
+      });
+      const keys = entries
+        .filter((entry) => entry.isFile())
+        .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+        .sort();
+      for (const key of keys) {
+        const found = await stat(path.join(root, key)).catch(() => undefined);
+        if (found) yield { key, modified: found.mtime };
+      }
     },
   };
 }

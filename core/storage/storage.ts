@@ -5,6 +5,9 @@ import type { Readable } from 'node:stream';
 
 export type StoredObject = { key: string; size: number };
 
+/** An object as a listing gives it: its key, and when it was last written. */
+export type ListedObject = { key: string; modified: Date };
+
 export interface Storage {
   readonly driver: string;
   /** Writes the whole object, replacing one with the same key. */
@@ -13,6 +16,8 @@ export interface Storage {
   read(key: string, range?: { start: number; end: number }): Promise<Readable | null>;
   size(key: string): Promise<number | null>;
   delete(key: string): Promise<void>;
+  /** Every object, in key order (for the sweep of files no row refers to: core/media/orphans.ts). */
+  list(): AsyncIterable<ListedObject>;
   /** A URL that reads the object without our credentials for `seconds`, served with this content type; only stores that can sign have it. */
   signedUrl?(key: string, seconds: number, contentType: string): Promise<string>;
 }

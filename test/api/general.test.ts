@@ -7,7 +7,9 @@ import { extensions } from '../../api/manifest.ts';
 import { createServices, closeServices } from '../../core/boot.ts';
 import { createLogger } from '../../core/logger.ts';
 import { enqueue } from '../../core/jobs/enqueue.ts';
-import { startTestApp, stopTestApp, testConfig, type TestApp } from '../helpers/app.ts';
+import { checkedAgainstDocument, startTestApp, stopTestApp, testConfig, type TestApp } from '../helpers/app.ts';
+import { password } from '../helpers/factories.ts';
+import { staffedTenant } from '../helpers/identity.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 import { startFakeRedis, type FakeRedis } from '../helpers/fake-redis.ts';
 import { sql } from '../../db/pool.ts';
@@ -15,7 +17,7 @@ import { startTcpProxy } from '../helpers/tcp-proxy.ts';
 
 let t: TestApp;
 
-/** An app whose database connection goes through a relay that is then cut. */
+/** An app whose database connection goes through a relay that is then cut (its answers checked against the document). */
 async function withLostDatabase(check: (app: App) => Promise<void>): Promise<void> {
   const target = new URL(t.database.url);
   const proxy = await startTcpProxy(target.hostname, Number(target.port));
@@ -23,7 +25,7 @@ async function withLostDatabase(check: (app: App) => Promise<void>): Promise<voi
   const services = await createServices(testConfig(), target.toString(), createLogger('silent'), 'test');
   try {
     await proxy.cut();
-    await check(createApp(services));
+    await check(checkedAgainstDocument(createApp(services), {}));
   } finally {
     await closeServices(services);
   }
@@ -192,6 +194,29 @@ describe('GET /health/cachestore', () => {
         expect(res.body.check).toMatchObject({ status: 'down', store: 'redis' });
       } finally {
         await closeServices(services);
+      }
+    });
+  });
+});
+
+describe('a request that needs the database while it cannot be reached', () => {
+  it('is a 503 problem with Retry-After, at whichever step needed it', async () => {
+    const { site, editor } = await staffedTenant(t);
+    await t.services.db.query(sql.typeAlias('void')`update sites set visibility = 'public' where id = ${site.id}`);
+    await withLostDatabase(async (app) => {
+      const answers = [
+        // The token is checked against its session,
+        await request(app).get(`/${site.slug}/posts/`).set(editor.auth),
+        // a sign-in is counted against its limits first,
+        await request(app).post('/auth/login').send({ username: editor.user.email, password }),
+        // and a public read looks its site up.
+        await request(app).get(`/public/${site.slug}/posts`),
+      ];
+      for (const res of answers) {
+        expect(res.status).toBe(503);
+        expect(res.headers['retry-after']).toBe('5');
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body).toMatchObject({ type: '/problems/database-unavailable', status: 503 });
       }
     });
   });

@@ -77,6 +77,13 @@ it('documents implemented endpoints with their response schemas, the rest as 501
         expect(media?.schema).toBeDefined();
       }
       expect(operation.responses['501']).toBeUndefined();
+      // While the database is away any of them may answer 503 with Retry-After; /health reports it in its own body.
+      if (endpoint.key !== 'GET /health') {
+        expect(responseOf(operation, '503')).toMatchObject({
+          description: expect.stringContaining('/problems/database-unavailable'),
+          headers: { 'Retry-After': expect.anything() },
+        });
+      }
       if (route.idempotent) {
         expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'idempotency-key' }));
         expect(responseOf(operation, success[0]!).headers['Idempotent-Replayed']).toBeDefined();

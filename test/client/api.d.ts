@@ -5040,6 +5040,19 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
+    /** @description The database cannot be reached (/problems/database-unavailable): try again after Retry-After */
+    DatabaseUnavailable: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
+        /** @description Seconds to wait before trying again */
+        "Retry-After": string;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
     /** @description The endpoint’s timeout (x-timeout-seconds) passed */
     Timeout: {
       headers: {
@@ -5169,6 +5182,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5223,6 +5237,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5269,6 +5284,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5315,6 +5331,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5366,6 +5383,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5392,6 +5410,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5418,6 +5437,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5450,6 +5470,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5476,6 +5497,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5508,6 +5530,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5534,6 +5557,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5574,6 +5598,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5631,6 +5656,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5696,6 +5722,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5737,6 +5764,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5843,6 +5871,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5880,6 +5909,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5913,6 +5943,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -5944,6 +5975,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6000,6 +6032,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6045,6 +6078,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6094,6 +6128,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6141,6 +6176,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6175,6 +6211,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6207,6 +6244,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6242,6 +6280,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6287,6 +6326,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6319,6 +6359,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6345,6 +6386,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6433,6 +6475,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6457,6 +6500,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6513,6 +6557,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6561,6 +6606,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6601,6 +6647,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6678,6 +6725,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6781,12 +6829,14 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The identity provider does not answer */
+      /** @description The identity provider does not answer; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6851,12 +6901,14 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description The identity provider does not answer */
+      /** @description The identity provider does not answer; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -6910,6 +6962,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -6953,6 +7006,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7040,6 +7094,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7066,6 +7121,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7092,6 +7148,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7126,6 +7183,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7159,6 +7217,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7214,6 +7273,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7258,12 +7318,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description SMTP_URL is not set */
+      /** @description SMTP_URL is not set; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -7325,6 +7387,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7401,6 +7464,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7436,6 +7500,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7480,6 +7545,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7548,6 +7614,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7581,6 +7648,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7629,6 +7697,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7693,6 +7762,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7749,6 +7819,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7784,6 +7855,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7828,6 +7900,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7903,6 +7976,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -7968,6 +8042,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8003,6 +8078,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8027,6 +8103,7 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8092,6 +8169,7 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8118,16 +8196,16 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description Not ready: `checks` says which dependency is not */
+      /** @description Not ready: `checks` says which dependency is not; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
-          /** @description `no-store` */
-          "Cache-Control": string;
           /** @description Seconds to wait before trying again */
           "Retry-After": string;
+          /** @description `no-store` */
+          "Cache-Control": string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -8159,12 +8237,14 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description The cache store does not answer */
+      /** @description The cache store does not answer; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
           /** @description `no-store` */
           "Cache-Control": string;
         };
@@ -8215,6 +8295,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8272,6 +8353,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8325,6 +8407,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8361,6 +8444,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8396,6 +8480,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8441,6 +8526,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8490,6 +8576,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8529,6 +8616,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8595,6 +8683,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8628,6 +8717,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8681,6 +8771,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8749,6 +8840,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8790,6 +8882,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8821,6 +8914,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8852,6 +8946,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8910,6 +9005,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -8966,6 +9062,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9045,6 +9142,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9078,6 +9176,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9126,6 +9225,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9254,6 +9354,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9408,12 +9509,14 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured */
+      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9573,12 +9676,14 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured */
+      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9738,12 +9843,14 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured */
+      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -9870,6 +9977,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -9962,12 +10070,14 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description No media provider is configured */
+      /** @description No media provider is configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -10006,6 +10116,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10054,6 +10165,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10106,6 +10218,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10223,6 +10336,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10329,6 +10443,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10364,6 +10479,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10401,6 +10517,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10447,6 +10564,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10563,6 +10681,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10712,6 +10831,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10760,6 +10880,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10822,6 +10943,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10860,6 +10982,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10893,6 +11016,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -10942,6 +11066,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11003,6 +11128,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11063,6 +11189,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11117,6 +11244,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11193,6 +11321,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11259,6 +11388,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11310,6 +11440,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11346,6 +11477,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11383,6 +11515,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11430,6 +11563,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11508,6 +11642,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11575,6 +11710,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11650,6 +11786,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11684,6 +11821,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11736,6 +11874,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11814,6 +11953,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11898,12 +12038,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -11945,6 +12087,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -11992,6 +12135,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12025,6 +12169,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12102,12 +12247,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description STRIPE_WEBHOOK_SECRET is not set */
+      /** @description STRIPE_WEBHOOK_SECRET is not set; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -12172,6 +12319,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12266,6 +12414,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12399,6 +12548,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12520,6 +12670,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12555,6 +12706,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12588,6 +12740,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12690,6 +12843,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12804,6 +12958,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12925,6 +13080,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -12980,6 +13136,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13048,6 +13205,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13108,6 +13266,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13162,6 +13321,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13215,6 +13375,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13250,6 +13411,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13397,6 +13559,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13456,6 +13619,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13524,6 +13688,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13584,6 +13749,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13610,6 +13776,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13646,6 +13813,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13749,6 +13917,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13794,6 +13963,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13834,6 +14004,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13868,6 +14039,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13909,6 +14081,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -13971,6 +14144,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14105,6 +14279,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14147,6 +14322,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14205,6 +14381,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14236,6 +14413,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14267,6 +14445,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14332,6 +14511,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14366,6 +14546,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14415,6 +14596,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14449,6 +14631,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14483,6 +14666,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14523,6 +14707,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14563,6 +14748,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14604,6 +14790,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14680,6 +14867,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14725,6 +14913,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14757,6 +14946,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14789,6 +14979,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14857,6 +15048,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14906,6 +15098,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -14973,12 +15166,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -15028,6 +15223,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15109,12 +15305,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -15164,6 +15362,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15267,12 +15466,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -15346,12 +15547,14 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured) */
+      /** @description Payments are not configured: STRIPE_SECRET_KEY is not set (/problems/payments-not-configured); or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
           RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
         };
         content: {
           "application/problem+json": components["schemas"]["Problem"];
@@ -15400,6 +15603,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15440,6 +15644,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15500,6 +15705,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15532,6 +15738,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15571,6 +15778,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15623,6 +15831,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15649,6 +15858,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15680,6 +15890,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15722,6 +15933,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15781,6 +15993,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15826,6 +16039,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15882,6 +16096,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15925,6 +16140,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -15984,6 +16200,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16016,6 +16233,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16059,6 +16277,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16107,6 +16326,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16143,6 +16363,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16194,6 +16415,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16248,6 +16470,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16316,6 +16539,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16363,6 +16587,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16421,6 +16646,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16472,6 +16698,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16508,6 +16735,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16557,6 +16785,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16602,6 +16831,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16645,6 +16875,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16708,6 +16939,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16737,6 +16969,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16802,6 +17035,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16837,6 +17071,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16880,6 +17115,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -16999,6 +17235,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17034,6 +17271,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17077,6 +17315,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17196,6 +17435,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17231,6 +17471,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17274,6 +17515,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17393,6 +17635,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17428,6 +17671,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17471,6 +17715,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17590,6 +17835,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17636,6 +17882,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17682,6 +17929,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17728,6 +17976,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17759,6 +18008,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17804,6 +18054,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17846,6 +18097,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17899,6 +18151,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17932,6 +18185,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -17974,6 +18228,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18043,6 +18298,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18097,6 +18353,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18215,6 +18472,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18263,6 +18521,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18306,6 +18565,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18352,6 +18612,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18389,6 +18650,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18437,6 +18699,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18463,6 +18726,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18547,6 +18811,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18602,6 +18867,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18646,6 +18912,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18672,6 +18939,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18700,6 +18968,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18743,6 +19012,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18792,6 +19062,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18820,6 +19091,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18848,6 +19120,7 @@ export interface operations {
       403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18905,6 +19178,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -18966,6 +19240,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19035,6 +19310,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19094,6 +19370,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19178,6 +19455,7 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19281,6 +19559,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19333,6 +19612,7 @@ export interface operations {
       };
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19401,6 +19681,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19442,6 +19723,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19489,6 +19771,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19522,6 +19805,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };
@@ -19569,6 +19853,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
     };
   };

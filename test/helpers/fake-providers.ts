@@ -21,14 +21,15 @@ export function toneWav(seconds: number, rate = 22_050): Buffer {
 }
 
 /**
- * ok: audio of `seconds` (images: what was asked), after `delayMs`; status: that
+ * ok: audio of `seconds` (images: what was asked), after `delayMs`, once `until`
+ * settles; status: that
  * error, with `headers` (Retry-After, say); hang: never answers (until close);
  * raw: a 200 of this content type and body (garbage); truncated: the start of
  * an answer longer than that, then the connection closes; stall: the start of
  * an answer, then nothing more (until close).
  */
 export type Script =
-  | { kind: 'ok'; seconds: number; delayMs?: number }
+  | { kind: 'ok'; seconds: number; delayMs?: number; until?: Promise<unknown> }
   | { kind: 'status'; status: number; headers?: Record<string, string> }
   | { kind: 'hang' }
   | { kind: 'raw'; contentType: string; body: string | Buffer }
@@ -132,6 +133,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       const script = state.speech.shift() ?? state.fallback;
       if (script.kind !== 'ok') return fault(res, script, 'audio/wav');
       if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
+      await script.until;
       res.writeHead(200, { 'Content-Type': 'audio/wav' });
       res.end(toneWav(script.seconds));
       return;

@@ -2,8 +2,11 @@
 // out, answered 5xx or 429, broke off its answer) is retried with backoff
 // while attempts remain — no sooner than the provider's Retry-After, when it
 // sent one; a permanent one (the provider refused the input or answered
-// garbage, nothing is configured) fails the job at once. Anything else thrown
-// is a bug of ours: retried, then failed as internal_error, and logged.
+// garbage, nothing is configured) fails the job at once. A database that
+// cannot be reached is transient too. Anything else thrown is a bug of ours:
+// retried, then failed as internal_error, and logged.
+import { isDatabaseUnavailable } from '../../core/errors.ts';
+
 export class JobError extends Error {
   override name = 'JobError';
   readonly code: string;
@@ -30,6 +33,8 @@ export const transient = (code: string, message: string, cause?: unknown) =>
 
 export function describe(error: unknown): JobError {
   if (error instanceof JobError) return error;
+  if (isDatabaseUnavailable(error))
+    return transient('database_unavailable', 'The database could not be reached; the job is retried.', error);
   return transient(
     'internal_error',
     'The job hit an unexpected error; it is retried, and the operators are told.',
