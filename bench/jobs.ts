@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { applyEntry, userAccount } from '../core/credits/accounts.ts';
 import { api, benchSite } from './http.ts';
 import { withOwnDatabase } from './own-database.ts';
+import { loadConfig } from '../core/config.ts';
 import { submitJob } from '../core/jobs/submit.ts';
 import { findSiteAccess, type SiteAccess } from '../core/tenancy/site-access.ts';
 import { createLogger } from '../core/logger.ts';
@@ -223,5 +224,91 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
       ],
       ['Platform / raw graphile-worker, one payer, median round', (byPayer.onePayer / byPayer.raw).toFixed(2)],
     ];
+  });
+}
+
+const longKind = defineJob({
+  input: z.object({ ms: z.number().int() }),
+  run: async ({ ms }, { signal }) => {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    return { status: 'succeeded', output: {}, units: 1 };
+  },
+});
+
+/**
+ * Fairness when jobs are long: one tenant queues `flood` jobs that each run
+ * a minute, on a worker of `concurrency` (default settings otherwise); then
+ * another tenant submits one short job, `tries` times. Its wait (enqueue →
+ * start) is what the other tenant sees while the flood runs.
+ */
+export async function fairnessFigures(adminUrl: string, flood = 10_000, tries = 5): Promise<Row[]> {
+  return withOwnDatabase(adminUrl, 'bench_fair', 1, async (databaseUrl) => {
+    // Default settings: WORKER_CONCURRENCY and JOB_TENANT_CONCURRENCY as shipped.
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      JWT_SECRET: 'x'.repeat(32),
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'silent',
+    });
+    const concurrency = config.worker.concurrency;
+    const logger = createLogger('silent');
+    const db = await createPool(databaseUrl, { maxPoolSize: 12 });
+    await db.query(
+      sql.typeAlias('void')`insert into cost_settings (kind, unit, price) values ('bench_long', 'item', 1)`,
+    );
+    const [busy, quiet] = await payers(db, 2, flood * 2);
+    const submitLong = (who: SiteAccess, ms: number) =>
+      submitJob(db, config, who, { kind: 'bench_long', input: { ms }, estimatedUnits: 1 });
+    const began = performance.now();
+    await fanOut(flood, 8, () => submitLong(busy!, 60_000));
+    const queuedIn = (performance.now() - began) / 1000;
+    const running = (tenantId: string) =>
+      db.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from jobs where status = 'running' and tenant_id = ${tenantId}`);
+    const startedAfter = z.object({ ms: z.number().nullable() });
+    // With the shipped share per tenant, and with one as large as the worker (only the slot kept for others then
+    // stands between the flood and every slot).
+    const rows: Row[] = [[`One tenant floods: ${flood} jobs of a minute each queued`, `in ${queuedIn.toFixed(0)} s`]];
+    for (const share of [config.jobs.tenantConcurrency, concurrency]) {
+      const shared = { ...config, jobs: { ...config.jobs, tenantConcurrency: share } };
+      const worker = await startWorker({
+        databaseUrl,
+        config: shared,
+        db,
+        logger,
+        crontab: '',
+        extraKinds: new Map([['bench_long', longKind]]),
+      });
+      const waits: number[] = [];
+      let most = 0;
+      try {
+        // The flood takes its share of the slots first.
+        await until(async () => (await running(busy!.site.tenant_id)) >= Math.min(share, concurrency - 1), 60_000);
+        for (let i = 0; i < tries; i++) {
+          const job = await submitLong(quiet!, 10);
+          const startedMs = () =>
+            db.oneFirst(sql.type(startedAfter)`
+              select (extract(epoch from started_at - created_at) * 1000)::float8 as ms from jobs where id = ${job.id}`);
+          await until(async () => (await startedMs()) !== null, 30_000);
+          waits.push((await startedMs())!);
+          most = Math.max(most, await running(busy!.site.tenant_id));
+        }
+      } finally {
+        await worker.stop();
+      }
+      waits.sort((a, b) => a - b);
+      rows.push([
+        `JOB_TENANT_CONCURRENCY ${share}, worker of ${concurrency}: the flood's jobs running at once; another tenant's job, enqueue → start, ${tries} tries (target ≤ 2 s)`,
+        `at most ${most}; ${waits.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+      ]);
+    }
+    await db.end();
+    return rows;
   });
 }

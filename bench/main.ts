@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { speechFigures, throughputFigures } from './jobs.ts';
+import { fairnessFigures, speechFigures, throughputFigures } from './jobs.ts';
 import { thumbnailFigures, uploadFigures, videoFigures } from './media.ts';
 import { webhookFigures } from './billing.ts';
 import { countingFigures } from './statistics.ts';
@@ -235,8 +235,10 @@ try {
     rows.push(...(await thumbnailFigures(second.proc.url, token)));
     rows.push(...(await videoFigures(second.proc.url, token)));
   }
-  if (section('jobs'))
+  if (section('jobs')) {
     rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
+    rows.push(...(await fairnessFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
+  }
   await stop(second.proc);
 } finally {
   // After a failure, what is still running would go on polling a database that is about to go.
