@@ -22,6 +22,21 @@ export const balanceSchema = z
 
 const idOnly = z.object({ id: z.string() });
 
+/** How a payer's account is found, and made on first use. */
+export type Payer = { existing: ReturnType<typeof sql.fragment>; insert: ReturnType<typeof sql.fragment> };
+
+/** The tenant's pool. */
+export const poolPayer = (tenantId: string): Payer => ({
+  insert: sql.fragment`insert into credit_accounts (tenant_id) values (${tenantId})`,
+  existing: sql.fragment`tenant_id = ${tenantId} and site_id is null`,
+});
+
+/** A user's credits on a site. */
+export const userPayer = (site: { id: string; tenant_id: string }, userId: string): Payer => ({
+  insert: sql.fragment`insert into credit_accounts (tenant_id, site_id, user_id) values (${site.tenant_id}, ${site.id}, ${userId})`,
+  existing: sql.fragment`site_id = ${site.id} and user_id = ${userId}`,
+});
+
 /**
  * The account's id, made on first use. Read first: a plain read does not wait
  * for the transactions that hold the account's row (every submit and settle
@@ -30,11 +45,7 @@ const idOnly = z.object({ id: z.string() });
  * transaction made it a moment ago, this statement's snapshot cannot see it,
  * so a last statement (with a fresh snapshot) reads it.
  */
-async function accountId(
-  db: CommonQueryMethods,
-  insert: ReturnType<typeof sql.fragment>,
-  existing: ReturnType<typeof sql.fragment>,
-): Promise<string> {
+export async function accountOf(db: CommonQueryMethods, { existing, insert }: Payer): Promise<string> {
   const found = await db.maybeOneFirst(sql.type(idOnly)`select id from credit_accounts where ${existing}`);
   if (found) return found;
   const made = await db.maybeOneFirst(sql.type(idOnly)`${insert} on conflict do nothing returning id`);
@@ -43,11 +54,7 @@ async function accountId(
 
 /** The tenant's pool, made on first use. */
 export async function poolAccount(db: CommonQueryMethods, tenantId: string): Promise<string> {
-  return accountId(
-    db,
-    sql.fragment`insert into credit_accounts (tenant_id) values (${tenantId})`,
-    sql.fragment`tenant_id = ${tenantId} and site_id is null`,
-  );
+  return accountOf(db, poolPayer(tenantId));
 }
 
 /** A user's credits on a site, made on first use. */
@@ -56,11 +63,7 @@ export async function userAccount(
   site: { id: string; tenant_id: string },
   userId: string,
 ): Promise<string> {
-  return accountId(
-    db,
-    sql.fragment`insert into credit_accounts (tenant_id, site_id, user_id) values (${site.tenant_id}, ${site.id}, ${userId})`,
-    sql.fragment`site_id = ${site.id} and user_id = ${userId}`,
-  );
+  return accountOf(db, userPayer(site, userId));
 }
 
 const balanceRow = z.object({ balance: z.number(), reserved: z.number() });

@@ -18,18 +18,23 @@ export const priceSchema = z
 
 export type Price = z.infer<typeof priceSchema>;
 
-/** The site's prices: of every kind, or of the one given (what a job's submit and settle read). */
+/** The prices that apply on the site, as a query: of every kind, or of the one given. */
+export const effectivePricesQuery = (siteId: string, kind?: string) => sql.fragment`
+  select distinct on (kind) kind, unit, price::float8 as price, description,
+         case when site_id is null then 'global' else 'site' end as source
+  from cost_settings s
+  where ((site_id is null and active)
+     or (site_id = ${siteId} and exists (select 1 from cost_settings g where g.site_id is null and g.active and g.kind = s.kind)))
+    ${kind === undefined ? sql.fragment`` : sql.fragment`and kind = ${kind}`}
+  order by kind, site_id nulls last`;
+
+/** The site's prices: of every kind, or of the one given. */
 export async function effectivePrices(db: CommonQueryMethods, siteId: string, kind?: string): Promise<Price[]> {
-  const rows = await db.any(sql.type(priceSchema)`
-    select distinct on (kind) kind, unit, price::float8 as price, description,
-           case when site_id is null then 'global' else 'site' end as source
-    from cost_settings s
-    where ((site_id is null and active)
-       or (site_id = ${siteId} and exists (select 1 from cost_settings g where g.site_id is null and g.active and g.kind = s.kind)))
-      ${kind === undefined ? sql.fragment`` : sql.fragment`and kind = ${kind}`}
-    order by kind, site_id nulls last`);
-  return [...rows];
+  return [...(await db.any(sql.type(priceSchema)`${effectivePricesQuery(siteId, kind)}`))];
 }
+
+/** The credits `units` cost at `unitPrice`, rounded up to whole credits. */
+export const costAt = (unitPrice: number, units: number) => Math.ceil(unitPrice * units - 1e-9);
 
 export type Override = { kind: string; price: number | null; unit?: (typeof units)[number] | undefined };
 
@@ -67,6 +72,11 @@ export const quoteSchema = z
   .object({ kind: z.string(), unit: z.enum(units), unit_price: z.number(), units: z.number(), cost: z.number().int() })
   .meta({ id: 'Quote' });
 
+export const noPrice = (kind: string) =>
+  new Problem(422, `No price is defined for the kind ${kind}.`, {
+    errors: [{ path: 'body.kind', message: 'unknown kind' }],
+  });
+
 /** The cost of `units` of `kind` on the site, rounded up to whole credits. */
 export async function priceOf(
   db: CommonQueryMethods,
@@ -75,15 +85,12 @@ export async function priceOf(
   amount: number,
 ): Promise<z.infer<typeof quoteSchema>> {
   const [found] = await effectivePrices(db, siteId, kind);
-  if (!found)
-    throw new Problem(422, `No price is defined for the kind ${kind}.`, {
-      errors: [{ path: 'body.kind', message: 'unknown kind' }],
-    });
+  if (!found) throw noPrice(kind);
   return {
     kind,
     unit: found.unit,
     unit_price: found.price,
     units: amount,
-    cost: Math.ceil(found.price * amount - 1e-9),
+    cost: costAt(found.price, amount),
   };
 }

@@ -68,6 +68,8 @@ export const jobRow = jobSchema.extend({
   provider_ref: z.string().nullable(),
   provider_result: z.unknown().nullable(),
   locked_by: z.string().nullable(),
+  /** Credits per unit agreed at submit; null for jobs submitted before it was kept. */
+  unit_price: z.number().nullable(),
 });
 
 export type JobRow = z.infer<typeof jobRow>;
@@ -76,7 +78,7 @@ export const jobColumns = sql.fragment`
   jobs.id, jobs.tenant_id, jobs.actor_id, jobs.site_id, jobs.user_id, jobs.kind, jobs.status, jobs.progress::float8 as progress, jobs.stage,
   jobs.input, jobs.output, jobs.error, jobs.attempts, jobs.max_attempts, jobs.account_id, jobs.credits_reserved,
   jobs.credits_charged, jobs.provider, jobs.provider_ref, jobs.provider_result, jobs.locked_by, jobs.media_id, jobs.media_ids,
-  jobs.webhook, jobs.webhook_events, jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
+  jobs.webhook, jobs.webhook_events, jobs.unit_price::float8 as unit_price, jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
 
 /** The public shape: internal bookkeeping stays inside. */
 export function toJob(row: JobRow): Job {
@@ -87,6 +89,7 @@ export function toJob(row: JobRow): Job {
     provider_ref: _r,
     provider_result: _p,
     locked_by: _l,
+    unit_price: _u,
     ...visible
   } = row;
   return visible;

@@ -11,7 +11,7 @@
 // settled in a transaction (the caller's), since that is a second statement.
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { creditMoves, type Movement } from '../credits/accounts.ts';
-import { priceOf } from '../credits/prices.ts';
+import { costAt, priceOf } from '../credits/prices.ts';
 import { announce } from '../webhooks/announce.ts';
 import { insertMedia, type MediaDraft, type MediaItem } from '../media/items.ts';
 import { jobColumns, jobRow, type JobErrorBody, type JobRow } from './model.ts';
@@ -119,8 +119,11 @@ export async function succeed(
     );
   }
   const output = { ...result.output, ...((await result.commit?.(db, { media })) ?? {}) };
-  // Never more than was reserved: the caller agreed to that price at submit.
-  const { cost } = await priceOf(db, job.site_id, job.kind, result.units);
+  // At the price agreed at submit, and never more than was reserved.
+  const cost =
+    job.unit_price !== null
+      ? costAt(job.unit_price, result.units)
+      : (await priceOf(db, job.site_id, job.kind, result.units)).cost;
   const charged = Math.min(cost, job.credits_reserved);
   const ids = media.map((item) => item.id);
   // Who made the result: an asynchronous provider is named when the job is handed over; one that ran here, by its output.

@@ -2,12 +2,21 @@
 // reserved on the payer's account, and the queue entry. A 402 (or any failure)
 // leaves none of the three behind.
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { notFound } from '../errors.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorId, type Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
-import { creditMoves, creditsShort, insufficientCredits, poolAccount, userAccount } from '../credits/accounts.ts';
-import { priceOf } from '../credits/prices.ts';
+import {
+  accountOf,
+  creditMoves,
+  creditsShort,
+  insufficientCredits,
+  poolPayer,
+  userPayer,
+  type Payer,
+} from '../credits/accounts.ts';
+import { costAt, effectivePricesQuery, noPrice } from '../credits/prices.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
@@ -24,9 +33,10 @@ export type Submission = {
 };
 
 /** Users pay from their credits on the site; service accounts from the tenant's pool. */
-async function payer(db: Parameters<typeof userAccount>[0], actor: Actor, site: Site): Promise<string> {
-  return actor.kind === 'user' ? userAccount(db, site, actor.userId) : poolAccount(db, site.tenant_id);
-}
+const payerOf = (actor: Actor, site: Site): Payer =>
+  actor.kind === 'user' ? userPayer(site, actor.userId) : poolPayer(site.tenant_id);
+
+const quote = z.object({ price: z.number(), account_id: z.string().nullable() });
 
 /** A job made by a submit, or as part of another change (an upload's processing). */
 export type NewJob = {
@@ -36,6 +46,8 @@ export type NewJob = {
   input: Record<string, unknown>;
   accountId: string | null;
   cost: number;
+  /** Credits per unit the cost was reckoned at: what the job's units are charged at when it settles. */
+  unitPrice?: number | null;
   webhook?: JobWebhook | null;
 };
 
@@ -79,10 +91,10 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
     const row = await db.maybeOne(sql.type(jobRow)`
       with job as (
         insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
-                          webhook, webhook_events)
+                          unit_price, webhook, webhook_events)
         select ${id}, ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
                ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost},
-               ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
+               ${job.unitPrice ?? null}, ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
         where ${active}
         returning *
       ), queued as (
@@ -105,16 +117,21 @@ export async function submitJob(
   { actor, site }: SiteAccess,
   submission: Submission,
 ): Promise<Job> {
-  // Reads first; then the job is made in one statement, which needs no transaction of its own.
-  const { cost } = await priceOf(db, site.id, submission.kind, submission.estimatedUnits);
-  const accountId = await payer(db, actor, site);
+  // One read (the kind's price on the site, the payer's account); then the job is made in one statement,
+  // which needs no transaction of its own.
+  const payer = payerOf(actor, site);
+  const found = await db.maybeOne(sql.type(quote)`
+    select prices.price, (select id from credit_accounts where ${payer.existing}) as account_id
+    from (${effectivePricesQuery(site.id, submission.kind)}) as prices`);
+  if (!found) throw noPrice(submission.kind);
   const row = await insertJob(db, config, {
     site,
     actor,
     kind: submission.kind,
     input: submission.input,
-    accountId,
-    cost,
+    accountId: found.account_id ?? (await accountOf(db, payer)),
+    cost: costAt(found.price, submission.estimatedUnits),
+    unitPrice: found.price,
     webhook: submission.webhook ?? null,
   });
   return toJob(row);
