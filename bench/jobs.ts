@@ -14,7 +14,7 @@ import { submitJob } from '../core/jobs/submit.ts';
 import { findSiteAccess } from '../core/tenancy/site-access.ts';
 import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
-import { createPool, sql } from '../db/pool.ts';
+import { createPool, sql, type DatabasePool } from '../db/pool.ts';
 import { defineJob } from '../worker/jobs/handler.ts';
 import { startWorker } from '../worker/runner.ts';
 
@@ -74,12 +74,13 @@ export async function speechFigures(url: string, token: string): Promise<Row[]> 
   ];
 }
 
-const benchKind = defineJob({
+/** The no-op kind of job the throughput figures run (registered as `bench_noop`). */
+export const benchKind = defineJob({
   input: z.object({}).loose(),
   run: async () => ({ status: 'succeeded', output: {}, units: 1 }),
 });
 
-async function until(check: () => Promise<boolean>, ms = 300_000): Promise<void> {
+export async function until(check: () => Promise<boolean>, ms = 300_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out');
@@ -87,8 +88,27 @@ async function until(check: () => Promise<boolean>, ms = 300_000): Promise<void>
   }
 }
 
+/** Credits granted to a user on a site, from outside (as a global admin's grant). */
+export async function grantCredits(
+  db: DatabasePool,
+  to: { tenant: string; site: string; user: string },
+  amount: number,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const account = await userAccount(tx, { id: to.site, tenant_id: to.tenant }, to.user);
+    await applyEntry(tx, {
+      accountId: account,
+      tenantId: to.tenant,
+      siteId: to.site,
+      userId: to.user,
+      kind: 'grant',
+      amount,
+    });
+  });
+}
+
 /** In `width` lanes at once, `count` calls of `each`. */
-async function fanOut(count: number, width: number, each: (i: number) => Promise<unknown>) {
+export async function fanOut(count: number, width: number, each: (i: number) => Promise<unknown>) {
   let next = 0;
   await Promise.all(
     Array.from({ length: width }, async () => {
@@ -111,17 +131,7 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
            m as (insert into memberships (tenant_id, user_id, role) select t.id, u.id, 'admin' from t, u returning 1),
            c as (insert into cost_settings (kind, unit, price) values ('bench_noop', 'item', 1) returning 1)
       select t.id as tenant, s.id as site, s.slug, u.id as user from t, s, u, (select count(*) from m) mm, (select count(*) from c) cc`);
-    await db.transaction(async (tx) => {
-      const account = await userAccount(tx, { id: made.site, tenant_id: made.tenant }, made.user);
-      await applyEntry(tx, {
-        accountId: account,
-        tenantId: made.tenant,
-        siteId: made.site,
-        userId: made.user,
-        kind: 'grant',
-        amount: count * 10,
-      });
-    });
+    await grantCredits(db, made, count * 10);
     const actor = { kind: 'user' as const, userId: made.user, sessionId: 'bench', isGlobalAdmin: false };
 
     // The platform: submit (job row + reservation + add_job) and run (claim, settle with debit and release).
