@@ -80,11 +80,12 @@ export const benchKind = defineJob({
   run: async () => ({ status: 'succeeded', output: {}, units: 1 }),
 });
 
-export async function until(check: () => Promise<boolean>, ms = 300_000): Promise<void> {
+/** Polls `check` every `everyMs` until it holds; throws after `ms`. */
+export async function until(check: () => Promise<boolean>, ms = 300_000, everyMs = 20): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 
