@@ -16,7 +16,7 @@ import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
 import { createPool, sql, type DatabasePool } from '../db/pool.ts';
 import { defineJob } from '../worker/jobs/handler.ts';
-import { startWorker } from '../worker/runner.ts';
+import { startWorker, type StartWorkerOptions } from '../worker/runner.ts';
 
 type Row = [string, string];
 
@@ -75,10 +75,14 @@ export async function speechFigures(url: string, token: string): Promise<Row[]> 
 }
 
 /** The no-op kind of job the throughput figures run (registered as `bench_noop`). */
-export const benchKind = defineJob({
+const benchKind = defineJob({
   input: z.object({}).loose(),
   run: async () => ({ status: 'succeeded', output: {}, units: 1 }),
 });
+
+/** The platform's worker with the no-op kind beside its own, and no crontab (the bench adds exactly what it measures). */
+export const startBenchWorker = (options: Omit<StartWorkerOptions, 'crontab' | 'extraKinds'>) =>
+  startWorker({ ...options, crontab: '', extraKinds: new Map([['bench_noop', benchKind]]) });
 
 /** Polls `check` every `everyMs` until it holds; throws after `ms`. */
 export async function until(check: () => Promise<boolean>, ms = 300_000, everyMs = 20): Promise<void> {
@@ -136,14 +140,7 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
     const actor = { kind: 'user' as const, userId: made.user, sessionId: 'bench', isGlobalAdmin: false };
 
     // The platform: submit (job row + reservation + add_job) and run (claim, settle with debit and release).
-    const worker = await startWorker({
-      databaseUrl,
-      config,
-      db,
-      logger,
-      crontab: '',
-      extraKinds: new Map([['bench_noop', benchKind]]),
-    });
+    const worker = await startBenchWorker({ databaseUrl, config, db, logger });
     const finished = () =>
       db.oneFirst(
         sql.type(z.object({ n: z.number() }))`select count(*)::int as n from jobs where status = 'succeeded'`,

@@ -9,8 +9,7 @@ import { loadConfig, requireDatabaseUrl } from '../../core/config.ts';
 import { createLogger } from '../../core/logger.ts';
 import { workerLogger } from '../../core/worker-logger.ts';
 import { createPool } from '../../db/pool.ts';
-import { startWorker } from '../../worker/runner.ts';
-import { benchKind } from '../jobs.ts';
+import { startBenchWorker } from '../jobs.ts';
 
 const noopTask = 'bench__noop';
 
@@ -22,14 +21,7 @@ const logger = createLogger('silent');
 let stop: () => Promise<void>;
 if (mode === 'platform') {
   const db = await createPool(databaseUrl, { maxPoolSize: config.worker.concurrency + 2 });
-  const worker = await startWorker({
-    databaseUrl,
-    config,
-    db,
-    logger,
-    crontab: '',
-    extraKinds: new Map([['bench_noop', benchKind]]),
-  });
+  const worker = await startBenchWorker({ databaseUrl, config, db, logger });
   stop = async () => {
     await worker.stop();
     await db.end();
