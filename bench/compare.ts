@@ -4,7 +4,7 @@
 // alike, reported as medians with each ratio taken within its round.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { load, type Load } from './load.ts';
+import { load, type Load, type LoadOptions } from './load.ts';
 
 export type Baseline = { child: ChildProcess; url: string; exited: Promise<unknown> };
 
@@ -39,7 +39,7 @@ export async function stopBaseline(baseline: Baseline): Promise<void> {
  * lines warm up at once.)
  */
 export async function interleaved<K extends string>(
-  targets: Record<K, { url: string; headers?: Record<string, string> }>,
+  targets: Record<K, LoadOptions & { url: string }>,
   rounds: number,
   seconds: number,
 ): Promise<Record<K, Load[]>> {

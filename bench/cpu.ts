@@ -7,15 +7,22 @@ import type { Load } from './load.ts';
 /** Clock ticks per second of /proc's utime and stime (CLK_TCK; 100 on Linux). */
 const ticksPerSecond = 100;
 
-function cpuMs(pid: number): number {
+/** Two adjacent fields of /proc/<pid>/stat, in milliseconds; 0 once the process is gone. */
+function statMs(pid: number, field: number): number {
   try {
-    // Fields after the command (which may hold spaces) in parentheses: utime and stime are the 12th and 13th.
+    // Fields after the command (which may hold spaces) in parentheses.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+    return ((Number(fields[field]) + Number(fields[field + 1])) * 1000) / ticksPerSecond;
   } catch {
     return 0;
   }
 }
+
+/** CPU the process has spent: utime and stime, the 12th and 13th fields after the command. */
+export const cpuMs = (pid: number) => statMs(pid, 11);
+
+/** CPU of the children a process has waited for (cutime and cstime): a server's backends that have closed. */
+export const reapedCpuMs = (pid: number) => statMs(pid, 13);
 
 /** A process and its children (PostgreSQL's backends are the postmaster's children). */
 export function withChildren(pid: number): number[] {

@@ -3,21 +3,22 @@
 //   time, each waited for), from the job's own timestamps;
 // - text-to-speech jobs per minute with `npm start`'s worker (4 at a time);
 // - no-op jobs per second through the whole platform (job row, credits
-//   reserved and debited, per-tenant lanes, claim and settle) beside raw
-//   graphile-worker on the same database, same concurrency, same run.
+//   reserved and debited, tenant flags, claim and settle) beside raw
+//   graphile-worker on the same database, same concurrency, same run;
+// - fairness: another tenant's job while one floods with long jobs.
 import { run } from 'graphile-worker';
 import { z } from 'zod';
 import { applyEntry, userAccount } from '../core/credits/accounts.ts';
 import { api, benchSite } from './http.ts';
 import { withOwnDatabase } from './own-database.ts';
-import { loadConfig } from '../core/config.ts';
 import { submitJob } from '../core/jobs/submit.ts';
 import { findSiteAccess, type SiteAccess } from '../core/tenancy/site-access.ts';
+import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
 import { createPool, sql, type DatabasePool } from '../db/pool.ts';
 import { defineJob } from '../worker/jobs/handler.ts';
-import { startWorker } from '../worker/runner.ts';
+import { startWorker, type StartWorkerOptions } from '../worker/runner.ts';
 
 type Row = [string, string];
 
@@ -75,21 +76,46 @@ export async function speechFigures(url: string, token: string): Promise<Row[]> 
   ];
 }
 
+/** The no-op kind of job the throughput figures run (registered as `bench_noop`). */
 const benchKind = defineJob({
   input: z.object({}).loose(),
   run: async () => ({ status: 'succeeded', output: {}, units: 1 }),
 });
 
-async function until(check: () => Promise<boolean>, ms = 300_000): Promise<void> {
+/** The platform's worker with the no-op kind beside its own, and no crontab (the bench adds exactly what it measures). */
+export const startBenchWorker = (options: Omit<StartWorkerOptions, 'crontab' | 'extraKinds'>) =>
+  startWorker({ ...options, crontab: '', extraKinds: new Map([['bench_noop', benchKind]]) });
+
+/** Polls `check` every `everyMs` until it holds; throws after `ms`. */
+export async function until(check: () => Promise<boolean>, ms = 300_000, everyMs = 20): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 
+/** Credits granted to a user on a site, from outside (as a global admin's grant). */
+export async function grantCredits(
+  db: DatabasePool,
+  to: { tenant: string; site: string; user: string },
+  amount: number,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const account = await userAccount(tx, { id: to.site, tenant_id: to.tenant }, to.user);
+    await applyEntry(tx, {
+      accountId: account,
+      tenantId: to.tenant,
+      siteId: to.site,
+      userId: to.user,
+      kind: 'grant',
+      amount,
+    });
+  });
+}
+
 /** In `width` lanes at once, `count` calls of `each`. */
-async function fanOut(count: number, width: number, each: (i: number) => Promise<unknown>) {
+export async function fanOut(count: number, width: number, each: (i: number) => Promise<unknown>) {
   let next = 0;
   await Promise.all(
     Array.from({ length: width }, async () => {
@@ -117,17 +143,7 @@ async function payers(db: DatabasePool, n: number, credits: number): Promise<Sit
     select s.tenant_id as tenant, s.id as site, m.user_id as user from s join m using (tenant_id)`);
   const access = [];
   for (const payer of made) {
-    await db.transaction(async (tx) => {
-      const account = await userAccount(tx, { id: payer.site, tenant_id: payer.tenant }, payer.user);
-      await applyEntry(tx, {
-        accountId: account,
-        tenantId: payer.tenant,
-        siteId: payer.site,
-        userId: payer.user,
-        kind: 'grant',
-        amount: credits,
-      });
-    });
+    await grantCredits(db, payer, credits);
     const actor = { kind: 'user' as const, userId: payer.user, sessionId: 'bench', isGlobalAdmin: false };
     const found = await findSiteAccess(db, actor, payer.site);
     if (!found) throw new Error('the bench user does not reach its site');
@@ -159,14 +175,7 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
 
     // The platform: submit (job row + reservation + add_job) and run (claim, settle with debit and release).
     const platform = async (from: SiteAccess[]) => {
-      const worker = await startWorker({
-        databaseUrl,
-        config,
-        db,
-        logger,
-        crontab: '',
-        extraKinds: new Map([['bench_noop', benchKind]]),
-      });
+      const worker = await startBenchWorker({ databaseUrl, config, db, logger });
       const began = performance.now();
       await fanOut(count, 8, (i) =>
         submitJob(db, config, from[i % from.length]!, { kind: 'bench_noop', input: {}, estimatedUnits: 1 }),

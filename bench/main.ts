@@ -15,6 +15,7 @@ import { postImportFigures } from './posts.ts';
 import { searchFigures } from './search.ts';
 import { knowledgeFigures } from './knowledge.ts';
 import { replicaFigures } from './replica.ts';
+import { benchLimits } from './limits.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -27,19 +28,6 @@ type Proc = { child: ChildProcess; url: string; exited: Promise<unknown> };
  */
 /** Every process the bench started that is still running: a failed figure must not leave them behind. */
 const running = new Set<ReturnType<typeof spawn>>();
-
-// The benchmark signs in and asks far more often than a person would: every
-// process it starts counts its requests against the limits (so their cost is
-// measured) but never reaches them.
-const benchLimits = {
-  RATE_LIMIT_AUTH_PER_ACCOUNT: '1000000',
-  RATE_LIMIT_AUTH_PER_IP: '1000000',
-  RATE_LIMIT_PER_IP: '1000000000',
-  RATE_LIMIT_PER_TOKEN: '1000000000',
-  RATE_LIMIT_JOBS_PER_TENANT: '1000000000',
-  // DATABASE_APP_ROLE=app_user measures the processes as the role row-level security binds (migration 0033).
-  ...(process.env.DATABASE_APP_ROLE ? { DATABASE_APP_ROLE: process.env.DATABASE_APP_ROLE } : {}),
-};
 
 async function launch(entry: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<Proc> {
   const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'bench-log-')), 'out.log');

@@ -6,6 +6,16 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../core/config.ts';
 import { migrate } from '../db/migrate.ts';
 
+/** The configuration's environment: a worker of `concurrency` slots (as many per tenant) on the database. */
+export const workerEnv = (databaseUrl: string, concurrency: number) => ({
+  NODE_ENV: 'production',
+  JWT_SECRET: 'x'.repeat(32),
+  DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'silent',
+  WORKER_CONCURRENCY: String(concurrency),
+  JOB_TENANT_CONCURRENCY: String(concurrency),
+});
+
 export async function withOwnDatabase<T>(
   adminUrl: string,
   prefix: string,
@@ -19,14 +29,7 @@ export async function withOwnDatabase<T>(
   const databaseUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
   try {
     await migrate(databaseUrl);
-    const config = loadConfig({
-      NODE_ENV: 'production',
-      JWT_SECRET: 'x'.repeat(32),
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'silent',
-      WORKER_CONCURRENCY: String(concurrency),
-      JOB_TENANT_CONCURRENCY: String(concurrency),
-    });
+    const config = loadConfig(workerEnv(databaseUrl, concurrency));
     return await work(databaseUrl, config);
   } finally {
     await admin.query(`drop database if exists ${name} with (force)`);
