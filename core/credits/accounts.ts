@@ -45,7 +45,7 @@ export const userPayer = (site: { id: string; tenant_id: string }, userId: strin
  * transaction made it a moment ago, this statement's snapshot cannot see it,
  * so a last statement (with a fresh snapshot) reads it.
  */
-export async function accountOf(db: CommonQueryMethods, { existing, insert }: Payer): Promise<string> {
+async function accountOf(db: CommonQueryMethods, { existing, insert }: Payer): Promise<string> {
   const found = await db.maybeOneFirst(sql.type(idOnly)`select id from credit_accounts where ${existing}`);
   if (found) return found;
   const made = await db.maybeOneFirst(sql.type(idOnly)`${insert} on conflict do nothing returning id`);
@@ -108,6 +108,18 @@ export type EntryOwner = Omit<Entry, 'kind' | 'amount' | 'reservedChange' | 'rea
 /** One movement of an account's credits: an entry of its own in the ledger. */
 export type Movement = Pick<Entry, 'kind' | 'amount' | 'reservedChange' | 'reason'>;
 
+type Fragment = ReturnType<typeof sql.fragment>;
+/** A value known here, or one the caller's statement computes (a job row's reservation, say). */
+type Amount = number | Fragment;
+
+const sum = (amounts: Amount[]): Amount =>
+  amounts.every((amount) => typeof amount === 'number')
+    ? amounts.reduce<number>((total, amount) => total + (amount as number), 0)
+    : sql.fragment`(${sql.join(
+        amounts.map((amount) => sql.fragment`${amount}`),
+        sql.fragment` + `,
+      )})`;
+
 /**
  * Two CTEs for the caller's statement, so that the credits move in the same
  * statement as what they pay for (a job's row): `account` changes the balance
@@ -117,12 +129,12 @@ export type Movement = Pick<Entry, 'kind' | 'amount' | 'reservedChange' | 'reaso
  * overdraw), the table's checks fail the whole statement instead.
  */
 export function creditMoves(
-  owner: EntryOwner,
-  movements: Movement[],
-  options: { when?: ReturnType<typeof sql.fragment>; guarded: boolean },
+  owner: Omit<EntryOwner, 'accountId'> & { accountId: string | Fragment },
+  movements: (Omit<Movement, 'amount' | 'reservedChange'> & { amount: Amount; reservedChange?: Amount })[],
+  options: { when?: Fragment; guarded: boolean },
 ) {
-  const amount = movements.reduce((sum, move) => sum + move.amount, 0);
-  const reservedChange = movements.reduce((sum, move) => sum + (move.reservedChange ?? 0), 0);
+  const amount = sum(movements.map((move) => move.amount));
+  const reservedChange = sum(movements.map((move) => move.reservedChange ?? 0));
   const guard = options.guarded
     ? sql.fragment`and balance + ${amount} >= 0 and reserved + ${reservedChange} >= 0
         and reserved + ${reservedChange} <= balance + ${amount}`

@@ -72,7 +72,7 @@ export const quoteSchema = z
   .object({ kind: z.string(), unit: z.enum(units), unit_price: z.number(), units: z.number(), cost: z.number().int() })
   .meta({ id: 'Quote' });
 
-export const noPrice = (kind: string) =>
+const noPrice = (kind: string) =>
   new Problem(422, `No price is defined for the kind ${kind}.`, {
     errors: [{ path: 'body.kind', message: 'unknown kind' }],
   });

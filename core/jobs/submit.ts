@@ -2,13 +2,11 @@
 // reserved on the payer's account, and the queue entry. A 402 (or any failure)
 // leaves none of the three behind.
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { notFound } from '../errors.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorId, type Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
 import {
-  accountOf,
   creditMoves,
   creditsShort,
   insufficientCredits,
@@ -16,7 +14,7 @@ import {
   userPayer,
   type Payer,
 } from '../credits/accounts.ts';
-import { costAt, effectivePricesQuery, noPrice } from '../credits/prices.ts';
+import { effectivePricesQuery, priceOf } from '../credits/prices.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
@@ -36,7 +34,13 @@ export type Submission = {
 const payerOf = (actor: Actor, site: Site): Payer =>
   actor.kind === 'user' ? userPayer(site, actor.userId) : poolPayer(site.tenant_id);
 
-const quote = z.object({ price: z.number(), account_id: z.string().nullable() });
+/**
+ * What a job costs and who pays: known to the caller (a job made as part of
+ * another change, which prices it itself), or read in the job's own statement
+ * from the kind's price on the site and the payer's account.
+ */
+export type Pricing =
+  { accountId: string | null; cost: number; unitPrice?: number | null } | { units: number; payer: Payer };
 
 /** A job made by a submit, or as part of another change (an upload's processing). */
 export type NewJob = {
@@ -44,70 +48,99 @@ export type NewJob = {
   actor: Actor;
   kind: string;
   input: Record<string, unknown>;
-  accountId: string | null;
-  cost: number;
-  /** Credits per unit the cost was reckoned at: what the job's units are charged at when it settles. */
-  unitPrice?: number | null;
+  pricing: Pricing;
   webhook?: JobWebhook | null;
 };
 
+type Fragment = ReturnType<typeof sql.fragment>;
+
+/** The price and payer as the statement's first CTEs, or as values; and the row the job's insert reads them from. */
+function pricedBy(pricing: Pricing, siteId: string, kind: string) {
+  if ('payer' in pricing) {
+    return {
+      ctes: sql.fragment`
+        price as (select price from (${effectivePricesQuery(siteId, kind)}) as prices),
+        payer as (select id from credit_accounts where ${pricing.payer.existing}),`,
+      from: sql.fragment`from price`,
+      accountId: sql.fragment`(select id from payer)`,
+      cost: sql.fragment`ceil(price.price * ${pricing.units} - 1e-9)::bigint`,
+      unitPrice: sql.fragment`price.price`,
+      reserves: true,
+    };
+  }
+  return {
+    ctes: sql.fragment``,
+    from: sql.fragment``,
+    accountId: sql.fragment`${pricing.accountId}::uuid`,
+    cost: sql.fragment`${pricing.cost}::bigint`,
+    unitPrice: sql.fragment`${pricing.unitPrice ?? null}::numeric`,
+    reserves: pricing.cost > 0 && pricing.accountId !== null,
+  };
+}
+
 /**
  * The job row, its queue entry and its reservation, in one statement (so in
- * the caller's transaction when there is one). One statement because the
- * reservation holds the payer's account row until the commit: with no round
- * trip to the client in between, many submits by one payer follow each other
- * closely instead of each waiting for the last one's client.
+ * the caller's transaction when there is one), with what it costs read there
+ * too. One statement because the reservation holds the payer's account row
+ * until the commit: with no round trip to the client in between, many submits
+ * by one payer follow each other closely instead of each waiting for the last
+ * one's client. The account row is taken last, after the job row and its queue
+ * entry are written; too few credits undo the whole statement (credits_short).
  */
 export async function insertJob(db: CommonQueryMethods, config: Config, job: NewJob): Promise<JobRow> {
   const { site, actor } = job;
   const id = randomUUID();
+  const priced = pricedBy(job.pricing, site.id, job.kind);
   // Only for a tenant still active: a block (core/fraud/block-tenant.ts) that committed after the
   // caller's access was checked is seen here, in the statement that would make the job.
   const active = sql.fragment`exists (select 1 from tenants where id = ${site.tenant_id} and status = 'active')`;
-  const reservation =
-    job.cost > 0 && job.accountId
-      ? creditMoves(
-          {
-            accountId: job.accountId,
-            tenantId: site.tenant_id,
-            siteId: site.id,
-            userId: actor.kind === 'user' ? actor.userId : null,
-            jobId: id,
-            operation: job.kind,
-            actorId: actorId(actor),
-          },
-          [{ kind: 'reservation', amount: 0, reservedChange: job.cost, reason: `Reserved for ${job.kind} job` }],
-          { when: sql.fragment`exists (select from job)`, guarded: true },
-        )
-      : null;
-  // The account row is taken last: read in the select list, after the job row and its queue entry are
-  // written, and held from there to the commit. Too few credits undo the whole statement (credits_short).
-  const short = reservation
-    ? sql.fragment`, case when not exists (select from account)
-        then credits_short((select balance - reserved from credit_accounts where id = ${job.accountId}), ${job.cost})
+  const reserved: Fragment = sql.fragment`(select credits_reserved from job)`;
+  const reservation = priced.reserves
+    ? sql.fragment`, ${creditMoves(
+        {
+          accountId: sql.fragment`(select account_id from job)`,
+          tenantId: site.tenant_id,
+          siteId: site.id,
+          userId: actor.kind === 'user' ? actor.userId : null,
+          jobId: id,
+          operation: job.kind,
+          actorId: actorId(actor),
+        },
+        [{ kind: 'reservation', amount: 0, reservedChange: reserved, reason: `Reserved for ${job.kind} job` }],
+        { when: sql.fragment`${reserved} > 0`, guarded: true },
+      )}`
+    : sql.fragment``;
+  const short = priced.reserves
+    ? sql.fragment`, case when jobs.credits_reserved > 0 and not exists (select from account)
+        then credits_short(coalesce((select balance - reserved from credit_accounts where id = jobs.account_id), 0),
+                           jobs.credits_reserved)
       end as short`
     : sql.fragment``;
   try {
     const row = await db.maybeOne(sql.type(jobRow)`
-      with job as (
+      with ${priced.ctes}
+      job as (
         insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
                           unit_price, webhook, webhook_events)
         select ${id}, ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
-               ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${job.accountId}, ${job.cost},
-               ${job.unitPrice ?? null}, ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
+               ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${priced.accountId}, ${priced.cost},
+               ${priced.unitPrice}, ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
+        ${priced.from}
         where ${active}
         returning *
       ), queued as (
         select ${runEntry({ id, tenant_id: site.tenant_id, max_attempts: config.jobs.maxAttempts })} from job
-      ) ${reservation ? sql.fragment`, ${reservation}` : sql.fragment``}
+      ) ${reservation}
       select ${jobColumns} ${short} from job as jobs, queued`);
-    if (!row) throw notFound('No such site.');
-    return row;
+    if (row) return row;
   } catch (error) {
     const shortOf = creditsShort(error);
     if (shortOf) throw insufficientCredits(shortOf.available, shortOf.required);
     throw error;
   }
+  // Nothing made: the kind has no price on the site (a 422), or the tenant is no longer active.
+  if ('payer' in job.pricing) await priceOf(db, site.id, job.kind, job.pricing.units);
+  throw notFound('No such site.');
 }
 
 /** Jobs are submitted by callers the route let in: service accounts with jobs:write and the kind's own scope. */
@@ -117,21 +150,14 @@ export async function submitJob(
   { actor, site }: SiteAccess,
   submission: Submission,
 ): Promise<Job> {
-  // One read (the kind's price on the site, the payer's account); then the job is made in one statement,
-  // which needs no transaction of its own.
+  // Priced and paid in the job's own statement: a payer with no account yet has no credits (a 402 if it costs any).
   const payer = payerOf(actor, site);
-  const found = await db.maybeOne(sql.type(quote)`
-    select prices.price, (select id from credit_accounts where ${payer.existing}) as account_id
-    from (${effectivePricesQuery(site.id, submission.kind)}) as prices`);
-  if (!found) throw noPrice(submission.kind);
   const row = await insertJob(db, config, {
     site,
     actor,
     kind: submission.kind,
     input: submission.input,
-    accountId: found.account_id ?? (await accountOf(db, payer)),
-    cost: costAt(found.price, submission.estimatedUnits),
-    unitPrice: found.price,
+    pricing: { units: submission.estimatedUnits, payer },
     webhook: submission.webhook ?? null,
   });
   return toJob(row);

@@ -138,8 +138,7 @@ export async function recordUpload(
         actor,
         kind: 'media_process',
         input: { media_id: item.id },
-        accountId: null,
-        cost: 0,
+        pricing: { accountId: null, cost: 0 },
       });
       return tx.one(
         sql.type(

@@ -304,8 +304,7 @@ export async function recordVersion(
     actor: version.actor,
     kind: 'media_process',
     input: { media_id: id },
-    accountId: null,
-    cost: 0,
+    pricing: { accountId: null, cost: 0 },
   });
   const saved = await tx.one(sql.type(mediaItemSchema)`
     update media_items set storage_key = ${version.file.key}, mime_type = ${version.file.mimeType}, size_bytes = ${version.file.size},
