@@ -19,8 +19,8 @@
 //
 // The public cache keeps an answer read from the replica only if the replica
 // had replayed every change announced for what it shows (PublicCache.set).
-import pg from 'pg';
 import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError } from 'slonik';
+import { causes, isDatabaseUnavailable } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { BackendCanceller } from './canceller.ts';
 import type { ReadRouting, Target } from './cancellable.ts';
@@ -119,21 +119,6 @@ export class ReadReplica {
   }
 }
 
-const lostConnection = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  // SQLSTATE: shutting down, crashed, starting up, too many connections.
-  '57P01',
-  '57P02',
-  '57P03',
-  '53300',
-]);
 /** What a hot standby answers when replaying WAL had to cancel the query (a conflict with recovery). */
 const recoveryConflict = new Set(['40001', '40P01']);
 
@@ -144,24 +129,20 @@ const recoveryConflict = new Set(['40001', '40P01']);
  * Slonik wraps the driver's error as `cause`.
  */
 function unavailability(error: unknown): 'server' | 'conflict' | undefined {
-  for (
-    let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
-    current && depth < 4;
-    current = current.cause as typeof current, depth++
-  ) {
+  for (const current of causes(error)) {
+    if (typeof current.code === 'string' && recoveryConflict.has(current.code)) return 'conflict';
     if (
       current instanceof ConnectionError ||
       current instanceof BackendTerminatedError ||
       current instanceof BackendTerminatedUnexpectedlyError
     )
       return 'server';
-    const code = typeof current.code === 'string' ? current.code : '';
-    if (recoveryConflict.has(code)) return 'conflict';
-    if (lostConnection.has(code) || code.startsWith('08')) return 'server';
-    if (current instanceof pg.DatabaseError) return undefined;
-    // node-postgres says so only in words when the server closes the connection or does not answer in time.
-    if (typeof current.message === 'string' && /Connection terminated|timeout expired/i.test(current.message))
-      return 'server';
   }
+  // node-postgres says so only in words when the server does not answer in time.
+  if (
+    isDatabaseUnavailable(error) ||
+    [...causes(error)].some((cause) => /timeout expired/i.test(String(cause.message)))
+  )
+    return 'server';
   return undefined;
 }

@@ -5,7 +5,7 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
-import { Problem, problemType } from '../errors.ts';
+import { causes, Problem, problemType } from '../errors.ts';
 import { entryKinds } from './reports.ts';
 
 export type EntryKind = (typeof entryKinds)[number];
@@ -161,13 +161,9 @@ const shortDetail = z.object({ available: z.number(), required: z.number() });
 
 /** What credits_short (a statement that reserved too much) said there was, or null for any other error. */
 export function creditsShort(error: unknown): z.infer<typeof shortDetail> | null {
-  for (
-    let current = error as { code?: unknown; detail?: unknown; cause?: unknown } | undefined, depth = 0;
-    current && depth < 3;
-    current = current.cause as typeof current, depth++
-  ) {
-    if (current.code === 'P0402' && typeof current.detail === 'string') {
-      const parsed = shortDetail.safeParse(JSON.parse(current.detail));
+  for (const { code, detail } of causes(error) as Iterable<{ code?: unknown; detail?: unknown }>) {
+    if (code === 'P0402' && typeof detail === 'string') {
+      const parsed = shortDetail.safeParse(JSON.parse(detail));
       if (parsed.success) return parsed.data;
     }
   }
