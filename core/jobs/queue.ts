@@ -48,12 +48,16 @@ export async function schedule(
 }
 
 /**
- * Tenants with at least `limit` jobs running now, across every worker. A run
- * whose worker was found lost holds no slot (its lock is cleared when it is
- * released), or its tenant could wait for a run that no longer exists.
+ * Tenants with at least `limit` jobs running now, across every worker: jobs
+ * marked running whose queue entry a worker holds locked. A run that ended
+ * without managing to say so (the database went away meanwhile) leaves its
+ * job `running` until its entry runs again; a tenant counted busy by such
+ * rows would never be given that run.
  */
 export async function busyTenants(db: CommonQueryMethods, limit: number): Promise<readonly string[]> {
   return db.anyFirst(sql.type(z.object({ tenant_id: z.string() }))`
-    select tenant_id from jobs where status = 'running' and locked_by is not null
+    select tenant_id from jobs
+    where status = 'running' and locked_by is not null
+      and exists (select 1 from graphile_worker.jobs q where q.key = 'job:' || jobs.id and q.locked_at is not null)
     group by tenant_id having count(*) >= ${limit}`);
 }
