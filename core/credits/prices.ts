@@ -36,6 +36,10 @@ export async function effectivePrices(db: CommonQueryMethods, siteId: string, ki
 /** The credits `units` cost at `unitPrice`, rounded up to whole credits. */
 export const costAt = (unitPrice: number, units: number) => Math.ceil(unitPrice * units - 1e-9);
 
+/** The same, reckoned by a statement from a price it reads (a job's submit). */
+export const costIn = (unitPrice: ReturnType<typeof sql.fragment>, units: number) =>
+  sql.fragment`ceil(${unitPrice} * ${units} - 1e-9)::bigint`;
+
 export type Override = { kind: string; price: number | null; unit?: (typeof units)[number] | undefined };
 
 /** Sets the site's prices for the kinds given; a null price goes back to the global one. */

@@ -14,7 +14,7 @@ import {
   userPayer,
   type Payer,
 } from '../credits/accounts.ts';
-import { effectivePricesQuery, priceOf } from '../credits/prices.ts';
+import { costIn, effectivePricesQuery, priceOf } from '../credits/prices.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
@@ -63,7 +63,7 @@ function pricedBy(pricing: Pricing, siteId: string, kind: string) {
         payer as (select id from credit_accounts where ${pricing.payer.existing}),`,
       from: sql.fragment`from price`,
       accountId: sql.fragment`(select id from payer)`,
-      cost: sql.fragment`ceil(price.price * ${pricing.units} - 1e-9)::bigint`,
+      cost: costIn(sql.fragment`price.price`, pricing.units),
       unitPrice: sql.fragment`price.price`,
       reserves: true,
     };

@@ -14,6 +14,16 @@ import { bodyFormats } from './text.ts';
 export const indexStates = ['waiting', 'parsing', 'splitting', 'indexing', 'completed', 'error'] as const;
 export type IndexState = (typeof indexStates)[number];
 
+/** When the document's index entered each stage (null: not yet, this run). */
+const stageTimes = {
+  waiting_at: timestamp,
+  parsing_at: timestamp.nullable(),
+  splitting_at: timestamp.nullable(),
+  indexing_at: timestamp.nullable(),
+  completed_at: timestamp.nullable(),
+  error_at: timestamp.nullable(),
+};
+
 export const documentKinds = ['post', 'text'] as const;
 
 const indexSchema = z
@@ -37,12 +47,7 @@ const indexSchema = z
       .nullable()
       .describe('Tokens of the indexed text (see the search endpoint for how counted)'),
     chunks: z.number().int(),
-    waiting_at: timestamp,
-    parsing_at: timestamp.nullable(),
-    splitting_at: timestamp.nullable(),
-    indexing_at: timestamp.nullable(),
-    completed_at: timestamp.nullable(),
-    error_at: timestamp.nullable(),
+    ...stageTimes,
   })
   .meta({ id: 'KnowledgeIndexState' });
 
@@ -103,12 +108,7 @@ const documentRow = z.object({
   embedding_model: z.string().nullable(),
   tokens: z.number().nullable(),
   chunks: z.number(),
-  waiting_at: timestamp,
-  parsing_at: timestamp.nullable(),
-  splitting_at: timestamp.nullable(),
-  indexing_at: timestamp.nullable(),
-  completed_at: timestamp.nullable(),
-  error_at: timestamp.nullable(),
+  ...stageTimes,
   created_by: z.uuid().nullable(),
   created_at: timestamp,
   updated_at: timestamp,
