@@ -73,13 +73,23 @@ const describe = describeLatencies;
 export async function searchFigures(apiUrl: string, token: string, databaseUrl: string): Promise<Row[]> {
   const db = await createPool(databaseUrl, { maxPoolSize: 2 });
   try {
-    const site = await benchSite(apiUrl, token, 'Search bench');
-    await api(`${apiUrl}/sites/${site.slug}`, token, 'PATCH', { visibility: 'public' });
-    const ids = await db.one(sql.type(z.object({ id: z.uuid(), tenant_id: z.uuid() }))`
-      select id, tenant_id from sites where slug = ${site.slug}`);
-    const writing = performance.now();
-    await writePosts(db, ids.id, ids.tenant_id);
-    const writeMs = performance.now() - writing;
+    // A kept data directory (BENCH_DATA_DIR) holds the posts of an earlier run: searched again, not written again.
+    const kept = await db.maybeOne(sql.type(z.object({ slug: z.string() }))`
+      select s.slug from sites s
+      where s.name = 'Search bench' and s.visibility = 'public'
+        and (select count(*) from search_documents d where d.site_id = s.id) = ${posts}
+      order by s.created_at desc limit 1`);
+    let writeMs: number | undefined;
+    let site = kept;
+    if (!site) {
+      site = await benchSite(apiUrl, token, 'Search bench');
+      await api(`${apiUrl}/sites/${site.slug}`, token, 'PATCH', { visibility: 'public' });
+      const ids = await db.one(sql.type(z.object({ id: z.uuid(), tenant_id: z.uuid() }))`
+        select id, tenant_id from sites where slug = ${site.slug}`);
+      const writing = performance.now();
+      await writePosts(db, ids.id, ids.tenant_id);
+      writeMs = performance.now() - writing;
+    }
     const words = await db.anyFirst(sql.type(z.object({ w: z.string() }))`select w from (${vocabulary}) v order by i`);
 
     // A query drawn for each request, so a query repeats as often as its words are common: the site's
@@ -115,7 +125,9 @@ export async function searchFigures(apiUrl: string, token: string, databaseUrl: 
     return [
       [
         `search: 100,000 published posts written through the index triggers (SQL, ${posts / batch} statements)`,
-        `${(writeMs / 1000).toFixed(1)} s (${((writeMs / posts) * 1000).toFixed(0)} µs a post)`,
+        writeMs === undefined
+          ? 'written by an earlier run (BENCH_DATA_DIR)'
+          : `${(writeMs / 1000).toFixed(1)} s (${((writeMs / posts) * 1000).toFixed(0)} µs a post)`,
       ],
       [
         `GET /search/sites/{site}?q= (1–2 Zipf words drawn for each request), ${loadClients} clients, ${seconds} s after 2 s unrecorded (target p95 ≤ 25 ms)`,
