@@ -1,6 +1,7 @@
 // Job platform figures for npm run bench:
 // - enqueue → start latency through the API (POST /{site}/media/tts, one at a
-//   time, each waited for), from the job's own timestamps;
+//   time, each waited for), from the job's own timestamps, beside raw
+//   graphile-worker's add_job → task start on the same server;
 // - text-to-speech jobs per minute with `npm start`'s worker (4 at a time);
 // - no-op jobs per second through the whole platform (job row, credits
 //   reserved and debited, tenant flags, claim and settle) beside raw
@@ -232,6 +233,50 @@ export async function throughputFigures(adminUrl: string, count = 1000, concurre
         (byTenants.tenants / byTenants.raw).toFixed(2),
       ],
       ['Platform / raw graphile-worker, one payer, median round', (byPayer.onePayer / byPayer.raw).toFixed(2)],
+    ];
+  });
+}
+
+/**
+ * The baseline of the enqueue → start figure: raw graphile-worker on the same
+ * server, an idle worker of 4, one job at a time, from the job's creation
+ * (the database's clock at its transaction's start, as the platform's
+ * created_at) to its task starting. The machine's own floor: a commit, a
+ * notification and a claim.
+ */
+export async function rawPickupFigures(adminUrl: string, samples = 30): Promise<Row[]> {
+  return withOwnDatabase(adminUrl, 'bench_pickup', 4, async (databaseUrl, config) => {
+    const db = await createPool(databaseUrl, { maxPoolSize: 2 });
+    let started: (ms: number) => void = () => {};
+    const runner = await run({
+      connectionString: databaseUrl,
+      concurrency: 4,
+      noHandleSignals: true,
+      pollInterval: config.worker.pollIntervalMs,
+      logger: workerLogger(createLogger('silent')),
+      crontab: '',
+      taskList: { bench__pickup: async (_payload, helpers) => started(Date.now() - helpers.job.created_at.getTime()) },
+    });
+    const pickup: number[] = [];
+    try {
+      for (let i = 0; i <= samples; i++) {
+        const ran = new Promise<number>((resolve) => (started = resolve));
+        await db.query(sql.typeAlias('void')`select from graphile_worker.add_job('bench__pickup', '{}'::json)`);
+        const ms = await ran;
+        // The first warms the worker's connections, as the platform's warm-up job does.
+        if (i > 0) pickup.push(ms);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await runner.stop();
+      await db.end();
+    }
+    pickup.sort((a, b) => a - b);
+    return [
+      [
+        `Raw graphile-worker add_job → task start, idle worker of 4, p50 / p99 of ${samples} (the machine's floor for the above)`,
+        `${quantile(pickup, 0.5).toFixed(1)} / ${quantile(pickup, 0.99).toFixed(1)} ms`,
+      ],
     ];
   });
 }

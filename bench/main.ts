@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fairnessFigures, speechFigures, throughputFigures } from './jobs.ts';
+import { fairnessFigures, rawPickupFigures, speechFigures, throughputFigures } from './jobs.ts';
 import { thumbnailFigures, uploadFigures, videoFigures } from './media.ts';
 import { webhookFigures } from './billing.ts';
 import { countingFigures } from './statistics.ts';
@@ -231,6 +231,7 @@ try {
     rows.push(...(await videoFigures(second.proc.url, token)));
   }
   if (section('jobs')) {
+    rows.push(...(await rawPickupFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
     rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
     rows.push(...(await fairnessFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
   }

@@ -9,7 +9,7 @@
 // is what lets many jobs of one payer settle at once. A job's end is announced
 // to its webhook with it (core/webhooks/announce.ts): a job that has one is
 // settled in a transaction (the caller's), since that is a second statement.
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { creditMoves, type Movement } from '../credits/accounts.ts';
 import { costAt, priceOf } from '../credits/prices.ts';
 import { announce } from '../webhooks/announce.ts';
@@ -60,7 +60,8 @@ async function change(
   const held = run
     ? sql.fragment`and status = 'running' and locked_by = ${run.lockedBy} and attempts = ${run.attempts}`
     : sql.fragment``;
-  return db.maybeOne(sql.type(jobRow)`
+  return db.maybeOne(
+    prepared(sql.type(jobRow)`
     with job as (
       update jobs set ${set} where id = ${job.id} ${held} returning *
     ), attempt as (
@@ -68,7 +69,8 @@ async function change(
              error = ${error ? sql.jsonb({ code: error.code, message: error.message } as never) : null}
       where job_id = ${job.id} and outcome is null and exists (select from job)
     ) ${creditsOf(job, moves)}
-    select ${jobColumns} from job as jobs`);
+    select ${jobColumns} from job as jobs`),
+  );
 }
 
 /** A change that ends the job, announced to its webhook (no query without one). */

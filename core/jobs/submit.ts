@@ -3,7 +3,7 @@
 // leaves none of the three behind.
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../errors.ts';
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorId, type Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
 import {
@@ -117,7 +117,8 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
       end as short`
     : sql.fragment``;
   try {
-    const row = await db.maybeOne(sql.type(jobRow)`
+    const row = await db.maybeOne(
+      prepared(sql.type(jobRow)`
       with ${priced.ctes}
       job as (
         insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
@@ -131,7 +132,8 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
       ), queued as (
         select ${runEntry({ id, tenant_id: site.tenant_id, max_attempts: config.jobs.maxAttempts })} from job
       ) ${reservation}
-      select ${jobColumns} ${short} from job as jobs, queued`);
+      select ${jobColumns} ${short} from job as jobs, queued`),
+    );
     if (row) return row;
   } catch (error) {
     const shortOf = creditsShort(error);

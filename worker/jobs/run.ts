@@ -7,7 +7,7 @@
 //    is removed).
 // A transient error with attempts left puts the job back to queued and
 // rethrows, so graphile-worker retries it with exponential backoff.
-import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
+import { prepared, sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
 import { jobColumns, jobRow, type JobRow } from '../../core/jobs/model.ts';
 import { schedule } from '../../core/jobs/queue.ts';
 import {
@@ -50,7 +50,8 @@ async function closeAttempt(db: CommonQueryMethods, job: JobRow, outcome: Attemp
  * this run's attempt opened.
  */
 async function claim(db: DatabasePool, jobId: string, workerId: string): Promise<JobRow | null> {
-  return db.maybeOne(sql.type(jobRow)`
+  return db.maybeOne(
+    prepared(sql.type(jobRow)`
     with claimed as (
       update jobs set status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), locked_by = ${workerId},
                       stage = case when provider_result is null then 'starting' else 'finishing' end
@@ -64,7 +65,8 @@ async function claim(db: DatabasePool, jobId: string, workerId: string): Promise
     opened as (
       insert into job_attempts (job_id, attempt, worker_id) select id, attempts, ${workerId} from claimed
     )
-    select ${jobColumns} from claimed as jobs`);
+    select ${jobColumns} from claimed as jobs`),
+  );
 }
 
 type Verdict = 'settled' | 'canceled' | 'taken over';
