@@ -1,6 +1,6 @@
 // "Who am I": the signed-in user with their tenants, roles and sites.
 import { z } from 'zod';
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { type CommonQueryMethods, prepared, sql } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { notFound } from '../errors.ts';
 import { activeMemberships, reachesSite, requireUser, roles } from './access.ts';
@@ -32,7 +32,8 @@ export async function describeCurrentUser(
   actor: Actor,
 ): Promise<z.infer<typeof currentUserSchema>> {
   const caller = requireUser(actor);
-  const found = await db.maybeOne(sql.type(currentUserSchema)`
+  const found = await db.maybeOne(
+    prepared(sql.type(currentUserSchema)`
     select ${userColumns},
       coalesce((
         select json_agg(json_build_object(
@@ -44,7 +45,8 @@ export async function describeCurrentUser(
                  order by s.name, s.id)
         from ${activeMemberships} join sites s on s.tenant_id = m.tenant_id
         where m.user_id = users.id and ${reachesSite(sql.identifier(['s', 'id']))}), '[]') as sites
-    from users where users.id = ${caller.userId}`);
+    from users where users.id = ${caller.userId}`),
+  );
   if (!found) throw notFound('No such user.');
   return found;
 }

@@ -4,7 +4,7 @@
 // media:write service accounts change any.
 import { z } from 'zod';
 import { instant } from '../timestamp.ts';
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { type CommonQueryMethods, prepared, sql } from '../../db/pool.ts';
 import { notFound } from '../errors.ts';
 import { containing } from '../like.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
@@ -80,13 +80,19 @@ export async function countMedia(db: CommonQueryMethods, { site }: SiteAccess, q
   return { count: await countOf(db, sql.fragment`select 1 from media_items where ${filters(site.id, query)}`) };
 }
 
+/**
+ * An item by primary key alone, whatever its site (the caller checks it): with the site in the WHERE,
+ * PostgreSQL may walk the site's (site_id, created_at, id) index instead, reading every item of the
+ * site to find one. Prepared: the read every media request makes.
+ */
+export const mediaById = (db: CommonQueryMethods, id: string): Promise<MediaItem | null> =>
+  db.maybeOne(prepared(sql.type(mediaItemSchema)`select ${mediaColumns} from media_items where id = ${id}`));
+
 export async function findMedia(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<MediaItem> {
-  // By primary key alone, the site checked here: with the site in the WHERE, PostgreSQL may walk the
-  // site's (site_id, created_at, id) index instead, reading every item of the site to find one.
   const row = lock
     ? await db.maybeOne(sql.type(mediaItemSchema)`
         select ${mediaColumns} from media_items where id = ${id} and site_id = ${siteId} for update`)
-    : await db.maybeOne(sql.type(mediaItemSchema)`select ${mediaColumns} from media_items where id = ${id}`);
+    : await mediaById(db, id);
   if (!row || row.site_id !== siteId) throw notFound('No such media item.');
   return row;
 }

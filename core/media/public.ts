@@ -3,11 +3,12 @@
 // a private site, an unknown one, an item still processing or failed — is the
 // same 404, so the endpoints say nothing about what is not public.
 import { z } from 'zod';
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { CommonQueryMethods } from '../../db/pool.ts';
 import { notPublic } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { fileOf, strippedVariant, type MediaFile, type ViewQuery } from './files.ts';
-import { mediaColumns, mediaItemSchema, type MediaItem } from './items.ts';
+import { mediaById } from './library.ts';
+import { mediaItemSchema, type MediaItem } from './items.ts';
 
 export const publicMediaItemSchema = mediaItemSchema
   .pick({
@@ -33,8 +34,8 @@ export const publicMediaItemSchema = mediaItemSchema
 
 /** A ready item of the site, which the request path found public (and its tenant in good standing). */
 export async function findPublicMedia(db: CommonQueryMethods, site: Site, id: string): Promise<MediaItem> {
-  // By primary key alone (see findMedia): the site and the status are checked here.
-  const item = await db.maybeOne(sql.type(mediaItemSchema)`select ${mediaColumns} from media_items where id = ${id}`);
+  // The site and the status are checked here (see mediaById).
+  const item = await mediaById(db, id);
   if (!item || item.site_id !== site.id || item.status !== 'ready') throw notPublic();
   return item;
 }
