@@ -199,6 +199,8 @@ try {
     ).json()) as { access_token: string }
   ).access_token;
   const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${port}/app`;
+  // The server's maintenance database, for sections that make (and drop) databases of their own.
+  const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
   const launchApi = async (url: string, env: Record<string, string> = {}) => {
     const counted = await launch(
       'api/main.ts',
@@ -217,7 +219,6 @@ try {
   if (section('statistics')) rows.push(...(await countingFigures(api.url, token, databaseUrl, launchApi)));
   if (section('search')) rows.push(...(await searchFigures(api.url, token, databaseUrl)));
   if (section('knowledge')) {
-    const adminUrl = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
     rows.push(...(await knowledgeFigures(api.url, token, databaseUrl, adminUrl, launchApi)));
   }
   if (section('replica')) rows.push(...(await replicaFigures(launchApi)));
@@ -231,9 +232,9 @@ try {
     rows.push(...(await videoFigures(second.proc.url, token)));
   }
   if (section('jobs')) {
-    rows.push(...(await rawPickupFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
-    rows.push(...(await throughputFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
-    rows.push(...(await fairnessFigures(`postgres://postgres:${password}@127.0.0.1:${port}/postgres`)));
+    rows.push(...(await rawPickupFigures(adminUrl)));
+    rows.push(...(await throughputFigures(adminUrl)));
+    rows.push(...(await fairnessFigures(adminUrl)));
   }
   await stop(second.proc);
 } finally {

@@ -1,6 +1,6 @@
 // "Who am I": the signed-in user with their tenants, roles and sites.
 import { z } from 'zod';
-import { type CommonQueryMethods, prepared, sql } from '../../db/pool.ts';
+import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { notFound } from '../errors.ts';
 import { activeMemberships, reachesSite, requireUser, roles } from './access.ts';

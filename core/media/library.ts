@@ -4,7 +4,7 @@
 // media:write service accounts change any.
 import { z } from 'zod';
 import { instant } from '../timestamp.ts';
-import { type CommonQueryMethods, prepared, sql } from '../../db/pool.ts';
+import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { notFound } from '../errors.ts';
 import { containing } from '../like.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
