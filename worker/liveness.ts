@@ -12,6 +12,7 @@ import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import { jobColumns, jobRow } from '../core/jobs/model.ts';
 import { fail } from '../core/jobs/settle.ts';
+import { retryStrandedDeliveries } from '../core/webhooks/stranded.ts';
 import { certainlyGone, ownIdentity, type ProcessIdentity } from './process-identity.ts';
 
 /** stop(): this process leaves (its row goes); halt(): it falls silent, so others release its runs as lost. */
@@ -44,6 +45,7 @@ export async function startLiveness(options: {
     if (gap > config.worker.lostAfterMs) return;
     await reapLost(db, config, logger);
     await failStranded(db, config, logger);
+    await retryStrandedDeliveries(db, config, logger);
   };
   await beat();
   let running: Promise<void> = Promise.resolve();

@@ -21,6 +21,13 @@ const progressEveryMs = 1000;
  */
 export const deliveryLane = (tenantId: string) => `webhooks:${tenantId}`;
 
+/**
+ * A delivery's queue entry is keyed by the delivery, so it has at most one,
+ * and the workers' sweep (./stranded.ts) can tell a delivery whose entry can
+ * still run from one whose entry gave up.
+ */
+export const deliveryKey = (webhookId: string) => `webhook:${webhookId}`;
+
 /** A failing task (the database away, say) is run again by the queue a few times; failed deliveries retry on their own schedule. */
 export const taskAttempts = 5;
 
@@ -74,6 +81,7 @@ export async function record(db: CommonQueryMethods, job: JobRow, event: Webhook
       identifier => ${deliverTask},
       payload => json_build_object('webhook_id', made.id),
       queue_name => ${deliveryLane(job.tenant_id)},
-      max_attempts => ${taskAttempts}
+      max_attempts => ${taskAttempts},
+      job_key => ${deliveryKey('')} || made.id::text
     )`);
 }

@@ -12,20 +12,26 @@ import type { Config } from '../config.ts';
 import { enqueue } from '../jobs/enqueue.ts';
 import type { Logger } from '../logger.ts';
 import { safeFetch, SafeFetchError, type Resolve } from '../net/safe-fetch.ts';
-import { deliverTask, deliveryLane, taskAttempts } from './announce.ts';
+import { deliverTask, deliveryKey, deliveryLane, taskAttempts } from './announce.ts';
 import { signature, signingSecrets } from './secrets.ts';
 
-const pending = z.object({
+/** A delivery still to be made, as an attempt reads it. */
+export const pending = z.object({
   id: z.uuid(),
   tenant_id: z.uuid(),
   url: z.string(),
   payload: z.string(),
   attempts: z.number(),
 });
-type Pending = z.infer<typeof pending>;
+export type Pending = z.infer<typeof pending>;
+export const pendingColumns = sql.fragment`id, tenant_id, url, payload, attempts`;
 
 type AttemptError = { code: string; message: string };
-type Outcome = { verdict: 'delivered' | 'retry' | 'end'; responseStatus: number | null; error: AttemptError | null };
+export type Outcome = {
+  verdict: 'delivered' | 'retry' | 'end';
+  responseStatus: number | null;
+  error: AttemptError | null;
+};
 
 export type DeliverDeps = {
   db: CommonQueryMethods;
@@ -79,10 +85,56 @@ function waitMs(config: Config, n: number): number | undefined {
   return seconds === undefined ? undefined : seconds * 1000 * (0.9 + Math.random() * 0.2);
 }
 
+/** What an attempt came to and when it was made, as recorded. */
+export type Attempt = { attempt: number; startedAt: Date; durationMs: number; outcome: Outcome };
+
+/**
+ * Records an attempt of a pending delivery: the attempt, the delivery's new
+ * state, and the next attempt's queue entry while the waits of
+ * JOB_WEBHOOK_RETRY_SECONDS last. Only from the state the attempt started
+ * from: an attempt recorded meanwhile (a run of the same attempt that got
+ * here first) wins, and this one changes nothing. Answers the new status,
+ * or null when nothing changed.
+ */
+export async function recordAttempt(
+  tx: CommonQueryMethods,
+  config: Config,
+  delivery: Pending,
+  { attempt, startedAt, durationMs, outcome }: Attempt,
+): Promise<'succeeded' | 'pending' | 'failed' | null> {
+  const wait = outcome.verdict === 'retry' ? waitMs(config, attempt) : undefined;
+  const nextAt = wait === undefined ? null : new Date(Date.now() + wait);
+  const status = outcome.verdict === 'delivered' ? 'succeeded' : nextAt ? 'pending' : 'failed';
+  const moved = await tx.maybeOne(sql.type(z.object({ id: z.uuid() }))`
+    update job_webhooks set attempts = ${attempt}, status = ${status}, next_attempt_at = ${nextAt?.toISOString() ?? null},
+           finished_at = ${status === 'pending' ? null : sql.fragment`now()`}
+    where id = ${delivery.id} and attempts = ${delivery.attempts} and status = 'pending'
+    returning id`);
+  if (!moved) return null;
+  await tx.query(sql.typeAlias('void')`
+    insert into job_webhook_attempts (webhook_id, tenant_id, attempt, started_at, duration_ms, response_status, error)
+    values (${delivery.id}, ${delivery.tenant_id}, ${attempt}, ${startedAt.toISOString()}, ${durationMs},
+            ${outcome.responseStatus}, ${outcome.error ? sql.jsonb(outcome.error) : null})`);
+  if (nextAt) {
+    await enqueue(
+      tx,
+      deliverTask,
+      { webhook_id: delivery.id },
+      {
+        queueName: deliveryLane(delivery.tenant_id),
+        runAt: nextAt,
+        maxAttempts: taskAttempts,
+        jobKey: deliveryKey(delivery.id),
+      },
+    );
+  }
+  return status;
+}
+
 export async function deliver(deps: DeliverDeps, webhookId: string): Promise<void> {
   const { db, config, logger } = deps;
   const delivery = await db.maybeOne(sql.type(pending)`
-    select id, tenant_id, url, payload, attempts from job_webhooks where id = ${webhookId} and status = 'pending'`);
+    select ${pendingColumns} from job_webhooks where id = ${webhookId} and status = 'pending'`);
   // Gone with its job, or already delivered or ended: a second run does nothing.
   if (!delivery) return;
   const attempt = delivery.attempts + 1;
@@ -90,34 +142,10 @@ export async function deliver(deps: DeliverDeps, webhookId: string): Promise<voi
   const started = performance.now();
   const outcome = await send(deps, delivery, await signingSecrets(db, delivery.tenant_id));
   const durationMs = Math.round(performance.now() - started);
-  const wait = outcome.verdict === 'retry' ? waitMs(config, attempt) : undefined;
-  const nextAt = wait === undefined ? null : new Date(Date.now() + wait);
-  const status = outcome.verdict === 'delivered' ? 'succeeded' : nextAt ? 'pending' : 'failed';
-  await db.transaction(async (tx) => {
-    // Only from the state this run read: a run of the same attempt that got here first wins.
-    const moved = await tx.maybeOne(sql.type(z.object({ id: z.uuid() }))`
-      update job_webhooks set attempts = ${attempt}, status = ${status}, next_attempt_at = ${nextAt?.toISOString() ?? null},
-             finished_at = ${status === 'pending' ? null : sql.fragment`now()`}
-      where id = ${delivery.id} and attempts = ${delivery.attempts} and status = 'pending'
-      returning id`);
-    if (!moved) return;
-    await tx.query(sql.typeAlias('void')`
-      insert into job_webhook_attempts (webhook_id, tenant_id, attempt, started_at, duration_ms, response_status, error)
-      values (${delivery.id}, ${delivery.tenant_id}, ${attempt}, ${startedAt.toISOString()}, ${durationMs},
-              ${outcome.responseStatus}, ${outcome.error ? sql.jsonb(outcome.error) : null})`);
-    if (nextAt) {
-      await enqueue(
-        tx,
-        deliverTask,
-        { webhook_id: delivery.id },
-        {
-          queueName: deliveryLane(delivery.tenant_id),
-          runAt: nextAt,
-          maxAttempts: taskAttempts,
-        },
-      );
-    }
-  });
+  const status = await db.transaction((tx) =>
+    recordAttempt(tx, config, delivery, { attempt, startedAt, durationMs, outcome }),
+  );
+  if (!status) return;
   logger.info(
     { webhook_id: delivery.id, attempt, status, response_status: outcome.responseStatus, error: outcome.error?.code },
     'job webhook attempt',

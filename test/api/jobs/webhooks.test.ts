@@ -12,6 +12,8 @@ import type { Actor } from '../../../core/actor.ts';
 import type { Resolve } from '../../../core/net/safe-fetch.ts';
 import type { WebhookEvent } from '../../../core/jobs/model.ts';
 import { sql } from '../../../db/pool.ts';
+import { createLogger } from '../../../core/logger.ts';
+import { retryStrandedDeliveries } from '../../../core/webhooks/stranded.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, startTestWorker, submitAs, waitForJob } from '../../helpers/jobs.ts';
@@ -198,6 +200,90 @@ describe('delivery attempts', () => {
     expect(listed).toMatchObject({ status: 'failed', next_attempt_at: null });
     expect(listed!.attempts.map((attempt) => attempt.response_status)).toEqual([500, 502, 503]);
     expect(receiver.at(path)).toHaveLength(3);
+  });
+
+  describe('whose queue entry gave up (its task failed each run, the database away, say)', () => {
+    /** A pending delivery of a queued job, due `minutesAgo`, with `attempts` made; its queue entry spent, or none. */
+    const strandedDelivery = async (url: string, attempts: number, entry: 'spent' | 'none') => {
+      // The job itself asks for nothing: only the row below is delivered.
+      const job = await submitAs(suite.t, adminActor(), suite.a.site, {
+        kind: 'test_noop',
+        input: {},
+        estimatedUnits: 1,
+      });
+      const { db } = suite.t.services;
+      const id = await db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+        insert into job_webhooks (tenant_id, job_id, event, url, payload, occurred_at, attempts, created_at)
+        values (${suite.a.tenant.id}, ${job.id}, 'completed', ${url}, '{"type":"job.completed"}', now(), ${attempts},
+                now() - interval '5 minutes')
+        returning id`);
+      if (entry === 'spent') {
+        await db.query(sql.typeAlias('void')`
+          select from graphile_worker.add_job('webhook__deliver', json_build_object('webhook_id', ${id}::uuid),
+                                              job_key => ${`webhook:${id}`}, max_attempts => 5)`);
+        await db.query(sql.typeAlias('void')`
+          update graphile_worker._private_jobs set attempts = max_attempts, last_error = 'the database was away'
+          where key = ${`webhook:${id}`}`);
+      }
+      return id;
+    };
+    const sweep = () => retryStrandedDeliveries(suite.t.services.db, suite.t.config, createLogger('silent'));
+    const deliveryOf = async (id: string) =>
+      (
+        await deliveriesOf(
+          await suite.t.services.db.oneFirst(sql.type(z.object({ job_id: z.uuid() }))`
+          select job_id from job_webhooks where id = ${id}`),
+        ).expect(200)
+      ).body.items.find((item: { id: string }) => item.id === id) as {
+        status: string;
+        next_attempt_at: string | null;
+        attempts: { attempt: number; response_status: number | null; error: { code: string } | null }[];
+      };
+
+    it('is recorded as an attempt that sent nothing, and sent again on the retry schedule', async () => {
+      const { path, url } = hook();
+      const id = await strandedDelivery(url, 0, 'spent');
+      expect(await sweep()).toBe(1);
+      const swept = await deliveryOf(id);
+      expect(swept).toMatchObject({
+        status: 'pending',
+        attempts: [{ attempt: 1, response_status: null, error: { code: 'not_sent' } }],
+      });
+      expect(swept.next_attempt_at).not.toBeNull();
+      // Its queue entry can run again: the next sweep leaves it alone.
+      expect(await sweep()).toBe(0);
+      await worker();
+      const [received] = await receiver.waitFor(path, 1);
+      expect(received!.headers['webhook-id']).toBe(id);
+      const sent = await pollUntil(
+        () => deliveryOf(id),
+        (delivery) => delivery.status !== 'pending',
+        { tries: 600, everyMs: 50 },
+      );
+      expect(sent.status).toBe('succeeded');
+      expect(
+        sent.attempts.map((attempt) => [attempt.attempt, attempt.response_status, attempt.error?.code ?? null]),
+      ).toEqual([
+        [1, null, 'not_sent'],
+        [2, 200, null],
+      ]);
+    });
+
+    it('fails once the retry schedule is spent, with or without a queue entry left', async () => {
+      const { url } = hook();
+      // Two waits (JOB_WEBHOOK_RETRY_SECONDS 1,1): a third attempt is the last.
+      const spent = await strandedDelivery(url, 2, 'spent');
+      const lost = await strandedDelivery(url, 2, 'none');
+      expect(await sweep()).toBe(2);
+      for (const id of [spent, lost]) {
+        const delivery = await deliveryOf(id);
+        expect(delivery).toMatchObject({ status: 'failed', next_attempt_at: null });
+        expect(delivery.attempts).toEqual([
+          expect.objectContaining({ attempt: 3, error: expect.objectContaining({ code: 'not_sent' }) }),
+        ]);
+      }
+      expect(await sweep()).toBe(0);
+    });
   });
 
   it('does not follow a redirect: it counts as a failed attempt', async () => {
