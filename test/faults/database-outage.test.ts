@@ -256,7 +256,15 @@ describe('the database stopped for 5 s under load', () => {
     let retried = 0;
     for (const id of [...speeches, ...jobIds]) {
       const job = await waitForJob(t, id, ['succeeded', 'failed', 'canceled'], 60_000);
-      expect(job).toMatchObject({ id, status: 'succeeded' });
+      // Seen once in a full run under load: a job whose run the outage cut still running a minute later.
+      // What the queue and the worker say then is what finding out why needs.
+      if (job.status !== 'succeeded') {
+        const queue = await t.services.db.any(sql.unsafe`
+          select id, key, locked_at, locked_by, attempts, max_attempts, run_at, last_error, now() as now from graphile_worker.jobs`);
+        throw new Error(
+          `job ${id} is ${job.status}: ${JSON.stringify(job)}\nqueue: ${JSON.stringify(queue)}\nworker:\n${worker.output().slice(-30_000)}`,
+        );
+      }
       if (job.attempts > 1) retried++;
     }
     console.info(`database outage: ${retried} job(s) ran again after the outage cut their run`);
