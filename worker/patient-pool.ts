@@ -1,12 +1,13 @@
 // graphile-worker's connections, from a pool that waits for a database that
 // cannot be reached (stopped, restarting) instead of failing at once.
-// graphile-worker 0.18 gives a batch of completions or failures one try:
-// when it fails, the worker pool decides the queue is "in an inconsistent
-// state" and stops taking jobs for good, while the process lives on with its
-// jobs locked — a database restart under load left a worker idle and its
-// jobs stuck. Waiting for a connection here carries every completion, claim
-// and failure over the outage, and listening for new jobs resumes as soon as
-// the database is back; past `waitMs` the error is graphile-worker's.
+// graphile-worker's batched completions and failures are tried again when
+// they fail (with the fix in patches/graphile-worker+0.18.0.patch: 0.18 gave
+// them one try, then stopped the worker pool for good, "the queue is in an
+// inconsistent state", while the process lived on with its jobs locked). Each
+// try takes a connection from here, so a completion, claim or failure made
+// while the database is away waits for it and goes through once it is back,
+// and listening for new jobs resumes as soon as it is; past `waitMs` the
+// error is graphile-worker's.
 import pg from 'pg';
 import { isDatabaseUnavailable } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';

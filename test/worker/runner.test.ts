@@ -78,6 +78,41 @@ it('drops a job whose payload is invalid without running it', async () => {
   expect((await heartbeats()).every((row) => typeof row.name === 'string')).toBe(true);
 });
 
+it('tries a job’s completion again when it fails (a deadlock, a dropped connection), and goes on taking jobs', async () => {
+  // graphile-worker 0.18 gave up the whole worker pool after one failed batch of completions, leaving the
+  // process alive and idle with its jobs locked (patches/graphile-worker+0.18.0.patch). The first deletion of
+  // this job's queue entry fails here as a deadlock would.
+  await t.services.db.query(sql.unsafe`create sequence completion_attempts`);
+  await t.services.db.query(sql.unsafe`
+    create function fail_first_completion() returns trigger language plpgsql as $$
+    begin
+      if nextval('completion_attempts') = 1 then
+        raise exception 'deadlock detected (made by the test)' using errcode = '40P01';
+      end if;
+      return old;
+    end $$`);
+  await t.services.db.query(sql.unsafe`
+    create trigger fail_first_completion before delete on graphile_worker._private_jobs
+    for each row when (old.payload->>'name' = 'completed-twice') execute function fail_first_completion()`);
+  try {
+    await start();
+    await enqueue(t.services.db, 'system__heartbeat', { name: 'completed-twice' });
+    expect(await until(queued, (count) => count === 0)).toBe(0);
+    expect(
+      await t.services.db.oneFirst(
+        sql.type(z.object({ last_value: z.number() }))`select last_value::int from completion_attempts`,
+      ),
+    ).toBe(2);
+    // The pool lives on: the next job runs too.
+    await enqueue(t.services.db, 'system__heartbeat', { name: 'after-the-retry' });
+    const rows = await until(heartbeats, (list) => list.some((row) => row.name === 'after-the-retry'));
+    expect(rows.map((row) => row.name)).toContain('after-the-retry');
+  } finally {
+    await t.services.db.query(sql.unsafe`drop trigger fail_first_completion on graphile_worker._private_jobs`);
+    await t.services.db.query(sql.unsafe`drop function fail_first_completion()`);
+  }
+});
+
 it('finishes the running job before stop() resolves', async () => {
   const handle = await start();
   await enqueue(t.services.db, 'test__slow', { name: 'drain-test' });
