@@ -11,6 +11,7 @@ import { sql, type CommonQueryMethods, type DatabasePool } from '../db/pool.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import { jobColumns, jobRow } from '../core/jobs/model.ts';
+import { entryCanRun } from '../core/jobs/queue.ts';
 import { fail } from '../core/jobs/settle.ts';
 import { retryStrandedDeliveries } from '../core/webhooks/stranded.ts';
 import { certainlyGone, ownIdentity, type ProcessIdentity } from './process-identity.ts';
@@ -144,8 +145,7 @@ export async function failStranded(db: DatabasePool, config: Config, logger: Log
       where jobs.updated_at < now() - interval '1 minute'
         and (
           ((jobs.status in ('queued', 'running') or (jobs.status = 'waiting' and jobs.provider_result is not null))
-            and not exists (select 1 from graphile_worker.jobs q
-                            where q.key = 'job:' || jobs.id and (q.locked_at is not null or q.attempts < q.max_attempts)))
+            and not ${entryCanRun(sql.fragment`'job:' || jobs.id`)})
           or (jobs.status = 'waiting' and jobs.provider_result is null
               and jobs.waiting_at < now() - ${config.jobs.waitingHours} * interval '1 hour')
         )

@@ -48,6 +48,16 @@ export async function schedule(
 }
 
 /**
+ * Whether the queue entry with this key (an SQL expression) can still run:
+ * a worker holds it now, or it has attempts left. A pending thing whose entry
+ * cannot is stranded: nothing will ever run it (worker/liveness.ts,
+ * core/webhooks/stranded.ts).
+ */
+export const entryCanRun = (key: ReturnType<typeof sql.fragment>) => sql.fragment`
+  exists (select 1 from graphile_worker.jobs q
+          where q.key = ${key} and (q.locked_at is not null or q.attempts < q.max_attempts))`;
+
+/**
  * Tenants with at least `limit` jobs running now, across every worker: jobs
  * marked running whose queue entry a worker holds locked. A run that ended
  * without managing to say so (the database went away meanwhile) leaves its

@@ -8,6 +8,7 @@
 // workers' heartbeat, beside the jobs nothing will finish (worker/liveness.ts).
 import { sql, type DatabasePool } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
+import { entryCanRun } from '../jobs/queue.ts';
 import type { Logger } from '../logger.ts';
 import { deliveryKey } from './announce.ts';
 import { pending, pendingColumns, recordAttempt } from './deliver.ts';
@@ -22,8 +23,7 @@ export async function retryStrandedDeliveries(db: DatabasePool, config: Config, 
     const stranded = await tx.any(sql.type(pending)`
       select ${pendingColumns} from job_webhooks w
       where w.status = 'pending' and coalesce(w.next_attempt_at, w.created_at) < now() - interval '1 minute'
-        and not exists (select 1 from graphile_worker.jobs q
-                        where q.key = ${deliveryKey('')} || w.id::text and (q.locked_at is not null or q.attempts < q.max_attempts))
+        and not ${entryCanRun(sql.fragment`${deliveryKey('')} || w.id::text`)}
       order by coalesce(w.next_attempt_at, w.created_at)
       limit 100
       for update of w skip locked`);

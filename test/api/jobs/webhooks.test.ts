@@ -203,7 +203,7 @@ describe('delivery attempts', () => {
   });
 
   describe('whose queue entry gave up (its task failed each run, the database away, say)', () => {
-    /** A pending delivery of a queued job, due `minutesAgo`, with `attempts` made; its queue entry spent, or none. */
+    /** A pending delivery of a queued job, due five minutes ago, with `attempts` made; its queue entry spent, or none. */
     const strandedDelivery = async (url: string, attempts: number, entry: 'spent' | 'none') => {
       // The job itself asks for nothing: only the row below is delivered.
       const job = await submitAs(suite.t, adminActor(), suite.a.site, {
