@@ -21,6 +21,7 @@ import { TenantSlots } from './tenant-slots.ts';
 import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
 import { PatientPool } from './patient-pool.ts';
+import { lookWithoutFlush } from './unflushed-looks.ts';
 
 export type WorkerHandle = { runner: Runner; stop(): Promise<void> };
 
@@ -65,6 +66,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     logger,
     databaseWaitMs,
   );
+  pgPool.on('connect', lookWithoutFlush);
   const definitions = new Map([...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])]);
   const notifications = new Notifications(options.databaseUrl, logger);
   const jobEvents = new JobEvents(notifications);

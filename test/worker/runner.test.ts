@@ -113,6 +113,44 @@ it('tries a job’s completion again when it fails (a deadlock, a dropped connec
   }
 });
 
+it('locks an entry for its run without waiting for the disk, and records a failure waiting for it', async () => {
+  // worker/unflushed-looks.ts: each change of an entry is recorded with the commit setting it was made under.
+  await t.services.db.query(sql.unsafe`create table entry_writes (locking boolean, sync text)`);
+  await t.services.db.query(sql.unsafe`
+    create function record_entry_write() returns trigger language plpgsql as $$
+    begin
+      insert into entry_writes values (new.locked_by is not null, current_setting('synchronous_commit'));
+      return new;
+    end $$`);
+  await t.services.db.query(sql.unsafe`
+    create trigger record_entry_write after update on graphile_worker._private_jobs
+    for each row when (new.payload->>'name' = 'fails-once') execute function record_entry_write()`);
+  const failing = defineTask({
+    payload: z.object({ name: z.string() }),
+    run() {
+      return Promise.reject(new Error('fails, as the test wants'));
+    },
+  });
+  try {
+    worker = await startTestWorker(t, {}, new Map([['test__fails', failing]]));
+    await enqueue(t.services.db, 'test__fails', { name: 'fails-once' });
+    const writes = () =>
+      t.services.db.any(sql.type(z.object({ locking: z.boolean(), sync: z.string() }))`select * from entry_writes`);
+    // The look that locked it, then the failure that unlocked it for a retry (in a few seconds).
+    expect(await until(writes, (rows) => rows.length >= 2)).toEqual([
+      { locking: true, sync: 'off' },
+      { locking: false, sync: 'on' },
+    ]);
+  } finally {
+    await t.services.db.query(sql.unsafe`drop trigger record_entry_write on graphile_worker._private_jobs`);
+    await t.services.db.query(sql.unsafe`drop function record_entry_write()`);
+    await t.services.db.query(sql.unsafe`drop table entry_writes`);
+    await t.services.db.query(
+      sql.unsafe`delete from graphile_worker._private_jobs where payload->>'name' = 'fails-once'`,
+    );
+  }
+});
+
 it('finishes the running job before stop() resolves', async () => {
   const handle = await start();
   await enqueue(t.services.db, 'test__slow', { name: 'drain-test' });
