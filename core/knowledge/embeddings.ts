@@ -42,6 +42,26 @@ export async function embedTexts(config: Config, texts: string[], signal: AbortS
   if (!model || !config.ai.baseUrl)
     throw new KnowledgeError('not_configured', 'No embedding provider: set AI_EMBEDDING_MODEL and AI_BASE_URL.', false);
   const timeout = AbortSignal.timeout(config.ai.timeoutMs);
+  // The time covers the answer's body too: one that stalls or breaks off halfway is worth another try, as
+  // one that never came; only a whole answer that is not what was asked is garbage.
+  const unanswered = (error: unknown, what: string) => {
+    if (signal.aborted) return signal.reason ?? error;
+    if (timeout.aborted)
+      return new KnowledgeError(
+        'provider_timeout',
+        `The embedding provider did not ${what} within ${config.ai.timeoutMs} ms.`,
+        true,
+        error,
+      );
+    return new KnowledgeError(
+      'provider_unavailable',
+      what === 'answer'
+        ? 'The embedding provider could not be reached.'
+        : 'The embedding provider broke off its answer.',
+      true,
+      error,
+    );
+  };
   let response: Response;
   try {
     response = await fetch(`${config.ai.baseUrl}/embeddings`, {
@@ -56,15 +76,7 @@ export async function embedTexts(config: Config, texts: string[], signal: AbortS
       redirect: 'manual',
     });
   } catch (error) {
-    if (signal.aborted) throw signal.reason ?? error;
-    if (timeout.aborted)
-      throw new KnowledgeError(
-        'provider_timeout',
-        `The embedding provider did not answer within ${config.ai.timeoutMs} ms.`,
-        true,
-        error,
-      );
-    throw new KnowledgeError('provider_unavailable', 'The embedding provider could not be reached.', true, error);
+    throw unanswered(error, 'answer');
   }
   if (!response.ok) {
     const detail = (await response.text().catch(() => '')).slice(0, 300);
@@ -75,7 +87,13 @@ export async function embedTexts(config: Config, texts: string[], signal: AbortS
       transient,
     );
   }
-  const parsed = answer.safeParse(await response.json().catch(() => null));
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw unanswered(error, 'finish its answer');
+  }
+  const parsed = answer.safeParse(parseJson(text));
   const byIndex = parsed.success ? [...parsed.data.data].sort((a, b) => a.index - b.index) : [];
   const dimensions = byIndex[0]?.embedding.length;
   if (
@@ -90,6 +108,14 @@ export async function embedTexts(config: Config, texts: string[], signal: AbortS
     );
   return { vectors: byIndex.map((item) => normalise(item.embedding)), tokens: parsed.data.usage?.total_tokens ?? null };
 }
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+};
 
 export function normalise(vector: number[]): number[] {
   const length = Math.hypot(...vector);

@@ -60,8 +60,8 @@ export type FakeProviders = {
    * endpoint answers the media description as before.
    */
   chatReply: ((request: ChatRequest) => string | undefined) | undefined;
-  /** Statuses the next calls to /embeddings answer with instead of vectors, in order. */
-  embeddingFailures: number[];
+  /** Failures the next calls to /embeddings answer with instead of vectors, in order: a status, or a scripted fault. */
+  embeddingFailures: (number | Exclude<Script, { kind: 'ok' }>)[];
   /** Words /embeddings treats as the same word (a stand-in for what a real model knows of meaning). */
   synonyms: Map<string, string>;
   /** Resolves when the next request reaches the fake (for "kill the worker mid-call"). */
@@ -185,6 +185,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     }
     if (req.method === 'POST' && url.pathname === '/embeddings') {
       const failure = state.embeddingFailures.shift();
+      if (typeof failure === 'object') return fault(res, failure, 'application/json');
       if (failure) {
         res.writeHead(failure, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ error: { message: `scripted ${failure}` } }));

@@ -14,7 +14,12 @@ import { indexCorpus } from '../../helpers/knowledge.ts';
 import { expectLedgerHolds } from '../../helpers/ledger.ts';
 
 let fake: FakeProviders;
-const env: Record<string, string> = { AI_EMBEDDING_MODEL: 'fake-embed-384', AI_API_KEY: 'embed-key' };
+// A stalled answer is given up after AI_TIMEOUT_MS.
+const env: Record<string, string> = {
+  AI_EMBEDDING_MODEL: 'fake-embed-384',
+  AI_API_KEY: 'embed-key',
+  AI_TIMEOUT_MS: '3000',
+};
 beforeAll(async () => {
   fake = await startFakeProviders();
   env.AI_BASE_URL = fake.url;
@@ -141,10 +146,14 @@ describe('indexing', () => {
     );
   });
 
-  it('retries a provider that is briefly down, and completes', async () => {
+  it.each([
+    ['is briefly down', 503, null],
+    ['breaks off its answer', { kind: 'truncated' } as const, 'provider_unavailable'],
+    ['stalls halfway through its answer', { kind: 'stall' } as const, 'provider_timeout'],
+  ])('retries a provider that %s, and completes', async (_case, failure, code) => {
     await worker();
     const id = await textDocument(text(3));
-    fake.embeddingFailures.push(503);
+    fake.embeddingFailures.push(failure);
     const submitted = await compute(id).expect((res) => expect([200, 202]).toContain(res.status));
     const job = await request(suite.t.app)
       .get(`/${suite.a.site.slug}/jobs/${submitted.body.id}`)
@@ -152,6 +161,10 @@ describe('indexing', () => {
       .set('Prefer', 'wait=25')
       .expect(200);
     expect(job.body).toMatchObject({ status: 'succeeded', attempts: 2 });
+    if (code) {
+      const seen = await request(suite.t.app).get(`/admin/jobs/${submitted.body.id}`).set(suite.admin.auth).expect(200);
+      expect(seen.body.attempts).toMatchObject([{ outcome: 'retrying', error: { code } }, { outcome: 'succeeded' }]);
+    }
     const document = await request(suite.t.app)
       .get(`/api/agents/${agent}/knowledge-base/${id}`)
       .set(suite.a.admin.auth)
