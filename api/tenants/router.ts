@@ -96,6 +96,11 @@ export const routes = [
   defineRoute({
     key: 'PATCH /admin/tenants/{tenant_id}',
     access: 'global-admin',
+    description:
+      'Changes the fields sent. `suspended` or `blocked`: its members and service accounts reach nothing from the next request ' +
+      'on. `blocked` also does what POST /admin/fraud/block-tenant/{tenant_id} does, in the same transaction: its service ' +
+      'accounts are disabled and its queued, waiting and running jobs canceled with their credits released (the reason ' +
+      'recorded says it came from here). `active` lifts either; disabled service accounts stay disabled.',
     request: { params, body: tenantChanges },
     responses: { 200: { description: 'The updated tenant', schema: tenantSchema }, 409: slugTaken },
     async handler({ params, body }, { db, actor }) {

@@ -4,8 +4,9 @@
 // racing the block is refused by the job insert itself), its service accounts
 // are disabled, its unfinished jobs are canceled with their
 // reserved credits released (a running one's worker sees the cancel and
-// stops), and who did it and why are recorded. Unblocking is the tenant's
-// PATCH back to active; service accounts stay disabled until re-enabled.
+// stops), and who did it and why are recorded. A global admin's PATCH of the
+// tenant to `blocked` does the same. Unblocking is the tenant's PATCH back to
+// active; service accounts stay disabled until re-enabled.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { UserActor } from '../actor.ts';
@@ -29,35 +30,39 @@ export const tenantBlockSchema = z
   })
   .meta({ id: 'TenantBlock' });
 
+/** The block of a tenant whose row the caller's transaction has locked, and which is not blocked yet. */
+export async function blockLockedTenant(tx: CommonQueryMethods, actor: UserActor, tenantId: string, reason: string) {
+  const blocked = await tx.one(sql.type(z.object({ blocked_at: timestamp }))`
+    update tenants set status = 'blocked', blocked_at = now(), blocked_by = ${actor.userId}, blocked_reason = ${reason}
+    where id = ${tenantId} returning blocked_at`);
+  const disabled = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
+    with disabled as (
+      update service_accounts set status = 'disabled' where tenant_id = ${tenantId} and status = 'active' returning 1
+    ) select count(*)::int as count from disabled`);
+  // Every open job locked first, in one statement, before any credits move: a worker finishing
+  // one of them holds its row and then wants its payer's account, so locking a job after
+  // touching an account could deadlock with it.
+  const open = await tx.any(sql.type(jobRow)`
+    select ${jobColumns} from jobs where tenant_id = ${tenantId} and status <> all(${sql.array([...finished], 'text')})
+    order by id for update`);
+  for (const job of open) await cancel(tx, job, `Tenant blocked: ${reason}`);
+  return {
+    tenant_id: tenantId,
+    status: 'blocked' as const,
+    blocked_at: blocked.blocked_at,
+    blocked_by: actor.userId,
+    reason,
+    service_accounts_disabled: disabled,
+    jobs_canceled: open.length,
+  };
+}
+
 export async function blockTenant(db: CommonQueryMethods, actor: UserActor, tenantId: string, reason: string) {
   return db.transaction(async (tx) => {
     const tenant = await tx.maybeOne(sql.type(z.object({ status: z.string() }))`
       select status from tenants where id = ${tenantId} for no key update`);
     if (!tenant) throw notFound('No such tenant.');
     if (tenant.status === 'blocked') throw conflict('The tenant is blocked already.');
-    const blocked = await tx.one(sql.type(z.object({ blocked_at: timestamp }))`
-      update tenants set status = 'blocked', blocked_at = now(), blocked_by = ${actor.userId}, blocked_reason = ${reason}
-      where id = ${tenantId} returning blocked_at`);
-    const disabled = await tx.oneFirst(sql.type(z.object({ count: z.number() }))`
-      with disabled as (
-        update service_accounts set status = 'disabled' where tenant_id = ${tenantId} and status = 'active' returning 1
-      ) select count(*)::int as count from disabled`);
-    // Every open job locked first, in one statement, before any credits move: a worker finishing
-    // one of them holds its row and then wants its payer's account, so locking a job after
-    // touching an account could deadlock with it.
-    const open = await tx.any(sql.type(jobRow)`
-      select ${jobColumns} from jobs where tenant_id = ${tenantId} and status <> all(${sql.array([...finished], 'text')})
-      order by id for update`);
-    for (const job of open) await cancel(tx, job, `Tenant blocked: ${reason}`);
-    const canceled = open.length;
-    return {
-      tenant_id: tenantId,
-      status: 'blocked' as const,
-      blocked_at: blocked.blocked_at,
-      blocked_by: actor.userId,
-      reason,
-      service_accounts_disabled: disabled,
-      jobs_canceled: canceled,
-    };
+    return blockLockedTenant(tx, actor, tenantId, reason);
   });
 }

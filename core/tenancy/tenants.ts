@@ -8,6 +8,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { conflict, notFound } from '../errors.ts';
 import { requireGlobalAdmin } from '../identity/access.ts';
+import { blockLockedTenant } from '../fraud/block-tenant.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 
 export const slug = z
@@ -110,27 +111,41 @@ export type TenantChanges = Partial<{
   settings: Record<string, unknown>;
 }>;
 
+/** Why a tenant blocked by its PATCH is, where POST /admin/fraud/block-tenant records the admin's words. */
+export const patchedBlockReason = 'Blocked by a global administrator (PATCH /admin/tenants/{tenant_id})';
+
+/**
+ * Changes the fields given. A change to `blocked` blocks the tenant as the
+ * fraud endpoint does (core/fraud/block-tenant.ts: service accounts disabled,
+ * unfinished jobs canceled with their credits released), in the same
+ * transaction: otherwise its queued jobs would still run and be paid for.
+ */
 export async function updateTenant(
   db: CommonQueryMethods,
   actor: Actor,
   id: string,
   changes: TenantChanges,
 ): Promise<Tenant> {
-  requireGlobalAdmin(actor);
-  const updated = await taken(
-    db.maybeOne(sql.type(tenantSchema)`
-      update tenants set
-        name = coalesce(${changes.name ?? null}, name),
-        slug = coalesce(${changes.slug ?? null}, slug),
-        status = coalesce(${changes.status ?? null}, status),
-        monthly_credit_limit = case when ${'monthly_credit_limit' in changes}::boolean then ${changes.monthly_credit_limit ?? null}::bigint else monthly_credit_limit end,
-        settings = coalesce(${changes.settings ? sql.jsonb(changes.settings as never) : null}::jsonb, settings)
-      where id = ${id}
-      returning ${columns}`),
-    'That slug',
-  );
-  if (!updated) throw notFound('No such tenant.');
-  return updated;
+  const admin = requireGlobalAdmin(actor);
+  return db.transaction(async (tx) => {
+    const current = await tx.maybeOne(sql.type(z.object({ status: z.string() }))`
+      select status from tenants where id = ${id} for no key update`);
+    if (!current) throw notFound('No such tenant.');
+    if (changes.status === 'blocked' && current.status !== 'blocked')
+      await blockLockedTenant(tx, admin, id, patchedBlockReason);
+    return taken(
+      tx.one(sql.type(tenantSchema)`
+        update tenants set
+          name = coalesce(${changes.name ?? null}, name),
+          slug = coalesce(${changes.slug ?? null}, slug),
+          status = coalesce(${changes.status ?? null}, status),
+          monthly_credit_limit = case when ${'monthly_credit_limit' in changes}::boolean then ${changes.monthly_credit_limit ?? null}::bigint else monthly_credit_limit end,
+          settings = coalesce(${changes.settings ? sql.jsonb(changes.settings as never) : null}::jsonb, settings)
+        where id = ${id}
+        returning ${columns}`),
+      'That slug',
+    );
+  });
 }
 
 export async function deleteTenant(db: CommonQueryMethods, actor: Actor, id: string): Promise<void> {

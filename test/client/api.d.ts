@@ -1594,7 +1594,9 @@ export interface paths {
     delete: operations["deleteTenant"];
     /**
      * Update Tenant
-     * @description Timeout: 30 s.
+     * @description Changes the fields sent. `suspended` or `blocked`: its members and service accounts reach nothing from the next request on. `blocked` also does what POST /admin/fraud/block-tenant/{tenant_id} does, in the same transaction: its service accounts are disabled and its queued, waiting and running jobs canceled with their credits released (the reason recorded says it came from here). `active` lifts either; disabled service accounts stay disabled.
+     *
+     * Timeout: 30 s.
      */
     patch: operations["updateTenant"];
   };
@@ -15939,7 +15941,9 @@ export interface operations {
   };
   /**
    * Update Tenant
-   * @description Timeout: 30 s.
+   * @description Changes the fields sent. `suspended` or `blocked`: its members and service accounts reach nothing from the next request on. `blocked` also does what POST /admin/fraud/block-tenant/{tenant_id} does, in the same transaction: its service accounts are disabled and its queued, waiting and running jobs canceled with their credits released (the reason recorded says it came from here). `active` lifts either; disabled service accounts stay disabled.
+   *
+   * Timeout: 30 s.
    */
   updateTenant: {
     parameters: {

@@ -243,4 +243,51 @@ describe('POST /admin/fraud/block-tenant/{tenant_id}', () => {
     await request(t.app).get(`/sites/${staffed.site.slug}`).set(staffed.editor.auth).expect(200);
     await request(t.app).get(`/sites/${staffed.site.slug}`).set(robot.auth).expect(401);
   });
+
+  it('is what a global admin’s PATCH to blocked does too: nothing of the tenant runs or stays reserved', async () => {
+    const staffed = await staffedTenant(t);
+    const robot = await serviceAccount(t, staffed.tenant, ['sites:read', 'jobs:write']);
+    await priceTestKinds(t);
+    await giveCredits(t, staffed.site, 100, staffed.admin.user.id);
+    const job = await submitAs(
+      t,
+      { kind: 'user', userId: staffed.admin.user.id, sessionId: 'test', isGlobalAdmin: false },
+      staffed.site,
+      { kind: 'test_noop', input: {}, estimatedUnits: 5 },
+    );
+    const patched = await request(t.app)
+      .patch(`/admin/tenants/${staffed.tenant.id}`)
+      .set(admin.auth)
+      .send({ status: 'blocked', name: 'Blocked Co' })
+      .expect(200);
+    expect(patched.body).toMatchObject({ status: 'blocked', name: 'Blocked Co' });
+    expect((await readJob(t, job.id)).status).toBe('canceled');
+    const reserved = await t.services.db.oneFirst(sql.type(z.object({ reserved: z.number() }))`
+      select coalesce(sum(reserved), 0)::int8 as reserved from credit_accounts where tenant_id = ${staffed.tenant.id}`);
+    expect(reserved).toBe(0);
+    await expectLedgerHolds(t);
+    await request(t.app).get(`/sites/${staffed.site.slug}`).set(robot.auth).expect(401);
+    const recorded = await t.services.db.one(
+      sql.type(
+        z.object({ blocked_by: z.uuid().nullable(), blocked_reason: z.string().nullable() }),
+      )`select blocked_by, blocked_reason from tenants where id = ${staffed.tenant.id}`,
+    );
+    expect(recorded).toEqual({ blocked_by: admin.user.id, blocked_reason: expect.stringContaining('PATCH') });
+    // Blocked again: nothing more to do, and the first block's record stays.
+    await request(t.app)
+      .patch(`/admin/tenants/${staffed.tenant.id}`)
+      .set(admin.auth)
+      .send({ status: 'blocked' })
+      .expect(200);
+    // A PATCH that fails (a slug taken) blocks nothing either.
+    const other = await staffedTenant(t);
+    await request(t.app)
+      .patch(`/admin/tenants/${other.tenant.id}`)
+      .set(admin.auth)
+      .send({ status: 'blocked', slug: patched.body.slug })
+      .expect(409);
+    expect(
+      (await request(t.app).get(`/admin/tenants/${other.tenant.id}`).set(admin.auth).expect(200)).body.status,
+    ).toBe('active');
+  });
 });
