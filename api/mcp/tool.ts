@@ -3,7 +3,9 @@
 // schemas (what it takes), so a tool can neither let in someone the endpoint
 // would refuse nor accept what the endpoint would reject. Its arguments are
 // the route's path parameters, query and body side by side in one object,
-// plus `wait` for tools that make or read a job.
+// plus `wait` for tools that make or read a job, and for tools that make one
+// `webhook` and `webhook_events`, as their endpoints take them
+// (../jobs/webhook-fields.ts).
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import type { Agent } from '../../core/agents/agents.ts';
@@ -12,6 +14,8 @@ import { Problem } from '../../core/errors.ts';
 import type { Job } from '../../core/jobs/model.ts';
 import type { SiteAccess } from '../../core/tenancy/site-access.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
+import { webhookFields, type WebhookFields } from '../../core/webhooks/request.ts';
+import { jobResponses } from '../jobs/answer.ts';
 import { fromZodError } from '../middleware/problems.ts';
 import type { ContextFor, RouteDefinition } from '../route.ts';
 
@@ -38,6 +42,8 @@ export type ToolInput<P extends AnyObject, Q extends AnyObject, B extends z.ZodT
   query: z.output<Q>;
   body: z.output<B>;
   wait: number | undefined;
+  /** The webhook fields, for a tool whose endpoint makes a job (empty otherwise). */
+  webhook: WebhookFields;
 };
 
 export type ToolDefinition<
@@ -90,9 +96,13 @@ export function defineTool<P extends AnyObject, Q extends AnyObject, B extends z
   }
   const names = [tool.params, tool.query, tool.body].flatMap((schema) => Object.keys(shapeOf(schema)));
   if (tool.waits) names.push('wait');
+  if (makesJobs(tool)) names.push(...Object.keys(webhookFields.shape));
   if (new Set(names).size !== names.length) throw new Error(`Tool ${tool.name} has an argument name twice`);
   return tool as unknown as ToolDefinition;
 }
+
+/** Whether the tool's endpoint makes a job, and so takes the webhook fields. */
+const makesJobs = (tool: Pick<ToolDefinition, 'route'>) => tool.route.responses[202] === jobResponses[202];
 
 /** All of a tool's arguments as one object schema: what tools/list shows and what is checked first. */
 export function argumentsSchema(tool: ToolDefinition): z.ZodObject {
@@ -101,6 +111,7 @@ export function argumentsSchema(tool: ToolDefinition): z.ZodObject {
     ...shapeOf(tool.query),
     ...shapeOf(tool.body),
     ...(tool.waits ? { wait: waitSchema } : {}),
+    ...(makesJobs(tool) ? webhookFields.shape : {}),
   });
 }
 
@@ -131,6 +142,7 @@ export function parseArguments(
 ): ToolInput<AnyObject, AnyObject, z.ZodType> {
   const whole = argumentsSchema(tool).safeParse(args);
   if (!whole.success) throw fromZodError(whole.error, 'arguments');
+  const { webhook, webhook_events } = whole.data as WebhookFields;
   const part = (schema: z.ZodType | undefined, location: string) => {
     if (!schema) return {};
     const keys = Object.keys(shapeOf(schema));
@@ -144,6 +156,7 @@ export function parseArguments(
     query: part(tool.query, 'query') as z.output<AnyObject>,
     body: part(tool.body, 'body'),
     wait: (whole.data as { wait?: number }).wait,
+    webhook: { webhook, webhook_events },
   };
 }
 

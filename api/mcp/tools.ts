@@ -1,6 +1,7 @@
 // The MCP server's tools, by the names of core/agents/tools.ts: each mirrors
 // one REST endpoint (its access, its schemas, its credits) and calls the same
-// domain function. Job tools answer the job, after `wait` seconds at most.
+// domain function. Job tools answer the job, after `wait` seconds at most, and
+// send its events to `webhook` as their endpoints do.
 import { agentTools, type AgentTool } from '../../core/agents/tools.ts';
 import { getPageWithElements } from '../../core/content/page-elements.ts';
 import { Problem, notFound } from '../../core/errors.ts';
@@ -22,7 +23,8 @@ import type { RouteDefinition } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 import { knowledgeSearchParams, routes as knowledgeRoutes } from '../agents/knowledge-search.ts';
 import { routes as searchRoutes } from '../search/router.ts';
-import { defineTool, type ToolCall, type ToolDefinition } from './tool.ts';
+import { requestedWebhook } from '../../core/webhooks/request.ts';
+import { defineTool, type ToolCall, type ToolDefinition, type ToolInput } from './tool.ts';
 
 const route = (routes: RouteDefinition[], key: string): RouteDefinition => {
   const found = routes.find((candidate) => candidate.key === key);
@@ -30,12 +32,21 @@ const route = (routes: RouteDefinition[], key: string): RouteDefinition => {
   return found;
 };
 
-/** A job submitted as its endpoint submits it (the tenant's job rate limit, then row, reservation and queue entry), then waited for. */
-async function submitted(call: ToolCall, submission: Submission, wait: number | undefined) {
+/**
+ * A job submitted as its endpoint submits it (the webhook asked for checked,
+ * the tenant's job rate limit, then row, reservation and queue entry), then
+ * waited for.
+ */
+async function submitted(
+  call: ToolCall,
+  submission: Submission,
+  { wait, webhook }: Pick<ToolInput<never, never, never>, 'wait' | 'webhook'>,
+) {
   const { context, access } = call;
+  const requested = requestedWebhook(context.services.config, webhook);
   const verdict = context.services.rateLimits.request('per-tenant-jobs', access!.site.tenant_id);
   if (!verdict.allowed) throw overLimit(verdict, 'jobs submitted for this tenant');
-  const job = await submitJob(context.db, context.services.config, access!, submission);
+  const job = await submitJob(context.db, context.services.config, access!, { ...submission, webhook: requested });
   return call.waitFor(job, wait);
 }
 
@@ -111,8 +122,7 @@ const generateImage = defineTool({
   params: siteParams,
   body: imageRequest,
   waits: true,
-  run: async ({ body, wait }, call) =>
-    submitted(call, await imageSubmission(call.context.db, call.site!.id, body), wait),
+  run: async (input, call) => submitted(call, await imageSubmission(call.context.db, call.site!.id, input.body), input),
 });
 
 const textToSpeech = defineTool({
@@ -125,7 +135,7 @@ const textToSpeech = defineTool({
   params: siteParams,
   body: speechInput,
   waits: true,
-  run: ({ body, wait }, call) => submitted(call, speechSubmission(call.context.services.config, body), wait),
+  run: (input, call) => submitted(call, speechSubmission(call.context.services.config, input.body), input),
 });
 
 const getJobTool = defineTool({

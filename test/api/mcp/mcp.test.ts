@@ -21,6 +21,9 @@ import { globalAdmin, staffedTenant, type Auth, type Staffed } from '../../helpe
 import { giveCredits, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
 import { indexCorpus } from '../../helpers/knowledge.ts';
 import { sessionsPerCaller } from '../../../api/mcp/sessions.ts';
+import { Webhook } from 'standardwebhooks';
+import { startReceiver, type Receiver } from '../../helpers/webhook-receiver.ts';
+import { unique } from '../../helpers/identity.ts';
 
 let t: TestApp;
 let server: http.Server;
@@ -30,18 +33,23 @@ let a: Staffed;
 let b: Staffed;
 let admin: Caller;
 const clients: Client[] = [];
+let receiver: Receiver;
+// Job webhooks may go to the receiver on 127.0.0.1, as in test/api/jobs/webhooks.test.ts.
+const env = { FETCH_ALLOW_LOOPBACK: 'true', JOB_WEBHOOK_HTTP_HOSTS: '127.0.0.1' };
 
 beforeAll(async () => {
-  t = await startTestApp();
+  receiver = await startReceiver();
+  t = await startTestApp({ env });
   server = http.createServer(t.app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
   a = await staffedTenant(t);
   b = await staffedTenant(t);
   admin = await globalAdmin(t);
-  worker = await startTestWorker(t);
+  worker = await startTestWorker(t, env);
 });
 afterAll(async () => {
+  await receiver?.close();
   await Promise.all(clients.map((client) => client.close()));
   await worker?.stop();
   server?.closeAllConnections();
@@ -99,8 +107,10 @@ describe('tools/list', () => {
       required: expect.arrayContaining(['id', 'title']),
     });
     expect(Object.keys(byName.generate_image!.inputSchema.properties!)).toEqual(
-      expect.arrayContaining(['site_identifier', 'prompt', 'count', 'wait']),
+      expect.arrayContaining(['site_identifier', 'prompt', 'count', 'wait', 'webhook', 'webhook_events']),
     );
+    // Only the tools that make a job take a webhook.
+    expect(Object.keys(byName.get_job!.inputSchema.properties!)).not.toContain('webhook');
     expect(Object.keys(byName.list_media!.inputSchema.properties!)).toEqual(
       expect.arrayContaining(['site_identifier', 'limit', 'cursor', 'kind']),
     );
@@ -256,6 +266,50 @@ describe('the tools, called for real', () => {
     expect(problemOf(await call(outsider, 'get_job', { site_identifier: a.site.slug, job_id: speech.id })).status).toBe(
       404,
     );
+  });
+
+  it('sends a job’s events to the webhook a job tool names, signed as for its endpoint, and refuses one it may not', async () => {
+    await giveCredits(t, a.site, 1000, a.editor.user.id);
+    const { client } = await connect(a.editor.auth);
+    const path = `/hooks/${unique()}`;
+    const speech = answerOf(
+      await call(client, 'text_to_speech', {
+        site_identifier: a.site.slug,
+        text: 'Tell me when it is done.',
+        format: 'wav',
+        webhook: `${receiver.url}${path}`,
+        webhook_events: ['start', 'completed'],
+      }),
+    );
+    const [started, completed] = await receiver.waitFor(path, 2);
+    const { body: secret } = await request(t.app)
+      .get(`/api/tenants/${a.tenant.id}/webhook-secret`)
+      .set(a.admin.auth)
+      .expect(200);
+    const payloads = [started!, completed!].map(
+      (delivery) => new Webhook(secret.secret).verify(delivery.body, delivery.headers) as Record<string, unknown>,
+    );
+    expect(payloads).toMatchObject([
+      { type: 'job.started', data: { id: speech.id } },
+      { type: 'job.completed', data: { id: speech.id, status: 'succeeded' } },
+    ]);
+    // As the endpoint refuses them: plain http to a host not allowed, and events without a webhook.
+    const http = problemOf(
+      await call(client, 'text_to_speech', {
+        site_identifier: a.site.slug,
+        text: 'No.',
+        webhook: 'http://example.com/hook',
+      }),
+    );
+    expect(http).toMatchObject({ status: 422, errors: [{ path: 'arguments.webhook' }] });
+    const eventsAlone = problemOf(
+      await call(client, 'generate_image', {
+        site_identifier: a.site.slug,
+        prompt: 'A kite',
+        webhook_events: ['start'],
+      }),
+    );
+    expect(eventsAlone).toMatchObject({ status: 422, errors: [{ path: 'arguments.webhook_events' }] });
   });
 
   it('answers 402 when the caller cannot pay, reserving nothing, and 422 past the speech limit', async () => {
