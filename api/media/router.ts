@@ -83,7 +83,9 @@ export const routes = [
       'Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, ' +
       '`tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside ' +
       'JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by ' +
-      'MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413).',
+      'MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413). The item is `processing` until its job ' +
+      '(`job_id`) has read its metadata and made its variants; `webhook` and `webhook_events` send that job’s events, as a ' +
+      'job-creating request’s do.',
     request: { params: siteParams, rawBody: [{ contentType: 'multipart/form-data', schema: uploadForm }] },
     responses: {
       201: { description: 'The media item', schema: mediaItemSchema, headers: { Location: locationHeader } },

@@ -12,6 +12,7 @@ import type { MediaItem } from '../../core/media/items.ts';
 import { removeFiles } from '../../core/storage/index.ts';
 import type { SiteNeed } from '../../core/tenancy/site-access.ts';
 import { unstorableFields } from '../../core/storable.ts';
+import { requestedWebhook, webhookFormFields } from '../../core/webhooks/request.ts';
 import type { ContextFor } from '../route.ts';
 
 type SiteContext = ContextFor<SiteNeed>;
@@ -28,7 +29,11 @@ export const uploadForm = z.object({
   caption: z.string().max(2000).optional(),
   tags: z.string().max(3000).optional().describe('Comma-separated, or a JSON array'),
   locale: z.string().optional().describe('A BCP 47 tag such as en or pt-BR'),
+  ...webhookFormFields.shape,
 });
+
+/** The fields beside the file: the item's, and the webhook for its processing job, as a job-creating request takes it. */
+const uploadWithWebhook = uploadFields.safeExtend(webhookFormFields.shape);
 import { fromZodError } from '../middleware/problems.ts';
 
 type Stored = Awaited<ReturnType<typeof storeUpload>>;
@@ -134,9 +139,10 @@ export async function refuseFile(context: SiteContext, key: string, problem: Pro
 /** An upload into the site's library: the file, then its fields, then the item (with its processing job). */
 export async function receiveUpload(req: Request, context: SiteContext): Promise<MediaItem> {
   const file = await receiveFile(req, context);
-  const fields = uploadFields.safeParse(file.fields);
-  if (!fields.success) throw await refuseFile(context, file.key, fromZodError(fields.error, 'body'));
-  const unstorable = unstorableFields(fields.data, 'body');
+  const parsed = uploadWithWebhook.safeParse(file.fields);
+  if (!parsed.success) throw await refuseFile(context, file.key, fromZodError(parsed.error, 'body'));
+  const { webhook: url, webhook_events, ...fields } = parsed.data;
+  const unstorable = unstorableFields(fields, 'body');
   if (unstorable.length > 0) {
     throw await refuseFile(
       context,
@@ -144,5 +150,13 @@ export async function receiveUpload(req: Request, context: SiteContext): Promise
       new Problem(422, 'The request is not valid; see errors.', { errors: unstorable }),
     );
   }
-  return recordUpload(context.deps, { access: context.access, file, fields: fields.data });
+  let webhook;
+  try {
+    webhook = requestedWebhook(context.services.config, { webhook: url, webhook_events });
+  } catch (error) {
+    // Refused: the file this upload stored is not kept.
+    await removeFiles(context.services.storage, context.log, [file.key]);
+    throw error;
+  }
+  return recordUpload(context.deps, { access: context.access, file, fields, webhook });
 }

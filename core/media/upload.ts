@@ -10,6 +10,7 @@ import { sql } from '../../db/pool.ts';
 import { checkStorageQuota } from '../billing/storage.ts';
 import { Problem, problemType } from '../errors.ts';
 import { insertJob } from '../jobs/submit.ts';
+import type { JobWebhook } from '../webhooks/request.ts';
 import type { Deps } from '../services.ts';
 import { removeFiles } from '../storage/index.ts';
 import type { Storage } from '../storage/storage.ts';
@@ -100,6 +101,8 @@ export async function recordUpload(
     access: SiteAccess;
     file: { key: string; mimeType: string; size: number; fileName: string };
     fields: UploadFields;
+    /** Where the processing job's events go, if the upload named a webhook. */
+    webhook?: JobWebhook | null;
   },
 ): Promise<MediaItem> {
   const { access, file, fields } = upload;
@@ -139,6 +142,7 @@ export async function recordUpload(
         kind: 'media_process',
         input: { media_id: item.id },
         pricing: { accountId: null, cost: 0 },
+        webhook: upload.webhook ?? null,
       });
       return tx.one(
         sql.type(

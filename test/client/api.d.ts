@@ -717,7 +717,7 @@ export interface paths {
     get: operations["listMediaFiles"];
     /**
      * Upload File
-     * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413).
+     * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413). The item is `processing` until its job (`job_id`) has read its metadata and made its variants; `webhook` and `webhook_events` send that job’s events, as a job-creating request’s do.
      *
      * Timeout: 60 s.
      */
@@ -9070,7 +9070,7 @@ export interface operations {
   };
   /**
    * Upload File
-   * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413).
+   * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413). The item is `processing` until its job (`job_id`) has read its metadata and made its variants; `webhook` and `webhook_events` send that job’s events, as a job-creating request’s do.
    *
    * Timeout: 60 s.
    */
@@ -9098,6 +9098,13 @@ export interface operations {
           tags?: string;
           /** @description A BCP 47 tag such as en or pt-BR */
           locale?: string;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed`; comma-separated, e.g. `start,completed` */
+          webhook_events?: string;
         };
       };
     };

@@ -6,6 +6,7 @@
 // tenant's secret read and rotated, and each job's deliveries listed with
 // their attempts.
 import request from 'supertest';
+import sharp from 'sharp';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import type { Actor } from '../../../core/actor.ts';
@@ -152,6 +153,51 @@ describe('a job-creating request with a webhook', () => {
     ]);
     // Three messages, three ids.
     expect(new Set(received.map((delivery) => delivery.headers['webhook-id'])).size).toBe(3);
+  });
+
+  it('tells an upload’s sender when its processing job is done, and refuses a webhook it may not send to', async () => {
+    await worker();
+    const { path, url } = hook();
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
+    const uploaded = await request(suite.t.app)
+      .post(`/${suite.a.site.slug}/media/`)
+      .set(suite.a.editor.auth)
+      .attach('file', png, 'square.png')
+      .field('title', 'Square')
+      .field('webhook', url)
+      .expect(201);
+    expect(uploaded.body).toMatchObject({ title: 'Square', status: 'processing', job_id: expect.any(String) });
+    const [delivery] = await receiver.waitFor(path, 1);
+    expect(verified(await secretOf(), delivery!)).toMatchObject({
+      type: 'job.completed',
+      data: { id: uploaded.body.job_id, kind: 'media_process', status: 'succeeded' },
+    });
+    const item = await request(suite.t.app)
+      .get(`/${suite.a.site.slug}/media/${uploaded.body.id}`)
+      .set(suite.a.editor.auth)
+      .expect(200);
+    expect(item.body).toMatchObject({ status: 'ready', width: 40 });
+    // Refused as a job-creating request refuses it, and nothing is made.
+    const count = () =>
+      suite.t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+        select count(*)::int as count from media_items where site_id = ${suite.a.site.id}`);
+    const before = await count();
+    const refused = await request(suite.t.app)
+      .post(`/${suite.a.site.slug}/media/`)
+      .set(suite.a.editor.auth)
+      .attach('file', png, 'square.png')
+      .field('webhook', 'http://hooks.example.com/upload')
+      .expect(422);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ path: 'body.webhook' })]);
+    await request(suite.t.app)
+      .post(`/${suite.a.site.slug}/media/`)
+      .set(suite.a.editor.auth)
+      .attach('file', png, 'square.png')
+      .field('webhook_events', 'start')
+      .expect(422);
+    expect(await count()).toBe(before);
   });
 
   it('asks for nothing by default: a job without a webhook has no deliveries', async () => {
