@@ -11,8 +11,8 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { UserActor } from '../actor.ts';
 import { conflict, notFound } from '../errors.ts';
-import { finished, jobColumns, jobRow } from '../jobs/model.ts';
-import { cancel } from '../jobs/settle.ts';
+import { finished } from '../jobs/model.ts';
+import { cancelJobs } from '../jobs/cancel.ts';
 import { timestamp } from '../timestamp.ts';
 
 export const tenantBlockSchema = z
@@ -42,10 +42,10 @@ export async function blockLockedTenant(tx: CommonQueryMethods, actor: UserActor
   // Every open job locked first, in one statement, before any credits move: a worker finishing
   // one of them holds its row and then wants its payer's account, so locking a job after
   // touching an account could deadlock with it.
-  const open = await tx.any(sql.type(jobRow)`
-    select ${jobColumns} from jobs where tenant_id = ${tenantId} and status <> all(${sql.array([...finished], 'text')})
+  const open = await tx.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+    select id from jobs where tenant_id = ${tenantId} and status <> all(${sql.array([...finished], 'text')})
     order by id for update`);
-  for (const job of open) await cancel(tx, job, `Tenant blocked: ${reason}`);
+  const canceled = await cancelJobs(tx, open, `Tenant blocked: ${reason}`);
   return {
     tenant_id: tenantId,
     status: 'blocked' as const,
@@ -53,7 +53,7 @@ export async function blockLockedTenant(tx: CommonQueryMethods, actor: UserActor
     blocked_by: actor.userId,
     reason,
     service_accounts_disabled: disabled,
-    jobs_canceled: open.length,
+    jobs_canceled: canceled,
   };
 }
 

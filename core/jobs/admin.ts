@@ -12,7 +12,8 @@ import { after, countOf, toPage } from '../pagination.ts';
 import { isFinished, jobSchema, jobColumns, jobErrorSchema, jobRow, toJob } from './model.ts';
 import { alreadyFinished, filters, jobListQuery } from './queries.ts';
 import { schedule } from './queue.ts';
-import { cancel, lockJob } from './settle.ts';
+import { cancel } from './cancel.ts';
+import { lockJob } from './settle.ts';
 
 export const adminJobQuery = jobListQuery.extend({
   tenant_id: z.uuid().optional(),

@@ -7,7 +7,8 @@ import { Problem, notFound } from '../errors.ts';
 import { after, countOf, pageQuery, toPage, type PageQuery } from '../pagination.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { isFinished, jobColumns, jobRow, jobStatuses, toJob, type Job } from './model.ts';
-import { cancel, lockJob } from './settle.ts';
+import { cancel } from './cancel.ts';
+import { lockJob } from './settle.ts';
 
 export const jobFilters = z.object({
   status: z.enum(jobStatuses).optional(),

@@ -169,27 +169,6 @@ export async function fail(
   );
 }
 
-/** Canceled by its owner or an admin: credits back, and a queued run taken off the queue. */
-export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string): Promise<JobRow> {
-  // A locked (running) queue entry is not deleted; the worker sees the job canceled and stops.
-  await db.query(sql.typeAlias('void')`select from graphile_worker.remove_job(${`job:${job.id}`})`);
-  // Attempts are closed here too, since a run whose worker is gone would never close its own.
-  const canceled = await end(
-    db,
-    job,
-    {
-      set: sql.fragment`
-        status = 'canceled', error = ${sql.jsonb({ code: 'canceled', message: reason } as never)},
-        canceled_at = now(), finished_at = now(), locked_by = null`,
-      moves: [release(job.credits_reserved, 'Job canceled')],
-      attempt: 'canceled',
-    },
-    undefined,
-  );
-  if (!canceled) throw new Error(`job ${job.id} vanished while it was being canceled`);
-  return canceled;
-}
-
 /** Handed to an asynchronous provider: nothing runs until its webhook arrives. */
 export async function park(
   db: CommonQueryMethods,

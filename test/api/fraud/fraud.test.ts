@@ -244,6 +244,60 @@ describe('POST /admin/fraud/block-tenant/{tenant_id}', () => {
     await request(t.app).get(`/sites/${staffed.site.slug}`).set(robot.auth).expect(401);
   });
 
+  it('cancels a flood of jobs of several payers at once: each released once, each webhook told', async () => {
+    const staffed = await staffedTenant(t);
+    await priceTestKinds(t);
+    const payers = [staffed.admin, staffed.editor];
+    for (const payer of payers) await giveCredits(t, staffed.site, 10_000, payer.user.id);
+    const submit = (payer: (typeof payers)[number], webhook?: string) =>
+      submitAs(t, { kind: 'user', userId: payer.user.id, sessionId: 'test', isGlobalAdmin: false }, staffed.site, {
+        kind: 'test_noop',
+        input: {},
+        estimatedUnits: 3,
+        webhook: webhook ? { url: webhook, events: ['completed'] } : null,
+      });
+    const jobs = [];
+    for (let i = 0; i < 300; i++) jobs.push(await submit(payers[i % 2]!));
+    const told = await submit(staffed.admin, 'https://hooks.example.com/flood');
+    const finished = await newJob(t, staffed.site, { status: 'succeeded' });
+    const res = await request(t.app)
+      .post(`/admin/fraud/block-tenant/${staffed.tenant.id}`)
+      .set(admin.auth)
+      .send({ reason: 'Flooding the queue' })
+      .expect(200);
+    expect(res.body.jobs_canceled).toBe(301);
+    const rows = await t.services.db.any(sql.type(
+      z.object({ status: z.string(), releases: z.number(), reserved_left: z.number(), queued: z.number() }),
+    )`
+      select j.status, count(*) filter (where e.kind = 'release')::int as releases,
+             coalesce(sum(e.reserved_change), 0)::int as reserved_left,
+             (select count(*) from graphile_worker.jobs q where q.key = 'job:' || j.id)::int as queued
+      from jobs j left join credit_entries e on e.job_id = j.id
+      where j.id = any(${sql.array(
+        [...jobs, told].map((job) => job.id),
+        'uuid',
+      )}) group by j.id`);
+    expect(rows).toHaveLength(301);
+    expect(
+      rows.filter(
+        (row) => row.status !== 'canceled' || row.releases !== 1 || row.reserved_left !== 0 || row.queued !== 0,
+      ),
+    ).toEqual([]);
+    const reserved = await t.services.db.anyFirst(sql.type(z.object({ reserved: z.number() }))`
+      select reserved::int from credit_accounts where tenant_id = ${staffed.tenant.id}`);
+    expect(reserved).toEqual([0, 0]);
+    await expectLedgerHolds(t);
+    // The job that had finished stays as it was; the one with a webhook is told of its end.
+    expect((await readJob(t, finished.id)).status).toBe('succeeded');
+    const deliveries = await t.services.db.any(sql.type(z.object({ event: z.string(), payload: z.string() }))`
+      select event, payload from job_webhooks where job_id = ${told.id}`);
+    expect(deliveries).toHaveLength(1);
+    expect(JSON.parse(deliveries[0]!.payload)).toMatchObject({
+      type: 'job.completed',
+      data: { id: told.id, status: 'canceled' },
+    });
+  });
+
   it('is what a global admin’s PATCH to blocked does too: nothing of the tenant runs or stays reserved', async () => {
     const staffed = await staffedTenant(t);
     const robot = await serviceAccount(t, staffed.tenant, ['sites:read', 'jobs:write']);

@@ -1,0 +1,67 @@
+// Canceling jobs, one or a whole tenant's at once: each job's queue entry is
+// taken off the queue (a running one's is left to its worker, which hears of
+// the cancel and stops), and in one statement for them all the jobs are
+// canceled, their open attempts closed and their reservations released (an
+// entry in the ledger per job, each account's reserved sum lowered once).
+// Then each canceled job that has a webhook is announced. The callers lock
+// the jobs first (in id order, before any account), as a worker settling one
+// of them holds its row before its payer's account.
+//
+// Why in one statement rather than a cancel per job: blocking a tenant that
+// flooded the queue cancels every job it has queued, in the block's
+// transaction. One by one, 10,000 jobs took 17.5 s, so a flood past about
+// 17,000 jobs outlasted the block's 30 s and could not be blocked at all.
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { z } from 'zod';
+import { announce } from '../webhooks/announce.ts';
+import { finished, jobColumns, jobRow, type JobRow } from './model.ts';
+
+const canceledJobs = z.object({ canceled: z.number(), told: z.array(z.uuid()) });
+
+/**
+ * Cancels the jobs (the caller has locked their rows) with `reason` as their
+ * error; those already finished are left as they are. Answers how many were
+ * canceled.
+ */
+export async function cancelJobs(db: CommonQueryMethods, jobIds: readonly string[], reason: string): Promise<number> {
+  if (jobIds.length === 0) return 0;
+  const ids = sql.array(jobIds, 'uuid');
+  // graphile-worker's own way to take an entry off the queue; a locked (running) entry is not deleted.
+  await db.one(sql.type(z.object({ removed: z.number() }))`
+    select count(graphile_worker.remove_job('job:' || id))::int as removed from unnest(${ids}) as id`);
+  const error = sql.jsonb({ code: 'canceled', message: reason } as never);
+  const { canceled, told } = await db.one(sql.type(canceledJobs)`
+    with job as (
+      update jobs set status = 'canceled', error = ${error}, canceled_at = now(), finished_at = now(), locked_by = null
+      where id = any(${ids}) and status <> all(${sql.array([...finished], 'text')})
+      returning *
+    ), attempt as (
+      update job_attempts set finished_at = now(), outcome = 'canceled', error = null
+      where job_id in (select id from job) and outcome is null
+    ), reserved as (
+      select account_id, sum(credits_reserved) as amount from job
+      where account_id is not null and credits_reserved > 0 group by account_id
+    ), account as (
+      update credit_accounts a set reserved = a.reserved - r.amount from reserved r where a.id = r.account_id
+    ), entries as (
+      insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, job_id, operation, reason)
+      select tenant_id, account_id, site_id, user_id, 'release', 0, -credits_reserved, id, kind, 'Job canceled'
+      from job where account_id is not null and credits_reserved > 0
+    )
+    select (select count(*)::int from job) as canceled,
+           array(select id from job where webhook is not null and 'completed' = any(webhook_events)) as told`);
+  if (told.length > 0) {
+    const rows = await db.any(sql.type(jobRow)`
+      select ${jobColumns} from jobs where id = any(${sql.array(told, 'uuid')}) order by id`);
+    for (const job of rows) await announce(db, job, 'completed');
+  }
+  return canceled;
+}
+
+/** Canceled by its owner or an admin (the caller has locked the row): credits back, and a queued run taken off the queue. */
+export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string): Promise<JobRow> {
+  await cancelJobs(db, [job.id], reason);
+  const canceled = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${job.id}`);
+  if (!canceled) throw new Error(`job ${job.id} vanished while it was being canceled`);
+  return canceled;
+}
