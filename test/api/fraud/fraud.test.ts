@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { serviceAccount, type Caller } from '../../helpers/factories.ts';
-import { globalAdmin, staffedTenant, unique } from '../../helpers/identity.ts';
+import { globalAdmin, staffedTenant, unique, type Staffed } from '../../helpers/identity.ts';
 import { giveCredits, newJob, priceTestKinds, readJob, submitAs } from '../../helpers/jobs.ts';
 import { expectLedgerHolds } from '../../helpers/ledger.ts';
 
@@ -178,6 +178,15 @@ describe('GET /admin/fraud/abuse-patterns', () => {
 });
 
 describe('POST /admin/fraud/block-tenant/{tenant_id}', () => {
+  /** A paid job of the member's on the tenant's site (5 units reserved), its events sent to `webhook` if given. */
+  const paidJob = (staffed: Staffed, userId: string, webhook?: string) =>
+    submitAs(t, { kind: 'user', userId, sessionId: 'test', isGlobalAdmin: false }, staffed.site, {
+      kind: 'test_noop',
+      input: {},
+      estimatedUnits: 5,
+      webhook: webhook ? { url: webhook, events: ['completed'] } : null,
+    });
+
   it('blocks members, service accounts and jobs at once, and PATCH to active undoes the block', async () => {
     const staffed = await staffedTenant(t);
     const robot = await serviceAccount(t, staffed.tenant, ['sites:read', 'jobs:write']);
@@ -185,12 +194,7 @@ describe('POST /admin/fraud/block-tenant/{tenant_id}', () => {
     await request(t.app).get(`/sites/${staffed.site.slug}`).set(robot.auth).expect(200);
     await priceTestKinds(t);
     await giveCredits(t, staffed.site, 100, staffed.admin.user.id);
-    const job = await submitAs(
-      t,
-      { kind: 'user', userId: staffed.admin.user.id, sessionId: 'test', isGlobalAdmin: false },
-      staffed.site,
-      { kind: 'test_noop', input: {}, estimatedUnits: 5 },
-    );
+    const job = await paidJob(staffed, staffed.admin.user.id);
     expect((await readJob(t, job.id)).credits_reserved).toBeGreaterThan(0);
     const running = await newJob(t, staffed.site, { status: 'running' });
 
@@ -249,16 +253,9 @@ describe('POST /admin/fraud/block-tenant/{tenant_id}', () => {
     await priceTestKinds(t);
     const payers = [staffed.admin, staffed.editor];
     for (const payer of payers) await giveCredits(t, staffed.site, 10_000, payer.user.id);
-    const submit = (payer: (typeof payers)[number], webhook?: string) =>
-      submitAs(t, { kind: 'user', userId: payer.user.id, sessionId: 'test', isGlobalAdmin: false }, staffed.site, {
-        kind: 'test_noop',
-        input: {},
-        estimatedUnits: 3,
-        webhook: webhook ? { url: webhook, events: ['completed'] } : null,
-      });
     const jobs = [];
-    for (let i = 0; i < 300; i++) jobs.push(await submit(payers[i % 2]!));
-    const told = await submit(staffed.admin, 'https://hooks.example.com/flood');
+    for (let i = 0; i < 300; i++) jobs.push(await paidJob(staffed, payers[i % 2]!.user.id));
+    const told = await paidJob(staffed, staffed.admin.user.id, 'https://hooks.example.com/flood');
     const finished = await newJob(t, staffed.site, { status: 'succeeded' });
     const res = await request(t.app)
       .post(`/admin/fraud/block-tenant/${staffed.tenant.id}`)
@@ -303,12 +300,7 @@ describe('POST /admin/fraud/block-tenant/{tenant_id}', () => {
     const robot = await serviceAccount(t, staffed.tenant, ['sites:read', 'jobs:write']);
     await priceTestKinds(t);
     await giveCredits(t, staffed.site, 100, staffed.admin.user.id);
-    const job = await submitAs(
-      t,
-      { kind: 'user', userId: staffed.admin.user.id, sessionId: 'test', isGlobalAdmin: false },
-      staffed.site,
-      { kind: 'test_noop', input: {}, estimatedUnits: 5 },
-    );
+    const job = await paidJob(staffed, staffed.admin.user.id);
     const patched = await request(t.app)
       .patch(`/admin/tenants/${staffed.tenant.id}`)
       .set(admin.auth)
