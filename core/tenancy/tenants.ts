@@ -112,7 +112,7 @@ export type TenantChanges = Partial<{
 }>;
 
 /** Why a tenant blocked by its PATCH is, where POST /admin/fraud/block-tenant records the admin's words. */
-export const patchedBlockReason = 'Blocked by a global administrator (PATCH /admin/tenants/{tenant_id})';
+const patchedBlockReason = 'Blocked by a global administrator (PATCH /admin/tenants/{tenant_id})';
 
 /**
  * Changes the fields given. A change to `blocked` blocks the tenant as the

@@ -115,6 +115,10 @@ it('tries a job’s completion again when it fails (a deadlock, a dropped connec
 
 it('locks an entry for its run without waiting for the disk, and records a failure waiting for it', async () => {
   // worker/unflushed-looks.ts: each change of an entry is recorded with the commit setting it was made under.
+  // The test cluster commits without waiting for the disk (test/setup/global-setup.ts); this database waits,
+  // as a deployment's does, for the connections the worker opens below.
+  await t.services.db.query(sql.unsafe`
+    do $$ begin execute format('alter database %I set synchronous_commit = on', current_database()); end $$`);
   await t.services.db.query(sql.unsafe`create table entry_writes (locking boolean, sync text)`);
   await t.services.db.query(sql.unsafe`
     create function record_entry_write() returns trigger language plpgsql as $$
@@ -148,6 +152,8 @@ it('locks an entry for its run without waiting for the disk, and records a failu
     await t.services.db.query(
       sql.unsafe`delete from graphile_worker._private_jobs where payload->>'name' = 'fails-once'`,
     );
+    await t.services.db.query(sql.unsafe`
+      do $$ begin execute format('alter database %I reset synchronous_commit', current_database()); end $$`);
   }
 });
 
