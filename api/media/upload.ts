@@ -13,6 +13,7 @@ import { removeFiles } from '../../core/storage/index.ts';
 import type { SiteNeed } from '../../core/tenancy/site-access.ts';
 import { unstorableFields } from '../../core/storable.ts';
 import { requestedWebhook, webhookFormFields } from '../../core/webhooks/request.ts';
+import { fromZodError } from '../middleware/problems.ts';
 import type { ContextFor } from '../route.ts';
 
 type SiteContext = ContextFor<SiteNeed>;
@@ -34,7 +35,6 @@ export const uploadForm = z.object({
 
 /** The fields beside the file: the item's, and the webhook for its processing job, as a job-creating request takes it. */
 const uploadWithWebhook = uploadFields.safeExtend(webhookFormFields.shape);
-import { fromZodError } from '../middleware/problems.ts';
 
 type Stored = Awaited<ReturnType<typeof storeUpload>>;
 
