@@ -44,23 +44,16 @@ export async function embedTexts(config: Config, texts: string[], signal: AbortS
   const timeout = AbortSignal.timeout(config.ai.timeoutMs);
   // The time covers the answer's body too: one that stalls or breaks off halfway is worth another try, as
   // one that never came; only a whole answer that is not what was asked is garbage.
-  const unanswered = (error: unknown, what: string) => {
+  const unanswered = (error: unknown, timedOut: string, broken: string) => {
     if (signal.aborted) return signal.reason ?? error;
-    if (timeout.aborted)
-      return new KnowledgeError(
-        'provider_timeout',
-        `The embedding provider did not ${what} within ${config.ai.timeoutMs} ms.`,
-        true,
-        error,
-      );
-    return new KnowledgeError(
-      'provider_unavailable',
-      what === 'answer'
-        ? 'The embedding provider could not be reached.'
-        : 'The embedding provider broke off its answer.',
-      true,
-      error,
-    );
+    return timeout.aborted
+      ? new KnowledgeError(
+          'provider_timeout',
+          `The embedding provider ${timedOut} within ${config.ai.timeoutMs} ms.`,
+          true,
+          error,
+        )
+      : new KnowledgeError('provider_unavailable', `The embedding provider ${broken}.`, true, error);
   };
   let response: Response;
   try {
@@ -76,7 +69,7 @@ export async function embedTexts(config: Config, texts: string[], signal: AbortS
       redirect: 'manual',
     });
   } catch (error) {
-    throw unanswered(error, 'answer');
+    throw unanswered(error, 'did not answer', 'could not be reached');
   }
   if (!response.ok) {
     const detail = (await response.text().catch(() => '')).slice(0, 300);
@@ -91,7 +84,7 @@ export async function embedTexts(config: Config, texts: string[], signal: AbortS
   try {
     text = await response.text();
   } catch (error) {
-    throw unanswered(error, 'finish its answer');
+    throw unanswered(error, 'did not finish its answer', 'broke off its answer');
   }
   const parsed = answer.safeParse(parseJson(text));
   const byIndex = parsed.success ? [...parsed.data.data].sort((a, b) => a.index - b.index) : [];
