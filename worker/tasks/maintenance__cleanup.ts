@@ -4,7 +4,9 @@
 // Idempotency-Keys after a day (clients retry within minutes, not days),
 // finished jobs and handled webhook ids older than JOB_RETENTION_DAYS, request
 // and view statistics older than STATS_RETENTION_DAYS, and security signals,
-// sign-up screenings and contact messages older than SECURITY_RETENTION_DAYS.
+// sign-up screenings and contact messages older than SECURITY_RETENTION_DAYS,
+// and search documents' removals after a day (migration 0037: a process that
+// has not caught up for that long reads the site afresh).
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
 import { defineTask } from '../task.ts';
@@ -28,6 +30,7 @@ export default defineTask({
         security_counts: z.number(),
         signup_screenings: z.number(),
         contact_messages: z.number(),
+        search_removals: z.number(),
       }),
     )`
       with
@@ -42,7 +45,8 @@ export default defineTask({
         view_stats as (delete from view_stats where day < current_date - ${statsDays}::int returning 1),
         security_counts as (delete from security_counts where minute < now() - ${securityDays} * interval '1 day' returning 1),
         signup_screenings as (delete from signup_screenings where created_at < now() - ${securityDays} * interval '1 day' returning 1),
-        contact_messages as (delete from contact_messages where created_at < now() - ${securityDays} * interval '1 day' returning 1)
+        contact_messages as (delete from contact_messages where created_at < now() - ${securityDays} * interval '1 day' returning 1),
+        search_removals as (delete from search_removals where removed_at < now() - interval '1 day' returning 1)
       select (select count(*)::int from rate_limits) as rate_limits, (select count(*)::int from oauth_states) as oauth_states,
              (select count(*)::int from email_tokens) as email_tokens, (select count(*)::int from sessions) as sessions,
              (select count(*)::int from idempotency_keys) as idempotency_keys, (select count(*)::int from jobs) as jobs,
@@ -50,7 +54,8 @@ export default defineTask({
              (select count(*)::int from request_stats) as request_stats, (select count(*)::int from view_stats) as view_stats,
              (select count(*)::int from security_counts) as security_counts,
              (select count(*)::int from signup_screenings) as signup_screenings,
-             (select count(*)::int from contact_messages) as contact_messages`);
+             (select count(*)::int from contact_messages) as contact_messages,
+             (select count(*)::int from search_removals) as search_removals`);
     logger.info(removed, 'expired rows removed');
   },
 });
