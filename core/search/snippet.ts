@@ -12,33 +12,46 @@ export function snippet(text: string, stems: readonly string[], typed: string): 
   const targets = [
     ...new Set([...stems, ...(typed.toLowerCase().match(wordPattern) ?? [])].filter((word) => word.length >= 2)),
   ];
-  const words = [...text.matchAll(wordPattern)].map((match) => ({
-    start: match.index,
-    end: match.index + match[0].length,
-    hit: targets.some((target) => match[0].toLowerCase().startsWith(target)),
-  }));
-  if (words.length === 0) return '';
+  // Lower-cased once, where that keeps every character in place (it does but for a few letters, such as İ).
+  const lowered = text.toLowerCase();
+  const inPlace = lowered.length === text.length;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const hits: boolean[] = [];
+  for (const match of text.matchAll(wordPattern)) {
+    const start = match.index;
+    const { length } = match[0];
+    const word = inPlace ? undefined : match[0].toLowerCase();
+    starts.push(start);
+    ends.push(start + length);
+    hits.push(
+      targets.some((target) =>
+        word ? word.startsWith(target) : target.length <= length && lowered.startsWith(target, start),
+      ),
+    );
+  }
+  if (starts.length === 0) return '';
   // The window of windowWords words holding the most hits, the first of equals.
   let best = 0;
   let bestHits = -1;
-  let hits = 0;
-  for (let i = 0; i < words.length; i++) {
-    if (words[i]!.hit) hits++;
-    if (i >= windowWords && words[i - windowWords]!.hit) hits--;
+  let inWindow = 0;
+  for (let i = 0; i < starts.length; i++) {
+    if (hits[i]) inWindow++;
+    if (i >= windowWords && hits[i - windowWords]) inWindow--;
     const first = Math.max(0, i - windowWords + 1);
-    if (hits > bestHits) {
-      bestHits = hits;
+    if (inWindow > bestHits) {
+      bestHits = inWindow;
       best = first;
     }
   }
-  const shown = words.slice(best, best + windowWords);
+  const last = Math.min(starts.length, best + windowWords);
   let out = best > 0 ? '… ' : '';
-  let at = shown[0]!.start;
-  for (const word of shown) {
-    out += escapeHtml(text.slice(at, word.start));
-    const written = escapeHtml(text.slice(word.start, word.end));
-    out += word.hit ? `<mark>${written}</mark>` : written;
-    at = word.end;
+  let at = starts[best]!;
+  for (let i = best; i < last; i++) {
+    out += escapeHtml(text.slice(at, starts[i]));
+    const written = escapeHtml(text.slice(starts[i], ends[i]));
+    out += hits[i] ? `<mark>${written}</mark>` : written;
+    at = ends[i]!;
   }
-  return out + (best + windowWords < words.length ? ' …' : '');
+  return out + (last < starts.length ? ' …' : '');
 }
