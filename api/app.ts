@@ -47,6 +47,7 @@ export function createApp(services: Services, options: AppOptions = {}): App {
   // Access answers are kept in memory from the moment changes to them are heard.
   services.accessCache.start();
   services.publicCache.start();
+  services.searchIndexes.start();
   services.statistics.start(services.db);
   // The replica is read only once its replay is known to be close behind.
   services.replica?.start();

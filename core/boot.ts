@@ -11,6 +11,7 @@ import { networkOf } from './fraud/networks.ts';
 import { createRateLimits } from './identity/rate-limit.ts';
 import { AccessCache } from './identity/access-cache.ts';
 import { PublicCache } from './content/public-cache.ts';
+import { SearchIndexes } from './search/memory/indexes.ts';
 import { JobEvents } from './jobs/events.ts';
 import { Notifications } from './notifications.ts';
 import { StatisticsRecorder } from './statistics/recorder.ts';
@@ -29,18 +30,19 @@ export async function createServices(
   // Failed sign-ins (passwords and client secrets) feed the security dashboard, with the account tried.
   const signInFailed = (ip: string | undefined, account: string) =>
     statistics.signal('login_failed', networkOf(ip).network, account);
+  const db = await connectWithRetry(
+    () =>
+      createPool(databaseUrl, {
+        maxPoolSize: config.databasePoolSize,
+        applicationName,
+        role: config.databaseAppRole,
+      }),
+    logger,
+  );
   return {
     config,
     logger,
-    db: await connectWithRetry(
-      () =>
-        createPool(databaseUrl, {
-          maxPoolSize: config.databasePoolSize,
-          applicationName,
-          role: config.databaseAppRole,
-        }),
-      logger,
-    ),
+    db,
     canceller: new BackendCanceller(databaseUrl),
     ...(config.databaseRead && {
       replica: await ReadReplica.create(
@@ -63,6 +65,7 @@ export async function createServices(
     jobEvents: new JobEvents(notifications),
     accessCache: new AccessCache(config, logger, notifications),
     publicCache: new PublicCache({ ...config.publicCache, redisUrl: config.redisUrl }, logger, notifications),
+    searchIndexes: new SearchIndexes(db, config.searchMemory, logger, notifications),
     statistics,
   };
 }
@@ -88,6 +91,7 @@ async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, wa
 export async function closeServices(services: Services): Promise<void> {
   services.accessCache.close();
   services.publicCache.close();
+  services.searchIndexes.close();
   // What was counted since the last minute's write goes out before the pool closes.
   await services.statistics.stop(services.db);
   await Promise.allSettled([

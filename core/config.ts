@@ -49,6 +49,9 @@ const envSchema = z.object({
   PUBLIC_CACHE_MAX_ENTRIES: positiveInt.default(10_000),
   PUBLIC_MAX_AGE: z.coerce.number().int().min(0).max(31_536_000).default(60),
   PUBLIC_STALE_WHILE_REVALIDATE: z.coerce.number().int().min(0).max(31_536_000).default(300),
+  // Large sites' search documents held in memory by each API process (core/search/memory/indexes.ts).
+  SEARCH_MEMORY_MB: z.coerce.number().int().min(0).max(65_536).default(512),
+  SEARCH_MEMORY_MIN_DOCUMENTS: z.coerce.number().int().min(0).default(20_000),
   DATA_DIR: z.string().min(1).default('.data'),
   REDIS_URL: z
     .string()
@@ -239,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxAge: values.PUBLIC_MAX_AGE,
       staleWhileRevalidate: values.PUBLIC_STALE_WHILE_REVALIDATE,
     },
+    searchMemory: { maxBytes: values.SEARCH_MEMORY_MB * 1024 * 1024, minDocuments: values.SEARCH_MEMORY_MIN_DOCUMENTS },
     dataDir,
     mediaDir,
     stripe: {

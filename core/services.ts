@@ -4,6 +4,7 @@ import type { CacheStore } from './cache/store.ts';
 import type { Config } from './config.ts';
 import type { AccessCache } from './identity/access-cache.ts';
 import type { PublicCache } from './content/public-cache.ts';
+import type { SearchIndexes } from './search/memory/indexes.ts';
 import type { RateLimits } from './identity/rate-limit.ts';
 import type { StatisticsRecorder } from './statistics/recorder.ts';
 import type { JobEvents } from './jobs/events.ts';
@@ -36,6 +37,8 @@ export type Services = {
   accessCache: AccessCache;
   /** Public delivery's answers, kept while changes to what they show are heard. */
   publicCache: PublicCache;
+  /** Large sites' search documents held in memory, caught up with every change heard. */
+  searchIndexes: SearchIndexes;
   /** Requests and public views counted in memory, written once a minute. */
   statistics: StatisticsRecorder;
   /** The migration files this build expects applied; readiness compares against them. */

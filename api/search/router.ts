@@ -32,7 +32,9 @@ export const routes = [
     request: { params: siteParams, query: searchQuery },
     responses: { 200: { description: 'A page of hits', schema: searchResultSchema, headers: noStore } },
     async handler({ query }, { db, site, services }, { req }) {
-      const answer = await keptSearch({ services, site, db }, req, () => searchSite(db, site, query));
+      const answer = await keptSearch({ services, site, db }, req, () =>
+        searchSite(db, site, query, services.searchIndexes),
+      );
       if (!query.cursor) {
         const { total } = JSON.parse(answer.toString()) as Pick<SearchResult, 'total'>;
         services.statistics.search(site.id, query.q, query.locale, total);
@@ -80,8 +82,8 @@ export const routes = [
       'What the site’s index holds: documents per kind and locale, distinct words, stored size, and the last reindex.',
     request: { params: siteParams },
     responses: { 200: { description: 'The site’s index', schema: searchStatsSchema } },
-    async handler(_input, { db, site }) {
-      return { body: await searchStats(db, site.id) };
+    async handler(_input, { db, site, services }) {
+      return { body: await searchStats(db, services.searchIndexes, site.id) };
     },
   }),
 

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { timestamp } from '../timestamp.ts';
+import type { SearchIndexes } from './memory/indexes.ts';
 import { searchKinds } from './query.ts';
 
 export const searchStatsSchema = z
@@ -16,11 +17,22 @@ export const searchStatsSchema = z
     last_reindex: z
       .object({ job_id: z.uuid().nullable(), documents: z.number().int(), finished_at: timestamp })
       .nullable(),
+    held_in_memory: z
+      .object({
+        documents: z.number().int(),
+        bytes: z.number().int().describe('About what the copy takes in the process’s memory'),
+        loaded_at: timestamp,
+      })
+      .nullable()
+      .describe(
+        'What the API process that answered holds of the site in memory, where its searches are made; null when they are ' +
+          'made in PostgreSQL (a site under SEARCH_MEMORY_MIN_DOCUMENTS documents, not searched yet, or past SEARCH_MEMORY_MB)',
+      ),
   })
   .meta({ id: 'SearchStats' });
 
-export async function searchStats(db: CommonQueryMethods, siteId: string) {
-  return db.one(sql.type(searchStatsSchema)`
+export async function searchStats(db: CommonQueryMethods, indexes: SearchIndexes, siteId: string) {
+  const stored = await db.one(sql.type(searchStatsSchema.omit({ held_in_memory: true }))`
     select
       (select count(*)::int from search_documents where site_id = ${siteId}) as documents,
       coalesce((select jsonb_agg(r order by r.kind, r.locale) from (
@@ -31,6 +43,7 @@ export async function searchStats(db: CommonQueryMethods, siteId: string) {
       (select jsonb_build_object('job_id', job_id, 'documents', documents,
                                  'finished_at', to_char(finished_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
        from search_reindexes where site_id = ${siteId}) as last_reindex`);
+  return { ...stored, held_in_memory: indexes.state(siteId) };
 }
 
 export const searchHealthSchema = z

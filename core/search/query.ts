@@ -4,7 +4,7 @@
 // counts per kind, cursor pages. A query that finds nothing is tried once
 // more with its misspelt words corrected (./correct.ts).
 import { z } from 'zod';
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 import { cursorTimestamp } from '../pagination.ts';
 import { unstorableFields } from '../storable.ts';
@@ -12,6 +12,11 @@ import { siteLocales } from '../content/locales.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { timestamp } from '../timestamp.ts';
 import { correctQuery } from './correct.ts';
+import type { SearchIndexes } from './memory/indexes.ts';
+import { rankedPage } from './memory/page.ts';
+import type { SiteIndex } from './memory/site-index.ts';
+import { queryTree } from './memory/query-tree.ts';
+import { shownLexemes } from './memory/tsquery.ts';
 import { snippet } from './snippet.ts';
 
 // Bounds on the work of one search (search_candidates in 0023): matches are
@@ -72,7 +77,8 @@ export const searchResultSchema = z
     exact: z
       .boolean()
       .describe(
-        `False when the query is expected to match more than ${exactUpTo.toLocaleString('en')} items: \`total\` and \`facets\` are then estimates. ` +
+        `False when the query is expected to match more than ${exactUpTo.toLocaleString('en')} items of a site searched in PostgreSQL: ` +
+          '`total` and `facets` are then estimates. A large site held in memory (SEARCH_MEMORY_MB) counts every match. ' +
           `Either way the hits ranked are the ${candidates} newest matches and the ${candidates / 2} newest matches of titles and summaries, so pages end there`,
       ),
     corrected_query: z
@@ -131,11 +137,29 @@ const pageRow = z.object({
   text: z.string().nullable(),
 });
 
+/** A hit with the text its snippet is cut from. */
+type Ranked = Omit<z.infer<typeof searchHitSchema>, 'snippet'> & { text: string };
+/** What a search found, before the snippets: the counts, the words to mark, a page of hits and whether more follow. */
+type Found = {
+  facets: Partial<Record<string, number>>;
+  exact: boolean;
+  stems: string[];
+  hits: Ranked[];
+  more: boolean;
+};
+
 /**
  * The hits to rank and the counts (search_candidates), then a page of them
  * ranked (search_page), in one statement: see 0023 and 0029.
  */
-async function run(db: CommonQueryMethods, site: Site, query: SearchQuery, text: string, at: string, after?: Position) {
+async function inPostgres(
+  db: CommonQueryMethods,
+  site: Site,
+  query: SearchQuery,
+  text: string,
+  at: string,
+  after?: Position,
+): Promise<Found> {
   const locales = query.locale ? [query.locale] : siteLocales(site);
   const kinds = query.kind ?? [...searchKinds];
   const rows = await db.any(sql.type(pageRow)`
@@ -146,11 +170,6 @@ async function run(db: CommonQueryMethods, site: Site, query: SearchQuery, text:
                                   ${after?.[1] ?? null}, ${after?.[2] ?? null}, ${after?.[3] ?? null}, ${query.limit + 1}) p on true
     order by p.score desc, p.kind desc, p.item_id desc`);
   const found = rows[0]!;
-  const facets = Object.fromEntries(searchKinds.map((kind) => [kind, Math.round(found.facets[kind] ?? 0)])) as Record<
-    SearchKind,
-    number
-  >;
-  const counts = { facets, total: kinds.reduce((sum, kind) => sum + facets[kind], 0), exact: found.exact };
   const hits = rows.flatMap((row) =>
     row.item_id
       ? [
@@ -160,36 +179,157 @@ async function run(db: CommonQueryMethods, site: Site, query: SearchQuery, text:
             locale: row.locale!,
             title: row.title!,
             path: row.path,
-            snippet: snippet(row.text!, found.stems, text),
             score: row.score!,
             published_at: row.published_at,
+            text: row.text!,
           },
         ]
       : [],
   );
-  const items = hits.slice(0, query.limit);
+  return {
+    facets: found.facets,
+    exact: found.exact,
+    stems: found.stems,
+    hits: hits.slice(0, query.limit),
+    more: hits.length > query.limit,
+  };
+}
+
+const textRow = z.object({
+  kind: z.enum(searchKinds),
+  item_id: z.uuid(),
+  locale: z.string(),
+  title: z.string(),
+  path: z.string().nullable(),
+  published_at: timestamp.nullable(),
+  version: z.number(),
+  text: z.string(),
+});
+
+/**
+ * The same from the site's copy held in memory (./memory/indexes.ts), when
+ * it can evaluate the query (not a phrase): matched, counted and ranked
+ * there, then the page's texts read by primary key. Undefined otherwise.
+ */
+async function inMemory(
+  db: CommonQueryMethods,
+  indexes: SearchIndexes,
+  index: SiteIndex,
+  site: Site,
+  query: SearchQuery,
+  text: string,
+  at: string,
+  after?: Position,
+): Promise<Found | undefined> {
+  const atMs = Date.parse(at);
+  if (Number.isNaN(atMs)) return undefined;
+  const locales = query.locale ? [query.locale] : siteLocales(site);
+  const kinds = query.kind ?? [...searchKinds];
+  const tree = await queryTree(db, indexes, locales, text, () =>
+    db.oneFirst(sql.type(z.object({ q: z.string() }))`select (${tsQuery(locales, text)})::text as q`),
+  );
+  if (tree === undefined) return undefined;
+  if (tree === null) return { facets: {}, exact: true, stems: [], hits: [], more: false };
+  const { facets, hits } = rankedPage(
+    index,
+    tree,
+    { locale: query.locale, kinds },
+    {
+      newest: candidates,
+      atMicros: atMs * 1000,
+      after: after && { score: after[1], kind: after[2], id: after[3] },
+      pageSize: query.limit + 1,
+    },
+  );
+  const shown = hits.slice(0, query.limit);
+  // Texts kept from earlier searches where they are of the version held; the rest read by primary key.
+  const missing = shown.filter((hit) => !index.text(hit.doc));
+  const rows = missing.length
+    ? await db.any(
+        prepared(sql.type(textRow)`
+        select d.kind, d.item_id, d.locale, d.title, d.path, d.published_at, d.changed::text::int8 as version,
+               left(btrim(d.summary || ' ' || d.body), 20000) as text
+        from search_documents d
+        join unnest(${sql.array(
+          missing.map((hit) => hit.doc.kind),
+          'text',
+        )}, ${sql.array(
+          missing.map((hit) => hit.doc.itemId),
+          'uuid',
+        )}) as f (kind, item_id) on d.kind = f.kind and d.item_id = f.item_id`),
+      )
+    : [];
+  const read = new Map(rows.map(({ kind, item_id, ...text }) => [`${kind} ${item_id}`, text]));
+  // A hit whose row is gone since (the copy not yet caught up with its removal) is left out.
+  const ranked = shown.flatMap(({ doc, score }) => {
+    const text = index.text(doc) ?? read.get(`${doc.kind} ${doc.itemId}`);
+    if (!text) return [];
+    index.keepText(doc, text);
+    const { locale, title, path, published_at } = text;
+    return [{ kind: doc.kind, id: doc.itemId, locale, title, path, score, published_at, text: text.text }];
+  });
+  return {
+    facets,
+    exact: true,
+    stems: [...shownLexemes(tree)],
+    hits: ranked,
+    more: hits.length > query.limit,
+  };
+}
+
+async function run(
+  db: CommonQueryMethods,
+  indexes: SearchIndexes | undefined,
+  site: Site,
+  query: SearchQuery,
+  text: string,
+  at: string,
+  after?: Position,
+) {
+  const index = await indexes?.current(site.id);
+  const found =
+    (index && (await inMemory(db, indexes!, index, site, query, text, at, after))) ??
+    (await inPostgres(db, site, query, text, at, after));
+  const kinds = query.kind ?? [...searchKinds];
+  const facets = Object.fromEntries(searchKinds.map((kind) => [kind, Math.round(found.facets[kind] ?? 0)])) as Record<
+    SearchKind,
+    number
+  >;
+  const counts = { facets, total: kinds.reduce((sum, kind) => sum + facets[kind], 0), exact: found.exact };
+  const items = found.hits.map(({ text: hitText, ...hit }) => ({
+    ...hit,
+    snippet: snippet(hitText, found.stems, text),
+  }));
   const last = items.at(-1);
   return {
     ...counts,
     items,
     next_cursor:
-      hits.length > query.limit && last
+      found.more && last
         ? Buffer.from(JSON.stringify([at, last.score, last.kind, last.id, text])).toString('base64url')
         : null,
   };
 }
 
 /** One page of a search of the site's published items. */
-export async function searchSite(db: CommonQueryMethods, site: Site, query: SearchQuery): Promise<SearchResult> {
+export async function searchSite(
+  db: CommonQueryMethods,
+  site: Site,
+  query: SearchQuery,
+  indexes?: SearchIndexes,
+): Promise<SearchResult> {
   const after = query.cursor ? decodeCursor(query.cursor) : undefined;
   if (after) {
     const text = after[4];
-    return { ...(await run(db, site, query, text, after[0], after)), corrected_query: text === query.q ? null : text };
+    return {
+      ...(await run(db, indexes, site, query, text, after[0], after)),
+      corrected_query: text === query.q ? null : text,
+    };
   }
   const at = new Date().toISOString();
-  const found = await run(db, site, query, query.q, at);
+  const found = await run(db, indexes, site, query, query.q, at);
   if (found.total > 0) return { ...found, corrected_query: null };
   const corrected = await correctQuery(db, site.id, query.q, query.locale);
   if (!corrected) return { ...found, corrected_query: null };
-  return { ...(await run(db, site, query, corrected, at)), corrected_query: corrected };
+  return { ...(await run(db, indexes, site, query, corrected, at)), corrected_query: corrected };
 }

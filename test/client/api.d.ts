@@ -4041,6 +4041,14 @@ export interface components {
         /** Format: date-time */
         finished_at: string;
       }) | null;
+      /** @description What the API process that answered holds of the site in memory, where its searches are made; null when they are made in PostgreSQL (a site under SEARCH_MEMORY_MIN_DOCUMENTS documents, not searched yet, or past SEARCH_MEMORY_MB) */
+      held_in_memory: {
+        documents: number;
+        /** @description About what the copy takes in the process’s memory */
+        bytes: number;
+        /** Format: date-time */
+        loaded_at: string;
+      } | null;
     };
     SearchSuggestions: {
       suggestions: components["schemas"]["SearchSuggestion"][];

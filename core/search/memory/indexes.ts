@@ -1,0 +1,349 @@
+// The sites whose search documents this process holds in memory
+// (./site-index.ts): the large ones, where PostgreSQL's GIN scan of a common
+// word costs more than a search may (docs/search.md). PostgreSQL stays the
+// source of truth, and a site not held — small, not loaded yet, past the
+// memory budget, or while its copy cannot be caught up — is searched there.
+//
+// A held copy is caught up before it answers whenever a change to the site's
+// documents was announced since the last catch-up (`search:<site>` on
+// content_changed, 0029), or whenever announcements may go unheard: it
+// reads the rows written, and the removals made, by transactions its
+// snapshot did not see (0037). So an answer never misses a change announced
+// before it was asked — the rule the kept answers (api/search/kept.ts)
+// already rely on.
+import { z } from 'zod';
+import { sql, type DatabasePool } from '../../../db/pool.ts';
+import { actingFor, allTenants } from '../../../db/tenant-scope.ts';
+import type { Logger } from '../../logger.ts';
+import { Subscription, type Notifications } from '../../notifications.ts';
+import { SiteIndex, SiteIndexBuilder, type IndexedDocument } from './site-index.ts';
+
+export type MemoryIndexOptions = {
+  /** The most all held sites may take together; 0 holds none. */
+  maxBytes: number;
+  /** Sites with fewer documents (by the planner's estimate) are searched in PostgreSQL. */
+  minDocuments: number;
+};
+
+type Held = {
+  index: SiteIndex;
+  /** The snapshot (pg_snapshot) whose writes the copy holds. */
+  snapshot: string;
+  /** Announcements heard, and how many of them the last finished catch-up covers. */
+  announced: number;
+  caughtUp: number;
+  /** When the snapshot was taken (Date.now()). */
+  snapshotAt: number;
+  catchingUp: Promise<void> | undefined;
+  /** Too far behind to catch up row by row: not used until read afresh. */
+  stale: boolean;
+  reloading: boolean;
+  loadedAt: Date;
+};
+
+export type HeldState = { documents: number; bytes: number; loaded_at: string };
+
+const documentRow = z.object({
+  kind: z.enum(['post', 'page', 'element', 'media']),
+  item_id: z.string(),
+  locale: z.string(),
+  published: z.number().nullable(),
+  version: z.number(),
+  vector: z.string(),
+});
+type DocumentRow = z.infer<typeof documentRow>;
+
+/** Rows written since a snapshot caught up one by one; more, and the site is read afresh. */
+const catchUpRows = 2_000;
+/** Rows read from the loading cursor at a time (its fetch says so too): between two reads the process answers others. */
+const loadBatch = 500;
+/** Documents built between two turns of the event loop (about 5 ms of work). */
+const yieldEvery = 25;
+/** Removals are kept a day (0037): a copy that has not caught up for half that is read afresh instead. */
+const catchUpWithinMs = 12 * 3600_000;
+/** Query texts remembered (./tsquery.ts reads them), the first asked out first. */
+const queryTextsKept = 10_000;
+/** How long a search waits for a catch-up before asking PostgreSQL instead. */
+const catchUpWaitMs = 2_000;
+/** How long a site too small or too large for memory is not asked about again. */
+const declinedMs = { small: 60_000, large: 600_000 };
+
+const docOf = (row: DocumentRow): IndexedDocument => ({
+  kind: row.kind,
+  itemId: row.item_id,
+  locale: row.locale,
+  published: row.published ?? Infinity,
+  version: row.version,
+});
+
+// The columns read for a document; the publication time in microseconds, exactly.
+const documentColumns = sql.fragment`
+  d.kind, d.item_id, d.locale, (extract(epoch from d.published_at) * 1000000)::float8 as published,
+  d.changed::text::int8 as version, d.document::text as vector`;
+
+export class SearchIndexes {
+  readonly #db: DatabasePool;
+  readonly #options: MemoryIndexOptions;
+  readonly #logger: Logger;
+  readonly #notifications: Notifications | undefined;
+  #subscription: Subscription | undefined;
+  readonly #held = new Map<string, Held>();
+  readonly #declined = new Map<string, number>();
+  readonly #loading = new Set<string>();
+  readonly #queryTexts = new Map<string, string>();
+  /** One load at a time: a load is CPU work the process's requests share. */
+  #loads: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  constructor(db: DatabasePool, options: MemoryIndexOptions, logger: Logger, notifications?: Notifications) {
+    this.#db = db;
+    this.#options = options;
+    this.#logger = logger;
+    this.#notifications = notifications;
+  }
+
+  start(): void {
+    if (!this.#notifications || this.#options.maxBytes === 0) return;
+    this.#subscription = new Subscription(
+      this.#notifications,
+      'content_changed',
+      (payload) => {
+        for (const tag of payload.split(' ')) {
+          if (tag === '*') for (const held of this.#held.values()) held.announced++;
+          else if (tag.startsWith('search:')) {
+            const held = this.#held.get(tag.slice('search:'.length));
+            if (held) held.announced++;
+          }
+        }
+      },
+      (error) =>
+        this.#logger.warn(
+          { err: error.message },
+          'content changes not heard; held search indexes catch up on each search',
+        ),
+    );
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#subscription?.close();
+    this.#held.clear();
+  }
+
+  /**
+   * The site's copy, caught up with every change announced until now; or
+   * undefined, and the site is searched in PostgreSQL (and loaded for next
+   * time, when it is large enough).
+   */
+  async current(siteId: string): Promise<SiteIndex | undefined> {
+    if (this.#options.maxBytes === 0 || this.#closed) return undefined;
+    const held = this.#held.get(siteId);
+    if (!held) {
+      this.#considerLoading(siteId);
+      return undefined;
+    }
+    // Unheard announcements are possible: catch up on every search.
+    if (!this.#subscription?.active) held.announced++;
+    const wanted = held.announced;
+    if (held.caughtUp < wanted && Date.now() - held.snapshotAt > catchUpWithinMs) {
+      held.stale = true;
+      this.#reload(siteId, held);
+    }
+    try {
+      while (held.caughtUp < wanted && !held.stale) {
+        held.catchingUp ??= this.#catchUp(siteId, held).finally(() => (held.catchingUp = undefined));
+        await withTimeout(held.catchingUp, catchUpWaitMs);
+      }
+    } catch (error) {
+      this.#logger.warn(
+        { site_id: siteId, err: (error as Error).message },
+        'held search index not caught up; searched in PostgreSQL',
+      );
+      return undefined;
+    }
+    if (held.stale) return undefined;
+    // Many changes kept apart slow every search: read the site afresh, answering from this copy meanwhile.
+    if (held.index.changes > Math.max(catchUpRows, held.index.size / 20)) this.#reload(siteId, held);
+    return held.index;
+  }
+
+  /**
+   * A query's text form in the configurations of some locales (`key` names
+   * both), as PostgreSQL's websearch_to_tsquery reads it: asked once, then
+   * remembered, since a configuration does not change while the process runs.
+   */
+  async queryText(key: string, ask: () => Promise<string>): Promise<string> {
+    const known = this.knownQueryText(key);
+    if (known !== undefined) return known;
+    const text = await ask();
+    this.rememberQueryText(key, text);
+    return text;
+  }
+
+  knownQueryText(key: string): string | undefined {
+    return this.#queryTexts.get(key);
+  }
+
+  rememberQueryText(key: string, text: string): void {
+    if (this.#queryTexts.size >= queryTextsKept) this.#queryTexts.delete(this.#queryTexts.keys().next().value!);
+    this.#queryTexts.set(key, text);
+  }
+
+  /** What this process holds of the site, for its stats. */
+  state(siteId: string): HeldState | null {
+    const held = this.#held.get(siteId);
+    return held && !held.stale
+      ? { documents: held.index.size, bytes: held.index.bytes, loaded_at: held.loadedAt.toISOString() }
+      : null;
+  }
+
+  #considerLoading(siteId: string): void {
+    if (this.#loading.has(siteId) || (this.#declined.get(siteId) ?? 0) > Date.now()) return;
+    this.#loading.add(siteId);
+    const load = async () => {
+      try {
+        const estimate = await this.#db.oneFirst(
+          sql.type(z.object({ n: z.number() }))`select search_site_size(${siteId})::int8 as n`,
+        );
+        if (estimate < this.#options.minDocuments) {
+          this.#declined.set(siteId, Date.now() + declinedMs.small);
+          return;
+        }
+        if (this.#heldBytes() >= this.#options.maxBytes) {
+          this.#decline(siteId, 'the memory for search indexes is taken by other sites');
+          return;
+        }
+        const loaded = await this.#load(siteId);
+        if (this.#heldBytes() + loaded.index.bytes > this.#options.maxBytes) {
+          this.#decline(siteId, `its index takes ${loaded.index.bytes} bytes, past SEARCH_MEMORY_MB`);
+          return;
+        }
+        this.#held.set(siteId, loaded);
+      } finally {
+        this.#loading.delete(siteId);
+      }
+    };
+    this.#queueLoad(siteId, load);
+  }
+
+  #reload(siteId: string, held: Held): void {
+    if (held.reloading) return;
+    held.reloading = true;
+    this.#queueLoad(siteId, async () => {
+      try {
+        const loaded = await this.#load(siteId);
+        if (this.#held.get(siteId) === held) this.#held.set(siteId, loaded);
+      } finally {
+        held.reloading = false;
+      }
+    });
+  }
+
+  #queueLoad(siteId: string, load: () => Promise<void>): void {
+    this.#loads = this.#loads
+      .then(() => (this.#closed ? undefined : actingFor(allTenants, load)))
+      .catch((error: unknown) => {
+        this.#declined.set(siteId, Date.now() + declinedMs.small);
+        this.#logger.warn(
+          { site_id: siteId, err: (error as Error).message },
+          'search index not loaded; searched in PostgreSQL',
+        );
+      });
+  }
+
+  #decline(siteId: string, why: string): void {
+    this.#declined.set(siteId, Date.now() + declinedMs.large);
+    this.#logger.warn({ site_id: siteId, why }, 'search index not held in memory; searched in PostgreSQL');
+  }
+
+  #heldBytes(): number {
+    let bytes = 0;
+    for (const held of this.#held.values()) bytes += held.index.bytes;
+    return bytes;
+  }
+
+  /** The site's documents, newest first, read in one snapshot, a batch at a time. */
+  async #load(siteId: string): Promise<Held> {
+    const started = performance.now();
+    const snapshotAt = Date.now();
+    const builder = new SiteIndexBuilder();
+    const snapshot = await this.#db.transaction(async (tx) => {
+      await tx.query(sql.typeAlias('void')`set transaction isolation level repeatable read, read only`);
+      const taken = await tx.oneFirst(sql.type(z.object({ s: z.string() }))`select pg_current_snapshot()::text as s`);
+      await tx.query(sql.typeAlias('void')`
+        declare search_load no scroll cursor for
+        select ${documentColumns} from search_documents d where d.site_id = ${siteId}
+        order by d.published_at desc nulls first, d.kind desc, d.item_id desc`);
+      for (;;) {
+        const rows = await tx.any(sql.unsafe`fetch 500 from search_load`);
+        for (const [n, row] of (rows as readonly DocumentRow[]).entries()) {
+          builder.add(docOf(row), row.vector);
+          // Requests go on between every few documents: a load takes seconds of CPU.
+          if (n % yieldEvery === yieldEvery - 1) await new Promise(setImmediate);
+        }
+        if (rows.length < loadBatch) break;
+      }
+      return taken;
+    });
+    const index = builder.finish();
+    const ms = Math.round(performance.now() - started);
+    this.#logger.info(
+      { site_id: siteId, documents: index.size, bytes: index.bytes, ms },
+      'search index held in memory',
+    );
+    return {
+      index,
+      snapshot,
+      // Changes made after the snapshot were announced to the copy this one replaces, if any: catch up first.
+      announced: 1,
+      caughtUp: 0,
+      snapshotAt,
+      catchingUp: undefined,
+      stale: false,
+      reloading: false,
+      loadedAt: new Date(),
+    };
+  }
+
+  /** The rows written and removed since the copy's snapshot, applied to it. */
+  async #catchUp(siteId: string, held: Held): Promise<void> {
+    const target = held.announced;
+    const since = held.snapshot;
+    const asked = Date.now();
+    const unseen = (column: ReturnType<typeof sql.identifier>) =>
+      sql.fragment`${column} >= pg_snapshot_xmin(${since}::pg_snapshot) and not pg_visible_in_snapshot(${column}, ${since}::pg_snapshot)`;
+    const found = await actingFor(allTenants, () =>
+      this.#db.one(sql.type(
+        z.object({
+          snapshot: z.string(),
+          written: z.array(documentRow),
+          removed: z.array(z.object({ kind: z.string(), item_id: z.string() })),
+        }),
+      )`
+        select pg_current_snapshot()::text as snapshot,
+               coalesce((select json_agg(w) from (select ${documentColumns} from search_documents d
+                          where d.site_id = ${siteId} and ${unseen(sql.identifier(['d', 'changed']))} limit ${catchUpRows + 1}) w), '[]') as written,
+               coalesce((select json_agg(r) from (select r.kind, r.item_id from search_removals r
+                          where r.site_id = ${siteId} and ${unseen(sql.identifier(['r', 'changed']))} limit ${catchUpRows + 1}) r), '[]') as removed`),
+    );
+    if (found.written.length > catchUpRows || found.removed.length > catchUpRows) {
+      held.stale = true;
+      this.#reload(siteId, held);
+      return;
+    }
+    // Removals first: a document removed and written again since is in both.
+    for (const { kind, item_id } of found.removed) held.index.remove(kind, item_id);
+    for (const row of found.written) held.index.put(docOf(row), row.vector);
+    held.snapshot = found.snapshot;
+    held.snapshotAt = asked;
+    held.caughtUp = target;
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,344 @@
+// One site's search documents held in memory: for each lexeme, the documents
+// holding it newest first with its positions in each, and apart the
+// documents holding it in their title or summary. The newest matches of a
+// common word are then the head of a list rather than a scan of an index
+// (docs/search.md), and every match is counted exactly.
+//
+// What was loaded stays as built (the base); a document written since is
+// kept apart (the changes), its base entry marked gone. A search combines
+// both. When the changes grow, the owner loads the site afresh
+// (./indexes.ts).
+import { searchKinds, type SearchKind } from '../query.ts';
+import { holds, type QueryNode } from './tsquery.ts';
+import { complement, difference, emptySet, find, intersect, union } from './sets.ts';
+import { forEachLexeme, weightOf } from './tsvector.ts';
+
+export type IndexedDocument = {
+  kind: SearchKind;
+  itemId: string;
+  locale: string;
+  /** Microseconds since 1970; Infinity for an item never published (it sorts as newest, as in PostgreSQL). */
+  published: number;
+  /** The transaction that last wrote it (search_documents.changed, 0037): which version of its text is this one's. */
+  version: number;
+};
+
+/** What a hit shows of its document, kept for the next searches that show it (the newest are shown most). */
+export type HitText = {
+  locale: string;
+  title: string;
+  path: string | null;
+  published_at: string | null;
+  text: string;
+  version: number;
+};
+
+/** Hits' texts kept per site: the newest documents are most of the hits of common words. */
+const textsKept = 4_096;
+
+type Postings = {
+  /** The documents holding the lexeme, ascending (newest first). */
+  docs: Int32Array;
+  /** Where each document's positions start in `positions`, and one past the last. */
+  offsets: Int32Array;
+  positions: Uint16Array;
+  /** The documents holding it with weight A or B: in the title or summary. */
+  head: Int32Array;
+};
+
+/** A document written since the base was built: its lexemes with their packed positions. */
+type Changed = { doc: IndexedDocument; lexemes: Map<string, Uint16Array> };
+
+/** A match that may be ranked: a base document (its number) or a changed one; `matching` false for a title match alone. */
+type Candidate = { doc: IndexedDocument; n: number; changed: Changed | undefined; matching: boolean };
+
+/** The `count` newest of two lists, each newest first. */
+function newestOf(a: Candidate[], b: Candidate[], count: number): Candidate[] {
+  return [...a, ...b].sort((x, y) => y.doc.published - x.doc.published).slice(0, count);
+}
+
+const keyOf = (kind: string, itemId: string) => `${kind} ${itemId}`;
+const inHead = (positions: ArrayLike<number>) => {
+  for (let i = 0; i < positions.length; i++) if (weightOf(positions[i]!) >= 2) return true;
+  return false;
+};
+
+/** Where a search looks: one locale or all, and the kinds whose matches are ranked. */
+export type Scope = { locale: string | undefined; kinds: readonly SearchKind[] };
+
+/** A match to rank, with the positions of each of the query's lexemes in it. */
+export type Match = { doc: IndexedDocument; positions: (Uint16Array | undefined)[] };
+
+export class SiteIndex {
+  readonly #docs: IndexedDocument[];
+  readonly #byKey: Map<string, number>;
+  readonly #lexicon: Map<string, Postings>;
+  /** 1 for a base document deleted or written again since. */
+  readonly #gone: Uint8Array;
+  /** Each base document's kind (its index in searchKinds) and locale (its index in the site's locales here). */
+  readonly #kinds: Uint8Array;
+  readonly #locales: Uint16Array;
+  readonly #localeCodes = new Map<string, number>();
+  #goneCount = 0;
+  readonly #changed = new Map<string, Changed>();
+  /** Texts of documents shown lately, the least recently shown out first. */
+  readonly #texts = new Map<string, HitText>();
+  readonly #baseBytes: number;
+
+  constructor(docs: IndexedDocument[], lexicon: Map<string, Postings>, bytes: number) {
+    this.#docs = docs;
+    this.#lexicon = lexicon;
+    this.#gone = new Uint8Array(docs.length);
+    this.#kinds = Uint8Array.from(docs, (doc) => searchKinds.indexOf(doc.kind));
+    this.#locales = Uint16Array.from(docs, (doc) => {
+      if (!this.#localeCodes.has(doc.locale)) this.#localeCodes.set(doc.locale, this.#localeCodes.size);
+      return this.#localeCodes.get(doc.locale)!;
+    });
+    this.#byKey = new Map(docs.map((doc, n) => [keyOf(doc.kind, doc.itemId), n]));
+    this.#baseBytes = bytes + docs.length * 160;
+  }
+
+  /** Documents searchable now. */
+  get size(): number {
+    return this.#docs.length - this.#goneCount + this.#changed.size;
+  }
+
+  /** Documents written since the base was built. */
+  get changes(): number {
+    return this.#changed.size + this.#goneCount;
+  }
+
+  /** About what the index takes in memory. */
+  get bytes(): number {
+    let changed = 0;
+    for (const { lexemes } of this.#changed.values())
+      for (const positions of lexemes.values()) changed += 40 + positions.byteLength;
+    let texts = 0;
+    for (const text of this.#texts.values()) texts += 200 + 2 * text.text.length;
+    return this.#baseBytes + changed + texts;
+  }
+
+  /** The text of the document's version held here, when kept. */
+  text(doc: IndexedDocument): HitText | undefined {
+    const key = keyOf(doc.kind, doc.itemId);
+    const text = this.#texts.get(key);
+    if (text?.version !== doc.version) return undefined;
+    this.#texts.delete(key);
+    this.#texts.set(key, text);
+    return text;
+  }
+
+  /** Keeps a text read for the document, if it is of the version held here (a replica may be behind or ahead). */
+  keepText(doc: IndexedDocument, text: HitText): void {
+    if (text.version !== doc.version) return;
+    if (this.#texts.size >= textsKept) this.#texts.delete(this.#texts.keys().next().value!);
+    this.#texts.set(keyOf(doc.kind, doc.itemId), text);
+  }
+
+  remove(kind: string, itemId: string): void {
+    const key = keyOf(kind, itemId);
+    this.#changed.delete(key);
+    this.#texts.delete(key);
+    const n = this.#byKey.get(key);
+    if (n !== undefined && !this.#gone[n]) {
+      this.#gone[n] = 1;
+      this.#goneCount++;
+    }
+  }
+
+  /** A document written since the base was built, from its vector's text form. */
+  put(doc: IndexedDocument, vector: string): void {
+    this.remove(doc.kind, doc.itemId);
+    const lexemes = new Map<string, Uint16Array>();
+    forEachLexeme(vector, (lexeme, positions, count) => lexemes.set(lexeme, positions.slice(0, count)));
+    this.#changed.set(keyOf(doc.kind, doc.itemId), { doc, lexemes });
+  }
+
+  /**
+   * The matches of the query in scope: how many of each kind (whatever kinds
+   * the scope asks), and the `newest` newest of the kinds asked — with, when
+   * there are that many, the `newest / 2` newest matching in their titles or
+   * summaries — as PostgreSQL's search_candidates picks them (0023, 0029).
+   */
+  matches(query: QueryNode, scope: Scope, newest: number, lexemes: readonly string[]) {
+    // Counted in typed arrays: a common word matches most of the site.
+    const locale = scope.locale === undefined ? -1 : (this.#localeCodes.get(scope.locale) ?? -2);
+    const kindMask = scope.kinds.reduce((mask, kind) => mask | (1 << searchKinds.indexOf(kind)), 0);
+    const counts = new Int32Array(searchKinds.length);
+    const gone = this.#gone;
+    const docKinds = this.#kinds;
+    const docLocales = this.#locales;
+    const inScope = (n: number) => gone[n] === 0 && (locale === -1 || docLocales[n] === locale);
+
+    const base = this.#evaluate(query, (postings) => postings.docs);
+    const baseFound: Candidate[] = [];
+    if (this.#goneCount === 0 && locale === -1) {
+      for (let i = 0; i < base.length; i++) counts[docKinds[base[i]!]!]!++;
+      for (let i = 0; i < base.length && baseFound.length < newest; i++) {
+        if (kindMask & (1 << docKinds[base[i]!]!)) baseFound.push(this.#candidate(base[i]!));
+      }
+    } else {
+      for (let i = 0; i < base.length; i++) {
+        const n = base[i]!;
+        if (!inScope(n)) continue;
+        counts[docKinds[n]!]!++;
+        if (baseFound.length < newest && kindMask & (1 << docKinds[n]!)) baseFound.push(this.#candidate(n));
+      }
+    }
+    const changedFound: Candidate[] = [];
+    const changedHeads: Candidate[] = [];
+    const inKinds = (doc: IndexedDocument) => (kindMask & (1 << searchKinds.indexOf(doc.kind))) !== 0;
+    for (const changed of this.#changed.values()) {
+      const { doc, lexemes: held } = changed;
+      if (scope.locale !== undefined && doc.locale !== scope.locale) continue;
+      const matching = holds(query, (lexeme) => held.has(lexeme));
+      if (matching) counts[searchKinds.indexOf(doc.kind)]!++;
+      if (!inKinds(doc)) continue;
+      if (matching) changedFound.push({ doc, n: -1, changed, matching });
+      if (holds(query, (lexeme) => inHead(held.get(lexeme) ?? [])))
+        changedHeads.push({ doc, n: -1, changed, matching });
+    }
+    const found = newestOf(baseFound, changedFound, newest);
+    const picked = new Map(found.map((candidate) => [candidate.doc, candidate]));
+    if (found.length >= newest) {
+      const heads: Candidate[] = [];
+      for (const n of this.#evaluate(query, (postings) => postings.head)) {
+        if (heads.length >= newest / 2) break;
+        if (inScope(n) && kindMask & (1 << docKinds[n]!))
+          heads.push({ ...this.#candidate(n), matching: find(base, n) >= 0 });
+      }
+      // As search_page ranks only what matches the whole document: with a `not`, a title match may not.
+      for (const head of newestOf(heads, changedHeads, newest / 2)) if (head.matching) picked.set(head.doc, head);
+    }
+    const facets: Partial<Record<SearchKind, number>> = {};
+    searchKinds.forEach((kind, code) => {
+      if (counts[code]) facets[kind] = counts[code];
+    });
+    const toRank: Match[] = [...picked.values()].map((candidate) => ({
+      doc: candidate.doc,
+      positions: this.#positions(candidate, lexemes),
+    }));
+    return { facets, toRank };
+  }
+
+  #candidate(n: number): Candidate {
+    return { doc: this.#docs[n]!, n, changed: undefined, matching: true };
+  }
+
+  /** The packed positions of each lexeme in the document. */
+  #positions(candidate: Candidate, lexemes: readonly string[]): (Uint16Array | undefined)[] {
+    const { changed, n } = candidate;
+    if (changed) return lexemes.map((lexeme) => changed.lexemes.get(lexeme));
+    return lexemes.map((lexeme) => {
+      const postings = this.#lexicon.get(lexeme);
+      const at = postings ? find(postings.docs, n) : -1;
+      return at < 0 ? undefined : postings!.positions.subarray(postings!.offsets[at], postings!.offsets[at + 1]);
+    });
+  }
+
+  /** The base documents matching the query, newest first, from the lists `listOf` picks (gone ones included). */
+  #evaluate(node: QueryNode, listOf: (postings: Postings) => Int32Array): Int32Array {
+    const size = this.#docs.length;
+    switch (node.op) {
+      case 'word': {
+        const postings = this.#lexicon.get(node.lexeme);
+        return postings ? listOf(postings) : emptySet;
+      }
+      case 'not':
+        return complement(this.#evaluate(node.arg, listOf), size);
+      case 'or':
+        return node.args.map((arg) => this.#evaluate(arg, listOf)).reduce(union);
+      case 'and': {
+        const positive = node.args.filter((arg) => arg.op !== 'not').map((arg) => this.#evaluate(arg, listOf));
+        const negative = node.args.flatMap((arg) => (arg.op === 'not' ? [this.#evaluate(arg.arg, listOf)] : []));
+        if (positive.length === 0) return complement(negative.reduce(union), size);
+        positive.sort((a, b) => a.length - b.length);
+        return negative.reduce(difference, positive.reduce(intersect));
+      }
+    }
+  }
+}
+
+/** Builds a site's index from its documents, given newest first. */
+export class SiteIndexBuilder {
+  readonly #docs: IndexedDocument[] = [];
+  readonly #building = new Map<string, PostingsBuilder>();
+  #last = Infinity;
+
+  add(doc: IndexedDocument, vector: string): void {
+    if (doc.published > this.#last) throw new Error('documents must be added newest first');
+    this.#last = doc.published;
+    const n = this.#docs.length;
+    this.#docs.push(doc);
+    forEachLexeme(vector, (lexeme, positions, count) => {
+      let postings = this.#building.get(lexeme);
+      if (!postings) this.#building.set(lexeme, (postings = new PostingsBuilder()));
+      postings.add(n, positions, count);
+    });
+  }
+
+  finish(): SiteIndex {
+    const lexicon = new Map<string, Postings>();
+    let bytes = 0;
+    for (const [lexeme, building] of this.#building) {
+      const postings = building.finish();
+      lexicon.set(lexeme, postings);
+      bytes +=
+        64 +
+        lexeme.length * 2 +
+        postings.docs.byteLength +
+        postings.offsets.byteLength +
+        postings.positions.byteLength +
+        postings.head.byteLength;
+    }
+    this.#building.clear();
+    return new SiteIndex(this.#docs, lexicon, bytes);
+  }
+}
+
+/** A lexeme's lists while they grow. */
+class PostingsBuilder {
+  docs = new Int32Array(4);
+  offsets = new Int32Array(5);
+  positions = new Uint16Array(8);
+  head = new Int32Array(2);
+  count = 0;
+  heads = 0;
+
+  add(doc: number, positions: Uint16Array, count: number): void {
+    if (this.count + 1 >= this.docs.length) {
+      this.docs = grow(this.docs, this.count + 1);
+      this.offsets = grow(this.offsets, this.count + 2);
+    }
+    const from = this.offsets[this.count]!;
+    if (from + count > this.positions.length) this.positions = grow(this.positions, from + count);
+    // Copied one by one, not through subarrays: this runs for every word of every document loaded.
+    let head = false;
+    for (let i = 0; i < count; i++) {
+      const packed = positions[i]!;
+      this.positions[from + i] = packed;
+      if (packed >= 0x8000) head = true;
+    }
+    this.docs[this.count] = doc;
+    this.offsets[++this.count] = from + count;
+    if (head) {
+      if (this.heads === this.head.length) this.head = grow(this.head, this.heads + 1);
+      this.head[this.heads++] = doc;
+    }
+  }
+
+  finish(): Postings {
+    return {
+      docs: this.docs.slice(0, this.count),
+      offsets: this.offsets.slice(0, this.count + 1),
+      positions: this.positions.slice(0, this.offsets[this.count]),
+      head: this.head.slice(0, this.heads),
+    };
+  }
+}
+
+function grow<T extends Int32Array | Uint16Array>(array: T, atLeast: number): T {
+  const larger = new (array.constructor as new (length: number) => T)(Math.max(atLeast, array.length * 2));
+  larger.set(array);
+  return larger;
+}
