@@ -11,11 +11,13 @@
 // snapshot did not see (0037). So an answer never misses a change announced
 // before it was asked — the rule the kept answers (api/search/kept.ts)
 // already rely on.
+import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../../../db/pool.ts';
 import { actingFor, allTenants } from '../../../db/tenant-scope.ts';
 import type { Logger } from '../../logger.ts';
 import { Subscription, type Notifications } from '../../notifications.ts';
+import { searchKinds } from '../query.ts';
 import { SiteIndex, SiteIndexBuilder, type IndexedDocument } from './site-index.ts';
 
 export type MemoryIndexOptions = {
@@ -57,6 +59,8 @@ type DocumentRow = z.infer<typeof documentRow>;
 const catchUpRows = 2_000;
 /** Rows read from the loading cursor at a time (its fetch says so too): between two reads the process answers others. */
 const loadBatch = 500;
+/** What a held document takes of the heap, with its share of the lexicon (one new word a document, about). */
+const heapPerDocument = 400;
 /** Documents built between two turns of the event loop (about 5 ms of work). */
 const yieldEvery = 25;
 /** Removals are kept a day (0037): a copy that has not caught up for half that is read afresh instead. */
@@ -68,13 +72,20 @@ const catchUpWaitMs = 2_000;
 /** How long a site too small or too large for memory is not asked about again. */
 const declinedMs = { small: 60_000, large: 600_000 };
 
-const docOf = (row: DocumentRow): IndexedDocument => ({
-  kind: row.kind,
-  itemId: row.item_id,
-  locale: row.locale,
-  published: row.published ?? Infinity,
-  version: row.version,
-});
+/** Locales' strings, one of each: every row read brings its own copy. */
+const localeStrings = new Map<string, string>();
+
+const docOf = (row: DocumentRow): IndexedDocument => {
+  let locale = localeStrings.get(row.locale);
+  if (locale === undefined) localeStrings.set(row.locale, (locale = row.locale));
+  return {
+    kind: searchKinds.find((kind) => kind === row.kind)!,
+    itemId: row.item_id,
+    locale,
+    published: row.published ?? Infinity,
+    version: row.version,
+  };
+};
 
 // The columns read for a document; the publication time in microseconds, exactly.
 const documentColumns = sql.fragment`
@@ -211,6 +222,15 @@ export class SearchIndexes {
         }
         if (this.#heldBytes() >= this.#options.maxBytes) {
           this.#decline(siteId, 'the memory for search indexes is taken by other sites');
+          return;
+        }
+        // The lists live outside the heap, but each document and word takes some of it: never risk running out.
+        const { heap_size_limit: limit, used_heap_size: used } = getHeapStatistics();
+        if (estimate * heapPerDocument > (limit - used) / 2) {
+          this.#decline(
+            siteId,
+            `${estimate} documents would take more than half the free heap; raise --max-old-space-size`,
+          );
           return;
         }
         const loaded = await this.#load(siteId);

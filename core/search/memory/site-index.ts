@@ -10,6 +10,7 @@
 // (./indexes.ts).
 import { searchKinds, type SearchKind } from '../query.ts';
 import { holds, type QueryNode } from './tsquery.ts';
+import { Postings, PostingsBuilder } from './postings.ts';
 import { complement, difference, emptySet, find, intersect, union } from './sets.ts';
 import { forEachLexeme, weightOf } from './tsvector.ts';
 
@@ -35,16 +36,6 @@ export type HitText = {
 
 /** Hits' texts kept per site: the newest documents are most of the hits of common words. */
 const textsKept = 4_096;
-
-type Postings = {
-  /** The documents holding the lexeme, ascending (newest first). */
-  docs: Int32Array;
-  /** Where each document's positions start in `positions`, and one past the last. */
-  offsets: Int32Array;
-  positions: Uint16Array;
-  /** The documents holding it with weight A or B: in the title or summary. */
-  head: Int32Array;
-};
 
 /** A document written since the base was built: its lexemes with their packed positions. */
 type Changed = { doc: IndexedDocument; lexemes: Map<string, Uint16Array> };
@@ -72,7 +63,7 @@ export type Match = { doc: IndexedDocument; positions: (Uint16Array | undefined)
 export class SiteIndex {
   readonly #docs: IndexedDocument[];
   readonly #byKey: Map<string, number>;
-  readonly #lexicon: Map<string, Postings>;
+  readonly #postings: Postings;
   /** 1 for a base document deleted or written again since. */
   readonly #gone: Uint8Array;
   /** Each base document's kind (its index in searchKinds) and locale (its index in the site's locales here). */
@@ -85,9 +76,9 @@ export class SiteIndex {
   readonly #texts = new Map<string, HitText>();
   readonly #baseBytes: number;
 
-  constructor(docs: IndexedDocument[], lexicon: Map<string, Postings>, bytes: number) {
+  constructor(docs: IndexedDocument[], postings: Postings) {
     this.#docs = docs;
-    this.#lexicon = lexicon;
+    this.#postings = postings;
     this.#gone = new Uint8Array(docs.length);
     this.#kinds = Uint8Array.from(docs, (doc) => searchKinds.indexOf(doc.kind));
     this.#locales = Uint16Array.from(docs, (doc) => {
@@ -95,7 +86,7 @@ export class SiteIndex {
       return this.#localeCodes.get(doc.locale)!;
     });
     this.#byKey = new Map(docs.map((doc, n) => [keyOf(doc.kind, doc.itemId), n]));
-    this.#baseBytes = bytes + docs.length * 160;
+    this.#baseBytes = postings.bytes + docs.length * 300;
   }
 
   /** Documents searchable now. */
@@ -170,7 +161,7 @@ export class SiteIndex {
     const docLocales = this.#locales;
     const inScope = (n: number) => gone[n] === 0 && (locale === -1 || docLocales[n] === locale);
 
-    const base = this.#evaluate(query, (postings) => postings.docs);
+    const base = this.#evaluate(query, (lexeme) => this.#postings.docsOf(lexeme));
     const baseFound: Candidate[] = [];
     if (this.#goneCount === 0 && locale === -1) {
       for (let i = 0; i < base.length; i++) counts[docKinds[base[i]!]!]!++;
@@ -202,7 +193,7 @@ export class SiteIndex {
     const picked = new Map(found.map((candidate) => [candidate.doc, candidate]));
     if (found.length >= newest) {
       const heads: Candidate[] = [];
-      for (const n of this.#evaluate(query, (postings) => postings.head)) {
+      for (const n of this.#evaluate(query, (lexeme) => this.#postings.headsOf(lexeme))) {
         if (heads.length >= newest / 2) break;
         if (inScope(n) && kindMask & (1 << docKinds[n]!))
           heads.push({ ...this.#candidate(n), matching: find(base, n) >= 0 });
@@ -229,21 +220,15 @@ export class SiteIndex {
   #positions(candidate: Candidate, lexemes: readonly string[]): (Uint16Array | undefined)[] {
     const { changed, n } = candidate;
     if (changed) return lexemes.map((lexeme) => changed.lexemes.get(lexeme));
-    return lexemes.map((lexeme) => {
-      const postings = this.#lexicon.get(lexeme);
-      const at = postings ? find(postings.docs, n) : -1;
-      return at < 0 ? undefined : postings!.positions.subarray(postings!.offsets[at], postings!.offsets[at + 1]);
-    });
+    return lexemes.map((lexeme) => this.#postings.positionsOf(lexeme, n));
   }
 
   /** The base documents matching the query, newest first, from the lists `listOf` picks (gone ones included). */
-  #evaluate(node: QueryNode, listOf: (postings: Postings) => Int32Array): Int32Array {
+  #evaluate(node: QueryNode, listOf: (lexeme: string) => Int32Array | undefined): Int32Array {
     const size = this.#docs.length;
     switch (node.op) {
-      case 'word': {
-        const postings = this.#lexicon.get(node.lexeme);
-        return postings ? listOf(postings) : emptySet;
-      }
+      case 'word':
+        return listOf(node.lexeme) ?? emptySet;
       case 'not':
         return complement(this.#evaluate(node.arg, listOf), size);
       case 'or':
@@ -262,83 +247,17 @@ export class SiteIndex {
 /** Builds a site's index from its documents, given newest first. */
 export class SiteIndexBuilder {
   readonly #docs: IndexedDocument[] = [];
-  readonly #building = new Map<string, PostingsBuilder>();
+  readonly #postings = new PostingsBuilder();
   #last = Infinity;
 
   add(doc: IndexedDocument, vector: string): void {
     if (doc.published > this.#last) throw new Error('documents must be added newest first');
     this.#last = doc.published;
-    const n = this.#docs.length;
+    this.#postings.add(this.#docs.length, vector);
     this.#docs.push(doc);
-    forEachLexeme(vector, (lexeme, positions, count) => {
-      let postings = this.#building.get(lexeme);
-      if (!postings) this.#building.set(lexeme, (postings = new PostingsBuilder()));
-      postings.add(n, positions, count);
-    });
   }
 
   finish(): SiteIndex {
-    const lexicon = new Map<string, Postings>();
-    let bytes = 0;
-    for (const [lexeme, building] of this.#building) {
-      const postings = building.finish();
-      lexicon.set(lexeme, postings);
-      bytes +=
-        64 +
-        lexeme.length * 2 +
-        postings.docs.byteLength +
-        postings.offsets.byteLength +
-        postings.positions.byteLength +
-        postings.head.byteLength;
-    }
-    this.#building.clear();
-    return new SiteIndex(this.#docs, lexicon, bytes);
+    return new SiteIndex(this.#docs, this.#postings.finish());
   }
-}
-
-/** A lexeme's lists while they grow. */
-class PostingsBuilder {
-  docs = new Int32Array(4);
-  offsets = new Int32Array(5);
-  positions = new Uint16Array(8);
-  head = new Int32Array(2);
-  count = 0;
-  heads = 0;
-
-  add(doc: number, positions: Uint16Array, count: number): void {
-    if (this.count + 1 >= this.docs.length) {
-      this.docs = grow(this.docs, this.count + 1);
-      this.offsets = grow(this.offsets, this.count + 2);
-    }
-    const from = this.offsets[this.count]!;
-    if (from + count > this.positions.length) this.positions = grow(this.positions, from + count);
-    // Copied one by one, not through subarrays: this runs for every word of every document loaded.
-    let head = false;
-    for (let i = 0; i < count; i++) {
-      const packed = positions[i]!;
-      this.positions[from + i] = packed;
-      if (packed >= 0x8000) head = true;
-    }
-    this.docs[this.count] = doc;
-    this.offsets[++this.count] = from + count;
-    if (head) {
-      if (this.heads === this.head.length) this.head = grow(this.head, this.heads + 1);
-      this.head[this.heads++] = doc;
-    }
-  }
-
-  finish(): Postings {
-    return {
-      docs: this.docs.slice(0, this.count),
-      offsets: this.offsets.slice(0, this.count + 1),
-      positions: this.positions.slice(0, this.offsets[this.count]),
-      head: this.head.slice(0, this.heads),
-    };
-  }
-}
-
-function grow<T extends Int32Array | Uint16Array>(array: T, atLeast: number): T {
-  const larger = new (array.constructor as new (length: number) => T)(Math.max(atLeast, array.length * 2));
-  larger.set(array);
-  return larger;
 }
