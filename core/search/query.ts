@@ -243,28 +243,34 @@ async function inMemory(
   );
   const shown = hits.slice(0, query.limit);
   // Texts kept from earlier searches where they are of the version held; the rest read by primary key.
-  const missing = shown.filter((hit) => !index.text(hit.doc));
+  const kept = shown.map((hit) => index.text(hit.doc));
+  const missing = shown.filter((_, n) => !kept[n]);
+  const missingKinds = sql.array(
+    missing.map((hit) => hit.doc.kind),
+    'text',
+  );
+  const missingIds = sql.array(
+    missing.map((hit) => hit.doc.itemId),
+    'uuid',
+  );
   const rows = missing.length
     ? await db.any(
         prepared(sql.type(textRow)`
-        select d.kind, d.item_id, d.locale, d.title, d.path, d.published_at, d.changed::text::int8 as version,
-               left(btrim(d.summary || ' ' || d.body), 20000) as text
-        from search_documents d
-        join unnest(${sql.array(
-          missing.map((hit) => hit.doc.kind),
-          'text',
-        )}, ${sql.array(
-          missing.map((hit) => hit.doc.itemId),
-          'uuid',
-        )}) as f (kind, item_id) on d.kind = f.kind and d.item_id = f.item_id`),
+          select d.kind, d.item_id, d.locale, d.title, d.path, d.published_at, d.changed::text::int8 as version,
+                 left(btrim(d.summary || ' ' || d.body), 20000) as text
+          from search_documents d join unnest(${missingKinds}, ${missingIds}) as f (kind, item_id)
+            on d.kind = f.kind and d.item_id = f.item_id`),
       )
     : [];
   const read = new Map(rows.map(({ kind, item_id, ...text }) => [`${kind} ${item_id}`, text]));
   // A hit whose row is gone since (the copy not yet caught up with its removal) is left out.
-  const ranked = shown.flatMap(({ doc, score }) => {
-    const text = index.text(doc) ?? read.get(`${doc.kind} ${doc.itemId}`);
-    if (!text) return [];
-    index.keepText(doc, text);
+  const ranked = shown.flatMap(({ doc, score }, n) => {
+    let text = kept[n];
+    if (!text) {
+      text = read.get(`${doc.kind} ${doc.itemId}`);
+      if (!text) return [];
+      index.keepText(doc, text);
+    }
     const { locale, title, path, published_at } = text;
     return [{ kind: doc.kind, id: doc.itemId, locale, title, path, score, published_at, text: text.text }];
   });

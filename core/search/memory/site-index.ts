@@ -10,6 +10,7 @@
 // (./indexes.ts).
 import { searchKinds, type SearchKind } from '../query.ts';
 import { holds, type QueryNode } from './tsquery.ts';
+import { KeptTexts, type HitText } from './kept-texts.ts';
 import { Postings, PostingsBuilder } from './postings.ts';
 import { complement, difference, emptySet, find, intersect, union } from './sets.ts';
 import { forEachLexeme, weightOf } from './tsvector.ts';
@@ -24,18 +25,8 @@ export type IndexedDocument = {
   version: number;
 };
 
-/** What a hit shows of its document, kept for the next searches that show it (the newest are shown most). */
-export type HitText = {
-  locale: string;
-  title: string;
-  path: string | null;
-  published_at: string | null;
-  text: string;
-  version: number;
-};
-
-/** Hits' texts kept per site: the newest documents are most of the hits of common words. */
-const textsKept = 4_096;
+/** Bytes of hits' texts kept per site (./kept-texts.ts). */
+const textBytes = 32 * 1024 * 1024;
 
 /** A document written since the base was built: its lexemes with their packed positions. */
 type Changed = { doc: IndexedDocument; lexemes: Map<string, Uint16Array> };
@@ -72,8 +63,7 @@ export class SiteIndex {
   readonly #localeCodes = new Map<string, number>();
   #goneCount = 0;
   readonly #changed = new Map<string, Changed>();
-  /** Texts of documents shown lately, the least recently shown out first. */
-  readonly #texts = new Map<string, HitText>();
+  readonly #texts = new KeptTexts(textBytes);
   readonly #baseBytes: number;
 
   constructor(docs: IndexedDocument[], postings: Postings) {
@@ -104,26 +94,17 @@ export class SiteIndex {
     let changed = 0;
     for (const { lexemes } of this.#changed.values())
       for (const positions of lexemes.values()) changed += 40 + positions.byteLength;
-    let texts = 0;
-    for (const text of this.#texts.values()) texts += 200 + 2 * text.text.length;
-    return this.#baseBytes + changed + texts;
+    return this.#baseBytes + changed + this.#texts.bytes;
   }
 
   /** The text of the document's version held here, when kept. */
   text(doc: IndexedDocument): HitText | undefined {
-    const key = keyOf(doc.kind, doc.itemId);
-    const text = this.#texts.get(key);
-    if (text?.version !== doc.version) return undefined;
-    this.#texts.delete(key);
-    this.#texts.set(key, text);
-    return text;
+    return this.#texts.get(keyOf(doc.kind, doc.itemId), doc.version);
   }
 
   /** Keeps a text read for the document, if it is of the version held here (a replica may be behind or ahead). */
   keepText(doc: IndexedDocument, text: HitText): void {
-    if (text.version !== doc.version) return;
-    if (this.#texts.size >= textsKept) this.#texts.delete(this.#texts.keys().next().value!);
-    this.#texts.set(keyOf(doc.kind, doc.itemId), text);
+    if (text.version === doc.version) this.#texts.set(keyOf(doc.kind, doc.itemId), text);
   }
 
   remove(kind: string, itemId: string): void {

@@ -157,6 +157,8 @@ describe('a site held in memory', () => {
     expect(found.memory.items.map((hit) => hit.id)).toEqual([made.body.id]);
     expectSame(found.memory, found.postgres, 'zephyrine');
     expectSame((await both('q=storm')).memory, (await both('q=storm')).postgres, 'storm after a post');
+    // Its text is kept for the next search that shows it, and never shown for another version.
+    expect((await both('q=quiet')).memory.items[0]).toMatchObject({ id: made.body.id, title: 'Zephyrine storm' });
 
     const edited = await request(t.app)
       .patch(`/${site.slug}/posts/${made.body.id}`)
@@ -166,6 +168,7 @@ describe('a site held in memory', () => {
     found = await both('q=zephyrine');
     expect(found.memory.total).toBe(0);
     expect((await both('q=quillwort')).memory.items.map((hit) => hit.id)).toEqual([made.body.id]);
+    expect((await both('q=quiet')).memory.items[0]).toMatchObject({ id: made.body.id, title: 'Quillwort fog' });
 
     await request(t.app)
       .patch(`/${site.slug}/posts/${made.body.id}`)
