@@ -40,6 +40,8 @@ type Held = {
   /** Too far behind to catch up row by row: not used until read afresh. */
   stale: boolean;
   reloading: boolean;
+  /** When it was last searched (Date.now()). */
+  searchedAt: number;
   loadedAt: Date;
 };
 
@@ -59,6 +61,8 @@ type DocumentRow = z.infer<typeof documentRow>;
 const catchUpRows = 2_000;
 /** Rows read from the loading cursor at a time (its fetch says so too): between two reads the process answers others. */
 const loadBatch = 500;
+/** A copy not searched for this long is dropped. */
+const idleMs = 3600_000;
 /** What a held document takes of the heap, with its share of the lexicon (one new word a document, about). */
 const heapPerDocument = 400;
 /** Documents built between two turns of the event loop (about 5 ms of work). */
@@ -105,6 +109,7 @@ export class SearchIndexes {
   /** One load at a time: a load is CPU work the process's requests share. */
   #loads: Promise<unknown> = Promise.resolve();
   #closed = false;
+  #lastDrop = Date.now();
 
   constructor(db: DatabasePool, options: MemoryIndexOptions, logger: Logger, notifications?: Notifications) {
     this.#db = db;
@@ -148,11 +153,13 @@ export class SearchIndexes {
    */
   async current(siteId: string): Promise<SiteIndex | undefined> {
     if (this.#options.maxBytes === 0 || this.#closed) return undefined;
+    this.#dropIdle();
     const held = this.#held.get(siteId);
     if (!held) {
       this.#considerLoading(siteId);
       return undefined;
     }
+    held.searchedAt = Date.now();
     // Unheard announcements are possible: catch up on every search.
     if (!this.#subscription?.active) held.announced++;
     const wanted = held.announced;
@@ -172,7 +179,11 @@ export class SearchIndexes {
       );
       return undefined;
     }
-    if (held.stale) return undefined;
+    if (held.stale) {
+      // Being read afresh, or its reading failed: tried again once the failure's pause is over.
+      this.#reload(siteId, held);
+      return undefined;
+    }
     // Many changes kept apart slow every search: read the site afresh, answering from this copy meanwhile.
     if (held.index.changes > Math.max(catchUpRows, held.index.size / 20)) this.#reload(siteId, held);
     return held.index;
@@ -247,10 +258,17 @@ export class SearchIndexes {
   }
 
   #reload(siteId: string, held: Held): void {
-    if (held.reloading) return;
+    if (held.reloading || (this.#declined.get(siteId) ?? 0) > Date.now()) return;
     held.reloading = true;
     this.#queueLoad(siteId, async () => {
       try {
+        // Both copies are in memory until the new one replaces the old: without room for both, the old goes first,
+        // and the site is loaded again on its next search, as the first time.
+        const { heap_size_limit: limit, used_heap_size: used } = getHeapStatistics();
+        if (held.index.size * heapPerDocument > (limit - used) / 2) {
+          this.#held.delete(siteId);
+          return;
+        }
         const loaded = await this.#load(siteId);
         if (this.#held.get(siteId) === held) this.#held.set(siteId, loaded);
       } finally {
@@ -269,6 +287,19 @@ export class SearchIndexes {
           'search index not loaded; searched in PostgreSQL',
         );
       });
+  }
+
+  /** Copies not searched for an hour (a site made private, deleted, or out of fashion) give their memory back. */
+  #dropIdle(): void {
+    const now = Date.now();
+    if (now - this.#lastDrop < 60_000) return;
+    this.#lastDrop = now;
+    for (const [siteId, held] of this.#held) {
+      if (now - held.searchedAt > idleMs) {
+        this.#held.delete(siteId);
+        this.#logger.info({ site_id: siteId }, 'search index no longer held: not searched for an hour');
+      }
+    }
   }
 
   #decline(siteId: string, why: string): void {
@@ -321,6 +352,7 @@ export class SearchIndexes {
       catchingUp: undefined,
       stale: false,
       reloading: false,
+      searchedAt: Date.now(),
       loadedAt: new Date(),
     };
   }
