@@ -120,6 +120,10 @@ export class SearchIndexes {
 
   start(): void {
     if (!this.#notifications || this.#options.maxBytes === 0) return;
+    // Whatever was announced while not listening went unheard: every copy catches up before its next answer.
+    this.#notifications.onStateChange(() => {
+      for (const held of this.#held.values()) held.announced++;
+    });
     this.#subscription = new Subscription(
       this.#notifications,
       'content_changed',

@@ -56,6 +56,13 @@ function expectSame(memory: Result, postgres: Result, query: string) {
   memory.items.forEach((hit, n) => expect(hit.score).toBeCloseTo(postgres.items[n]!.score, 6));
 }
 
+async function until(condition: () => boolean) {
+  for (let tries = 0; !condition(); tries++) {
+    if (tries > 200) throw new Error('waited 10 s in vain');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 beforeAll(async () => {
   t = await startTestApp({ env: { SEARCH_MEMORY_MIN_DOCUMENTS: '0' } });
   const config = testConfig({ DATABASE_URL: t.database.url, SEARCH_MEMORY_MB: '0' });
@@ -187,6 +194,16 @@ describe('a site held in memory', () => {
     await t.services.notifications.sync();
     const storm = await both('q=storm');
     expectSame(storm.memory, storm.postgres, 'storm after archiving');
+
+    // Written while this process was not listening (its connection cut): caught up once it listens again.
+    await t.services.db.any(sql.type(z.object({ terminated: z.boolean() }))`
+      select pg_terminate_backend(pid) as terminated from pg_stat_activity
+      where application_name = 'notifications' and datname = current_database()`);
+    await until(() => !t.services.notifications.listening);
+    await t.services.db.query(sql.typeAlias('void')`
+      update posts set title = 'Unheard tern' where site_id = ${site.id} and slug = 'bulk-7'`);
+    await until(() => t.services.notifications.listening);
+    expect((await both('q=tern')).memory.items.map((hit) => hit.title)).toEqual(['Unheard tern']);
 
     // More rows written than a catch-up takes one by one (2,000): the site is read afresh, searched in PostgreSQL meanwhile.
     await t.services.db.query(sql.typeAlias('void')`
