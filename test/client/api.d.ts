@@ -3977,7 +3977,7 @@ export interface components {
         element?: number;
         media?: number;
       };
-      /** @description False when the query is expected to match more than 1,000 items: `total` and `facets` are then estimates. Either way the hits ranked are the 60 newest matches and the 30 newest matches of titles and summaries, so pages end there */
+      /** @description False when the query is expected to match more than 1,000 items of a site searched in PostgreSQL: `total` and `facets` are then estimates. A large site held in memory (SEARCH_MEMORY_MB) counts every match. Either way the hits ranked are the 60 newest matches and the 30 newest matches of titles and summaries, so pages end there */
       exact: boolean;
       /** @description When the query as written found nothing: the query with misspelt words replaced, whose hits these are */
       corrected_query: string | null;
