@@ -61,7 +61,8 @@ const searchContent = defineTool({
   params: siteParams,
   query: searchQuery,
   readOnly: true,
-  run: ({ query }, { context, site }) => searchLogged(context.db, context.services.statistics, site!, query),
+  run: ({ query }, { context, site }) =>
+    searchLogged(context.db, context.services.statistics, site!, query, context.services.searchIndexes),
 });
 
 const getPage = defineTool({

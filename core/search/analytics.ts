@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { StatisticsRecorder } from '../statistics/recorder.ts';
 import type { Site } from '../tenancy/sites.ts';
+import type { SearchIndexes } from './memory/indexes.ts';
 import { searchSite, type SearchQuery, type SearchResult } from './query.ts';
 
 /** Queries are kept as typed, lower-cased and with spaces collapsed, so "Shoes " and "shoes" count together. */
@@ -20,8 +21,9 @@ export async function searchLogged(
   statistics: Pick<StatisticsRecorder, 'search'>,
   site: Site,
   query: SearchQuery,
+  indexes?: SearchIndexes,
 ): Promise<SearchResult> {
-  const result = await searchSite(db, site, query);
+  const result = await searchSite(db, site, query, indexes);
   if (!query.cursor) statistics.search(site.id, query.q, query.locale, result.total);
   return result;
 }

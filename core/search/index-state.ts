@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { timestamp } from '../timestamp.ts';
 import type { SearchIndexes } from './memory/indexes.ts';
-import { searchKinds } from './query.ts';
+import { searchKinds } from './kinds.ts';
 
 export const searchStatsSchema = z
   .object({

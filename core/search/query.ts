@@ -4,7 +4,7 @@
 // counts per kind, cursor pages. A query that finds nothing is tried once
 // more with its misspelt words corrected (./correct.ts).
 import { z } from 'zod';
-import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem } from '../errors.ts';
 import { cursorTimestamp } from '../pagination.ts';
 import { unstorableFields } from '../storable.ts';
@@ -12,12 +12,12 @@ import { siteLocales } from '../content/locales.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { timestamp } from '../timestamp.ts';
 import { correctQuery } from './correct.ts';
+import type { Found } from './found.ts';
+import { searchKinds, type SearchKind } from './kinds.ts';
 import type { SearchIndexes } from './memory/indexes.ts';
-import { rankedPage } from './memory/page.ts';
-import type { SiteIndex } from './memory/site-index.ts';
-import { queryTree } from './memory/query-tree.ts';
-import { shownLexemes } from './memory/tsquery.ts';
+import { searchInMemory } from './memory/search.ts';
 import { snippet } from './snippet.ts';
+import { tsQuery } from './ts-query.ts';
 
 // Bounds on the work of one search (search_candidates in 0023): matches are
 // counted exactly up to this many, and the hits ranked are the newest this
@@ -25,8 +25,7 @@ import { snippet } from './snippet.ts';
 const exactUpTo = 1_000;
 const candidates = 60;
 
-export const searchKinds = ['post', 'page', 'element', 'media'] as const;
-export type SearchKind = (typeof searchKinds)[number];
+export { searchKinds, type SearchKind } from './kinds.ts';
 
 export const searchQuery = z.object({
   q: z.string().trim().min(1).max(200).describe('What to look for: words, "a phrase", `or`, `-word`'),
@@ -68,6 +67,7 @@ export const searchHitSchema = z
     published_at: timestamp.nullable(),
   })
   .meta({ id: 'SearchHit' });
+export type SearchHit = z.infer<typeof searchHitSchema>;
 
 export const searchResultSchema = z
   .object({
@@ -114,14 +114,6 @@ function decodeCursor(cursor: string): Position {
   }
 }
 
-/** The query in the configuration of each locale, OR-ed: a German item is found by German stems. */
-function tsQuery(locales: string[], text: string) {
-  return sql.join(
-    locales.map((locale) => sql.fragment`websearch_to_tsquery(search_config(${locale}), ${text})`),
-    sql.fragment` || `,
-  );
-}
-
 /** The counts, repeated on each hit; one row without a hit (its columns null) when nothing was found. */
 const pageRow = z.object({
   facets: z.record(z.string(), z.number()),
@@ -136,17 +128,6 @@ const pageRow = z.object({
   score: z.number().nullable(),
   text: z.string().nullable(),
 });
-
-/** A hit with the text its snippet is cut from. */
-type Ranked = Omit<z.infer<typeof searchHitSchema>, 'snippet'> & { text: string };
-/** What a search found, before the snippets: the counts, the words to mark, a page of hits and whether more follow. */
-type Found = {
-  facets: Partial<Record<string, number>>;
-  exact: boolean;
-  stems: string[];
-  hits: Ranked[];
-  more: boolean;
-};
 
 /**
  * The hits to rank and the counts (search_candidates), then a page of them
@@ -195,94 +176,6 @@ async function inPostgres(
   };
 }
 
-const textRow = z.object({
-  kind: z.enum(searchKinds),
-  item_id: z.uuid(),
-  locale: z.string(),
-  title: z.string(),
-  path: z.string().nullable(),
-  published_at: timestamp.nullable(),
-  version: z.number(),
-  text: z.string(),
-});
-
-/**
- * The same from the site's copy held in memory (./memory/indexes.ts), when
- * it can evaluate the query (not a phrase): matched, counted and ranked
- * there, then the page's texts read by primary key. Undefined otherwise.
- */
-async function inMemory(
-  db: CommonQueryMethods,
-  indexes: SearchIndexes,
-  index: SiteIndex,
-  site: Site,
-  query: SearchQuery,
-  text: string,
-  at: string,
-  after?: Position,
-): Promise<Found | undefined> {
-  const atMs = Date.parse(at);
-  if (Number.isNaN(atMs)) return undefined;
-  const locales = query.locale ? [query.locale] : siteLocales(site);
-  const kinds = query.kind ?? [...searchKinds];
-  const tree = await queryTree(db, indexes, locales, text, () =>
-    db.oneFirst(sql.type(z.object({ q: z.string() }))`select (${tsQuery(locales, text)})::text as q`),
-  );
-  if (tree === undefined) return undefined;
-  if (tree === null) return { facets: {}, exact: true, stems: [], hits: [], more: false };
-  const { facets, hits } = rankedPage(
-    index,
-    tree,
-    { locale: query.locale, kinds },
-    {
-      newest: candidates,
-      atMicros: atMs * 1000,
-      after: after && { score: after[1], kind: after[2], id: after[3] },
-      pageSize: query.limit + 1,
-    },
-  );
-  const shown = hits.slice(0, query.limit);
-  // Texts kept from earlier searches where they are of the version held; the rest read by primary key.
-  const kept = shown.map((hit) => index.text(hit.doc));
-  const missing = shown.filter((_, n) => !kept[n]);
-  const missingKinds = sql.array(
-    missing.map((hit) => hit.doc.kind),
-    'text',
-  );
-  const missingIds = sql.array(
-    missing.map((hit) => hit.doc.itemId),
-    'uuid',
-  );
-  const rows = missing.length
-    ? await db.any(
-        prepared(sql.type(textRow)`
-          select d.kind, d.item_id, d.locale, d.title, d.path, d.published_at, d.changed::text::int8 as version,
-                 left(btrim(d.summary || ' ' || d.body), 20000) as text
-          from search_documents d join unnest(${missingKinds}, ${missingIds}) as f (kind, item_id)
-            on d.kind = f.kind and d.item_id = f.item_id`),
-      )
-    : [];
-  const read = new Map(rows.map(({ kind, item_id, ...text }) => [`${kind} ${item_id}`, text]));
-  // A hit whose row is gone since (the copy not yet caught up with its removal) is left out.
-  const ranked = shown.flatMap(({ doc, score }, n) => {
-    let text = kept[n];
-    if (!text) {
-      text = read.get(`${doc.kind} ${doc.itemId}`);
-      if (!text) return [];
-      index.keepText(doc, text);
-    }
-    const { locale, title, path, published_at } = text;
-    return [{ kind: doc.kind, id: doc.itemId, locale, title, path, score, published_at, text: text.text }];
-  });
-  return {
-    facets,
-    exact: true,
-    stems: [...shownLexemes(tree)],
-    hits: ranked,
-    more: hits.length > query.limit,
-  };
-}
-
 async function run(
   db: CommonQueryMethods,
   indexes: SearchIndexes | undefined,
@@ -294,7 +187,17 @@ async function run(
 ) {
   const index = await indexes?.current(site.id);
   const found =
-    (index && (await inMemory(db, indexes!, index, site, query, text, at, after))) ??
+    (index &&
+      (await searchInMemory(db, indexes!, index, {
+        locales: query.locale ? [query.locale] : siteLocales(site),
+        locale: query.locale,
+        kinds: query.kind ?? [...searchKinds],
+        limit: query.limit,
+        text,
+        at,
+        after: after && { score: after[1], kind: after[2], id: after[3] },
+        candidates,
+      }))) ??
     (await inPostgres(db, site, query, text, at, after));
   const kinds = query.kind ?? [...searchKinds];
   const facets = Object.fromEntries(searchKinds.map((kind) => [kind, Math.round(found.facets[kind] ?? 0)])) as Record<

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Site } from '../tenancy/sites.ts';
-import { searchKinds } from './query.ts';
+import { searchKinds } from './kinds.ts';
 
 export const maxSuggestions = 10;
 const maxTitles = 5;

@@ -17,7 +17,7 @@ import { sql, type DatabasePool } from '../../../db/pool.ts';
 import { actingFor, allTenants } from '../../../db/tenant-scope.ts';
 import type { Logger } from '../../logger.ts';
 import { Subscription, type Notifications } from '../../notifications.ts';
-import { searchKinds } from '../query.ts';
+import { searchKinds } from '../kinds.ts';
 import { SiteIndex, SiteIndexBuilder, type IndexedDocument } from './site-index.ts';
 
 export type MemoryIndexOptions = {

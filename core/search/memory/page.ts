@@ -2,7 +2,7 @@
 // search_page ranks them (0023): cover density, boosted for recent items by
 // up to half again, fading over 90 days; best first, ties by kind and id
 // (descending, as PostgreSQL orders them); after the cursor's position.
-import type { SearchKind } from '../query.ts';
+import type { SearchKind } from '../kinds.ts';
 import { coverDensity } from './rank.ts';
 import type { IndexedDocument, Scope, SiteIndex } from './site-index.ts';
 import { lexemesOf, type QueryNode } from './tsquery.ts';

@@ -8,7 +8,7 @@
 // kept apart (the changes), its base entry marked gone. A search combines
 // both. When the changes grow, the owner loads the site afresh
 // (./indexes.ts).
-import { searchKinds, type SearchKind } from '../query.ts';
+import { searchKinds, type SearchKind } from '../kinds.ts';
 import { holds, type QueryNode } from './tsquery.ts';
 import { KeptTexts, type HitText } from './kept-texts.ts';
 import { Postings, PostingsBuilder } from './postings.ts';
