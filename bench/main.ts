@@ -217,7 +217,7 @@ try {
   if (section('content')) rows.push(...(await contentFigures(api.url, token, databaseUrl, launchApi, postgresPid)));
   if (section('billing')) rows.push(...(await webhookFigures(api.url, token, databaseUrl, launchApi)));
   if (section('statistics')) rows.push(...(await countingFigures(api.url, token, databaseUrl, launchApi)));
-  if (section('search')) rows.push(...(await searchFigures(api.url, token, databaseUrl)));
+  if (section('search')) rows.push(...(await searchFigures(api.url, token, databaseUrl, launchApi)));
   if (section('knowledge')) {
     rows.push(...(await knowledgeFigures(api.url, token, databaseUrl, adminUrl, launchApi)));
   }

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { createPool, sql } from '../db/pool.ts';
 import { closedLoop, describeLatencies } from './closed-loop.ts';
 import { api, benchSite } from './http.ts';
+import type { ApiLauncher } from './request-path.ts';
 
 type Row = [string, string];
 
@@ -84,7 +85,12 @@ const concurrently = (urls: string[], seconds: number, clients = loadClients) =>
 
 const describe = describeLatencies;
 
-export async function searchFigures(apiUrl: string, token: string, databaseUrl: string): Promise<Row[]> {
+export async function searchFigures(
+  apiUrl: string,
+  token: string,
+  databaseUrl: string,
+  launchApi: ApiLauncher,
+): Promise<Row[]> {
   const db = await createPool(databaseUrl, { maxPoolSize: 2 });
   try {
     // A kept data directory (BENCH_DATA_DIR) holds the posts of an earlier run: searched again, not written again.
@@ -133,6 +139,16 @@ export async function searchFigures(apiUrl: string, token: string, databaseUrl: 
       const body = (await (await fetch(url)).json()) as { exact: boolean };
       if (body.exact) exact++;
     }
+    // The baseline, in the same run: an API that holds nothing in memory searches the same queries in PostgreSQL.
+    const inPostgres = await launchApi(databaseUrl, { SEARCH_MEMORY_MB: '0' });
+    const there = (url: string) => url.replace(apiUrl, inPostgres.url);
+    let baseline: Awaited<ReturnType<typeof concurrently>>;
+    try {
+      await concurrently(freshUrls.slice(15_000).map(there), 2);
+      baseline = await concurrently(freshUrls.slice(100, 10_000).map(there), seconds);
+    } finally {
+      await inPostgres.stop();
+    }
     await concurrently(freshUrls.slice(15_000), 2);
     const fresh = await concurrently(freshUrls.slice(100, 10_000), seconds);
     // One client: a search's own latency, without queueing behind seven others on two cores.
@@ -161,6 +177,10 @@ export async function searchFigures(apiUrl: string, token: string, databaseUrl: 
       [
         `The same queries, each asked for the first time, ${loadClients} clients`,
         `${describe(fresh)}; ${exact}% counted exactly`,
+      ],
+      [
+        `The same, ${loadClients} clients, searched in PostgreSQL (an API holding nothing: SEARCH_MEMORY_MB=0, same run)`,
+        describe(baseline),
       ],
       [`The same, 1 client`, describe(alone)],
       [
