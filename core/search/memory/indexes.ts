@@ -340,7 +340,7 @@ export class SearchIndexes {
       }
       return taken;
     });
-    const index = builder.finish();
+    const index = await builder.finish();
     const ms = Math.round(performance.now() - started);
     this.#logger.info(
       { site_id: siteId, documents: index.size, bytes: index.bytes, ms },

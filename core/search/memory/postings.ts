@@ -120,13 +120,17 @@ export class PostingsBuilder {
     });
   }
 
-  finish(): Postings {
+  /** The lists laid out, a slice at a time: a large site's are seconds of work the process's requests share. */
+  async finish(): Promise<Postings> {
     const lexemes = this.#lexicon.size;
     const postings = this.#postings;
     const docStart = new Int32Array(lexemes + 1);
     const headStart = new Int32Array(lexemes + 1);
     const positionsOf = new Float64Array(lexemes + 1);
-    for (let p = 0; p < postings; p++) positionsOf[this.#lexemes[p]! + 1]! += this.#counts[p]!;
+    for (let p = 0; p < postings; p++) {
+      positionsOf[this.#lexemes[p]! + 1]! += this.#counts[p]!;
+      if (p % slice === slice - 1) await turn();
+    }
     for (let l = 0; l < lexemes; l++) {
       docStart[l + 1] = docStart[l]! + this.#postingsOf[l]!;
       headStart[l + 1] = headStart[l]! + this.#headsOf[l]!;
@@ -151,12 +155,17 @@ export class PostingsBuilder {
       for (let i = 0; i < count; i++) positions[to++] = this.#positions[from++]!;
       nextPosition[l] = to;
       if (this.#heads[p]) heads[nextHead[l]!++] = this.#docs[p]!;
+      if (p % slice === slice - 1) await turn();
     }
     // A lexeme's last posting ends where the next lexeme's positions begin.
     positionStart[postings] = this.#positionCount;
     return new Postings({ lexicon: this.#lexicon, docStart, docs, positionStart, positions, headStart, heads });
   }
 }
+
+/** Postings laid out between two turns of the event loop (a few milliseconds). */
+const slice = 100_000;
+const turn = () => new Promise(setImmediate);
 
 function grown<T extends Int32Array | Uint16Array | Uint8Array>(array: T, atLeast: number): T {
   const larger = new (array.constructor as new (length: number) => T)(Math.max(atLeast, array.length * 2));

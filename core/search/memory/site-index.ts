@@ -238,7 +238,7 @@ export class SiteIndexBuilder {
     this.#docs.push(doc);
   }
 
-  finish(): SiteIndex {
-    return new SiteIndex(this.#docs, this.#postings.finish());
+  async finish(): Promise<SiteIndex> {
+    return new SiteIndex(this.#docs, await this.#postings.finish());
   }
 }
