@@ -17,8 +17,8 @@ import { sql, type DatabasePool } from '../../../db/pool.ts';
 import { actingFor, allTenants } from '../../../db/tenant-scope.ts';
 import type { Logger } from '../../logger.ts';
 import { Subscription, type Notifications } from '../../notifications.ts';
-import { searchKinds } from '../kinds.ts';
-import { SiteIndex, SiteIndexBuilder, type IndexedDocument } from './site-index.ts';
+import { readChanges, readSite } from './reading.ts';
+import type { SiteIndex } from './site-index.ts';
 
 export type MemoryIndexOptions = {
   /** The most all held sites may take together; 0 holds none. */
@@ -47,26 +47,12 @@ type Held = {
 
 export type HeldState = { documents: number; bytes: number; loaded_at: string };
 
-const documentRow = z.object({
-  kind: z.enum(['post', 'page', 'element', 'media']),
-  item_id: z.string(),
-  locale: z.string(),
-  published: z.number().nullable(),
-  version: z.number(),
-  vector: z.string(),
-});
-type DocumentRow = z.infer<typeof documentRow>;
-
 /** Rows written since a snapshot caught up one by one; more, and the site is read afresh. */
 const catchUpRows = 2_000;
-/** Rows read from the loading cursor at a time (its fetch says so too): between two reads the process answers others. */
-const loadBatch = 500;
 /** A copy not searched for this long is dropped. */
 const idleMs = 3600_000;
 /** What a held document takes of the heap, with its share of the lexicon (one new word a document, about). */
 const heapPerDocument = 400;
-/** Documents built between two turns of the event loop (about 5 ms of work). */
-const yieldEvery = 25;
 /** Removals are kept a day (0037): a copy that has not caught up for half that is read afresh instead. */
 const catchUpWithinMs = 12 * 3600_000;
 /** Query texts remembered (./tsquery.ts reads them), the first asked out first. */
@@ -75,26 +61,6 @@ const queryTextsKept = 10_000;
 const catchUpWaitMs = 2_000;
 /** How long a site too small or too large for memory is not asked about again. */
 const declinedMs = { small: 60_000, large: 600_000 };
-
-/** Locales' strings, one of each: every row read brings its own copy. */
-const localeStrings = new Map<string, string>();
-
-const docOf = (row: DocumentRow): IndexedDocument => {
-  let locale = localeStrings.get(row.locale);
-  if (locale === undefined) localeStrings.set(row.locale, (locale = row.locale));
-  return {
-    kind: searchKinds.find((kind) => kind === row.kind)!,
-    itemId: row.item_id,
-    locale,
-    published: row.published ?? Infinity,
-    version: row.version,
-  };
-};
-
-// The columns read for a document; the publication time in microseconds, exactly.
-const documentColumns = sql.fragment`
-  d.kind, d.item_id, d.locale, (extract(epoch from d.published_at) * 1000000)::float8 as published,
-  d.changed::text::int8 as version, d.document::text as vector`;
 
 export class SearchIndexes {
   readonly #db: DatabasePool;
@@ -317,30 +283,11 @@ export class SearchIndexes {
     return bytes;
   }
 
-  /** The site's documents, newest first, read in one snapshot, a batch at a time. */
+  /** The site read afresh, as a copy to hold. */
   async #load(siteId: string): Promise<Held> {
     const started = performance.now();
     const snapshotAt = Date.now();
-    const builder = new SiteIndexBuilder();
-    const snapshot = await this.#db.transaction(async (tx) => {
-      await tx.query(sql.typeAlias('void')`set transaction isolation level repeatable read, read only`);
-      const taken = await tx.oneFirst(sql.type(z.object({ s: z.string() }))`select pg_current_snapshot()::text as s`);
-      await tx.query(sql.typeAlias('void')`
-        declare search_load no scroll cursor for
-        select ${documentColumns} from search_documents d where d.site_id = ${siteId}
-        order by d.published_at desc nulls first, d.kind desc, d.item_id desc`);
-      for (;;) {
-        const rows = await tx.any(sql.unsafe`fetch 500 from search_load`);
-        for (const [n, row] of (rows as readonly DocumentRow[]).entries()) {
-          builder.add(docOf(row), row.vector);
-          // Requests go on between every few documents: a load takes seconds of CPU.
-          if (n % yieldEvery === yieldEvery - 1) await new Promise(setImmediate);
-        }
-        if (rows.length < loadBatch) break;
-      }
-      return taken;
-    });
-    const index = await builder.finish();
+    const { index, snapshot } = await readSite(this.#db, siteId);
     const ms = Math.round(performance.now() - started);
     this.#logger.info(
       { site_id: siteId, documents: index.size, bytes: index.bytes, ms },
@@ -366,30 +313,15 @@ export class SearchIndexes {
     const target = held.announced;
     const since = held.snapshot;
     const asked = Date.now();
-    const unseen = (column: ReturnType<typeof sql.identifier>) =>
-      sql.fragment`${column} >= pg_snapshot_xmin(${since}::pg_snapshot) and not pg_visible_in_snapshot(${column}, ${since}::pg_snapshot)`;
-    const found = await actingFor(allTenants, () =>
-      this.#db.one(sql.type(
-        z.object({
-          snapshot: z.string(),
-          written: z.array(documentRow),
-          removed: z.array(z.object({ kind: z.string(), item_id: z.string() })),
-        }),
-      )`
-        select pg_current_snapshot()::text as snapshot,
-               coalesce((select json_agg(w) from (select ${documentColumns} from search_documents d
-                          where d.site_id = ${siteId} and ${unseen(sql.identifier(['d', 'changed']))} limit ${catchUpRows + 1}) w), '[]') as written,
-               coalesce((select json_agg(r) from (select r.kind, r.item_id from search_removals r
-                          where r.site_id = ${siteId} and ${unseen(sql.identifier(['r', 'changed']))} limit ${catchUpRows + 1}) r), '[]') as removed`),
-    );
-    if (found.written.length > catchUpRows || found.removed.length > catchUpRows) {
+    const found = await actingFor(allTenants, () => readChanges(this.#db, siteId, since, catchUpRows));
+    if (!found) {
       held.stale = true;
       this.#reload(siteId, held);
       return;
     }
     // Removals first: a document removed and written again since is in both.
-    for (const { kind, item_id } of found.removed) held.index.remove(kind, item_id);
-    for (const row of found.written) held.index.put(docOf(row), row.vector);
+    for (const { kind, itemId } of found.removed) held.index.remove(kind, itemId);
+    for (const { doc, vector } of found.written) held.index.put(doc, vector);
     held.snapshot = found.snapshot;
     held.snapshotAt = asked;
     held.caughtUp = target;

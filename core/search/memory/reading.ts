@@ -1,0 +1,103 @@
+// How a site's search documents are read for the copy held in memory
+// (./indexes.ts): all of them, newest first, in one snapshot; or the rows
+// written and the removals made since a snapshot, by the transactions it did
+// not see (migration 0037).
+import { z } from 'zod';
+import { sql, type DatabasePool } from '../../../db/pool.ts';
+import { searchKinds } from '../kinds.ts';
+import { SiteIndexBuilder, type IndexedDocument, type SiteIndex } from './site-index.ts';
+
+const documentRow = z.object({
+  kind: z.enum(['post', 'page', 'element', 'media']),
+  item_id: z.string(),
+  locale: z.string(),
+  published: z.number().nullable(),
+  version: z.number(),
+  vector: z.string(),
+});
+type DocumentRow = z.infer<typeof documentRow>;
+
+/** Rows read from the loading cursor at a time (its fetch says so too): between two reads the process answers others. */
+const loadBatch = 500;
+/** Documents built between two turns of the event loop (about 5 ms of work). */
+const yieldEvery = 25;
+
+/** Locales' strings, one of each: every row read brings its own copy. */
+const localeStrings = new Map<string, string>();
+
+const docOf = (row: DocumentRow): IndexedDocument => {
+  let locale = localeStrings.get(row.locale);
+  if (locale === undefined) localeStrings.set(row.locale, (locale = row.locale));
+  return {
+    kind: searchKinds.find((kind) => kind === row.kind)!,
+    itemId: row.item_id,
+    locale,
+    published: row.published ?? Infinity,
+    version: row.version,
+  };
+};
+
+// The columns read for a document; the publication time in microseconds, exactly.
+const documentColumns = sql.fragment`
+  d.kind, d.item_id, d.locale, (extract(epoch from d.published_at) * 1000000)::float8 as published,
+  d.changed::text::int8 as version, d.document::text as vector`;
+
+/** The site's documents, newest first, read in one snapshot, a batch at a time; and that snapshot. */
+export async function readSite(db: DatabasePool, siteId: string): Promise<{ index: SiteIndex; snapshot: string }> {
+  const builder = new SiteIndexBuilder();
+  const snapshot = await db.transaction(async (tx) => {
+    await tx.query(sql.typeAlias('void')`set transaction isolation level repeatable read, read only`);
+    const taken = await tx.oneFirst(sql.type(z.object({ s: z.string() }))`select pg_current_snapshot()::text as s`);
+    await tx.query(sql.typeAlias('void')`
+      declare search_load no scroll cursor for
+      select ${documentColumns} from search_documents d where d.site_id = ${siteId}
+      order by d.published_at desc nulls first, d.kind desc, d.item_id desc`);
+    for (;;) {
+      const rows = await tx.any(sql.unsafe`fetch 500 from search_load`);
+      for (const [n, row] of (rows as readonly DocumentRow[]).entries()) {
+        builder.add(docOf(row), row.vector);
+        // Requests go on between every few documents: a load takes seconds of CPU.
+        if (n % yieldEvery === yieldEvery - 1) await new Promise(setImmediate);
+      }
+      if (rows.length < loadBatch) break;
+    }
+    return taken;
+  });
+  return { index: await builder.finish(), snapshot };
+}
+
+export type Changes = {
+  /** The snapshot they were read in: the next catch-up's starting point. */
+  snapshot: string;
+  written: { doc: IndexedDocument; vector: string }[];
+  removed: { kind: string; itemId: string }[];
+};
+
+/** What transactions unseen by `since` wrote and removed in the site; undefined past `most` of either. */
+export async function readChanges(
+  db: DatabasePool,
+  siteId: string,
+  since: string,
+  most: number,
+): Promise<Changes | undefined> {
+  const unseen = (column: ReturnType<typeof sql.identifier>) =>
+    sql.fragment`${column} >= pg_snapshot_xmin(${since}::pg_snapshot) and not pg_visible_in_snapshot(${column}, ${since}::pg_snapshot)`;
+  const found = await db.one(sql.type(
+    z.object({
+      snapshot: z.string(),
+      written: z.array(documentRow),
+      removed: z.array(z.object({ kind: z.string(), item_id: z.string() })),
+    }),
+  )`
+    select pg_current_snapshot()::text as snapshot,
+           coalesce((select json_agg(w) from (select ${documentColumns} from search_documents d
+                      where d.site_id = ${siteId} and ${unseen(sql.identifier(['d', 'changed']))} limit ${most + 1}) w), '[]') as written,
+           coalesce((select json_agg(r) from (select r.kind, r.item_id from search_removals r
+                      where r.site_id = ${siteId} and ${unseen(sql.identifier(['r', 'changed']))} limit ${most + 1}) r), '[]') as removed`);
+  if (found.written.length > most || found.removed.length > most) return undefined;
+  return {
+    snapshot: found.snapshot,
+    written: found.written.map((row) => ({ doc: docOf(row), vector: row.vector })),
+    removed: found.removed.map(({ kind, item_id }) => ({ kind, itemId: item_id })),
+  };
+}
