@@ -5,7 +5,7 @@
 // bytes of the process's heap behind every rare word; here the heap holds only
 // the lexicon, and the lists sit outside it.
 import { find } from './sets.ts';
-import { forEachLexeme, weightOf } from './tsvector.ts';
+import { forEachLexeme, inTitleOrSummary } from './tsvector.ts';
 
 export class Postings {
   readonly #lexicon: Map<string, number>;
@@ -108,7 +108,7 @@ export class PostingsBuilder {
       for (let i = 0; i < count; i++) {
         const packed = positions[i]!;
         this.#positions[this.#positionCount + i] = packed;
-        if (weightOf(packed) >= 2) head = 1;
+        if (inTitleOrSummary(packed)) head = 1;
       }
       this.#positionCount += count;
       this.#lexemes[p] = l;

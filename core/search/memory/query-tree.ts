@@ -22,39 +22,38 @@ export async function queryTree(
   text: string,
   askWhole: () => Promise<string>,
 ): Promise<QueryNode | null | undefined> {
-  const words = text.trim().split(/\s+/);
-  if (!words.every((word) => plainWord.test(word) && word.toLowerCase() !== 'or')) {
-    return parseTsquery(await indexes.queryText(JSON.stringify([locales, text]), askWhole));
-  }
-  const keys = locales.flatMap((locale) => words.map((word) => JSON.stringify([[locale], word.toLowerCase()])));
-  const known = new Map(keys.map((key) => [key, indexes.knownQueryText(key)]));
-  const unknown = [...known].filter(([, read]) => read === undefined).map(([key]) => key);
+  const whole = async () => parseTsquery(await indexes.queryText(JSON.stringify([locales, text]), askWhole));
+  const words = text
+    .trim()
+    .split(/\s+/)
+    .map((word) => word.toLowerCase());
+  if (!words.every((word) => plainWord.test(word) && word !== 'or')) return whole();
+  const keyOf = (locale: string, word: string) => JSON.stringify([[locale], word]);
+  const unknown = locales
+    .flatMap((locale) => words.map((word) => ({ locale, word, key: keyOf(locale, word) })))
+    .filter(({ key }) => indexes.knownQueryText(key) === undefined);
   if (unknown.length) {
-    const asked = unknown.map((key) => JSON.parse(key) as [[string], string]);
     const read = await db.anyFirst(sql.type(z.object({ q: z.string() }))`
       select websearch_to_tsquery(search_config(a.locale), a.word)::text as q
       from unnest(${sql.array(
-        asked.map(([[locale]]) => locale),
+        unknown.map(({ locale }) => locale),
         'text',
       )}, ${sql.array(
-        asked.map(([, word]) => word),
+        unknown.map(({ word }) => word),
         'text',
       )}) with ordinality as a (locale, word, n)
       order by a.n`);
-    unknown.forEach((key, n) => {
-      indexes.rememberQueryText(key, read[n]!);
-      known.set(key, read[n]!);
-    });
+    unknown.forEach(({ key }, n) => indexes.rememberQueryText(key, read[n]!));
   }
   const perLocale: QueryNode[] = [];
   for (const locale of locales) {
     const lexemes: QueryNode[] = [];
     for (const word of words) {
-      const tree = parseTsquery(known.get(JSON.stringify([[locale], word.toLowerCase()]))!);
-      if (tree === undefined || (tree && tree.op !== 'word')) {
-        // A word read as more than one lexeme: the whole query is read by PostgreSQL.
-        return parseTsquery(await indexes.queryText(JSON.stringify([locales, text]), askWhole));
-      }
+      // Remembered above, unless so many were asked at once that the first are out already: asked whole then.
+      const known = indexes.knownQueryText(keyOf(locale, word));
+      const tree = known === undefined ? undefined : parseTsquery(known);
+      // A word read as more than one lexeme: the whole query is read by PostgreSQL.
+      if (tree === undefined || (tree && tree.op !== 'word')) return whole();
       if (tree) lexemes.push(tree);
     }
     if (lexemes.length) perLocale.push(lexemes.length === 1 ? lexemes[0]! : { op: 'and', args: lexemes });

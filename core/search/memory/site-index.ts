@@ -13,7 +13,7 @@ import { holds, type QueryNode } from './tsquery.ts';
 import { KeptTexts, type HitText } from './kept-texts.ts';
 import { Postings, PostingsBuilder } from './postings.ts';
 import { complement, difference, emptySet, find, intersect, union } from './sets.ts';
-import { forEachLexeme, weightOf } from './tsvector.ts';
+import { forEachLexeme, inTitleOrSummary } from './tsvector.ts';
 
 export type IndexedDocument = {
   kind: SearchKind;
@@ -41,7 +41,7 @@ function newestOf(a: Candidate[], b: Candidate[], count: number): Candidate[] {
 
 const keyOf = (kind: string, itemId: string) => `${kind} ${itemId}`;
 const inHead = (positions: ArrayLike<number>) => {
-  for (let i = 0; i < positions.length; i++) if (weightOf(positions[i]!) >= 2) return true;
+  for (let i = 0; i < positions.length; i++) if (inTitleOrSummary(positions[i]!)) return true;
   return false;
 };
 
@@ -144,18 +144,11 @@ export class SiteIndex {
 
     const base = this.#evaluate(query, (lexeme) => this.#postings.docsOf(lexeme));
     const baseFound: Candidate[] = [];
-    if (this.#goneCount === 0 && locale === -1) {
-      for (let i = 0; i < base.length; i++) counts[docKinds[base[i]!]!]!++;
-      for (let i = 0; i < base.length && baseFound.length < newest; i++) {
-        if (kindMask & (1 << docKinds[base[i]!]!)) baseFound.push(this.#candidate(base[i]!));
-      }
-    } else {
-      for (let i = 0; i < base.length; i++) {
-        const n = base[i]!;
-        if (!inScope(n)) continue;
-        counts[docKinds[n]!]!++;
-        if (baseFound.length < newest && kindMask & (1 << docKinds[n]!)) baseFound.push(this.#candidate(n));
-      }
+    for (let i = 0; i < base.length; i++) {
+      const n = base[i]!;
+      if (!inScope(n)) continue;
+      counts[docKinds[n]!]!++;
+      if (baseFound.length < newest && kindMask & (1 << docKinds[n]!)) baseFound.push(this.#candidate(n));
     }
     const changedFound: Candidate[] = [];
     const changedHeads: Candidate[] = [];

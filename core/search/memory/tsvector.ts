@@ -5,6 +5,8 @@
 
 /** The weight of a packed position: 3 for A, 2 for B, 1 for C, 0 for D. */
 export const weightOf = (packed: number) => packed >>> 14;
+/** Whether a packed position is in a title (A) or summary (B), as the head vector holds them (0023). */
+export const inTitleOrSummary = (packed: number) => weightOf(packed) >= 2;
 /** The position (1–16383) of a packed position. */
 export const positionOf = (packed: number) => packed & 0x3fff;
 
