@@ -12,7 +12,21 @@ import { searchKinds, type SearchKind } from '../kinds.ts';
 import { holds, type QueryNode } from './tsquery.ts';
 import { KeptTexts, type HitText } from './kept-texts.ts';
 import { Postings, PostingsBuilder } from './postings.ts';
-import { complement, difference, emptySet, find, intersect, union } from './sets.ts';
+import {
+  bitmapOf,
+  cheapestFirst,
+  complement,
+  denser,
+  difference,
+  emptySet,
+  forEachMember,
+  has,
+  intersect,
+  isBitmap,
+  popcount,
+  union,
+  type DocSet,
+} from './sets.ts';
 import { forEachLexeme, inTitleOrSummary } from './tsvector.ts';
 
 export type IndexedDocument = {
@@ -27,6 +41,8 @@ export type IndexedDocument = {
 
 /** Bytes of hits' texts kept per site (./kept-texts.ts). */
 const textBytes = 32 * 1024 * 1024;
+/** Bytes of common words' bitmaps kept per site (1,300 of them for 100,000 documents), made as they are searched. */
+const bitmapBytes = 16 * 1024 * 1024;
 
 /** A document written since the base was built: its lexemes with their packed positions. */
 type Changed = { doc: IndexedDocument; lexemes: Map<string, Uint16Array> };
@@ -55,12 +71,18 @@ export class SiteIndex {
   readonly #docs: IndexedDocument[];
   readonly #byKey: Map<string, number>;
   readonly #postings: Postings;
-  /** 1 for a base document deleted or written again since. */
-  readonly #gone: Uint8Array;
+  /** The base documents neither deleted nor written again since, as a bitmap (./sets.ts). */
+  readonly #live: Uint32Array;
   /** Each base document's kind (its index in searchKinds) and locale (its index in the site's locales here). */
   readonly #kinds: Uint8Array;
   readonly #locales: Uint16Array;
   readonly #localeCodes = new Map<string, number>();
+  /** The base documents of each kind, and of each locale, as bitmaps: for counting a common word's matches. */
+  readonly #kindBitmaps: (Uint32Array | undefined)[];
+  readonly #localeBitmaps: Uint32Array[];
+  /** Common words' documents as bitmaps, the least recently searched first. */
+  readonly #bitmaps = new Map<string, Uint32Array>();
+  #bitmapBytes = 0;
   #goneCount = 0;
   readonly #changed = new Map<string, Changed>();
   readonly #texts = new KeptTexts(textBytes);
@@ -69,12 +91,21 @@ export class SiteIndex {
   constructor(docs: IndexedDocument[], postings: Postings) {
     this.#docs = docs;
     this.#postings = postings;
-    this.#gone = new Uint8Array(docs.length);
+    const size = docs.length;
+    this.#live = complement(emptySet, size) as Uint32Array;
     this.#kinds = Uint8Array.from(docs, (doc) => searchKinds.indexOf(doc.kind));
     this.#locales = Uint16Array.from(docs, (doc) => {
       if (!this.#localeCodes.has(doc.locale)) this.#localeCodes.set(doc.locale, this.#localeCodes.size);
       return this.#localeCodes.get(doc.locale)!;
     });
+    const membersOf = (codes: Uint8Array | Uint16Array, code: number) =>
+      Int32Array.from(codes.keys()).filter((n) => codes[n] === code);
+    this.#kindBitmaps = searchKinds.map((_, code) =>
+      this.#kinds.includes(code) ? (bitmapOf(membersOf(this.#kinds, code), size) as Uint32Array) : undefined,
+    );
+    this.#localeBitmaps = [...this.#localeCodes.values()].map(
+      (code) => bitmapOf(membersOf(this.#locales, code), size) as Uint32Array,
+    );
     this.#byKey = new Map(docs.map((doc, n) => [keyOf(doc.kind, doc.itemId), n]));
     this.#baseBytes = postings.bytes + docs.length * 300;
   }
@@ -94,7 +125,7 @@ export class SiteIndex {
     let changed = 0;
     for (const { lexemes } of this.#changed.values())
       for (const positions of lexemes.values()) changed += 40 + positions.byteLength;
-    return this.#baseBytes + changed + this.#texts.bytes;
+    return this.#baseBytes + changed + this.#texts.bytes + this.#bitmapBytes;
   }
 
   /** The text of the document's version held here, when kept. */
@@ -112,8 +143,8 @@ export class SiteIndex {
     this.#changed.delete(key);
     this.#texts.delete(key);
     const n = this.#byKey.get(key);
-    if (n !== undefined && !this.#gone[n]) {
-      this.#gone[n] = 1;
+    if (n !== undefined && has(this.#live, n)) {
+      this.#live[n >>> 5]! &= ~(1 << (n & 31));
       this.#goneCount++;
     }
   }
@@ -133,23 +164,21 @@ export class SiteIndex {
    * summaries — as PostgreSQL's search_candidates picks them (0023, 0029).
    */
   matches(query: QueryNode, scope: Scope, newest: number, lexemes: readonly string[]) {
-    // Counted in typed arrays: a common word matches most of the site.
     const locale = scope.locale === undefined ? -1 : (this.#localeCodes.get(scope.locale) ?? -2);
     const kindMask = scope.kinds.reduce((mask, kind) => mask | (1 << searchKinds.indexOf(kind)), 0);
-    const counts = new Int32Array(searchKinds.length);
-    const gone = this.#gone;
     const docKinds = this.#kinds;
     const docLocales = this.#locales;
-    const inScope = (n: number) => gone[n] === 0 && (locale === -1 || docLocales[n] === locale);
+    const live = this.#live;
+    const inScope = (n: number) =>
+      ((live[n >>> 5]! >>> (n & 31)) & 1) === 1 && (locale === -1 || docLocales[n] === locale);
 
-    const base = this.#evaluate(query, (lexeme) => this.#postings.docsOf(lexeme));
+    const base = this.#evaluate(query, this.#docsOf);
+    const counts = this.#count(base, locale);
     const baseFound: Candidate[] = [];
-    for (let i = 0; i < base.length; i++) {
-      const n = base[i]!;
-      if (!inScope(n)) continue;
-      counts[docKinds[n]!]!++;
-      if (baseFound.length < newest && kindMask & (1 << docKinds[n]!)) baseFound.push(this.#candidate(n));
-    }
+    forEachMember(base, (n) => {
+      if (inScope(n) && kindMask & (1 << docKinds[n]!)) baseFound.push(this.#candidate(n));
+      return baseFound.length < newest;
+    });
     const changedFound: Candidate[] = [];
     const changedHeads: Candidate[] = [];
     const inKinds = (doc: IndexedDocument) => (kindMask & (1 << searchKinds.indexOf(doc.kind))) !== 0;
@@ -167,11 +196,14 @@ export class SiteIndex {
     const picked = new Map(found.map((candidate) => [candidate.doc, candidate]));
     if (found.length >= newest) {
       const heads: Candidate[] = [];
-      for (const n of this.#evaluate(query, (lexeme) => this.#postings.headsOf(lexeme))) {
-        if (heads.length >= newest / 2) break;
-        if (inScope(n) && kindMask & (1 << docKinds[n]!))
-          heads.push({ ...this.#candidate(n), matching: find(base, n) >= 0 });
-      }
+      forEachMember(
+        this.#evaluate(query, (lexeme) => this.#postings.headsOf(lexeme)),
+        (n) => {
+          if (inScope(n) && kindMask & (1 << docKinds[n]!))
+            heads.push({ ...this.#candidate(n), matching: has(base, n) });
+          return heads.length < newest / 2;
+        },
+      );
       // As search_page ranks only what matches the whole document: with a `not`, a title match may not.
       for (const head of newestOf(heads, changedHeads, newest / 2)) if (head.matching) picked.set(head.doc, head);
     }
@@ -186,6 +218,52 @@ export class SiteIndex {
     return { facets, toRank };
   }
 
+  /** The documents of the base holding the lexeme; a common one's as a bitmap, made once and kept while there is room. */
+  #docsOf = (lexeme: string): DocSet | undefined => {
+    const list = this.#postings.docsOf(lexeme);
+    if (!list || !denser(list.length, this.#docs.length)) return list;
+    let bitmap = this.#bitmaps.get(lexeme);
+    if (bitmap) this.#bitmaps.delete(lexeme);
+    else {
+      bitmap = bitmapOf(list, this.#docs.length) as Uint32Array;
+      for (const [word, oldest] of this.#bitmaps) {
+        if (this.#bitmapBytes + bitmap.byteLength <= bitmapBytes) break;
+        this.#bitmaps.delete(word);
+        this.#bitmapBytes -= oldest.byteLength;
+      }
+      this.#bitmapBytes += bitmap.byteLength;
+    }
+    this.#bitmaps.set(lexeme, bitmap);
+    return bitmap;
+  };
+
+  /** How many base documents of each kind in scope (live, of the locale when one is asked: -1 any, -2 none) the set holds. */
+  #count(set: DocSet, locale: number): Int32Array {
+    const counts = new Int32Array(searchKinds.length);
+    if (locale === -2) return counts;
+    const live = this.#live;
+    if (!isBitmap(set)) {
+      for (let i = 0; i < set.length; i++) {
+        const n = set[i]!;
+        if (((live[n >>> 5]! >>> (n & 31)) & 1) === 1 && (locale === -1 || this.#locales[n] === locale))
+          counts[this.#kinds[n]!]!++;
+      }
+      return counts;
+    }
+    const inLocale = locale === -1 ? undefined : this.#localeBitmaps[locale]!;
+    const kinds = this.#kindBitmaps;
+    for (let i = 0; i < set.length; i++) {
+      let bits = set[i]! & live[i]!;
+      if (inLocale) bits &= inLocale[i]!;
+      if (bits === 0) continue;
+      for (let kind = 0; kind < kinds.length; kind++) {
+        const ofKind = kinds[kind];
+        if (ofKind) counts[kind]! += popcount(bits & ofKind[i]!);
+      }
+    }
+    return counts;
+  }
+
   #candidate(n: number): Candidate {
     return { doc: this.#docs[n]!, n, changed: undefined, matching: true };
   }
@@ -197,22 +275,23 @@ export class SiteIndex {
     return lexemes.map((lexeme) => this.#postings.positionsOf(lexeme, n));
   }
 
-  /** The base documents matching the query, newest first, from the lists `listOf` picks (gone ones included). */
-  #evaluate(node: QueryNode, listOf: (lexeme: string) => Int32Array | undefined): Int32Array {
+  /** The base documents matching the query, newest first, from the sets `setOf` picks (gone ones included). */
+  #evaluate(node: QueryNode, setOf: (lexeme: string) => DocSet | undefined): DocSet {
     const size = this.#docs.length;
     switch (node.op) {
       case 'word':
-        return listOf(node.lexeme) ?? emptySet;
+        return setOf(node.lexeme) ?? emptySet;
       case 'not':
-        return complement(this.#evaluate(node.arg, listOf), size);
+        return complement(this.#evaluate(node.arg, setOf), size);
       case 'or':
-        return node.args.map((arg) => this.#evaluate(arg, listOf)).reduce(union);
+        return node.args.map((arg) => this.#evaluate(arg, setOf)).reduce((a, b) => union(a, b, size));
       case 'and': {
-        const positive = node.args.filter((arg) => arg.op !== 'not').map((arg) => this.#evaluate(arg, listOf));
-        const negative = node.args.flatMap((arg) => (arg.op === 'not' ? [this.#evaluate(arg.arg, listOf)] : []));
-        if (positive.length === 0) return complement(negative.reduce(union), size);
-        positive.sort((a, b) => a.length - b.length);
-        return negative.reduce(difference, positive.reduce(intersect));
+        const positive = node.args.filter((arg) => arg.op !== 'not').map((arg) => this.#evaluate(arg, setOf));
+        const negative = node.args.flatMap((arg) => (arg.op === 'not' ? [this.#evaluate(arg.arg, setOf)] : []));
+        const excluded = negative.length ? negative.reduce((a, b) => union(a, b, size)) : undefined;
+        if (positive.length === 0) return complement(excluded!, size);
+        const matched = positive.sort(cheapestFirst).reduce(intersect);
+        return excluded ? difference(matched, excluded, size) : matched;
       }
     }
   }
