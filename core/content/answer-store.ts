@@ -19,6 +19,8 @@ export type AnswerStore = {
   close(): void;
 };
 
+import { takeOldest } from '../oldest.ts';
+
 type Entry = CachedAnswer & { expiresAt: number };
 
 /** A map, oldest out first past `maxEntries`, with an index from tag to keys. */
@@ -46,8 +48,7 @@ export function memoryAnswerStore(maxEntries: number): AnswerStore {
       const old = entries.get(key);
       if (old) remove(key, old);
       if (entries.size >= maxEntries) {
-        const oldest = entries.keys().next().value as string;
-        remove(oldest, entries.get(oldest)!);
+        remove(...takeOldest(entries)!);
         evicted++;
       }
       entries.set(key, { ...answer, expiresAt: Date.now() + ttlMs });

@@ -11,6 +11,7 @@ import type { CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { Subscription, type Notifications } from '../notifications.ts';
+import { takeOldest } from '../oldest.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { findPublicSite, findSiteAccess, type SiteAccess } from '../tenancy/site-access.ts';
 import type { Actor } from '../actor.ts';
@@ -59,7 +60,7 @@ class ExpiringMap<V> {
   set(key: string, value: V, expiresAt: number): void {
     this.#entries.delete(key);
     if (this.#entries.size >= this.#maxEntries) {
-      this.#entries.delete(this.#entries.keys().next().value as string);
+      takeOldest(this.#entries);
       this.evictions++;
     }
     this.#entries.set(key, { value, expiresAt });

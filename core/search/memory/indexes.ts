@@ -17,6 +17,7 @@ import { sql, type DatabasePool } from '../../../db/pool.ts';
 import { actingFor, allTenants } from '../../../db/tenant-scope.ts';
 import type { Logger } from '../../logger.ts';
 import { Subscription, type Notifications } from '../../notifications.ts';
+import { takeOldest } from '../../oldest.ts';
 import { readChanges, readSite } from './reading.ts';
 import type { SiteIndex } from './site-index.ts';
 
@@ -177,7 +178,7 @@ export class SearchIndexes {
   }
 
   rememberQueryText(key: string, text: string): void {
-    if (this.#queryTexts.size >= queryTextsKept) this.#queryTexts.delete(this.#queryTexts.keys().next().value!);
+    if (this.#queryTexts.size >= queryTextsKept) takeOldest(this.#queryTexts);
     this.#queryTexts.set(key, text);
   }
 

@@ -15,6 +15,8 @@ export type HitText = {
   version: number;
 };
 
+import { takeOldest } from '../../oldest.ts';
+
 type Kept = Omit<HitText, 'text'> & { body: Buffer };
 
 const overhead = 200;
@@ -46,11 +48,7 @@ export class KeptTexts {
     const kept = { ...rest, body: Buffer.from(text, 'utf8') };
     this.#kept.set(key, kept);
     this.#bytes += sizeOf(kept);
-    for (const [oldest, entry] of this.#kept) {
-      if (this.#bytes <= this.#maxBytes) break;
-      this.#kept.delete(oldest);
-      this.#bytes -= sizeOf(entry);
-    }
+    while (this.#bytes > this.#maxBytes) this.#bytes -= sizeOf(takeOldest(this.#kept)![1]);
   }
 
   delete(key: string): void {

@@ -8,6 +8,7 @@
 // kept apart (the changes), its base entry marked gone. A search combines
 // both. When the changes grow, the owner loads the site afresh
 // (./indexes.ts).
+import { takeOldest } from '../../oldest.ts';
 import { searchKinds, type SearchKind } from '../kinds.ts';
 import { holds, type QueryNode } from './tsquery.ts';
 import { KeptTexts, type HitText } from './kept-texts.ts';
@@ -226,11 +227,8 @@ export class SiteIndex {
     if (bitmap) this.#bitmaps.delete(lexeme);
     else {
       bitmap = bitmapOf(list, this.#docs.length) as Uint32Array;
-      for (const [word, oldest] of this.#bitmaps) {
-        if (this.#bitmapBytes + bitmap.byteLength <= bitmapBytes) break;
-        this.#bitmaps.delete(word);
-        this.#bitmapBytes -= oldest.byteLength;
-      }
+      while (this.#bitmaps.size && this.#bitmapBytes + bitmap.byteLength > bitmapBytes)
+        this.#bitmapBytes -= takeOldest(this.#bitmaps)![1].byteLength;
       this.#bitmapBytes += bitmap.byteLength;
     }
     this.#bitmaps.set(lexeme, bitmap);
