@@ -1,14 +1,16 @@
 // A search's query as the tree the in-memory index evaluates, read as
 // PostgreSQL's websearch_to_tsquery reads it in the configuration of each
 // locale. A query of plain words is common and made of few distinct words,
-// so each word's lexeme per locale is asked once and remembered, and such a
-// query costs no round trip once its words are known: websearch_to_tsquery
+// so each word's lexeme per locale is known (the site's common words read
+// with it, ./reading.ts) or asked once and remembered, and such a query
+// costs no round trip once its words are known: websearch_to_tsquery
 // joins plain words with `&`, leaving out stop words, and the locales' reads
 // are joined with `|` (query.ts). Anything else (quotes, `or`, `-`, digits,
 // punctuation) is asked of PostgreSQL whole, also remembered.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../../db/pool.ts';
 import type { SearchIndexes } from './indexes.ts';
+import type { SiteIndex } from './site-index.ts';
 import { parseTsquery, type QueryNode } from './tsquery.ts';
 
 // Letters only: the parser reads such a run as one word (digits, hyphens and apostrophes it may split or join).
@@ -18,6 +20,7 @@ const plainWord = /^\p{Script=Latin}+$/u;
 export async function queryTree(
   db: CommonQueryMethods,
   indexes: SearchIndexes,
+  index: SiteIndex,
   locales: readonly string[],
   text: string,
   askWhole: () => Promise<string>,
@@ -29,9 +32,12 @@ export async function queryTree(
     .map((word) => word.toLowerCase());
   if (!words.every((word) => plainWord.test(word) && word !== 'or')) return whole();
   const keyOf = (locale: string, word: string) => JSON.stringify([[locale], word]);
+  // The site's own words were read with it; others asked once and remembered for every site.
+  const known = (locale: string, word: string) =>
+    index.wordQuery(locale, word) ?? indexes.knownQueryText(keyOf(locale, word));
   const unknown = locales
     .flatMap((locale) => words.map((word) => ({ locale, word, key: keyOf(locale, word) })))
-    .filter(({ key }) => indexes.knownQueryText(key) === undefined);
+    .filter(({ locale, word }) => known(locale, word) === undefined);
   if (unknown.length) {
     const read = await db.anyFirst(sql.type(z.object({ q: z.string() }))`
       select websearch_to_tsquery(search_config(a.locale), a.word)::text as q
@@ -50,8 +56,8 @@ export async function queryTree(
     const lexemes: QueryNode[] = [];
     for (const word of words) {
       // Remembered above, unless so many were asked at once that the first are out already: asked whole then.
-      const known = indexes.knownQueryText(keyOf(locale, word));
-      const tree = known === undefined ? undefined : parseTsquery(known);
+      const read = known(locale, word);
+      const tree = read === undefined ? undefined : parseTsquery(read);
       // A word read as more than one lexeme: the whole query is read by PostgreSQL.
       if (tree === undefined || (tree && tree.op !== 'word')) return whole();
       if (tree) lexemes.push(tree);

@@ -53,7 +53,7 @@ export async function searchInMemory(
   const { locales, kinds, text, at, after, limit } = asked;
   const atMs = Date.parse(at);
   if (Number.isNaN(atMs)) return undefined;
-  const tree = await queryTree(db, indexes, locales, text, () =>
+  const tree = await queryTree(db, indexes, index, locales, text, () =>
     db.oneFirst(sql.type(z.object({ q: z.string() }))`select (${tsQuery(locales, text)})::text as q`),
   );
   if (tree === undefined) return undefined;

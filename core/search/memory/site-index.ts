@@ -70,6 +70,8 @@ export type Match = { doc: IndexedDocument; positions: (Uint16Array | undefined)
 
 export class SiteIndex {
   readonly #docs: IndexedDocument[];
+  /** The site's common words read as a query (tsquery text) in each locale, by `locale word`. */
+  readonly #words: Map<string, string>;
   readonly #byKey: Map<string, number>;
   readonly #postings: Postings;
   /** The base documents neither deleted nor written again since, as a bitmap (./sets.ts). */
@@ -89,8 +91,9 @@ export class SiteIndex {
   readonly #texts = new KeptTexts(textBytes);
   readonly #baseBytes: number;
 
-  constructor(docs: IndexedDocument[], postings: Postings) {
+  constructor(docs: IndexedDocument[], postings: Postings, words = new Map<string, string>()) {
     this.#docs = docs;
+    this.#words = words;
     this.#postings = postings;
     const size = docs.length;
     this.#live = complement(emptySet, size) as Uint32Array;
@@ -108,7 +111,7 @@ export class SiteIndex {
       (code) => bitmapOf(membersOf(this.#locales, code), size) as Uint32Array,
     );
     this.#byKey = new Map(docs.map((doc, n) => [keyOf(doc.kind, doc.itemId), n]));
-    this.#baseBytes = postings.bytes + docs.length * 300;
+    this.#baseBytes = postings.bytes + docs.length * 300 + words.size * 150;
   }
 
   /** Documents searchable now. */
@@ -127,6 +130,11 @@ export class SiteIndex {
     for (const { lexemes } of this.#changed.values())
       for (const positions of lexemes.values()) changed += 40 + positions.byteLength;
     return this.#baseBytes + changed + this.#texts.bytes + this.#bitmapBytes;
+  }
+
+  /** A word of the site read as a query in the locale (websearch_to_tsquery's text), when read with the site. */
+  wordQuery(locale: string, word: string): string | undefined {
+    return this.#words.get(`${locale} ${word}`);
   }
 
   /** The text of the document's version held here, when kept. */
@@ -299,7 +307,12 @@ export class SiteIndex {
 export class SiteIndexBuilder {
   readonly #docs: IndexedDocument[] = [];
   readonly #postings = new PostingsBuilder();
+  readonly #words = new Map<string, string>();
   #last = Infinity;
+
+  addWord(locale: string, word: string, query: string): void {
+    this.#words.set(`${locale} ${word}`, query);
+  }
 
   add(doc: IndexedDocument, vector: string): void {
     if (doc.published > this.#last) throw new Error('documents must be added newest first');
@@ -309,6 +322,6 @@ export class SiteIndexBuilder {
   }
 
   async finish(): Promise<SiteIndex> {
-    return new SiteIndex(this.#docs, await this.#postings.finish());
+    return new SiteIndex(this.#docs, await this.#postings.finish(), this.#words);
   }
 }

@@ -107,6 +107,17 @@ describe('a site held in memory', () => {
     ).toMatchObject({ documents: 400, held_in_memory: null });
   });
 
+  it('reads the site’s words with it, as PostgreSQL reads them in each of its locales: their searches ask nothing', async () => {
+    const index = (await t.services.searchIndexes.current(site.id))!;
+    const read = (locale: string, word: string) =>
+      t.services.db.oneFirst(sql.type(z.object({ q: z.string() }))`
+        select websearch_to_tsquery(search_config(${locale}), ${word})::text as q`);
+    for (const word of ['keepers', 'lighthouse', 'the', 'leuchtturm'])
+      for (const locale of ['en', 'de'])
+        expect([word, locale, index.wordQuery(locale, word)]).toEqual([word, locale, await read(locale, word)]);
+    expect(index.wordQuery('en', 'narwhal')).toBeUndefined();
+  });
+
   it.each([
     'q=storm',
     'q=lighthouse',
