@@ -91,7 +91,7 @@ async function connectWithRetry<T>(connect: () => Promise<T>, logger: Logger, wa
 export async function closeServices(services: Services): Promise<void> {
   services.accessCache.close();
   services.publicCache.close();
-  services.searchIndexes.close();
+  await services.searchIndexes.close();
   // What was counted since the last minute's write goes out before the pool closes.
   await services.statistics.stop(services.db);
   await Promise.allSettled([

@@ -1,8 +1,9 @@
-// The sites whose search documents this process holds in memory
-// (./site-index.ts): the large ones, where PostgreSQL's GIN scan of a common
-// word costs more than a search may (docs/search.md). PostgreSQL stays the
-// source of truth, and a site not held — small, not loaded yet, past the
-// memory budget, or while its copy cannot be caught up — is searched there.
+// The sites whose search documents this process holds in memory, in its
+// search thread (./engine.ts, ./site-copy.ts): the large ones, where
+// PostgreSQL's GIN scan of a common word costs more than a search may
+// (docs/search.md). PostgreSQL stays the source of truth, and a site not
+// held — small, not loaded yet, past the memory budget, while its copy
+// cannot be caught up, or when the thread is lost — is searched there.
 //
 // A held copy is caught up before it answers whenever a change to the site's
 // documents was announced since the last catch-up (`search:<site>` on
@@ -11,15 +12,15 @@
 // snapshot did not see (0037). So an answer never misses a change announced
 // before it was asked — the rule the kept answers (api/search/kept.ts)
 // already rely on.
-import { getHeapStatistics } from 'node:v8';
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../../../db/pool.ts';
 import { actingFor, allTenants } from '../../../db/tenant-scope.ts';
 import type { Logger } from '../../logger.ts';
 import { Subscription, type Notifications } from '../../notifications.ts';
 import { takeOldest } from '../../oldest.ts';
+import { SearchEngine } from './engine.ts';
 import { readChanges, readSite } from './reading.ts';
-import type { SiteIndex } from './site-index.ts';
+import type { SiteCopy } from './site-copy.ts';
 
 export type MemoryIndexOptions = {
   /** The most all held sites may take together; 0 holds none. */
@@ -29,7 +30,7 @@ export type MemoryIndexOptions = {
 };
 
 type Held = {
-  index: SiteIndex;
+  index: SiteCopy;
   /** The snapshot (pg_snapshot) whose writes the copy holds. */
   snapshot: string;
   /** Announcements heard, and how many of them the last finished catch-up covers. */
@@ -52,7 +53,7 @@ export type HeldState = { documents: number; bytes: number; loaded_at: string };
 const catchUpRows = 2_000;
 /** A copy not searched for this long is dropped. */
 const idleMs = 3600_000;
-/** What a held document takes of the heap, with its share of the lexicon (one new word a document, about). */
+/** What a held document takes of the search thread's heap, with its share of the lexicon (one new word a document, about). */
 const heapPerDocument = 400;
 /** Removals are kept a day (0037): a copy that has not caught up for half that is read afresh instead. */
 const catchUpWithinMs = 12 * 3600_000;
@@ -68,6 +69,7 @@ export class SearchIndexes {
   readonly #options: MemoryIndexOptions;
   readonly #logger: Logger;
   readonly #notifications: Notifications | undefined;
+  readonly #engine: SearchEngine;
   #subscription: Subscription | undefined;
   readonly #held = new Map<string, Held>();
   readonly #declined = new Map<string, number>();
@@ -83,6 +85,11 @@ export class SearchIndexes {
     this.#options = options;
     this.#logger = logger;
     this.#notifications = notifications;
+    this.#engine = new SearchEngine(logger, (error) => {
+      // Every copy was in the thread: searched in PostgreSQL until read again, in a new thread.
+      this.#logger.error({ err: error.message }, 'search thread lost; held sites are read again');
+      this.#held.clear();
+    });
   }
 
   start(): void {
@@ -111,10 +118,11 @@ export class SearchIndexes {
     );
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.#closed = true;
     this.#subscription?.close();
     this.#held.clear();
+    await this.#engine.close();
   }
 
   /**
@@ -122,7 +130,7 @@ export class SearchIndexes {
    * undefined, and the site is searched in PostgreSQL (and loaded for next
    * time, when it is large enough).
    */
-  async current(siteId: string): Promise<SiteIndex | undefined> {
+  async current(siteId: string): Promise<SiteCopy | undefined> {
     if (this.#options.maxBytes === 0 || this.#closed) return undefined;
     this.#dropIdle();
     const held = this.#held.get(siteId);
@@ -206,8 +214,8 @@ export class SearchIndexes {
           this.#decline(siteId, 'the memory for search indexes is taken by other sites');
           return;
         }
-        // The lists live outside the heap, but each document and word takes some of it: never risk running out.
-        const { heap_size_limit: limit, used_heap_size: used } = getHeapStatistics();
+        // The lists live outside the heap, but each document and word takes some of the thread's: never risk running out.
+        const { limit, used } = await this.#engine.ask({ op: 'heap' });
         if (estimate * heapPerDocument > (limit - used) / 2) {
           this.#decline(
             siteId,
@@ -217,6 +225,7 @@ export class SearchIndexes {
         }
         const loaded = await this.#load(siteId);
         if (this.#heldBytes() + loaded.index.bytes > this.#options.maxBytes) {
+          loaded.index.drop();
           this.#decline(siteId, `its index takes ${loaded.index.bytes} bytes, past SEARCH_MEMORY_MB`);
           return;
         }
@@ -235,13 +244,16 @@ export class SearchIndexes {
       try {
         // Both copies are in memory until the new one replaces the old: without room for both, the old goes first,
         // and the site is loaded again on its next search, as the first time.
-        const { heap_size_limit: limit, used_heap_size: used } = getHeapStatistics();
+        const { limit, used } = await this.#engine.ask({ op: 'heap' });
         if (held.index.size * heapPerDocument > (limit - used) / 2) {
-          this.#held.delete(siteId);
+          this.#release(siteId, held);
           return;
         }
         const loaded = await this.#load(siteId);
-        if (this.#held.get(siteId) === held) this.#held.set(siteId, loaded);
+        if (this.#held.get(siteId) === held) {
+          held.index.drop();
+          this.#held.set(siteId, loaded);
+        } else loaded.index.drop();
       } finally {
         held.reloading = false;
       }
@@ -267,10 +279,16 @@ export class SearchIndexes {
     this.#lastDrop = now;
     for (const [siteId, held] of this.#held) {
       if (now - held.searchedAt > idleMs) {
-        this.#held.delete(siteId);
+        this.#release(siteId, held);
         this.#logger.info({ site_id: siteId }, 'search index no longer held: not searched for an hour');
       }
     }
+  }
+
+  /** No longer held: the search thread gives its memory back (a search under way is answered by PostgreSQL). */
+  #release(siteId: string, held: Held): void {
+    if (this.#held.get(siteId) === held) this.#held.delete(siteId);
+    held.index.drop();
   }
 
   #decline(siteId: string, why: string): void {
@@ -288,7 +306,7 @@ export class SearchIndexes {
   async #load(siteId: string): Promise<Held> {
     const started = performance.now();
     const snapshotAt = Date.now();
-    const { index, snapshot } = await readSite(this.#db, siteId);
+    const { index, snapshot } = await readSite(this.#db, this.#engine, siteId);
     const ms = Math.round(performance.now() - started);
     this.#logger.info(
       { site_id: siteId, documents: index.size, bytes: index.bytes, ms },
@@ -320,9 +338,7 @@ export class SearchIndexes {
       this.#reload(siteId, held);
       return;
     }
-    // Removals first: a document removed and written again since is in both.
-    for (const { kind, itemId } of found.removed) held.index.remove(kind, itemId);
-    for (const { doc, vector } of found.written) held.index.put(doc, vector);
+    await held.index.apply(found.removed, found.written);
     held.snapshot = found.snapshot;
     held.snapshotAt = asked;
     held.caughtUp = target;

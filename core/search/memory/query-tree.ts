@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../../db/pool.ts';
 import type { SearchIndexes } from './indexes.ts';
-import type { SiteIndex } from './site-index.ts';
+import type { SiteCopy } from './site-copy.ts';
 import { parseTsquery, type QueryNode } from './tsquery.ts';
 
 // Letters only: the parser reads such a run as one word (digits, hyphens and apostrophes it may split or join).
@@ -20,7 +20,7 @@ const plainWord = /^\p{Script=Latin}+$/u;
 export async function queryTree(
   db: CommonQueryMethods,
   indexes: SearchIndexes,
-  index: SiteIndex,
+  index: Pick<SiteCopy, 'wordQuery'>,
   locales: readonly string[],
   text: string,
   askWhole: () => Promise<string>,

@@ -5,7 +5,9 @@
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../../../db/pool.ts';
 import { searchKinds } from '../kinds.ts';
-import { SiteIndexBuilder, type IndexedDocument, type SiteIndex } from './site-index.ts';
+import type { SearchEngine } from './engine.ts';
+import { SiteCopyBuilder, type SiteCopy } from './site-copy.ts';
+import type { IndexedDocument } from './site-index.ts';
 
 const documentRow = z.object({
   kind: z.enum(['post', 'page', 'element', 'media']),
@@ -19,8 +21,6 @@ type DocumentRow = z.infer<typeof documentRow>;
 
 /** Rows read from the loading cursor at a time (its fetch says so too): between two reads the process answers others. */
 const loadBatch = 500;
-/** Documents built between two turns of the event loop (about 5 ms of work). */
-const yieldEvery = 25;
 
 /**
  * The site's most common words (search_terms) read as a query in each of its
@@ -50,38 +50,46 @@ const documentColumns = sql.fragment`
   d.kind, d.item_id, d.locale, (extract(epoch from d.published_at) * 1000000)::float8 as published,
   d.changed::text::int8 as version, d.document::text as vector`;
 
-/** The site's documents, newest first, read in one snapshot, a batch at a time; and that snapshot. */
-export async function readSite(db: DatabasePool, siteId: string): Promise<{ index: SiteIndex; snapshot: string }> {
-  const builder = new SiteIndexBuilder();
-  const snapshot = await db.transaction(async (tx) => {
-    await tx.query(sql.typeAlias('void')`set transaction isolation level repeatable read, read only`);
-    const taken = await tx.oneFirst(sql.type(z.object({ s: z.string() }))`select pg_current_snapshot()::text as s`);
-    await tx.query(sql.typeAlias('void')`
-      declare search_load no scroll cursor for
-      select ${documentColumns} from search_documents d where d.site_id = ${siteId}
-      order by d.published_at desc nulls first, d.kind desc, d.item_id desc`);
-    for (;;) {
-      const rows = await tx.any(sql.unsafe`fetch 500 from search_load`);
-      for (const [n, row] of (rows as readonly DocumentRow[]).entries()) {
-        builder.add(docOf(row), row.vector);
-        // Requests go on between every few documents: a load takes seconds of CPU.
-        if (n % yieldEvery === yieldEvery - 1) await new Promise(setImmediate);
+/**
+ * The site's documents, newest first, read in one snapshot a batch at a time
+ * and built into a copy by the search thread; and that snapshot.
+ */
+export async function readSite(
+  db: DatabasePool,
+  engine: SearchEngine,
+  siteId: string,
+): Promise<{ index: SiteCopy; snapshot: string }> {
+  const builder = new SiteCopyBuilder(engine);
+  const snapshot = await db
+    .transaction(async (tx) => {
+      await tx.query(sql.typeAlias('void')`set transaction isolation level repeatable read, read only`);
+      const taken = await tx.oneFirst(sql.type(z.object({ s: z.string() }))`select pg_current_snapshot()::text as s`);
+      await tx.query(sql.typeAlias('void')`
+        declare search_load no scroll cursor for
+        select ${documentColumns} from search_documents d where d.site_id = ${siteId}
+        order by d.published_at desc nulls first, d.kind desc, d.item_id desc`);
+      for (;;) {
+        const rows = await tx.any(sql.unsafe`fetch 500 from search_load`);
+        for (const row of rows as readonly DocumentRow[]) builder.add(docOf(row), row.vector);
+        if (rows.length < loadBatch) break;
       }
-      if (rows.length < loadBatch) break;
-    }
-    await tx.query(sql.typeAlias('void')`
-      declare search_words no scroll cursor for
-      select l.locale, t.term, websearch_to_tsquery(search_config(l.locale), t.term)::text as q
-      from (select term from search_terms where site_id = ${siteId} and term ~ '^[[:alpha:]]+$'
-            group by term order by max(documents) desc limit ${vocabularyWords}) t
-      cross join (select distinct locale from search_terms where site_id = ${siteId}) l`);
-    for (;;) {
-      const rows = await tx.any(sql.type(wordRow)`fetch 5000 from search_words`);
-      for (const { locale, term, q } of rows) builder.addWord(locale, term, q);
-      if (rows.length < 5000) break;
-    }
-    return taken;
-  });
+      await tx.query(sql.typeAlias('void')`
+        declare search_words no scroll cursor for
+        select l.locale, t.term, websearch_to_tsquery(search_config(l.locale), t.term)::text as q
+        from (select term from search_terms where site_id = ${siteId} and term ~ '^[[:alpha:]]+$'
+              group by term order by max(documents) desc limit ${vocabularyWords}) t
+        cross join (select distinct locale from search_terms where site_id = ${siteId}) l`);
+      for (;;) {
+        const rows = await tx.any(sql.type(wordRow)`fetch 5000 from search_words`);
+        for (const { locale, term, q } of rows) builder.addWord(locale, term, q);
+        if (rows.length < 5000) break;
+      }
+      return taken;
+    })
+    .catch((error: unknown) => {
+      builder.abandon();
+      throw error;
+    });
   return { index: await builder.finish(), snapshot };
 }
 

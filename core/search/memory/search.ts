@@ -9,9 +9,9 @@ import type { Found } from '../found.ts';
 import { searchKinds, type SearchKind } from '../kinds.ts';
 import { tsQuery } from '../ts-query.ts';
 import type { SearchIndexes } from './indexes.ts';
-import { rankedPage, type After } from './page.ts';
+import type { After } from './page.ts';
 import { queryTree } from './query-tree.ts';
-import type { SiteIndex } from './site-index.ts';
+import type { SiteCopy } from './site-copy.ts';
 import { shownLexemes } from './tsquery.ts';
 
 /** What is searched: the query as typed, where, which page, and how many candidates are ranked. */
@@ -47,7 +47,7 @@ const textRow = z.object({
 export async function searchInMemory(
   db: CommonQueryMethods,
   indexes: SearchIndexes,
-  index: SiteIndex,
+  index: SiteCopy,
   asked: Asked,
 ): Promise<Found | undefined> {
   const { locales, kinds, text, at, after, limit } = asked;
@@ -58,12 +58,16 @@ export async function searchInMemory(
   );
   if (tree === undefined) return undefined;
   if (tree === null) return { facets: {}, exact: true, stems: [], hits: [], more: false };
-  const { facets, hits } = rankedPage(
-    index,
-    tree,
-    { locale: asked.locale, kinds },
-    { newest: asked.candidates, atMicros: atMs * 1000, after, pageSize: limit + 1 },
-  );
+  // Ranked in the search thread; a copy it no longer holds (dropped meanwhile, or the thread lost) is searched in PostgreSQL.
+  const page = await index
+    .rank(
+      tree,
+      { locale: asked.locale, kinds },
+      { newest: asked.candidates, atMicros: atMs * 1000, after, pageSize: limit + 1 },
+    )
+    .catch(() => undefined);
+  if (!page) return undefined;
+  const { facets, hits } = page;
   const shown = hits.slice(0, limit);
   // Texts kept from earlier searches where they are of the version held; the rest read by primary key.
   const kept = shown.map((hit) => index.text(hit.doc));
@@ -87,7 +91,7 @@ export async function searchInMemory(
     : [];
   const read = new Map(rows.map(({ kind, item_id, ...text }) => [`${kind} ${item_id}`, text]));
   // A hit whose row is gone since (the copy not yet caught up with its removal) is left out.
-  const ranked = shown.flatMap(({ doc, score }, n) => {
+  const texts = shown.flatMap(({ doc, score }, n) => {
     let text = kept[n];
     if (!text) {
       text = read.get(`${doc.kind} ${doc.itemId}`);
@@ -101,7 +105,7 @@ export async function searchInMemory(
     facets,
     exact: true,
     stems: [...shownLexemes(tree)],
-    hits: ranked,
+    hits: texts,
     more: hits.length > limit,
   };
 }

@@ -11,7 +11,6 @@
 import { takeOldest } from '../../oldest.ts';
 import { searchKinds, type SearchKind } from '../kinds.ts';
 import { holds, type QueryNode } from './tsquery.ts';
-import { KeptTexts, type HitText } from './kept-texts.ts';
 import { Postings, PostingsBuilder } from './postings.ts';
 import {
   bitmapOf,
@@ -40,8 +39,6 @@ export type IndexedDocument = {
   version: number;
 };
 
-/** Bytes of hits' texts kept per site (./kept-texts.ts). */
-const textBytes = 32 * 1024 * 1024;
 /** Bytes of common words' bitmaps kept per site (1,300 of them for 100,000 documents), made as they are searched. */
 const bitmapBytes = 16 * 1024 * 1024;
 
@@ -70,8 +67,6 @@ export type Match = { doc: IndexedDocument; positions: (Uint16Array | undefined)
 
 export class SiteIndex {
   readonly #docs: IndexedDocument[];
-  /** The site's common words read as a query (tsquery text) in each locale, by `locale word`. */
-  readonly #words: Map<string, string>;
   readonly #byKey: Map<string, number>;
   readonly #postings: Postings;
   /** The base documents neither deleted nor written again since, as a bitmap (./sets.ts). */
@@ -88,12 +83,10 @@ export class SiteIndex {
   #bitmapBytes = 0;
   #goneCount = 0;
   readonly #changed = new Map<string, Changed>();
-  readonly #texts = new KeptTexts(textBytes);
   readonly #baseBytes: number;
 
-  constructor(docs: IndexedDocument[], postings: Postings, words = new Map<string, string>()) {
+  constructor(docs: IndexedDocument[], postings: Postings) {
     this.#docs = docs;
-    this.#words = words;
     this.#postings = postings;
     const size = docs.length;
     this.#live = complement(emptySet, size) as Uint32Array;
@@ -111,7 +104,7 @@ export class SiteIndex {
       (code) => bitmapOf(membersOf(this.#locales, code), size) as Uint32Array,
     );
     this.#byKey = new Map(docs.map((doc, n) => [keyOf(doc.kind, doc.itemId), n]));
-    this.#baseBytes = postings.bytes + docs.length * 300 + words.size * 150;
+    this.#baseBytes = postings.bytes + docs.length * 300;
   }
 
   /** Documents searchable now. */
@@ -129,28 +122,12 @@ export class SiteIndex {
     let changed = 0;
     for (const { lexemes } of this.#changed.values())
       for (const positions of lexemes.values()) changed += 40 + positions.byteLength;
-    return this.#baseBytes + changed + this.#texts.bytes + this.#bitmapBytes;
-  }
-
-  /** A word of the site read as a query in the locale (websearch_to_tsquery's text), when read with the site. */
-  wordQuery(locale: string, word: string): string | undefined {
-    return this.#words.get(`${locale} ${word}`);
-  }
-
-  /** The text of the document's version held here, when kept. */
-  text(doc: IndexedDocument): HitText | undefined {
-    return this.#texts.get(keyOf(doc.kind, doc.itemId), doc.version);
-  }
-
-  /** Keeps a text read for the document, if it is of the version held here (a replica may be behind or ahead). */
-  keepText(doc: IndexedDocument, text: HitText): void {
-    if (text.version === doc.version) this.#texts.set(keyOf(doc.kind, doc.itemId), text);
+    return this.#baseBytes + changed + this.#bitmapBytes;
   }
 
   remove(kind: string, itemId: string): void {
     const key = keyOf(kind, itemId);
     this.#changed.delete(key);
-    this.#texts.delete(key);
     const n = this.#byKey.get(key);
     if (n !== undefined && has(this.#live, n)) {
       this.#live[n >>> 5]! &= ~(1 << (n & 31));
@@ -307,12 +284,7 @@ export class SiteIndex {
 export class SiteIndexBuilder {
   readonly #docs: IndexedDocument[] = [];
   readonly #postings = new PostingsBuilder();
-  readonly #words = new Map<string, string>();
   #last = Infinity;
-
-  addWord(locale: string, word: string, query: string): void {
-    this.#words.set(`${locale} ${word}`, query);
-  }
 
   add(doc: IndexedDocument, vector: string): void {
     if (doc.published > this.#last) throw new Error('documents must be added newest first');
@@ -322,6 +294,6 @@ export class SiteIndexBuilder {
   }
 
   async finish(): Promise<SiteIndex> {
-    return new SiteIndex(this.#docs, await this.#postings.finish(), this.#words);
+    return new SiteIndex(this.#docs, await this.#postings.finish());
   }
 }
