@@ -77,7 +77,9 @@ describe('the search thread', () => {
     } finally {
       await engine.close();
     }
-    // Closed: a thread that ends then is no loss to report.
+    // Closed: a thread that ends then is no loss to report, and questions are refused as rejections.
     expect(lost).toHaveLength(1);
+    const asking = engine.ask({ op: 'heap' });
+    await expect(asking).rejects.toThrow('the search thread is closed');
   });
 });

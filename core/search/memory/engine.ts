@@ -58,7 +58,8 @@ export class SearchEngine {
     return this.#nextCopy++;
   }
 
-  ask<A extends Asked>(message: A): Promise<Answers[A['op']]> {
+  /** The thread's answer; rejected (never thrown) when the thread fails it, ends, or is closed. */
+  async ask<A extends Asked>(message: A): Promise<Answers[A['op']]> {
     const worker = this.#thread();
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
