@@ -17,6 +17,13 @@ import { keptSearch } from './kept.ts';
 // process keeps them (./kept.ts) and counts each search it answers.
 const noStore = { 'Cache-Control': { description: '`no-store`: every search is counted for the site’s analytics' } };
 
+/**
+ * The hit count of each answer this process computed, by its kept bytes, so
+ * counting a kept answer's search does not parse it again (an answer kept in
+ * Redis, read back as new bytes, is parsed).
+ */
+const totals = new WeakMap<Buffer, number>();
+
 export const routes = [
   defineRoute({
     key: 'GET /search/sites/{site_identifier}',
@@ -32,11 +39,14 @@ export const routes = [
     request: { params: siteParams, query: searchQuery },
     responses: { 200: { description: 'A page of hits', schema: searchResultSchema, headers: noStore } },
     async handler({ query }, { db, site, services }, { req }) {
-      const answer = await keptSearch({ services, site, db }, req, () =>
-        searchSite(db, site, query, services.searchIndexes),
-      );
+      let computed: SearchResult | undefined;
+      const answer = await keptSearch({ services, site, db }, req, async () => {
+        computed = await searchSite(db, site, query, services.searchIndexes);
+        return computed;
+      });
+      if (computed) totals.set(answer, computed.total);
       if (!query.cursor) {
-        const { total } = JSON.parse(answer.toString()) as Pick<SearchResult, 'total'>;
+        const total = totals.get(answer) ?? (JSON.parse(answer.toString()) as Pick<SearchResult, 'total'>).total;
         services.statistics.search(site.id, query.q, query.locale, total);
       }
       return { json: answer, headers: { 'Cache-Control': 'no-store' } };
