@@ -4,6 +4,7 @@
 // round trip. Kept as UTF-8 outside the heap, up to a number of bytes, the
 // least recently shown out first; a text is used only for the version of its
 // document it was read from.
+import { takeOldest } from '../../oldest.ts';
 
 export type HitText = {
   locale: string;
@@ -14,8 +15,6 @@ export type HitText = {
   /** The transaction that wrote the row it was read from (search_documents.changed). */
   version: number;
 };
-
-import { takeOldest } from '../../oldest.ts';
 
 type Kept = Omit<HitText, 'text'> & { body: Buffer };
 

@@ -133,7 +133,7 @@ export function difference(a: DocSet, b: DocSet, size: number): DocSet {
 }
 
 /** Every document of `0 … size - 1` not in `a`. */
-export function complement(a: DocSet, size: number): DocSet {
+export function complement(a: DocSet, size: number): Uint32Array {
   const bits = bitmapOf(a, size);
   const out = new Uint32Array(bits.length);
   for (let i = 0; i < bits.length; i++) out[i] = ~bits[i]!;

@@ -89,7 +89,7 @@ export class SiteIndex {
     this.#docs = docs;
     this.#postings = postings;
     const size = docs.length;
-    this.#live = complement(emptySet, size) as Uint32Array;
+    this.#live = complement(emptySet, size);
     this.#kinds = Uint8Array.from(docs, (doc) => searchKinds.indexOf(doc.kind));
     this.#locales = Uint16Array.from(docs, (doc) => {
       if (!this.#localeCodes.has(doc.locale)) this.#localeCodes.set(doc.locale, this.#localeCodes.size);
@@ -98,11 +98,9 @@ export class SiteIndex {
     const membersOf = (codes: Uint8Array | Uint16Array, code: number) =>
       Int32Array.from(codes.keys()).filter((n) => codes[n] === code);
     this.#kindBitmaps = searchKinds.map((_, code) =>
-      this.#kinds.includes(code) ? (bitmapOf(membersOf(this.#kinds, code), size) as Uint32Array) : undefined,
+      this.#kinds.includes(code) ? bitmapOf(membersOf(this.#kinds, code), size) : undefined,
     );
-    this.#localeBitmaps = [...this.#localeCodes.values()].map(
-      (code) => bitmapOf(membersOf(this.#locales, code), size) as Uint32Array,
-    );
+    this.#localeBitmaps = [...this.#localeCodes.values()].map((code) => bitmapOf(membersOf(this.#locales, code), size));
     this.#byKey = new Map(docs.map((doc, n) => [keyOf(doc.kind, doc.itemId), n]));
     this.#baseBytes = postings.bytes + docs.length * 300;
   }
@@ -211,7 +209,7 @@ export class SiteIndex {
     let bitmap = this.#bitmaps.get(lexeme);
     if (bitmap) this.#bitmaps.delete(lexeme);
     else {
-      bitmap = bitmapOf(list, this.#docs.length) as Uint32Array;
+      bitmap = bitmapOf(list, this.#docs.length);
       while (this.#bitmaps.size && this.#bitmapBytes + bitmap.byteLength > bitmapBytes)
         this.#bitmapBytes -= takeOldest(this.#bitmaps)![1].byteLength;
       this.#bitmapBytes += bitmap.byteLength;
