@@ -214,9 +214,7 @@ export class SearchIndexes {
           this.#decline(siteId, 'the memory for search indexes is taken by other sites');
           return;
         }
-        // The lists live outside the heap, but each document and word takes some of the thread's: never risk running out.
-        const { limit, used } = await this.#engine.ask({ op: 'heap' });
-        if (estimate * heapPerDocument > (limit - used) / 2) {
+        if (!(await this.#heapHasRoom(estimate))) {
           this.#decline(
             siteId,
             `${estimate} documents would take more than half the free heap; raise --max-old-space-size`,
@@ -244,8 +242,7 @@ export class SearchIndexes {
       try {
         // Both copies are in memory until the new one replaces the old: without room for both, the old goes first,
         // and the site is loaded again on its next search, as the first time.
-        const { limit, used } = await this.#engine.ask({ op: 'heap' });
-        if (held.index.size * heapPerDocument > (limit - used) / 2) {
+        if (!(await this.#heapHasRoom(held.index.size))) {
           this.#release(siteId, held);
           return;
         }
@@ -258,6 +255,12 @@ export class SearchIndexes {
         held.reloading = false;
       }
     });
+  }
+
+  /** The lists live outside the heap, but each document and word takes some of the thread's: never risk running out. */
+  async #heapHasRoom(documents: number): Promise<boolean> {
+    const { limit, used } = await this.#engine.ask({ op: 'heap' });
+    return documents * heapPerDocument <= (limit - used) / 2;
   }
 
   #queueLoad(siteId: string, load: () => Promise<void>): void {

@@ -12,6 +12,7 @@ import type { SearchIndexes } from './indexes.ts';
 import type { After } from './page.ts';
 import { queryTree } from './query-tree.ts';
 import type { SiteCopy } from './site-copy.ts';
+import { documentKey } from './site-index.ts';
 import { shownLexemes } from './tsquery.ts';
 
 /** What is searched: the query as typed, where, which page, and how many candidates are ranked. */
@@ -89,12 +90,12 @@ export async function searchInMemory(
             on d.kind = f.kind and d.item_id = f.item_id`),
       )
     : [];
-  const read = new Map(rows.map(({ kind, item_id, ...text }) => [`${kind} ${item_id}`, text]));
+  const read = new Map(rows.map(({ kind, item_id, ...text }) => [documentKey(kind, item_id), text]));
   // A hit whose row is gone since (the copy not yet caught up with its removal) is left out.
   const texts = shown.flatMap(({ doc, score }, n) => {
     let text = kept[n];
     if (!text) {
-      text = read.get(`${doc.kind} ${doc.itemId}`);
+      text = read.get(documentKey(doc.kind, doc.itemId));
       if (!text) return [];
       index.keepText(doc, text);
     }

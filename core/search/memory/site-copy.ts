@@ -5,7 +5,7 @@
 // the counts the search thread last gave.
 import type { CopyCounts, PageOptions, Ranked, SearchEngine } from './engine.ts';
 import { KeptTexts, type HitText } from './kept-texts.ts';
-import type { IndexedDocument, Scope } from './site-index.ts';
+import { documentKey, type IndexedDocument, type Scope } from './site-index.ts';
 import type { QueryNode } from './tsquery.ts';
 
 /** Bytes of hits' texts kept per site (./kept-texts.ts). */
@@ -13,7 +13,7 @@ const textBytes = 32 * 1024 * 1024;
 /** Documents sent to the search thread at a time while a site is read. */
 const batch = 500;
 
-const keyOf = (kind: string, itemId: string) => `${kind} ${itemId}`;
+const wordKey = (locale: string, word: string) => `${locale} ${word}`;
 
 export class SiteCopy {
   readonly #engine: SearchEngine;
@@ -47,17 +47,17 @@ export class SiteCopy {
 
   /** A word of the site read as a query in the locale (websearch_to_tsquery's text), when read with the site. */
   wordQuery(locale: string, word: string): string | undefined {
-    return this.#words.get(`${locale} ${word}`);
+    return this.#words.get(wordKey(locale, word));
   }
 
   /** The text of the document's version held here, when kept. */
   text(doc: IndexedDocument): HitText | undefined {
-    return this.#texts.get(keyOf(doc.kind, doc.itemId), doc.version);
+    return this.#texts.get(documentKey(doc.kind, doc.itemId), doc.version);
   }
 
   /** Keeps a text read for the document, if it is of the version held here (a replica may be behind or ahead). */
   keepText(doc: IndexedDocument, text: HitText): void {
-    if (text.version === doc.version) this.#texts.set(keyOf(doc.kind, doc.itemId), text);
+    if (text.version === doc.version) this.#texts.set(documentKey(doc.kind, doc.itemId), text);
   }
 
   /** The rows removed and written since the copy's snapshot, applied to it. */
@@ -65,7 +65,7 @@ export class SiteCopy {
     removed: { kind: string; itemId: string }[],
     written: { doc: IndexedDocument; vector: string }[],
   ): Promise<void> {
-    for (const { kind, itemId } of removed) this.#texts.delete(keyOf(kind, itemId));
+    for (const { kind, itemId } of removed) this.#texts.delete(documentKey(kind, itemId));
     this.#counts = await this.#engine.ask({ op: 'apply', copy: this.#copy, removed, written });
   }
 
@@ -100,7 +100,7 @@ export class SiteCopyBuilder {
   }
 
   addWord(locale: string, word: string, query: string): void {
-    this.#words.set(`${locale} ${word}`, query);
+    this.#words.set(wordKey(locale, word), query);
   }
 
   async finish(): Promise<SiteCopy> {

@@ -53,7 +53,8 @@ function newestOf(a: Candidate[], b: Candidate[], count: number): Candidate[] {
   return [...a, ...b].sort((x, y) => y.doc.published - x.doc.published).slice(0, count);
 }
 
-const keyOf = (kind: string, itemId: string) => `${kind} ${itemId}`;
+/** A document's key across the index, the copy and the texts read for it. */
+export const documentKey = (kind: string, itemId: string) => `${kind} ${itemId}`;
 const inHead = (positions: ArrayLike<number>) => {
   for (let i = 0; i < positions.length; i++) if (inTitleOrSummary(positions[i]!)) return true;
   return false;
@@ -101,7 +102,7 @@ export class SiteIndex {
       this.#kinds.includes(code) ? bitmapOf(membersOf(this.#kinds, code), size) : undefined,
     );
     this.#localeBitmaps = [...this.#localeCodes.values()].map((code) => bitmapOf(membersOf(this.#locales, code), size));
-    this.#byKey = new Map(docs.map((doc, n) => [keyOf(doc.kind, doc.itemId), n]));
+    this.#byKey = new Map(docs.map((doc, n) => [documentKey(doc.kind, doc.itemId), n]));
     this.#baseBytes = postings.bytes + docs.length * 300;
   }
 
@@ -124,7 +125,7 @@ export class SiteIndex {
   }
 
   remove(kind: string, itemId: string): void {
-    const key = keyOf(kind, itemId);
+    const key = documentKey(kind, itemId);
     this.#changed.delete(key);
     const n = this.#byKey.get(key);
     if (n !== undefined && has(this.#live, n)) {
@@ -138,7 +139,7 @@ export class SiteIndex {
     this.remove(doc.kind, doc.itemId);
     const lexemes = new Map<string, Uint16Array>();
     forEachLexeme(vector, (lexeme, positions, count) => lexemes.set(lexeme, positions.slice(0, count)));
-    this.#changed.set(keyOf(doc.kind, doc.itemId), { doc, lexemes });
+    this.#changed.set(documentKey(doc.kind, doc.itemId), { doc, lexemes });
   }
 
   /**
@@ -151,10 +152,7 @@ export class SiteIndex {
     const locale = scope.locale === undefined ? -1 : (this.#localeCodes.get(scope.locale) ?? -2);
     const kindMask = scope.kinds.reduce((mask, kind) => mask | (1 << searchKinds.indexOf(kind)), 0);
     const docKinds = this.#kinds;
-    const docLocales = this.#locales;
-    const live = this.#live;
-    const inScope = (n: number) =>
-      ((live[n >>> 5]! >>> (n & 31)) & 1) === 1 && (locale === -1 || docLocales[n] === locale);
+    const inScope = (n: number) => this.#inScope(n, locale);
 
     const base = this.#evaluate(query, this.#docsOf);
     const counts = this.#count(base, locale);
@@ -222,15 +220,11 @@ export class SiteIndex {
   #count(set: DocSet, locale: number): Int32Array {
     const counts = new Int32Array(searchKinds.length);
     if (locale === -2) return counts;
-    const live = this.#live;
     if (!isBitmap(set)) {
-      for (let i = 0; i < set.length; i++) {
-        const n = set[i]!;
-        if (((live[n >>> 5]! >>> (n & 31)) & 1) === 1 && (locale === -1 || this.#locales[n] === locale))
-          counts[this.#kinds[n]!]!++;
-      }
+      for (let i = 0; i < set.length; i++) if (this.#inScope(set[i]!, locale)) counts[this.#kinds[set[i]!]!]!++;
       return counts;
     }
+    const live = this.#live;
     const inLocale = locale === -1 ? undefined : this.#localeBitmaps[locale]!;
     const kinds = this.#kindBitmaps;
     for (let i = 0; i < set.length; i++) {
@@ -243,6 +237,11 @@ export class SiteIndex {
       }
     }
     return counts;
+  }
+
+  /** Whether base document n is live and in the locale (-1 any). */
+  #inScope(n: number, locale: number): boolean {
+    return ((this.#live[n >>> 5]! >>> (n & 31)) & 1) === 1 && (locale === -1 || this.#locales[n] === locale);
   }
 
   #candidate(n: number): Candidate {
