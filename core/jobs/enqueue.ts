@@ -10,8 +10,15 @@ export type EnqueueOptions = {
   maxAttempts?: number;
   /** A job with the same key replaces the pending one instead of adding another. */
   jobKey?: string;
-  /** `preserve_run_at`: the pending one keeps its time, so changes meanwhile are folded into it. */
-  jobKeyMode?: 'replace' | 'preserve_run_at';
+  /**
+   * `preserve_run_at`: the pending one keeps its time, so changes meanwhile are folded into it.
+   * `new`: the key was made for this entry (it names a row the same statement inserts), so no entry
+   * can hold it yet. graphile-worker's `unsafe_dedupe` mode then does what `replace` would (insert,
+   * notify) as one statement, where `replace` goes through add_jobs' four: 10–30× cheaper
+   * (docs/scaling.md, "What one job waits for"). Never for a key that may already be queued:
+   * `unsafe_dedupe` would leave that entry as it is and queue nothing.
+   */
+  jobKeyMode?: 'replace' | 'preserve_run_at' | 'new';
   priority?: number;
   /** Workers can be told to skip jobs with given flags (graphile-worker's forbiddenFlags). */
   flags?: string[];
@@ -28,7 +35,7 @@ export function addJob(task: string, payload: Record<string, unknown>, options: 
       job_key => ${options.jobKey ?? null},
       priority => ${options.priority ?? null}::integer,
       flags => ${options.flags ? sql.array(options.flags, 'text') : null}::text[],
-      job_key_mode => ${options.jobKeyMode ?? 'replace'}
+      job_key_mode => ${options.jobKeyMode === 'new' ? 'unsafe_dedupe' : (options.jobKeyMode ?? 'replace')}
     )`;
 }
 

@@ -24,14 +24,19 @@ export function flaggedTenant(flags: Record<string, unknown> | null | undefined)
 
 export type Runnable = { id: string; tenant_id: string; max_attempts: number };
 
-/** The add_job call that queues a run of the job; `runAt` delays it. */
-export function runEntry(job: Runnable, options: { runAt?: Date; maxAttempts?: number } = {}) {
+/**
+ * The add_job call that queues a run of the job; `runAt` delays it. `first`:
+ * the job's first entry, in the statement that inserts the job (so nothing
+ * can hold its key yet), added by the cheaper mode (./enqueue.ts).
+ */
+export function runEntry(job: Runnable, options: { runAt?: Date; maxAttempts?: number; first?: boolean } = {}) {
   return addJob(
     runTask,
     { job_id: job.id },
     {
       flags: [tenantFlag(job.tenant_id)],
       jobKey: `job:${job.id}`,
+      ...(options.first ? { jobKeyMode: 'new' as const } : {}),
       maxAttempts: options.maxAttempts ?? job.max_attempts,
       ...(options.runAt ? { runAt: options.runAt } : {}),
     },

@@ -130,7 +130,7 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
         where ${active}
         returning *
       ), queued as (
-        select ${runEntry({ id, tenant_id: site.tenant_id, max_attempts: config.jobs.maxAttempts })} from job
+        select ${runEntry({ id, tenant_id: site.tenant_id, max_attempts: config.jobs.maxAttempts }, { first: true })} from job
       ) ${reservation}
       select ${jobColumns} ${short} from job as jobs, queued`),
     );
