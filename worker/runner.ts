@@ -21,7 +21,7 @@ import { TenantSlots } from './tenant-slots.ts';
 import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
 import { PatientPool } from './patient-pool.ts';
-import { lookWithoutFlush } from './unflushed-looks.ts';
+import { UnflushedLooks } from './unflushed-looks.ts';
 
 export type WorkerHandle = { runner: Runner; stop(): Promise<void> };
 
@@ -60,13 +60,14 @@ const databaseWaitMs = 5 * 60_000;
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
-  // One connection per concurrent job, plus one for LISTEN and one spare.
+  // One connection per concurrent job, plus one for LISTEN and one spare; and one for the looks for jobs.
   const pgPool = new PatientPool(
     { connectionString: options.databaseUrl, max: config.worker.concurrency + 2 },
     logger,
     databaseWaitMs,
   );
-  pgPool.on('connect', lookWithoutFlush);
+  const looks = new UnflushedLooks(options.databaseUrl, logger, databaseWaitMs);
+  pgPool.on('connect', looks.route);
   const definitions = new Map([...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])]);
   const notifications = new Notifications(options.databaseUrl, logger);
   const jobEvents = new JobEvents(notifications);
@@ -138,11 +139,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   );
   const stop = async () => {
     pgPool.stopWaiting();
+    looks.stopWaiting();
     await runner.stop('shutdown');
     await slots.stop();
     await liveness.stop();
     await notifications.close();
     await pgPool.end();
+    await looks.end();
     logger.info('worker stopped');
   };
   return { runner, stop: () => (stopping ??= stop()) };
