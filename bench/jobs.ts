@@ -1,7 +1,8 @@
 // Job platform figures for npm run bench:
 // - enqueue → start latency through the API (POST /{site}/media/tts, one at a
-//   time, each waited for), from the job's own timestamps, beside raw
-//   graphile-worker's add_job → task start on the same server;
+//   time, each waited for and followed by a pause, so each finds the worker
+//   idle), from the job's own timestamps, beside raw graphile-worker's
+//   add_job → task start on the same server, paced the same;
 // - text-to-speech jobs per minute with `npm start`'s worker (4 at a time);
 // - no-op jobs per second through the whole platform (job row, credits
 //   reserved and debited, tenant flags, claim and settle) beside raw
@@ -30,6 +31,12 @@ const quantile = (sorted: number[], q: number) =>
 /** Enqueue → start samples: enough that the p99 is not simply the slowest one. */
 const pickupSamples = 100;
 
+/** Between two enqueue → start samples, so that each finds the worker idle. */
+const idlePauseMs = 20;
+
+/** An ISO timestamp in milliseconds, with the microseconds PostgreSQL kept (Date.parse drops them). */
+const preciseMs = (iso: string) => Date.parse(iso) + Number(`0.${/\.\d{3}(\d*)/.exec(iso)?.[1] ?? ''}0`);
+
 type JobBody = {
   id: string;
   status: string;
@@ -53,9 +60,12 @@ export async function speechFigures(url: string, token: string): Promise<Row[]> 
   await speak(0, 30); // warm: the first call loads what later calls reuse
   const pickup: number[] = [];
   for (let i = 1; i <= pickupSamples; i++) {
+    // On an idle worker, as the raw baseline below: the last job's completion and the worker's look
+    // for the next one are over (a speech job is answered as soon as it is settled, before both).
+    await new Promise((resolve) => setTimeout(resolve, idlePauseMs));
     const job = await speak(i, 30);
     if (job.status !== 'succeeded' || !job.started_at) throw new Error(`speech job ended ${job.status}`);
-    pickup.push(Date.parse(job.started_at) - Date.parse(job.created_at));
+    pickup.push(preciseMs(job.started_at) - preciseMs(job.created_at));
   }
   pickup.sort((a, b) => a - b);
 
@@ -269,7 +279,7 @@ export async function rawPickupFigures(adminUrl: string, samples = pickupSamples
         const ms = await ran;
         // The first warms the worker's connections, as the platform's warm-up job does.
         if (i > 0) pickup.push(ms);
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, idlePauseMs));
       }
     } finally {
       await runner.stop();
