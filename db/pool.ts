@@ -133,10 +133,19 @@ export async function createPool(url: string, options: PoolOptions = {}): Promis
 
 /** The URL with `-c role=…` among its startup options: SET ROLE before the connection's first statement, no round trip. */
 function asRole(url: string, role: string | undefined): string {
-  if (!role) return url;
+  return role ? withSetting(url, 'role', role) : url;
+}
+
+/**
+ * The URL with `-c name=value` added to its startup options (those it names
+ * already are kept): a setting of the session from its start, with no
+ * statement. In the URL rather than pg's `options`, which a URL's own
+ * `options` would replace.
+ */
+export function withSetting(url: string, name: string, value: string): string {
   const parsed = new URL(url);
   const given = parsed.searchParams.get('options');
-  parsed.searchParams.set('options', `${given ? `${given} ` : ''}-c role=${role}`);
+  parsed.searchParams.set('options', `${given ? `${given} ` : ''}-c ${name}=${value}`);
   return parsed.toString();
 }
 

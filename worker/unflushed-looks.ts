@@ -22,6 +22,7 @@
 // (./tenant-slots.ts), so one connection serves them all.
 import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
+import { withSetting } from '../db/pool.ts';
 import { PatientPool } from './patient-pool.ts';
 
 type Query = pg.ClientBase['query'];
@@ -38,7 +39,8 @@ export class UnflushedLooks {
   readonly #pool: PatientPool;
 
   constructor(connectionString: string, logger: Logger, waitMs: number) {
-    this.#pool = new PatientPool({ connectionString, max: 1, options: '-c synchronous_commit=off' }, logger, waitMs);
+    const unflushed = withSetting(connectionString, 'synchronous_commit', 'off');
+    this.#pool = new PatientPool({ connectionString: unflushed, max: 1 }, logger, waitMs);
   }
 
   /** Sends the client's looks for jobs to the looks' connection; its other statements are left as they are. */
