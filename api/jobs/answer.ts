@@ -32,6 +32,13 @@ export const jobHeaders = {
 // Time kept back from the endpoint's timeout to read the job and answer.
 const answerMarginMs = 1000;
 
+// The job was read just before the wait (by its submit, or by the route): its
+// first re-read, which only catches a change made before the wait listened,
+// comes this much later, so that it is not one more statement for the
+// database while a worker is starting the job (enqueue → start p50 fell by
+// about 1 ms with it: docs/scaling.md). A change of the job wakes it sooner.
+const firstRereadMs = 10;
+
 type SiteContext = ContextFor<SiteNeed>;
 
 /** What a wait needs of the request it is part of: the database, the job events, the deadline and the abort signal. */
@@ -60,6 +67,7 @@ export async function waitForJob(
       },
       ms,
       context.signal,
+      firstRereadMs,
     );
   }
   return { job: current, allowedSeconds: Math.round(ms / 1000) };

@@ -47,10 +47,19 @@ export class JobEvents {
   }
 
   /**
-   * Waits until `done()` holds (checked now and after each change of the job),
-   * `ms` pass or the signal aborts. Answers whether `done()` held.
+   * Waits until `done()` holds (checked first after `firstCheckMs`, then
+   * after each change of the job), `ms` pass or the signal aborts. Answers
+   * whether `done()` held. The first check only catches a change made before
+   * the wait listened: a caller that has just read the job can let it come a
+   * moment later (a change wakes it sooner).
    */
-  async waitUntil(jobId: string, done: () => Promise<boolean>, ms: number, signal?: AbortSignal): Promise<boolean> {
+  async waitUntil(
+    jobId: string,
+    done: () => Promise<boolean>,
+    ms: number,
+    signal?: AbortSignal,
+    firstCheckMs = 0,
+  ): Promise<boolean> {
     let changed = false;
     let wake = () => {};
     const unsubscribe = await this.subscribe(jobId, () => {
@@ -60,8 +69,14 @@ export class JobEvents {
     const onAbort = () => wake();
     signal?.addEventListener('abort', onAbort);
     let timer: NodeJS.Timeout | undefined;
+    const pause = (pauseMs: number) =>
+      new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, pauseMs);
+      }).finally(() => clearTimeout(timer));
     try {
       const deadline = Date.now() + ms;
+      if (firstCheckMs > 0 && !signal?.aborted) await pause(Math.min(firstCheckMs, ms));
       for (;;) {
         changed = false;
         if (await done()) return true;
@@ -69,11 +84,7 @@ export class JobEvents {
         if (left <= 0 || signal?.aborted) return false;
         // A change that arrived while done() ran is not waited for.
         if (changed) continue;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          timer = setTimeout(resolve, left);
-        });
-        clearTimeout(timer);
+        await pause(left);
       }
     } finally {
       clearTimeout(timer);
