@@ -3,7 +3,7 @@
 // afterwards: BENCH_DATABASE_URL (a URL whose user may create databases),
 // else an embedded PostgreSQL started for the run. Prints a table; asserts
 // nothing. `npm run bench:scaling -- queue` runs only the sections named
-// (inventory, shards, delivery, pipeline, queue).
+// (inventory, shards, delivery, pipeline, pickup, queue).
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { createLogger } from '../../core/logger.ts';
 import { startEmbeddedPostgres } from '../../db/embedded.ts';
 import { deliveryFigures } from './delivery.ts';
 import { inventoryFigures } from './inventory.ts';
+import { pickupFigures } from './pickup.ts';
 import { pipelineFigures, type Server } from './pipeline.ts';
 import { queueFigures } from './queue.ts';
 import { shardFigures } from './shards.ts';
@@ -42,6 +43,7 @@ try {
   if (section('shards')) rows.push(...(await shardFigures(server)));
   if (section('delivery')) rows.push(...(await deliveryFigures(server)));
   if (section('pipeline')) rows.push(...(await pipelineFigures(server)));
+  if (section('pickup')) rows.push(...(await pickupFigures(server)));
   if (section('queue')) rows.push(...(await queueFigures(server)));
 } finally {
   print();

@@ -42,10 +42,14 @@ function startProcess(mode: 'platform' | 'raw', databaseUrl: string, concurrency
   });
 }
 
-/** Users of `tenants` tenants, one site each, with credits for `count` no-op jobs in all; their site access. */
-async function seedTenants(db: Awaited<ReturnType<typeof createPool>>, count: number): Promise<SiteAccess[]> {
+/** Users of `n` tenants, one site each, with credits for `count` no-op jobs in all; their site access. */
+export async function seedTenants(
+  db: Awaited<ReturnType<typeof createPool>>,
+  count: number,
+  n = tenants,
+): Promise<SiteAccess[]> {
   const made = await db.many(sql.type(z.object({ tenant: z.string(), site: z.string(), user: z.string() }))`
-    with n as (select i from generate_series(1, ${tenants}) i),
+    with n as (select i from generate_series(1, ${n}) i),
          t as (insert into tenants (name, slug) select 'Bench ' || i, 'bench-' || i from n returning id, slug),
          s as (insert into sites (tenant_id, name, slug) select id, slug, slug from t returning id, tenant_id, slug),
          u as (insert into users (email, full_name, email_verified)
