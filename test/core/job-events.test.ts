@@ -27,19 +27,20 @@ const jobId = '7d1c2d6e-0f5e-4a43-9e55-2f6f1d3f6a01';
 const changed = (status: string) =>
   sender.query(`select pg_notify('job_events', $1)`, [JSON.stringify({ id: jobId, status })]);
 
-it('makes its first check after the pause asked for, and finds a change made before it listened', async () => {
+/** A wait whose every check answers `answer`; when each check came, in ms from the wait's start. */
+async function timedWait(answer: boolean, ms: number, firstCheckMs?: number) {
   const checks: number[] = [];
   const began = performance.now();
-  const held = await events.waitUntil(
-    jobId,
-    async () => {
-      checks.push(performance.now() - began);
-      return true;
-    },
-    30_000,
-    undefined,
-    50,
-  );
+  const check = async () => {
+    checks.push(performance.now() - began);
+    return answer;
+  };
+  const held = await events.waitUntil(jobId, check, ms, undefined, firstCheckMs);
+  return { held, checks };
+}
+
+it('makes its first check after the pause asked for, and finds a change made before it listened', async () => {
+  const { held, checks } = await timedWait(true, 30_000, 50);
   expect(held).toBe(true);
   expect(checks).toHaveLength(1);
   expect(checks[0]).toBeGreaterThanOrEqual(49);
@@ -59,16 +60,7 @@ it('checks at once when the job changes during the pause', async () => {
 });
 
 it('checks at once without a pause, again at the end, and answers false when the time runs out', async () => {
-  const checks: number[] = [];
-  const began = performance.now();
-  const held = await events.waitUntil(
-    jobId,
-    async () => {
-      checks.push(performance.now() - began);
-      return false;
-    },
-    200,
-  );
+  const { held, checks } = await timedWait(false, 200);
   expect(held).toBe(false);
   expect(checks).toHaveLength(2);
   expect(checks[0]).toBeLessThan(checks[1]! - 100);
