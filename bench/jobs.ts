@@ -25,7 +25,7 @@ import { startWorker, type StartWorkerOptions } from '../worker/runner.ts';
 type Row = [string, string];
 
 /** The nearest-rank quantile: the smallest sample at or above a fraction q of them (of 100, the p99 is the 99th, not the slowest). */
-const quantile = (sorted: number[], q: number) =>
+export const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
 
 /** Enqueue → start samples: enough that the p99 is not simply the slowest one. */

@@ -12,7 +12,7 @@ import { createLogger } from '../../core/logger.ts';
 import { submitJob } from '../../core/jobs/submit.ts';
 import { createPool, sql } from '../../db/pool.ts';
 import { actingFor } from '../../db/tenant-scope.ts';
-import { rawPickupFigures, startBenchWorker } from '../jobs.ts';
+import { quantile, rawPickupFigures, startBenchWorker } from '../jobs.ts';
 import { withOwnDatabase } from '../own-database.ts';
 import { seedTenants, type Server } from './pipeline.ts';
 
@@ -55,9 +55,10 @@ function timeSteps() {
   };
 }
 
-const p50 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
-const p90 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)] ?? NaN;
-const shown = (values: number[]) => `${p50(values).toFixed(2)} / ${p90(values).toFixed(2)} ms`;
+const shown = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `${quantile(sorted, 0.5).toFixed(2)} / ${quantile(sorted, 0.9).toFixed(2)} ms`;
+};
 
 export async function pickupFigures(server: Server, jobs = 100, pauseMs = 20): Promise<Row[]> {
   const rows = await withOwnDatabase(server.adminUrl, 'bench_pickup_steps', 4, async (databaseUrl, config) => {
