@@ -62,7 +62,8 @@ it('checks at once when the job changes during the pause', async () => {
 it('checks at once without a pause, again at the end, and answers false when the time runs out', async () => {
   const { held, checks } = await timedWait(false, 200);
   expect(held).toBe(false);
-  expect(checks).toHaveLength(2);
+  // A timer may fire a moment before the deadline's millisecond: then one more short wait and check.
+  expect(checks.length).toBeGreaterThanOrEqual(2);
   expect(checks[0]).toBeLessThan(checks[1]! - 100);
-  expect(checks[1]).toBeGreaterThanOrEqual(199);
+  expect(checks.at(-1)).toBeGreaterThanOrEqual(199);
 });
