@@ -2,12 +2,26 @@
 // temporary file renamed into place, so a reader never sees half a file and a
 // crash leaves no partial object under a real key.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import { checkKey, type ListedObject, type Storage, type StoredObject } from './storage.ts';
+
+/**
+ * Flushes a file's (or a folder's) data to the disk. A row that names the
+ * object is committed right after a put: without this, a machine that loses
+ * power could keep the row and come back with an empty or missing file.
+ */
+async function syncFile(file: string): Promise<void> {
+  const handle = await open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
 
 export function localStorage(root: string): Storage {
   const fileOf = (key: string) => path.join(root, checkKey(key));
@@ -19,7 +33,10 @@ export function localStorage(root: string): Storage {
       const temporary = `${file}.${randomUUID()}.partial`;
       try {
         await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temporary));
+        await syncFile(temporary);
         await rename(temporary, file);
+        // The rename itself lives in the folder; Windows cannot open a folder to flush it.
+        if (process.platform !== 'win32') await syncFile(path.dirname(file));
       } catch (error) {
         await rm(temporary, { force: true });
         throw error;
