@@ -29,14 +29,22 @@ export function localStorage(root: string): Storage {
     driver: 'local',
     async put(key, body): Promise<StoredObject> {
       const file = fileOf(key);
-      await mkdir(path.dirname(file), { recursive: true });
+      // The first folder this put had to make, if any: its entry lives in its parent.
+      const made = await mkdir(path.dirname(file), { recursive: true });
       const temporary = `${file}.${randomUUID()}.partial`;
       try {
         await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temporary));
         await syncFile(temporary);
         await rename(temporary, file);
-        // The rename itself lives in the folder; Windows cannot open a folder to flush it.
-        if (process.platform !== 'win32') await syncFile(path.dirname(file));
+        // The rename lives in the file's folder, and each folder made for it in its parent.
+        // Windows cannot open a folder to flush it.
+        if (process.platform !== 'win32') {
+          const last = made ? path.dirname(made) : path.dirname(file);
+          for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
+            await syncFile(folder);
+            if (folder === last || folder === path.dirname(folder)) break;
+          }
+        }
       } catch (error) {
         await rm(temporary, { force: true });
         throw error;
