@@ -9,13 +9,9 @@ import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
 import { checkKey, type ListedObject, type Storage, type StoredObject } from './storage.ts';
 
-/**
- * Flushes a file's (or a folder's) data to the disk. A row that names the
- * object is committed right after a put: without this, a machine that loses
- * power could keep the row and come back with an empty or missing file.
- */
-async function syncFile(file: string): Promise<void> {
-  const handle = await open(file, 'r');
+/** Flushes a folder's entries to the disk. */
+async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r');
   try {
     await handle.sync();
   } finally {
@@ -33,15 +29,19 @@ export function localStorage(root: string): Storage {
       const made = await mkdir(path.dirname(file), { recursive: true });
       const temporary = `${file}.${randomUUID()}.partial`;
       try {
-        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temporary));
-        await syncFile(temporary);
+        // A row that names the object commits right after a put: the file and the folders naming it are
+        // flushed first, or a machine that lost power could keep the row and come back without the file.
+        await pipeline(
+          Buffer.isBuffer(body) ? Readable.from([body]) : body,
+          createWriteStream(temporary, { flush: true }),
+        );
         await rename(temporary, file);
         // The rename lives in the file's folder, and each folder made for it in its parent.
         // Windows cannot open a folder to flush it.
         if (process.platform !== 'win32') {
           const last = made ? path.dirname(made) : path.dirname(file);
           for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
-            await syncFile(folder);
+            await syncFolder(folder);
             if (folder === last || folder === path.dirname(folder)) break;
           }
         }
