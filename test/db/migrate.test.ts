@@ -83,6 +83,7 @@ it('rolls a failing migration back completely and does not record it', async () 
   expect(state).toEqual({ table: null, recorded: 0 });
 });
 
-it('insists on numbered files without gaps', () => {
-  expect(files.map((file) => file.id)).toEqual(files.map((_file, index) => index + 1));
+it('insists on numbered files, each number once', () => {
+  const ids = files.map((file) => file.id);
+  expect(ids).toEqual([...new Set(ids)].sort((x, y) => x - y));
 });
