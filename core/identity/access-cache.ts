@@ -70,6 +70,11 @@ class ExpiringMap<V> {
     this.#entries.delete(key);
   }
 
+  /** Drops every entry whose key starts with `prefix`: a walk over the map, for the rare change that names part of a key. */
+  deleteStartingWith(prefix: string): void {
+    for (const key of this.#entries.keys()) if (key.startsWith(prefix)) this.#entries.delete(key);
+  }
+
   clear(): void {
     this.#entries.clear();
   }
@@ -98,6 +103,13 @@ export type CacheFigures = {
   misses: number;
   evictions: number;
 };
+
+/**
+ * A session is kept under its id and its user's: a token pairing the session
+ * with anyone else is asked about afresh (and refused), never answered from
+ * what the owner's token made known.
+ */
+const sessionKey = (sessionId: string, userId: string) => `${sessionId} ${userId}`;
 
 const actorKey = (actor: Actor) => (actor.kind === 'user' ? `u:${actor.userId}` : `s:${actor.serviceAccountId}`);
 
@@ -178,7 +190,7 @@ export class AccessCache {
     const session = claims.sid
       ? await this.#cached(
           this.#sessions,
-          claims.sid,
+          sessionKey(claims.sid, claims.sub),
           now,
           () => findLiveSession(db, claims.sid!, claims.sub),
           (found) => Date.parse(found.expires_at),
@@ -233,7 +245,7 @@ export class AccessCache {
   #changed(payload: string): void {
     this.#generation++;
     const session = /^session:(.+)$/.exec(payload)?.[1];
-    if (session) this.#sessions.delete(session);
+    if (session) this.#sessions.deleteStartingWith(sessionKey(session, ''));
     else this.#forgetAll();
   }
 

@@ -176,6 +176,17 @@ describe('access tokens', () => {
     await request(t.app).get('/auth/currentuser').set(bearer(refresh_token)).expect(401);
   });
 
+  it('are refused when their session belongs to another user, even once that session is known', async () => {
+    const owner = await newUser(t);
+    const other = await newUser(t);
+    const { access_token } = await login(t, owner.email);
+    const { sid } = jwt.decode(access_token) as { sid: string };
+    // The owner's request makes the session known to the process.
+    await request(t.app).get('/auth/currentuser').set(bearer(access_token)).expect(200);
+    const mismatched = signToken(t.config.auth, 'access', other.id, 600, { sid, act: 'user' }).token;
+    await request(t.app).get('/auth/currentuser').set(bearer(mismatched)).expect(401);
+  });
+
   it('stop working when the user is blocked', async () => {
     const user = await newUser(t);
     const { access_token } = await login(t, user.email);
