@@ -23,8 +23,29 @@ const inRange = (value: string) => {
   return time >= first && time <= end;
 };
 
-/** An instant a client sends (ISO 8601 with an offset), in UTC years PostgreSQL and ISO strings share. */
-export const instant = z.iso.datetime({ offset: true }).refine(inRange, 'must be in the years 0001 to 9999 in UTC');
+/**
+ * The same instant in UTC (…Z), its fraction of a second kept as given (a
+ * cursor's microseconds must survive a round trip through Date's
+ * milliseconds). RFC 3339 allows offsets up to ±23:59, PostgreSQL's
+ * timestamptz input only up to ±15:59: an offset past that was a 500. An
+ * offset moves whole minutes, so the fraction is untouched.
+ */
+export function inUtc(value: string): string {
+  const parts = /^(.+T\d{2}:\d{2}(?::\d{2})?)(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
+  if (!parts || !inRange(value)) return value;
+  const [, whole, fraction = '', offset] = parts;
+  return new Date(`${whole}${offset}`).toISOString().replace(/\.000Z$/, `${fraction}Z`);
+}
+
+/**
+ * An instant a client sends (ISO 8601 with an offset of up to ±23:59), in the
+ * UTC years PostgreSQL and ISO strings share (0001 to 9999), handed on in UTC.
+ */
+export const instant = z.iso
+  .datetime({ offset: true })
+  .refine(inRange, 'must be in the years 0001 to 9999 in UTC')
+  .overwrite(inUtc)
+  .describe('An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC');
 
 /** A calendar date a client sends (YYYY-MM-DD), in a year PostgreSQL has. */
 export const calendarDate = z.iso.date().refine((value) => !hasYearZero(value), 'has no year 0000');

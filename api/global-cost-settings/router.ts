@@ -44,8 +44,7 @@ const base = '/admin/global-cost-settings';
 
 const amount = z.number().int().min(1).max(1_000_000_000);
 const reason = z.string().trim().max(500).default('');
-const expiresAt = z.iso
-  .datetime({ offset: true })
+const expiresAt = instant
   .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
   .optional()
   .describe('The unspent rest of the grant expires then; spending takes the soonest-expiring credits first');
