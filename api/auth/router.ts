@@ -90,7 +90,8 @@ export const routes = [
     access: 'own-credentials',
     description:
       'Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again ' +
-      '(later than a 10-second grace for parallel requests) revokes the whole session.',
+      'within a 10-second grace (parallel requests, a lost answer) answers the same successor it was exchanged for; later, or ' +
+      'once that successor has been exchanged too, it revokes the whole session.',
     responses: {
       200: { description: 'A new token pair', schema: tokenPairSchema, headers: noStoreHeaders },
       401: problemResponse(

@@ -1,6 +1,9 @@
 // Sessions and their refresh-token families. A refresh token is exchanged once
-// for a successor; presenting an exchanged one again (after a short grace for
-// parallel requests) means it leaked, and the whole session is revoked.
+// for a successor; presenting it again within a short grace (parallel
+// requests, a lost answer) answers that same successor, so the family stays
+// one chain. Presenting it later, or after its successor was exchanged in
+// turn, means it leaked, and the whole session is revoked.
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
@@ -23,12 +26,21 @@ export const tokenPairSchema = z
 
 export type SessionMeta = { userAgent?: string | undefined; ip?: string | undefined };
 
-async function issueRefreshToken(db: CommonQueryMethods, sessionId: string): Promise<string> {
-  const refreshToken = newSecret('rt_');
+async function storeRefreshToken(db: CommonQueryMethods, sessionId: string, refreshToken: string): Promise<string> {
   await db.query(sql.typeAlias('void')`
     insert into refresh_tokens (token_hash, session_id) values (${sql.binary(digest(refreshToken))}, ${sessionId})`);
   return refreshToken;
 }
+
+/**
+ * The token a refresh token is exchanged for: derived from it under a key of
+ * the server's, so every exchange within the grace names the same successor
+ * while only hashes are stored. Keyed, not a plain hash: whoever stole a
+ * token could otherwise work out its successors and carry the chain on
+ * without ever presenting the stolen one again.
+ */
+const successorOf = (config: Config, refreshToken: string): string =>
+  `rt_${createHmac('sha256', config.auth.jwtSecret).update(`refresh token successor ${refreshToken}`).digest('base64url')}`;
 
 function accessToken(config: Config, userId: string, sessionId: string): Omit<TokenPair, 'refresh_token'> {
   const { token } = signToken(config.auth, 'access', userId, config.auth.accessTokenTtlSeconds, {
@@ -50,7 +62,10 @@ export async function startSession(
       insert into sessions (user_id, expires_at, user_agent, ip)
       values (${userId}, now() + make_interval(secs => ${config.auth.refreshTokenTtlSeconds}), ${meta.userAgent?.slice(0, 500) ?? null}, ${meta.ip ?? null})
       returning id`);
-    return { ...accessToken(config, userId, sessionId), refresh_token: await issueRefreshToken(tx, sessionId) };
+    return {
+      ...accessToken(config, userId, sessionId),
+      refresh_token: await storeRefreshToken(tx, sessionId, newSecret('rt_')),
+    };
   });
 }
 
@@ -78,18 +93,21 @@ export async function rotateRefreshToken(
       where r.token_hash = ${sql.binary(digest(refreshToken))}
       for update of r`);
     if (!row || !row.usable) return null;
-    if (row.rotated_seconds_ago !== null && row.rotated_seconds_ago > rotationGraceSeconds) {
-      await tx.query(sql.typeAlias('void')`
-        update sessions set revoked_at = now(), revoked_reason = 'refresh token replayed'
-        where id = ${row.session_id} and revoked_at is null`);
+    const successor = successorOf(config, refreshToken);
+    // Whether the successor was exchanged too (null: not issued yet); locked, so its own exchange waits for this one.
+    const successorSpent = await tx.maybeOneFirst(sql.type(z.object({ spent: z.boolean() }))`
+      select rotated_at is not null as spent from refresh_tokens
+      where token_hash = ${sql.binary(digest(successor))} and session_id = ${row.session_id}
+      for update`);
+    const late = row.rotated_seconds_ago !== null && row.rotated_seconds_ago > rotationGraceSeconds;
+    if (late || successorSpent) {
+      await revokeSession(tx, row.session_id, 'refresh token replayed');
       return 'replayed' as const;
     }
     await tx.query(sql.typeAlias('void')`
       update refresh_tokens set rotated_at = coalesce(rotated_at, now()) where token_hash = ${sql.binary(digest(refreshToken))}`);
-    return {
-      ...accessToken(config, row.user_id, row.session_id),
-      refresh_token: await issueRefreshToken(tx, row.session_id),
-    };
+    if (successorSpent === null) await storeRefreshToken(tx, row.session_id, successor);
+    return { ...accessToken(config, row.user_id, row.session_id), refresh_token: successor };
   });
   if (outcome === 'replayed')
     throw invalidToken('This refresh token was already used; the session has been revoked. Sign in again.');

@@ -1,6 +1,7 @@
 // Login, access tokens, refresh rotation, logout, who-am-I.
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
+import { z } from 'zod';
 import { signToken } from '../../../core/identity/tokens.ts';
 import { sql } from '../../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp, accessChangeHeard } from '../../helpers/app.ts';
@@ -215,6 +216,34 @@ describe('POST /auth/refresh-token', () => {
       request(t.app).post('/auth/refresh-token').set(bearer(first.refresh_token)),
     ]);
     expect([a.status, b.status]).toEqual([200, 200]);
+    // Both end on the same successor: the session stays one chain.
+    expect(a.body.refresh_token).toBe(b.body.refresh_token);
+  });
+
+  it('answers a token presented again within the grace with the successor it was exchanged for', async () => {
+    const user = await newUser(t);
+    const first = await login(t, user.email);
+    const refresh = () => request(t.app).post('/auth/refresh-token').set(bearer(first.refresh_token)).expect(200);
+    const successor = (await refresh()).body.refresh_token;
+    expect((await refresh()).body.refresh_token).toBe(successor);
+    expect((await refresh()).body.refresh_token).toBe(successor);
+    const live = await t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
+      select count(*)::int as count from refresh_tokens r join sessions s on s.id = r.session_id
+      where s.user_id = ${user.id} and r.rotated_at is null`);
+    expect(live).toBe(1);
+    await request(t.app).post('/auth/refresh-token').set(bearer(successor)).expect(200);
+  });
+
+  it('revokes the whole session when a token is presented after its successor was exchanged too', async () => {
+    const user = await newUser(t);
+    const first = await login(t, user.email);
+    const second = (await request(t.app).post('/auth/refresh-token').set(bearer(first.refresh_token)).expect(200)).body;
+    const third = (await request(t.app).post('/auth/refresh-token').set(bearer(second.refresh_token)).expect(200)).body;
+    // Still within the grace, but a grandparent: whoever holds it is not racing the holder of the chain.
+    const replay = await request(t.app).post('/auth/refresh-token').set(bearer(first.refresh_token)).expect(401);
+    expect(replay.body.detail).toMatch(/already used/);
+    await request(t.app).post('/auth/refresh-token').set(bearer(third.refresh_token)).expect(401);
+    await request(t.app).get('/auth/currentuser').set(bearer(third.access_token)).expect(401);
   });
 
   it('revokes the whole session when a spent token is replayed after the grace window', async () => {
