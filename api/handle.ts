@@ -18,7 +18,7 @@ import { cancellableDb, type RequestDb } from '../db/cancellable.ts';
 import { allTenants } from '../db/tenant-scope.ts';
 import { networkOf } from '../core/fraud/networks.ts';
 import type { BareRequest } from './bare.ts';
-import { parseInput } from './input.ts';
+import { parseInput, siteIdentifier } from './input.ts';
 import { requestLog } from './middleware/logging.ts';
 import { announce, overLimit } from './middleware/rate-limit.ts';
 import type { Endpoint } from './manifest.ts';
@@ -27,6 +27,15 @@ import type { Access, RouteContext, RouteDefinition } from './route.ts';
 
 const withToken = (access: Access) =>
   typeof access === 'object' || access === 'signed-in' || access === 'user' || access === 'global-admin';
+
+const bySite = (access: Access) => typeof access === 'object' || access === 'public-site';
+
+/**
+ * A body that could not be read (malformed JSON, too large), kept by the
+ * dispatcher for the route to answer once it knows who is asking and that
+ * they may: a 400 or 413 is about what they asked.
+ */
+export const unreadBody = new WeakMap<IncomingMessage, unknown>();
 
 export function handle(endpoint: Endpoint, route: RouteDefinition, services: Services): RequestHandler {
   const { access } = route;
@@ -43,12 +52,17 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     const authenticate = () => services.accessCache.authenticate(db, req.get('authorization'));
     // Who is asking comes before what they asked: a bad token is a 401 even with a bad body.
     const auth = withToken(access) ? await authenticate() : undefined;
+    // Whether they may comes before what they asked too: a caller the route refuses is told so (403, or 404
+    // for a site not theirs to see) whatever the body, and learns nothing of what the route would accept.
+    const site = bySite(access) ? { site_identifier: siteIdentifier(req) } : undefined;
+    const admitted = await admit(services.accessCache, db, access, auth?.actor, site);
+    const bodyError = unreadBody.get(req);
+    if (bodyError !== undefined) throw bodyError;
     const input = parseInput(route, req);
     // A public read that carries a token this process knows reads its holder's own writes too.
     const reads = replica?.routing(
       auth ? actorId(auth.actor) : services.accessCache.knownCaller(req.get('authorization')),
     );
-    const admitted = await admit(services.accessCache, db, access, auth?.actor, input.params);
     const handlerDb = cancellableDb(primary, signal, { reads, tenant: tenantOf(admitted.site, auth?.actor) });
     const context = new Context(handlerServices, req, res, handlerDb, signal, deadline, authenticate) as Context &
       RouteContext & { actor?: Actor; site?: unknown; access?: unknown };

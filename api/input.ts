@@ -6,6 +6,7 @@ import { Problem, type ProblemField } from '../core/errors.ts';
 import { unstorableFields } from '../core/storable.ts';
 import { fromZodError } from './middleware/problems.ts';
 import type { RouteDefinition, RouteInput } from './route.ts';
+import { siteParams } from './schemas.ts';
 
 export function parseInput(route: RouteDefinition, req: Request): RouteInput<never, never, never> {
   const request = route.request ?? {};
@@ -39,4 +40,17 @@ function validate(schema: z.ZodType | undefined, value: unknown, location: strin
   if (result.success) return result.data;
   errors.push(...(fromZodError(result.error, location).errors ?? []));
   return undefined;
+}
+
+/**
+ * The `{site_identifier}` of a request, checked as the route's own schema
+ * checks it, for admission before the rest of the input is read: a malformed
+ * one is a 422 like any other input.
+ */
+export function siteIdentifier(req: Request): string {
+  const errors: ProblemField[] = [];
+  const parsed = validate(siteParams, { site_identifier: req.params.site_identifier }, 'params', errors);
+  if (errors.length === 0) unstorableFields(parsed, 'params', errors);
+  if (errors.length > 0) throw new Problem(422, 'The request is not valid; see errors.', { errors });
+  return (parsed as { site_identifier: string }).site_identifier;
 }

@@ -7,11 +7,12 @@ import findMyWay from 'find-my-way';
 import { Problem } from '../core/errors.ts';
 import type { Services } from '../core/services.ts';
 import { pathOf, type BareRequest, type BareResponse, type Step } from './bare.ts';
-import { handle } from './handle.ts';
+import { handle, unreadBody } from './handle.ts';
 import { toExpressPath, type Endpoint } from './manifest.ts';
 import { bodyParsers } from './middleware/body.ts';
 import { sendProblem } from './middleware/problems.ts';
 import { limitRequest } from './middleware/rate-limit.ts';
+import { moreSpecific, shadowingPatterns, type PathPattern } from './path-patterns.ts';
 import { timeout } from './middleware/timeout.ts';
 import { keptAnswers } from './public-content/answers.ts';
 import type { RouteDefinition } from './route.ts';
@@ -95,6 +96,8 @@ export function endpointDispatcher(
     maxParamLength: 2048,
   });
   const registered = new Set<string>();
+  /** The methods each path pattern has, for Allow. */
+  const patterns = new Map<string, PathPattern>();
   // The limit comes first: a caller over it is turned away before its body is read.
   const parseBody = bodyParsers(services.config.bodyLimit);
   const limited = (req: BareRequest, res: BareResponse, signedWebhook = false) => {
@@ -118,13 +121,13 @@ export function endpointDispatcher(
     const run: Handler = takesBody
       ? (req, res, next) =>
           parseBody(req, res, (error?: unknown) => {
-            if (error) next(error);
-            else start(req, res, next);
+            if (error) unreadBody.set(req, error);
+            start(req, res, next);
           })
       : start;
     const signedWebhook = route?.rateLimit === 'signature-failures';
     const kept = route && keptAnswers(services, route);
-    const store: Step = (req, res, next) => {
+    const step: Step = (req, res, next) => {
       // What the request is counted as (./middleware/counting.ts): the manifest key, never the raw path.
       res.locals.route = endpoint.key;
       if (limited(req, res, signedWebhook)) return;
@@ -132,31 +135,53 @@ export function endpointDispatcher(
       found.set(req, { params: req.params as Record<string, string>, run });
       next();
     };
+    const store: Stored = { pattern: path.toLowerCase(), step };
     tree.on(endpoint.method, path, () => undefined, store);
     if (endpoint.method === 'GET') tree.on('HEAD', path, () => undefined, store);
+    const pattern = patterns.get(store.pattern) ?? { path: store.pattern, methods: [] };
+    pattern.methods.push(endpoint.method);
+    patterns.set(pattern.path, pattern);
   }
-  return (req, res, next) => {
-    const path = pathOf(req);
-    const match = tree.find(req.method as findMyWay.HTTPMethod, path);
-    if (match) {
-      req.params = match.params as Record<string, string>;
-      (match.store as Step)(req, res, next);
-      return;
-    }
-    if (limited(req, res)) return;
-    const allowed = methods.filter((method) => tree.find(method, path));
-    if (allowed.length === 0) {
-      next();
-      return;
-    }
-    const allow = allowed.join(', ');
+  const shadowing = shadowingPatterns([...patterns.values()]);
+  /** The pattern `path` is for when its method's own tree finds `pattern`: a more specific one of another method, if any. */
+  const shadowOf = (pattern: string, path: string) => shadowing.get(pattern)?.find((shadow) => shadow.matches(path));
+  const patternOf = (method: string, path: string) =>
+    (tree.find(method as findMyWay.HTTPMethod, path)?.store as Stored | undefined)?.pattern;
+  const notAllowed = (req: BareRequest, res: BareResponse, allowed: string[]) => {
+    const allow = methods.filter((method) => allowed.includes(method)).join(', ');
     sendProblem(
       req,
       res,
       new Problem(405, `${req.method} is not supported here; use ${allow}.`, { headers: { Allow: allow } }),
     );
   };
+  return (req, res, next) => {
+    const path = pathOf(req);
+    const match = tree.find(req.method as findMyWay.HTTPMethod, path);
+    const shadow = match && shadowOf((match.store as Stored).pattern, path);
+    if (match && !shadow) {
+      req.params = match.params as Record<string, string>;
+      (match.store as Stored).step(req, res, next);
+      return;
+    }
+    if (limited(req, res)) return;
+    if (shadow) {
+      notAllowed(req, res, shadow.methods);
+      return;
+    }
+    // The most specific pattern any method finds for the path, and the methods it has.
+    const candidates = methods.flatMap((method) => patternOf(method, path) ?? []);
+    const best = candidates.find((one) => !candidates.some((other) => moreSpecific(other, one)));
+    if (best === undefined) {
+      next();
+      return;
+    }
+    notAllowed(req, res, patterns.get(best)!.methods);
+  };
 }
+
+/** What the tree keeps for each endpoint: its pattern (for Allow) and the step that starts it. */
+type Stored = { pattern: string; step: Step };
 
 /**
  * Express's first layer: runs the endpoint the dispatcher found for the

@@ -82,7 +82,9 @@ export function contractChecker(document: Document) {
   function check(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined): void {
     const method = (req.method ?? 'GET').toLowerCase();
     const path = (req.url ?? '/').split('?')[0]!;
-    const found = routes.find((route) => route.method === method && route.pattern.test(path));
+    // The path first, whatever the method (OpenAPI matches concrete paths before templated ones), then its method.
+    const item = routes.find((route) => route.pattern.test(path));
+    const found = item && routes.find((route) => route.path === item.path && route.method === method);
     // Paths outside the document (/docs, an unknown route, a method the path does not have) are not an operation's answers.
     if (!found) return;
     const where = `${req.method} ${path} → ${res.statusCode}`;
