@@ -1,5 +1,6 @@
 // Pieces of request schemas that many route groups share.
 import { z } from 'zod';
+import type { IfMatch } from '../core/content/types.ts';
 import { Problem } from '../core/errors.ts';
 
 export const uuidParams = <K extends string>(...names: K[]) =>
@@ -25,12 +26,22 @@ export const ifMatchHeader = z.object({
     .describe('The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since'),
 });
 
-/** The version an If-Match names; undefined when absent or `*`. */
-export function ifMatchVersion(header: string | undefined): number | undefined {
+/**
+ * The versions an If-Match names (RFC 9110 §13.1.1: `*`, or a list of entity
+ * tags); undefined when absent or `*`. A weak tag (`W/"3"`) is kept out of
+ * the list, since it never matches a change: a header of weak tags only
+ * leaves none, and the change is refused with a 412. A bare number is taken
+ * as the tag it stands for.
+ */
+export function ifMatchVersion(header: string | undefined): IfMatch | undefined {
   if (header === undefined || header.trim() === '*') return undefined;
-  const match = /^\s*(?:W\/)?"?(\d{1,9})"?\s*$/.exec(header);
-  if (!match) throw new Problem(400, 'If-Match names a version this resource never had; send its ETag, e.g. "3".');
-  return Number(match[1]);
+  const versions: number[] = [];
+  for (const tag of header.split(',')) {
+    const match = /^\s*(W\/)?"?(\d{1,9})"?\s*$/.exec(tag);
+    if (!match) throw new Problem(400, 'If-Match names a version this resource never had; send its ETag, e.g. "3".');
+    if (!match[1]) versions.push(Number(match[2]));
+  }
+  return versions;
 }
 
 /** The ETag of a versioned resource. */

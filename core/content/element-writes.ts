@@ -14,7 +14,7 @@ import { elementColumns, elementSchema, findElement, typeFromQuery, type Element
 import { saveLinks, targetProblems, uniqueProblems } from './links.ts';
 import { requireSiteLocale } from './locales.ts';
 import { publishedAtAfter } from './status.ts';
-import { requireVersion, type ContentType } from './types.ts';
+import { requireVersion, type ContentType, type IfMatch } from './types.ts';
 
 export type ElementInput = {
   type?: string | undefined;
@@ -125,7 +125,7 @@ export async function updateElement(
   access: SiteAccess,
   id: string,
   changes: ElementChanges,
-  ifMatch?: number,
+  ifMatch?: IfMatch,
 ): Promise<Element> {
   const { site, actor } = access;
   return db.transaction(async (tx) => {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorUserId } from '../actor.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
+import { requireVersion, type IfMatch } from './types.ts';
 import { requireOwnChange } from '../media/access.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { elementSchema, type Element } from './elements.ts';
@@ -204,12 +205,11 @@ export async function replaceLayout(
   access: SiteAccess,
   pageId: string,
   slots: SlotInput[],
-  ifMatch: number | undefined,
+  ifMatch: IfMatch | undefined,
 ) {
   return db.transaction(async (tx) => {
     const page = await pageForLayout(tx, access, pageId);
-    if (ifMatch !== undefined && ifMatch !== page.version)
-      throw new Problem(412, `The page changed since version ${ifMatch}; it is at version ${page.version}.`);
+    requireVersion(page.version, ifMatch, 'page');
     const seen = new Set<string>();
     const repeated = slots.flatMap((slot, index) => {
       const again = seen.has(slot.element_id);

@@ -20,7 +20,7 @@ import {
   shiftSiblings,
   type Page,
 } from './pages.ts';
-import { requireVersion } from './types.ts';
+import { requireVersion, type IfMatch } from './types.ts';
 
 export type Move = { page_id: string; parent_id: string | null; position?: number | undefined };
 
@@ -75,7 +75,7 @@ export async function movePage(
   db: CommonQueryMethods,
   access: SiteAccess,
   move: Move,
-  ifMatch?: number,
+  ifMatch?: IfMatch,
 ): Promise<Page> {
   return db.transaction(async (tx) => {
     await lockTree(tx, access.site.id);

@@ -16,7 +16,7 @@ import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { timestamp } from '../timestamp.ts';
 import type { PublicCache } from './public-cache.ts';
-import { requireVersion } from './types.ts';
+import { requireVersion, type IfMatch } from './types.ts';
 import { requireSiteLocale } from './locales.ts';
 import { contentStatuses, publishedAtAfter } from './status.ts';
 
@@ -288,7 +288,7 @@ export async function updatePage(
   access: SiteAccess,
   id: string,
   changes: PageChanges,
-  ifMatch?: number,
+  ifMatch?: IfMatch,
 ): Promise<Page> {
   const { site, actor } = access;
   return db.transaction(async (tx) => {

@@ -12,7 +12,7 @@ import type { SiteAccess } from '../tenancy/site-access.ts';
 import { checkData, type FoundId } from './data.ts';
 import type { Field } from './fields.ts';
 import { targetProblems } from './links.ts';
-import { findType, requireValidFields, requireVersion, typeColumns, type ContentType } from './types.ts';
+import { findType, requireValidFields, requireVersion, typeColumns, type ContentType, type IfMatch } from './types.ts';
 
 const batchSize = 500;
 const shown = 20;
@@ -34,7 +34,7 @@ export async function updateType(
   { site }: SiteAccess,
   id: string,
   changes: TypeChanges,
-  ifMatch?: number,
+  ifMatch?: IfMatch,
 ): Promise<ContentType> {
   return db.transaction(async (tx) => {
     const type = await findType(tx, site.id, id, true);

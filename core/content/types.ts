@@ -187,10 +187,22 @@ export async function createType(db: CommonQueryMethods, access: SiteAccess, inp
   return insertType(db, access.site, input, actorUserId(access.actor));
 }
 
+/**
+ * The versions an If-Match names (its strong entity tags; `*` or no header is
+ * undefined). Weak tags never match a change (RFC 9110 §13.1.1 asks for the
+ * strong comparison), so a header of weak tags only is an empty list.
+ */
+export type IfMatch = readonly number[];
+
 /** 412 when the caller's copy (If-Match) is not the current version. */
-export function requireVersion(current: number, ifMatch: number | undefined, what: string): void {
-  if (ifMatch !== undefined && ifMatch !== current)
-    throw new Problem(412, `The ${what} changed since version ${ifMatch}; it is at version ${current}.`);
+export function requireVersion(current: number, ifMatch: IfMatch | undefined, what: string): void {
+  if (ifMatch === undefined || ifMatch.includes(current)) return;
+  throw new Problem(
+    412,
+    ifMatch.length === 0
+      ? `If-Match names only weak ETags, which never match a change; send the ${what}'s ETag as given, e.g. "${current}".`
+      : `The ${what} changed since version ${ifMatch.join(' or ')}; it is at version ${current}.`,
+  );
 }
 
 /** Whether a fields column names the type (by api_id) in any reference_types, at any depth. */

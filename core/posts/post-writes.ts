@@ -16,7 +16,7 @@ import { sanitizeRichText } from '../content/data.ts';
 import { requireSiteLocale } from '../content/locales.ts';
 import { publishedAtAfter } from '../content/status.ts';
 import { requireSeoImage } from '../content/pages.ts';
-import { requireVersion } from '../content/types.ts';
+import { requireVersion, type IfMatch } from '../content/types.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { slugify } from '../tenancy/tenants.ts';
 import { findPost, postColumns, postSchema, type Post, type PostStatus } from './posts.ts';
@@ -147,7 +147,7 @@ export async function updatePost(
   access: SiteAccess,
   id: string,
   changes: PostFields,
-  ifMatch?: number,
+  ifMatch?: IfMatch,
 ): Promise<Post> {
   return db.transaction(async (tx) => {
     const current = await findPost(tx, access.site.id, id, true);

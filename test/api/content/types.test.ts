@@ -345,6 +345,27 @@ describe('changing', () => {
     await request(t.app).patch(at).set(c.a.editor.auth).set('If-Match', 'garbage').send({ name: 'x' }).expect(400);
   });
 
+  it('never matches a weak ETag in If-Match (strong comparison), but takes a list naming the current one', async () => {
+    const type = await createType(t, c.a.editor.auth, c.a.site, { fields: articleFields });
+    const at = `${base(c.a.site.slug)}${type.id}`;
+    const weak = await request(t.app)
+      .patch(at)
+      .set(c.a.editor.auth)
+      .set('If-Match', 'W/"1"')
+      .send({ name: 'Weak' })
+      .expect(412);
+    expect(weak.body.detail).toMatch(/weak/);
+    expect((await request(t.app).get(at).set(c.a.editor.auth).expect(200)).body.name).not.toBe('Weak');
+    const listed = await request(t.app)
+      .patch(at)
+      .set(c.a.editor.auth)
+      .set('If-Match', 'W/"1", "7", "1"')
+      .send({ name: 'Listed' })
+      .expect(200);
+    expect(listed.body.name).toBe('Listed');
+    await request(t.app).patch(at).set(c.a.editor.auth).set('If-Match', '"7", "8"').send({ name: 'x' }).expect(412);
+  });
+
   it('refuses a change existing elements would not survive, naming them; records the version elements satisfy', async () => {
     const type = await createType(t, c.a.editor.auth, c.a.site, { fields: articleFields });
     const at = `${base(c.a.site.slug)}${type.id}`;
