@@ -91,7 +91,14 @@ export async function siteUserCredits(db: CommonQueryMethods, site: Site) {
   return { items: [...rows] };
 }
 
-export const month = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a month such as 2026-11');
+/** A calendar month, YYYY-MM: PostgreSQL has no year 0000 (it counts 1 BC, then 1 AD), so 0001-01 to 9999-12. */
+export const month = z
+  .string()
+  .regex(
+    /^(?:000[1-9]|00[1-9]\d|0[1-9]\d{2}|[1-9]\d{3})-(?:0[1-9]|1[0-2])$/,
+    'a month from 0001-01 to 9999-12, such as 2026-11',
+  )
+  .describe('A month (UTC), YYYY-MM from 0001-01 to 9999-12; default the current one');
 
 const usageRow = z.object({ key: z.string(), credits: z.number() });
 

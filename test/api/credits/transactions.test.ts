@@ -434,6 +434,18 @@ describe('usage and statistics', () => {
       .expect(422);
   });
 
+  it('takes the months 0001-01 to 9999-12 and refuses the year 0000 with 422', async () => {
+    const staffed = await staffedTenant(t);
+    const usage = (month: string) =>
+      request(t.app)
+        .get(`${base(staffed)}/monthly-usage?month=${month}`)
+        .set(staffed.admin.auth);
+    const refused = await usage('0000-01').expect(422);
+    expect(refused.body.errors).toEqual([{ path: 'query.month', message: expect.any(String) }]);
+    expect((await usage('0001-01').expect(200)).body).toMatchObject({ month: '0001-01', total: 0 });
+    expect((await usage('9999-12').expect(200)).body).toMatchObject({ month: '9999-12', total: 0 });
+  });
+
   it('totals entries per kind and what the accounts hold', async () => {
     const staffed = await staffedTenant(t);
     await request(t.app)
