@@ -24,7 +24,13 @@ export async function startApi(services: Services): Promise<ApiServer> {
     url,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // A keep-alive connection whose request finishes during the drain goes idle, and close() alone would
+        // wait for it until the client lets go (up to keepAliveTimeout): idle ones are closed as they appear.
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
+        server.close(() => {
+          clearInterval(idle);
+          resolve();
+        });
         server.closeIdleConnections();
         // Requests still running after most of the shutdown budget are cut.
         setTimeout(() => server.closeAllConnections(), Math.max(1000, config.shutdownTimeoutMs - 5000)).unref();

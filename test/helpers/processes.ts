@@ -16,12 +16,27 @@ export type Started = { child: ChildProcess; url: string; output: () => string; 
  * Starts `entry` (e.g. api/main.ts) and waits for it to log the URL it
  * listens on; a worker, which listens on nothing, resolves at once with url ''.
  */
-export async function startProcess(
+export function startProcess(
   entry: string,
   env: Record<string, string>,
   options: { listens?: boolean } = {},
 ): Promise<Started> {
-  const child = spawn(process.execPath, [path.join(root, entry)], {
+  return startCommand(['node', entry], env, options);
+}
+
+/**
+ * Starts a command line as an image or a Procfile writes it (`node [flags]
+ * entry`, run from the checkout's root, `node` being this test's own), and
+ * waits as startProcess() does.
+ */
+export async function startCommand(
+  [program, ...args]: string[],
+  env: Record<string, string>,
+  options: { listens?: boolean } = {},
+): Promise<Started> {
+  if (program !== 'node') throw new Error(`only node commands are started here, not ${program}`);
+  const entry = args.at(-1)!;
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', WORKER_CONCURRENCY: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
