@@ -1,14 +1,17 @@
 // Rate limits, kept in PostgreSQL (rate-limiter-flexible's store) so every API
 // process sees the same numbers. Over a limit: 429 with Retry-After.
-// - Brute-force protection for the credential endpoints: per client IP and
-//   per account, asked on every attempt (they are few and worth the round trip).
+// - Brute-force protection for the credential endpoints: per client IP (an
+//   IPv6 client by its /64) and per account, asked on every attempt (they are
+//   few and worth the round trip).
 // - Every request: per token, or per IP (an IPv6 client by its /64) without
 //   one, and job submits per tenant. These are decided in process and shared
 //   once a second (./shared-window.ts), so a request pays no round trip.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
 import { Problem } from '../errors.ts';
+import { networkOf } from '../fraud/networks.ts';
 import { SharedWindow, type CountStore, type Verdict } from './shared-window.ts';
 
 export type { Verdict } from './shared-window.ts';
@@ -24,6 +27,9 @@ export type RateLimits = {
    * every attempt counts against the address, only failed ones against the
    * account, and a success clears the account's count. So a script that signs
    * in often never locks its own account, and guessing a password still does.
+   * The attempt takes its place in the account's count before the check (and
+   * gives it back unless it failed), so guesses sent at once are never all
+   * checked against a count none of them has added to yet.
    */
   attempt<T>(action: string, ip: string | undefined, account: string, check: () => Promise<T>): Promise<T>;
   /** Counts one use of a public form with a limit of its own (the contact form) by `ip`; 429 past it. */
@@ -38,6 +44,24 @@ export type RateLimits = {
   limiters(): { name: string; limit: number; window_seconds: number; refused_since_start: number }[];
   close(): Promise<void>;
 };
+
+/**
+ * The longest account written out in a key. The store's keys are at most 255
+ * characters (limiter, action and account) and an identifier may be 320; no
+ * real address is this long, so the security dashboard still shows who is
+ * locked, and longer ones count by their SHA-256, in a fixed 43 characters.
+ */
+const longestReadableAccount = 200;
+
+/** The account as counted: letter case and surrounding spaces do not make another. */
+function accountKey(action: string, account: string): string {
+  const normalized = account.trim().toLowerCase();
+  if (normalized.length <= longestReadableAccount) return `${action}:${normalized}`;
+  return `${action}:sha256:${createHash('sha256').update(normalized).digest('base64url')}`;
+}
+
+/** The address as counted: its network, so an IPv6 client cannot walk its /64, and never longer than an address. */
+const addressKey = (action: string, ip: string | undefined) => `${action}:${networkOf(ip).network}`;
 
 /**
  * Adds counts to rate-limiter-flexible's table and reads keys back, in one
@@ -117,41 +141,36 @@ export function createRateLimits(
       headers: { 'Retry-After': String(seconds) },
     });
   };
-  const consume = async (store: RateLimiterPostgres, key: string) => {
+  /** Counts one point for `key` (atomically, in the store); past the limit, `onRefused` and a 429. */
+  const consume = async (store: RateLimiterPostgres, key: string, onRefused?: () => Promise<unknown>) => {
     try {
       await store.consume(key);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       refused.set(store, (refused.get(store) ?? 0) + 1);
+      await onRefused?.();
       throw tooMany(rejection.msBeforeNext);
     }
   };
-  const accountKey = (action: string, account: string) => `${action}:${account.trim().toLowerCase()}`;
 
   return {
     async hit(action, ip, account) {
-      await consume(perIp, `${action}:${ip ?? 'unknown'}`);
+      await consume(perIp, addressKey(action, ip));
       if (account) await consume(perAccount, accountKey(action, account));
     },
     async attempt(action, ip, account, check) {
-      await consume(perIp, `${action}:${ip ?? 'unknown'}`);
+      await consume(perIp, addressKey(action, ip));
       const key = accountKey(action, account);
-      const failures = await perAccount.get(key);
-      if (failures && failures.consumedPoints >= limits.perAccount) {
-        refused.set(perAccount, (refused.get(perAccount) ?? 0) + 1);
-        throw tooMany(failures.msBeforeNext);
-      }
-      try {
-        const result = await check();
-        if (failures) await perAccount.delete(key);
-        return result;
-      } catch (error) {
-        if (error instanceof Problem && error.status === 401) {
-          onFailedAttempt(ip, account);
-          await perAccount.penalty(key, 1);
-        }
+      // The count stays at the failures checked: a refused attempt gives its point back.
+      const giveBack = () => perAccount.reward(key, 1);
+      await consume(perAccount, key, giveBack);
+      const result = await check().catch(async (error: unknown) => {
+        if (error instanceof Problem && error.status === 401) onFailedAttempt(ip, account);
+        else await giveBack();
         throw error;
-      }
+      });
+      await perAccount.delete(key);
+      return result;
     },
     limit: (form, ip) => consume(forms[form], ip ?? 'unknown'),
     request: (policy, key) => windows[policy].take(key),

@@ -1,17 +1,19 @@
 // Brute-force limits: per client IP and per account, counted in PostgreSQL so
 // that every API process shares them; over the limit is a 429 with Retry-After.
+// One trusted proxy hop (TRUST_PROXY=1): the test's connection is the proxy,
+// and the right-most X-Forwarded-For entry the client it saw.
 import request from 'supertest';
 import { createApp } from '../../../api/app.ts';
 import { closeServices, createServices } from '../../../core/boot.ts';
 import { createLogger } from '../../../core/logger.ts';
-import { startTestApp, stopTestApp, testConfig, type TestApp } from '../../helpers/app.ts';
+import { checkedAgainstDocument, startTestApp, stopTestApp, testConfig, type TestApp } from '../../helpers/app.ts';
 import { newUser, password } from '../../helpers/factories.ts';
 
 const limits = {
   RATE_LIMIT_AUTH_PER_ACCOUNT: '3',
   RATE_LIMIT_AUTH_PER_IP: '6',
   RATE_LIMIT_WINDOW_SECONDS: '600',
-  TRUST_PROXY: 'true',
+  TRUST_PROXY: '1',
 };
 
 let t: TestApp;
@@ -22,6 +24,9 @@ afterAll(() => stopTestApp(t));
 
 let ip = 1;
 const nextIp = () => `203.0.113.${ip++}`;
+/** A form posted from an address of its own. */
+const post = (path: string, body: object, app = t.app) =>
+  request(app).post(path).set('X-Forwarded-For', nextIp()).send(body);
 
 it('limits attempts per account, even from many addresses and with the right password', async () => {
   const user = await newUser(t);
@@ -138,4 +143,53 @@ it.each([
     statuses.push((await request(t.app).post(path).set('X-Forwarded-For', nextIp()).send(body(i))).status);
   expect(statuses.slice(3)).toEqual([429, 429]);
   expect(statuses.slice(0, 3)).not.toContain(429);
+});
+
+it('checks at most the limit of concurrent wrong guesses for one account, and holds it until the window passes', async () => {
+  // A process of its own with a short window, so that the window's end can be waited for.
+  const config = testConfig({ ...limits, DATABASE_URL: t.database.url, RATE_LIMIT_WINDOW_SECONDS: '4' });
+  const short = await createServices(config, t.database.url, createLogger('silent'), 'short-window');
+  try {
+    const app = checkedAgainstDocument(createApp(short), {});
+    const user = await newUser(t);
+    const login = (secret: string) => post('/auth/login', { username: user.email, password: secret }, app);
+    const statuses = (await Promise.all(Array.from({ length: 30 }, () => login('wrong password')))).map(
+      (res) => res.status,
+    );
+    // Each guess takes its place in the count before its password is checked: only the first three are checked.
+    expect(statuses.filter((status) => status === 401)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(27);
+    const refused = await login(password).expect(429);
+    await new Promise((resolve) => setTimeout(resolve, Number(refused.headers['retry-after']) * 1000 + 200));
+    await login(password).expect(200);
+  } finally {
+    await closeServices(short);
+  }
+});
+
+/** An e-mail address of exactly `length` characters that the document accepts (labels of at most 63). */
+function addressOf(length: number, letter: string): string {
+  const labels = Math.floor((length - 14) / 61);
+  const domain = `${`${letter.repeat(60)}.`.repeat(labels)}example.com`;
+  const local = letter.repeat(length - 1 - domain.length);
+  expect(local.length).toBeGreaterThanOrEqual(1);
+  expect(local.length).toBeLessThanOrEqual(64);
+  return `${local}@${domain}`;
+}
+
+describe('identifiers as long as the document allows (320 characters)', () => {
+  it.each([242, 320])('answers %i-character identifiers on every limited form without a 5xx', async (length) => {
+    const email = addressOf(length, length === 320 ? 'q' : 'r');
+    expect(email).toHaveLength(length);
+    await post('/auth/login', { username: email, password: 'wrong password' }).expect(401);
+    await post('/auth/signup/', { email, password: 'long enough password', full_name: 'Long Address' }).expect(201);
+    await post('/auth/signup/resend-verification', { email }).expect(202);
+    await post('/auth/password-reset-request', { email }).expect(202);
+  });
+
+  it('limits a long identifier as one account, whatever its letter case', async () => {
+    const email = addressOf(320, 's');
+    for (let i = 0; i < 3; i++) await post('/auth/login', { username: email, password: 'wrong password' }).expect(401);
+    await post('/auth/login', { username: email.toUpperCase(), password: 'wrong password' }).expect(429);
+  });
 });
