@@ -12,7 +12,7 @@ import type { BareRequest, BareResponse } from './bare.ts';
 import { chain } from './middleware/chain.ts';
 import { corsPolicy } from './middleware/cors.ts';
 import { requestCounter } from './middleware/counting.ts';
-import { clientAddress } from './middleware/rate-limit.ts';
+import { clientAddress, proxyTrust } from './middleware/rate-limit.ts';
 import { requestLogging } from './middleware/logging.ts';
 import { errorHandler, notFound } from './middleware/problems.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -56,7 +56,9 @@ export function createApp(services: Services, options: AppOptions = {}): App {
   // Express would hash every body for a weak ETag (and answer 304s no route
   // documents); routes that are worth revalidating set their own (media views).
   app.set('etag', false);
-  app.set('trust proxy', services.config.trustProxy);
+  // Which proxies may name the client (TRUST_PROXY): one function for req.ip and the steps before Express alike.
+  const trust = proxyTrust(services.config.trustProxy);
+  app.set('trust proxy', trust ?? false);
   // What requestLog() binds to each request's id.
   app.locals.logger = services.logger;
   const spec = endpoints.filter((endpoint) => endpoint.source === 'spec');
@@ -68,7 +70,7 @@ export function createApp(services: Services, options: AppOptions = {}): App {
 
   const cors = corsPolicy(services.config.corsOrigins);
   // The client's address, for the rate limits and the security signals alike.
-  const address = clientAddress(services.config.trustProxy);
+  const address = clientAddress(trust);
   // Every request takes these steps first, on Node's own request and response (./bare.ts):
   const front = chain(
     // 1. Identify the request, so every later log line and problem carries its id.

@@ -101,7 +101,7 @@ export function endpointDispatcher(
   // The limit comes first: a caller over it is turned away before its body is read.
   const parseBody = bodyParsers(services.config.bodyLimit);
   const limited = (req: BareRequest, res: BareResponse, signedWebhook = false) => {
-    const refused = limitRequest(services.rateLimits, req, res, signedWebhook, address);
+    const refused = limitRequest(services, req, res, signedWebhook, address);
     if (refused) sendProblem(req, res, refused);
     return Boolean(refused);
   };

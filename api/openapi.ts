@@ -35,7 +35,8 @@ const requestIdHeader: HeaderSpec = {
 const rateLimitPolicyHeader: HeaderSpec = {
   description:
     'The limits this request counted against, as `"<policy>";q=<requests>;w=<seconds>`, comma-separated: `per-token` ' +
-    '(a request with a bearer token), `per-ip` (without one; an IPv6 client by its /64), `per-tenant-jobs` (job submits, ' +
+    '(a request with a valid access token), `per-ip` (without one, or with a token that does not verify; an IPv6 client ' +
+    'by its /64), `per-tenant-jobs` (job submits, ' +
     'beside `per-token`), `webhook-signatures` (signed webhooks: failed signatures per address)',
   required: true,
 };

@@ -1,6 +1,7 @@
 // Every environment variable the service reads, parsed once at start.
 // Nothing else in the code base reads process.env: it receives a Config.
 import path from 'node:path';
+import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -19,6 +20,42 @@ const list = z
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
+/**
+ * Which proxies may say who the client is (X-Forwarded-For): none (`false`),
+ * how many stand in front of the API (`1`), or their addresses, CIDR ranges
+ * and proxy-addr's names (`loopback, 10.0.0.0/8`). `true` is refused: it
+ * would believe the left-most entry, which the client writes.
+ */
+const trustProxy = z.string().transform((value, ctx): false | number | string[] => {
+  const setting = value.trim().toLowerCase();
+  if (setting === 'false' || setting === 'no') return false;
+  if (/^\d+$/.test(setting)) return Number(setting) || false;
+  if (setting === 'true' || setting === 'yes') {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'trusting every proxy would let a client name its own address; write how many proxies stand in front of ' +
+        'the API (e.g. 1) or their addresses (e.g. loopback, 10.0.0.0/8)',
+    });
+    return z.NEVER;
+  }
+  const proxies = setting
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+  for (const proxy of proxies) {
+    try {
+      proxyaddr.compile(proxy);
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: `"${proxy}" is not a number of hops, an IP address, a CIDR range, loopback, linklocal or uniquelocal`,
+      });
+      return z.NEVER;
+    }
+  }
+  return proxies;
+});
 
 /** Variables with their defaults; the README's configuration table mirrors this list. */
 const envSchema = z.object({
@@ -126,7 +163,7 @@ const envSchema = z.object({
     .default(0),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CORS_ORIGINS: list,
-  TRUST_PROXY: bool.default(false),
+  TRUST_PROXY: trustProxy.default(false),
   BODY_LIMIT: z
     .string()
     .regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 512kb or 1mb')
@@ -156,7 +193,7 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(900),
   RATE_LIMIT_CONTACT_PER_IP: positiveInt.default(5),
   RATE_LIMIT_CONTACT_WINDOW_SECONDS: positiveInt.default(3600),
-  // Every request: per IP without a token, per token with one, job submits per tenant (each per window).
+  // Every request: per IP without a valid access token, per token with one, job submits per tenant (each per window).
   RATE_LIMIT_PER_IP: positiveInt.default(600),
   RATE_LIMIT_PER_TOKEN: positiveInt.default(1200),
   RATE_LIMIT_JOBS_PER_TENANT: positiveInt.default(120),

@@ -1,16 +1,20 @@
 // Every answer says which limits it counted against (the IETF RateLimit-Policy
 // and RateLimit header fields, draft-ietf-httpapi-ratelimit-headers) and one
-// over a limit is a 429 with Retry-After. A request with a bearer token counts
-// against that token, any other against its IP (an IPv6 client by its /64):
-// the key is known before the token is verified, so a limited caller is
-// turned away before anything is read, verified or parsed. Keying by the
-// token's signature means nobody can spend another caller's allowance with a
-// forged token; forged tokens then fail verification and count nothing more.
+// over a limit is a 429 with Retry-After. A request with a valid access token
+// counts against that token, any other (no token, or one that does not
+// verify: forged, expired, malformed) against its IP (an IPv6 client by its
+// /64). Checking a token's signature is CPU only, so a limited caller is still
+// turned away before anything is read or parsed; a token this process has
+// verified before is not checked again (the access cache holds it). So a
+// made-up token never buys an allowance of its own, nor a row in the store.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyaddr from 'proxy-addr';
+import type { Config } from '../../core/config.ts';
 import { Problem } from '../../core/errors.ts';
 import { networkOf } from '../../core/fraud/networks.ts';
-import type { RateLimits, Verdict } from '../../core/identity/rate-limit.ts';
+import { accessClaims } from '../../core/identity/authenticate.ts';
+import type { Verdict } from '../../core/identity/rate-limit.ts';
+import type { Services } from '../../core/services.ts';
 
 /** The RateLimit field of a verdict: `"<name>";r=<remaining>;t=<seconds>`. */
 const stateField = (verdict: Verdict) => `"${verdict.policy}";r=${verdict.remaining};t=${verdict.resetSeconds}`;
@@ -51,23 +55,48 @@ export function overLimit(verdict: Verdict, what: string): Problem {
   });
 }
 
-/** The token's signature (its last part): unique to the token and unforgeable. */
-function tokenKey(authorization: string | undefined): string | undefined {
-  if (!authorization || authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return;
-  const signature = authorization.slice(authorization.lastIndexOf('.') + 1).trim();
-  // 22 base64url characters are 132 bits: as unique as the token, and a shorter key to store.
-  return signature.length >= 22 ? signature.slice(0, 22) : undefined;
+/** Whether the proxy at `address`, `hop` steps from the API (0: the connection's peer), may name the client. */
+export type ProxyTrust = (address: string, hop: number) => boolean;
+
+/**
+ * TRUST_PROXY as one function, for Express's `trust proxy` setting (req.ip)
+ * and clientAddress() alike, so both name the same client: a number of hops
+ * trusts that many proxies counted from the API; a list trusts the proxies
+ * at those addresses. Undefined when no proxy is trusted.
+ */
+export function proxyTrust(setting: Config['trustProxy']): ProxyTrust | undefined {
+  if (setting === false) return undefined;
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return proxyaddr.compile(setting);
 }
 
 /**
- * The client's address, as Express's `req.ip` gives it (with `trust proxy`
- * set to TRUST_PROXY), for requests Express has not seen: behind a trusted
- * proxy the furthest address of X-Forwarded-For, else the socket's, read
- * directly rather than parsing a header only to ignore it.
+ * The client's address, as Express's `req.ip` gives it, for requests Express
+ * has not seen: behind trusted proxies the first address of X-Forwarded-For,
+ * counted from the right, that is not a trusted proxy (the entries left of it
+ * are the client's own writing), else the socket's, read directly rather than
+ * parsing a header only to ignore it.
  */
-export function clientAddress(trustProxy: boolean): (req: IncomingMessage) => string | undefined {
-  const trustAll = () => true;
-  return trustProxy ? (req) => proxyaddr(req, trustAll) : (req) => req.socket.remoteAddress;
+export function clientAddress(trust: ProxyTrust | undefined): (req: IncomingMessage) => string | undefined {
+  return trust ? (req) => proxyaddr(req, trust) : (req) => req.socket.remoteAddress;
+}
+
+/**
+ * The per-token key of the request's bearer token when it is a valid access
+ * token: its signature's first 22 base64url characters (132 bits, as unique
+ * as the token, and a short key to store). Anything else has none.
+ */
+function tokenKey(services: Services, authorization: string | undefined): string | undefined {
+  if (!authorization || authorization.length < 8 || authorization.slice(0, 7).toLowerCase() !== 'bearer ') return;
+  if (services.accessCache.knownCaller(authorization) === undefined) {
+    try {
+      accessClaims(services.config, authorization);
+    } catch {
+      return undefined;
+    }
+  }
+  const signature = authorization.lastIndexOf('.') + 1;
+  return authorization.slice(signature, signature + 22);
 }
 
 /**
@@ -77,18 +106,19 @@ export function clientAddress(trustProxy: boolean): (req: IncomingMessage) => st
  * when the request is over its limit.
  */
 export function limitRequest(
-  limits: RateLimits,
+  services: Services,
   req: IncomingMessage,
   res: ServerResponse,
   signedWebhook: boolean,
   address: (req: IncomingMessage) => string | undefined,
 ): Problem | undefined {
+  const limits = services.rateLimits;
   if (signedWebhook) {
     const verdict = limits.signatures.peek(networkOfClient(address(req)));
     announceFirst(res, verdict);
     return verdict.allowed ? undefined : overLimit(verdict, 'requests with a bad signature from this address');
   }
-  const token = tokenKey(req.headers.authorization);
+  const token = tokenKey(services, req.headers.authorization);
   const verdict = token ? limits.request('per-token', token) : limits.request('per-ip', networkOfClient(address(req)));
   announceFirst(res, verdict);
   return verdict.allowed

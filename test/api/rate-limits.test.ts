@@ -2,12 +2,15 @@
 // client by its /64), per token with one, per tenant on job submits, failed
 // webhook signatures per IP; the RateLimit headers on every answer, 429 with
 // Retry-After past a limit, and the counts shared by two API processes.
-// TRUST_PROXY lets each test be a client of its own (X-Forwarded-For).
+// One trusted proxy hop (TRUST_PROXY=1) lets each test be a client of its own:
+// the right-most X-Forwarded-For entry is the address the proxy saw.
 import request from 'supertest';
 import { createApp, type App } from '../../api/app.ts';
 import { createLogger } from '../../core/logger.ts';
 import { closeServices, createServices } from '../../core/boot.ts';
 import type { Services } from '../../core/services.ts';
+import type { Config } from '../../core/config.ts';
+import { signToken } from '../../core/identity/tokens.ts';
 import { sql } from '../../db/pool.ts';
 import { checkedAgainstDocument, startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { login, type Caller } from '../helpers/factories.ts';
@@ -23,7 +26,7 @@ let a: Staffed;
 let b: Staffed;
 
 /** An API process on the test's database with low limits (its callers are made through `t`, whose limits are out of reach). */
-async function limitedProcess(trustProxy = true): Promise<{ app: App; services: Services }> {
+async function limitedProcess(trustProxy: Config['trustProxy'] = 1): Promise<{ app: App; services: Services }> {
   const requests = {
     ...t.config.rateLimits.requests,
     perIp: 3,
@@ -40,7 +43,7 @@ async function limitedProcess(trustProxy = true): Promise<{ app: App; services: 
 
 const processes: { services: Services }[] = [];
 beforeAll(async () => {
-  t = await startTestApp({ env: { TRUST_PROXY: 'true', STRIPE_WEBHOOK_SECRET: webhookSecret } });
+  t = await startTestApp({ env: { TRUST_PROXY: '1', STRIPE_WEBHOOK_SECRET: webhookSecret } });
   admin = await globalAdmin(t);
   a = await staffedTenant(t);
   b = await staffedTenant(t);
@@ -98,6 +101,31 @@ describe('without a token: per IP', () => {
   });
 });
 
+describe('behind a trusted proxy', () => {
+  it('counts the address one trusted hop saw, whatever the client wrote to the left of it', async () => {
+    for (const [i, made] of ['10.0.0.1', '198.51.100.99', '2001:db8::1', 'unknown'].entries()) {
+      const res = await request(limited)
+        .get('/health/live')
+        .set(from(`${made}, 203.0.113.50`))
+        .expect(i < 3 ? 200 : 429);
+      expect(stateOf(res)).toMatch(new RegExp(`^"per-ip";r=${Math.max(0, 2 - i)};t=\\d+$`));
+    }
+  });
+
+  it('trusts only the listed proxies: the first address from the right that is not one of them is the client', async () => {
+    const listed = await limitedProcess(['loopback', '10.0.0.0/8']);
+    processes.push(listed);
+    // The test's own connection is loopback, and 10.1.2.3 a listed proxy: 203.0.113.51 is the client.
+    for (const [i, made] of ['192.0.2.1', '192.0.2.2', '192.0.2.3', '192.0.2.4'].entries()) {
+      await request(listed.app)
+        .get('/health/live')
+        .set(from(`${made}, 203.0.113.51, 10.1.2.3`))
+        .expect(i < 3 ? 200 : 429);
+    }
+    await request(listed.app).get('/health/live').set(from('203.0.113.52, 10.1.2.3')).expect(200);
+  });
+});
+
 describe('behind no trusted proxy', () => {
   it('counts by the connection’s address: a forged X-Forwarded-For changes nothing', async () => {
     const direct = await limitedProcess(false);
@@ -127,18 +155,51 @@ describe('with a token: per token', () => {
     await request(limited).get('/health/live').set(client).expect(200);
   });
 
-  it('keys by the token itself: a forged token with someone else’s claims spends nothing of theirs', async () => {
+  it('counts a forged token with someone else’s claims against the address, spending nothing of theirs', async () => {
     const [header, payload] = a.admin.token.split('.');
     const forged = `${header}.${payload}.${'A'.repeat(43)}`;
-    for (let i = 0; i < 5; i++) {
-      await request(limited)
+    for (let i = 0; i < 4; i++) {
+      const res = await request(limited)
         .get('/auth/currentuser')
         .set(from('203.0.113.21'))
         .set(bearer(forged))
-        .expect(i < 4 ? 401 : 429);
+        .expect(i < 3 ? 401 : 429);
+      expect(policyOf(res)).toBe('"per-ip";q=3;w=60');
     }
     const res = await request(limited).get('/auth/currentuser').set(a.admin.auth).expect(200);
     expect(stateOf(res)).toMatch(/^"per-token";r=3;t=\d+$/);
+  });
+
+  it('counts requests with a different made-up token each against the address, and stores nothing per token', async () => {
+    const client = from('203.0.113.22');
+    const forged = Array.from({ length: 8 }, (_, i) => {
+      const claims = Buffer.from(JSON.stringify({ sub: `someone-${i}`, typ: 'access' })).toString('base64url');
+      return `eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.${claims}.${`${i}`.repeat(43)}`;
+    });
+    const statuses: number[] = [];
+    for (const token of forged)
+      statuses.push((await request(limited).get('/auth/currentuser').set(client).set(bearer(token))).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429, 429, 429]);
+    await processes[0]!.services.rateLimits.sync();
+    const keys = forged.map((token) => `per-token:${token.slice(token.lastIndexOf('.') + 1).slice(0, 22)}`);
+    expect(
+      await t.services.db.oneFirst(
+        sql.unsafe`select count(*)::int from rate_limits where key = any(${sql.array(keys, 'text')})`,
+      ),
+    ).toBe(0);
+  });
+
+  it('counts an expired token of ours against the address', async () => {
+    const { token: expired } = signToken(t.config.auth, 'access', a.author.user.id, -60, { sid: 'ended' });
+    const client = from('203.0.113.23');
+    for (let i = 0; i < 4; i++) {
+      const res = await request(limited)
+        .get('/auth/currentuser')
+        .set(client)
+        .set(bearer(expired))
+        .expect(i < 3 ? 401 : 429);
+      expect(policyOf(res)).toBe('"per-ip";q=3;w=60');
+    }
   });
 });
 
@@ -230,7 +291,7 @@ describe('GET /admin/monitoring/rate-limit-stats', () => {
     const byName = Object.fromEntries((res.body.limiters as Limiter[]).map((limiter) => [limiter.name, limiter]));
     expect(byName['per-ip']).toMatchObject({ limit: 3, window_seconds: 60 });
     expect(byName['per-ip']!.refused_since_start).toBeGreaterThanOrEqual(3);
-    expect(byName['per-token']).toMatchObject({ limit: 4, refused_since_start: 2 });
+    expect(byName['per-token']).toMatchObject({ limit: 4, refused_since_start: 1 });
     expect(byName['per-tenant-jobs']).toMatchObject({ limit: 2, refused_since_start: 1, blocked_keys: 1 });
     expect(byName['webhook-signatures']).toMatchObject({ limit: 2, refused_since_start: 1, blocked_keys: 1 });
     expect(res.body.blocked).toEqual(

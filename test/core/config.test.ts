@@ -25,14 +25,32 @@ it('parses values and lists', () => {
     PORT: '8080',
     WORKER_CONCURRENCY: '8',
     CORS_ORIGINS: 'https://a.example, https://b.example',
-    TRUST_PROXY: 'true',
+    TRUST_PROXY: '1',
   });
   expect(config).toMatchObject({
     port: 8080,
     worker: { concurrency: 8 },
     corsOrigins: ['https://a.example', 'https://b.example'],
-    trustProxy: true,
+    trustProxy: 1,
   });
+});
+
+it('reads TRUST_PROXY as a number of hops, or the proxies’ addresses, ranges and names', () => {
+  expect(loadConfig({}).trustProxy).toBe(false);
+  expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+  expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+  expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+  expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::1' }).trustProxy).toEqual([
+    'loopback',
+    '10.0.0.0/8',
+    'fd00::1',
+  ]);
+});
+
+it('refuses TRUST_PROXY=true, which would believe whatever the client writes, saying what to write instead', () => {
+  expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(
+    /^Invalid configuration:\n {2}TRUST_PROXY: .*how many proxies .* \(e\.g\. 1\) or their addresses \(e\.g\. loopback, 10\.0\.0\.0\/8\)/,
+  );
 });
 
 it('treats an empty variable as unset', () => {
@@ -48,6 +66,9 @@ it.each([
   ['REDIS_URL', 'localhost:6379'],
   ['ADMIN_PASSWORD', 'short'],
   ['BODY_LIMIT', 'lots'],
+  ['TRUST_PROXY', 'yes'],
+  ['TRUST_PROXY', '10.0.0.300'],
+  ['TRUST_PROXY', 'loopback, my-proxy'],
 ])('rejects %s=%s naming the variable', (name, value) => {
   expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${name}: `));

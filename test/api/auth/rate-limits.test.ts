@@ -145,6 +145,20 @@ it.each([
   expect(statuses.slice(0, 3)).not.toContain(429);
 });
 
+it('counts the address the trusted proxy saw, whatever the client wrote before it in X-Forwarded-For', async () => {
+  // The proxy appends the address it saw; anything left of it is the client's own writing.
+  const seen = nextIp();
+  const statuses: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const res = await request(t.app)
+      .post('/auth/login')
+      .set('X-Forwarded-For', `10.${i}.0.1, 192.0.2.${i}, ${seen}`)
+      .send({ username: `sprayed-${i}@example.com`, password: 'x' });
+    statuses.push(res.status);
+  }
+  expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 429]);
+});
+
 it('checks at most the limit of concurrent wrong guesses for one account, and holds it until the window passes', async () => {
   // A process of its own with a short window, so that the window's end can be waited for.
   const config = testConfig({ ...limits, DATABASE_URL: t.database.url, RATE_LIMIT_WINDOW_SECONDS: '4' });

@@ -21,7 +21,7 @@ let admin: Caller;
 beforeAll(async () => {
   smtp = await startFakeSmtp();
   t = await startTestApp({
-    env: { SMTP_URL: smtp.url, TRUST_PROXY: 'true', RATE_LIMIT_CONTACT_PER_IP: '3' },
+    env: { SMTP_URL: smtp.url, TRUST_PROXY: '1', RATE_LIMIT_CONTACT_PER_IP: '3' },
   });
   // The mail job delivers with the app's own settings (SMTP_URL).
   worker = await startTestWorker(t, { SMTP_URL: smtp.url });

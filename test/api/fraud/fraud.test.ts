@@ -16,7 +16,7 @@ let admin: Caller;
 beforeAll(async () => {
   t = await startTestApp({
     env: {
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '1',
       SIGNUP_MAX_PER_IP: '3',
       SIGNUP_MAX_PER_NETWORK: '6',
       SIGNUP_BURST_COUNT: '3',

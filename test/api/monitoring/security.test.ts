@@ -14,7 +14,7 @@ let admin: Caller;
 let staffed: Staffed;
 let victim: { email: string };
 beforeAll(async () => {
-  t = await startTestApp({ env: { TRUST_PROXY: 'true', RATE_LIMIT_AUTH_PER_ACCOUNT: '3' } });
+  t = await startTestApp({ env: { TRUST_PROXY: '1', RATE_LIMIT_AUTH_PER_ACCOUNT: '3' } });
   admin = await globalAdmin(t);
   staffed = await staffedTenant(t);
   victim = await newUser(t);
