@@ -1,6 +1,7 @@
 // Tenant isolation in the database (migration 0034, db/tenant-scope.ts): as
 // the application role, a query that forgets its tenant filter sees only the
-// tenant its request or job acts for. The queries below forget it on purpose.
+// tenant its request or job acts for, also in the tables keyed by site or by
+// another tenant's row (migration 0041). The queries below forget it on purpose.
 import request from 'supertest';
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
@@ -13,7 +14,9 @@ import { defineJob } from '../../worker/jobs/handler.ts';
 import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
 import { createLogger } from '../../core/logger.ts';
 import { startTestApp, stopTestApp, testConfig, type TestApp } from '../helpers/app.ts';
+import { createElement, createType } from '../helpers/content.ts';
 import { giveCredits, submitAs, waitForJob } from '../helpers/jobs.ts';
+import { newSite } from '../helpers/factories.ts';
 import { globalAdmin, staffedTenant, type Staffed } from '../helpers/identity.ts';
 import pg from 'pg';
 
@@ -165,13 +168,67 @@ it('acts for the job’s tenant in a worker: a handler that forgets the filter s
   }
 });
 
-it('covers every table that carries tenant_id', async () => {
+it('shows a query that forgets its filter only its own tenant’s rows of the tables keyed by site or by another row', async () => {
+  const elements: Record<string, string> = {};
+  for (const who of [a, b]) {
+    await request(t.app)
+      .post(`/${who.site.slug}/posts/`)
+      .set(who.admin.auth)
+      .send({ title: 'Harbour lights', status: 'published' })
+      .expect(201);
+    const type = await createType(t, who.admin.auth, who.site);
+    elements[who.site.id] = (
+      await createElement(t, who.admin.auth, who.site, { type: type.api_id, status: 'published' })
+    ).id;
+  }
+  const sitesIn = (table: 'search_documents' | 'search_terms') =>
+    t.services.db.anyFirst(sql.type(z.object({ site_id: z.uuid() }))`
+      select distinct site_id from ${sql.identifier([table])} order by site_id`);
+  // Keyed by another row (the element it publishes), not by site: reached through that row.
+  const published = () =>
+    t.services.db.anyFirst(sql.type(z.object({ master_id: z.uuid() }))`select master_id from public_elements`);
+  for (const who of [a, b]) {
+    await actingFor(who.tenant.id, async () => {
+      expect(await sitesIn('search_documents')).toEqual([who.site.id]);
+      expect(await sitesIn('search_terms')).toEqual([who.site.id]);
+      expect(await published()).toEqual([elements[who.site.id]]);
+    });
+  }
+  expect([...(await sitesIn('search_documents'))].sort()).toEqual([a.site.id, b.site.id].sort());
+});
+
+it('lets a tenant’s administrator delete a site whose documents are indexed, as the bound role', async () => {
+  // The deletion's cascade removes the documents after the site: their removal log is still written.
+  const doomed = await newSite(t, a.tenant);
+  await request(t.app)
+    .post(`/${doomed.slug}/posts/`)
+    .set(a.admin.auth)
+    .send({ title: 'Ephemeral words', status: 'published' })
+    .expect(201);
+  await request(t.app).delete(`/sites/${doomed.id}`).set(a.admin.auth).expect(204);
+  const removed = await t.services.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    select count(*)::int as n from search_removals where site_id = ${doomed.id}`);
+  expect(removed).toBe(1);
+});
+
+// What every tenant shares, though it may point at one tenant's row: an agent is assigned to
+// many tenants, and its avatar (an image of one of their sites) is an optional pointer.
+const sharedTables = ['agents'];
+
+it('covers every table that carries tenant_id or site_id, or a key to a row of such a table', async () => {
   const uncovered = await t.services.db.anyFirst(sql.type(z.object({ relname: z.string() }))`
-    select c.relname from pg_class c
-    join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
-    join pg_attribute a on a.attrelid = c.oid and a.attname = 'tenant_id' and not a.attisdropped
-    where c.relkind in ('r', 'p')
-      and not (c.relrowsecurity and exists (
-        select from pg_policy p where p.polrelid = c.oid and p.polname = 'tenant_isolation'))`);
+    with recursive owned as (
+      select c.oid from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace and n.nspname = 'public'
+      where c.relkind in ('r', 'p') and exists (
+        select from pg_attribute a where a.attrelid = c.oid and a.attname in ('tenant_id', 'site_id') and not a.attisdropped)
+      union
+      select k.conrelid from pg_constraint k join owned o on o.oid = k.confrelid
+      where k.contype = 'f' and k.conrelid::regclass::text <> all (${sql.array(sharedTables, 'text')})
+    )
+    select c.relname from owned join pg_class c on c.oid = owned.oid
+    where not (c.relrowsecurity and exists (
+      select from pg_policy p where p.polrelid = c.oid and p.polname = 'tenant_isolation'))
+    order by c.relname`);
   expect(uncovered).toEqual([]);
 });
