@@ -23,6 +23,9 @@ import { siteParams, uuidParams } from '../schemas.ts';
 
 const packages = z.object({ items: z.array(creditPackageSchema) });
 
+/** What a change names, and only that: a package left out of `active` keeps its state (no default applies). */
+const packageChanges = creditPackageInput.extend({ active: z.boolean() }).partial();
+
 export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/payments/credit-packages',
@@ -162,7 +165,7 @@ export const routes = [
     key: 'PATCH /admin/credit-packages/{package_id}',
     access: 'global-admin',
     description: 'Changes a package; active=false takes it off sale. Payments already made keep what they bought.',
-    request: { params: uuidParams('package_id'), body: creditPackageInput.partial() },
+    request: { params: uuidParams('package_id'), body: packageChanges },
     responses: { 200: { description: 'The package', schema: creditPackageSchema } },
     async handler({ params, body }, { db }) {
       return { body: await updatePackage(db, params.package_id, body) };

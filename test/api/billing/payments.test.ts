@@ -88,6 +88,13 @@ describe('credit packages', () => {
       .set(admin.auth)
       .send({ active: false })
       .expect(200);
+    // Renaming a retired package leaves it retired: a change sets only what it names.
+    const renamed = await request(t.app)
+      .patch(`/admin/credit-packages/${retired.id}`)
+      .set(admin.auth)
+      .send({ name: 'Retired pack' })
+      .expect(200);
+    expect(renamed.body).toMatchObject({ name: 'Retired pack', active: false });
     const listed = await request(t.app)
       .get(`/${staffed.site.slug}/payments/credit-packages`)
       .set(staffed.author.auth)
@@ -107,7 +114,11 @@ describe('credit packages', () => {
       .set(admin.auth)
       .send({ name: 'x', credits: 0, price: 10, currency: 'euro' })
       .expect(422);
-    await request(t.app).patch(`/admin/credit-packages/${crypto.randomUUID()}`).set(admin.auth).send({}).expect(404);
+    await request(t.app)
+      .patch(`/admin/credit-packages/${crypto.randomUUID()}`)
+      .set(admin.auth)
+      .send({ name: 'Gone' })
+      .expect(404);
   });
 });
 
