@@ -15,6 +15,7 @@ import type { Site } from '../core/tenancy/sites.ts';
 import type { JobWebhook } from '../core/webhooks/request.ts';
 import type { RequestDb } from '../db/cancellable.ts';
 import type { HttpMethod } from './manifest.ts';
+import { somethingToChange } from './schemas.ts';
 
 /**
  * Who may call a route, checked before its handler runs:
@@ -158,5 +159,12 @@ export type RouteDefinition<
 export function defineRoute<const A extends Access, P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
   definition: RouteDefinition<A, P, Q, B>,
 ): RouteDefinition {
+  const { request } = definition;
+  // A change must change something, and the document says so: one rule for every PATCH.
+  if (definition.key.startsWith('PATCH ') && request?.body)
+    return {
+      ...definition,
+      request: { ...request, body: somethingToChange(request.body) },
+    } as unknown as RouteDefinition;
   return definition as unknown as RouteDefinition;
 }

@@ -46,3 +46,21 @@ export function ifMatchVersion(header: string | undefined): IfMatch | undefined 
 
 /** The ETag of a versioned resource. */
 export const versionTag = (version: number) => `"${version}"`;
+
+/**
+ * A PATCH body whose fields are all optional must change something: `{}` is
+ * a 422 and the document says `minProperties: 1`. A body that refuses `{}`
+ * itself keeps its own message; one with a required field is left alone.
+ */
+export function somethingToChange<B extends z.ZodType>(body: B): B {
+  if (body.meta()?.minProperties === 1) return body;
+  const empty = body.safeParse({});
+  if (!empty.success && empty.error.issues.some((issue) => issue.path.length > 0 || issue.code !== 'custom'))
+    return body;
+  // The change's schema is its own: it does not take the id (a named component) of the schema it narrows.
+  const { id: _id, ...meta } = body.meta() ?? {};
+  const checked = empty.success
+    ? body.refine((value) => Object.keys(value as object).length > 0, 'Send at least one field to change.')
+    : body;
+  return checked.meta({ ...meta, minProperties: 1 }) as unknown as B;
+}

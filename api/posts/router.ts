@@ -9,7 +9,7 @@ import { seoSchema } from '../../core/content/pages.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { etagHeader, locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
-import { ifMatchHeader, ifMatchVersion, noContent, siteParams, versionTag } from '../schemas.ts';
+import { ifMatchHeader, ifMatchVersion, noContent, siteParams, somethingToChange, versionTag } from '../schemas.ts';
 
 export const postParams = siteParams.extend({ post_id: z.uuid() });
 const read = { site: 'read', scope: 'content:read' } as const;
@@ -46,14 +46,14 @@ export const newPostBody = z.strictObject({
   status: z.enum(['draft', 'scheduled', 'published']).default('draft'),
 });
 
-/** A change to a post (also the MCP tool update_post's). */
-export const postChangesBody = z
-  .strictObject({
+/** A change to a post (also the MCP tool update_post's, so it is made a change here, not by defineRoute). */
+export const postChangesBody = somethingToChange(
+  z.strictObject({
     title: title.optional(),
     ...postFields,
     status: z.enum(['draft', 'scheduled', 'published', 'archived']).optional(),
-  })
-  .refine((body) => Object.keys(body).length > 0, 'Send at least one field.');
+  }),
+);
 
 export const routes = [
   defineRoute({
