@@ -12,14 +12,14 @@ import {
   type RouteConfig,
 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { idempotencyKey } from '../core/idempotency.ts';
 import { pathParams, type Endpoint } from './manifest.ts';
 import { problemResponse, retryAfterHeader } from './responses.ts';
 import type { Access, HeaderSpec, ResponseSpec, RouteDefinition } from './route.ts';
 
 export const idempotencyHeader = z.object({
-  'idempotency-key': z
-    .string()
-    .max(255)
+  // The server's own check (a 422 otherwise), so the document says which characters it takes.
+  'idempotency-key': idempotencyKey
     .optional()
     .describe(
       'Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422',
@@ -89,19 +89,37 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
-  return generator.generateDocument({
-    openapi: '3.1.0',
-    info: {
-      title: info.title,
-      version: info.version,
-      description:
-        'Multi-tenant API for agent-driven content operations: a headless CMS with AI generation run as background jobs paid with credits. ' +
-        'Errors are RFC 9457 problem details. Lists take `limit` and `cursor`. Trailing slashes are optional. ' +
-        'Endpoints marked "not implemented yet" answer 501.',
-    },
-    servers: [{ url: info.serverUrl ?? '/' }],
-    tags: [...new Set(endpoints.map((endpoint) => endpoint.group))].sort().map((name) => ({ name })),
-  });
+  return withoutNullQueryValues(
+    generator.generateDocument({
+      openapi: '3.1.0',
+      info: {
+        title: info.title,
+        version: info.version,
+        description:
+          'Multi-tenant API for agent-driven content operations: a headless CMS with AI generation run as background jobs paid with credits. ' +
+          'Errors are RFC 9457 problem details. Lists take `limit` and `cursor`. Trailing slashes are optional. ' +
+          'Endpoints marked "not implemented yet" answer 501.',
+      },
+      servers: [{ url: info.serverUrl ?? '/' }],
+      tags: [...new Set(endpoints.map((endpoint) => endpoint.group))].sort().map((name) => ({ name })),
+    }),
+  );
+}
+
+/**
+ * A query string cannot carry null, but a coerced number that takes 0 is
+ * written as `["integer", "null"]` (null coerces to 0): the null is taken out.
+ */
+function withoutNullQueryValues<D extends { paths?: object }>(document: D): D {
+  type Operation = { parameters?: { in: string; schema?: { type?: unknown } }[] };
+  for (const item of Object.values(document.paths ?? {}) as Record<string, Operation>[])
+    for (const operation of Object.values(item))
+      for (const parameter of operation.parameters ?? [])
+        if (parameter.in === 'query' && Array.isArray(parameter.schema?.type)) {
+          const types = parameter.schema.type.filter((type) => type !== 'null');
+          parameter.schema.type = types.length === 1 ? types[0] : types;
+        }
+  return document;
 }
 
 type ReferenceObject = { $ref: string };

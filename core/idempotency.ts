@@ -10,9 +10,12 @@ import { Problem, problemType } from './errors.ts';
 
 export type StoredReply = { status: number; body: unknown; headers?: Record<string, string> };
 
+const keyRule = 'Idempotency-Key must be 1–255 visible ASCII characters';
 export const idempotencyKey = z
   .string()
-  .regex(/^[\x21-\x7e]{1,255}$/, 'Idempotency-Key must be 1–255 visible ASCII characters');
+  .min(1, keyRule)
+  .max(255, keyRule)
+  .regex(/^[\x21-\x7e]{1,255}$/, keyRule);
 
 const stored = z.object({ request_hash: z.instanceof(Buffer), status: z.number().nullable(), response: z.unknown() });
 

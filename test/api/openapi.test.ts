@@ -124,6 +124,24 @@ it('uses patterns any validator can read and marks points in time as date-time',
     expect(JSON.stringify(job[field])).toContain('date-time');
 });
 
+it('writes every query parameter without null, which a query string cannot carry', () => {
+  const nullable = Object.entries(document.paths).flatMap(([path, item]: [string, any]) =>
+    Object.entries(item).flatMap(([method, operation]: [string, any]) =>
+      (operation.parameters ?? [])
+        .filter((parameter: any) => parameter.in === 'query' && [parameter.schema?.type].flat().includes('null'))
+        .map((parameter: any) => `${method} ${path} ${parameter.name}`),
+    ),
+  );
+  expect(nullable).toEqual([]);
+});
+
+it('says which characters an Idempotency-Key takes, as the server checks them', () => {
+  const header = document.paths['/{site_identifier}/media/tts'].post.parameters.find(
+    (parameter: any) => parameter.in === 'header' && parameter.name === 'idempotency-key',
+  );
+  expect(header.schema.pattern).toBe('^[\\x21-\\x7e]{1,255}$');
+});
+
 it('names shared schemas as components', () => {
   expect(Object.keys(document.components.schemas)).toEqual(
     expect.arrayContaining(['Problem', 'Health', 'ServiceInfo', 'Readiness']),
