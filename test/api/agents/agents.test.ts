@@ -70,6 +70,25 @@ describe('POST /api/agents', () => {
     ]);
   });
 
+  it('stores any temperature from 0 to 2 as given, tiny magnitudes too, on create and change', async () => {
+    for (const temperature of [1e-50, 5e-324, 2, 0.1 + 0.2]) {
+      const created = await request(t.app)
+        .post('/api/agents')
+        .set(admin.auth)
+        .send({ name: 'Precise', temperature })
+        .expect(201);
+      expect(created.body.temperature).toBe(temperature);
+      const changed = await request(t.app)
+        .patch(`/api/agents/${created.body.id}`)
+        .set(admin.auth)
+        .send({ temperature: temperature / 2 })
+        .expect(200);
+      expect(changed.body.temperature).toBe(temperature / 2);
+      const read = await request(t.app).get(`/api/agents/${created.body.id}`).set(admin.auth).expect(200);
+      expect(read.body.temperature).toBe(temperature / 2);
+    }
+  });
+
   it('is for global administrators only', async () => {
     await request(t.app).post('/api/agents').send({ name: 'x' }).expect(401);
     await request(t.app).post('/api/agents').set(a.admin.auth).send({ name: 'x' }).expect(403);
