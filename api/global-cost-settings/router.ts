@@ -25,6 +25,7 @@ import {
 import {
   activePrices,
   bulkCostSettings,
+  costSettingChanges,
   costSettingInput,
   costSettingSchema,
   createCostSetting,
@@ -34,7 +35,6 @@ import {
   listCostSettings,
   updateCostSetting,
 } from '../../core/credits/price-list.ts';
-import { units } from '../../core/credits/prices.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
@@ -55,6 +55,12 @@ const period = z.object({
 });
 
 const publicPrice = costSettingSchema.pick({ kind: true, unit: true, credits_per_unit: true, description: true });
+
+/** Who may set what, said on each route that sets a global price. */
+const floors =
+  'Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set ' +
+  '(PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price ' +
+  'a site below it through that same route.';
 
 const clashes = problemResponse('The kind and unit have a price already, or the kind an active one');
 
@@ -82,7 +88,8 @@ export const routes = [
     key: 'POST /admin/global-cost-settings/',
     access: 'global-admin',
     description:
-      'Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by.',
+      'Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by. ' +
+      floors,
     request: { body: costSettingInput },
     responses: {
       201: { description: 'The price', schema: costSettingSchema, headers: { Location: locationHeader } },
@@ -99,7 +106,8 @@ export const routes = [
     access: 'global-admin',
     description:
       'Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). ' +
-      'mode=replace also deletes every global price not listed.',
+      'mode=replace also deletes every global price not listed. A listed price’s omitted tenant_minimum is null (the price). ' +
+      floors,
     request: {
       body: z.strictObject({
         mode: z.enum(['upsert', 'replace']).default('upsert'),
@@ -278,15 +286,10 @@ export const routes = [
   defineRoute({
     key: 'PATCH /admin/global-cost-settings/{setting_id}',
     access: 'global-admin',
-    description: 'Changes a price; its kind stays.',
+    description: `Changes a price; its kind stays. ${floors}`,
     request: {
       params: uuidParams('setting_id'),
-      body: z.strictObject({
-        unit: z.enum(units).optional(),
-        credits_per_unit: z.number().min(0).max(1_000_000).optional(),
-        description: z.string().trim().max(500).optional(),
-        active: z.boolean().optional(),
-      }),
+      body: costSettingChanges,
     },
     responses: { 200: { description: 'The price', schema: costSettingSchema }, 409: clashes },
     async handler({ params, body }, { db }) {

@@ -58,7 +58,9 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/transactions/cost-settings',
     access: { site: 'read' },
-    description: 'What each kind of job costs on this site: the global price, or the site’s own where it sets one.',
+    description:
+      'What each kind of job costs on this site: the global price, or the site’s own where it sets one, with the lowest ' +
+      'price a tenant admin may set (tenant_minimum).',
     request: { params: siteParams },
     responses: { 200: { description: 'Prices by job kind', schema: prices } },
     async handler(_input, { db, site }) {
@@ -70,7 +72,11 @@ export const routes = [
     key: 'PUT /{site_identifier}/transactions/cost-settings',
     access: { site: 'admin' },
     description:
-      'Tenant admins set the site’s own prices for the kinds listed; price null returns a kind to the global price.',
+      'Sets the site’s own prices for the kinds listed; price null returns a kind to the global price. Tenant admins may ' +
+      'not go below a kind’s floor (tenant_minimum in GET …/cost-settings: the floor a global admin set on the global ' +
+      'price, else the global price itself): 422 naming the kind and the floor, and nothing is changed. Global admins may ' +
+      'set any price, below the floor too. A tenant admin’s price that a later rise of the floor overtakes is charged at ' +
+      'the floor.',
     request: {
       params: siteParams,
       body: z.strictObject({
@@ -78,7 +84,12 @@ export const routes = [
           .array(
             z.strictObject({
               kind: z.string().max(50),
-              price: z.number().min(0).max(1_000_000).nullable(),
+              price: z
+                .number()
+                .min(0)
+                .max(1_000_000)
+                .nullable()
+                .describe('Credits per unit, stored to 4 decimal places; at least the kind’s floor for tenant admins'),
               unit: z.enum(units).optional(),
             }),
           )
@@ -87,8 +98,8 @@ export const routes = [
       }),
     },
     responses: { 200: { description: 'The prices now in force', schema: prices } },
-    async handler({ body }, { db, site }) {
-      return { body: { items: await setSiteOverrides(db, site.id, body.settings) } };
+    async handler({ body }, { db, site, actor }) {
+      return { body: { items: await setSiteOverrides(db, actor, site.id, body.settings) } };
     },
   }),
 

@@ -1,6 +1,8 @@
 // The global price list that global admins keep: one price per job kind and
-// unit, at most one of them active per kind (the one jobs are charged by).
-// Sites override the active price (./prices.ts).
+// unit, at most one of them active per kind (the one jobs are charged by),
+// each with the floor below which tenant admins may not price their sites
+// (tenant_minimum; null: the price itself). Sites override the active price
+// (./prices.ts).
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
@@ -15,6 +17,13 @@ export const costSettingSchema = z
     kind: z.string().describe('The job kind priced (speech, image, ...)'),
     unit: z.enum(units),
     credits_per_unit: z.number(),
+    tenant_minimum: z
+      .number()
+      .nullable()
+      .describe(
+        'The lowest price tenant admins may set for this kind on their sites; null: credits_per_unit itself. ' +
+          'Global admins may price a site lower.',
+      ),
     description: z.string(),
     active: z.boolean().describe('The price jobs of this kind are charged by; at most one per kind'),
     created_at: timestamp,
@@ -24,20 +33,50 @@ export const costSettingSchema = z
 
 export type CostSetting = z.infer<typeof costSettingSchema>;
 
-export const costSettingInput = z.strictObject({
-  kind: z
-    .string()
-    .regex(/^[a-z][a-z0-9_]*$/, 'lower case letters, digits and _')
-    .max(50),
-  unit: z.enum(units),
-  credits_per_unit: z.number().min(0).max(1_000_000),
-  description: z.string().trim().max(500).default(''),
-  active: z.boolean().default(true),
+const creditsPerUnit = z.number().min(0).max(1_000_000).describe('Stored to 4 decimal places');
+
+const tenantMinimum = z
+  .number()
+  .min(0)
+  .max(1_000_000)
+  .nullable()
+  .describe(
+    'The floor for tenant admins’ own prices on their sites, at most credits_per_unit (stored to 4 decimal places); ' +
+      'null: credits_per_unit itself, so tenant admins may raise the price but not lower it',
+  );
+
+const floorAbovePrice = 'must not be above credits_per_unit';
+
+export const costSettingInput = z
+  .strictObject({
+    kind: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]*$/, 'lower case letters, digits and _')
+      .max(50),
+    unit: z.enum(units),
+    credits_per_unit: creditsPerUnit,
+    tenant_minimum: tenantMinimum.default(null),
+    description: z.string().trim().max(500).default(''),
+    active: z.boolean().default(true),
+  })
+  .refine((input) => input.tenant_minimum === null || input.tenant_minimum <= input.credits_per_unit, {
+    path: ['tenant_minimum'],
+    message: floorAbovePrice,
+  });
+
+/** A change of a price: what is given, the rest stays. */
+export const costSettingChanges = z.strictObject({
+  unit: z.enum(units).optional(),
+  credits_per_unit: creditsPerUnit.optional(),
+  tenant_minimum: tenantMinimum.optional(),
+  description: z.string().trim().max(500).optional(),
+  active: z.boolean().optional(),
 });
 
 export type CostSettingInput = z.output<typeof costSettingInput>;
 
-const columns = sql.fragment`id, kind, unit, price::float8 as credits_per_unit, description, active, created_at, updated_at`;
+const columns = sql.fragment`id, kind, unit, price::float8 as credits_per_unit, tenant_minimum::float8 as tenant_minimum,
+  description, active, created_at, updated_at`;
 
 /** A unique index said no: the same kind and unit, or a second active price of a kind. */
 function clash(error: unknown, input: { kind?: string | undefined; unit?: string | undefined }): never {
@@ -72,23 +111,30 @@ export async function findCostSetting(db: CommonQueryMethods, id: string): Promi
 export async function createCostSetting(db: CommonQueryMethods, input: CostSettingInput): Promise<CostSetting> {
   try {
     return await db.one(sql.type(costSettingSchema)`
-      insert into cost_settings (kind, unit, price, description, active)
-      values (${input.kind}, ${input.unit}, ${input.credits_per_unit}, ${input.description}, ${input.active})
+      insert into cost_settings (kind, unit, price, tenant_minimum, description, active)
+      values (${input.kind}, ${input.unit}, ${input.credits_per_unit}, ${input.tenant_minimum}, ${input.description}, ${input.active})
       returning ${columns}`);
   } catch (error) {
     clash(error, input);
   }
 }
 
-export type CostSettingChange = Partial<Omit<CostSettingInput, 'kind'>>;
+export type CostSettingChange = z.output<typeof costSettingChanges>;
 
 export async function updateCostSetting(db: CommonQueryMethods, id: string, change: CostSettingChange) {
   const current = await findCostSetting(db, id);
+  const price = change.credits_per_unit ?? current.credits_per_unit;
+  const floor = change.tenant_minimum === undefined ? current.tenant_minimum : change.tenant_minimum;
+  if (floor !== null && floor > price)
+    throw new Problem(422, `The floor (${floor}) may not be above the price (${price}).`, {
+      errors: [{ path: 'body.tenant_minimum', message: floorAbovePrice }],
+    });
   try {
     return await db.one(sql.type(costSettingSchema)`
       update cost_settings set
         unit = ${change.unit ?? current.unit},
-        price = ${change.credits_per_unit ?? current.credits_per_unit},
+        price = ${price},
+        tenant_minimum = ${floor},
         description = ${change.description ?? current.description},
         active = ${change.active ?? current.active}
       where id = ${id} returning ${columns}`);
@@ -160,10 +206,12 @@ export async function bulkCostSettings(db: CommonQueryMethods, settings: CostSet
     const ordered = [...settings].sort((a, b) => Number(a.active) - Number(b.active));
     for (const setting of ordered) {
       await tx.query(sql.typeAlias('void')`
-        insert into cost_settings (kind, unit, price, description, active)
-        values (${setting.kind}, ${setting.unit}, ${setting.credits_per_unit}, ${setting.description}, ${setting.active})
+        insert into cost_settings (kind, unit, price, tenant_minimum, description, active)
+        values (${setting.kind}, ${setting.unit}, ${setting.credits_per_unit}, ${setting.tenant_minimum}, ${setting.description},
+                ${setting.active})
         on conflict (kind, unit) where site_id is null
-        do update set price = excluded.price, description = excluded.description, active = excluded.active`);
+        do update set price = excluded.price, tenant_minimum = excluded.tenant_minimum, description = excluded.description,
+                      active = excluded.active`);
     }
     const rows = await tx.any(sql.type(costSettingSchema)`
       select ${columns} from cost_settings where site_id is null order by kind, unit`);
@@ -185,5 +233,5 @@ export async function activePrices(db: CommonQueryMethods) {
 export async function currentPrices(db: CommonQueryMethods, siteId: string | undefined) {
   if (!siteId) return (await activePrices(db)).map((price) => ({ ...price, source: 'global' as const }));
   const prices = await effectivePrices(db, siteId);
-  return prices.map(({ price, ...rest }) => ({ ...rest, credits_per_unit: price }));
+  return prices.map(({ price, tenant_minimum: _floor, ...rest }) => ({ ...rest, credits_per_unit: price }));
 }

@@ -1,8 +1,13 @@
 // What operations cost: the active global price of each job kind, overridden
 // per site (an override lapses while its kind has no active global price).
+// The operator pays the providers, so a site's own price set by a tenant
+// admin never goes below the kind's floor (its tenant_minimum, or the global
+// price): refused when set, and lifted to the floor when read, should the
+// floor rise later. Only a global admin prices a site below it.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
-import { Problem } from '../errors.ts';
+import type { Actor } from '../actor.ts';
+import { Problem, type ProblemField } from '../errors.ts';
 
 export const units = ['item', 'second', '1k_characters', '1k_tokens', 'page'] as const;
 
@@ -10,23 +15,37 @@ export const priceSchema = z
   .object({
     kind: z.string(),
     unit: z.enum(units),
-    price: z.number().describe('Credits per unit'),
+    price: z.number().describe('Credits per unit: what jobs of this kind are charged on this site'),
     description: z.string(),
     source: z.enum(['global', 'site']).describe('site: this site overrides the global price'),
+    tenant_minimum: z
+      .number()
+      .describe(
+        'The lowest price a tenant admin may set for this kind on the site: the floor a global admin set, or the global price',
+      ),
   })
   .meta({ id: 'Price' });
 
 export type Price = z.infer<typeof priceSchema>;
 
-/** The prices that apply on the site, as a query: of every kind, or of the one given. */
+/**
+ * The prices that apply on the site, as a query: of every kind, or of the one
+ * given. A tenant admin's price is read as at least the kind's floor; a
+ * global admin's as set.
+ */
 export const effectivePricesQuery = (siteId: string, kind?: string) => sql.fragment`
-  select distinct on (kind) kind, unit, price::float8 as price, description,
-         case when site_id is null then 'global' else 'site' end as source
-  from cost_settings s
-  where ((site_id is null and active)
-     or (site_id = ${siteId} and exists (select 1 from cost_settings g where g.site_id is null and g.active and g.kind = s.kind)))
-    ${kind === undefined ? sql.fragment`` : sql.fragment`and kind = ${kind}`}
-  order by kind, site_id nulls last`;
+  select g.kind, coalesce(s.unit, g.unit) as unit,
+         (case when s.id is null then g.price
+               when s.set_by_global_admin then s.price
+               else greatest(s.price, coalesce(g.tenant_minimum, g.price)) end)::float8 as price,
+         coalesce(s.description, g.description) as description,
+         case when s.id is null then 'global' else 'site' end as source,
+         coalesce(g.tenant_minimum, g.price)::float8 as tenant_minimum
+  from cost_settings g
+  left join cost_settings s on s.site_id = ${siteId} and s.kind = g.kind
+  where g.site_id is null and g.active
+    ${kind === undefined ? sql.fragment`` : sql.fragment`and g.kind = ${kind}`}
+  order by g.kind`;
 
 /** The site's prices: of every kind, or of the one given. */
 export async function effectivePrices(db: CommonQueryMethods, siteId: string, kind?: string): Promise<Price[]> {
@@ -42,21 +61,47 @@ export const costIn = (unitPrice: ReturnType<typeof sql.fragment>, units: number
 
 export type Override = { kind: string; price: number | null; unit?: (typeof units)[number] | undefined };
 
-/** Sets the site's prices for the kinds given; a null price goes back to the global one. */
+/**
+ * Why the overrides cannot be made, all at once: an unknown kind, or (unless
+ * the caller is a global admin) a price below the kind's floor.
+ */
+function refusal(overrides: Override[], known: Map<string, Price>, byGlobalAdmin: boolean): Problem | undefined {
+  const errors: ProblemField[] = [];
+  const floors: string[] = [];
+  overrides.forEach((override, index) => {
+    const current = known.get(override.kind);
+    if (!current) {
+      errors.push({ path: `body.settings.${index}.kind`, message: `unknown kind ${override.kind}` });
+    } else if (!byGlobalAdmin && override.price !== null && override.price < current.tenant_minimum) {
+      const floor = `${current.tenant_minimum} credits per ${current.unit}`;
+      errors.push({ path: `body.settings.${index}.price`, message: `below the floor of ${override.kind}: ${floor}` });
+      floors.push(`${override.kind} at least ${floor}`);
+    }
+  });
+  if (errors.length === 0) return undefined;
+  const detail = floors.length
+    ? `A site's own price may not go below its kind's floor (${floors.join('; ')}): only a global admin sets a lower one.`
+    : 'No price is defined for a kind given.';
+  return new Problem(422, `${detail} Nothing was changed.`, { errors });
+}
+
+/**
+ * Sets the site's prices for the kinds given; a null price goes back to the
+ * global one. All or nothing.
+ */
 export async function setSiteOverrides(
   db: CommonQueryMethods,
+  actor: Actor,
   siteId: string,
   overrides: Override[],
 ): Promise<Price[]> {
+  const byGlobalAdmin = actor.kind === 'user' && actor.isGlobalAdmin;
   return db.transaction(async (tx) => {
     const known = new Map((await effectivePrices(tx, siteId)).map((entry) => [entry.kind, entry]));
+    const refused = refusal(overrides, known, byGlobalAdmin);
+    if (refused) throw refused;
     for (const override of overrides) {
-      const current = known.get(override.kind);
-      if (!current) {
-        throw new Problem(422, `No price is defined for the kind ${override.kind}.`, {
-          errors: [{ path: 'body.settings', message: `unknown kind ${override.kind}` }],
-        });
-      }
+      const current = known.get(override.kind)!;
       if (override.price === null) {
         await tx.query(
           sql.typeAlias('void')`delete from cost_settings where site_id = ${siteId} and kind = ${override.kind}`,
@@ -64,9 +109,11 @@ export async function setSiteOverrides(
         continue;
       }
       await tx.query(sql.typeAlias('void')`
-        insert into cost_settings (site_id, kind, unit, price, description)
-        values (${siteId}, ${override.kind}, ${override.unit ?? current.unit}, ${override.price}, ${current.description})
-        on conflict (site_id, kind) where site_id is not null do update set unit = excluded.unit, price = excluded.price`);
+        insert into cost_settings (site_id, kind, unit, price, description, set_by_global_admin)
+        values (${siteId}, ${override.kind}, ${override.unit ?? current.unit}, ${override.price}, ${current.description},
+                ${byGlobalAdmin})
+        on conflict (site_id, kind) where site_id is not null
+        do update set unit = excluded.unit, price = excluded.price, set_by_global_admin = excluded.set_by_global_admin`);
     }
     return effectivePrices(tx, siteId);
   });

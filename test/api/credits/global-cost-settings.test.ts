@@ -102,7 +102,7 @@ describe('the global price list', () => {
     const price = await request(t.app)
       .post(`${base}/`)
       .set(admin.auth)
-      .send({ kind: k, unit: 'item', credits_per_unit: 4 })
+      .send({ kind: k, unit: 'item', credits_per_unit: 4, tenant_minimum: 2 })
       .expect(201);
     await request(t.app)
       .put(`/${staffed.site.slug}/transactions/cost-settings`)

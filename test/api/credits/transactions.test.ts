@@ -293,13 +293,14 @@ describe('prices', () => {
       price: 1,
       description: expect.any(String),
       source: 'global',
+      tenant_minimum: 1,
     });
     const set = await request(t.app)
       .put(`${base(staffed)}/cost-settings`)
       .set(staffed.admin.auth)
-      .send({ settings: [{ kind: 'speech', price: 0.5 }] })
+      .send({ settings: [{ kind: 'speech', price: 1.5 }] })
       .expect(200);
-    expect(set.body.items).toContainEqual(expect.objectContaining({ kind: 'speech', price: 0.5, source: 'site' }));
+    expect(set.body.items).toContainEqual(expect.objectContaining({ kind: 'speech', price: 1.5, source: 'site' }));
     // Another site keeps the global price.
     const other = await staffedTenant(t);
     expect(
@@ -339,9 +340,10 @@ describe('prices', () => {
 
   it('quotes a job and says whether you can afford it', async () => {
     const staffed = await staffedTenant(t);
+    // Below the floor: a global admin's price.
     await request(t.app)
       .put(`${base(staffed)}/cost-settings`)
-      .set(staffed.admin.auth)
+      .set(admin.auth)
       .send({ settings: [{ kind: 'speech', price: 0.3 }] })
       .expect(200);
     await request(t.app)
