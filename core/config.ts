@@ -148,6 +148,8 @@ const envSchema = z.object({
   PDF_MAX_BYTES: positiveInt.default(20 * 1024 * 1024),
   PDF_MAX_PAGES: positiveInt.max(10_000).default(200),
   PDF_TIMEOUT_MS: positiveInt.default(60_000),
+  // The heap of the thread one PDF is read on (worker/posts/pdf-text.ts); V8 needs a few MB of its own.
+  PDF_MEMORY_MB: positiveInt.min(16).default(256),
   STORAGE_DRIVER: z.enum(['local', 's3']).default('local'),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
@@ -368,7 +370,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
           ? missing('FETCH_ALLOW_LOOPBACK', 'must not be true in production: it lets user-given URLs reach this host')
           : values.FETCH_ALLOW_LOOPBACK,
     },
-    pdf: { maxBytes: values.PDF_MAX_BYTES, maxPages: values.PDF_MAX_PAGES, timeoutMs: values.PDF_TIMEOUT_MS },
+    pdf: {
+      maxBytes: values.PDF_MAX_BYTES,
+      maxPages: values.PDF_MAX_PAGES,
+      timeoutMs: values.PDF_TIMEOUT_MS,
+      memoryMb: values.PDF_MEMORY_MB,
+    },
     metricsToken: values.METRICS_TOKEN,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: values.CORS_ORIGINS,

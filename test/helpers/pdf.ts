@@ -2,16 +2,24 @@
 // elsewhere: a page is a list of lines, each in its own font size (the
 // importer takes large type for headings). Variants: an image-only page (a
 // filled rectangle, no text operators), an encrypted file (a Standard
-// security handler whose user password is not empty), and broken bytes.
+// security handler whose user password is not empty), broken bytes, and
+// heavy pages (a deflated content stream of many text operators, or of one
+// very long run of text: a few kB to upload, seconds of pdf.js's time and
+// hundreds of MB of its heap to read).
+import { deflateSync } from 'node:zlib';
 
 export type PdfLine = { text: string; size?: number };
-export type PdfPage = PdfLine[] | 'no-text';
+/** `runs` short runs of text, each its own operator; or `words` words in one run. */
+export type HeavyPage = { runs: number } | { words: number };
+export type PdfPage = PdfLine[] | 'no-text' | HeavyPage;
 
 const escape = (text: string) => text.replace(/[\\()]/g, (c) => `\\${c}`);
 
 /** The content stream of a page: each line in Helvetica, top to bottom. */
 function contentOf(page: PdfPage): string {
   if (page === 'no-text') return '0.2 0.4 0.8 rg 72 500 300 200 re f';
+  if ('runs' in page) return `BT /F1 12 Tf 72 700 Td ${'(word) Tj '.repeat(page.runs)}ET`;
+  if ('words' in page) return `BT /F1 12 Tf 72 700 Td (${'word '.repeat(page.words)}) Tj ET`;
   let y = 740;
   return page
     .map(({ text, size = 12 }) => {
@@ -34,7 +42,12 @@ export function makePdf(pages: PdfPage[], options: { encrypted?: boolean } = {})
     add(
       `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${pageIds[i]! + 1} 0 R >>`,
     );
-    add(`<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`);
+    if (Array.isArray(page) || page === 'no-text') {
+      add(`<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`);
+    } else {
+      const deflated = deflateSync(Buffer.from(content, 'latin1')).toString('latin1');
+      add(`<< /Length ${deflated.length} /Filter /FlateDecode >>\nstream\n${deflated}\nendstream`);
+    }
   }
   if (options.encrypted) {
     // RC4 40-bit; O and U are arbitrary, so the empty user password does not open it.

@@ -1,5 +1,5 @@
 // A post from an uploaded PDF: its text read page by page (worker/posts/
-// pdf-text.ts, bounded in pages and time), large type as headings, the rest
+// pdf-text.ts, on a thread of its own, bounded in pages, time and memory), large type as headings, the rest
 // as paragraphs, written as a draft when the job settles. One unit a page.
 // The upload is kept in storage only for the job: removed once read, or once
 // the PDF is known unreadable (encrypted, broken, no text); a transient
@@ -46,6 +46,7 @@ export default defineJob({
       text = await readPdf(new Uint8Array(bytes), {
         maxPages: job.max_pages,
         timeoutMs: config.pdf.timeoutMs,
+        memoryMb: config.pdf.memoryMb,
         signal: context.signal,
       });
     } catch (error) {
