@@ -1,6 +1,7 @@
 // Admin Content Types: global administrators give many sites the same
 // content type at once.
 import { z } from 'zod';
+import { atLeastOneOf } from '../../core/field-rules.ts';
 import { copyResultSchema, distributeType } from '../../core/content/type-copies.ts';
 import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
@@ -22,7 +23,8 @@ export const routes = [
         .refine((body) => (body.site_ids?.length ?? 0) + (body.tenant_ids?.length ?? 0) > 0, {
           message: 'Name site_ids, tenant_ids or both.',
           path: ['site_ids'],
-        }),
+        })
+        .meta(atLeastOneOf('site_ids', 'tenant_ids')),
     },
     responses: {
       200: {

@@ -13,9 +13,10 @@ import { tenantSchema } from '../../core/tenancy/tenants.ts';
 import { problemResponse, tooManyAttempts } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { noContent } from '../schemas.ts';
+import { emailAddress } from '../../core/email-address.ts';
 
 const accepted = z.object({ detail: z.string() }).meta({ id: 'Accepted' });
-const email = z.email().max(320);
+const email = emailAddress();
 const token = z.string().min(10).max(4000);
 
 const invalidLink = problemResponse('The token is invalid, expired or already used, or the body is malformed');

@@ -5,6 +5,7 @@ import { networkOf } from '../../core/fraud/networks.ts';
 import { checkSmtp, smtpCheckSchema, smtpStages } from '../../core/mail/smtp-check.ts';
 import { problemResponse, retryAfterHeader } from '../responses.ts';
 import { defineRoute } from '../route.ts';
+import { emailAddress } from '../../core/email-address.ts';
 
 export const routes = [
   defineRoute({
@@ -39,7 +40,7 @@ export const routes = [
       smtpStages.join(', ') +
       ') and the server’s answer; the password is never shown.',
     request: {
-      query: z.object({ send_to: z.email().optional().describe('Also send a test message to this address') }),
+      query: z.object({ send_to: emailAddress().optional().describe('Also send a test message to this address') }),
     },
     responses: {
       200: { description: 'The server took the connection (and the message)', schema: smtpCheckSchema },

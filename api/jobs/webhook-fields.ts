@@ -7,14 +7,24 @@
 // submitAndAnswer hands to the submit. A route with a multipart body reads
 // the fields from its form itself (posts/from-pdf).
 import { z } from 'zod';
+import { needs } from '../../core/field-rules.ts';
 import { requestedWebhook, webhookFields, type WebhookFields } from '../../core/webhooks/request.ts';
 import type { RouteDefinition } from '../route.ts';
 import { jobResponses } from './answer.ts';
 
-/** The body schema with the webhook fields: a body that had none becomes an optional one of them alone. */
+/**
+ * The body schema with the webhook fields: a body that had none becomes an
+ * optional one of them alone. The document says `webhook_events` needs
+ * `webhook` (requestedWebhook() refuses it alone), beside the body's own
+ * rules; the extended body is a schema of its own, not the component it grew from.
+ */
 function withWebhookFields(key: string, body: z.ZodType | undefined): z.ZodType {
-  if (body === undefined) return z.strictObject(webhookFields.shape).optional();
-  if (body instanceof z.ZodObject) return body.safeExtend(webhookFields.shape);
+  const rule = needs('webhook_events', 'webhook');
+  if (body === undefined) return z.strictObject(webhookFields.shape).meta(rule).optional();
+  if (body instanceof z.ZodObject) {
+    const { id: _id, ...own } = body.meta() ?? {};
+    return body.safeExtend(webhookFields.shape).meta({ ...own, ...rule });
+  }
   if (body instanceof z.ZodOptional) return withWebhookFields(key, body.unwrap() as z.ZodType).optional();
   if (body instanceof z.ZodDefault) {
     const fallback = body.def.defaultValue as never;

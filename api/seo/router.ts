@@ -3,6 +3,7 @@
 // reaches the site may ask (content:read; jobs:write for the job); applying
 // the text to an item needs the right to change it, checked by the domain.
 import { z } from 'zod';
+import { atLeastOneOf } from '../../core/field-rules.ts';
 import { analyzeSeo, seoReportSchema } from '../../core/seo/analyze.ts';
 import { seoInputOf } from '../../core/seo/input.ts';
 import { generateTextBody, seoTextSubmission } from '../../core/seo/generate-text.ts';
@@ -40,7 +41,8 @@ export const routes = [
         .refine((body) => body.post_id !== undefined || body.title !== undefined, {
           message: 'Send post_id, or the title and body to review.',
           path: ['title'],
-        }),
+        })
+        .meta(atLeastOneOf('post_id', 'title')),
     },
     responses: { 200: { description: 'The review', schema: seoReportSchema } },
     async handler({ body }, { db, access }) {

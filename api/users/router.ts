@@ -15,18 +15,19 @@ import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { created, noContent, uuidParams } from '../schemas.ts';
+import { emailAddress } from '../../core/email-address.ts';
 
 const params = uuidParams('user_id');
 
 const newUser = z.strictObject({
-  email: z.email().max(320),
+  email: emailAddress(),
   password,
   full_name: z.string().trim().min(1).max(200),
   email_verified: z.boolean().optional().describe('Default true: the administrator vouches for the address'),
 });
 
 const changes = z.strictObject({
-  email: z.email().max(320).optional().describe('Global admins only'),
+  email: emailAddress().optional().describe('Global admins only'),
   full_name: z.string().trim().min(1).max(200).optional(),
   password: password.optional().describe('Changing your own needs current_password; other sessions end'),
   current_password: z.string().max(1024).optional(),

@@ -13,13 +13,14 @@ import { isDisposable } from '../identity/disposable.ts';
 import { queueEmail } from '../mail/outbox.ts';
 import { findPublicSite } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
+import { emailAddress } from '../email-address.ts';
 
 /** Not a word that says what it is for: form fillers that fill every field fill it, people never see it. */
 export const honeypotField = 'website';
 
 export const contactInput = z.strictObject({
   name: z.string().trim().min(1).max(200),
-  email: z.email().max(254),
+  email: emailAddress(254),
   subject: z.string().trim().min(1).max(200),
   message: z.string().trim().min(1).max(10_000),
   site: z.string().min(1).max(100).optional().describe('The site (id or slug) the form is on; it must be public'),

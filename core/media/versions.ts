@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FormatEnum, Sharp } from 'sharp';
 import { z } from 'zod';
+import { atLeastOneOf } from '../field-rules.ts';
 import { timestamp } from '../timestamp.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
@@ -48,7 +49,8 @@ export const operation = z.discriminatedUnion('op', [
       height: whole.min(1).max(10_000).optional(),
       fit: z.enum(['cover', 'contain', 'fill', 'inside', 'outside']).default('inside'),
     })
-    .refine((resize) => resize.width !== undefined || resize.height !== undefined, 'Give width, height or both.'),
+    .refine((resize) => resize.width !== undefined || resize.height !== undefined, 'Give width, height or both.')
+    .meta(atLeastOneOf('width', 'height')),
   z.strictObject({ op: z.literal('flip'), direction: z.enum(['horizontal', 'vertical']) }),
   z
     .strictObject({
@@ -60,7 +62,8 @@ export const operation = z.discriminatedUnion('op', [
     .refine(
       (adjust) => adjust.brightness !== undefined || adjust.saturation !== undefined || adjust.hue !== undefined,
       'Give brightness, saturation or hue.',
-    ),
+    )
+    .meta(atLeastOneOf('brightness', 'saturation', 'hue')),
 ]);
 
 export type Operation = z.infer<typeof operation>;

@@ -4,6 +4,7 @@
 // prompt, or an image of the site) and optional narration, and lasts as long
 // as asked or as its narration needs.
 import { z } from 'zod';
+import { atLeastOneOf, exactlyOneOf, notBoth } from '../field-rules.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { Problem, problemType, type ProblemField } from '../errors.ts';
@@ -36,7 +37,8 @@ const scene = z
   .refine(
     (value) => value.narration || value.image_prompt || value.media_id,
     'needs narration, image_prompt or media_id',
-  );
+  )
+  .meta(atLeastOneOf('narration', 'image_prompt', 'media_id'));
 
 export const videoRequest = z
   .strictObject({
@@ -86,7 +88,11 @@ export const videoRequest = z
     message: 'give duration_seconds or seconds_per_scene, not both',
     path: ['duration_seconds'],
   })
-  .meta({ id: 'VideoGenerationRequest' });
+  .meta({
+    id: 'VideoGenerationRequest',
+    ...exactlyOneOf('prompt', 'scenes'),
+    ...notBoth('duration_seconds', 'seconds_per_scene'),
+  });
 
 export type VideoRequest = z.output<typeof videoRequest>;
 

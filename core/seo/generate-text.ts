@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { requireSiteLocale } from '../content/locales.ts';
+import { exactlyOneOf } from '../field-rules.ts';
 import { findPage } from '../content/pages.ts';
 import { Problem } from '../errors.ts';
 import { requireScope } from '../identity/access.ts';
@@ -59,6 +60,15 @@ export const generateTextBody = z
       context.addIssue({ code: 'custom', path: ['kind'], message: 'a media item takes alt_text' });
     if (body.apply && body.text !== undefined)
       context.addIssue({ code: 'custom', path: ['apply'], message: 'a text sent has nowhere to be applied' });
+  })
+  .meta({
+    ...exactlyOneOf(...sources),
+    // alt_text is written for a media item, and a media item takes only alt_text; a text sent is not applied.
+    allOf: [
+      { if: { required: ['media_id'] }, then: { required: ['kind'], properties: { kind: { const: 'alt_text' } } } },
+      { if: { required: ['kind'], properties: { kind: { const: 'alt_text' } } }, then: { required: ['media_id'] } },
+      { if: { required: ['text'] }, then: { properties: { apply: { const: false } } } },
+    ],
   });
 
 export type GenerateTextBody = z.output<typeof generateTextBody>;
