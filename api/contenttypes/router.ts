@@ -79,14 +79,23 @@ export const routes = [
   defineRoute({
     key: 'POST /{site_identifier}/contenttypes/validate',
     description:
-      'Checks a schema without saving it, and sample data against it when given (`mode`: draft rules or publish rules). ' +
-      'Answers every problem at once, each with its path; `valid` says whether there were none.',
+      'Checks a content type without saving it: the body create takes (name, api_id, description, fields; each ' +
+      'judged when given), and sample data against the fields when given (`mode`: draft rules or publish rules). ' +
+      'Answers every problem at once, each with its path (a malformed or taken api_id among them); `valid` says ' +
+      'whether there were none.',
     access: manage,
     request: {
       params: siteParams,
       body: z.strictObject({
-        fields: z.array(z.unknown()).max(1000).describe('The fields to check, as ContentField objects'),
-        api_id: apiId.optional().describe('The type’s own api_id, which its reference fields may name'),
+        // Any text is taken here, so that what is wrong with it is reported beside the rest rather than alone.
+        name: z.string().max(10_000).optional().describe('The type’s name, judged as create judges it'),
+        api_id: z
+          .string()
+          .max(1_000)
+          .optional()
+          .describe('The type’s own api_id, judged as create judges it; its reference fields may name it'),
+        description: z.string().max(100_000).optional().describe('Judged as create judges it'),
+        fields: z.array(z.unknown()).max(1000).default([]).describe('The fields to check, as ContentField objects'),
         sample: z.record(z.string(), z.unknown()).optional().describe('Element data to check against the fields'),
         mode: z.enum(['draft', 'publish']).default('publish'),
       }),

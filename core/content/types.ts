@@ -117,32 +117,51 @@ export async function requireValidFields(
 
 export type ValidationReport = { valid: boolean; errors: DataIssue[]; fields?: Field[] };
 
+/** What zod found wrong, as issues under `path`. */
+const issuesUnder = (error: z.ZodError | undefined, path: string): DataIssue[] =>
+  error?.issues.map((issue) => ({ path: [path, ...issue.path].join('.'), message: issue.message })) ?? [];
+
+/** What `schema` finds wrong with `value`, as issues under `path`. */
+const problemsOf = (schema: z.ZodType, value: unknown, path: string) =>
+  issuesUnder(schema.safeParse(value).error, path);
+
+/** A content type as create takes it, every part still to be judged (ValidationReport). */
+export type TypeDraft = {
+  name?: unknown;
+  api_id?: unknown;
+  description?: unknown;
+  fields: unknown;
+  sample?: Record<string, unknown> | undefined;
+  mode: 'draft' | 'publish';
+};
+
 /**
- * Checks a schema without saving: its shape (as zod sees it), its rules, and,
- * when given, sample data against it, as a draft or for publishing.
+ * Checks a content type without saving, with every problem at once: the
+ * name, description and api_id given (a malformed or taken api_id among the
+ * rest), the fields' shape (as zod sees it) and rules, and, when given,
+ * sample data against them, as a draft or for publishing.
  */
 export async function validateSchema(
   db: CommonQueryMethods,
   { site }: SiteAccess,
-  input: {
-    fields: unknown;
-    api_id?: string | undefined;
-    sample?: Record<string, unknown> | undefined;
-    mode: 'draft' | 'publish';
-  },
+  input: TypeDraft,
 ): Promise<ValidationReport> {
+  const given = (key: 'name' | 'api_id' | 'description') => input[key] !== undefined;
+  const errors: DataIssue[] = [
+    ...(given('name') ? problemsOf(typeName, input.name, 'name') : []),
+    ...(given('description') ? problemsOf(typeDescription, input.description, 'description') : []),
+    ...(given('api_id') ? problemsOf(apiId, input.api_id, 'api_id') : []),
+  ];
+  const selfApiId = given('api_id') && apiId.safeParse(input.api_id).success ? (input.api_id as string) : undefined;
+  if (selfApiId && (await apiIdInUse(db, site.id, selfApiId)))
+    errors.push({ path: 'api_id', message: 'the site already has a content type with this api_id' });
   const parsed = fieldsSchema.safeParse(input.fields);
-  if (!parsed.success)
-    return {
-      valid: false,
-      errors: parsed.error.issues.map((issue) => ({
-        path: ['fields', ...issue.path].join('.'),
-        message: issue.message,
-      })),
-    };
+  if (!parsed.success) return { valid: false, errors: [...errors, ...issuesUnder(parsed.error, 'fields')] };
   const fields = parsed.data;
-  const errors: DataIssue[] = await fieldProblems(db, site.id, fields, input.api_id);
-  if (input.sample && errors.length === 0) {
+  const fieldIssues = await fieldProblems(db, site.id, fields, selfApiId);
+  errors.push(...fieldIssues);
+  // Sample data is judged against fields that hold together, whatever else is wrong.
+  if (input.sample && fieldIssues.length === 0) {
     const checked = checkData(fields, input.sample, input.mode, { applyDefaults: true });
     errors.push(...checked.issues.map((issue) => ({ ...issue, path: issue.path.replace(/^data/, 'sample') })));
     if (checked.issues.length === 0)
@@ -155,6 +174,9 @@ export async function validateSchema(
   }
   return { valid: errors.length === 0, errors, fields };
 }
+
+const apiIdInUse = (db: CommonQueryMethods, siteId: string, name: string) =>
+  db.exists(sql.type(z.object({}))`select 1 from content_types where site_id = ${siteId} and api_id = ${name}`);
 
 const apiIdTaken = (error: unknown): never => {
   if (error instanceof UniqueIntegrityConstraintViolationError)

@@ -253,6 +253,25 @@ describe('validate', () => {
     expect(fine.body).toMatchObject({ valid: true, errors: [] });
   });
 
+  it('takes the body create takes, and reports every problem at once, the api_id’s among them', async () => {
+    const body = { name: 'Article', api_id: `article_${unique()}`, description: 'Stories', fields: articleFields };
+    expect((await validate(body)).body).toMatchObject({ valid: true, errors: [] });
+    const bad = await validate({
+      name: ' ',
+      api_id: 'Not-Snake',
+      description: 'x'.repeat(2001),
+      fields: [{ id: 'Y', label: 'Y', type: 'text' }],
+    });
+    expect(bad.body.valid).toBe(false);
+    expect(pathsOf(bad.body)).toEqual(['api_id', 'description', 'fields.0.id', 'name']);
+    const taken = await createType(t, c.a.editor.auth, c.a.site, { fields: articleFields });
+    const again = await validate({ ...body, api_id: taken.api_id });
+    expect(pathsOf(again.body)).toEqual(['api_id']);
+    expect(again.body.errors[0].message).toMatch(/already has a content type/);
+    // What validate calls valid, create makes.
+    await request(t.app).post(base(c.a.site.slug)).set(c.a.editor.auth).send(body).expect(201);
+  });
+
   it('is for those who shape types', async () => {
     await request(t.app)
       .post(`${base(c.a.site.slug)}validate`)
