@@ -2,25 +2,29 @@
 // code flow with PKCE (openid-client). `google` is any OpenID Connect issuer
 // (Google by default); `github` is GitHub's OAuth 2.0 plus its API for the
 // verified e-mail. State, PKCE verifier and nonce are kept server-side and
-// used once.
+// used once, and the state is bound to the browser that started the flow: the
+// start hands that browser a random value (a cookie, api/auth/oauth.ts) and
+// keeps its hash, and the callback finds the state only with that value. So
+// nobody can start a sign-in into their own account and have someone else's
+// browser finish it (login CSRF, RFC 9700 §4.7). Which account an identity
+// signs into is ./oauth-accounts.ts.
 import * as client from 'openid-client';
 import { z } from 'zod';
-import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { screenSignup, screenedUser } from '../fraud/screening.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
-import { addMember } from '../tenancy/memberships.ts';
-import { insertTenant } from '../tenancy/tenants.ts';
+import { isNewAccount, linkIdentity, type ExternalIdentity } from './oauth-accounts.ts';
 import { digest, newSecret } from './secrets.ts';
 import { startSession, type SessionMeta, type TokenPair } from './sessions.ts';
-import { insertUser } from './users.ts';
 
 export const providers = ['google', 'github'] as const;
 export type ProviderName = (typeof providers)[number];
 
-const stateLifetimeSeconds = 600;
+export const stateLifetimeSeconds = 600;
 
-type ExternalIdentity = { subject: string; email: string; name: string };
+/** A browser's value from an earlier start is kept (another tab, a second start), so sign-ins begun side by side all finish. */
+const browserValue = /^[A-Za-z0-9_-]{43}$/;
 
 const configurations = new Map<string, Promise<client.Configuration>>();
 
@@ -68,15 +72,23 @@ function configuration(config: Config, name: ProviderName): Promise<client.Confi
 export const redirectUri = (config: Config) =>
   config.oauth.redirectUri ?? `${config.publicUrl ?? `http://localhost:${config.port}`}/auth/signup/oauth/callback`;
 
-export async function startOAuth(db: CommonQueryMethods, config: Config, name: ProviderName) {
+/** Starts a sign-in for the browser holding `browser` (the value it already has, if any); answers the value it must hold. */
+export async function startOAuth(
+  db: CommonQueryMethods,
+  config: Config,
+  name: ProviderName,
+  browser: string | undefined,
+) {
   const provider = await configuration(config, name);
   const state = newSecret();
   const verifier = client.randomPKCECodeVerifier();
   const nonce = client.randomNonce();
   const redirect = redirectUri(config);
+  const binding = browser && browserValue.test(browser) ? browser : newSecret();
   await db.query(sql.typeAlias('void')`
-    insert into oauth_states (state_hash, provider, code_verifier, nonce, redirect_uri, expires_at)
-    values (${sql.binary(digest(state))}, ${name}, ${verifier}, ${nonce}, ${redirect}, now() + make_interval(secs => ${stateLifetimeSeconds}))`);
+    insert into oauth_states (state_hash, browser_hash, provider, code_verifier, nonce, redirect_uri, expires_at)
+    values (${sql.binary(digest(state))}, ${sql.binary(digest(binding))}, ${name}, ${verifier}, ${nonce}, ${redirect},
+            now() + make_interval(secs => ${stateLifetimeSeconds}))`);
   const url = client.buildAuthorizationUrl(provider, {
     redirect_uri: redirect,
     scope: name === 'github' ? 'read:user user:email' : 'openid email profile',
@@ -85,7 +97,7 @@ export async function startOAuth(db: CommonQueryMethods, config: Config, name: P
     state,
     ...(name === 'github' ? {} : { nonce }),
   });
-  return { provider: name, authorization_url: url.href, state, expires_in: stateLifetimeSeconds };
+  return { provider: name, authorization_url: url.href, state, expires_in: stateLifetimeSeconds, browser: binding };
 }
 
 const pending = z.object({
@@ -96,23 +108,26 @@ const pending = z.object({
   live: z.boolean(),
 });
 
-const badState = () =>
-  new Problem(400, 'The sign-in state is unknown, used or expired; start again.', {
-    type: problemType('invalid-oauth-state'),
-    title: 'Invalid OAuth state',
-  });
+const badState = (
+  detail = 'The sign-in state is unknown, used, expired or was started in another browser; start again.',
+) => new Problem(400, detail, { type: problemType('invalid-oauth-state'), title: 'Invalid OAuth state' });
 
 export type Callback = { provider?: ProviderName | undefined; code: string; state: string; iss?: string | undefined };
 
+/** Finishes the sign-in `callback` names, in the browser holding `browser` (the value its start handed out). */
 export async function finishOAuth(
   db: CommonQueryMethods,
   config: Config,
   callback: Callback,
+  browser: string | undefined,
   meta: SessionMeta,
 ): Promise<TokenPair & { created: boolean }> {
-  // The state is spent whatever happens next.
+  if (!browser)
+    throw badState('This browser did not start the sign-in (the cookie its start set was not sent); start again.');
+  // The state is spent whatever happens next; a state sent from another browser is left for its own.
   const flow = await db.maybeOne(sql.type(pending)`
-    delete from oauth_states where state_hash = ${sql.binary(digest(callback.state))}
+    delete from oauth_states
+    where state_hash = ${sql.binary(digest(callback.state))} and browser_hash = ${sql.binary(digest(browser))}
     returning provider, code_verifier, nonce, redirect_uri, expires_at > now() as live`);
   if (!flow || !flow.live || (callback.provider && callback.provider !== flow.provider)) throw badState();
   const provider = await configuration(config, flow.provider);
@@ -143,7 +158,7 @@ export async function finishOAuth(
     ? await screenSignup(db, config, { email: identity.email, ip: meta.ip, via: flow.provider })
     : null;
   const { userId, created } = await db.transaction(async (tx) => {
-    const linked = await linkIdentity(tx, flow.provider, identity);
+    const linked = await linkIdentity(tx, config, flow.provider, identity);
     if (screening && linked.created) await screenedUser(tx, screening.id, linked.userId);
     return linked;
   });
@@ -207,39 +222,4 @@ async function githubIdentity(config: Config, accessToken: string): Promise<Exte
       type: problemType('oauth-unverified-email'),
     });
   return { subject: String(profile.id), email: primary.email, name: profile.name ?? profile.login };
-}
-
-/** Neither linked before nor an address with an account: signing in makes one. */
-async function isNewAccount(db: CommonQueryMethods, provider: ProviderName, identity: ExternalIdentity) {
-  return !(await db.exists(sql.type(z.object({}))`
-    select 1 from user_identities where provider = ${provider} and subject = ${identity.subject}
-    union all select 1 from users where lower(email) = lower(${identity.email})`));
-}
-
-/** The user behind an external identity: linked before, found by verified e-mail, or new (with a tenant of their own). */
-async function linkIdentity(tx: DatabaseTransactionConnection, provider: ProviderName, identity: ExternalIdentity) {
-  const linked = await tx.maybeOneFirst(sql.type(z.object({ user_id: z.string() }))`
-    select user_id from user_identities where provider = ${provider} and subject = ${identity.subject}`);
-  if (linked) return { userId: linked, created: false };
-  const existing = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
-    select id from users where lower(email) = lower(${identity.email})`);
-  let userId = existing;
-  if (existing) {
-    // The provider vouched for the address, so the account's address is verified now.
-    await tx.query(sql.typeAlias('void')`update users set email_verified = true where id = ${existing}`);
-  } else {
-    const user = await insertUser(tx, {
-      email: identity.email,
-      password: '',
-      password_hash: null,
-      full_name: identity.name.slice(0, 200),
-      email_verified: true,
-    });
-    const tenant = await insertTenant(tx, { name: `${user.full_name}'s workspace` });
-    await addMember(tx, tenant.id, user.id, 'admin');
-    userId = user.id;
-  }
-  await tx.query(sql.typeAlias('void')`
-    insert into user_identities (provider, subject, user_id, email) values (${provider}, ${identity.subject}, ${userId}, ${identity.email})`);
-  return { userId: userId as string, created: !existing };
 }
