@@ -84,12 +84,13 @@ export const routes = [
     key: 'POST /auth/password-reset-request',
     access: 'public',
     description:
-      'E-mails a password reset link (1 h, single use). Always 202, whether or not the address has an account.',
+      'E-mails a password reset link (1 h, single use) from a queued job. ' +
+      'Always 202, with the same work done, whether or not the address has an account.',
     request: { body: z.strictObject({ email }) },
     responses: { 202: { description: 'Accepted', schema: accepted }, 429: tooManyAttempts },
     async handler({ body }, { db, services, ip }) {
       await services.rateLimits.hit('password-reset', ip, body.email);
-      await requestPasswordReset(db, services.config, body.email);
+      await requestPasswordReset(db, body.email);
       return { status: 202, body: { detail: sentIfExists } };
     },
   }),

@@ -3,7 +3,9 @@
 // fails at once): dimensions, EXIF (without GPS unless asked), dominant
 // colour, blurhash, WebP and AVIF widths for responsive use. Video (ffprobe, ffmpeg): duration, dimensions and a poster frame.
 // Audio: duration. Variants are stored under keys derived from the item's,
-// so a rerun overwrites them. A failure marks the item failed, with the reason.
+// so a rerun overwrites them. A failure marks the item failed, with the reason
+// in a plain sentence under a stable code; what sharp or ffprobe said (ffprobe
+// starts with its version banner and build) goes to the log, as the cause.
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -64,7 +66,7 @@ async function image(file: string, key: string, context: JobContext): Promise<Fo
         error,
       );
     }
-    throw permanent('unreadable_file', `The image cannot be read: ${message}`, error);
+    throw permanent('unreadable_file', 'The file could not be read as an image.', error);
   }
 }
 
@@ -72,7 +74,7 @@ async function timed(file: string, key: string, kind: 'video' | 'audio', context
   const probed = await probe(context.config, file).catch((error: unknown) => {
     throw permanent(
       'unreadable_file',
-      `The file cannot be read as ${kind}: ${(error as Error).message.slice(0, 200)}`,
+      `The file could not be read as ${kind === 'video' ? 'a video' : 'audio'}.`,
       error,
     );
   });

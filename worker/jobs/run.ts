@@ -197,7 +197,8 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     const error = describe(thrown);
     const last = !error.transient || run.attempts >= run.maxAttempts;
     if (error.code === 'internal_error') log.error({ err: thrown }, 'job failed unexpectedly');
-    else log.warn({ code: error.code, err: error.message, last }, 'job attempt failed');
+    // The job's error says what went wrong in a sentence; the log keeps the library's own words (its cause).
+    else log.warn({ code: error.code, err: error, last }, 'job attempt failed');
     const settled = await settle(
       db,
       job,

@@ -91,11 +91,7 @@ export async function composeLocally(request: VideoRequest, dir: string, context
       .png()
       .toFile(image)
       .catch((error: unknown) => {
-        throw permanent(
-          'unreadable_file',
-          `The picture of scene ${index + 1} cannot be read: ${(error as Error).message}`,
-          error,
-        );
+        throw permanent('unreadable_file', `The picture of scene ${index + 1} could not be read as an image.`, error);
       });
     poster ??= await fitted.clone().resize(width, height).jpeg({ quality: 85 }).toBuffer();
     let audio: string | null = null;

@@ -1,0 +1,71 @@
+// Password reset: what a request does (the same for every address, so its
+// time tells nothing), and the link it mails.
+import request from 'supertest';
+import { z } from 'zod';
+import { sql } from '../../../db/pool.ts';
+import type { WorkerHandle } from '../../../worker/runner.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { login, newUser, password } from '../../helpers/factories.ts';
+import { startTestWorker } from '../../helpers/jobs.ts';
+import { startFakeSmtp, tokenIn, waitForMail, type FakeSmtp } from '../../helpers/smtp.ts';
+
+let t: TestApp;
+let smtp: FakeSmtp;
+beforeAll(async () => {
+  smtp = await startFakeSmtp();
+  t = await startTestApp({ env: { SMTP_URL: smtp.url, WORKER_POLL_INTERVAL_MS: '200' } });
+});
+afterAll(async () => {
+  await stopTestApp(t);
+  await smtp.close();
+});
+
+const count = z.object({ count: z.number() });
+
+describe('POST /auth/password-reset-request', () => {
+  it('does the same for an address with an account as for one without: it queues one job and nothing else', async () => {
+    const user = await newUser(t);
+    for (const email of [user.email, 'nobody-here@example.com'])
+      await request(t.app).post('/auth/password-reset-request').send({ email }).expect(202);
+    const queued = await t.services.db.anyFirst(sql.type(z.object({ email: z.string() }))`
+      select j.payload->>'email' as email from graphile_worker._private_jobs j
+      join graphile_worker._private_tasks k on k.id = j.task_id
+      where k.identifier = 'password_reset__send' order by j.id`);
+    expect(queued).toEqual([user.email, 'nobody-here@example.com']);
+    // The link and the message are the job's to make, not the request's.
+    const written = await t.services.db.oneFirst(sql.type(count)`
+      select ((select count(*) from email_tokens) + (select count(*) from email_outbox))::int as count`);
+    expect(written).toBe(0);
+  });
+});
+
+describe('a reset link', () => {
+  let worker: WorkerHandle;
+  beforeAll(async () => {
+    worker = await startTestWorker(t, { SMTP_URL: smtp.url });
+  });
+  afterAll(() => worker.stop());
+
+  async function resetLink(email: string): Promise<string> {
+    await request(t.app).post('/auth/password-reset-request').send({ email }).expect(202);
+    return tokenIn(await waitForMail(smtp, email));
+  }
+
+  it('is mailed to an address with an account, and to no other', async () => {
+    const user = await newUser(t);
+    await resetLink(user.email);
+    await request(t.app).post('/auth/password-reset-request').send({ email: 'no-account@example.com' }).expect(202);
+    await resetLink(user.email);
+    expect(smtp.messages.filter((mail) => mail.to.includes('no-account@example.com'))).toEqual([]);
+  });
+
+  it('works while the password is the one it was sent for', async () => {
+    const user = await newUser(t);
+    const token = await resetLink(user.email);
+    await request(t.app)
+      .post('/auth/password-reset-confirm')
+      .send({ token, new_password: 'a brand new passphrase' })
+      .expect(204);
+    await login(t, user.email, 'a brand new passphrase');
+  });
+});
