@@ -2,6 +2,7 @@
 // one REST endpoint (its access, its schemas, its credits) and calls the same
 // domain function. Job tools answer the job, after `wait` seconds at most, and
 // send its events to `webhook` as their endpoints do.
+import { z } from 'zod';
 import { agentTools, type AgentTool } from '../../core/agents/tools.ts';
 import { getPageWithElements } from '../../core/content/page-elements.ts';
 import { Problem, notFound } from '../../core/errors.ts';
@@ -84,7 +85,10 @@ const listMediaTool = defineTool({
     'creation date; `cursor` from `next_cursor` for the next page.',
   route: route(mediaRoutes, 'GET /{site_identifier}/media/'),
   params: siteParams,
-  query: mediaListQuery,
+  query: mediaListQuery.extend({
+    include_total: z.boolean().default(false).describe('Count every matching item too (`total`)'),
+  }),
+  narrowed: 'arguments are JSON, not a query string: `include_total` is a boolean, not the text "true"',
   readOnly: true,
   run: ({ query }, { context, access }) => listMedia(context.db, access!, query),
 });
@@ -97,8 +101,8 @@ const createPostTool = defineTool({
     'Markdown by default; HTML is sanitised.',
   route: route(postRoutes, 'POST /{site_identifier}/posts/'),
   params: siteParams,
-  body: newPostBody.omit({ status: true }),
-  narrowed: 'an agent writes drafts: `status` is not taken',
+  body: newPostBody.omit({ status: true, scheduled_for: true }),
+  narrowed: 'an agent writes drafts: `status` is not taken, nor `scheduled_for`, which only a scheduled post has',
   run: ({ body }, { context, access }) => createPost(context.db, access!, { ...body, status: 'draft' }),
 });
 

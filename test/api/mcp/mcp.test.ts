@@ -100,8 +100,11 @@ describe('tools/list', () => {
       additionalProperties: false,
       required: expect.arrayContaining(['site_identifier', 'title']),
     });
-    // Drafts only: the endpoint's status is not an argument.
+    // Drafts only: the endpoint's status is not an argument, nor the time only a scheduled post has.
     expect(Object.keys(createPost.inputSchema.properties!)).not.toContain('status');
+    expect(Object.keys(createPost.inputSchema.properties!)).not.toContain('scheduled_for');
+    // Arguments are JSON: a flag is a boolean, not the text a query string would carry.
+    expect(byName.list_media!.inputSchema.properties!.include_total).toMatchObject({ type: 'boolean' });
     expect(createPost.outputSchema).toMatchObject({
       type: 'object',
       required: expect.arrayContaining(['id', 'title']),
@@ -168,8 +171,11 @@ describe('the tools, called for real', () => {
     const { client } = await connect(a.editor.auth);
     const read = answerOf(await call(client, 'get_page', { site_identifier: a.site.id, page_id: page.body.id }));
     expect(read).toMatchObject({ id: page.body.id, title: 'About us', elements: [] });
-    const media = answerOf(await call(client, 'list_media', { site_identifier: a.site.slug, kind: 'image' }));
+    const media = answerOf(
+      await call(client, 'list_media', { site_identifier: a.site.slug, kind: 'image', include_total: true }),
+    );
     expect(media.items.map((item: { id: string }) => item.id)).toContain(image);
+    expect(media.total).toBeGreaterThanOrEqual(1);
     // Another tenant's site is not found, as over REST.
     const other = await call(client, 'get_page', { site_identifier: b.site.slug, page_id: page.body.id });
     expect(problemOf(other).status).toBe(404);
