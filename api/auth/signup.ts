@@ -84,7 +84,7 @@ export const routes = [
     key: 'POST /auth/password-reset-request',
     access: 'public',
     description:
-      'E-mails a password reset link (1 h, single use) from a queued job. ' +
+      'E-mails a password reset link (1 h, single use, and only while the password stays as it was) from a queued job. ' +
       'Always 202, with the same work done, whether or not the address has an account.',
     request: { body: z.strictObject({ email }) },
     responses: { 202: { description: 'Accepted', schema: accepted }, 429: tooManyAttempts },

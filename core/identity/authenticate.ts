@@ -1,6 +1,7 @@
 // Turns an Authorization header into an Actor. The token's signature and
 // claims are checked first, then the database: a revoked session, a blocked
-// user or a disabled service account stops working at once, not at expiry:
+// user, a disabled service account or one whose secret was rotated since the
+// token was issued stops working at once, not at expiry:
 // the access cache (./access-cache.ts) keeps these answers only until a change
 // is announced.
 import { z } from 'zod';
@@ -8,6 +9,7 @@ import { timestamp } from '../timestamp.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
+import { secretFingerprint } from './secrets.ts';
 import { invalidToken, verifyToken, type Claims } from './tokens.ts';
 
 export type Authenticated = { actor: Actor; claims: Claims };
@@ -23,10 +25,14 @@ export const accessClaims = (config: Config, header: string | undefined): Claims
   verifyToken(config.auth, bearerToken(header), 'access');
 
 const liveSession = z.object({ is_global_admin: z.boolean(), expires_at: timestamp });
-const activeAccount = z.object({ tenant_id: z.string(), scopes: z.array(z.string()) });
+const activeAccount = z.object({
+  tenant_id: z.string(),
+  scopes: z.array(z.string()),
+  secret_hash: z.instanceof(Buffer),
+});
 
 export type LiveSession = z.infer<typeof liveSession>;
-export type ActiveAccount = z.infer<typeof activeAccount>;
+export type ActiveAccount = { tenant_id: string; scopes: string[]; secret_fingerprint: string };
 
 /** The session, if it is live and its user active. */
 export function findLiveSession(db: CommonQueryMethods, sessionId: string, userId: string) {
@@ -36,11 +42,21 @@ export function findLiveSession(db: CommonQueryMethods, sessionId: string, userI
       and s.revoked_at is null and s.expires_at > now() and u.status = 'active'`);
 }
 
-/** The service account, if it and its tenant are active. */
-export function findActiveAccount(db: CommonQueryMethods, serviceAccountId: string) {
-  return db.maybeOne(sql.type(activeAccount)`
-    select a.tenant_id, a.scopes from service_accounts a join tenants t on t.id = a.tenant_id
+/** The service account, if it and its tenant are active, with its current secret's fingerprint (never the secret's hash). */
+export async function findActiveAccount(
+  db: CommonQueryMethods,
+  serviceAccountId: string,
+): Promise<ActiveAccount | null> {
+  const found = await db.maybeOne(sql.type(activeAccount)`
+    select a.tenant_id, a.scopes, a.secret_hash from service_accounts a join tenants t on t.id = a.tenant_id
     where a.id = ${serviceAccountId} and a.status = 'active' and t.status = 'active'`);
+  return (
+    found && {
+      tenant_id: found.tenant_id,
+      scopes: found.scopes,
+      secret_fingerprint: secretFingerprint(found.secret_hash),
+    }
+  );
 }
 
 /** The caller the claims name, from what the database says of their session or account. */
@@ -50,6 +66,8 @@ export function actorOf(
 ): Authenticated {
   if (claims.act === 'service') {
     if (!found.account) throw invalidToken('The service account is disabled or gone.');
+    if (claims.secret_fingerprint !== found.account.secret_fingerprint)
+      throw invalidToken('The service account’s secret was rotated after this token was issued; ask for a new one.');
     // The token's scopes were granted at issue; scopes removed since then no longer apply.
     const scopes = (claims.scopes ?? []).filter((scope) => found.account!.scopes.includes(scope));
     return {

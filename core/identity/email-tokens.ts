@@ -1,5 +1,8 @@
 // Links sent by e-mail (verify the address, reset the password): signed tokens
 // of their own type, each recorded by id so it works once and until it expires.
+// A reset link also works only while the password it was sent for is the
+// account's (its row keeps a digest of that password's hash, migration 0038):
+// a password changed any other way leaves the link behind.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
@@ -21,7 +24,10 @@ export async function issueEmailToken(
     update email_tokens set used_at = now() where user_id = ${userId} and purpose = ${purpose} and used_at is null`);
   const { token, jti, expiresAt } = signToken(config.auth, purpose, userId, lifetimes[purpose]);
   await db.query(sql.typeAlias('void')`
-    insert into email_tokens (jti, user_id, purpose, expires_at) values (${jti}, ${userId}, ${purpose}, ${expiresAt.toISOString()})`);
+    insert into email_tokens (jti, user_id, purpose, expires_at, password_digest)
+    select ${jti}, id, ${purpose}, ${expiresAt.toISOString()},
+           case when ${purpose} = 'password_reset' then password_hash_digest(password_hash) end
+    from users where id = ${userId}`);
   return token;
 }
 
@@ -45,9 +51,12 @@ export async function consumeEmailToken(
     throw invalidLink();
   }
   const userId = await db.maybeOneFirst(sql.type(z.object({ user_id: z.string() }))`
-    update email_tokens set used_at = now()
-    where jti = ${claims.jti} and purpose = ${purpose} and user_id = ${claims.sub} and used_at is null and expires_at > now()
-    returning user_id`);
+    update email_tokens e set used_at = now()
+    from users u
+    where e.jti = ${claims.jti} and e.purpose = ${purpose} and e.user_id = ${claims.sub} and u.id = e.user_id
+      and e.used_at is null and e.expires_at > now()
+      and (e.purpose <> 'password_reset' or e.password_digest = password_hash_digest(u.password_hash))
+    returning e.user_id`);
   if (!userId) throw invalidLink();
   return userId;
 }

@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { requireTenantAdmin, requireUser, scopes } from './access.ts';
-import { digest, newSecret } from './secrets.ts';
+import { digest, newSecret, secretFingerprint } from './secrets.ts';
 import { signToken } from './tokens.ts';
 
 export const scope = z.enum(scopes);
@@ -198,6 +198,7 @@ export async function clientCredentials(
     act: 'service',
     tenant_id: account.tenant_id,
     scopes: granted,
+    secret_fingerprint: secretFingerprint(account.secret_hash),
   });
   await db.query(sql.typeAlias('void')`update service_accounts set last_used_at = now() where id = ${account.id}`);
   return { access_token: token, token_type: 'bearer' as const, expires_in: ttl, scope: granted.join(' ') };

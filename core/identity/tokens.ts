@@ -21,11 +21,19 @@ const claims = z.object({
   act: z.enum(['user', 'service']).optional(),
   tenant_id: z.string().optional(),
   scopes: z.array(z.string()).optional(),
+  /** Service accounts: the secret the token was issued for (secretFingerprint), so rotating it ends the token. */
+  secret_fingerprint: z.string().optional(),
 });
 
 export type Claims = z.infer<typeof claims>;
 
-type Extra = { sid?: string; act?: 'user' | 'service'; tenant_id?: string; scopes?: string[] };
+type Extra = {
+  sid?: string;
+  act?: 'user' | 'service';
+  tenant_id?: string;
+  scopes?: string[];
+  secret_fingerprint?: string;
+};
 
 const algorithm = 'HS256';
 

@@ -1,5 +1,5 @@
 // Password reset: what a request does (the same for every address, so its
-// time tells nothing), and the link it mails.
+// time tells nothing), and how long a link lives.
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
@@ -57,6 +57,23 @@ describe('a reset link', () => {
     await request(t.app).post('/auth/password-reset-request').send({ email: 'no-account@example.com' }).expect(202);
     await resetLink(user.email);
     expect(smtp.messages.filter((mail) => mail.to.includes('no-account@example.com'))).toEqual([]);
+  });
+
+  it('stops working once the password is changed another way', async () => {
+    const user = await newUser(t);
+    const token = await resetLink(user.email);
+    const { access_token } = await login(t, user.email);
+    await request(t.app)
+      .patch(`/users/${user.id}`)
+      .set({ Authorization: `Bearer ${access_token}` })
+      .send({ current_password: password, password: 'changed by the owner' })
+      .expect(200);
+    const res = await request(t.app)
+      .post('/auth/password-reset-confirm')
+      .send({ token, new_password: 'set by whoever had the link' })
+      .expect(400);
+    expect(res.body.type).toBe('/problems/invalid-link');
+    await login(t, user.email, 'changed by the owner');
   });
 
   it('works while the password is the one it was sent for', async () => {

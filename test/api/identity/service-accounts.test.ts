@@ -327,6 +327,25 @@ describe('PATCH /api/service-accounts/{service_account_id}', () => {
     expect(await stored(account.id)).not.toHaveProperty('client_secret');
   });
 
+  it('rotating the secret ends the tokens issued with the old one at once', async () => {
+    const { tenant, admin } = await staffedTenant(t);
+    const account = await create(admin, tenant.id);
+    const issued = bearer((await tokenFor(account).expect(200)).body.access_token);
+    await request(t.app).get('/sites/').set(issued).expect(200);
+    // Another change leaves the token alone.
+    await request(t.app).patch(`/api/service-accounts/${account.id}`).set(admin.auth).send({ name: 'b' }).expect(200);
+    await request(t.app).get('/sites/').set(issued).expect(200);
+    const rotated = await request(t.app)
+      .patch(`/api/service-accounts/${account.id}`)
+      .set(admin.auth)
+      .send({ rotate_secret: true })
+      .expect(200);
+    const refused = await request(t.app).get('/sites/').set(issued).expect(401);
+    expect(refused.body.detail).toMatch(/secret/);
+    const fresh = await tokenFor({ ...account, client_secret: rotated.body.client_secret }).expect(200);
+    await request(t.app).get('/sites/').set(bearer(fresh.body.access_token)).expect(200);
+  });
+
   it('disables an account: its tokens stop working at once and it gets no new ones, until enabled again', async () => {
     const { tenant, admin } = await staffedTenant(t);
     const account = await create(admin, tenant.id);
