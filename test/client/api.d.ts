@@ -293,7 +293,7 @@ export interface paths {
   "/auth/password-reset-request": {
     /**
      * Request Password Reset
-     * @description E-mails a password reset link (1 h, single use). Always 202, whether or not the address has an account.
+     * @description E-mails a password reset link (1 h, single use, and only while the password stays as it was) from a queued job. Always 202, with the same work done, whether or not the address has an account.
      *
      * Timeout: 30 s.
      */
@@ -302,7 +302,7 @@ export interface paths {
   "/auth/refresh-token": {
     /**
      * Refresh Token
-     * @description Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again (later than a 10-second grace for parallel requests) revokes the whole session.
+     * @description Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again within a 10-second grace (parallel requests, a lost answer) answers the same successor it was exchanged for; later, or once that successor has been exchanged too, it revokes the whole session.
      *
      * Timeout: 30 s.
      */
@@ -320,7 +320,7 @@ export interface paths {
   "/auth/signup/oauth/callback": {
     /**
      * Oauth Callback
-     * @description Finishes the sign-in with the code and state the provider returned (and `iss`, when it sent one). Links the identity to the user with that verified e-mail address, or creates one with a tenant of their own. An unknown, used or expired state is a 400.
+     * @description Finishes the sign-in with the code and state the provider returned (and `iss`, when it sent one). The request must carry the `oauth_browser` cookie that GET /auth/signup/oauth/{provider} set: a browser sends it by itself from a page of the same site (from another origin, with `credentials: "include"` and that origin in CORS_ORIGINS); any other client keeps it from the start and sends it back, as a cookie jar does. Without it, or with another browser’s, the state is refused (400): nobody can finish their own sign-in in someone else’s browser. Links the identity to the user with that e-mail address, or creates one with a tenant of their own. An account whose address was never confirmed loses its password and sessions when linked (whoever registered it never proved the address), and the address is told by e-mail. An unknown, used or expired state is a 400.
      *
      * Timeout: 30 s.
      */
@@ -329,7 +329,7 @@ export interface paths {
   "/auth/signup/oauth/{provider}": {
     /**
      * Initiate Oauth
-     * @description Starts sign-in with `google` (any OpenID Connect issuer) or `github`: answers the authorization URL (PKCE, state and nonce kept server-side), or with ?redirect=true redirects to it. An unknown or unconfigured provider is a 404.
+     * @description Starts sign-in with `google` (any OpenID Connect issuer) or `github`: answers the authorization URL (PKCE, state and nonce kept server-side), or with ?redirect=true redirects to it. Sets the `oauth_browser` cookie that binds the sign-in to the browser that asked (a browser that has one from an earlier start keeps it, so sign-ins started side by side all finish); the callback needs it. An unknown or unconfigured provider is a 404.
      *
      * Timeout: 20 s.
      */
@@ -6573,7 +6573,7 @@ export interface operations {
   };
   /**
    * Request Password Reset
-   * @description E-mails a password reset link (1 h, single use). Always 202, whether or not the address has an account.
+   * @description E-mails a password reset link (1 h, single use, and only while the password stays as it was) from a queued job. Always 202, with the same work done, whether or not the address has an account.
    *
    * Timeout: 30 s.
    */
@@ -6622,7 +6622,7 @@ export interface operations {
   };
   /**
    * Refresh Token
-   * @description Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again (later than a 10-second grace for parallel requests) revokes the whole session.
+   * @description Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again within a 10-second grace (parallel requests, a lost answer) answers the same successor it was exchanged for; later, or once that successor has been exchanged too, it revokes the whole session.
    *
    * Timeout: 30 s.
    */
@@ -6741,7 +6741,7 @@ export interface operations {
   };
   /**
    * Oauth Callback
-   * @description Finishes the sign-in with the code and state the provider returned (and `iss`, when it sent one). Links the identity to the user with that verified e-mail address, or creates one with a tenant of their own. An unknown, used or expired state is a 400.
+   * @description Finishes the sign-in with the code and state the provider returned (and `iss`, when it sent one). The request must carry the `oauth_browser` cookie that GET /auth/signup/oauth/{provider} set: a browser sends it by itself from a page of the same site (from another origin, with `credentials: "include"` and that origin in CORS_ORIGINS); any other client keeps it from the start and sends it back, as a cookie jar does. Without it, or with another browser’s, the state is refused (400): nobody can finish their own sign-in in someone else’s browser. Links the identity to the user with that e-mail address, or creates one with a tenant of their own. An account whose address was never confirmed loses its password and sessions when linked (whoever registered it never proved the address), and the address is told by e-mail. An unknown, used or expired state is a 400.
    *
    * Timeout: 30 s.
    */
@@ -6789,7 +6789,7 @@ export interface operations {
           };
         };
       };
-      /** @description The state is unknown, used or expired, or the provider refused or vouched for no address */
+      /** @description The state is unknown, used, expired or not this browser’s (no or another `oauth_browser` cookie), or the provider refused or vouched for no address */
       400: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -6857,7 +6857,7 @@ export interface operations {
   };
   /**
    * Initiate Oauth
-   * @description Starts sign-in with `google` (any OpenID Connect issuer) or `github`: answers the authorization URL (PKCE, state and nonce kept server-side), or with ?redirect=true redirects to it. An unknown or unconfigured provider is a 404.
+   * @description Starts sign-in with `google` (any OpenID Connect issuer) or `github`: answers the authorization URL (PKCE, state and nonce kept server-side), or with ?redirect=true redirects to it. Sets the `oauth_browser` cookie that binds the sign-in to the browser that asked (a browser that has one from an earlier start keeps it, so sign-ins started side by side all finish); the callback needs it. An unknown or unconfigured provider is a 404.
    *
    * Timeout: 20 s.
    */
@@ -6879,6 +6879,8 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
+          /** @description `oauth_browser=<random>; Path=/auth/signup/oauth; Max-Age=600; HttpOnly; SameSite=Lax` (and `Secure` over https): binds the sign-in to this browser; POST /auth/signup/oauth/callback needs it back. */
+          "Set-Cookie": string;
         };
         content: {
           "application/json": components["schemas"]["OAuthStart"];
@@ -6892,6 +6894,8 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
           /** @description `no-store` */
           "Cache-Control": string;
+          /** @description `oauth_browser=<random>; Path=/auth/signup/oauth; Max-Age=600; HttpOnly; SameSite=Lax` (and `Secure` over https): binds the sign-in to this browser; POST /auth/signup/oauth/callback needs it back. */
+          "Set-Cookie": string;
           /** @description The provider’s authorization URL */
           Location: string;
         };
