@@ -226,13 +226,18 @@ class Context {
   }
 }
 
-/** A signed webhook whose signature fails counts against the sender's address (mount.ts refuses it past the limit). */
+/**
+ * A signed webhook whose signature fails counts against the sender's
+ * address, and past the limit it is a 429 rather than another signature
+ * check's answer. Only failures count: a valid delivery is never refused.
+ */
 async function countingSignatureFailures<T>(services: Services, req: Request, work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
     if (error instanceof Problem && error.type === problemType('invalid-signature')) {
-      services.rateLimits.signatures.failedSignature(networkOf(req.ip).network);
+      const verdict = services.rateLimits.signatures.failedSignature(networkOf(req.ip).network);
+      if (!verdict.allowed) throw overLimit(verdict, 'requests with a bad signature from this address');
     }
     throw error;
   }

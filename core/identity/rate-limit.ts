@@ -36,8 +36,12 @@ export type RateLimits = {
   limit(form: 'contact', ip: string | undefined): Promise<void>;
   /** Counts one request under `policy` for `key`: whether it may go on, and what the headers say. */
   request(policy: Exclude<RequestPolicy, 'webhook-signatures'>, key: string): Verdict;
-  /** Whether `ip` may still try a signed webhook (without counting); `failedSignature` counts a failure. */
-  signatures: { peek(ip: string): Verdict; failedSignature(ip: string): void };
+  /**
+   * Failed webhook signatures by address: `standing` tells where `ip` stands
+   * (counting nothing), `failedSignature` counts a failure and says whether
+   * the address was still within its limit when it failed.
+   */
+  signatures: { standing(ip: string): Verdict; failedSignature(ip: string): Verdict };
   /** Hands this process's request counts to the shared store now (they are also handed over every sync interval). */
   sync(): Promise<void>;
   /** Each limiter's key prefix, limit and window, and the requests it refused since this process started. */
@@ -175,7 +179,7 @@ export function createRateLimits(
     limit: (form, ip) => consume(forms[form], ip ?? 'unknown'),
     request: (policy, key) => windows[policy].take(key),
     signatures: {
-      peek: (ip) => windows['webhook-signatures'].peek(ip),
+      standing: (ip) => windows['webhook-signatures'].standing(ip),
       failedSignature: (ip) => windows['webhook-signatures'].fail(ip),
     },
     sync,

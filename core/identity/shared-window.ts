@@ -67,24 +67,24 @@ export class SharedWindow {
     return this.#verdict(entry, allowed, allowed ? this.limit - used - 1 : 0);
   }
 
-  /**
-   * Whether `key` is within its limit, counting only a refusal (for limits on
-   * failures: what is let through counts if it fails, through `fail`).
-   */
-  peek(key: string): Verdict {
+  /** Where `key` stands, counting nothing (for limits on failures, which count only through `fail`). */
+  standing(key: string): Verdict {
     const entry = this.#entry(key);
     const used = entry.shared + entry.pending;
-    const allowed = used < this.limit;
-    if (!allowed) {
-      this.refused++;
-      entry.pending++;
-    }
-    return this.#verdict(entry, allowed, Math.max(0, this.limit - used));
+    return this.#verdict(entry, used < this.limit, Math.max(0, this.limit - used));
   }
 
-  /** Counts one failure for `key` (a bad webhook signature), to be refused once there are too many. */
-  fail(key: string): void {
-    this.#entry(key).pending++;
+  /**
+   * Counts one failure for `key` (a bad webhook signature) and says whether
+   * it was within the limit: the failures past it are refused.
+   */
+  fail(key: string): Verdict {
+    const entry = this.#entry(key);
+    const used = entry.shared + entry.pending;
+    entry.pending++;
+    const allowed = used < this.limit;
+    if (!allowed) this.refused++;
+    return this.#verdict(entry, allowed, Math.max(0, this.limit - used - 1));
   }
 
   /** Hands this process's counts to the shared store and learns everyone's; one sync at a time. */

@@ -246,16 +246,22 @@ describe('signed webhooks: failed signatures per IP', () => {
       .send(payload);
   };
 
-  it('never turns away valid deliveries, and refuses an address after too many bad signatures', async () => {
+  it('never turns away valid deliveries, and refuses an address’s bad signatures past the limit', async () => {
     for (let i = 0; i < 5; i++) {
       const res = await deliver('198.51.100.5', webhookSecret).expect(200);
       expect(policyOf(res)).toBe('"webhook-signatures";q=2;w=900');
     }
     await deliver('198.51.100.6', 'whsec_wrong').expect(400);
     await deliver('198.51.100.6', 'whsec_wrong').expect(400);
-    const refused = await deliver('198.51.100.6', webhookSecret).expect(429);
+    const refused = await deliver('198.51.100.6', 'whsec_wrong').expect(429);
     expect(refused.body).toMatchObject({ policy: 'webhook-signatures' });
-    await deliver('198.51.100.5', webhookSecret).expect(200);
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+    // Verified first: a correctly signed event from the same address still gets through, again and again.
+    for (let i = 0; i < 3; i++) {
+      const valid = await deliver('198.51.100.6', webhookSecret).expect(200);
+      expect(stateOf(valid)).toMatch(/^"webhook-signatures";r=0;t=\d+$/);
+    }
+    await deliver('198.51.100.6', 'whsec_wrong').expect(429);
   });
 });
 
@@ -293,7 +299,7 @@ describe('GET /admin/monitoring/rate-limit-stats', () => {
     expect(byName['per-ip']!.refused_since_start).toBeGreaterThanOrEqual(3);
     expect(byName['per-token']).toMatchObject({ limit: 4, refused_since_start: 1 });
     expect(byName['per-tenant-jobs']).toMatchObject({ limit: 2, refused_since_start: 1, blocked_keys: 1 });
-    expect(byName['webhook-signatures']).toMatchObject({ limit: 2, refused_since_start: 1, blocked_keys: 1 });
+    expect(byName['webhook-signatures']).toMatchObject({ limit: 2, refused_since_start: 2, blocked_keys: 1 });
     expect(res.body.blocked).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ limiter: 'per-ip', subject: '203.0.113.10', points: 4 }),

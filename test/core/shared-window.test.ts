@@ -49,5 +49,5 @@ it('learns what other processes counted for a key it tracks, without traffic of 
   await one.sync();
   expect(one.take('k').allowed).toBe(false);
   // Its window is the store's, not one of its own.
-  expect(one.peek('k').resetSeconds).toBeLessThanOrEqual(60);
+  expect(one.standing('k').resetSeconds).toBeLessThanOrEqual(60);
 });
