@@ -60,7 +60,11 @@ export function somethingToChange<B extends z.ZodType>(body: B): B {
   // The change's schema is its own: it does not take the id (a named component) of the schema it narrows.
   const { id: _id, ...meta } = body.meta() ?? {};
   const checked = empty.success
-    ? body.refine((value) => Object.keys(value as object).length > 0, 'Send at least one field to change.')
+    ? body.refine((value) => Object.keys(value as object).length > 0, {
+        message: 'Send at least one field to change.',
+        // A body refused already (an unknown field) is not also told it is empty.
+        when: (payload) => payload.issues.length === 0,
+      })
     : body;
   return checked.meta({ ...meta, minProperties: 1 }) as unknown as B;
 }
