@@ -10,7 +10,7 @@ import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from
 import type { Config } from '../config.ts';
 import { queueEmail } from '../mail/outbox.ts';
 import { addMember } from '../tenancy/memberships.ts';
-import { insertTenant } from '../tenancy/tenants.ts';
+import { insertTenant, workspaceName } from '../tenancy/tenants.ts';
 import type { ProviderName } from './oauth.ts';
 import { revokeAllSessions } from './sessions.ts';
 import { insertUser } from './users.ts';
@@ -53,7 +53,7 @@ export async function linkIdentity(
       full_name: identity.name.slice(0, 200),
       email_verified: true,
     });
-    const tenant = await insertTenant(tx, { name: `${user.full_name}'s workspace` });
+    const tenant = await insertTenant(tx, { name: workspaceName(user.full_name) });
     await addMember(tx, tenant.id, user.id, 'admin');
     userId = user.id;
   }

@@ -8,7 +8,7 @@ import { screenSignup, screenedUser } from '../fraud/screening.ts';
 import { enqueue } from '../jobs/enqueue.ts';
 import { queueEmail } from '../mail/outbox.ts';
 import { addMember } from '../tenancy/memberships.ts';
-import { insertTenant, type Tenant } from '../tenancy/tenants.ts';
+import { insertTenant, workspaceName, type Tenant } from '../tenancy/tenants.ts';
 import { consumeEmailToken, issueEmailToken } from './email-tokens.ts';
 import { hashPassword } from './password.ts';
 import { revokeAllSessions } from './sessions.ts';
@@ -41,7 +41,7 @@ export async function signup(
   return db.transaction(async (tx) => {
     const user = await insertUser(tx, { ...input, password_hash: passwordHash, email_verified: false });
     await screenedUser(tx, screening.id, user.id);
-    const tenant = await insertTenant(tx, { name: input.tenant_name ?? `${input.full_name}'s workspace` });
+    const tenant = await insertTenant(tx, { name: input.tenant_name ?? workspaceName(input.full_name) });
     await addMember(tx, tenant.id, user.id, 'admin');
     const token = await issueEmailToken(tx, config, user.id, 'email_verification');
     await queueEmail(tx, verificationEmail(config, user.email, token));

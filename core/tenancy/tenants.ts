@@ -79,6 +79,21 @@ export type NewTenant = {
   settings?: Record<string, unknown> | undefined;
 };
 
+/** As many characters as a tenant's name may have (the column's check). */
+const nameMax = 200;
+
+/**
+ * The tenant a sign-up gets: "<full name>'s workspace", the full name cut so
+ * that it fits (a full name of 189 to 200 characters made a name too long, a 500).
+ */
+export function workspaceName(fullName: string): string {
+  const suffix = "'s workspace";
+  // Counted in characters, as PostgreSQL's length() counts them.
+  return `${Array.from(fullName)
+    .slice(0, nameMax - suffix.length)
+    .join('')}${suffix}`;
+}
+
 /** Inserts a tenant; without a slug one is derived from the name and made unique. */
 export async function insertTenant(db: CommonQueryMethods, input: NewTenant): Promise<Tenant> {
   const wanted = input.slug ?? slugify(input.name);

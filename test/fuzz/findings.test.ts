@@ -119,3 +119,17 @@ it('refuses a post scheduled past the year 9999 in UTC with 422', async () => {
     .send({ title: 'Far future', status: 'scheduled', scheduled_for: '9999-12-31T23:59:59-14:00' })
     .expect(422);
 });
+
+it('signs up a full name of 200 characters, its workspace’s name cut to the 200 a tenant’s name may have', async () => {
+  const fullName = 'a'.repeat(200);
+  const res = await request(t.app)
+    .post('/auth/signup/')
+    .send({
+      email: `long-name-${Date.now()}@example.com`,
+      password: 'correct horse battery staple',
+      full_name: fullName,
+    })
+    .expect(201);
+  expect(res.body.user.full_name).toBe(fullName);
+  expect(res.body.tenant.name).toBe(`${'a'.repeat(188)}'s workspace`);
+});
