@@ -11,7 +11,7 @@ import { handle, unreadBody } from './handle.ts';
 import { toExpressPath, type Endpoint } from './manifest.ts';
 import { bodyParsers } from './middleware/body.ts';
 import { sendProblem } from './middleware/problems.ts';
-import { limitRequest } from './middleware/rate-limit.ts';
+import { requestLimit } from './middleware/rate-limit.ts';
 import { moreSpecific, shadowingPatterns, type PathPattern } from './path-patterns.ts';
 import { timeout } from './middleware/timeout.ts';
 import { keptAnswers } from './public-content/answers.ts';
@@ -100,8 +100,9 @@ export function endpointDispatcher(
   const patterns = new Map<string, PathPattern>();
   // The limit comes first: a caller over it is turned away before its body is read.
   const parseBody = bodyParsers(services.config.bodyLimit);
+  const limit = requestLimit(services, address);
   const limited = (req: BareRequest, res: BareResponse, signedWebhook = false) => {
-    const refused = limitRequest(services, req, res, signedWebhook, address);
+    const refused = limit(req, res, signedWebhook);
     if (refused) sendProblem(req, res, refused);
     return Boolean(refused);
   };
