@@ -8,6 +8,7 @@
 import sanitizeHtml from 'sanitize-html';
 import { z } from 'zod';
 import { textMaxLength, type Field, type FieldType, type ItemDefinition } from './fields.ts';
+import { instant } from '../timestamp.ts';
 
 export type DataMode = 'draft' | 'publish';
 export type DataIssue = { path: string; message: string };
@@ -29,7 +30,6 @@ const colorShape = /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/;
 const dateShape = /^(\d{4})-(\d{2})-(\d{2})$/;
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const email = z.email();
-const datetime = z.iso.datetime({ offset: true });
 
 /** Tags and attributes rich text keeps; everything else (scripts, styles, event handlers, javascript: URLs) goes. */
 const richText: sanitizeHtml.IOptions = {
@@ -188,7 +188,8 @@ function checkValue(
     case 'date':
     case 'datetime': {
       if (typeof given !== 'string') return wrongType();
-      if (item.type === 'date' ? !validDate(given) : !datetime.safeParse(given).success) return wrongType();
+      // A date-time is kept with the offset it was written with; instant checks it is one (years 0001-9999 in UTC).
+      if (item.type === 'date' ? !validDate(given) : !instant.safeParse(given).success) return wrongType();
       const time = Date.parse(given);
       if (typeof rules.min === 'string' && time < Date.parse(rules.min)) return broken(`is before ${rules.min}`);
       if (typeof rules.max === 'string' && time > Date.parse(rules.max)) return broken(`is after ${rules.max}`);

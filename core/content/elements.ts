@@ -11,7 +11,7 @@ import { containing } from '../like.ts';
 import { pageQuery } from '../pagination.ts';
 import { sortOptions, sortedPage, type SortKey } from '../sorting.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
-import { timestamp } from '../timestamp.ts';
+import { instant, timestamp } from '../timestamp.ts';
 import type { Field } from './fields.ts';
 import { contentStatuses } from './status.ts';
 import { findType, type ContentType } from './types.ts';
@@ -154,15 +154,29 @@ function filterCondition(data: ReturnType<typeof sql.identifier>, field: Field, 
   const json = (one: unknown) => sql.fragment`${JSON.stringify(one)}::jsonb`;
   if (op === 'in') return sql.fragment`${value} in (${sql.join(parsed.map(json), sql.fragment`, `)})`;
   if (field.type === 'datetime' && op !== 'eq' && op !== 'ne') {
-    if (Number.isNaN(Date.parse(text))) return 'is not a date-time';
-    // Compared as instants (validated on write, so every stored value casts).
-    const compared = sql.fragment`(${data} ->> ${field.id})::timestamptz`;
-    return comparison(compared, op, sql.fragment`${text}::timestamptz`);
+    const given = instant.safeParse(text);
+    if (!given.success) return 'is not a date-time with its offset in the years 0001 to 9999 (UTC)';
+    return comparison(
+      storedInstant(sql.fragment`${data} ->> ${field.id}`),
+      op,
+      sql.fragment`${given.data}::timestamptz`,
+    );
   }
   return comparison(value, op, json(parsed[0]));
 }
 
 type Fragment = ReturnType<typeof sql.fragment>;
+
+/**
+ * A stored date-time (kept with the offset it was written with) as an
+ * instant. PostgreSQL's timestamptz takes offsets up to ±15:59 only, RFC 3339
+ * up to ±23:59 (a filter over such a value was a 500): the offset is taken off
+ * the local time as an interval instead.
+ */
+const storedInstant = (text: Fragment) => sql.fragment`
+  (case when ${text} ~ '[+-][0-9]{2}:[0-9]{2}$'
+        then (left(${text}, -6)::timestamp - right(${text}, 6)::interval) at time zone 'UTC'
+        else (${text})::timestamptz end)`;
 
 const comparisons: Record<
   Exclude<Operator, 'in' | 'contains' | 'exists'>,

@@ -11,7 +11,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
-import { mediaRow } from '../helpers/content.ts';
+import { createElement, createType, mediaRow } from '../helpers/content.ts';
 import { globalAdmin, staffedTenant, type Staffed } from '../helpers/identity.ts';
 import type { Caller } from '../helpers/factories.ts';
 
@@ -102,6 +102,55 @@ describe('a date-time in a body', () => {
       select expires_at from credit_lots l join credit_accounts c on c.id = l.account_id
       where c.tenant_id = ${a.tenant.id} and c.site_id is null`);
     expect(Date.parse(expires)).toBe(Date.parse('2099-01-01T19:00:00Z'));
+  });
+});
+
+describe('a content field of type datetime', () => {
+  const list = (site: string, op: string, value: string) =>
+    request(t.app)
+      .get(`/${site}/elements/?type=event&filter[starts][${op}]=${encodeURIComponent(value)}`)
+      .set(a.editor.auth)
+      .then((res) => ({
+        status: res.status,
+        names: (res.body.items ?? []).map((item: { name: string }) => item.name),
+      }));
+
+  it('keeps the offset it was written with, and filters by the instant, at offsets past ±15:59', async () => {
+    const site =
+      (await createType(t, a.admin.auth, a.site, {
+        api_id: 'event',
+        fields: [{ id: 'starts', label: 'Starts', type: 'datetime' }],
+      })) && a.site.slug;
+    const east = await createElement(t, a.editor.auth, a.site, {
+      type: 'event',
+      name: 'East',
+      data: { starts: '2026-01-02T06:00:00+19:00' },
+    });
+    expect(east.data).toEqual({ starts: '2026-01-02T06:00:00+19:00' });
+    await createElement(t, a.editor.auth, a.site, {
+      type: 'event',
+      name: 'Utc',
+      data: { starts: '2026-01-01T12:00:00Z' },
+    });
+    // East starts at 2026-01-01T11:00:00Z, an hour before Utc.
+    expect(await list(site, 'lt', '2026-01-01T11:30:00Z')).toEqual({
+      status: 200,
+      names: ['East'],
+    });
+    expect(await list(site, 'gt', '2026-01-01T00:00:00-11:45')).toEqual({
+      status: 200,
+      names: ['Utc'],
+    });
+  });
+
+  it('refuses a value outside the years 0001 to 9999 in UTC, written or filtered by, with 422', async () => {
+    const refused = await request(t.app)
+      .post(`/${a.site.slug}/elements/`)
+      .set(a.editor.auth)
+      .send({ type: 'event', name: 'Too early', data: { starts: '0001-01-01T00:00:00+23:59' } })
+      .expect(422);
+    expect(refused.body.errors[0].path).toBe('body.data.starts');
+    expect((await list(a.site.slug, 'gte', '0000-06-01T00:00:00Z')).status).toBe(422);
   });
 });
 
