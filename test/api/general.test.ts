@@ -86,7 +86,12 @@ describe('GET /health/ready', () => {
   });
 
   it('is 503 while a migration is pending', async () => {
-    const pending = { id: t.services.migrations.length + 1, name: '9999_future.sql', sql: 'select 1', checksum: 'x' };
+    const pending = {
+      id: Math.max(...t.services.migrations.map((file) => file.id)) + 1,
+      name: '9999_future.sql',
+      sql: 'select 1',
+      checksum: 'x',
+    };
     const app = createApp({ ...t.services, migrations: [...t.services.migrations, pending] });
     const res = await request(app).get('/health/ready').expect(503);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
