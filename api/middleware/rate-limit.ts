@@ -112,7 +112,8 @@ function tokenKeys(config: Config): (authorization: string | undefined) => strin
 }
 
 /**
- * Counts the request against its token or IP. Signed webhooks count only
+ * The step that counts each request against its token or IP, built once per
+ * app (it remembers the tokens it verified). Signed webhooks count only
  * their failed signatures (`signedWebhook`), and only once verified (the
  * route refuses a bad one past the limit, ../handle.ts): here they are told
  * where they stand, never turned away, so a valid delivery always gets

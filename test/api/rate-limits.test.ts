@@ -170,6 +170,18 @@ describe('with a token: per token', () => {
     expect(stateOf(res)).toMatch(/^"per-token";r=3;t=\d+$/);
   });
 
+  it('does not take a made-up token that borrows a real token’s signature for the real one', async () => {
+    const client = from('203.0.113.24');
+    const { access_token: real } = await login(t, a.editor.user.email);
+    await request(limited).get('/auth/currentuser').set(client).set(bearer(real)).expect(200);
+    const claims = Buffer.from(JSON.stringify({ sub: a.admin.user.id, typ: 'access' })).toString('base64url');
+    const borrowed = `eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.${claims}.${real.split('.')[2]}`;
+    const refused = await request(limited).get('/auth/currentuser').set(client).set(bearer(borrowed)).expect(401);
+    expect(policyOf(refused)).toBe('"per-ip";q=3;w=60');
+    const res = await request(limited).get('/auth/currentuser').set(client).set(bearer(real)).expect(200);
+    expect(stateOf(res)).toMatch(/^"per-token";r=2;t=\d+$/);
+  });
+
   it('counts requests with a different made-up token each against the address, and stores nothing per token', async () => {
     const client = from('203.0.113.22');
     const forged = Array.from({ length: 8 }, (_, i) => {

@@ -161,7 +161,7 @@ it('counts the address the trusted proxy saw, whatever the client wrote before i
 
 it('checks at most the limit of concurrent wrong guesses for one account, and holds it until the window passes', async () => {
   // A process of its own with a short window, so that the window's end can be waited for.
-  const config = testConfig({ ...limits, DATABASE_URL: t.database.url, RATE_LIMIT_WINDOW_SECONDS: '4' });
+  const config = testConfig({ ...limits, DATABASE_URL: t.database.url, RATE_LIMIT_WINDOW_SECONDS: '5' });
   const short = await createServices(config, t.database.url, createLogger('silent'), 'short-window');
   try {
     const app = checkedAgainstDocument(createApp(short), {});
