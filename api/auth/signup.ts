@@ -4,7 +4,7 @@ import { z } from 'zod';
 import {
   confirmPasswordReset,
   requestPasswordReset,
-  resendVerification,
+  requestVerificationResend,
   signup,
   verifyEmail,
 } from '../../core/identity/signup.ts';
@@ -70,12 +70,13 @@ export const routes = [
     key: 'POST /auth/signup/resend-verification',
     access: 'public',
     description:
-      'Sends a new verification link to an unverified account. Always 202, whether or not the address has one.',
+      'Sends a new verification link to an unverified account, from a queued job. Always 202, with the same work ' +
+      'done, whether or not the address has one.',
     request: { body: z.strictObject({ email }) },
     responses: { 202: { description: 'Accepted', schema: accepted }, 429: tooManyAttempts },
     async handler({ body }, { db, services, ip }) {
       await services.rateLimits.hit('resend-verification', ip, body.email);
-      await resendVerification(db, services.config, body.email);
+      await requestVerificationResend(db, body.email);
       return { status: 202, body: { detail: sentIfExists } };
     },
   }),

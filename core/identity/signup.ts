@@ -63,7 +63,16 @@ const findAccount = (db: CommonQueryMethods, email: string) =>
     sql.type(account)`select id, email, email_verified, status from users where lower(email) = lower(${email})`,
   );
 
-/** Sends a new link when the address has an unverified account; otherwise does nothing, silently. */
+/**
+ * Queues a new verification link: one statement whatever the address, as a
+ * reset request does (below), so the answer's timing tells nobody whether
+ * the address has an account. The job does the rest.
+ */
+export async function requestVerificationResend(db: CommonQueryMethods, email: string): Promise<void> {
+  await enqueue(db, 'email_verification__resend', { email });
+}
+
+/** The email_verification__resend job: a new link when the address has an unverified account; otherwise nothing. */
 export async function resendVerification(db: CommonQueryMethods, config: Config, email: string): Promise<void> {
   const found = await findAccount(db, email);
   if (!found || found.email_verified || found.status !== 'active') return;

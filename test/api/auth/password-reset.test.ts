@@ -39,6 +39,24 @@ describe('POST /auth/password-reset-request', () => {
   });
 });
 
+describe('POST /auth/signup/resend-verification', () => {
+  it('does the same for an address with an unverified account as for one without: it queues one job', async () => {
+    const user = await newUser(t, { email_verified: false });
+    const before = await t.services.db.oneFirst(sql.type(count)`
+      select ((select count(*) from email_tokens) + (select count(*) from email_outbox))::int as count`);
+    for (const email of [user.email, 'nobody-here@example.com'])
+      await request(t.app).post('/auth/signup/resend-verification').send({ email }).expect(202);
+    const queued = await t.services.db.anyFirst(sql.type(z.object({ email: z.string() }))`
+      select j.payload->>'email' as email from graphile_worker._private_jobs j
+      join graphile_worker._private_tasks k on k.id = j.task_id
+      where k.identifier = 'email_verification__resend' order by j.id`);
+    expect(queued).toEqual([user.email, 'nobody-here@example.com']);
+    const after = await t.services.db.oneFirst(sql.type(count)`
+      select ((select count(*) from email_tokens) + (select count(*) from email_outbox))::int as count`);
+    expect(after).toBe(before);
+  });
+});
+
 describe('a reset link', () => {
   let worker: WorkerHandle;
   beforeAll(async () => {
