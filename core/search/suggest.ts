@@ -51,24 +51,12 @@ export async function suggest(db: CommonQueryMethods, site: Site, query: Suggest
   const lastSpace = typed.lastIndexOf(' ');
   const head = typed.slice(0, lastSpace + 1);
   const last = typed.slice(lastSpace + 1);
-  const inLocale = (alias: string) =>
-    query.locale ? sql.fragment`and ${sql.identifier([alias, 'locale'])} = ${query.locale}` : sql.fragment``;
-
-  // Titles, then words, in one round trip (a completion is asked for at every key press).
+  // Titles, then words, in one round trip (a completion is asked for at every key press); the
+  // function reads the site's rows as their owner, so LIKE can use its index under row-level security (0041).
   const completions = await db.any(sql.type(completionRow)`
-    select source, text, kind, id, path from (
-      (select 1 as part, row_number() over (order by lower(d.title) collate "C") as n, 'title' as source,
-              d.title as text, d.kind, d.item_id as id, d.path
-       from search_documents d
-       where d.site_id = ${site.id} and lower(d.title) collate "C" like ${likePrefix(typed)} ${inLocale('d')}
-       order by lower(d.title) collate "C" limit ${Math.min(maxTitles, query.limit)})
-      union all
-      (select 2, row_number() over (order by sum(t.documents) desc, t.term), 'word', t.term, null, null, null
-       from search_terms t
-       where ${last ? sql.fragment`true` : sql.fragment`false`} and t.site_id = ${site.id} and t.term like ${likePrefix(last)}
-         and t.term <> ${last} ${inLocale('t')}
-       group by t.term order by sum(t.documents) desc, t.term limit ${query.limit})
-    ) c order by part, n`);
+    select source, text, kind, id, path
+    from search_completions(${site.id}, ${likePrefix(typed)}, ${last ? likePrefix(last) : null}, ${last},
+                            ${query.locale ?? null}, ${Math.min(maxTitles, query.limit)}, ${query.limit})`);
   const titles = completions.filter((row) => row.source === 'title');
   let words: readonly { term: string }[] = completions
     .filter((row) => row.source === 'word')
@@ -76,9 +64,7 @@ export async function suggest(db: CommonQueryMethods, site: Site, query: Suggest
   let corrected = false;
   if (titles.length === 0 && words.length === 0 && last.length >= 3) {
     words = await db.any(sql.type(wordRow)`
-      select t.term from search_terms t
-      where t.site_id = ${site.id} and t.term % ${last} ${inLocale('t')}
-      group by t.term order by max(similarity(t.term, ${last})) desc, sum(t.documents) desc, t.term limit ${query.limit}`);
+      select term from search_alike_terms(${site.id}, ${last}, ${query.locale ?? null}, ${query.limit})`);
     corrected = words.length > 0;
   }
   const suggestions: Suggestion[] = titles.map((row) => ({ ...row, source: 'title' as const }));
