@@ -4,13 +4,14 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import request from 'supertest';
 import type { Config } from '../../core/config.ts';
 import { binaries } from '../../worker/media/binaries.ts';
 import { withTemporaryDir } from '../../worker/media/ffmpeg.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from './app.ts';
 import { startFakeProviders, type FakeProviders } from './fake-providers.ts';
-import { giveCredits } from './jobs.ts';
+import { giveCredits, waitForJob } from './jobs.ts';
 import { areaCast, type AreaCast } from './identity.ts';
 
 export type MediaCast = AreaCast;
@@ -61,4 +62,18 @@ export async function testClip(config: Config, seconds: number, size = '320x240'
     await promisify(execFile)(binaries(config).ffmpeg, args);
     return readFile(file);
   });
+}
+
+/** Uploads a file as A's editor, waits for its processing job, and answers the job and the item as the editor reads them. */
+export async function processedUpload(t: TestApp, cast: MediaCast, file: Buffer, name: string) {
+  const { a } = cast;
+  const upload = await request(t.app)
+    .post(`/${a.site.slug}/media/`)
+    .set(a.editor.auth)
+    .attach('file', file, name)
+    .expect(201);
+  await waitForJob(t, upload.body.job_id, ['succeeded', 'failed']);
+  const job = await request(t.app).get(`/${a.site.slug}/jobs/${upload.body.job_id}`).set(a.editor.auth).expect(200);
+  const item = await request(t.app).get(`/${a.site.slug}/media/${upload.body.id}`).set(a.editor.auth).expect(200);
+  return { job: job.body, item: item.body };
 }

@@ -6,12 +6,10 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import sharp from 'sharp';
-import request from 'supertest';
 import { probeBuffer, withTemporaryDir } from '../../../worker/media/ffmpeg.ts';
 import { startWorker, type WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, testConfig, type TestApp } from '../../helpers/app.ts';
-import { waitForJob } from '../../helpers/jobs.ts';
-import { mediaCast, testClip, type MediaCast } from '../../helpers/media.ts';
+import { mediaCast, processedUpload, testClip, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;
@@ -39,20 +37,6 @@ afterAll(async () => {
   await stopTestApp(t);
 });
 
-/** Uploads, waits for its processing, and answers the job and the item as the tenant reads them. */
-async function processed(file: Buffer, name: string) {
-  const { a } = cast;
-  const upload = await request(t.app)
-    .post(`/${a.site.slug}/media/`)
-    .set(a.editor.auth)
-    .attach('file', file, name)
-    .expect(201);
-  await waitForJob(t, upload.body.job_id, ['succeeded', 'failed']);
-  const job = await request(t.app).get(`/${a.site.slug}/jobs/${upload.body.job_id}`).set(a.editor.auth).expect(200);
-  const item = await request(t.app).get(`/${a.site.slug}/media/${upload.body.id}`).set(a.editor.auth).expect(200);
-  return { job: job.body, item: item.body };
-}
-
 /** The worker's log lines about one job. */
 const loggedFor = (jobId: string) => logLines.filter((line) => line.includes(jobId)).join('\n');
 
@@ -64,7 +48,7 @@ it('tells the tenant a video could not be read, and logs what ffprobe said', asy
     (error: Error) => error.message,
   );
   expect(said).toMatch(/ffprobe version/);
-  const { job, item } = await processed(cut, 'cut.mp4');
+  const { job, item } = await processedUpload(t, cast, cut, 'cut.mp4');
   const told = { code: 'unreadable_file', message: 'The file could not be read as a video.' };
   expect(job).toMatchObject({ status: 'failed', error: told });
   expect(item).toMatchObject({ status: 'failed', kind: 'video', processing_error: told.message });
@@ -90,7 +74,7 @@ it('tells the tenant an image could not be read, and logs what sharp said', asyn
       );
   });
   expect(said).not.toBe('');
-  const { job, item } = await processed(broken, 'broken.jpg');
+  const { job, item } = await processedUpload(t, cast, broken, 'broken.jpg');
   const told = { code: 'unreadable_file', message: 'The file could not be read as an image.' };
   expect(job).toMatchObject({ status: 'failed', error: told });
   expect(item).toMatchObject({ status: 'failed', kind: 'image', processing_error: told.message });

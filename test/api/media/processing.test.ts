@@ -11,8 +11,8 @@ import { pickExif } from '../../../worker/media/exif.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { toneWav } from '../../helpers/fake-providers.ts';
-import { localFile, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
-import { mediaCast, testClip, type MediaCast } from '../../helpers/media.ts';
+import { localFile, startTestWorker } from '../../helpers/jobs.ts';
+import { mediaCast, processedUpload, testClip, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;
@@ -28,18 +28,7 @@ afterAll(async () => {
   await stopTestApp(t);
 });
 
-/** Uploads, waits for the processing job, and answers the item as it is then. */
-async function uploaded(file: Buffer, name: string) {
-  const { a } = cast;
-  const res = await request(t.app)
-    .post(`/${a.site.slug}/media/`)
-    .set(a.editor.auth)
-    .attach('file', file, name)
-    .expect(201);
-  const job = await waitForJob(t, res.body.job_id, ['succeeded', 'failed']);
-  const item = await request(t.app).get(`/${a.site.slug}/media/${res.body.id}`).set(a.editor.auth).expect(200);
-  return { job, item: item.body };
-}
+const uploaded = (file: Buffer, name: string) => processedUpload(t, cast, file, name);
 
 const keysOf = (id: string) =>
   t.services.db.one(sql.type(z.object({ storage_key: z.string(), variant_keys: z.array(z.string()) }))`
