@@ -4,9 +4,13 @@
 // UTF-8, huge numbers, unknown fields, long arrays, hostile ids, wrong content
 // types), each from a caller of a role drawn from the seed. No answer may be
 // a 5xx, come later than the operation's timeout, or be one the document does
-// not describe.
+// not describe. Then the edges of valid input (./edges.ts): values at and just
+// inside every bound the document gives, as a caller the route lets in, under
+// the same rules; a 422 at the edge's own field is listed (long runs) for a
+// person to judge, since the document may state the rule only in words.
 //
-// In `npm test` every kind of break runs once per operation (a fixed seed).
+// In `npm test` every kind of break runs once per operation, and a few edges
+// (a fixed seed).
 // `npm run fuzz -- --cases 200 --seed 7` (or --seconds 600) runs the long
 // version through this same file; FUZZ_ONLY='POST /auth/login' narrows it.
 // A failure prints its seeds and the request, so it replays as it happened.
@@ -55,6 +59,9 @@ afterAll(async () => {
     process.stdout.write(
       `fuzz seed ${seed}: ${counts.map(([status, n]) => `${status}×${n}`).join(' ')}; slowest ${Math.round(fuzzer.slowest.ms)} ms (${fuzzer.slowest.what.slice(0, 200)})\n`,
     );
+    const refused = [...new Set(fuzzer.refusedEdges)].sort();
+    if (refused.length)
+      process.stdout.write(`edge values refused at their own field (422):\n  ${refused.join('\n  ')}\n`);
   }
   await fuzzer?.close();
   await stopTestApp(t);
@@ -102,6 +109,9 @@ function casesFor(): number {
   return Math.max(mutationKinds.length, Math.floor((Number(process.env.FUZZ_SECONDS) * 1000) / 8 / keys.length));
 }
 
+/** Edge cases per operation: a few in `npm test`, as many as the hostile ones in a long run. */
+const edgeCasesFor = () => (long ? casesFor() : 3);
+
 const replay = (key: string) =>
   long
     ? `npm run fuzz -- --seed ${seed} --cases ${casesFor()} --only '${key}'`
@@ -129,6 +139,16 @@ describe.each(selected)('%s', (key) => {
     if (findings.length > 0) {
       throw new Error(
         `${findings.length} hostile request(s) got an answer outside the contract. Replay: ${replay(key)}\n\n${findings.map((f) => f.report).join('\n\n')}`,
+      );
+    }
+  }, 600_000);
+
+  it('answers the edges of valid input without a 5xx, as documented', async () => {
+    const operation = fuzzer.operations.find((o) => `${o.method} ${o.path.replace(/(.)\/$/, '$1')}` === key)!;
+    const findings = await fuzzer.run(operation, { seed, cases: edgeCasesFor(), edges: true, freshBase: long });
+    if (findings.length > 0) {
+      throw new Error(
+        `${findings.length} request(s) at the edges of valid input got an answer outside the contract. Replay: ${replay(key)}\n\n${findings.map((f) => f.report).join('\n\n')}`,
       );
     }
   }, 600_000);

@@ -24,6 +24,8 @@ import {
   type Operation,
   type Wire,
 } from './engine.ts';
+import { edgeCase } from './edges.ts';
+import { snapshotWorld } from './world-state.ts';
 
 export type Finding = { operation: string; seed: number; index: number; caller: CallerName; report: string };
 
@@ -166,19 +168,40 @@ export function describeWire(wire: Wire): string {
   return `${wire.method} ${path.length > 300 ? `${path.slice(0, 300)}… (${path.length} chars)` : path}\n    headers: ${headers || 'none'}\n    body: ${body}`;
 }
 
+export type RunOptions = {
+  seed: number;
+  cases: number;
+  /** Each kind of break once, the unchanged request last. */
+  allKinds?: boolean;
+  freshBase?: boolean;
+  /** Values at the edges of what the document allows (./edges.ts) instead of breaks, sent as a caller let in. */
+  edges?: boolean;
+};
+
 export type Fuzzer = {
   document: Document;
   /** How many answers of each status the run got, and the slowest answer: the run's summary. */
   statuses: Map<number | 'none', number>;
   slowest: { ms: number; what: string };
+  /** Edge values the server refused with a 422 at their own field: valid by the document, refused by a rule it states in words at most. */
+  refusedEdges: string[];
   operations: Operation[];
-  /** Runs `cases` cases of one operation; with `allKinds`, each kind of break once, the unchanged request last. */
-  run(
-    operation: Operation,
-    options: { seed: number; cases: number; allKinds?: boolean; freshBase?: boolean },
-  ): Promise<Finding[]>;
+  /** Runs `cases` cases of one operation. */
+  run(operation: Operation, options: RunOptions): Promise<Finding[]>;
   close(): Promise<void>;
 };
+
+/** Whether a 422 names the place the edge value was put. */
+function refusesAt(answer: { status?: number; body: Buffer }, place: { in: string; path: string[] }): boolean {
+  if (answer.status !== 422) return false;
+  try {
+    const errors: { path?: string }[] = JSON.parse(answer.body.toString('utf8')).errors ?? [];
+    const at = [place.in, ...place.path].join('.');
+    return errors.some((error) => error.path === at);
+  } catch {
+    return false;
+  }
+}
 
 export async function startFuzzer(
   t: TestApp,
@@ -196,12 +219,11 @@ export async function startFuzzer(
   // A kind order where the unchanged (possibly destructive) request comes last.
   const statuses = new Map<number | 'none', number>();
   const slowest = { ms: 0, what: '' };
+  const refusedEdges: string[] = [];
+  const worldState = await snapshotWorld(world);
   const ordered: MutationKind[] = [...mutationKinds.filter((kind) => kind !== 'valid'), 'valid'];
 
-  async function run(
-    operation: Operation,
-    options: { seed: number; cases: number; allKinds?: boolean; freshBase?: boolean },
-  ): Promise<Finding[]> {
+  async function run(operation: Operation, options: RunOptions): Promise<Finding[]> {
     const findings: Finding[] = [];
     const build = matrixBuilder(operation);
     const implemented = operation.operation['x-implemented'] !== false;
@@ -212,9 +234,11 @@ export async function startFuzzer(
     for (let index = 0; index < options.cases; index++) {
       const seed = caseSeed(options.seed, operation.key, index);
       const random = seeded(seed);
-      const kind = options.allKinds ? ordered[index % ordered.length]! : random.pick(ordered);
+      const kind = options.edges ? 'edge' : options.allKinds ? ordered[index % ordered.length]! : random.pick(ordered);
       const inside = admitted.get(`${operation.method} ${normal(operation.path)}`) ?? [];
-      const caller = inside.length && random.chance(0.75) ? random.pick(inside) : random.pick(callers);
+      // Edges are valid input: sent as a caller the route lets in, so that they reach its validation and beyond.
+      const caller =
+        inside.length && (options.edges || random.chance(0.75)) ? random.pick(inside) : random.pick(callers);
       if (!base || options.freshBase) {
         built = build ? await build(world) : undefined;
         base = baseOf(operation, built, document, seed);
@@ -223,7 +247,9 @@ export async function startFuzzer(
       if (!tokens.has(caller) || options.freshBase) tokens.set(caller, await world.credentials(caller));
       const credentials = tokens.get(caller)!;
       const token = built?.bearer === 'refresh' ? credentials.refresh : credentials.access;
-      const { wire, what } = mutate(kind, base, operation.operation, resolve, random);
+      const edge = options.edges ? edgeCase(base, operation.operation, resolve, random) : undefined;
+      if (options.edges && !edge) break;
+      const { wire, what } = edge ?? mutate(kind as MutationKind, base, operation.operation, resolve, random);
       if (token) wire.headers.authorization = `Bearer ${token}`;
       // The endpoint's own timeout answers 504 at timeoutMs: a second of grace for that answer to arrive.
       const answer = await send(port, agent, wire, operation.timeoutMs + graceMs * 2, operation.streams);
@@ -243,6 +269,7 @@ export async function startFuzzer(
         problems.push(`answered after ${Math.round(answer.elapsedMs)} ms, past the ${operation.timeoutMs} ms timeout`);
       }
       problems.push(...takeViolations());
+      if (edge && refusesAt(answer, edge.place)) refusedEdges.push(`${operation.key} as ${caller}: ${what}`);
       if (problems.length > 0) {
         const body = answer.body.subarray(0, 400).toString('utf8');
         findings.push({
@@ -268,6 +295,8 @@ export async function startFuzzer(
         report: `${operation.key}: tenant A's site is gone after its cases (seed ${options.seed})`,
       });
     }
+    // What the cases changed in the world stays with their operation.
+    await worldState.restore();
     return findings;
   }
 
@@ -275,6 +304,7 @@ export async function startFuzzer(
     document,
     statuses,
     slowest,
+    refusedEdges,
     operations,
     run,
     async close() {
