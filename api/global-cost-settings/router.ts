@@ -47,7 +47,10 @@ const reason = z.string().trim().max(500).default('');
 const expiresAt = instant
   .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
   .optional()
-  .describe('The unspent rest of the grant expires then; spending takes the soonest-expiring credits first');
+  .describe(
+    'In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring ' +
+      'credits first',
+  );
 
 const period = z.object({
   from: instant.optional().describe('Default: the start of this month (UTC)'),
