@@ -22,6 +22,8 @@ async function query<T extends pg.QueryResultRow>(text: string): Promise<T[]> {
 }
 
 const files = readMigrationFiles();
+// The number after the last file's: numbers may have gaps, so not the count of files plus one.
+const nextId = files.at(-1)!.id + 1;
 const extra = (id: number, sql: string, name = `${String(id).padStart(4, '0')}_extra.sql`): MigrationFile => ({
   id,
   name,
@@ -69,13 +71,13 @@ it('refuses to run when an applied migration was edited', async () => {
 });
 
 it('refuses a database with a migration this code does not know', async () => {
-  await migrate(database.url, { files: [...files, extra(files.length + 1, 'select 1')] });
+  await migrate(database.url, { files: [...files, extra(nextId, 'select 1')] });
   await expect(migrate(database.url)).rejects.toThrow(/which this code does not have/);
 });
 
 it('rolls a failing migration back completely and does not record it', async () => {
   await migrate(database.url);
-  const failing = extra(files.length + 1, 'create table half_done (id int); select * from no_such_table;');
+  const failing = extra(nextId, 'create table half_done (id int); select * from no_such_table;');
   await expect(migrate(database.url, { files: [...files, failing] })).rejects.toThrow(`${failing.name} failed`);
   const [state] = await query<{ table: string | null; recorded: number }>(
     `select to_regclass('half_done')::text as table, (select count(*)::int from schema_migrations where id = ${failing.id}) as recorded`,
