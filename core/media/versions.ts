@@ -232,7 +232,9 @@ export async function saveEdited(
       const output = await applyOperations(input, edit.operations, format, config.media.maxPixels).catch(
         (error: unknown) => {
           if (error instanceof Problem) throw error;
-          throw new Problem(422, `The operations cannot be applied: ${(error as Error).message}.`, {
+          // The image library's own words are for the log; the tenant reads a plain sentence.
+          logger.warn({ err: error, media_id: id }, 'image operations could not be applied');
+          throw new Problem(422, 'The operations cannot be applied to this image.', {
             errors: [{ path: 'body.operations', message: 'cannot be applied' }],
           });
         },

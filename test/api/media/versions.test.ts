@@ -1,7 +1,7 @@
 // Editing images: who may and why not, saving an edit (operations applied in
 // order with sharp, or a new file) as a new version that keeps the old one,
 // and the list of versions.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import sharp from 'sharp';
 import request from 'supertest';
 import { z } from 'zod';
@@ -197,6 +197,30 @@ describe('save-edited-image', () => {
       .send({ operations: [{ op: 'flip', direction: 'vertical' }] })
       .expect(409);
     expect(await storedKeys(item.id)).toEqual(before);
+  });
+
+  it('tells the tenant in a plain sentence when the image cannot be read, never the image library’s words', async () => {
+    const { a } = cast;
+    const item = await image(a.editor.auth);
+    const key = await t.services.db.oneFirst(
+      sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${item.id}`,
+    );
+    // The stored file goes bad after processing: sharp has words of its own for it.
+    writeFileSync(localFile(t, key), Buffer.from('not an image any more'));
+    const said = await sharp(Buffer.from('not an image any more'))
+      .toBuffer()
+      .then(
+        () => '',
+        (error: Error) => error.message,
+      );
+    expect(said).not.toBe('');
+    const res = await request(t.app)
+      .post(at(item.id, 'save-edited-image'))
+      .set(a.editor.auth)
+      .send({ operations: [{ op: 'flip', direction: 'vertical' }] })
+      .expect(422);
+    expect(res.body.detail).toBe('The operations cannot be applied to this image.');
+    expect(JSON.stringify(res.body)).not.toContain(said);
   });
 
   it('lets authors edit only their own images; another tenant’s are not there', async () => {
