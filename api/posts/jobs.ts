@@ -61,7 +61,7 @@ export const routes = [
       '`locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` ' +
       '(default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the ' +
       'job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and ' +
-      'a read longer than PDF_TIMEOUT_MS (pdf_timeout). With an Idempotency-Key, a repeat answers the first job without reading its file.',
+      'a read longer than PDF_TIMEOUT_MS (pdf_timeout) or needing more memory than PDF_MEMORY_MB (pdf_too_complex). With an Idempotency-Key, a repeat answers the first job without reading its file.',
     request: {
       params: siteParams,
       rawBody: [{ contentType: 'multipart/form-data', schema: pdfForm, required: true }],
