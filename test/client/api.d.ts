@@ -6,6 +6,9 @@
  */
 
 
+/** WithRequired type helpers */
+type WithRequired<T, K extends keyof T> = T & { [P in K]-?: T[P] };
+
 /** OneOf type helpers */
 type Without<T, U> = { [P in Exclude<keyof T, keyof U>]?: never };
 type XOR<T, U> = (T | U) extends object ? (Without<T, U> & U) | (Without<U, T> & T) : T | U;
@@ -338,7 +341,7 @@ export interface paths {
   "/auth/signup/resend-verification": {
     /**
      * Resend Verification Email
-     * @description Sends a new verification link to an unverified account. Always 202, whether or not the address has one.
+     * @description Sends a new verification link to an unverified account, from a queued job. Always 202, with the same work done, whether or not the address has one.
      *
      * Timeout: 30 s.
      */
@@ -481,7 +484,7 @@ export interface paths {
   "/{site_identifier}/contenttypes/validate": {
     /**
      * Validate Content Type Schema
-     * @description Checks a schema without saving it, and sample data against it when given (`mode`: draft rules or publish rules). Answers every problem at once, each with its path; `valid` says whether there were none.
+     * @description Checks a content type without saving it: the body create takes (name, api_id, description, fields; each judged when given), and sample data against the fields when given (`mode`: draft rules or publish rules). Answers every problem at once, each with its path (a malformed or taken api_id among them); `valid` says whether there were none.
      *
      * Timeout: 30 s.
      */
@@ -581,7 +584,7 @@ export interface paths {
     get: operations["listGlobalCostSettings"];
     /**
      * Create Global Cost Setting
-     * @description Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by.
+     * @description Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by. Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
      *
      * Timeout: 30 s.
      */
@@ -590,7 +593,7 @@ export interface paths {
   "/admin/global-cost-settings/bulk": {
     /**
      * Bulk Update Global Cost Settings
-     * @description Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). mode=replace also deletes every global price not listed.
+     * @description Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). mode=replace also deletes every global price not listed. A listed price’s omitted tenant_minimum is null (the price). Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
      *
      * Timeout: 30 s.
      */
@@ -701,7 +704,7 @@ export interface paths {
     delete: operations["deleteGlobalCostSetting"];
     /**
      * Update Global Cost Setting
-     * @description Changes a price; its kind stays.
+     * @description Changes a price; its kind stays. Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
      *
      * Timeout: 30 s.
      */
@@ -1103,7 +1106,7 @@ export interface paths {
   "/{site_identifier}/posts/from-pdf": {
     /**
      * Create Post From Pdf
-     * @description Imports a PDF as a draft post, as a job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` (default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and a read longer than PDF_TIMEOUT_MS (pdf_timeout). With an Idempotency-Key, a repeat answers the first job without reading its file.
+     * @description Imports a PDF as a draft post, as a job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` (default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and a read longer than PDF_TIMEOUT_MS (pdf_timeout) or needing more memory than PDF_MEMORY_MB (pdf_too_complex). With an Idempotency-Key, a repeat answers the first job without reading its file.
      *
      * Timeout: 30 s.
      */
@@ -1658,14 +1661,14 @@ export interface paths {
   "/{site_identifier}/transactions/cost-settings": {
     /**
      * Get Cost Settings
-     * @description What each kind of job costs on this site: the global price, or the site’s own where it sets one.
+     * @description What each kind of job costs on this site: the global price, or the site’s own where it sets one, with the lowest price a tenant admin may set (tenant_minimum).
      *
      * Timeout: 20 s.
      */
     get: operations["getCostSettings"];
     /**
      * Update Cost Settings
-     * @description Tenant admins set the site’s own prices for the kinds listed; price null returns a kind to the global price.
+     * @description Sets the site’s own prices for the kinds listed; price null returns a kind to the global price. Tenant admins may not go below a kind’s floor (tenant_minimum in GET …/cost-settings: the floor a global admin set on the global price, else the global price itself): 422 naming the kind and the floor, and nothing is changed. Global admins may set any price, below the floor too. A tenant admin’s price that a later rise of the floor overtakes is charged at the floor.
      *
      * Timeout: 30 s.
      */
@@ -3239,6 +3242,8 @@ export interface components {
       /** @enum {string} */
       unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
       credits_per_unit: number;
+      /** @description The lowest price tenant admins may set for this kind on their sites; null: credits_per_unit itself. Global admins may price a site lower. */
+      tenant_minimum: number | null;
       description: string;
       /** @description The price jobs of this kind are charged by; at most one per kind */
       active: boolean;
@@ -4530,7 +4535,7 @@ export interface components {
       kind: string;
       /** @enum {string} */
       unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
-      /** @description Credits per unit */
+      /** @description Credits per unit: what jobs of this kind are charged on this site */
       price: number;
       description: string;
       /**
@@ -4538,6 +4543,8 @@ export interface components {
        * @enum {string}
        */
       source: "global" | "site";
+      /** @description The lowest price a tenant admin may set for this kind on the site: the floor a global admin set, or the global price */
+      tenant_minimum: number;
     };
     Quote: {
       kind: string;
@@ -5149,7 +5156,7 @@ export interface components {
   headers: {
     /** @description The request’s id: the caller’s X-Request-Id when it was sane, else a new one; also in the logs */
     RequestId: string;
-    /** @description The limits this request counted against, as `"<policy>";q=<requests>;w=<seconds>`, comma-separated: `per-token` (a request with a bearer token), `per-ip` (without one; an IPv6 client by its /64), `per-tenant-jobs` (job submits, beside `per-token`), `webhook-signatures` (signed webhooks: failed signatures per address) */
+    /** @description The limits this request counted against, as `"<policy>";q=<requests>;w=<seconds>`, comma-separated: `per-token` (a request with a valid access token), `per-ip` (without one, or with a token that does not verify; an IPv6 client by its /64), `per-tenant-jobs` (job submits, beside `per-token`), `webhook-signatures` (signed webhooks: failed signatures per address) */
     RateLimitPolicy: string;
     /** @description What is left of each policy in RateLimit-Policy, as `"<policy>";r=<remaining>;t=<seconds until the window ends>` */
     RateLimit: string;
@@ -5266,7 +5273,9 @@ export interface operations {
         reason?: string;
         /** @description An IPv4 address or an IPv6 /64 as listed */
         network?: string;
+        /** @description An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         from?: string;
+        /** @description An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         to?: string;
       };
     };
@@ -5313,7 +5322,9 @@ export interface operations {
         reason?: string;
         /** @description An IPv4 address or an IPv6 /64 as listed */
         network?: string;
+        /** @description An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         from?: string;
+        /** @description An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         to?: string;
       };
     };
@@ -5359,7 +5370,11 @@ export interface operations {
           type_id: string;
           site_ids?: string[];
           tenant_ids?: string[];
-        };
+        } & ({
+          site_ids: unknown;
+        } | {
+          tenant_ids: unknown;
+        });
       };
     };
     responses: {
@@ -6933,7 +6948,7 @@ export interface operations {
   };
   /**
    * Resend Verification Email
-   * @description Sends a new verification link to an unverified account. Always 202, whether or not the address has one.
+   * @description Sends a new verification link to an unverified account, from a queued job. Always 202, with the same work done, whether or not the address has one.
    *
    * Timeout: 30 s.
    */
@@ -7782,7 +7797,7 @@ export interface operations {
   };
   /**
    * Validate Content Type Schema
-   * @description Checks a schema without saving it, and sample data against it when given (`mode`: draft rules or publish rules). Answers every problem at once, each with its path; `valid` says whether there were none.
+   * @description Checks a content type without saving it: the body create takes (name, api_id, description, fields; each judged when given), and sample data against the fields when given (`mode`: draft rules or publish rules). Answers every problem at once, each with its path (a malformed or taken api_id among them); `valid` says whether there were none.
    *
    * Timeout: 30 s.
    */
@@ -7796,10 +7811,17 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description The fields to check, as ContentField objects */
-          fields: unknown[];
-          /** @description The type’s own api_id, which its reference fields may name */
+          /** @description The type’s name, judged as create judges it */
+          name?: string;
+          /** @description The type’s own api_id, judged as create judges it; its reference fields may name it */
           api_id?: string;
+          /** @description Judged as create judges it */
+          description?: string;
+          /**
+           * @description The fields to check, as ContentField objects
+           * @default []
+           */
+          fields?: unknown[];
           /** @description Element data to check against the fields */
           sample?: {
             [key: string]: unknown;
@@ -8315,7 +8337,7 @@ export interface operations {
   };
   /**
    * Create Global Cost Setting
-   * @description Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by.
+   * @description Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by. Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
    *
    * Timeout: 30 s.
    */
@@ -8326,7 +8348,13 @@ export interface operations {
           kind: string;
           /** @enum {string} */
           unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+          /** @description Stored to 4 decimal places */
           credits_per_unit: number;
+          /**
+           * @description The floor for tenant admins’ own prices on their sites, at most credits_per_unit (stored to 4 decimal places); null: credits_per_unit itself, so tenant admins may raise the price but not lower it
+           * @default null
+           */
+          tenant_minimum?: number | null;
           /** @default */
           description?: string;
           /** @default true */
@@ -8373,7 +8401,7 @@ export interface operations {
   };
   /**
    * Bulk Update Global Cost Settings
-   * @description Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). mode=replace also deletes every global price not listed.
+   * @description Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). mode=replace also deletes every global price not listed. A listed price’s omitted tenant_minimum is null (the price). Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
    *
    * Timeout: 30 s.
    */
@@ -8390,7 +8418,13 @@ export interface operations {
               kind: string;
               /** @enum {string} */
               unit: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+              /** @description Stored to 4 decimal places */
               credits_per_unit: number;
+              /**
+               * @description The floor for tenant admins’ own prices on their sites, at most credits_per_unit (stored to 4 decimal places); null: credits_per_unit itself, so tenant admins may raise the price but not lower it
+               * @default null
+               */
+              tenant_minimum?: number | null;
               /** @default */
               description?: string;
               /** @default true */
@@ -8657,7 +8691,7 @@ export interface operations {
           reason?: string;
           /**
            * Format: date-time
-           * @description The unspent rest of the grant expires then; spending takes the soonest-expiring credits first
+           * @description In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring credits first
            */
           expires_at?: string;
         };
@@ -8814,7 +8848,7 @@ export interface operations {
           reason?: string;
           /**
            * Format: date-time
-           * @description The unspent rest of the grant expires then; spending takes the soonest-expiring credits first
+           * @description In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring credits first
            */
           expires_at?: string;
         };
@@ -8966,7 +9000,7 @@ export interface operations {
   };
   /**
    * Update Global Cost Setting
-   * @description Changes a price; its kind stays.
+   * @description Changes a price; its kind stays. Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
    *
    * Timeout: 30 s.
    */
@@ -8981,7 +9015,10 @@ export interface operations {
         "application/json": {
           /** @enum {string} */
           unit?: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
+          /** @description Stored to 4 decimal places */
           credits_per_unit?: number;
+          /** @description The floor for tenant admins’ own prices on their sites, at most credits_per_unit (stored to 4 decimal places); null: credits_per_unit itself, so tenant admins may raise the price but not lower it */
+          tenant_minimum?: number | null;
           description?: string;
           active?: boolean;
         };
@@ -9043,7 +9080,9 @@ export interface operations {
         tag?: string;
         /** @description Text in the title, alt text, caption or file name */
         q?: string;
+        /** @description An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         created_after?: string;
+        /** @description An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         created_before?: string;
       };
       path: {
@@ -9218,7 +9257,9 @@ export interface operations {
         tag?: string;
         /** @description Text in the title, alt text, caption or file name */
         q?: string;
+        /** @description An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         created_after?: string;
+        /** @description An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         created_before?: string;
       };
       path: {
@@ -9404,7 +9445,7 @@ export interface operations {
           /** @description Each sentence becomes a scene, narrated (at most 12) */
           prompt?: string;
           /** @description A script, instead of a prompt */
-          scenes?: {
+          scenes?: ({
               /** @description Spoken over the scene */
               narration?: string;
               /** @description What to picture; the narration when absent */
@@ -9416,7 +9457,13 @@ export interface operations {
               media_id?: string;
               /** @description At least this long; longer when the narration needs it */
               duration_seconds?: number;
-            }[];
+            } & ({
+              narration: unknown;
+            } | {
+              image_prompt: unknown;
+            } | {
+              media_id: unknown;
+            }))[];
           /**
            * @default 1280x720
            * @enum {string}
@@ -9571,7 +9618,7 @@ export interface operations {
           /** @description Each sentence becomes a scene, narrated (at most 12) */
           prompt?: string;
           /** @description A script, instead of a prompt */
-          scenes?: {
+          scenes?: ({
               /** @description Spoken over the scene */
               narration?: string;
               /** @description What to picture; the narration when absent */
@@ -9583,7 +9630,13 @@ export interface operations {
               media_id?: string;
               /** @description At least this long; longer when the narration needs it */
               duration_seconds?: number;
-            }[];
+            } & ({
+              narration: unknown;
+            } | {
+              image_prompt: unknown;
+            } | {
+              media_id: unknown;
+            }))[];
           /**
            * @default 1280x720
            * @enum {string}
@@ -9738,7 +9791,7 @@ export interface operations {
           /** @description Each sentence becomes a scene, narrated (at most 12) */
           prompt?: string;
           /** @description A script, instead of a prompt */
-          scenes?: {
+          scenes?: ({
               /** @description Spoken over the scene */
               narration?: string;
               /** @description What to picture; the narration when absent */
@@ -9750,7 +9803,13 @@ export interface operations {
               media_id?: string;
               /** @description At least this long; longer when the narration needs it */
               duration_seconds?: number;
-            }[];
+            } & ({
+              narration: unknown;
+            } | {
+              image_prompt: unknown;
+            } | {
+              media_id: unknown;
+            }))[];
           /**
            * @default 1280x720
            * @enum {string}
@@ -10618,7 +10677,7 @@ export interface operations {
               op: "rotate";
               /** @description Degrees clockwise; other than a right angle, the corners are filled white */
               angle: number;
-            }, {
+            }, ({
               /** @enum {string} */
               op: "resize";
               width?: number;
@@ -10628,7 +10687,11 @@ export interface operations {
                * @enum {string}
                */
               fit?: "cover" | "contain" | "fill" | "inside" | "outside";
-            }, {
+            }) & ({
+              width: unknown;
+            } | {
+              height: unknown;
+            }), {
               /** @enum {string} */
               op: "flip";
               /** @enum {string} */
@@ -10639,7 +10702,13 @@ export interface operations {
               brightness?: number;
               saturation?: number;
               hue?: number;
-            }]>)[];
+            } & ({
+              brightness: unknown;
+            } | {
+              saturation: unknown;
+            } | {
+              hue: unknown;
+            })]>)[];
         };
         "multipart/form-data": {
           /**
@@ -12441,7 +12510,7 @@ export interface operations {
   };
   /**
    * Create Post From Pdf
-   * @description Imports a PDF as a draft post, as a job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` (default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and a read longer than PDF_TIMEOUT_MS (pdf_timeout). With an Idempotency-Key, a repeat answers the first job without reading its file.
+   * @description Imports a PDF as a draft post, as a job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` (default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and a read longer than PDF_TIMEOUT_MS (pdf_timeout) or needing more memory than PDF_MEMORY_MB (pdf_too_complex). With an Idempotency-Key, a repeat answers the first job without reading its file.
    *
    * Timeout: 30 s.
    */
@@ -13178,7 +13247,7 @@ export interface operations {
         /** @description A content type’s api_id */
         type?: string;
         /** @description How deep references are resolved */
-        depth?: number | null;
+        depth?: number;
       };
       path: {
         /** @description The site’s id or slug */
@@ -13242,7 +13311,7 @@ export interface operations {
         /** @description The locale wanted; the site’s fallback chain applies */
         locale?: string;
         /** @description How deep references are resolved */
-        depth?: number | null;
+        depth?: number;
       };
       path: {
         /** @description The site’s id or slug */
@@ -13725,7 +13794,7 @@ export interface operations {
         /** @description The locale wanted; the site’s fallback chain applies */
         locale?: string;
         /** @description How deep references are resolved */
-        depth?: number | null;
+        depth?: number;
       };
       path: {
         /** @description The site’s id or slug */
@@ -14121,7 +14190,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
+        "application/json": ({
           /**
            * Format: uuid
            * @description A post of the site to review; the other fields then override its own
@@ -14141,7 +14210,11 @@ export interface operations {
           keyword?: string;
           /** @description The text’s language; default the post’s or the site’s */
           locale?: string;
-        };
+        }) & ({
+          post_id: unknown;
+        } | {
+          title: unknown;
+        });
       };
     };
     responses: {
@@ -14190,7 +14263,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        "application/json": {
+        "application/json": WithRequired<{
           /**
            * @description title (≤ 60 characters), meta_description (≤ 155) or alt_text (≤ 125)
            * @enum {string}
@@ -14229,7 +14302,7 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
-        };
+        }, "kind">;
       };
     };
     responses: {
@@ -15638,7 +15711,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description How many versions to list */
-        versions_limit?: number | null;
+        versions_limit?: number;
         /** @description List the versions older than this one */
         versions_before?: number;
       };
@@ -16355,7 +16428,7 @@ export interface operations {
   };
   /**
    * Get Cost Settings
-   * @description What each kind of job costs on this site: the global price, or the site’s own where it sets one.
+   * @description What each kind of job costs on this site: the global price, or the site’s own where it sets one, with the lowest price a tenant admin may set (tenant_minimum).
    *
    * Timeout: 20 s.
    */
@@ -16392,7 +16465,7 @@ export interface operations {
   };
   /**
    * Update Cost Settings
-   * @description Tenant admins set the site’s own prices for the kinds listed; price null returns a kind to the global price.
+   * @description Sets the site’s own prices for the kinds listed; price null returns a kind to the global price. Tenant admins may not go below a kind’s floor (tenant_minimum in GET …/cost-settings: the floor a global admin set on the global price, else the global price itself): 422 naming the kind and the floor, and nothing is changed. Global admins may set any price, below the floor too. A tenant admin’s price that a later rise of the floor overtakes is charged at the floor.
    *
    * Timeout: 30 s.
    */
@@ -16408,6 +16481,7 @@ export interface operations {
         "application/json": {
           settings: ({
               kind: string;
+              /** @description Credits per unit, stored to 4 decimal places; at least the kind’s floor for tenant admins */
               price: number | null;
               /** @enum {string} */
               unit?: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
@@ -16771,6 +16845,7 @@ export interface operations {
   getMonthlyUsage: {
     parameters: {
       query?: {
+        /** @description A month (UTC), YYYY-MM from 0001-01 to 9999-12; default the current one */
         month?: string;
       };
       path: {
@@ -19059,7 +19134,6 @@ export interface operations {
           /** @description Minor units; Stripe’s minimum is about 50 cents */
           price?: number;
           currency?: string;
-          /** @default true */
           active?: boolean;
         };
       };
