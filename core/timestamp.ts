@@ -30,7 +30,7 @@ const inRange = (value: string) => {
  * timestamptz input only up to ±15:59: an offset past that was a 500. An
  * offset moves whole minutes, so the fraction is untouched.
  */
-export function inUtc(value: string): string {
+function inUtc(value: string): string {
   const parts = /^(.+T\d{2}:\d{2}(?::\d{2})?)(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
   if (!parts || !inRange(value)) return value;
   const [, whole, fraction = '', offset] = parts;
@@ -41,11 +41,18 @@ export function inUtc(value: string): string {
  * An instant a client sends (ISO 8601 with an offset of up to ±23:59), in the
  * UTC years PostgreSQL and ISO strings share (0001 to 9999), handed on in UTC.
  */
-export const instant = z.iso
+const instantSchema = z.iso
   .datetime({ offset: true })
   .refine(inRange, 'must be in the years 0001 to 9999 in UTC')
-  .overwrite(inUtc)
-  .describe('An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC');
+  .overwrite(inUtc);
+
+/** What an instant takes, said in the document wherever one is asked for. */
+const instantRule = 'An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC';
+
+export const instant = instantSchema.describe(instantRule);
+
+/** An instant whose field says more: the rule is kept beside it. */
+export const instantAs = (description: string) => instantSchema.describe(`${description}. ${instantRule}`);
 
 /** A calendar date a client sends (YYYY-MM-DD), in a year PostgreSQL has. */
 export const calendarDate = z.iso.date().refine((value) => !hasYearZero(value), 'has no year 0000');

@@ -2,7 +2,7 @@
 // signed-in caller reads the active prices), and credits across tenants —
 // overviews, pools, monthly limits and grants from outside the system.
 import { z } from 'zod';
-import { instant } from '../../core/timestamp.ts';
+import { instantAs } from '../../core/timestamp.ts';
 import {
   grantToUser,
   setMonthlyLimit,
@@ -44,17 +44,15 @@ const base = '/admin/global-cost-settings';
 
 const amount = z.number().int().min(1).max(1_000_000_000);
 const reason = z.string().trim().max(500).default('');
-const expiresAt = instant
+const expiresAt = instantAs(
+  'In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring credits first',
+)
   .refine((value) => Date.parse(value) > Date.now(), 'must be in the future')
-  .optional()
-  .describe(
-    'In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring ' +
-      'credits first',
-  );
+  .optional();
 
 const period = z.object({
-  from: instant.optional().describe('Default: the start of this month (UTC)'),
-  to: instant.optional().describe('Default: the start of next month (UTC)'),
+  from: instantAs('Default: the start of this month (UTC)').optional(),
+  to: instantAs('Default: the start of next month (UTC)').optional(),
 });
 
 const publicPrice = costSettingSchema.pick({ kind: true, unit: true, credits_per_unit: true, description: true });

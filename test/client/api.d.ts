@@ -8468,9 +8468,9 @@ export interface operations {
   getGlobalCreditOverview: {
     parameters: {
       query?: {
-        /** @description Default: the start of this month (UTC) */
+        /** @description Default: the start of this month (UTC). An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         from?: string;
-        /** @description Default: the start of next month (UTC) */
+        /** @description Default: the start of next month (UTC). An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         to?: string;
         top?: number;
       };
@@ -8587,9 +8587,9 @@ export interface operations {
   getSiteCreditDetails: {
     parameters: {
       query?: {
-        /** @description Default: the start of this month (UTC) */
+        /** @description Default: the start of this month (UTC). An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         from?: string;
-        /** @description Default: the start of next month (UTC) */
+        /** @description Default: the start of next month (UTC). An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
         to?: string;
       };
       path: {
@@ -8691,7 +8691,7 @@ export interface operations {
           reason?: string;
           /**
            * Format: date-time
-           * @description In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring credits first
+           * @description In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring credits first. An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC
            */
           expires_at?: string;
         };
@@ -8848,7 +8848,7 @@ export interface operations {
           reason?: string;
           /**
            * Format: date-time
-           * @description In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring credits first
+           * @description In the future (422 otherwise): the unspent rest of the grant expires then; spending takes the soonest-expiring credits first. An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC
            */
           expires_at?: string;
         };
