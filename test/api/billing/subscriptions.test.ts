@@ -138,7 +138,11 @@ describe('plans', () => {
       .send({ name: 'Mine', monthly_credits: 1, price: 100, currency: 'usd', stripe_price_id: 'price_mine' })
       .expect(403);
     await request(t.app).get('/admin/plans').expect(401);
-    await request(t.app).patch(`/admin/plans/${crypto.randomUUID()}`).set(admin.auth).send({ name: 'Gone' }).expect(404);
+    await request(t.app)
+      .patch(`/admin/plans/${crypto.randomUUID()}`)
+      .set(admin.auth)
+      .send({ name: 'Gone' })
+      .expect(404);
   });
 });
 
