@@ -27,11 +27,15 @@ const candidates = 60;
 
 export { searchKinds, type SearchKind } from './kinds.ts';
 
+/** The kinds filter as the document gives it: names of searchKinds, comma-separated (spaces allowed around them). */
+const kindList = `^\\s*(?:${searchKinds.join('|')})\\s*(?:,\\s*(?:${searchKinds.join('|')})\\s*)*$`;
+
 export const searchQuery = z.object({
   q: z.string().trim().min(1).max(200).describe('What to look for: words, "a phrase", `or`, `-word`'),
   kind: z
     .string()
     .max(100)
+    .meta({ pattern: kindList })
     .optional()
     .transform((value, context) => {
       if (value === undefined) return undefined;
