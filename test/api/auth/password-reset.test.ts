@@ -22,38 +22,29 @@ afterAll(async () => {
 
 const count = z.object({ count: z.number() });
 
-describe('POST /auth/password-reset-request', () => {
-  it('does the same for an address with an account as for one without: it queues one job and nothing else', async () => {
-    const user = await newUser(t);
-    for (const email of [user.email, 'nobody-here@example.com'])
-      await request(t.app).post('/auth/password-reset-request').send({ email }).expect(202);
-    const queued = await t.services.db.anyFirst(sql.type(z.object({ email: z.string() }))`
-      select j.payload->>'email' as email from graphile_worker._private_jobs j
-      join graphile_worker._private_tasks k on k.id = j.task_id
-      where k.identifier = 'password_reset__send' order by j.id`);
-    expect(queued).toEqual([user.email, 'nobody-here@example.com']);
-    // The link and the message are the job's to make, not the request's.
-    const written = await t.services.db.oneFirst(sql.type(count)`
-      select ((select count(*) from email_tokens) + (select count(*) from email_outbox))::int as count`);
-    expect(written).toBe(0);
-  });
-});
+/** Links and messages made so far: the request itself makes none, its job does. */
+const linksAndMessages = () =>
+  t.services.db.oneFirst(sql.type(count)`
+    select ((select count(*) from email_tokens) + (select count(*) from email_outbox))::int as count`);
 
-describe('POST /auth/signup/resend-verification', () => {
-  it('does the same for an address with an unverified account as for one without: it queues one job', async () => {
-    const user = await newUser(t, { email_verified: false });
-    const before = await t.services.db.oneFirst(sql.type(count)`
-      select ((select count(*) from email_tokens) + (select count(*) from email_outbox))::int as count`);
+/** The addresses queued for `task`, in order. */
+const queuedFor = (task: string) =>
+  t.services.db.anyFirst(sql.type(z.object({ email: z.string() }))`
+    select j.payload->>'email' as email from graphile_worker._private_jobs j
+    join graphile_worker._private_tasks k on k.id = j.task_id
+    where k.identifier = ${task} order by j.id`);
+
+describe.each([
+  ['/auth/password-reset-request', 'password_reset__send', true],
+  ['/auth/signup/resend-verification', 'email_verification__resend', false],
+] as const)('POST %s', (path, task, verified) => {
+  it('does the same for an address with an account as for one without: it queues one job and nothing else', async () => {
+    const user = await newUser(t, { email_verified: verified });
+    const before = await linksAndMessages();
     for (const email of [user.email, 'nobody-here@example.com'])
-      await request(t.app).post('/auth/signup/resend-verification').send({ email }).expect(202);
-    const queued = await t.services.db.anyFirst(sql.type(z.object({ email: z.string() }))`
-      select j.payload->>'email' as email from graphile_worker._private_jobs j
-      join graphile_worker._private_tasks k on k.id = j.task_id
-      where k.identifier = 'email_verification__resend' order by j.id`);
-    expect(queued).toEqual([user.email, 'nobody-here@example.com']);
-    const after = await t.services.db.oneFirst(sql.type(count)`
-      select ((select count(*) from email_tokens) + (select count(*) from email_outbox))::int as count`);
-    expect(after).toBe(before);
+      await request(t.app).post(path).send({ email }).expect(202);
+    expect(await queuedFor(task)).toEqual([user.email, 'nobody-here@example.com']);
+    expect(await linksAndMessages()).toBe(before);
   });
 });
 
