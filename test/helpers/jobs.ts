@@ -10,7 +10,7 @@ import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
 import type { JobHandler } from '../../worker/jobs/handler.ts';
 import { defineJob } from '../../worker/jobs/handler.ts';
-import { permanent, transient } from '../../worker/jobs/errors.ts';
+import { permanent, transient } from '../../core/jobs/errors.ts';
 import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { TaskDefinition } from '../../worker/task.ts';

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { readBalance, userAccount } from '../../core/credits/accounts.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
-import { retryAfter } from '../../worker/providers/http.ts';
+import { retryAfter } from '../../core/providers/http.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, signedIn, type Caller } from '../helpers/factories.ts';

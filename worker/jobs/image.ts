@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { imageRequest } from '../../core/media/generation.ts';
 import { folderStillThere, type MediaDraft } from '../../core/media/items.ts';
 import { imageProvider } from '../providers/image/provider.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
 export default defineJob({

@@ -11,7 +11,7 @@ import { removeFiles } from '../../core/storage/index.ts';
 import { resolveSite } from '../../core/tenancy/site-access.ts';
 import { sql } from '../../db/pool.ts';
 import { editLocally, editWithProvider } from '../providers/image/edit.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
 const itemRow = z.object({

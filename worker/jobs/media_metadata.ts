@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
 import { describeLocally, describeWithProvider, type Subject } from '../providers/text/describe.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
 const subject = z.object({

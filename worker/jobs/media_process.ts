@@ -18,7 +18,7 @@ import { probe, withTemporaryDir } from '../media/ffmpeg.ts';
 import { hasLocation, pickExif } from '../media/exif.ts';
 import { storePoster } from '../media/poster.ts';
 import { deriveImages, withoutMetadata } from '../media/responsive.ts';
-import { JobError, permanent } from './errors.ts';
+import { JobError, permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
 type Found = {

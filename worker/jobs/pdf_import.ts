@@ -10,7 +10,7 @@ import { importLocale, insertImportedPost } from '../../core/posts/imported.ts';
 import { renderBlocks, type Block } from '../posts/blocks.ts';
 import { sentences } from '../posts/local-transforms.ts';
 import { readPdf } from '../posts/pdf-text.ts';
-import { JobError, permanent } from './errors.ts';
+import { JobError, permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
 const input = z.object({

@@ -5,7 +5,7 @@
 // the stages over).
 import { KnowledgeError } from '../../core/knowledge/embeddings.ts';
 import { indexDocument, markFailed, ragIndexInput } from '../../core/knowledge/indexing.ts';
-import { describe, JobError } from './errors.ts';
+import { describe, JobError } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
 export default defineJob({

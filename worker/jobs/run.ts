@@ -22,7 +22,7 @@ import {
 } from '../../core/jobs/settle.ts';
 import { announce, wants } from '../../core/webhooks/announce.ts';
 import type { TaskDeps } from '../task.ts';
-import { describe, permanent } from './errors.ts';
+import { describe, permanent } from '../../core/jobs/errors.ts';
 import type { Outcome } from './handler.ts';
 
 /**

@@ -6,7 +6,7 @@ import { speechInput, type SpeechInput } from '../../core/media/speech.ts';
 import { audioFormats, encodeAudio, probeBuffer } from '../media/ffmpeg.ts';
 import { deliveredFile } from '../providers/mediaprovider.ts';
 import { speechProvider } from '../providers/speech/provider.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
 
 async function store(

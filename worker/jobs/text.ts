@@ -18,7 +18,7 @@ import { transformWithProvider } from '../providers/text/transform.ts';
 import { writeSeoText } from '../seo/seo-text.ts';
 import { seoTextJobInput } from '../../core/seo/generate-text.ts';
 import { jobSystemPromptSchema } from '../../core/system-prompts/for-jobs.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
 const postTransform = z.object({

@@ -9,7 +9,7 @@ import { unitsFor } from '../../core/translations/plan.ts';
 import { translationJobInput } from '../../core/translations/submit.ts';
 import { runTranslation } from '../../core/translations/translate.ts';
 import { providerTranslator } from '../providers/text/translate.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
 export default defineJob({

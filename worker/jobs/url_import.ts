@@ -16,7 +16,7 @@ import { diffSummary } from '../posts/diff.ts';
 import { fetchForJob } from '../posts/fetch-page.ts';
 import { fetchLeadImage } from '../posts/lead-image.ts';
 import { articleOf, extracted } from '../posts/page.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
 
 const accept = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' };

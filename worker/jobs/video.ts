@@ -13,7 +13,7 @@ import { storePoster } from '../media/poster.ts';
 import { deliveredFile, submitToMediaProvider } from '../providers/mediaprovider.ts';
 import { composeLocally } from '../providers/video/local.ts';
 import { renderByOpenAi } from '../providers/video/openai.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
 
 async function store(

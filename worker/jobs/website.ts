@@ -11,7 +11,7 @@ import { websiteCopySchema, websiteJobInput, type WebsiteCopy } from '../../core
 import { buildWebsite, contentTypeConflict } from '../../core/website/build.ts';
 import { templateCopy } from '../../core/website/templates.ts';
 import { websiteCopyWithProvider } from '../providers/text/website.ts';
-import { permanent } from './errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
 /** A write the domain refused (a type that does not fit, say): it would be refused again. */

@@ -4,7 +4,7 @@
 // permanent; what may pass (a timeout, a failed connection, a 5xx or 429) is
 // transient and retried with backoff.
 import { safeFetch, SafeFetchError, type SafeFetchResult } from '../../core/net/safe-fetch.ts';
-import { permanent, transient, type JobError } from '../jobs/errors.ts';
+import { permanent, transient, type JobError } from '../../core/jobs/errors.ts';
 import type { JobContext } from '../jobs/handler.ts';
 
 const transientCodes = new Set(['fetch-timeout', 'fetch-failed']);

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import type { MediaDraft } from '../../core/media/items.ts';
 import { storeUpload, uploadTypes } from '../../core/media/upload.ts';
-import { JobError } from '../jobs/errors.ts';
+import { JobError } from '../../core/jobs/errors.ts';
 import type { JobContext } from '../jobs/handler.ts';
 import { fetchForJob } from './fetch-page.ts';
 

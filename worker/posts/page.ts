@@ -2,7 +2,7 @@
 // charset the server declared, else the one the page declares in its first
 // kilobytes, else UTF-8. Anything but HTML is refused (not_an_article).
 import type { SafeFetchResult } from '../../core/net/safe-fetch.ts';
-import { permanent } from '../jobs/errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import { extractArticle, type Article } from './article.ts';
 
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml']);

@@ -12,7 +12,7 @@
 // process); a canceled job terminates it too. Starting the thread costs
 // tens of milliseconds, nothing beside a job that reads a PDF.
 import { Worker } from 'node:worker_threads';
-import { permanent } from '../jobs/errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import type { Block } from './blocks.ts';
 import type { PdfThreadAnswer, PdfThreadInput } from './pdf-thread.ts';
 

@@ -5,9 +5,9 @@
 // URL on the provider's own origin; a URL elsewhere is never fetched.
 import { z } from 'zod';
 import type { Config } from '../../core/config.ts';
-import { permanent } from '../jobs/errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import type { JobContext } from '../jobs/handler.ts';
-import { callProvider, readBody, readJson } from './http.ts';
+import { callProvider, readBody, readJson } from '../../core/providers/http.ts';
 
 const name = 'The media provider';
 const accepted = z.object({ id: z.string().min(1).max(200) });

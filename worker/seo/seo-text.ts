@@ -15,7 +15,7 @@ import { seoSourceOf, type SeoSource, type SeoTextJobInput } from '../../core/se
 import { jobAccess } from '../../core/jobs/job-access.ts';
 import { resolveSite } from '../../core/tenancy/site-access.ts';
 import type { CommonQueryMethods } from '../../db/pool.ts';
-import { permanent } from '../jobs/errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
 import type { JobContext } from '../jobs/handler.ts';
 import { writeSeoTextWithProvider } from '../providers/text/seo.ts';
 import { writeLocally } from './local-text.ts';

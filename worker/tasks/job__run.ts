@@ -1,7 +1,7 @@
 // Runs one platform job (its id in the payload); see worker/jobs/run.ts.
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
-import { JobError } from '../jobs/errors.ts';
+import { JobError } from '../../core/jobs/errors.ts';
 import { runJob } from '../jobs/run.ts';
 import { defineTask } from '../task.ts';
 

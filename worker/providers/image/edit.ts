@@ -6,8 +6,8 @@
 import sharp from 'sharp';
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
-import { permanent } from '../../jobs/errors.ts';
-import { callProvider, readJson } from '../http.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
+import { callProvider, readJson } from '../../../core/providers/http.ts';
 
 type Limits = { limitInputPixels: number; failOn: 'error' };
 

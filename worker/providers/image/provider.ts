@@ -2,8 +2,8 @@
 // OpenAI-compatible /images/generations endpoint.
 import type { Config } from '../../../core/config.ts';
 import type { ImageRequest } from '../../../core/media/generation.ts';
-import { permanent } from '../../jobs/errors.ts';
-import { callProvider, readJson } from '../http.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
+import { callProvider, readJson } from '../../../core/providers/http.ts';
 import { renderLocal } from './local.ts';
 import { z } from 'zod';
 

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Config } from '../../../core/config.ts';
 import { binaries } from '../../media/binaries.ts';
-import { permanent } from '../../jobs/errors.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
 import type { SpeechRequest, SyncSpeechProvider } from './provider.ts';
 
 const wasmRunner = path.join(import.meta.dirname, 'espeak-wasm.ts');

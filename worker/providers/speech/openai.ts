@@ -1,7 +1,7 @@
 // Speech from an OpenAI-compatible endpoint: POST {AI_BASE_URL}/audio/speech.
 import type { Config } from '../../../core/config.ts';
-import { permanent } from '../../jobs/errors.ts';
-import { callProvider, readBody } from '../http.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
+import { callProvider, readBody } from '../../../core/providers/http.ts';
 import type { SyncSpeechProvider } from './provider.ts';
 
 // Our neutral voice names mapped to the endpoint's; anything else is passed through.

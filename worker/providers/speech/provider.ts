@@ -2,7 +2,7 @@
 // with audio; an asynchronous one accepts the work and delivers the audio
 // later through the signed media-provider webhook.
 import type { Config } from '../../../core/config.ts';
-import { permanent } from '../../jobs/errors.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
 import { asyncSpeech } from './async.ts';
 import { localSpeech } from './local.ts';
 import { openAiSpeech } from './openai.ts';

@@ -5,8 +5,8 @@
 // image (its smallest variant) and writes them.
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
-import { permanent } from '../../jobs/errors.ts';
-import { callProvider, readJson } from '../http.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
+import { callProvider, readJson } from '../../../core/providers/http.ts';
 
 export type Described = { alt: string; caption: string; tags: string[]; source: 'local' | 'openai'; note: string };
 

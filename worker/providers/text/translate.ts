@@ -11,8 +11,8 @@ import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
 import { sameMarkup } from '../../../core/translations/markup.ts';
 import type { Translator } from '../../../core/translations/translate.ts';
-import { permanent } from '../../jobs/errors.ts';
-import { callProvider, readJson } from '../http.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
+import { callProvider, readJson } from '../../../core/providers/http.ts';
 import { instructionsFor } from './instructions.ts';
 
 const reply = z.object({ choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1) });

@@ -8,7 +8,7 @@
 // built-in opening line (./instructions.ts).
 import type { Config } from '../../../core/config.ts';
 import { websiteCopySchema, type WebsiteCopy, type WebsiteJob } from '../../../core/website/brief.ts';
-import { permanent } from '../../jobs/errors.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
 import { chatJson } from './chat.ts';
 import { instructionsFor } from './instructions.ts';
 

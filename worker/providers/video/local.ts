@@ -17,7 +17,7 @@ import {
 } from '../../../core/media/video.ts';
 import { joinSegments, renderScene } from '../../media/compose.ts';
 import { encodeAudio, probe } from '../../media/ffmpeg.ts';
-import { permanent } from '../../jobs/errors.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
 import type { JobContext } from '../../jobs/handler.ts';
 import { imageProvider } from '../image/provider.ts';
 import { localSpeech } from '../speech/local.ts';

@@ -8,9 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { openAiClipSeconds, type VideoRequest } from '../../../core/media/video.ts';
-import { permanent } from '../../jobs/errors.ts';
+import { permanent } from '../../../core/jobs/errors.ts';
 import type { JobContext } from '../../jobs/handler.ts';
-import { callProvider, readBody, readJson } from '../http.ts';
+import { callProvider, readBody, readJson } from '../../../core/providers/http.ts';
 
 const name = 'The video provider';
 const clip = z.object({

@@ -5,7 +5,7 @@
 // garbage, nothing is configured) fails the job at once. A database that
 // cannot be reached is transient too. Anything else thrown is a bug of ours:
 // retried, then failed as internal_error, and logged.
-import { isDatabaseUnavailable } from '../../core/errors.ts';
+import { isDatabaseUnavailable } from '../errors.ts';
 
 export class JobError extends Error {
   override name = 'JobError';
