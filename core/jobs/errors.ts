@@ -13,16 +13,24 @@ export class JobError extends Error {
   readonly transient: boolean;
   /** How long the provider asked us to wait before trying again (its Retry-After). */
   readonly retryAfterMs: number | undefined;
+  /** The provider's HTTP status, when it answered one (429: its limit, which the platform learns from). */
+  readonly status: number | undefined;
 
   constructor(
     code: string,
     message: string,
-    options: { transient: boolean; cause?: unknown; retryAfterMs?: number | undefined },
+    options: {
+      transient: boolean;
+      cause?: unknown;
+      retryAfterMs?: number | undefined;
+      status?: number | undefined;
+    },
   ) {
     super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.code = code;
     this.transient = options.transient;
     this.retryAfterMs = options.retryAfterMs;
+    this.status = options.status;
   }
 }
 

@@ -8,8 +8,10 @@ import { JobError, permanent, transient } from '../jobs/errors.ts';
 
 export type ProviderCall = {
   url: string;
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'PUT';
+  /** Sent as `Authorization: Bearer <apiKey>`; vendors with another scheme set `headers` instead. */
   apiKey?: string | undefined;
+  headers?: Record<string, string> | undefined;
   json?: unknown;
   form?: FormData;
   timeoutMs: number;
@@ -25,6 +27,7 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
       headers: {
         ...(call.json === undefined ? {} : { 'content-type': 'application/json' }),
         ...(call.apiKey ? { authorization: `Bearer ${call.apiKey}` } : {}),
+        ...call.headers,
       },
       ...(call.json === undefined ? {} : { body: JSON.stringify(call.json) }),
       ...(call.form ? { body: call.form } : {}),
@@ -48,7 +51,7 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
     throw new JobError(
       'provider_unavailable',
       `${name} answered ${response.status}${wait}${detail ? `: ${detail}` : ''}.`,
-      { transient: true, retryAfterMs },
+      { transient: true, retryAfterMs, status: response.status },
     );
   }
   throw permanent(

@@ -1,0 +1,67 @@
+// What each model a vendor offers can do and how the vendor bills it: the
+// catalog the platform checks a request against at submit (a size the model
+// cannot make is a 422 naming those it can) and prices jobs by. Each vendor
+// lists its own models beside its adapters (core/providers/<vendor>/models.ts),
+// from the vendor's reference; an operator may allow a model the catalog does
+// not know (a compatible server's), which then gets its capability's
+// `generic` rules.
+import type { Capability } from './capabilities.ts';
+
+/** What a unit of a model's work is, as the vendor bills it (core/credits/prices.ts units). */
+export type BillingUnit = 'item' | 'second' | '1k_characters' | '1k_tokens';
+
+/** Sizes a model makes: a list, or a rule (any width and height on a grid, within a ratio and a bound). */
+export type Sizes =
+  | { list: readonly string[] }
+  | { multipleOf: number; minRatio: number; maxRatio: number; maxWidth: number; maxHeight: number; minPixels?: number };
+
+export type ModelSpec = {
+  vendor: string;
+  capability: Capability;
+  model: string;
+  unit: BillingUnit;
+  /** Credits per unit unless a global admin sets another price (GET /admin/providers shows both). */
+  defaultPrice: number;
+  /** Images and video: the sizes it makes. */
+  sizes?: Sizes | undefined;
+  /** Images: the most made by one call. */
+  maxCount?: number | undefined;
+  /** Video: the lengths it makes, in seconds (the nearest at or above what was asked is taken). */
+  seconds?: readonly number[] | undefined;
+  /** Speech and text: the longest input it takes, in characters. */
+  maxCharacters?: number | undefined;
+  /** Say why, where the reference says so (a retirement date, a preview). */
+  note?: string | undefined;
+};
+
+const parse = (size: string) => {
+  const match = /^(\d{1,5})x(\d{1,5})$/.exec(size);
+  return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+};
+
+/** Whether the model makes a picture of this size. */
+export function makesSize(sizes: Sizes, width: number, height: number): boolean {
+  if ('list' in sizes) return sizes.list.includes(`${width}x${height}`);
+  const ratio = width / height;
+  return (
+    width % sizes.multipleOf === 0 &&
+    height % sizes.multipleOf === 0 &&
+    ratio >= sizes.minRatio &&
+    ratio <= sizes.maxRatio &&
+    width <= sizes.maxWidth &&
+    height <= sizes.maxHeight &&
+    width * height >= (sizes.minPixels ?? 0)
+  );
+}
+
+/** The sizes in words, for a 422: the list, or the rule. */
+export function describeSizes(sizes: Sizes): string {
+  if ('list' in sizes) return sizes.list.join(', ');
+  return (
+    `width and height multiples of ${sizes.multipleOf}, at most ${sizes.maxWidth}x${sizes.maxHeight}, ` +
+    `the ratio between ${sizes.minRatio.toFixed(2)} and ${sizes.maxRatio.toFixed(2)}`
+  );
+}
+
+/** The size of a `WxH` text; undefined when it is not one. */
+export const sizeOf = (size: string) => parse(size);
