@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { Problem } from '../../core/errors.ts';
 import { viewQuery } from '../../core/media/files.ts';
 import { imageRequest, imageSubmission } from '../../core/media/generation.ts';
+import { planFor } from '../../core/providers/plan.ts';
 import { mediaItemSchema } from '../../core/media/items.ts';
 import {
   countMedia,
@@ -240,7 +241,8 @@ export const routes = [
     description:
       'Speaks the text into an audio file (mp3, wav or ogg) as a job: 202 with the job and its Location; when it succeeds, `media_id` is the audio’s media item. ' +
       'Credits for the estimated seconds are reserved now (402 when they are not available); the seconds actually made are debited. ' +
-      'Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).',
+      'The providers SPEECH_PROVIDERS names are tried in turn (OpenAI, ElevenLabs, the local espeak-ng, whose audio is a ' +
+      'placeholder); `model` names one the operator allows. Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).',
     request: { params: siteParams, body: speechInput, headers: preferHeader },
     responses: jobResponses,
     async handler({ body }, context, { req }) {
@@ -254,13 +256,16 @@ export const routes = [
     idempotent: true,
     description:
       'Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). ' +
-      'Credits for `count` images are reserved now (402 when not available) and debited per image made. The local provider draws ' +
-      'deterministic abstract images (the same prompt and seed, the same images); IMAGE_PROVIDER=openai calls an OpenAI-compatible endpoint. ' +
+      'Credits for `count` images are reserved now (402 when not available) and debited per image made. The providers IMAGE_PROVIDERS ' +
+      'names are tried in turn (one answering 429, 5xx or not at all passes the job on); the local renderer draws deterministic ' +
+      'abstract placeholders (the same prompt and seed, the same images; `output.placeholder` true). `model` names one of the ' +
+      'models the operator allows, and `size` must be one it makes (a 422 names them). ' +
       'Honours Idempotency-Key and `Prefer: wait=N`.',
     request: { params: siteParams, body: imageRequest, headers: preferHeader },
     responses: jobResponses,
     async handler({ body }, context, { req }) {
-      return submitAndAnswer(context, req.get('prefer'), await imageSubmission(context.db, context.site.id, body));
+      const submission = await imageSubmission(context.db, context.services.config, context.site.id, body);
+      return submitAndAnswer(context, req.get('prefer'), submission);
     },
   }),
 
@@ -272,7 +277,8 @@ export const routes = [
       'Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). ' +
       'Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style ' +
       'filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with ' +
-      'unsupported_instruction. IMAGE_PROVIDER=openai sends it to an OpenAI-compatible /images/edits.',
+      'unsupported_instruction. A vendor named in IMAGE_EDIT_PROVIDERS (OpenAI’s /images/edits and compatible ones) follows ' +
+      'any instruction; the mask then marks what to keep (light) and what to edit (dark).',
     request: {
       params: mediaParams,
       body: z.strictObject({ instruction: z.string().trim().min(1).max(1000), mask_media_id: z.uuid().optional() }),
@@ -297,6 +303,7 @@ export const routes = [
           media_id: params.media_id,
           instruction: body.instruction,
           ...(body.mask_media_id ? { mask_media_id: body.mask_media_id } : {}),
+          providers: planFor(context.services.config.providers, 'image_edit'),
         },
         estimatedUnits: 1,
       });
