@@ -118,8 +118,12 @@ export type SpeechSynthesizer = {
 
 export type ToolCall = { id: string; name: string; /** JSON text, as the model wrote it. */ arguments: string };
 
+/** A part of a user's message: text, or a picture the model looks at (vision models). */
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; image: File };
+
 export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ContentPart[] }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] | undefined }
   | { role: 'tool'; toolCallId: string; content: string };
 

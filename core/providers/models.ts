@@ -13,7 +13,15 @@ export type BillingUnit = 'item' | 'second' | '1k_characters' | '1k_tokens';
 /** Sizes a model makes: a list, or a rule (any width and height on a grid, within a ratio and a bound). */
 export type Sizes =
   | { list: readonly string[] }
-  | { multipleOf: number; minRatio: number; maxRatio: number; maxWidth: number; maxHeight: number; minPixels?: number };
+  | {
+      multipleOf: number;
+      minRatio: number;
+      maxRatio: number;
+      maxWidth: number;
+      maxHeight: number;
+      minPixels?: number;
+      maxPixels?: number;
+    };
 
 export type ModelSpec = {
   vendor: string;
@@ -50,7 +58,8 @@ export function makesSize(sizes: Sizes, width: number, height: number): boolean 
     ratio <= sizes.maxRatio &&
     width <= sizes.maxWidth &&
     height <= sizes.maxHeight &&
-    width * height >= (sizes.minPixels ?? 0)
+    width * height >= (sizes.minPixels ?? 0) &&
+    width * height <= (sizes.maxPixels ?? Infinity)
   );
 }
 
@@ -59,7 +68,9 @@ export function describeSizes(sizes: Sizes): string {
   if ('list' in sizes) return sizes.list.join(', ');
   return (
     `width and height multiples of ${sizes.multipleOf}, at most ${sizes.maxWidth}x${sizes.maxHeight}, ` +
-    `the ratio between ${sizes.minRatio.toFixed(2)} and ${sizes.maxRatio.toFixed(2)}`
+    `the ratio between ${sizes.minRatio.toFixed(2)} and ${sizes.maxRatio.toFixed(2)}` +
+    (sizes.minPixels ? `, at least ${sizes.minPixels} pixels` : '') +
+    (sizes.maxPixels ? `, at most ${sizes.maxPixels} pixels` : '')
   );
 }
 
