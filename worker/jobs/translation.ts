@@ -19,7 +19,7 @@ export default defineJob({
     const access = await jobAccess(db, job);
     if (!access) throw permanent('site_missing', 'The site was deleted before the translation ran.');
     await context.progress(0.1, 'translating');
-    const translator = providerTranslator(config, signal, input.system_prompt?.content);
+    const translator = providerTranslator(context, input.system_prompt?.content);
     const output = await runTranslation(db, access, input, translator).catch((error: unknown) => {
       if (!(error instanceof Problem)) throw error;
       const details = (error.errors ?? []).map((issue) => `${issue.path} ${issue.message}`).join('; ');
