@@ -16,6 +16,12 @@ export type ProviderCall = {
   form?: FormData;
   timeoutMs: number;
   signal: AbortSignal;
+  /**
+   * The vendor's own reading of an error answer (its status, body and headers), where its error
+   * codes tell more than the status (a voice not found, a quota spent): a JobError to throw, or
+   * undefined for the reading below.
+   */
+  refusal?: ((answer: { status: number; body: string; headers: Headers }) => JobError | undefined) | undefined;
 };
 
 export async function callProvider(name: string, call: ProviderCall): Promise<Response> {
@@ -44,7 +50,10 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
   if (response.ok) return response;
   if (response.status >= 300 && response.status < 400)
     throw permanent('provider_rejected', `${name} answered with a redirect, which is not followed.`);
-  const detail = (await response.text().catch(() => '')).slice(0, 300);
+  const body = await response.text().catch(() => '');
+  const refusal = call.refusal?.({ status: response.status, body, headers: response.headers });
+  if (refusal) throw refusal;
+  const detail = body.slice(0, 300);
   if (response.status === 429 || response.status >= 500) {
     const retryAfterMs = retryAfter(response.headers.get('retry-after'));
     const wait = retryAfterMs === undefined ? '' : ` (asked to wait ${Math.ceil(retryAfterMs / 1000)} s)`;
