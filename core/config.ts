@@ -119,6 +119,8 @@ const envSchema = z.object({
   // core/providers/settings.ts from the variables it names; the time one provider call may take is here.
   SPEECH_MAX_CHARACTERS: positiveInt.max(100_000).default(5000),
   AI_TIMEOUT_MS: positiveInt.default(60_000),
+  // The longest one scene of a locally composed video may take ffmpeg.
+  VIDEO_RENDER_TIMEOUT_MS: positiveInt.default(20 * 60_000),
   KNOWLEDGE_CHUNK_TOKENS: positiveInt.min(50).max(8000).default(500),
   KNOWLEDGE_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(4000).default(50),
   ESPEAK_PATH: z.string().min(1).optional(),
@@ -247,7 +249,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     publicUrl: values.PUBLIC_URL,
     timeoutMs: values.AI_TIMEOUT_MS,
   });
-  if (problems.length) throw new ConfigError(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join('\n')}`);
+  if (problems.length)
+    throw new ConfigError(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join('\n')}`);
   const dataDir = path.resolve(values.DATA_DIR);
   const mediaDir = path.join(dataDir, 'media');
   return {
@@ -300,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     speech: { maxCharacters: values.SPEECH_MAX_CHARACTERS },
     ai: { timeoutMs: values.AI_TIMEOUT_MS },
+    video: { renderTimeoutMs: values.VIDEO_RENDER_TIMEOUT_MS },
     providers,
     knowledge: {
       chunkTokens: values.KNOWLEDGE_CHUNK_TOKENS,

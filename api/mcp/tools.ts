@@ -128,7 +128,11 @@ const generateImage = defineTool({
   body: imageRequest,
   waits: true,
   run: async (input, call) =>
-    submitted(call, await imageSubmission(call.context.db, call.context.services.config, call.site!.id, input.body), input),
+    submitted(
+      call,
+      await imageSubmission(call.context.db, call.context.services.config, call.site!.id, input.body),
+      input,
+    ),
 });
 
 const textToSpeech = defineTool({

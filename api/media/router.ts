@@ -31,7 +31,7 @@ import {
   mediaVersionSchema,
   saveEdited,
 } from '../../core/media/versions.ts';
-import { deliveryReceiptSchema, deliverySchema, receiveDelivery } from '../../core/media/webhook.ts';
+import { deliveryReceiptSchema, deliverySchema, receiveDelivery, webhookQuery } from '../../core/media/webhook.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { jobResponses, preferHeader, submitAndAnswer } from '../jobs/answer.ts';
 import { fromZodError } from '../middleware/problems.ts';
@@ -339,36 +339,43 @@ export const routes = [
     // Only failed signatures count against the sender: a busy provider is never turned away.
     rateLimit: 'signature-failures',
     description:
-      'Where the asynchronous media provider delivers a result. Signed with MEDIA_PROVIDER_WEBHOOK_SECRET: `webhook-id`, `webhook-timestamp` (Unix seconds, within 5 minutes) and ' +
-      '`webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`. The body is a MediaProviderDelivery `{job_ref, status, output?, error?}`; ' +
-      'it is read only after the signature checks out. A repeated webhook-id answers 200 and changes nothing.',
+      'Where the vendors that take work and call back deliver it: the URL the platform gives them names the vendor ' +
+      '(`provider`) and the job. Each is verified by its own scheme before the body is read: Replicate signs the ' +
+      'Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of ' +
+      'id.timestamp.body>` with the account’s signing secret, 5 minutes’ tolerance); fal with ED25519 over ' +
+      '`request_id, user_id, timestamp, sha256(body)` (`X-Fal-Webhook-*` headers), verified against its published keys. ' +
+      'A repeated event answers 200 and changes nothing; progress and late events are acknowledged and ignored; a ' +
+      'failure fails the job and releases its credits here; a success is finished by a worker.',
     request: {
       params: siteParams,
+      query: webhookQuery,
       rawBody: [{ contentType: 'application/json', schema: deliverySchema, required: true }],
       headers: z.object({
-        'webhook-id': z.string().describe('The delivery’s id; a repeat is answered 200 and ignored'),
-        'webhook-timestamp': z.string().describe('Unix seconds when it was signed'),
-        'webhook-signature': z.string().describe('`v1,<base64 HMAC-SHA256 of id.timestamp.body>`'),
+        'webhook-id': z.string().optional().describe('Replicate: the event’s id; a repeat is answered 200 and ignored'),
+        'webhook-timestamp': z.string().optional().describe('Replicate: Unix seconds when it was signed'),
+        'webhook-signature': z.string().optional().describe('Replicate: `v1,<base64 HMAC-SHA256 of id.timestamp.body>`'),
+        'x-fal-webhook-request-id': z.string().optional().describe('fal: the request the delivery is for'),
+        'x-fal-webhook-user-id': z.string().optional().describe('fal: the account it was made by'),
+        'x-fal-webhook-timestamp': z.string().optional().describe('fal: Unix seconds when it was signed'),
+        'x-fal-webhook-signature': z.string().optional().describe('fal: the hex ED25519 signature'),
       }),
     },
     responses: {
       200: { description: 'Received', schema: deliveryReceiptSchema },
-      400: problemResponse('The body is not JSON'),
       401: problemResponse('The signature is missing, wrong or too old'),
-      404: problemResponse('No job of this site waits for that job_ref'),
+      404: problemResponse('No job of this site waits for that work'),
       409: problemResponse('The job is not ready for a result yet; retry after Retry-After seconds', {
         'Retry-After': retryAfterHeader,
       }),
-      503: problemResponse('No media provider is configured'),
+      503: problemResponse('The vendor is not configured, or its signing keys could not be read'),
     },
-    async handler({ params }, { db, services }, { req }) {
-      const headers = {
-        id: req.get('webhook-id'),
-        timestamp: req.get('webhook-timestamp'),
-        signature: req.get('webhook-signature'),
-      };
+    async handler({ params, query }, { db, services, log }, { req }) {
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]),
+      );
       const raw = Buffer.isBuffer(req.body) ? req.body : undefined;
-      return { body: await receiveDelivery(db, services.config, params.site_identifier, headers, raw) };
+      const deps = { db, config: services.config, logger: log };
+      return { body: await receiveDelivery(deps, params.site_identifier, query, headers, raw) };
     },
   }),
 ];

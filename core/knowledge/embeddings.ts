@@ -9,7 +9,7 @@
 // computes exact cosine similarity only for the nearest.
 import type { Config } from '../config.ts';
 import { JobError } from '../jobs/errors.ts';
-import { adapterFor } from '../providers/registry.ts';
+import { adapterFor, type RemoteVendor } from '../providers/registry.ts';
 
 /**
  * Why indexing or an embedding call failed, with a stable code: `transient`
@@ -34,7 +34,7 @@ export class KnowledgeError extends Error {
  * compare; a base indexed with another model is indexed again.
  */
 export function embeddingProvider(config: Pick<Config, 'providers'>) {
-  const vendor = config.providers.chains.embeddings.find((name) => name !== 'local');
+  const vendor = config.providers.chains.embeddings.find((name) => name !== 'local') as RemoteVendor | undefined;
   const model = vendor && config.providers.models[vendor]?.embeddings?.[0];
   return vendor && model ? { vendor, model } : null;
 }
@@ -48,7 +48,7 @@ export type Embedded = { vectors: number[][]; tokens: number | null };
 /** Texts embedded by the provider, in order, normalised; `tokens` as the provider reports them. */
 export async function embedTexts(config: Config, texts: string[], signal: AbortSignal): Promise<Embedded> {
   const provider = embeddingProvider(config);
-  if (!provider || provider.vendor === 'local')
+  if (!provider)
     throw new KnowledgeError('not_configured', 'No embedding provider: name one in EMBEDDING_PROVIDERS.', false);
   let embedded: Embedded;
   try {

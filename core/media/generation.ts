@@ -27,7 +27,10 @@ export const imageRequest = z
         'Width x height. Each model makes its own sizes (gpt-image-2: sides multiples of 16, ratio 1:3 to 3:1; ' +
           'flux: its aspect ratios; the local renderer any): a size the model cannot make is a 422 naming those it can',
       ),
-    quality: z.enum(['low', 'medium', 'high', 'auto']).optional().describe('For models that take it (GPT image models)'),
+    quality: z
+      .enum(['low', 'medium', 'high', 'auto'])
+      .optional()
+      .describe('For models that take it (GPT image models)'),
     background: z
       .enum(['transparent', 'opaque', 'auto'])
       .optional()

@@ -15,8 +15,6 @@ import { requireSiteFolder } from './access.ts';
 import { sizeText } from './generation.ts';
 import { estimateSeconds, speechInput } from './speech.ts';
 
-
-
 export const maxSceneSeconds = 60;
 export const maxScenes = 12;
 const defaultSecondsPerScene = 4;
@@ -52,7 +50,9 @@ export const videoRequest = z
     model: modelField,
     size: sizeText
       .default('1280x720')
-      .describe('Width x height of the frame; a vendor’s model makes its own (a 422 names them), the local composer any'),
+      .describe(
+        'Width x height of the frame; a vendor’s model makes its own (a 422 names them), the local composer any',
+      ),
     duration_seconds: z
       .number()
       .min(1)

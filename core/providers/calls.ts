@@ -60,7 +60,14 @@ export const vendorHealthSchema = z
     median_ms: z.number().nullable().describe('The middle duration of its calls in the last hour'),
     p95_ms: z.number().nullable(),
     recent_errors: z
-      .array(z.object({ at: timestamp, model: z.string(), error_code: z.string().nullable(), http_status: z.number().int().nullable() }))
+      .array(
+        z.object({
+          at: timestamp,
+          model: z.string(),
+          error_code: z.string().nullable(),
+          http_status: z.number().int().nullable(),
+        }),
+      )
       .describe('Its last 10 failures'),
   })
   .meta({ id: 'ProviderHealth' });

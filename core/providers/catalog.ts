@@ -1,10 +1,14 @@
 // Every model the platform knows, from each vendor's own list
 // (core/providers/<vendor>/models.ts) and the local stand-ins: what it
 // makes, how it is billed, and its default price. A model an operator allows
-// that is not listed here (a compatible server's own) is taken on the
-// capability's generic rules.
+// that is not listed here (a compatible server's own) is taken as it is:
+// nothing is checked of it at submit, and it is priced by its job kind.
 import type { Capability } from './capabilities.ts';
+import { elevenLabsModels } from './elevenlabs/models.ts';
+import { falModels } from './fal/models.ts';
 import type { ModelSpec } from './models.ts';
+import { openaiModels } from './openai/models.ts';
+import { replicateModels } from './replicate/models.ts';
 import type { Vendor } from './settings.ts';
 
 /**
@@ -23,13 +27,13 @@ const localModels: ModelSpec[] = [
 /** Which vendor makes what (whatever models it lists). */
 const offers: Record<Vendor, readonly Capability[]> = {
   openai: ['image', 'image_edit', 'speech', 'text', 'embeddings'],
-  replicate: ['image', 'video'],
+  replicate: ['image', 'video', 'speech'],
   fal: ['image', 'video'],
   elevenlabs: ['speech'],
   local: ['image', 'image_edit', 'video', 'speech', 'text'],
 };
 
-const catalog: ModelSpec[] = [...localModels];
+const catalog: ModelSpec[] = [...openaiModels, ...replicateModels, ...falModels, ...elevenLabsModels, ...localModels];
 
 /** The vendors that make a capability, in a stable order. */
 export const vendorsOffering = (capability: Capability): Vendor[] =>

@@ -25,7 +25,9 @@ export const modelField = z
   .min(1)
   .max(200)
   .optional()
-  .describe('A model the operator allows for this capability (GET /admin/providers lists them); the default when absent');
+  .describe(
+    'A model the operator allows for this capability (GET /admin/providers lists them); the default when absent',
+  );
 
 /** The spec of a planned call; undefined for a model the catalog does not know (a compatible server's own). */
 export const specOf = (capability: Capability, call: PlannedCall): ModelSpec | undefined =>

@@ -22,11 +22,21 @@ export const vendors = ['openai', 'replicate', 'fal', 'elevenlabs', 'local'] as 
 export type Vendor = (typeof vendors)[number];
 
 /** The chains the platform runs: one per capability, and one per video endpoint. */
-export const chainNames = ['image', 'image_edit', 'video', 'video_variant_a', 'video_variant_b', 'speech', 'text', 'embeddings'] as const;
+export const chainNames = [
+  'image',
+  'image_edit',
+  'video',
+  'video_variant_a',
+  'video_variant_b',
+  'speech',
+  'text',
+  'embeddings',
+] as const;
 export type ChainName = (typeof chainNames)[number];
 
 /** The capability a chain serves. */
-export const capabilityOf = (chain: ChainName): Capability => (chain.startsWith('video') ? 'video' : (chain as Capability));
+export const capabilityOf = (chain: ChainName): Capability =>
+  chain.startsWith('video') ? 'video' : (chain as Capability);
 
 export type VendorConfig = {
   apiKey: string | undefined;

@@ -67,7 +67,8 @@ export default defineJob({
         },
         { model: call.model, signal: context.signal },
       );
-      if (isPending(made)) throw permanent('provider_invalid_response', `${call.vendor} did not answer the edit at once.`);
+      if (isPending(made))
+        throw permanent('provider_invalid_response', `${call.vendor} did not answer the edit at once.`);
       return { output: made[0]!.bytes, applied: [input.instruction] };
     });
     const { output, applied } = edited;

@@ -15,7 +15,7 @@ import { defineJob } from './handler.ts';
 export default defineJob({
   input: translationJobInput,
   async run(input, context) {
-    const { db, job, config, signal } = context;
+    const { db, job } = context;
     const access = await jobAccess(db, job);
     if (!access) throw permanent('site_missing', 'The site was deleted before the translation ran.');
     await context.progress(0.1, 'translating');

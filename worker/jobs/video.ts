@@ -113,12 +113,19 @@ export default defineJob({
       plan,
       context,
       async (call) => {
-        if (call.vendor === 'local') return withTemporaryDir(async (dir) => {
-          const composed = await composeLocally(request, dir, context);
-          return store(input, composed.file, composed.poster, context, call, { scenes: composed.scenes });
-        });
+        if (call.vendor === 'local')
+          return withTemporaryDir(async (dir) => {
+            const composed = await composeLocally(request, dir, context);
+            return store(input, composed.file, composed.poster, context, call, { scenes: composed.scenes });
+          });
         await context.progress(0.1, `asking ${call.vendor} for the clip`);
-        const clip = { prompt: clipPrompt(request), seconds: clipSeconds(request, call), width, height, seed: request.seed };
+        const clip = {
+          prompt: clipPrompt(request),
+          seconds: clipSeconds(request, call),
+          width,
+          height,
+          seed: request.seed,
+        };
         return adapterFor(context.config, 'video', call.vendor).generate(clip, {
           model: call.model,
           signal: context.signal,

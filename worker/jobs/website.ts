@@ -27,7 +27,7 @@ const refused = (error: unknown): never => {
 export default defineJob({
   input: websiteJobInput,
   async run(brief, context) {
-    const { db, job, config, signal } = context;
+    const { db, job, config } = context;
     const site = await resolveSite(db, job.site_id);
     if (!site) throw permanent('site_missing', 'The site was deleted before the website was made.');
     await context.progress(0.1, 'writing the copy');

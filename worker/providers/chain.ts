@@ -14,8 +14,7 @@ import type { JobContext } from '../jobs/handler.ts';
 export type Answered<T> = { value: T; call: PlannedCall };
 
 /** Whether a failure passes the job on to the next provider of its plan. */
-const passesOn = (error: unknown) =>
-  error instanceof JobError && (error.transient || error.code === 'not_configured');
+const passesOn = (error: unknown) => error instanceof JobError && (error.transient || error.code === 'not_configured');
 
 export async function inTurn<T>(
   capability: Capability,

@@ -50,7 +50,9 @@ function collect(command: string, args: string[], input: string, jobSignal: Abor
 }
 
 /** The local stand-in: speech made here, in the interface of the vendors' (core/providers/capabilities.ts). */
-export function localSpeech(config: Config): { synthesize(request: SpeechSynthesis, signal: AbortSignal): Promise<Speech> } {
+export function localSpeech(config: Config): {
+  synthesize(request: SpeechSynthesis, signal: AbortSignal): Promise<Speech>;
+} {
   return {
     async synthesize(request, signal) {
       const voice = espeakVoice(request);

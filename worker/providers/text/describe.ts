@@ -1,8 +1,8 @@
 // Describing a media item for its alt text, caption and tags. Locally this is
 // done from what is known without looking at the content — kind, size,
 // orientation, dominant colour, duration, file name — and the result says so.
-// With TEXT_PROVIDER=openai an OpenAI-compatible chat endpoint looks at the
-// image (its smallest variant) and writes them.
+// With a language model named in TEXT_PROVIDERS it looks at the image (its
+// smallest variant, where the model sees pictures) and writes them.
 import { z } from 'zod';
 import type { ContentPart } from '../../../core/providers/capabilities.ts';
 import { chatJson, type ChatContext } from './chat.ts';
@@ -86,9 +86,15 @@ export function describeLocally(subject: Subject): Described {
     caption,
     tags,
     source: 'local',
-    note: 'Made from the file’s technical metadata and name, not from its content; set TEXT_PROVIDER=openai for descriptions of what it shows.',
+    note: 'Made from the file’s technical metadata and name, not from its content; name a language model in TEXT_PROVIDERS for descriptions of what it shows.',
   };
 }
+
+const fields = z.object({
+  alt: z.string().max(1000),
+  caption: z.string().max(2000),
+  tags: z.array(z.string().max(50)).max(20),
+});
 
 export async function describeWithProvider(
   context: ChatContext,

@@ -38,7 +38,8 @@ function answeringAtOnce(context: JobContext, capability: Extract<Capability, 'i
   const plan = planFor(context.config.providers, capability).filter(
     (call) => call.vendor !== 'replicate' && call.vendor !== 'fal',
   );
-  if (!plan.length) throw permanent('not_configured', `The local video composer needs a ${capability} provider that answers at once.`);
+  if (!plan.length)
+    throw permanent('not_configured', `The local video composer needs a ${capability} provider that answers at once.`);
   return plan;
 }
 
