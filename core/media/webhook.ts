@@ -72,18 +72,20 @@ export async function receiveDelivery(
           where provider = ${query.provider} and provider_ref = ${delivery.ref} and site_id = ${site.id} for update`)
       : null;
     if (!job) {
-      // A fast vendor may call back before the worker has recorded its id for the work:
-      // a retryable 409 rather than a 404. Either rolls back the event, so the same delivery
-      // can be made again.
-      const handing =
+      const named =
         site && query.job
-          ? await tx.exists(sql.type(z.object({}))`
-            select 1 from jobs where id = ${query.job} and site_id = ${site.id} and status = 'running' and provider_ref is null`)
-          : false;
-      if (handing)
+          ? await tx.maybeOne(sql.type(z.object({ status: z.string(), provider_ref: z.string().nullable() }))`
+              select status, provider_ref from jobs where id = ${query.job} and site_id = ${site.id}`)
+          : null;
+      // A fast vendor may call back before the worker has recorded its id for the work: a retryable
+      // 409 rather than a 404. Either rolls back the event, so the same delivery can be made again.
+      if (named?.status === 'running' && named.provider_ref === null)
         throw new Problem(409, 'The job is still being handed to the provider; deliver again shortly.', {
           headers: { 'Retry-After': '2' },
         });
+      // Work the job no longer waits for: answered at once (Prefer: wait), or left behind when the job
+      // moved on to its next provider. Acknowledged, so the vendor stops delivering it.
+      if (named) return { received: true as const, outcome: 'ignored' as const, job_id: query.job! };
       throw notFound('No job of this site waits for that work.');
     }
     if (delivery.state === 'running' || job.status !== 'waiting' || job.provider_result !== null)
