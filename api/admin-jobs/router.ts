@@ -54,7 +54,10 @@ export const routes = [
     responses: {
       200: {
         description: 'The job and its attempts',
-        schema: adminJobSchema.extend({ attempts: z.array(attemptSchema), provider_calls: z.array(providerCallSchema) }),
+        schema: adminJobSchema.extend({
+          attempts: z.array(attemptSchema),
+          provider_calls: z.array(providerCallSchema),
+        }),
       },
     },
     async handler({ params }, { db, actor }) {

@@ -353,7 +353,10 @@ export const routes = [
       headers: z.object({
         'webhook-id': z.string().optional().describe('Replicate: the event’s id; a repeat is answered 200 and ignored'),
         'webhook-timestamp': z.string().optional().describe('Replicate: Unix seconds when it was signed'),
-        'webhook-signature': z.string().optional().describe('Replicate: `v1,<base64 HMAC-SHA256 of id.timestamp.body>`'),
+        'webhook-signature': z
+          .string()
+          .optional()
+          .describe('Replicate: `v1,<base64 HMAC-SHA256 of id.timestamp.body>`'),
         'x-fal-webhook-request-id': z.string().optional().describe('fal: the request the delivery is for'),
         'x-fal-webhook-user-id': z.string().optional().describe('fal: the account it was made by'),
         'x-fal-webhook-timestamp': z.string().optional().describe('fal: Unix seconds when it was signed'),

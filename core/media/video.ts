@@ -12,7 +12,8 @@ import { modelField, planField, planFor, specOf, type PlannedCall } from '../pro
 import { chainVariable, type ChainName } from '../providers/settings.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { requireSiteFolder } from './access.ts';
-import { sizeText } from './generation.ts';
+import { closestSize } from '../providers/models.ts';
+import { dimensions, sizeText } from './generation.ts';
 import { estimateSeconds, speechInput } from './speech.ts';
 
 export const maxSceneSeconds = 60;
@@ -49,9 +50,10 @@ export const videoRequest = z
     scenes: z.array(scene).min(1).max(maxScenes).optional().describe('A script, instead of a prompt'),
     model: modelField,
     size: sizeText
-      .default('1280x720')
+      .optional()
       .describe(
-        'Width x height of the frame; a vendor’s model makes its own (a 422 names them), the local composer any',
+        'Width x height of the frame: a vendor’s model makes its own (a 422 names them), the local composer any. ' +
+          'Absent: 1280x720, or the size the model makes nearest to it',
       ),
     duration_seconds: z
       .number()
@@ -185,6 +187,17 @@ function localEstimate(request: VideoRequest): number {
   );
 }
 
+/** The frame asked for when the request names none: 720p landscape, or the model's nearest. */
+export const defaultFrame = { width: 1280, height: 720 };
+
+/** The frame a call makes: the request's, or the one its model makes nearest to the default. */
+export function frameOf(request: VideoRequest, call: PlannedCall): { width: number; height: number } {
+  if (request.size) return dimensions(request.size);
+  return call.vendor === 'local'
+    ? defaultFrame
+    : closestSize(specOf('video', call)?.sizes, defaultFrame.width, defaultFrame.height, 1280 * 720);
+}
+
 /** What a plan's call cannot do with this request, as 422 errors: a vendor's model shows no image of the site. */
 function unsupportedBy(request: VideoRequest, call: PlannedCall): ProblemField[] {
   if (call.vendor === 'local') return [];
@@ -259,10 +272,9 @@ export async function checkVideoRequest(
   await requireReferences(db, site, request);
   const overlong = overlongScenes(request);
   if (overlong.length) throw new Problem(422, 'A scene’s narration is too long for one scene.', { errors: overlong });
-  const [width, height] = request.size.split('x').map(Number) as [number, number];
   const plan = planFor(config.providers, chain, {
     model: request.model,
-    size: { width, height, path: 'body.size' },
+    size: request.size ? { ...dimensions(request.size), path: 'body.size' } : undefined,
   });
   const able = plan.filter((call) => unsupportedBy(request, call).length === 0);
   if (able.length === 0) {

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import sharp from 'sharp';
-import { sign } from '../../core/media/webhook.ts';
+import { standardSignature, signingKey } from '../../core/providers/replicate/webhooks.ts';
 import { toneHeader } from '../../core/media/wav.ts';
 import { fakeEmbedding } from './fake-embeddings.ts';
 
@@ -280,7 +280,7 @@ export function signedDelivery(secret: string, body: unknown, options: { id?: st
       'content-type': 'application/json',
       'webhook-id': id,
       'webhook-timestamp': timestamp,
-      'webhook-signature': `v1,${sign(secret, id, timestamp, raw)}`,
+      'webhook-signature': `v1,${standardSignature(signingKey(secret), id, timestamp, raw)}`,
     },
   };
 }

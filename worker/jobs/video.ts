@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { clipPrompt, clipSeconds, videoJobInput, type VideoJobInput } from '../../core/media/video.ts';
+import { clipPrompt, clipSeconds, frameOf, videoJobInput, type VideoJobInput } from '../../core/media/video.ts';
 import { folderStillThere, type StoredVariant } from '../../core/media/items.ts';
 import { probe, withTemporaryDir } from '../media/ffmpeg.ts';
 import { storePoster } from '../media/poster.ts';
@@ -107,7 +107,6 @@ export default defineJob({
   async run(input, context) {
     const { request } = input;
     const plan = input.providers ?? planFor(context.config.providers, 'video', { model: request.model });
-    const [width, height] = request.size.split('x').map(Number) as [number, number];
     const { value, call } = await inTurn(
       'video',
       plan,
@@ -122,8 +121,7 @@ export default defineJob({
         const clip = {
           prompt: clipPrompt(request),
           seconds: clipSeconds(request, call),
-          width,
-          height,
+          ...frameOf(request, call),
           seed: request.seed,
         };
         return adapterFor(context.config, 'video', call.vendor).generate(clip, {

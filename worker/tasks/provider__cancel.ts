@@ -13,7 +13,11 @@ export default defineTask({
   payload: z.object({ provider: z.string(), ref: z.string().min(1), model: z.string().nullable().default(null) }),
   async run(work, { config, logger, signal }) {
     try {
-      const told = await cancelWork(config, work, AbortSignal.any([signal, AbortSignal.timeout(config.providers.timeoutMs)]));
+      const told = await cancelWork(
+        config,
+        work,
+        AbortSignal.any([signal, AbortSignal.timeout(config.providers.timeoutMs)]),
+      );
       if (!told) logger.warn(work, 'a canceled job’s work is at a vendor that is no longer configured');
     } catch (error) {
       if (error instanceof JobError && !error.transient) {

@@ -8,9 +8,11 @@
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import sharp from 'sharp';
+import { dimensions } from '../../../core/media/generation.ts';
 import { imageKey } from '../../../core/media/items.ts';
 import { bytesOf } from '../../../core/media/versions.ts';
 import {
+  defaultFrame,
   maxSceneSeconds,
   narrationTailSeconds,
   planScenes,
@@ -61,7 +63,7 @@ async function picture(
     if (!bytes.length) throw permanent('media_missing', `The image of scene ${index + 1} was deleted.`);
     return bytes;
   }
-  const [width, height] = request.size.split('x').map(Number) as [number, number];
+  const { width, height } = request.size ? dimensions(request.size) : defaultFrame;
   const { value } = await inTurn('image', answeringAtOnce(context, 'image'), context, async (call) => {
     const size = closestSize(specOf('image', call)?.sizes, width, height);
     const asked = { prompt: scene.imagePrompt, count: 1, ...size, seed: request.seed, format: 'png' as const };
@@ -99,7 +101,7 @@ export type Composed = { file: string; poster: Buffer; scenes: number };
 
 export async function composeLocally(request: VideoRequest, dir: string, context: JobContext): Promise<Composed> {
   const scenes = planScenes(request);
-  const [width, height] = request.size.split('x').map(Number) as [number, number];
+  const { width, height } = request.size ? dimensions(request.size) : defaultFrame;
   const limits = { limitInputPixels: context.config.media.maxPixels };
   const segments: string[] = [];
   let poster: Buffer | undefined;
