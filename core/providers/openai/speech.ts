@@ -17,7 +17,7 @@ import { connect } from './client.ts';
 const voices: Record<string, string> = { default: 'alloy', female: 'shimmer', male: 'echo' };
 
 /** CreateSpeechRequest.input: maxLength 4096. */
-export const maxSpeechCharacters = 4096;
+const maxSpeechCharacters = 4096;
 
 const takesInstructions = (model: string) => /^gpt-4o(-mini)?-tts/.test(model);
 
