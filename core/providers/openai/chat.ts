@@ -54,7 +54,11 @@ function body(request: ChatRequest, model: string): Body {
       ? {
           tools: tools.map((tool) => ({
             type: 'function' as const,
-            function: { name: tool.name, description: tool.description, parameters: tool.parameters as never },
+            function: {
+              name: tool.name,
+              description: tool.description,
+              parameters: tool.parameters as Record<string, unknown>,
+            },
           })),
           // SPEC ChatCompletionToolChoiceOption; allowed only with tools (observed).
           ...(choice

@@ -173,6 +173,14 @@ describe('speech', () => {
     expect(lastBody()).toEqual({ model: 'tts-1', input: 'Hello.', voice: 'onyx', response_format: 'wav', speed: 1 });
   });
 
+  test('a custom voice goes by its id, as OpenAI takes one', async () => {
+    await openaiSpeech(settings()).synthesize(
+      { text: 'Hello.', voice: 'voice_1234', language: 'en', speed: 1 },
+      call('gpt-4o-mini-tts'),
+    );
+    expect(lastBody()).toMatchObject({ voice: { id: 'voice_1234' } });
+  });
+
   test('a text longer than OpenAI reads at once is refused before any request', async () => {
     const error = await failureOf(
       openaiSpeech(settings()).synthesize(
