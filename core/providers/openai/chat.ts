@@ -7,9 +7,10 @@
 // What differs by model or server:
 // - Reasoning models (o-series, gpt-5 and later) refuse any temperature but 1
 //   (400 unsupported_value, observed): it is sent only to the others.
-// - OpenAI takes `max_completion_tokens` (`max_tokens` is deprecated, and
-//   reasoning models refuse it); Ollama and LocalAI know only `max_tokens`, so
-//   a compatible server gets that.
+// - OpenAI's models take `max_completion_tokens` (`max_tokens` is deprecated,
+//   and reasoning models refuse it); Ollama and LocalAI know only `max_tokens`,
+//   so another model (a compatible server's: llama, qwen…) gets that. Told by
+//   the model's name, not the server's, so that proxies and fakes of OpenAI work.
 // - JSON mode (`response_format: json_object`) is refused unless a message says
 //   "json" (observed); one is added when none does.
 // - A compatible server may leave out a tool call's id (Ollama, per a client's
@@ -25,20 +26,22 @@ import { pictureType } from './picture-type.ts';
 type Body = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 
 const takesTemperature = (model: string) => !/^(o\d|gpt-5)/.test(model);
+/** OpenAI's own chat models (SPEC ModelIdsShared): gpt-*, chatgpt-*, o1, o3, o4-mini… */
+const openAIModel = (model: string) => /^(gpt-|chatgpt-|o\d)/.test(model);
 
 export function openaiChat(settings: VendorSettings): ChatModel {
   const openai = connect(settings);
   return {
     async chat(request, call) {
       const answer = await openai.send(call, (client, options) =>
-        client.chat.completions.create(body(request, call.model, openai.official), options),
+        client.chat.completions.create(body(request, call.model), options),
       );
       return answerOf(answer, openai.name);
     },
   };
 }
 
-function body(request: ChatRequest, model: string, official: boolean): Body {
+function body(request: ChatRequest, model: string): Body {
   const messages = request.messages.map(toOpenAI);
   if (request.json && !request.messages.some((message) => /json/i.test(textOf(message.content))))
     messages.unshift({ role: 'system', content: 'Answer with one JSON object.' });
@@ -51,7 +54,11 @@ function body(request: ChatRequest, model: string, official: boolean): Body {
       ? {
           tools: tools.map((tool) => ({
             type: 'function' as const,
-            function: { name: tool.name, description: tool.description, parameters: tool.parameters as never },
+            function: {
+              name: tool.name,
+              description: tool.description,
+              parameters: tool.parameters as Record<string, unknown>,
+            },
           })),
           // SPEC ChatCompletionToolChoiceOption; allowed only with tools (observed).
           ...(choice
@@ -66,7 +73,7 @@ function body(request: ChatRequest, model: string, official: boolean): Body {
     ...(request.json ? { response_format: { type: 'json_object' } } : {}),
     ...(request.maxOutputTokens === undefined
       ? {}
-      : official
+      : openAIModel(model)
         ? { max_completion_tokens: request.maxOutputTokens }
         : { max_tokens: request.maxOutputTokens }),
   };

@@ -11,8 +11,6 @@ import { retryAfter } from '../http.ts';
 export type OpenAIConnection = {
   /** How the tenant reads the vendor's name: OpenAI, or a server speaking its API. */
   name: string;
-  /** OpenAI's own API, not a compatible server. */
-  official: boolean;
   /** One call: the SDK's request, stopped when the job is canceled or the time is up, its failure a JobError. */
   send<T>(call: Call, work: (client: OpenAI, options: { signal: AbortSignal }) => Promise<T>): Promise<T>;
 };
@@ -48,7 +46,6 @@ export function connect(settings: VendorSettings): OpenAIConnection {
       : undefined;
   return {
     name,
-    official,
     async send(call, work) {
       if (!client) throw permanent('not_configured', 'OpenAI is not configured: OPENAI_API_KEY is not set.');
       // The SDK's own timeout stops at the headers of a binary answer (speech); this one covers the body too.

@@ -45,6 +45,29 @@ const image = (model: string, defaultPrice: number, sizes: Sizes, note?: string)
 
 const retiring = 'OpenAI shuts it down on 2026-12-01; use gpt-image-2.';
 
+/** CreateSpeechRequest.input: at most 4096 characters. */
+const speech = (model: string, defaultPrice: number): ModelSpec => ({
+  vendor,
+  capability: 'speech',
+  model,
+  unit: '1k_characters',
+  defaultPrice,
+  maxCharacters: 4096,
+});
+
+/** The context window at three characters a token, on the safe side of English's four. */
+const chat = (model: string, defaultPrice: number, contextTokens: number, note?: string): ModelSpec => ({
+  vendor,
+  capability: 'text',
+  model,
+  unit: '1k_tokens',
+  defaultPrice,
+  maxCharacters: contextTokens * 3,
+  note,
+});
+
+const reasoning = 'A reasoning model: it takes no temperature, so none is sent.';
+
 export const openaiModels: readonly ModelSpec[] = [
   // $0.211 for a high-quality 1024x1024 picture.
   ...image('gpt-image-2', 22, gptImage2Sizes),
@@ -61,42 +84,18 @@ export const openaiModels: readonly ModelSpec[] = [
   // Speech: tts-1 and tts-1-hd are billed per character ($15 and $30 a million).
   // gpt-4o-mini-tts is billed in tokens ($0.60 a million text in, $12 a million
   // audio out), which OpenAI estimates at $0.015 a minute: about 1,000 characters.
-  // `input` takes at most 4096 characters (CreateSpeechRequest.input).
-  {
-    vendor,
-    capability: 'speech',
-    model: 'gpt-4o-mini-tts',
-    unit: '1k_characters',
-    defaultPrice: 2,
-    maxCharacters: 4096,
-  },
-  { vendor, capability: 'speech', model: 'tts-1', unit: '1k_characters', defaultPrice: 2, maxCharacters: 4096 },
-  { vendor, capability: 'speech', model: 'tts-1-hd', unit: '1k_characters', defaultPrice: 3, maxCharacters: 4096 },
+  speech('gpt-4o-mini-tts', 2),
+  speech('tts-1', 2),
+  speech('tts-1-hd', 3),
 
-  // Chat. maxCharacters is the context window at three characters a token,
-  // on the safe side of English's four.
-  // $0.75 in / $4.50 out a million tokens; 400k tokens.
-  { vendor, capability: 'text', model: 'gpt-5.4-mini', unit: '1k_tokens', defaultPrice: 0.2, maxCharacters: 1_200_000 },
-  // $0.20 / $1.25; 400k tokens.
-  {
-    vendor,
-    capability: 'text',
-    model: 'gpt-5.4-nano',
-    unit: '1k_tokens',
-    defaultPrice: 0.05,
-    maxCharacters: 1_200_000,
-  },
-  // $0.40 / $1.60; 1M tokens.
-  {
-    vendor,
-    capability: 'text',
-    model: 'gpt-4.1-mini',
-    unit: '1k_tokens',
-    defaultPrice: 0.08,
-    maxCharacters: 3_000_000,
-  },
-  // $0.15 / $0.60; 128k tokens.
-  { vendor, capability: 'text', model: 'gpt-4o-mini', unit: '1k_tokens', defaultPrice: 0.03, maxCharacters: 384_000 },
+  // Chat, with the context window in tokens. $0.75 in / $4.50 out a million tokens.
+  chat('gpt-5.4-mini', 0.2, 400_000, reasoning),
+  // $0.20 / $1.25.
+  chat('gpt-5.4-nano', 0.05, 400_000, reasoning),
+  // $0.40 / $1.60.
+  chat('gpt-4.1-mini', 0.08, 1_000_000),
+  // $0.15 / $0.60.
+  chat('gpt-4o-mini', 0.03, 128_000),
 
   // Embeddings: $0.02, $0.13 and $0.10 a million tokens.
   { vendor, capability: 'embeddings', model: 'text-embedding-3-small', unit: '1k_tokens', defaultPrice: 0.002 },

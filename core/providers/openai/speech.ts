@@ -17,7 +17,7 @@ import { connect } from './client.ts';
 const voices: Record<string, string> = { default: 'alloy', female: 'shimmer', male: 'echo' };
 
 /** CreateSpeechRequest.input: maxLength 4096. */
-export const maxSpeechCharacters = 4096;
+const maxSpeechCharacters = 4096;
 
 const takesInstructions = (model: string) => /^gpt-4o(-mini)?-tts/.test(model);
 
@@ -50,7 +50,8 @@ function body(request: SpeechSynthesis, model: string) {
   return {
     model,
     input: request.text,
-    voice: voices[request.voice] ?? request.voice,
+    // SPEC VoiceIdsOrCustomVoice: a built-in voice by name, a custom one (voice_…) as { id }.
+    voice: request.voice.startsWith('voice_') ? { id: request.voice } : (voices[request.voice] ?? request.voice),
     response_format: 'wav' as const,
     speed: Math.min(4, Math.max(0.25, request.speed)),
     ...(instructions ? { instructions } : {}),
