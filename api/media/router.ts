@@ -316,7 +316,7 @@ export const routes = [
     idempotent: true,
     description:
       'Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. ' +
-      'Locally they come from technical metadata and the file name, and the job’s output says so; TEXT_PROVIDER=openai asks a vision-capable model.',
+      'Locally they come from technical metadata and the file name, and the job’s output says so; a language model named in TEXT_PROVIDERS looks at the picture.',
     request: {
       params: mediaParams,
       body: z.strictObject({ overwrite: z.boolean().default(false) }).default({ overwrite: false }),
