@@ -55,6 +55,8 @@ export type ProvidersConfig = {
   models: Partial<Record<Vendor, Partial<Record<Capability, string[]>>>>;
   vendors: Partial<Record<Exclude<Vendor, 'local'>, VendorConfig>>;
   timeoutMs: number;
+  /** The window requests a minute are counted in: a minute, shorter in benches (PROVIDER_LIMIT_WINDOW_MS). */
+  limitWindowMs: number;
 };
 
 type Env = Record<string, string | undefined>;
@@ -211,5 +213,11 @@ export function readProviders(
       (models[vendor] ??= {})[capability] = allowed;
     }
   }
-  return { providers: { chains, models, vendors: vendorConfigs, timeoutMs: options.timeoutMs }, problems };
+  const window = count.safeParse(env.PROVIDER_LIMIT_WINDOW_MS ?? 60_000);
+  if (!window.success || window.data < 1000) problems.push('PROVIDER_LIMIT_WINDOW_MS: at least 1000');
+  const limitWindowMs = window.data ?? 60_000;
+  return {
+    providers: { chains, models, vendors: vendorConfigs, timeoutMs: options.timeoutMs, limitWindowMs },
+    problems,
+  };
 }

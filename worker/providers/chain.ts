@@ -7,11 +7,26 @@
 // (provider_calls), whatever became of it.
 import type { Capability } from '../../core/providers/capabilities.ts';
 import { recordProviderCall, type CallOutcome } from '../../core/providers/calls.ts';
-import { JobError } from '../../core/jobs/errors.ts';
+import { Deferred, JobError } from '../../core/jobs/errors.ts';
+import { blockVendor, takeSlot } from '../../core/providers/limits.ts';
 import type { PlannedCall } from '../../core/providers/plan.ts';
 import type { JobContext } from '../jobs/handler.ts';
 
 export type Answered<T> = { value: T; call: PlannedCall };
+
+/** How long a vendor's 429 that named no wait holds everyone off. */
+const defaultBlockMs = 5000;
+
+/** A slot of the vendor's limits (core/providers/limits.ts); the local stand-ins have none. */
+function slotFor(call: PlannedCall, context: Pick<JobContext, 'db' | 'job' | 'config'>) {
+  if (call.vendor === 'local') return Promise.resolve({ slot: { release: async () => undefined } });
+  const { providers } = context.config;
+  return takeSlot(context.db, call.vendor, providers.vendors[call.vendor]!, {
+    jobId: context.job.id,
+    timeoutMs: providers.timeoutMs,
+    windowMs: providers.limitWindowMs,
+  });
+}
 
 /** Whether a failure passes the job on to the next provider of its plan. */
 const passesOn = (error: unknown) => error instanceof JobError && (error.transient || error.code === 'not_configured');
@@ -19,7 +34,7 @@ const passesOn = (error: unknown) => error instanceof JobError && (error.transie
 export async function inTurn<T>(
   capability: Capability,
   plan: PlannedCall[],
-  context: Pick<JobContext, 'db' | 'job' | 'signal' | 'progress'>,
+  context: Pick<JobContext, 'db' | 'job' | 'signal' | 'progress' | 'config'>,
   attempt: (call: PlannedCall) => Promise<T>,
   outcomeOf: (value: T) => CallOutcome = () => 'succeeded',
 ): Promise<Answered<T>> {
@@ -38,11 +53,16 @@ export async function inTurn<T>(
         httpStatus: error instanceof JobError ? error.status : undefined,
       });
     if (index > 0) await context.progress(0.1, `trying ${call.vendor} after ${plan[index - 1]!.vendor}`);
+    const taken = await slotFor(call, context);
+    if ('waitMs' in taken) throw new Deferred(taken.waitMs, `waiting for ${taken.reason}`);
     try {
-      const value = await attempt(call);
+      const value = await attempt(call).finally(() => taken.slot.release());
       await record(outcomeOf(value));
       return { value, call };
     } catch (error) {
+      // The vendor's 429 holds for every worker: none sends it more before the wait it named.
+      if (error instanceof JobError && error.status === 429)
+        await blockVendor(context.db, call.vendor, error.retryAfterMs ?? defaultBlockMs);
       if (context.signal.aborted) {
         await record('canceled').catch(() => undefined);
         throw error;
