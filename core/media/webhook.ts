@@ -102,6 +102,15 @@ export async function receiveDelivery(
       });
       return { received: true as const, outcome: 'failed' as const, job_id: job.id };
     }
+    if (delivery.output === null || delivery.output === undefined) {
+      // A success with nothing in it can never be collected; stored, JSON null would read as no result at
+      // all, and the job would run again from the start, handing the vendor the same work a second time.
+      await fail(tx, job, {
+        code: 'provider_invalid_response',
+        message: `${query.provider} reported the work done but delivered no result.`,
+      });
+      return { received: true as const, outcome: 'failed' as const, job_id: job.id };
+    }
     await tx.query(sql.typeAlias('void')`
       update jobs set provider_result = ${sql.jsonb((delivery.output ?? null) as never)}, stage = 'result received'
       where id = ${job.id}`);
