@@ -10,13 +10,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import type { Config } from '../../core/config.ts';
-import { toneHeader } from '../../core/media/wav.ts';
 import { binaries } from '../../worker/media/binaries.ts';
 import { encodeAudio, withTemporaryDir } from '../../worker/media/ffmpeg.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from './app.ts';
 import { giveCredits, waitForJob } from './jobs.ts';
 import { areaCast, type AreaCast } from './identity.ts';
+import { toneWav } from './tone.ts';
+
+export { toneWav };
 
 export type MediaCast = AreaCast;
 
@@ -92,15 +94,6 @@ export function mediaSuite(options: { env?: () => Record<string, string>; listen
     else await stopTestApp(suite.t);
   });
   return suite;
-}
-
-/** A mono 16-bit PCM WAV of a 440 Hz tone: real audio that ffmpeg and ffprobe read. */
-export function toneWav(seconds: number, rate = 22_050): Buffer {
-  const samples = Math.round(seconds * rate);
-  const data = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++)
-    data.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 8000), i * 2);
-  return Buffer.concat([toneHeader(data.length, rate), data]);
 }
 
 /** The same tone as an MP3, as a speech model on Replicate delivers it. */
