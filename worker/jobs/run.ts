@@ -64,7 +64,11 @@ async function claim(db: DatabasePool, jobId: string, workerId: string): Promise
       where job_id = ${jobId} and outcome is null and exists (select from claimed)
     ),
     opened as (
+      -- A deferred run gave its attempt back (core/jobs/settle.ts defer): its number is this run's, its row reopened.
       insert into job_attempts (job_id, attempt, worker_id) select id, attempts, ${workerId} from claimed
+      on conflict (job_id, attempt) do update
+        set worker_id = excluded.worker_id, started_at = now(), finished_at = null, outcome = null, error = null
+        where job_attempts.outcome = 'deferred'
     )
     select ${jobColumns} from claimed as jobs`),
   );
