@@ -1,10 +1,12 @@
 // A job's plan run in turn (core/providers/plan.ts): each provider is called
 // until one answers. One that answers 429 or 5xx, times out or cannot be
-// reached passes the job on to the next; the last one's failure is the
-// job's, so the job is retried after the Retry-After it named (the runner's
-// backoff). A refusal of the input (a 4xx) fails the job at once: the next
-// provider would be asked the same thing. Each call is recorded
-// (provider_calls), whatever became of it.
+// reached passes the job on to the next, and so does one with no free slot
+// (core/providers/limits.ts: its limit, or the wait its 429 named); the
+// last one's failure is the job's, so the job is retried after the
+// Retry-After it named (the runner's backoff), or waits for its slot. A
+// refusal of the input (a 4xx) fails the job at once: the next provider
+// would be asked the same thing. Each call is recorded (provider_calls),
+// whatever became of it.
 import type { Capability } from '../../core/providers/capabilities.ts';
 import { recordProviderCall, type CallOutcome } from '../../core/providers/calls.ts';
 import { Deferred, JobError } from '../../core/jobs/errors.ts';
@@ -54,7 +56,14 @@ export async function inTurn<T>(
       });
     if (index > 0) await context.progress(0.1, `trying ${call.vendor} after ${plan[index - 1]!.vendor}`);
     const taken = await slotFor(call, context);
-    if ('waitMs' in taken) throw new Deferred(taken.waitMs, `waiting for ${taken.reason}`);
+    if ('waitMs' in taken) {
+      // No free slot (its limit, or the wait its own 429 named): as after a 429, the next provider is
+      // asked; the last one is waited for. Not a call: nothing is recorded for it.
+      const deferred = new Deferred(taken.waitMs, `waiting for ${taken.reason}`);
+      if (index === plan.length - 1) throw deferred;
+      last = deferred;
+      continue;
+    }
     try {
       const value = await attempt(call).finally(() => taken.slot.release());
       await record(outcomeOf(value));
