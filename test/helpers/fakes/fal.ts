@@ -54,6 +54,8 @@ export type FakeFal = {
   jwksAnswers: Answer[];
   /** How many times the JWKS was fetched. */
   jwksFetches: number;
+  /** Every webhook delivery made, retries and duplicates included, in order (also those of a submit's `completeOnSubmit`). */
+  deliveries: (Sent & { requestId: string })[];
   /** Files served at /files/<name>, as fal's CDN would (no key needed). */
   files: Map<string, { bytes: Buffer; contentType: string }>;
   /** Complete every request as soon as it is queued, its webhook sent before the submit is answered. */
@@ -303,6 +305,7 @@ export async function startFakeFal(options: { retryDelayMs?: number; retries?: n
         () => 'unreachable' as const,
       );
       sent.push({ ...delivery, status });
+      fake.deliveries.push({ ...delivery, status, requestId: delivery.headers['x-fal-webhook-request-id']! });
       if (typeof status === 'number' && status < 300) break;
     }
     return sent;
@@ -455,6 +458,7 @@ export async function startFakeFal(options: { retryDelayMs?: number; retries?: n
     answers: [],
     jwksAnswers: [],
     jwksFetches: 0,
+    deliveries: [],
     files,
     completeOnSubmit: false,
     media: undefined,
