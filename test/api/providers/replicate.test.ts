@@ -209,6 +209,22 @@ describe('speech', () => {
     const retriedAfter = Date.parse(spoke!.started_at) - (Date.parse(limited!.started_at) + limited!.duration_ms);
     expect(retriedAfter).toBeGreaterThanOrEqual(1900);
   });
+  it('tells the tenant a 5xx in words of ours while the job waits for its retry', async () => {
+    const detail = 'upstream connect error or disconnect/reset before headers, reset reason: overflow';
+    fake.answers.push({ status: 503, title: 'Service Unavailable', detail });
+    fake.plans.push({ status: 'succeeded' });
+    const id = await submit(suite, '/media/tts', { text: 'Again.', model: 'minimax/speech-02-hd' });
+    const waiting = await pollUntil(
+      () => readJob(suite, id),
+      (job) => job.error !== null || job.status === 'succeeded',
+      { tries: 300, everyMs: 50 },
+    );
+    expect(waiting).toMatchObject({
+      status: 'queued',
+      error: { code: 'provider_unavailable', message: 'Replicate answered 503.', transient: true },
+    });
+    expect(await jobWhen(suite, id)).toMatchObject({ status: 'succeeded', attempts: 2 });
+  });
 });
 
 describe('video (variant A)', () => {
