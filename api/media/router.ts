@@ -366,11 +366,11 @@ export const routes = [
     responses: {
       200: { description: 'Received', schema: deliveryReceiptSchema },
       401: problemResponse('The signature is missing, wrong or too old'),
-      404: problemResponse('No job of this site waits for that work'),
+      404: problemResponse('No job of this site waits for that work, or the vendor is not configured here'),
       409: problemResponse('The job is not ready for a result yet; retry after Retry-After seconds', {
         'Retry-After': retryAfterHeader,
       }),
-      503: problemResponse('The vendor is not configured, or its signing keys could not be read'),
+      503: problemResponse('The vendor’s signing secret or keys could not be read; deliver again shortly'),
     },
     async handler({ params, query }, { db, services, log }, { req }) {
       const headers = Object.fromEntries(

@@ -19,6 +19,9 @@ import type { Logger } from '../logger.ts';
 import { asyncVendorFor } from '../providers/registry.ts';
 import { resolveSite } from '../tenancy/site-access.ts';
 
+/** The vendors that call back, as tenants read their names. */
+const vendorNames = { replicate: 'Replicate', fal: 'fal' } as const;
+
 export const webhookQuery = z.object({
   provider: z.enum(['replicate', 'fal']).describe('Which vendor calls back: its signature scheme is checked'),
   job: z
@@ -55,8 +58,12 @@ export async function receiveDelivery(
   rawBody: Buffer | undefined,
 ): Promise<DeliveryReceipt> {
   const { db, config, logger } = deps;
-  const vendor = asyncVendorFor(config, query.provider);
-  if (!vendor) throw new Problem(503, `${query.provider} is not configured.`);
+  const settings = config.providers.vendors[query.provider];
+  // A vendor with nothing to verify by (no key, no secret) is not one this platform uses: no job can wait for it,
+  // and no call is made to learn more.
+  const verifiable = settings?.apiKey !== undefined || settings?.webhookSecret !== undefined;
+  const vendor = verifiable ? asyncVendorFor(config, query.provider) : undefined;
+  if (!vendor) throw notFound(`No job of this site waits for ${query.provider}: it is not configured here.`);
   const delivery = await vendor.verify(headers, rawBody ?? Buffer.alloc(0));
   const unstorable = unstorableFields(delivery.output ?? null, 'body');
   if (unstorable.length > 0) throw new Problem(422, 'The delivery is not valid.', { errors: unstorable });
@@ -97,8 +104,8 @@ export async function receiveDelivery(
         code: delivery.state === 'canceled' ? 'provider_canceled' : 'provider_failed',
         message:
           delivery.state === 'canceled'
-            ? `${query.provider} canceled the work.`
-            : `${query.provider} could not make the result.`,
+            ? `${vendorNames[query.provider]} canceled the work.`
+            : `${vendorNames[query.provider]} could not make the result.`,
       });
       return { received: true as const, outcome: 'failed' as const, job_id: job.id };
     }

@@ -303,7 +303,7 @@ describe('Replicate', () => {
       attempts: 1,
       credits_charged: 0,
       media_id: null,
-      error: { code: 'provider_failed', message: 'replicate could not make the result.', transient: false },
+      error: { code: 'provider_failed', message: 'Replicate could not make the result.', transient: false },
     });
     expect(done.finished_at).not.toBeNull();
     expect(await ledgerFor(t, job.id)).toEqual([
@@ -553,7 +553,7 @@ describe('Replicate deliveries refused', () => {
       await request(t.app).post(hook(w.site.slug, query)).set(delivery.headers).send(delivery.raw).expect(422);
   });
 
-  it('answers 503 when Replicate is not configured (no token, no signing secret)', async () => {
+  it('answers 404 for a vendor not configured here (no token, no signing secret): no job can wait for it', async () => {
     const bare = await startTestApp();
     try {
       const tenant = await newTenant(bare);
@@ -563,8 +563,8 @@ describe('Replicate deliveries refused', () => {
         .post(hook(site.slug, 'provider=replicate'))
         .set(delivery.headers)
         .send(delivery.raw)
-        .expect(503);
-      expect(res.body.status).toBe(503);
+        .expect(404);
+      expect(res.body.detail).toMatch(/not configured/);
     } finally {
       await stopTestApp(bare);
     }

@@ -258,7 +258,7 @@ describe('video (variant A)', () => {
     expect(done).toMatchObject({
       status: 'failed',
       credits_charged: 0,
-      error: { code: 'provider_failed', message: 'replicate could not make the result.' },
+      error: { code: 'provider_failed', message: 'Replicate could not make the result.' },
     });
     expect(await ledgerKinds(suite, id)).toEqual(['reservation', 'release']);
   });
