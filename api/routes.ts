@@ -2,6 +2,7 @@
 // answers 501 until its issue is done.
 import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
+import { routes as adminProviders } from './admin-providers/router.ts';
 import { routes as agents } from './agents/router.ts';
 import { routes as auth } from './auth/router.ts';
 import { routes as knowledgeBase } from './agents/knowledge-base.ts';
@@ -63,6 +64,7 @@ export const allRoutes: RouteDefinition[] = [
   ...globalCostSettings,
   ...jobs,
   ...adminJobs,
+  ...adminProviders,
   ...media,
   ...mediaVideo,
   ...mediaFolders,

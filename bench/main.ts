@@ -16,6 +16,7 @@ import { searchFigures } from './search.ts';
 import { knowledgeFigures } from './knowledge.ts';
 import { replicaFigures } from './replica.ts';
 import { benchLimits } from './limits.ts';
+import { providerLimitFigures } from './providers.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -222,6 +223,15 @@ try {
     rows.push(...(await knowledgeFigures(api.url, token, databaseUrl, adminUrl, launchApi)));
   }
   if (section('replica')) rows.push(...(await replicaFigures(launchApi)));
+  if (section('providers')) {
+    // API and worker in one process (npm start) against the bench's database, with the providers' settings.
+    const launchStart = async (env: Record<string, string>) => {
+      const started = await launch('scripts/start.ts', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, ...env });
+      await untilReady(started.url);
+      return { url: started.url, stop: () => stop(started) };
+    };
+    rows.push(...(await providerLimitFigures(token, launchStart)));
+  }
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);

@@ -3,6 +3,7 @@
 import path from 'node:path';
 import proxyaddr from 'proxy-addr';
 import { z } from 'zod';
+import { readProviders } from './providers/settings.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -114,29 +115,14 @@ const envSchema = z.object({
     .default('5,300,1800,7200,18000,36000,36000')
     .transform((value) => value.split(',').map(Number))
     .refine((waits) => waits.length <= 20, 'at most 20 retries'),
-  SPEECH_PROVIDER: z.enum(['local', 'openai', 'async']).default('local'),
+  // The AI providers (chains per capability, vendors' keys, base URLs, models and limits) are read by
+  // core/providers/settings.ts from the variables it names; the time one provider call may take is here.
   SPEECH_MAX_CHARACTERS: positiveInt.max(100_000).default(5000),
-  IMAGE_PROVIDER: z.enum(['local', 'openai']).default('local'),
-  AI_IMAGE_MODEL: z.string().min(1).default('gpt-image-1'),
-  TEXT_PROVIDER: z.enum(['local', 'openai']).default('local'),
-  AI_TEXT_MODEL: z.string().min(1).default('gpt-4o-mini'),
-  AI_BASE_URL: optionalUrl,
-  AI_API_KEY: z.string().min(1).optional(),
-  AI_SPEECH_MODEL: z.string().min(1).default('tts-1'),
   AI_TIMEOUT_MS: positiveInt.default(60_000),
-  // Knowledge bases: chunks are embedded only when a model is named (an OpenAI-compatible /embeddings at AI_BASE_URL).
-  AI_EMBEDDING_MODEL: z.string().min(1).max(200).optional(),
+  // The longest one scene of a locally composed video may take ffmpeg.
+  VIDEO_RENDER_TIMEOUT_MS: positiveInt.default(20 * 60_000),
   KNOWLEDGE_CHUNK_TOKENS: positiveInt.min(50).max(8000).default(500),
   KNOWLEDGE_CHUNK_OVERLAP: z.coerce.number().int().min(0).max(4000).default(50),
-  VIDEO_PROVIDER: z.enum(['local', 'mediaprovider', 'openai']).default('local'),
-  VIDEO_VARIANT_A_PROVIDER: z.enum(['local', 'mediaprovider', 'openai']).default('mediaprovider'),
-  VIDEO_VARIANT_B_PROVIDER: z.enum(['local', 'mediaprovider', 'openai']).default('openai'),
-  AI_VIDEO_MODEL: z.string().min(1).default('sora-2'),
-  VIDEO_POLL_INTERVAL_MS: positiveInt.default(5000),
-  VIDEO_RENDER_TIMEOUT_MS: positiveInt.default(20 * 60_000),
-  MEDIA_PROVIDER_URL: optionalUrl,
-  MEDIA_PROVIDER_API_KEY: z.string().min(1).optional(),
-  MEDIA_PROVIDER_WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   ESPEAK_PATH: z.string().min(1).optional(),
   FFMPEG_PATH: z.string().min(1).optional(),
   FFPROBE_PATH: z.string().min(1).optional(),
@@ -259,6 +245,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   }
   const values = parsed.data;
   const production = values.NODE_ENV === 'production';
+  const { providers, problems } = readProviders(present, {
+    publicUrl: values.PUBLIC_URL,
+    timeoutMs: values.AI_TIMEOUT_MS,
+  });
+  if (problems.length)
+    throw new ConfigError(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join('\n')}`);
   const dataDir = path.resolve(values.DATA_DIR);
   const mediaDir = path.join(dataDir, 'media');
   return {
@@ -309,40 +301,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       timeoutMs: values.JOB_WEBHOOK_TIMEOUT_MS,
       retrySeconds: values.JOB_WEBHOOK_RETRY_SECONDS,
     },
-    speech: { provider: values.SPEECH_PROVIDER, maxCharacters: values.SPEECH_MAX_CHARACTERS },
-    images: { provider: values.IMAGE_PROVIDER, model: values.AI_IMAGE_MODEL },
-    text: { provider: values.TEXT_PROVIDER, model: values.AI_TEXT_MODEL },
-    ai: {
-      baseUrl: values.AI_BASE_URL?.replace(/\/$/, ''),
-      apiKey: values.AI_API_KEY,
-      speechModel: values.AI_SPEECH_MODEL,
-      timeoutMs: values.AI_TIMEOUT_MS,
-      embeddingModel:
-        values.AI_EMBEDDING_MODEL && !values.AI_BASE_URL
-          ? missing('AI_EMBEDDING_MODEL', 'needs AI_BASE_URL, the OpenAI-compatible API that serves /embeddings')
-          : values.AI_EMBEDDING_MODEL,
-    },
+    speech: { maxCharacters: values.SPEECH_MAX_CHARACTERS },
+    ai: { timeoutMs: values.AI_TIMEOUT_MS },
+    video: { renderTimeoutMs: values.VIDEO_RENDER_TIMEOUT_MS },
+    providers,
     knowledge: {
       chunkTokens: values.KNOWLEDGE_CHUNK_TOKENS,
       overlapTokens:
         values.KNOWLEDGE_CHUNK_OVERLAP * 2 > values.KNOWLEDGE_CHUNK_TOKENS
           ? missing('KNOWLEDGE_CHUNK_OVERLAP', 'must be at most half of KNOWLEDGE_CHUNK_TOKENS')
           : values.KNOWLEDGE_CHUNK_OVERLAP,
-    },
-    video: {
-      backends: {
-        main: values.VIDEO_PROVIDER,
-        varianta: values.VIDEO_VARIANT_A_PROVIDER,
-        variantb: values.VIDEO_VARIANT_B_PROVIDER,
-      },
-      model: values.AI_VIDEO_MODEL,
-      pollIntervalMs: values.VIDEO_POLL_INTERVAL_MS,
-      renderTimeoutMs: values.VIDEO_RENDER_TIMEOUT_MS,
-    },
-    mediaProvider: {
-      url: values.MEDIA_PROVIDER_URL?.replace(/\/$/, ''),
-      apiKey: values.MEDIA_PROVIDER_API_KEY,
-      webhookSecret: values.MEDIA_PROVIDER_WEBHOOK_SECRET,
     },
     binaries: { espeak: values.ESPEAK_PATH, ffmpeg: values.FFMPEG_PATH, ffprobe: values.FFPROBE_PATH },
     storage:

@@ -10,7 +10,7 @@ import request from 'supertest';
 import { loadConfig } from '../core/config.ts';
 import { startTestApp, stopTestApp, type TestApp } from './helpers/app.ts';
 import { newSite, newTenant, signedIn } from './helpers/factories.ts';
-import { startFakeProviders, type FakeProviders } from './helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakes/openai.ts';
 import { giveCredits, readJob, waitForJob } from './helpers/jobs.ts';
 import { pollUntil } from './helpers/poll.ts';
 import { startCommand, untilReady, type Started } from './helpers/processes.ts';
@@ -82,11 +82,13 @@ describe('the commands', () => {
 
 describe('SIGTERM to the first process', () => {
   let t: TestApp;
-  let fake: FakeProviders;
+  let fake: FakeOpenAI;
   let started: Started | undefined;
+  // Speech through OpenAI's strict fake; the API plans each job's providers at submit, so it is told them too.
+  const providers = () => ({ SPEECH_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey });
   beforeAll(async () => {
-    fake = await startFakeProviders();
-    t = await startTestApp();
+    fake = await startFakeOpenAI();
+    t = await startTestApp({ env: providers() });
   });
   afterEach(() => {
     if (started?.child.exitCode === null) started.child.kill('SIGKILL');
@@ -109,14 +111,13 @@ describe('SIGTERM to the first process', () => {
     LOG_LEVEL: 'info',
     DATABASE_URL: t.database.url,
     DATA_DIR: t.config.dataDir,
-    SPEECH_PROVIDER: 'openai',
-    AI_BASE_URL: fake.url,
-    AI_API_KEY: 'test-key',
+    ...providers(),
   });
 
   it('drains the compose worker: the job it is running finishes once, and it exits 0', async () => {
     const who = await author();
-    fake.fallback = { kind: 'ok', seconds: 1, delayMs: 1500 };
+    // An answer slow enough that the signal comes while the job runs.
+    fake.script('audio/speech', { kind: 'ok', delayMs: 1500 });
     started = await startCommand(composeCommands().worker!, env(), { listens: false });
     const res = await request(t.app)
       .post(`/${who.site.slug}/media/tts`)
@@ -131,7 +132,7 @@ describe('SIGTERM to the first process', () => {
     started.child.kill('SIGTERM');
     expect(await started.exited).toBe(0);
     const job = await waitForJob(t, res.body.id, ['succeeded', 'failed'], 10_000);
-    expect(job).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(job).toMatchObject({ status: 'succeeded', attempts: 1, output: { provider: 'openai' } });
     expect(started.output()).toMatch(/"msg":"shut down"/);
   });
 

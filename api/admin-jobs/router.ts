@@ -13,6 +13,7 @@ import {
   retryJob,
 } from '../../core/jobs/admin.ts';
 import { pageSchema } from '../../core/pagination.ts';
+import { providerCallSchema } from '../../core/providers/calls.ts';
 import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { uuidParams } from '../schemas.ts';
@@ -45,12 +46,18 @@ export const routes = [
   defineRoute({
     key: 'GET /admin/jobs/{job_id}',
     access: 'global-admin',
-    description: 'One job with every attempt: the worker that ran it, when, and how it ended.',
+    description:
+      'One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI ' +
+      'provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside ' +
+      'the one that made it).',
     request: { params: jobParams },
     responses: {
       200: {
         description: 'The job and its attempts',
-        schema: adminJobSchema.extend({ attempts: z.array(attemptSchema) }),
+        schema: adminJobSchema.extend({
+          attempts: z.array(attemptSchema),
+          provider_calls: z.array(providerCallSchema),
+        }),
       },
     },
     async handler({ params }, { db, actor }) {

@@ -115,7 +115,7 @@ export const routes = [
       'Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it ' +
       'is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating ' +
       '`overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed ' +
-      'for full text and, when AI_EMBEDDING_MODEL is set, embedded by the OpenAI-compatible `/embeddings` at AI_BASE_URL. ' +
+      'for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model. ' +
       'Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone ' +
       'is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is ' +
       'charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. ' +

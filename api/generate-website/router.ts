@@ -18,7 +18,7 @@ export const routes = [
       'posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are ' +
       'published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes ' +
       'the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the ' +
-      'brief’s words (`copy_source: template` on the output); with TEXT_PROVIDER=openai the model writes it (`copy_source: model`; ' +
+      'brief’s words (`copy_source: template` on the output); with a language model named in TEXT_PROVIDERS it writes it (`copy_source: model`; ' +
       'an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: ' +
       '`content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.',
     access: { site: 'manage', scope: ['jobs:write', 'content:write'] },

@@ -127,7 +127,12 @@ const generateImage = defineTool({
   params: siteParams,
   body: imageRequest,
   waits: true,
-  run: async (input, call) => submitted(call, await imageSubmission(call.context.db, call.site!.id, input.body), input),
+  run: async (input, call) =>
+    submitted(
+      call,
+      await imageSubmission(call.context.db, call.context.services.config, call.site!.id, input.body),
+      input,
+    ),
 });
 
 const textToSpeech = defineTool({

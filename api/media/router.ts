@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { Problem } from '../../core/errors.ts';
 import { viewQuery } from '../../core/media/files.ts';
 import { imageRequest, imageSubmission } from '../../core/media/generation.ts';
+import { planFor } from '../../core/providers/plan.ts';
 import { mediaItemSchema } from '../../core/media/items.ts';
 import {
   countMedia,
@@ -30,7 +31,7 @@ import {
   mediaVersionSchema,
   saveEdited,
 } from '../../core/media/versions.ts';
-import { deliveryReceiptSchema, deliverySchema, receiveDelivery } from '../../core/media/webhook.ts';
+import { deliveryReceiptSchema, deliverySchema, receiveDelivery, webhookQuery } from '../../core/media/webhook.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { jobResponses, preferHeader, submitAndAnswer } from '../jobs/answer.ts';
 import { fromZodError } from '../middleware/problems.ts';
@@ -240,7 +241,8 @@ export const routes = [
     description:
       'Speaks the text into an audio file (mp3, wav or ogg) as a job: 202 with the job and its Location; when it succeeds, `media_id` is the audio’s media item. ' +
       'Credits for the estimated seconds are reserved now (402 when they are not available); the seconds actually made are debited. ' +
-      'Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).',
+      'The providers SPEECH_PROVIDERS names are tried in turn (OpenAI, ElevenLabs, the local espeak-ng, whose audio is a ' +
+      'placeholder); `model` names one the operator allows. Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).',
     request: { params: siteParams, body: speechInput, headers: preferHeader },
     responses: jobResponses,
     async handler({ body }, context, { req }) {
@@ -254,13 +256,16 @@ export const routes = [
     idempotent: true,
     description:
       'Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). ' +
-      'Credits for `count` images are reserved now (402 when not available) and debited per image made. The local provider draws ' +
-      'deterministic abstract images (the same prompt and seed, the same images); IMAGE_PROVIDER=openai calls an OpenAI-compatible endpoint. ' +
+      'Credits for `count` images are reserved now (402 when not available) and debited per image made. The providers IMAGE_PROVIDERS ' +
+      'names are tried in turn (one answering 429, 5xx or not at all passes the job on); the local renderer draws deterministic ' +
+      'abstract placeholders (the same prompt and seed, the same images; `output.placeholder` true). `model` names one of the ' +
+      'models the operator allows, and `size` must be one it makes (a 422 names them). ' +
       'Honours Idempotency-Key and `Prefer: wait=N`.',
     request: { params: siteParams, body: imageRequest, headers: preferHeader },
     responses: jobResponses,
     async handler({ body }, context, { req }) {
-      return submitAndAnswer(context, req.get('prefer'), await imageSubmission(context.db, context.site.id, body));
+      const submission = await imageSubmission(context.db, context.services.config, context.site.id, body);
+      return submitAndAnswer(context, req.get('prefer'), submission);
     },
   }),
 
@@ -272,7 +277,8 @@ export const routes = [
       'Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). ' +
       'Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style ' +
       'filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with ' +
-      'unsupported_instruction. IMAGE_PROVIDER=openai sends it to an OpenAI-compatible /images/edits.',
+      'unsupported_instruction. A vendor named in IMAGE_EDIT_PROVIDERS (OpenAI’s /images/edits and compatible ones) follows ' +
+      'any instruction; the mask then marks what to keep (light) and what to edit (dark).',
     request: {
       params: mediaParams,
       body: z.strictObject({ instruction: z.string().trim().min(1).max(1000), mask_media_id: z.uuid().optional() }),
@@ -297,6 +303,7 @@ export const routes = [
           media_id: params.media_id,
           instruction: body.instruction,
           ...(body.mask_media_id ? { mask_media_id: body.mask_media_id } : {}),
+          providers: planFor(context.services.config.providers, 'image_edit'),
         },
         estimatedUnits: 1,
       });
@@ -309,7 +316,7 @@ export const routes = [
     idempotent: true,
     description:
       'Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. ' +
-      'Locally they come from technical metadata and the file name, and the job’s output says so; TEXT_PROVIDER=openai asks a vision-capable model.',
+      'Locally they come from technical metadata and the file name, and the job’s output says so; a language model named in TEXT_PROVIDERS looks at the picture.',
     request: {
       params: mediaParams,
       body: z.strictObject({ overwrite: z.boolean().default(false) }).default({ overwrite: false }),
@@ -332,36 +339,46 @@ export const routes = [
     // Only failed signatures count against the sender: a busy provider is never turned away.
     rateLimit: 'signature-failures',
     description:
-      'Where the asynchronous media provider delivers a result. Signed with MEDIA_PROVIDER_WEBHOOK_SECRET: `webhook-id`, `webhook-timestamp` (Unix seconds, within 5 minutes) and ' +
-      '`webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`. The body is a MediaProviderDelivery `{job_ref, status, output?, error?}`; ' +
-      'it is read only after the signature checks out. A repeated webhook-id answers 200 and changes nothing.',
+      'Where the vendors that take work and call back deliver it: the URL the platform gives them names the vendor ' +
+      '(`provider`) and the job. Each is verified by its own scheme before the body is read: Replicate signs the ' +
+      'Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of ' +
+      'id.timestamp.body>` with the account’s signing secret, 5 minutes’ tolerance); fal with ED25519 over ' +
+      '`request_id, user_id, timestamp, sha256(body)` (`X-Fal-Webhook-*` headers), verified against its published keys. ' +
+      'A repeated event answers 200 and changes nothing; progress and late events are acknowledged and ignored; a ' +
+      'failure fails the job and releases its credits here; a success is finished by a worker.',
     request: {
       params: siteParams,
+      query: webhookQuery,
       rawBody: [{ contentType: 'application/json', schema: deliverySchema, required: true }],
       headers: z.object({
-        'webhook-id': z.string().describe('The delivery’s id; a repeat is answered 200 and ignored'),
-        'webhook-timestamp': z.string().describe('Unix seconds when it was signed'),
-        'webhook-signature': z.string().describe('`v1,<base64 HMAC-SHA256 of id.timestamp.body>`'),
+        'webhook-id': z.string().optional().describe('Replicate: the event’s id; a repeat is answered 200 and ignored'),
+        'webhook-timestamp': z.string().optional().describe('Replicate: Unix seconds when it was signed'),
+        'webhook-signature': z
+          .string()
+          .optional()
+          .describe('Replicate: `v1,<base64 HMAC-SHA256 of id.timestamp.body>`'),
+        'x-fal-webhook-request-id': z.string().optional().describe('fal: the request the delivery is for'),
+        'x-fal-webhook-user-id': z.string().optional().describe('fal: the account it was made by'),
+        'x-fal-webhook-timestamp': z.string().optional().describe('fal: Unix seconds when it was signed'),
+        'x-fal-webhook-signature': z.string().optional().describe('fal: the hex ED25519 signature'),
       }),
     },
     responses: {
       200: { description: 'Received', schema: deliveryReceiptSchema },
-      400: problemResponse('The body is not JSON'),
       401: problemResponse('The signature is missing, wrong or too old'),
-      404: problemResponse('No job of this site waits for that job_ref'),
+      404: problemResponse('No job of this site waits for that work, or the vendor is not configured here'),
       409: problemResponse('The job is not ready for a result yet; retry after Retry-After seconds', {
         'Retry-After': retryAfterHeader,
       }),
-      503: problemResponse('No media provider is configured'),
+      503: problemResponse('The vendor’s signing secret or keys could not be read; deliver again shortly'),
     },
-    async handler({ params }, { db, services }, { req }) {
-      const headers = {
-        id: req.get('webhook-id'),
-        timestamp: req.get('webhook-timestamp'),
-        signature: req.get('webhook-signature'),
-      };
+    async handler({ params, query }, { db, services, log }, { req }) {
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]),
+      );
       const raw = Buffer.isBuffer(req.body) ? req.body : undefined;
-      return { body: await receiveDelivery(db, services.config, params.site_identifier, headers, raw) };
+      const deps = { db, config: services.config, logger: log };
+      return { body: await receiveDelivery(deps, params.site_identifier, query, headers, raw) };
     },
   }),
 ];

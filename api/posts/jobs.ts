@@ -115,7 +115,7 @@ export const routes = [
     idempotent: true,
     description:
       'Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): ' +
-      '`summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With TEXT_PROVIDER=openai a model writes it. ' +
+      '`summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With a language model named in TEXT_PROVIDERS, it writes it. ' +
       'Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` ' +
       'takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` ' +
       '(default) the result is saved into the post, its previous content kept as a version and its version raised; the status is ' +

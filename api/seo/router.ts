@@ -53,7 +53,7 @@ export const routes = [
     key: 'POST /{site_identifier}/seo/generatetext',
     description:
       'Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and ' +
-      'the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With TEXT_PROVIDER=openai a ' +
+      'the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With a language model named in TEXT_PROVIDERS a ' +
       'model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first ' +
       'heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the ' +
       'first sentences; alt text from the media item’s own caption or title — an image with neither fails with ' +

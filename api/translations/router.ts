@@ -49,7 +49,7 @@ function kindRoutes(kind: TranslationKind, param: string, area: 'content' | 'med
       description:
         `Creates or updates the ${adapter.noun}’s translation in \`target_locale\`, field by field, as a \`translation\` job ` +
         '(priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider ' +
-        '(TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the ' +
+        '(TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the ' +
         'job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without ' +
         '`overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy ' +
         'mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.',

@@ -2,6 +2,7 @@
 // one job with its attempts, retry of a failed job, cancel, and the counts.
 import { z } from 'zod';
 import { timestamp } from '../timestamp.ts';
+import { callsOfJob } from '../providers/calls.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import type { Config } from '../config.ts';
@@ -74,7 +75,7 @@ export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobI
   if (!row) throw notFound('No such job.');
   const attempts = await db.any(sql.type(attemptSchema)`
     select attempt, worker_id, started_at, finished_at, outcome, error from job_attempts where job_id = ${jobId} order by attempt`);
-  return { ...toAdminJob(row), attempts: [...attempts] };
+  return { ...toAdminJob(row), attempts: [...attempts], provider_calls: [...(await callsOfJob(db, jobId))] };
 }
 
 /** A failed job runs again from the start: credits are reserved again (402 when they no longer cover it). */

@@ -3,7 +3,9 @@
 // the cancel and stops), and in one statement for them all the jobs are
 // canceled, their open attempts closed and their reservations released (an
 // entry in the ledger per job, each account's reserved sum lowered once).
-// Then each canceled job that has a webhook is announced. The callers lock
+// Then each canceled job that has a webhook is announced, and work a vendor
+// holds for a canceled job is canceled there too, by a queued task
+// (provider__cancel): it stops rendering, and costing, upstream. The callers lock
 // the jobs first (in id order, before any account), as a worker settling one
 // of them holds its row before its payer's account.
 //
@@ -14,9 +16,17 @@
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { z } from 'zod';
 import { announce } from '../webhooks/announce.ts';
+import { enqueue } from './enqueue.ts';
 import { finished, jobColumns, jobRow, type JobRow } from './model.ts';
 
-const canceledJobs = z.object({ canceled: z.number(), told: z.array(z.uuid()) });
+/** The vendors that hold work for a job until they call back, and can be told to stop it. */
+const vendorsThatCallBack = ['replicate', 'fal'] as const;
+
+const canceledJobs = z.object({
+  canceled: z.number(),
+  told: z.array(z.uuid()),
+  atVendors: z.array(z.object({ provider: z.string(), ref: z.string(), model: z.string().nullable() })),
+});
 
 /**
  * Cancels the jobs (the caller has locked their rows) with `reason` as their
@@ -30,7 +40,7 @@ export async function cancelJobs(db: CommonQueryMethods, jobIds: readonly string
   await db.one(sql.type(z.object({ removed: z.number() }))`
     select count(graphile_worker.remove_job('job:' || id))::int as removed from unnest(${ids}) as id`);
   const error = sql.jsonb({ code: 'canceled', message: reason } as never);
-  const { canceled, told } = await db.one(sql.type(canceledJobs)`
+  const { canceled, told, atVendors } = await db.one(sql.type(canceledJobs)`
     with job as (
       update jobs set status = 'canceled', error = ${error}, canceled_at = now(), finished_at = now(), locked_by = null
       where id = any(${ids}) and status <> all(${sql.array([...finished], 'text')})
@@ -49,7 +59,13 @@ export async function cancelJobs(db: CommonQueryMethods, jobIds: readonly string
       from job where account_id is not null and credits_reserved > 0
     )
     select (select count(*)::int from job) as canceled,
-           array(select id from job where webhook is not null and 'completed' = any(webhook_events)) as told`);
+           array(select id from job where webhook is not null and 'completed' = any(webhook_events)) as told,
+           coalesce((select jsonb_agg(jsonb_build_object('provider', provider, 'ref', provider_ref, 'model',
+                       (select p->>'model' from jsonb_array_elements(coalesce(input->'providers', '[]'::jsonb)) p
+                        where p->>'vendor' = provider limit 1))) from job
+                     where provider = any(${sql.array([...vendorsThatCallBack], 'text')}) and provider_ref is not null),
+                    '[]'::jsonb) as "atVendors"`);
+  for (const work of atVendors) await enqueue(db, 'provider__cancel', work, { maxAttempts: 5 });
   if (told.length > 0) {
     const rows = await db.any(sql.type(jobRow)`
       select ${jobColumns} from jobs where id = any(${sql.array(told, 'uuid')}) order by id`);

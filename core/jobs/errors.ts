@@ -49,3 +49,20 @@ export function describe(error: unknown): JobError {
     error,
   );
 }
+
+/**
+ * Not a failure: the job's provider has no free slot (its limit, or the wait
+ * its own 429 asked for). The run goes back to the queue, to run again after
+ * `waitMs`, without counting as an attempt; `stage` says whom it waits for.
+ */
+export class Deferred extends Error {
+  override name = 'Deferred';
+  readonly waitMs: number;
+  readonly stage: string;
+
+  constructor(waitMs: number, stage: string) {
+    super(`Waiting ${waitMs} ms: ${stage}`);
+    this.waitMs = waitMs;
+    this.stage = stage;
+  }
+}

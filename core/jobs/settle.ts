@@ -24,7 +24,7 @@ export async function lockJob(db: CommonQueryMethods, jobId: string): Promise<Jo
 export type Run = { lockedBy: string | null; attempts: number };
 
 /** How the job's open attempt ends with the change. */
-export type AttemptOutcome = 'succeeded' | 'failed' | 'retrying' | 'waiting' | 'lost' | 'canceled';
+export type AttemptOutcome = 'succeeded' | 'failed' | 'retrying' | 'waiting' | 'lost' | 'canceled' | 'deferred';
 
 export type ChangeOptions = { run?: Run; attempt?: AttemptOutcome };
 
@@ -192,6 +192,23 @@ export async function park(
 }
 
 /** A transient failure with attempts left: back to the queue, the error shown meanwhile. */
+/**
+ * Back to the queue without counting the run as an attempt: it waited for its
+ * provider's limit and did nothing. The stage says what it waits for.
+ */
+export async function defer(db: CommonQueryMethods, job: JobRow, stage: string, options: ChangeOptions = {}) {
+  return change(
+    db,
+    job,
+    {
+      set: sql.fragment`status = 'queued', stage = ${stage.slice(0, 200)}, attempts = attempts - 1, locked_by = null`,
+      moves: [],
+      attempt: 'deferred',
+    },
+    options.run,
+  );
+}
+
 export async function requeue(
   db: CommonQueryMethods,
   job: JobRow,

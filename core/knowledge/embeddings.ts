@@ -1,5 +1,5 @@
-// Embeddings from an OpenAI-compatible `POST {AI_BASE_URL}/embeddings`
-// (model AI_EMBEDDING_MODEL), used by the indexing job for chunks and by a
+// Embeddings from the provider EMBEDDING_PROVIDERS names (its first model),
+// used by the indexing job for chunks and by a
 // search for its query. Vectors are normalised to length 1, so cosine
 // similarity is their dot product, and each gets a 256-bit sign signature:
 // bit i says on which side of random hyperplane i the vector lies, and the
@@ -7,8 +7,9 @@
 // vectors (random-hyperplane LSH). Without pgvector, a search ranks an
 // agent's chunks by that Hamming distance, a cheap scan of narrow rows, and
 // computes exact cosine similarity only for the nearest.
-import { z } from 'zod';
 import type { Config } from '../config.ts';
+import { JobError } from '../jobs/errors.ts';
+import { adapterFor, type RemoteVendor } from '../providers/registry.ts';
 
 /**
  * Why indexing or an embedding call failed, with a stable code: `transient`
@@ -26,89 +27,46 @@ export class KnowledgeError extends Error {
   }
 }
 
-/** The model chunks are embedded with; null when no embedding provider is configured (full text alone). */
-export const embeddingModel = (config: Config): string | null => config.ai.embeddingModel ?? null;
+/**
+ * The provider and model chunks are embedded with: the first of
+ * EMBEDDING_PROVIDERS and its first model; null when none is named (full
+ * text alone). One model embeds a knowledge base, so that its vectors
+ * compare; a base indexed with another model is indexed again.
+ */
+export function embeddingProvider(config: Pick<Config, 'providers'>) {
+  const vendor = config.providers.chains.embeddings.find((name) => name !== 'local') as RemoteVendor | undefined;
+  const model = vendor && config.providers.models[vendor]?.embeddings?.[0];
+  return vendor && model ? { vendor, model } : null;
+}
 
-const answer = z.object({
-  data: z.array(z.object({ index: z.number().int().nonnegative(), embedding: z.array(z.number()).min(1) })),
-  usage: z.object({ total_tokens: z.number().int().nonnegative() }).optional(),
-});
+/** The model chunks are embedded with; null when no embedding provider is configured (full text alone). */
+export const embeddingModel = (config: Pick<Config, 'providers'>): string | null =>
+  embeddingProvider(config)?.model ?? null;
 
 export type Embedded = { vectors: number[][]; tokens: number | null };
 
 /** Texts embedded by the provider, in order, normalised; `tokens` as the provider reports them. */
 export async function embedTexts(config: Config, texts: string[], signal: AbortSignal): Promise<Embedded> {
-  const model = embeddingModel(config);
-  if (!model || !config.ai.baseUrl)
-    throw new KnowledgeError('not_configured', 'No embedding provider: set AI_EMBEDDING_MODEL and AI_BASE_URL.', false);
-  const timeout = AbortSignal.timeout(config.ai.timeoutMs);
-  // The time covers the answer's body too: one that stalls or breaks off halfway is worth another try, as
-  // one that never came; only a whole answer that is not what was asked is garbage.
-  const unanswered = (error: unknown, timedOut: string, broken: string) => {
-    if (signal.aborted) return signal.reason ?? error;
-    return timeout.aborted
-      ? new KnowledgeError(
-          'provider_timeout',
-          `The embedding provider ${timedOut} within ${config.ai.timeoutMs} ms.`,
-          true,
-          error,
-        )
-      : new KnowledgeError('provider_unavailable', `The embedding provider ${broken}.`, true, error);
-  };
-  let response: Response;
+  const provider = embeddingProvider(config);
+  if (!provider)
+    throw new KnowledgeError('not_configured', 'No embedding provider: name one in EMBEDDING_PROVIDERS.', false);
+  let embedded: Embedded;
   try {
-    response = await fetch(`${config.ai.baseUrl}/embeddings`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(config.ai.apiKey ? { authorization: `Bearer ${config.ai.apiKey}` } : {}),
-      },
-      body: JSON.stringify({ model, input: texts }),
-      signal: AbortSignal.any([signal, timeout]),
-      // A provider that redirects could send us anywhere (an internal address): not followed.
-      redirect: 'manual',
-    });
+    embedded = await adapterFor(config, 'embeddings', provider.vendor).embed(texts, { model: provider.model, signal });
   } catch (error) {
-    throw unanswered(error, 'did not answer', 'could not be reached');
+    if (signal.aborted) throw signal.reason ?? error;
+    if (error instanceof JobError) throw new KnowledgeError(error.code, error.message, error.transient, error);
+    throw error;
   }
-  if (!response.ok) {
-    const detail = (await response.text().catch(() => '')).slice(0, 300);
-    const transient = response.status === 429 || response.status >= 500;
-    throw new KnowledgeError(
-      transient ? 'provider_unavailable' : 'provider_rejected',
-      `The embedding provider answered ${response.status}${detail ? `: ${detail}` : ''}.`,
-      transient,
-    );
-  }
-  let text: string;
-  try {
-    text = await response.text();
-  } catch (error) {
-    throw unanswered(error, 'did not finish its answer', 'broke off its answer');
-  }
-  const parsed = answer.safeParse(parseJson(text));
-  const byIndex = parsed.success ? [...parsed.data.data].sort((a, b) => a.index - b.index) : [];
-  const dimensions = byIndex[0]?.embedding.length;
-  if (
-    !parsed.success ||
-    byIndex.length !== texts.length ||
-    byIndex.some((item, i) => item.index !== i || item.embedding.length !== dimensions)
-  )
+  const dimensions = embedded.vectors[0]?.length;
+  if (embedded.vectors.length !== texts.length || embedded.vectors.some((vector) => vector.length !== dimensions))
     throw new KnowledgeError(
       'provider_invalid_response',
       'The embedding provider did not answer one vector of one size per text.',
       false,
     );
-  return { vectors: byIndex.map((item) => normalise(item.embedding)), tokens: parsed.data.usage?.total_tokens ?? null };
+  return { vectors: embedded.vectors.map(normalise), tokens: embedded.tokens };
 }
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return null;
-  }
-};
 
 export function normalise(vector: number[]): number[] {
   const length = Math.hypot(...vector);

@@ -7,16 +7,14 @@ import { z } from 'zod';
 import { atLeastOneOf, exactlyOneOf, notBoth } from '../field-rules.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
-import { Problem, problemType, type ProblemField } from '../errors.ts';
+import { Problem, type ProblemField } from '../errors.ts';
+import { modelField, planField, planFor, specOf, type PlannedCall } from '../providers/plan.ts';
+import { chainVariable, type ChainName } from '../providers/settings.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { requireSiteFolder } from './access.ts';
+import { closestSize } from '../providers/models.ts';
+import { dimensions, sizeText } from './generation.ts';
 import { estimateSeconds, speechInput } from './speech.ts';
-
-export const videoSizes = ['640x360', '1280x720', '720x1280', '1080x1080'] as const;
-
-/** Which back end makes the video: this machine, the webhook-completed media provider, or an OpenAI-compatible /videos API. */
-export const videoBackends = ['local', 'mediaprovider', 'openai'] as const;
-export type VideoBackend = (typeof videoBackends)[number];
 
 export const maxSceneSeconds = 60;
 export const maxScenes = 12;
@@ -50,7 +48,13 @@ export const videoRequest = z
       .optional()
       .describe('Each sentence becomes a scene, narrated (at most 12)'),
     scenes: z.array(scene).min(1).max(maxScenes).optional().describe('A script, instead of a prompt'),
-    size: z.enum(videoSizes).default('1280x720'),
+    model: modelField,
+    size: sizeText
+      .optional()
+      .describe(
+        'Width x height of the frame: a vendor’s model makes its own (a 422 names them), the local composer any. ' +
+          'Absent: 1280x720, or the size the model makes nearest to it',
+      ),
     duration_seconds: z
       .number()
       .min(1)
@@ -97,7 +101,8 @@ export const videoRequest = z
 export type VideoRequest = z.output<typeof videoRequest>;
 
 /** What the worker receives: the request and the back end the endpoint chose. */
-export const videoJobInput = z.object({ request: videoRequest, backend: z.enum(videoBackends) });
+/** What the worker receives: the request, and its plan (composed here, or a vendor's video model). */
+export const videoJobInput = z.object({ request: videoRequest, providers: planField });
 export type VideoJobInput = z.output<typeof videoJobInput>;
 
 export type PlannedScene = {
@@ -182,69 +187,51 @@ function localEstimate(request: VideoRequest): number {
   );
 }
 
-// OpenAI's /videos makes clips of 4, 8 or 12 seconds, landscape or portrait.
-export const openAiSeconds = [4, 8, 12] as const;
-export const openAiSizes: readonly string[] = ['1280x720', '720x1280'];
+/** The frame asked for when the request names none: 720p landscape, or the model's nearest. */
+export const defaultFrame = { width: 1280, height: 720 };
 
-/** What a back end other than local cannot do with this request, as 422 errors. */
-export function unsupportedByBackend(
-  request: VideoRequest,
-  backend: VideoBackend,
-): { path: string; message: string }[] {
-  if (backend === 'local') return [];
-  const errors = (request.scenes ?? []).flatMap((scene, index) =>
+/** The frame a call makes: the request's, or the one its model makes nearest to the default. */
+export function frameOf(request: VideoRequest, call: PlannedCall): { width: number; height: number } {
+  if (request.size) return dimensions(request.size);
+  return call.vendor === 'local'
+    ? defaultFrame
+    : closestSize(specOf('video', call)?.sizes, defaultFrame.width, defaultFrame.height, 1280 * 720);
+}
+
+/** What a plan's call cannot do with this request, as 422 errors: a vendor's model shows no image of the site. */
+function unsupportedBy(request: VideoRequest, call: PlannedCall): ProblemField[] {
+  if (call.vendor === 'local') return [];
+  return (request.scenes ?? []).flatMap((scene, index) =>
     scene.media_id
-      ? [{ path: `body.scenes.${index}.media_id`, message: `the ${backend} back end cannot show images of the site` }]
+      ? [{ path: `body.scenes.${index}.media_id`, message: `${call.model} cannot show images of the site` }]
       : [],
   );
-  if (backend === 'openai' && !openAiSizes.includes(request.size))
-    errors.push({ path: 'body.size', message: `the openai back end makes ${openAiSizes.join(' or ')}` });
-  return errors;
 }
 
-/** The clip length asked of an OpenAI-compatible back end: the shortest that holds the plan, at most 12 s. */
-export function openAiClipSeconds(request: VideoRequest): number {
+/** What a vendor's model is asked to show: the prompt, or the script's scenes in order. */
+export const clipPrompt = (request: VideoRequest) =>
+  request.prompt ?? (request.scenes ?? []).map((scene) => scene.image_prompt ?? scene.narration ?? '').join(' ');
+
+/** The clip length asked of a vendor's model: the shortest it makes that holds the plan, else its longest. */
+export function clipSeconds(request: VideoRequest, call: PlannedCall): number {
+  const made = specOf('video', call)?.seconds ?? [];
   const wanted = localEstimate(request);
-  return openAiSeconds.find((seconds) => seconds >= wanted) ?? 12;
+  return made.find((seconds) => seconds >= wanted) ?? made.at(-1) ?? Math.ceil(wanted);
 }
 
-/** Seconds of video to reserve credits for; what is made is debited, never more. */
-export function estimateVideoSeconds(request: VideoRequest, backend: VideoBackend): number {
-  return Math.ceil(backend === 'openai' ? openAiClipSeconds(request) : localEstimate(request));
+/** Seconds of video to reserve credits for, the most any call of the plan may make; what is made is debited, never more. */
+export function estimateVideoSeconds(request: VideoRequest, plan: PlannedCall[]): number {
+  return Math.ceil(
+    Math.max(...plan.map((call) => (call.vendor === 'local' ? localEstimate(request) : clipSeconds(request, call)))),
+  );
 }
 
-/** The back end each endpoint uses, from configuration. */
-export function videoBackend(config: Config, endpoint: 'main' | 'varianta' | 'variantb'): VideoBackend {
-  return config.video.backends[endpoint];
-}
-
-/** Why a back end cannot run with this configuration, or null when it can. */
-export function missingVideoConfig(config: Config, backend: VideoBackend): string | null {
-  if (backend === 'openai' && !config.ai.baseUrl)
-    return 'The openai video back end needs AI_BASE_URL (and usually AI_API_KEY).';
-  // The local back end pictures and narrates with the configured image and speech providers.
-  if (
-    backend === 'local' &&
-    !config.ai.baseUrl &&
-    (config.images.provider === 'openai' || config.speech.provider === 'openai')
-  ) {
-    return 'The local video back end uses IMAGE_PROVIDER / SPEECH_PROVIDER=openai, which need AI_BASE_URL.';
-  }
-  if (
-    backend === 'mediaprovider' &&
-    (!config.mediaProvider.url || !config.mediaProvider.webhookSecret || !config.publicUrl)
-  ) {
-    return 'The mediaprovider video back end needs MEDIA_PROVIDER_URL, MEDIA_PROVIDER_WEBHOOK_SECRET and PUBLIC_URL.';
-  }
-  return null;
-}
-
-/** The endpoints and the variable that chooses each one's back end. */
+/** The chain each endpoint runs, by the variable that names its providers. */
 export const videoEndpoints = {
-  main: 'VIDEO_PROVIDER',
-  varianta: 'VIDEO_VARIANT_A_PROVIDER',
-  variantb: 'VIDEO_VARIANT_B_PROVIDER',
-} as const;
+  main: 'video',
+  varianta: 'video_variant_a',
+  variantb: 'video_variant_b',
+} as const satisfies Record<string, ChainName>;
 
 /** The folder and the scene images a request names must be this site's: 422 at each that is not. */
 async function requireReferences(db: CommonQueryMethods, site: Site, request: VideoRequest): Promise<void> {
@@ -270,31 +257,30 @@ async function requireReferences(db: CommonQueryMethods, site: Site, request: Vi
 /**
  * Everything that would make the job fail at once, refused before credits
  * are reserved: a folder or scene image not of this site, a narration too
- * long for its scene, what the chosen back end cannot do (422), a back end
- * not configured (503). Answers the back end to use.
+ * long for its scene, a model not allowed or a size it cannot make, what no
+ * provider of the chain can do (422), no provider configured (503). Answers
+ * the plan: the chain's providers that can make this video.
  */
 export async function checkVideoRequest(
   db: CommonQueryMethods,
-  config: Config,
+  config: Pick<Config, 'providers'>,
   site: Site,
   endpoint: keyof typeof videoEndpoints,
   request: VideoRequest,
-): Promise<VideoBackend> {
-  const variable = videoEndpoints[endpoint];
-  const backend = videoBackend(config, endpoint);
+): Promise<PlannedCall[]> {
+  const chain = videoEndpoints[endpoint];
   await requireReferences(db, site, request);
   const overlong = overlongScenes(request);
   if (overlong.length) throw new Problem(422, 'A scene’s narration is too long for one scene.', { errors: overlong });
-  const unsupported = unsupportedByBackend(request, backend);
-  if (unsupported.length) {
-    throw new Problem(422, `${variable}=${backend} cannot make this video.`, { errors: unsupported });
-  }
-  const missing = missingVideoConfig(config, backend);
-  if (missing) {
-    throw new Problem(503, `${variable}=${backend}: ${missing}`, {
-      type: problemType('not-configured'),
-      title: 'Not configured',
+  const plan = planFor(config.providers, chain, {
+    model: request.model,
+    size: request.size ? { ...dimensions(request.size), path: 'body.size' } : undefined,
+  });
+  const able = plan.filter((call) => unsupportedBy(request, call).length === 0);
+  if (able.length === 0) {
+    throw new Problem(422, `${chainVariable(chain)} names no provider that can make this video.`, {
+      errors: unsupportedBy(request, plan[0]!),
     });
   }
-  return backend;
+  return able;
 }

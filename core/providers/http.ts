@@ -53,20 +53,23 @@ export async function callProvider(name: string, call: ProviderCall): Promise<Re
   const body = await response.text().catch(() => '');
   const refusal = call.refusal?.({ status: response.status, body, headers: response.headers });
   if (refusal) throw refusal;
-  const detail = body.slice(0, 300);
+  // The vendor's own words go to the log (the cause); the job's error, which the tenant reads, is ours.
+  const cause = new Error(`${name} answered ${response.status}: ${body.slice(0, 1000)}`);
   if (response.status === 429 || response.status >= 500) {
     const retryAfterMs = retryAfter(response.headers.get('retry-after'));
     const wait = retryAfterMs === undefined ? '' : ` (asked to wait ${Math.ceil(retryAfterMs / 1000)} s)`;
-    throw new JobError(
-      'provider_unavailable',
-      `${name} answered ${response.status}${wait}${detail ? `: ${detail}` : ''}.`,
-      { transient: true, retryAfterMs, status: response.status },
-    );
+    throw new JobError('provider_unavailable', `${name} answered ${response.status}${wait}.`, {
+      transient: true,
+      retryAfterMs,
+      status: response.status,
+      cause,
+    });
   }
-  throw permanent(
-    'provider_rejected',
-    `${name} refused the request (${response.status})${detail ? `: ${detail}` : ''}.`,
-  );
+  throw new JobError('provider_rejected', `${name} refused the request (${response.status}).`, {
+    transient: false,
+    status: response.status,
+    cause,
+  });
 }
 
 // Far above any speech or image we ask for; a provider sending more is refused

@@ -76,3 +76,25 @@ export function describeSizes(sizes: Sizes): string {
 
 /** The size of a `WxH` text; undefined when it is not one. */
 export const sizeOf = (size: string) => parse(size);
+
+/**
+ * A size the model makes, as close as it can to the shape asked (a video
+ * frame that a picture is cropped to), about `pixels` large: for a rule, the
+ * shape rounded to its grid and ratio bounds; for a list, the entry nearest
+ * in shape. Without sizes (a local renderer), the shape at that size.
+ */
+export function closestSize(sizes: Sizes | undefined, width: number, height: number, pixels = 1024 * 1024) {
+  const ratio = width / height;
+  if (sizes && 'list' in sizes) {
+    const made = sizes.list.flatMap((size) => parse(size) ?? []);
+    const distance = (size: { width: number; height: number }) => Math.abs(Math.log(size.width / size.height / ratio));
+    return made.reduce((best, size) => (distance(size) < distance(best) ? size : best));
+  }
+  const grid = sizes?.multipleOf ?? 16;
+  const bounded = sizes ? Math.min(sizes.maxRatio, Math.max(sizes.minRatio, ratio)) : ratio;
+  const snap = (side: number) => Math.max(grid, Math.round(side / grid) * grid);
+  const fitted = { width: snap(Math.sqrt(pixels * bounded)), height: snap(Math.sqrt(pixels / bounded)) };
+  if (!sizes) return fitted;
+  const scale = Math.min(1, sizes.maxWidth / fitted.width, sizes.maxHeight / fitted.height);
+  return { width: snap(fitted.width * scale), height: snap(fitted.height * scale) };
+}

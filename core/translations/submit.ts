@@ -20,7 +20,7 @@ export const translateRequestSchema = z
       .enum(translateModes)
       .default('machine')
       .describe(
-        'machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate',
+        'machine: through the language model TEXT_PROVIDERS names; copy: the master’s text, for a person to translate',
       ),
     overwrite: z
       .boolean()

@@ -36,10 +36,9 @@ beforeAll(async () => {
       // The SMTP check answers; no worker runs, so nothing is sent.
       SMTP_URL: smtp.url,
       RATE_LIMIT_CONTACT_PER_IP: '1000',
-      MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret,
-      // The video variants' back ends count as configured; no job of the matrix runs.
-      MEDIA_PROVIDER_URL: 'http://127.0.0.1:9',
-      AI_BASE_URL: 'http://127.0.0.1:9',
+      // Replicate's webhook verifies with the configured secret, asking nothing of Replicate. The video
+      // variants compose locally (their default); no job of the matrix runs.
+      REPLICATE_WEBHOOK_SECRET: matrixWebhookSecret,
       PUBLIC_URL: 'http://127.0.0.1:9',
     },
   });

@@ -12,7 +12,7 @@ import { saveSystemPrompt } from '../../core/system-prompts/prompts.ts';
 import { stripeClient } from '../../core/billing/stripe.ts';
 import { verifyUpgrade } from '../../core/billing/subscriptions.ts';
 import { assignToSite, newSite, newTenant, newUser, password } from '../helpers/factories.ts';
-import { signedDelivery } from '../helpers/fake-providers.ts';
+import { signWebhook } from '../helpers/fakes/replicate.ts';
 import { signEvent } from '../helpers/fake-stripe.ts';
 import { giveCredits, newJob } from '../helpers/jobs.ts';
 import { makePdf } from '../helpers/pdf.ts';
@@ -31,7 +31,8 @@ export type MatrixRequest = {
   file?: Buffer;
 };
 
-export const matrixWebhookSecret = 'matrix-webhook-secret-0123456789';
+/** Replicate's webhook signing secret as the matrix app is configured with it (REPLICATE_WEBHOOK_SECRET). */
+export const matrixWebhookSecret = `whsec_${Buffer.from('matrix-webhook-secret-0123456789').toString('base64')}`;
 
 /** A job of tenant A's site, submitted by its admin (authors see only their own jobs). */
 const jobOfA = (world: World, status: JobStatus = 'queued', extra: Parameters<typeof newJob>[2] = {}) =>
@@ -632,6 +633,7 @@ export const requests: Record<string, Builder> = {
     path: `/admin/jobs/${(await jobOfA(world, 'failed')).id}/retry`,
   }),
   'POST /admin/jobs/{job_id}/cancel': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}/cancel` }),
+  'GET /admin/providers': fixed('/admin/providers'),
   // No METRICS_TOKEN in this app: global admins only.
   'GET /metrics': fixed('/metrics'),
   'POST /{site_identifier}/media/{media_id}/edit-with-ai': async (world) => {
@@ -967,16 +969,24 @@ export const requests: Record<string, Builder> = {
   'DELETE /admin/cache/element/{element_id}/site/{site_id}': async (world) => ({
     path: `/admin/cache/element/${await elementOfA(world)}/site/${world.siteA.id}`,
   }),
-  // Public and signed: the token, whoever's, plays no part.
+  // Public and signed: Replicate's failure of a job of A that waits for its prediction. The token, whoever's,
+  // plays no part.
   'POST /{site_identifier}/media/webhook/mediaprovider': async (world) => {
-    const ref = `matrix-${world.unique()}`;
-    await jobOfA(world, 'waiting', { provider: 'mediaprovider', providerRef: ref });
-    const { raw, headers } = signedDelivery(matrixWebhookSecret, {
-      job_ref: ref,
-      status: 'failed',
-      error: { message: 'matrix' },
-    });
-    return { path: `/${world.siteA.slug}/media/webhook/mediaprovider`, raw, headers };
+    const ref = `matrix${world.unique()}`;
+    const job = await jobOfA(world, 'waiting', { provider: 'replicate', providerRef: ref });
+    const raw = JSON.stringify({ id: ref, status: 'failed', output: null, error: 'matrix' });
+    const id = `msg_matrix${world.unique()}`;
+    const timestamp = Math.floor(Date.now() / 1000);
+    return {
+      path: `/${world.siteA.slug}/media/webhook/mediaprovider?provider=replicate&job=${job.id}`,
+      raw,
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(matrixWebhookSecret, id, timestamp, raw),
+      },
+    };
   },
   'GET /system-prompts/': fixed('/system-prompts/'),
   'GET /system-prompts/{prompt_type}': async (world) => ({

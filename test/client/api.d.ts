@@ -151,7 +151,7 @@ export interface paths {
   "/api/agents/knowledge-base/{doc_id}/compute-rag-index": {
     /**
      * Compute Rag Index
-     * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when AI_EMBEDDING_MODEL is set, embedded by the OpenAI-compatible `/embeddings` at AI_BASE_URL. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+     * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
      *
      * Timeout: 30 s.
      */
@@ -745,7 +745,7 @@ export interface paths {
   "/{site_identifier}/media/generate": {
     /**
      * Generate Image
-     * @description Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). Credits for `count` images are reserved now (402 when not available) and debited per image made. The local provider draws deterministic abstract images (the same prompt and seed, the same images); IMAGE_PROVIDER=openai calls an OpenAI-compatible endpoint. Honours Idempotency-Key and `Prefer: wait=N`.
+     * @description Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). Credits for `count` images are reserved now (402 when not available) and debited per image made. The providers IMAGE_PROVIDERS names are tried in turn (one answering 429, 5xx or not at all passes the job on); the local renderer draws deterministic abstract placeholders (the same prompt and seed, the same images; `output.placeholder` true). `model` names one of the models the operator allows, and `size` must be one it makes (a 422 names them). Honours Idempotency-Key and `Prefer: wait=N`.
      *
      * Timeout: 120 s.
      */
@@ -754,7 +754,7 @@ export interface paths {
   "/{site_identifier}/media/generatevideo": {
     /**
      * Generate Video
-     * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job; the back end is VIDEO_PROVIDER: `local` pictures each scene with the image provider, narrates it with the speech provider and moves over the picture with ffmpeg (progress per scene); `mediaprovider` hands the work to the media provider, whose signed webhook delivers the file; `openai` asks an OpenAI-compatible /videos API for a 4, 8 or 12 s clip. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when the back end is not configured. Honours Idempotency-Key and `Prefer: wait=N`.
+     * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
      *
      * Timeout: 300 s.
      */
@@ -763,7 +763,7 @@ export interface paths {
   "/{site_identifier}/media/generatevideo-variantb": {
     /**
      * Generate Video (variant B)
-     * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job; the back end is VIDEO_VARIANT_B_PROVIDER: `local` pictures each scene with the image provider, narrates it with the speech provider and moves over the picture with ffmpeg (progress per scene); `mediaprovider` hands the work to the media provider, whose signed webhook delivers the file; `openai` asks an OpenAI-compatible /videos API for a 4, 8 or 12 s clip. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when the back end is not configured. Honours Idempotency-Key and `Prefer: wait=N`.
+     * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_VARIANT_B_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
      *
      * Timeout: 300 s.
      */
@@ -772,7 +772,7 @@ export interface paths {
   "/{site_identifier}/media/generatevideo-varianta": {
     /**
      * Generate Video (variant A)
-     * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job; the back end is VIDEO_VARIANT_A_PROVIDER: `local` pictures each scene with the image provider, narrates it with the speech provider and moves over the picture with ffmpeg (progress per scene); `mediaprovider` hands the work to the media provider, whose signed webhook delivers the file; `openai` asks an OpenAI-compatible /videos API for a 4, 8 or 12 s clip. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when the back end is not configured. Honours Idempotency-Key and `Prefer: wait=N`.
+     * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_VARIANT_A_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
      *
      * Timeout: 300 s.
      */
@@ -781,7 +781,7 @@ export interface paths {
   "/{site_identifier}/media/tts": {
     /**
      * Create Speech From Text
-     * @description Speaks the text into an audio file (mp3, wav or ogg) as a job: 202 with the job and its Location; when it succeeds, `media_id` is the audio’s media item. Credits for the estimated seconds are reserved now (402 when they are not available); the seconds actually made are debited. Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).
+     * @description Speaks the text into an audio file (mp3, wav or ogg) as a job: 202 with the job and its Location; when it succeeds, `media_id` is the audio’s media item. Credits for the estimated seconds are reserved now (402 when they are not available); the seconds actually made are debited. The providers SPEECH_PROVIDERS names are tried in turn (OpenAI, ElevenLabs, the local espeak-ng, whose audio is a placeholder); `model` names one the operator allows. Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).
      *
      * Timeout: 60 s.
      */
@@ -790,7 +790,7 @@ export interface paths {
   "/{site_identifier}/media/webhook/mediaprovider": {
     /**
      * Webhook Media Provider Result
-     * @description Where the asynchronous media provider delivers a result. Signed with MEDIA_PROVIDER_WEBHOOK_SECRET: `webhook-id`, `webhook-timestamp` (Unix seconds, within 5 minutes) and `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`. The body is a MediaProviderDelivery `{job_ref, status, output?, error?}`; it is read only after the signature checks out. A repeated webhook-id answers 200 and changes nothing.
+     * @description Where the vendors that take work and call back deliver it: the URL the platform gives them names the vendor (`provider`) and the job. Each is verified by its own scheme before the body is read: Replicate signs the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the account’s signing secret, 5 minutes’ tolerance); fal with ED25519 over `request_id, user_id, timestamp, sha256(body)` (`X-Fal-Webhook-*` headers), verified against its published keys. A repeated event answers 200 and changes nothing; progress and late events are acknowledged and ignored; a failure fails the job and releases its credits here; a success is finished by a worker.
      *
      * Timeout: 60 s.
      */
@@ -820,7 +820,7 @@ export interface paths {
   "/{site_identifier}/media/{media_id}/edit-with-ai": {
     /**
      * Edit Image With Ai
-     * @description Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with unsupported_instruction. IMAGE_PROVIDER=openai sends it to an OpenAI-compatible /images/edits.
+     * @description Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with unsupported_instruction. A vendor named in IMAGE_EDIT_PROVIDERS (OpenAI’s /images/edits and compatible ones) follows any instruction; the mask then marks what to keep (light) and what to edit (dark).
      *
      * Timeout: 120 s.
      */
@@ -829,7 +829,7 @@ export interface paths {
   "/{site_identifier}/media/{media_id}/generate-metadata": {
     /**
      * Generate Media Metadata
-     * @description Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. Locally they come from technical metadata and the file name, and the job’s output says so; TEXT_PROVIDER=openai asks a vision-capable model.
+     * @description Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. Locally they come from technical metadata and the file name, and the job’s output says so; a language model named in TEXT_PROVIDERS looks at the picture.
      *
      * Timeout: 120 s.
      */
@@ -1154,7 +1154,7 @@ export interface paths {
   "/{site_identifier}/posts/{post_id}/transform": {
     /**
      * Transform Post
-     * @description Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): `summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With TEXT_PROVIDER=openai a model writes it. Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` (default) the result is saved into the post, its previous content kept as a version and its version raised; the status is left as it is. If the post changes while the job runs, it fails with post_changed. Authors transform only their own posts.
+     * @description Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): `summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With a language model named in TEXT_PROVIDERS, it writes it. Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` (default) the result is saved into the post, its previous content kept as a version and its version raised; the status is left as it is. If the post changes while the job runs, it fails with post_changed. Authors transform only their own posts.
      *
      * Timeout: 30 s.
      */
@@ -1325,7 +1325,7 @@ export interface paths {
   "/{site_identifier}/seo/generatetext": {
     /**
      * Generate Text
-     * @description Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With TEXT_PROVIDER=openai a model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the first sentences; alt text from the media item’s own caption or title — an image with neither fails with text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With `apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).
+     * @description Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With a language model named in TEXT_PROVIDERS a model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the first sentences; alt text from the media item’s own caption or title — an image with neither fails with text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With `apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).
      *
      * Timeout: 120 s.
      */
@@ -1797,7 +1797,7 @@ export interface paths {
   "/{site_identifier}/translations/elements/{element_id}/translate": {
     /**
      * Translate elements
-     * @description Creates or updates the element’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+     * @description Creates or updates the element’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
      * Timeout: 30 s.
      */
@@ -1824,7 +1824,7 @@ export interface paths {
   "/{site_identifier}/translations/media/{media_id}/translate": {
     /**
      * Translate media
-     * @description Creates or updates the media item’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+     * @description Creates or updates the media item’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
      * Timeout: 60 s.
      */
@@ -1851,7 +1851,7 @@ export interface paths {
   "/{site_identifier}/translations/pages/{page_id}/translate": {
     /**
      * Translate pages
-     * @description Creates or updates the page’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+     * @description Creates or updates the page’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
      * Timeout: 30 s.
      */
@@ -1878,7 +1878,7 @@ export interface paths {
   "/{site_identifier}/translations/posts/{post_id}/translate": {
     /**
      * Translate posts
-     * @description Creates or updates the post’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+     * @description Creates or updates the post’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
      * Timeout: 30 s.
      */
@@ -1976,7 +1976,7 @@ export interface paths {
   "/{site_identifier}/generate-website/": {
     /**
      * Generate Website
-     * @description Turns a brief into a website, as a job paid one `website` unit: content types (hero, text_block, service; a type of that api_id already in the site is reused when its fields fit, else the job fails with content_type_conflict), a page tree (home at the root, the other pages asked as its children, in order, each with its elements placed in the `main` area), copies of each page and element in the other `locales` asked (translation mode copy, for a person to translate), and `posts` draft posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the brief’s words (`copy_source: template` on the output); with TEXT_PROVIDER=openai the model writes it (`copy_source: model`; an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: `content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.
+     * @description Turns a brief into a website, as a job paid one `website` unit: content types (hero, text_block, service; a type of that api_id already in the site is reused when its fields fit, else the job fails with content_type_conflict), a page tree (home at the root, the other pages asked as its children, in order, each with its elements placed in the `main` area), copies of each page and element in the other `locales` asked (translation mode copy, for a person to translate), and `posts` draft posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the brief’s words (`copy_source: template` on the output); with a language model named in TEXT_PROVIDERS it writes it (`copy_source: model`; an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: `content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.
      *
      * Timeout: 120 s.
      */
@@ -2039,7 +2039,7 @@ export interface paths {
   "/admin/jobs/{job_id}": {
     /**
      * Get Job With Attempts
-     * @description One job with every attempt: the worker that ran it, when, and how it ended.
+     * @description One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it).
      *
      * Timeout: 20 s.
      */
@@ -2216,6 +2216,15 @@ export interface paths {
      * Timeout: 30 s.
      */
     post: operations["rotateWebhookSecret"];
+  };
+  "/admin/providers": {
+    /**
+     * List AI Providers
+     * @description Each chain of providers (a capability, or a video endpoint) in the order its jobs try them, the models each allows with the sizes, lengths, billing unit and default price the catalog knows; each vendor’s base URL and limits (never its key), and its last hour: calls, failures, median and 95th percentile latency, last errors.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listAiProviders"];
   };
 }
 
@@ -3459,31 +3468,16 @@ export interface components {
       /** @enum {boolean} */
       received: true;
       /**
-       * @description duplicate: this event id was handled before; ignored: the job no longer waits
+       * @description duplicate: this event was handled before; ignored: progress, or the job no longer waits
        * @enum {string}
        */
       outcome: "accepted" | "failed" | "duplicate" | "ignored";
       /** Format: uuid */
       job_id: string | null;
     };
+    /** @description The vendor’s own webhook body: a Replicate prediction (`id`, `status`, `output`, `error`...), or fal’s `{request_id, gateway_request_id, status: OK|ERROR, payload, error}` */
     MediaProviderDelivery: {
-      /** @description The provider’s id for the work, as it answered when the job was submitted */
-      job_ref: string;
-      /**
-       * Format: uuid
-       * @description Our job id, as sent to the provider with the work
-       */
-      reference?: string;
-      /** @enum {string} */
-      status: "succeeded" | "failed";
-      /** @description For speech: audio_base64 or audio_url; for video: video_base64 or video_url (a URL on the provider’s own origin) */
-      output?: {
-        [key: string]: unknown;
-      };
-      error?: {
-        code?: string;
-        message: string;
-      };
+      [key: string]: unknown;
     };
     ImageEditorAccess: {
       allowed: boolean;
@@ -4784,6 +4778,18 @@ export interface components {
       outcome: "succeeded" | "failed" | "retrying" | "waiting" | "lost" | "canceled" | null;
       error: components["schemas"]["JobError"];
     };
+    ProviderCall: {
+      capability: string;
+      vendor: string;
+      model: string;
+      /** Format: date-time */
+      started_at: string;
+      duration_ms: number;
+      /** @enum {string} */
+      outcome: "succeeded" | "pending" | "passed_on" | "failed" | "canceled";
+      error_code: string | null;
+      http_status: number | null;
+    };
     PublicPostSummary: {
       /** Format: uuid */
       id: string;
@@ -4995,6 +5001,60 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       rotated_at: string | null;
+    };
+    ProvidersOverview: {
+      chains: ({
+          /** @enum {string} */
+          chain: "image" | "image_edit" | "video" | "video_variant_a" | "video_variant_b" | "speech" | "text" | "embeddings";
+          /** @description The variable that names its providers */
+          variable: string;
+          capability: string;
+          providers: ({
+              vendor: string;
+              models_variable: string | null;
+              /** @description The local stand-in: its results are marked placeholder */
+              placeholder: boolean;
+              /** @description The models requests may name; the first when none is named */
+              models: ({
+                  model: string;
+                  /** @description Whether the catalog knows it (its sizes and lengths are checked at submit) */
+                  known: boolean;
+                  /** @description What the vendor bills: item, second, 1k_characters, 1k_tokens */
+                  unit: string | null;
+                  /** @description Credits per unit the catalog suggests */
+                  default_price: number | null;
+                  sizes: string | null;
+                  seconds: number[] | null;
+                  max_characters: number | null;
+                  note: string | null;
+                })[];
+            })[];
+        })[];
+      vendors: ({
+          vendor: string;
+          configured: boolean;
+          base_url: string;
+          /** @description 0: no limit of ours */
+          requests_per_minute: number;
+          max_concurrent: number;
+          last_hour: ({
+            /** @description Calls in the last hour */
+            calls: number;
+            /** @description Of those, how many passed the job on or failed it */
+            failures: number;
+            /** @description The middle duration of its calls in the last hour */
+            median_ms: number | null;
+            p95_ms: number | null;
+            /** @description Its last 10 failures */
+            recent_errors: ({
+                /** Format: date-time */
+                at: string;
+                model: string;
+                error_code: string | null;
+                http_status: number | null;
+              })[];
+          }) | null;
+        })[];
     };
   };
   responses: {
@@ -5795,7 +5855,7 @@ export interface operations {
   };
   /**
    * Compute Rag Index
-   * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when AI_EMBEDDING_MODEL is set, embedded by the OpenAI-compatible `/embeddings` at AI_BASE_URL. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+   * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
    *
    * Timeout: 30 s.
    */
@@ -9293,7 +9353,7 @@ export interface operations {
   };
   /**
    * Generate Image
-   * @description Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). Credits for `count` images are reserved now (402 when not available) and debited per image made. The local provider draws deterministic abstract images (the same prompt and seed, the same images); IMAGE_PROVIDER=openai calls an OpenAI-compatible endpoint. Honours Idempotency-Key and `Prefer: wait=N`.
+   * @description Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). Credits for `count` images are reserved now (402 when not available) and debited per image made. The providers IMAGE_PROVIDERS names are tried in turn (one answering 429, 5xx or not at all passes the job on); the local renderer draws deterministic abstract placeholders (the same prompt and seed, the same images; `output.placeholder` true). `model` names one of the models the operator allows, and `size` must be one it makes (a 422 names them). Honours Idempotency-Key and `Prefer: wait=N`.
    *
    * Timeout: 120 s.
    */
@@ -9314,19 +9374,32 @@ export interface operations {
       content: {
         "application/json": {
           prompt: string;
+          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          model?: string;
           /**
+           * @description Width x height. Each model makes its own sizes (gpt-image-2: sides multiples of 16, ratio 1:3 to 3:1; flux: its aspect ratios; the local renderer any): a size the model cannot make is a 422 naming those it can
            * @default 1024x1024
+           */
+          size?: string;
+          /**
+           * @description For models that take it (GPT image models)
            * @enum {string}
            */
-          size?: "256x256" | "512x512" | "1024x1024" | "1024x768" | "768x1024";
+          quality?: "low" | "medium" | "high" | "auto";
           /**
+           * @description For models that take it (GPT image models); transparent needs png or webp
+           * @enum {string}
+           */
+          background?: "transparent" | "opaque" | "auto";
+          /**
+           * @description The local renderer’s palette
            * @default natural
            * @enum {string}
            */
           style?: "natural" | "vivid" | "flat";
           /** @default 1 */
           count?: number;
-          /** @description The same seed and prompt give the same images (local provider) */
+          /** @description The same seed and prompt give the same images (local renderer, and vendors that take a seed) */
           seed?: number;
           /**
            * @default png
@@ -9422,7 +9495,7 @@ export interface operations {
   };
   /**
    * Generate Video
-   * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job; the back end is VIDEO_PROVIDER: `local` pictures each scene with the image provider, narrates it with the speech provider and moves over the picture with ffmpeg (progress per scene); `mediaprovider` hands the work to the media provider, whose signed webhook delivers the file; `openai` asks an OpenAI-compatible /videos API for a 4, 8 or 12 s clip. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when the back end is not configured. Honours Idempotency-Key and `Prefer: wait=N`.
+   * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
    *
    * Timeout: 300 s.
    */
@@ -9464,11 +9537,10 @@ export interface operations {
             } | {
               media_id: unknown;
             }))[];
-          /**
-           * @default 1280x720
-           * @enum {string}
-           */
-          size?: "640x360" | "1280x720" | "720x1280" | "1080x1080";
+          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          model?: string;
+          /** @description Width x height of the frame: a vendor’s model makes its own (a 422 names them), the local composer any. Absent: 1280x720, or the size the model makes nearest to it */
+          size?: string;
           /** @description How long the whole video should be: the scenes that name no duration share what the others leave (each at least 1 s, at most 60 s; longer where narration needs it). Instead of seconds_per_scene. */
           duration_seconds?: number;
           /** @description For scenes that name no duration; default 4 */
@@ -9479,7 +9551,7 @@ export interface operations {
            */
           narrate?: boolean;
           /**
-           * @description default, female, male, or a voice name the configured provider knows
+           * @description default, female, male (each provider maps them to a voice of its own), or a voice the provider knows
            * @default default
            */
           voice?: string;
@@ -9577,7 +9649,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
+      /** @description No provider of the chain is configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9595,7 +9667,7 @@ export interface operations {
   };
   /**
    * Generate Video (variant B)
-   * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job; the back end is VIDEO_VARIANT_B_PROVIDER: `local` pictures each scene with the image provider, narrates it with the speech provider and moves over the picture with ffmpeg (progress per scene); `mediaprovider` hands the work to the media provider, whose signed webhook delivers the file; `openai` asks an OpenAI-compatible /videos API for a 4, 8 or 12 s clip. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when the back end is not configured. Honours Idempotency-Key and `Prefer: wait=N`.
+   * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_VARIANT_B_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
    *
    * Timeout: 300 s.
    */
@@ -9637,11 +9709,10 @@ export interface operations {
             } | {
               media_id: unknown;
             }))[];
-          /**
-           * @default 1280x720
-           * @enum {string}
-           */
-          size?: "640x360" | "1280x720" | "720x1280" | "1080x1080";
+          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          model?: string;
+          /** @description Width x height of the frame: a vendor’s model makes its own (a 422 names them), the local composer any. Absent: 1280x720, or the size the model makes nearest to it */
+          size?: string;
           /** @description How long the whole video should be: the scenes that name no duration share what the others leave (each at least 1 s, at most 60 s; longer where narration needs it). Instead of seconds_per_scene. */
           duration_seconds?: number;
           /** @description For scenes that name no duration; default 4 */
@@ -9652,7 +9723,7 @@ export interface operations {
            */
           narrate?: boolean;
           /**
-           * @description default, female, male, or a voice name the configured provider knows
+           * @description default, female, male (each provider maps them to a voice of its own), or a voice the provider knows
            * @default default
            */
           voice?: string;
@@ -9750,7 +9821,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
+      /** @description No provider of the chain is configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9768,7 +9839,7 @@ export interface operations {
   };
   /**
    * Generate Video (variant A)
-   * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job; the back end is VIDEO_VARIANT_A_PROVIDER: `local` pictures each scene with the image provider, narrates it with the speech provider and moves over the picture with ffmpeg (progress per scene); `mediaprovider` hands the work to the media provider, whose signed webhook delivers the file; `openai` asks an OpenAI-compatible /videos API for a 4, 8 or 12 s clip. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when the back end is not configured. Honours Idempotency-Key and `Prefer: wait=N`.
+   * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_VARIANT_A_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
    *
    * Timeout: 300 s.
    */
@@ -9810,11 +9881,10 @@ export interface operations {
             } | {
               media_id: unknown;
             }))[];
-          /**
-           * @default 1280x720
-           * @enum {string}
-           */
-          size?: "640x360" | "1280x720" | "720x1280" | "1080x1080";
+          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          model?: string;
+          /** @description Width x height of the frame: a vendor’s model makes its own (a 422 names them), the local composer any. Absent: 1280x720, or the size the model makes nearest to it */
+          size?: string;
           /** @description How long the whole video should be: the scenes that name no duration share what the others leave (each at least 1 s, at most 60 s; longer where narration needs it). Instead of seconds_per_scene. */
           duration_seconds?: number;
           /** @description For scenes that name no duration; default 4 */
@@ -9825,7 +9895,7 @@ export interface operations {
            */
           narrate?: boolean;
           /**
-           * @description default, female, male, or a voice name the configured provider knows
+           * @description default, female, male (each provider maps them to a voice of its own), or a voice the provider knows
            * @default default
            */
           voice?: string;
@@ -9923,7 +9993,7 @@ export interface operations {
         };
       };
       500: components["responses"]["InternalError"];
-      /** @description The back end is not configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
+      /** @description No provider of the chain is configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -9941,7 +10011,7 @@ export interface operations {
   };
   /**
    * Create Speech From Text
-   * @description Speaks the text into an audio file (mp3, wav or ogg) as a job: 202 with the job and its Location; when it succeeds, `media_id` is the audio’s media item. Credits for the estimated seconds are reserved now (402 when they are not available); the seconds actually made are debited. Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).
+   * @description Speaks the text into an audio file (mp3, wav or ogg) as a job: 202 with the job and its Location; when it succeeds, `media_id` is the audio’s media item. Credits for the estimated seconds are reserved now (402 when they are not available); the seconds actually made are debited. The providers SPEECH_PROVIDERS names are tried in turn (OpenAI, ElevenLabs, the local espeak-ng, whose audio is a placeholder); `model` names one the operator allows. Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).
    *
    * Timeout: 60 s.
    */
@@ -9961,10 +10031,12 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          /** @description What to say; at most SPEECH_MAX_CHARACTERS characters */
+          /** @description What to say; at most SPEECH_MAX_CHARACTERS characters, and at most what the model takes */
           text: string;
+          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          model?: string;
           /**
-           * @description default, female, male, or a voice name the configured provider knows
+           * @description default, female, male (each provider maps them to a voice of its own), or a voice the provider knows
            * @default default
            */
           voice?: string;
@@ -10063,19 +10135,33 @@ export interface operations {
   };
   /**
    * Webhook Media Provider Result
-   * @description Where the asynchronous media provider delivers a result. Signed with MEDIA_PROVIDER_WEBHOOK_SECRET: `webhook-id`, `webhook-timestamp` (Unix seconds, within 5 minutes) and `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>`. The body is a MediaProviderDelivery `{job_ref, status, output?, error?}`; it is read only after the signature checks out. A repeated webhook-id answers 200 and changes nothing.
+   * @description Where the vendors that take work and call back deliver it: the URL the platform gives them names the vendor (`provider`) and the job. Each is verified by its own scheme before the body is read: Replicate signs the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the account’s signing secret, 5 minutes’ tolerance); fal with ED25519 over `request_id, user_id, timestamp, sha256(body)` (`X-Fal-Webhook-*` headers), verified against its published keys. A repeated event answers 200 and changes nothing; progress and late events are acknowledged and ignored; a failure fails the job and releases its credits here; a success is finished by a worker.
    *
    * Timeout: 60 s.
    */
   webhookMediaProviderResult: {
     parameters: {
-      header: {
-        /** @description The delivery’s id; a repeat is answered 200 and ignored */
-        "webhook-id": string;
-        /** @description Unix seconds when it was signed */
-        "webhook-timestamp": string;
-        /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` */
-        "webhook-signature": string;
+      query: {
+        /** @description Which vendor calls back: its signature scheme is checked */
+        provider: "replicate" | "fal";
+        /** @description Our job, as the platform named it in the webhook URL it gave the vendor (places an early delivery) */
+        job?: string;
+      };
+      header?: {
+        /** @description Replicate: the event’s id; a repeat is answered 200 and ignored */
+        "webhook-id"?: string;
+        /** @description Replicate: Unix seconds when it was signed */
+        "webhook-timestamp"?: string;
+        /** @description Replicate: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` */
+        "webhook-signature"?: string;
+        /** @description fal: the request the delivery is for */
+        "x-fal-webhook-request-id"?: string;
+        /** @description fal: the account it was made by */
+        "x-fal-webhook-user-id"?: string;
+        /** @description fal: Unix seconds when it was signed */
+        "x-fal-webhook-timestamp"?: string;
+        /** @description fal: the hex ED25519 signature */
+        "x-fal-webhook-signature"?: string;
       };
       path: {
         /** @description The site’s id or slug */
@@ -10099,17 +10185,7 @@ export interface operations {
           "application/json": components["schemas"]["WebhookReceipt"];
         };
       };
-      /** @description The body is not JSON */
-      400: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-          RateLimit: components["headers"]["RateLimit"];
-        };
-        content: {
-          "application/problem+json": components["schemas"]["Problem"];
-        };
-      };
+      400: components["responses"]["MalformedBody"];
       /** @description The signature is missing, wrong or too old */
       401: {
         headers: {
@@ -10121,7 +10197,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description No job of this site waits for that job_ref */
+      /** @description No job of this site waits for that work */
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10150,7 +10226,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description No media provider is configured; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
+      /** @description The vendor is not configured, or its signing keys could not be read; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10304,7 +10380,7 @@ export interface operations {
   };
   /**
    * Edit Image With Ai
-   * @description Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with unsupported_instruction. IMAGE_PROVIDER=openai sends it to an OpenAI-compatible /images/edits.
+   * @description Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with unsupported_instruction. A vendor named in IMAGE_EDIT_PROVIDERS (OpenAI’s /images/edits and compatible ones) follows any instruction; the mask then marks what to keep (light) and what to edit (dark).
    *
    * Timeout: 120 s.
    */
@@ -10422,7 +10498,7 @@ export interface operations {
   };
   /**
    * Generate Media Metadata
-   * @description Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. Locally they come from technical metadata and the file name, and the job’s output says so; TEXT_PROVIDER=openai asks a vision-capable model.
+   * @description Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. Locally they come from technical metadata and the file name, and the job’s output says so; a language model named in TEXT_PROVIDERS looks at the picture.
    *
    * Timeout: 120 s.
    */
@@ -13054,7 +13130,7 @@ export interface operations {
   };
   /**
    * Transform Post
-   * @description Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): `summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With TEXT_PROVIDER=openai a model writes it. Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` (default) the result is saved into the post, its previous content kept as a version and its version raised; the status is left as it is. If the post changes while the job runs, it fails with post_changed. Authors transform only their own posts.
+   * @description Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): `summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With a language model named in TEXT_PROVIDERS, it writes it. Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` (default) the result is saved into the post, its previous content kept as a version and its version raised; the status is left as it is. If the post changes while the job runs, it fails with post_changed. Authors transform only their own posts.
    *
    * Timeout: 30 s.
    */
@@ -14244,7 +14320,7 @@ export interface operations {
   };
   /**
    * Generate Text
-   * @description Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With TEXT_PROVIDER=openai a model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the first sentences; alt text from the media item’s own caption or title — an image with neither fails with text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With `apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).
+   * @description Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With a language model named in TEXT_PROVIDERS a model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the first sentences; alt text from the media item’s own caption or title — an image with neither fails with text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With `apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).
    *
    * Timeout: 120 s.
    */
@@ -17219,7 +17295,7 @@ export interface operations {
   };
   /**
    * Translate elements
-   * @description Creates or updates the element’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+   * @description Creates or updates the element’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
    *
    * Timeout: 30 s.
    */
@@ -17243,7 +17319,7 @@ export interface operations {
           /** @description A locale of the site other than the master’s */
           target_locale: string;
           /**
-           * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+           * @description machine: through the language model TEXT_PROVIDERS names; copy: the master’s text, for a person to translate
            * @default machine
            * @enum {string}
            */
@@ -17419,7 +17495,7 @@ export interface operations {
   };
   /**
    * Translate media
-   * @description Creates or updates the media item’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+   * @description Creates or updates the media item’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
    *
    * Timeout: 60 s.
    */
@@ -17443,7 +17519,7 @@ export interface operations {
           /** @description A locale of the site other than the master’s */
           target_locale: string;
           /**
-           * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+           * @description machine: through the language model TEXT_PROVIDERS names; copy: the master’s text, for a person to translate
            * @default machine
            * @enum {string}
            */
@@ -17619,7 +17695,7 @@ export interface operations {
   };
   /**
    * Translate pages
-   * @description Creates or updates the page’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+   * @description Creates or updates the page’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
    *
    * Timeout: 30 s.
    */
@@ -17643,7 +17719,7 @@ export interface operations {
           /** @description A locale of the site other than the master’s */
           target_locale: string;
           /**
-           * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+           * @description machine: through the language model TEXT_PROVIDERS names; copy: the master’s text, for a person to translate
            * @default machine
            * @enum {string}
            */
@@ -17819,7 +17895,7 @@ export interface operations {
   };
   /**
    * Translate posts
-   * @description Creates or updates the post’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDER=openai; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+   * @description Creates or updates the post’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
    *
    * Timeout: 30 s.
    */
@@ -17843,7 +17919,7 @@ export interface operations {
           /** @description A locale of the site other than the master’s */
           target_locale: string;
           /**
-           * @description machine: through the text provider (TEXT_PROVIDER); copy: the master’s text, for a person to translate
+           * @description machine: through the language model TEXT_PROVIDERS names; copy: the master’s text, for a person to translate
            * @default machine
            * @enum {string}
            */
@@ -18457,7 +18533,7 @@ export interface operations {
   };
   /**
    * Generate Website
-   * @description Turns a brief into a website, as a job paid one `website` unit: content types (hero, text_block, service; a type of that api_id already in the site is reused when its fields fit, else the job fails with content_type_conflict), a page tree (home at the root, the other pages asked as its children, in order, each with its elements placed in the `main` area), copies of each page and element in the other `locales` asked (translation mode copy, for a person to translate), and `posts` draft posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the brief’s words (`copy_source: template` on the output); with TEXT_PROVIDER=openai the model writes it (`copy_source: model`; an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: `content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.
+   * @description Turns a brief into a website, as a job paid one `website` unit: content types (hero, text_block, service; a type of that api_id already in the site is reused when its fields fit, else the job fails with content_type_conflict), a page tree (home at the root, the other pages asked as its children, in order, each with its elements placed in the `main` area), copies of each page and element in the other `locales` asked (translation mode copy, for a person to translate), and `posts` draft posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the brief’s words (`copy_source: template` on the output); with a language model named in TEXT_PROVIDERS it writes it (`copy_source: model`; an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: `content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.
    *
    * Timeout: 120 s.
    */
@@ -18830,7 +18906,7 @@ export interface operations {
   };
   /**
    * Get Job With Attempts
-   * @description One job with every attempt: the worker that ran it, when, and how it ended.
+   * @description One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it).
    *
    * Timeout: 20 s.
    */
@@ -18900,6 +18976,7 @@ export interface operations {
             /** Format: uuid */
             tenant_id: string;
             locked_by: string | null;
+            provider_calls: components["schemas"]["ProviderCall"][];
           };
         };
       };
@@ -19948,6 +20025,33 @@ export interface operations {
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List AI Providers
+   * @description Each chain of providers (a capability, or a video endpoint) in the order its jobs try them, the models each allows with the sizes, lengths, billing unit and default price the catalog knows; each vendor’s base URL and limits (never its key), and its last hour: calls, failures, median and 95th percentile latency, last errors.
+   *
+   * Timeout: 20 s.
+   */
+  listAiProviders: {
+    responses: {
+      /** @description The providers */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ProvidersOverview"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       503: components["responses"]["DatabaseUnavailable"];

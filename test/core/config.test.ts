@@ -3,6 +3,8 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config.ts';
+import { defaultModel } from '../../core/providers/catalog.ts';
+import { chainNames, chainVariable } from '../../core/providers/settings.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
 
@@ -129,19 +131,168 @@ it('documents every variable in the README', async () => {
   for (const name of configVariables) expect(readme).toContain(`| \`${name}\` |`);
 });
 
-it('embeds knowledge-base chunks only with a provider to ask, and keeps the chunk overlap within half a chunk', () => {
-  expect(loadConfig({})).toMatchObject({
-    ai: { embeddingModel: undefined },
-    knowledge: { chunkTokens: 500, overlapTokens: 50 },
-  });
-  expect(() => loadConfig({ AI_EMBEDDING_MODEL: 'text-embedding-3-small' })).toThrow(
-    /AI_EMBEDDING_MODEL: needs AI_BASE_URL/,
-  );
-  expect(
-    loadConfig({ AI_EMBEDDING_MODEL: 'text-embedding-3-small', AI_BASE_URL: 'https://api.example.com/v1' }).ai,
-  ).toMatchObject({ embeddingModel: 'text-embedding-3-small' });
+it('keeps the knowledge-base chunk overlap within half a chunk', () => {
+  expect(loadConfig({})).toMatchObject({ knowledge: { chunkTokens: 500, overlapTokens: 50 } });
   expect(() => loadConfig({ KNOWLEDGE_CHUNK_TOKENS: '100', KNOWLEDGE_CHUNK_OVERLAP: '51' })).toThrow(
     /KNOWLEDGE_CHUNK_OVERLAP: must be at most half of KNOWLEDGE_CHUNK_TOKENS/,
   );
   expect(() => loadConfig({ KNOWLEDGE_CHUNK_TOKENS: '10' })).toThrow(/KNOWLEDGE_CHUNK_TOKENS/);
+});
+
+// The AI providers, read by core/providers/settings.ts through loadConfig.
+describe('AI providers', () => {
+  const keys = { OPENAI_API_KEY: 'sk-test', REPLICATE_API_TOKEN: 'r8_test', FAL_KEY: 'fal-test' };
+  /** The one line the configuration is refused with. */
+  const refusal = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error('the configuration was accepted');
+  };
+
+  it('runs everything on the local stand-ins when no provider is named, and embeds nothing', () => {
+    expect(loadConfig({}).providers.chains).toEqual({
+      image: ['local'],
+      image_edit: ['local'],
+      video: ['local'],
+      video_variant_a: ['local'],
+      video_variant_b: ['local'],
+      speech: ['local'],
+      text: ['local'],
+      embeddings: [],
+    });
+  });
+
+  it('reads each chain in the order written, with each vendor’s key and base URL', () => {
+    const { providers } = loadConfig({
+      ...keys,
+      PUBLIC_URL: 'https://cms.example.com',
+      IMAGE_PROVIDERS: 'replicate, openai,local',
+      VIDEO_VARIANT_B_PROVIDERS: 'fal,replicate',
+      SPEECH_PROVIDERS: 'openai,local',
+      EMBEDDING_PROVIDERS: 'openai',
+      OPENAI_BASE_URL: 'https://eu.api.openai.com/v1/',
+    });
+    expect(providers.chains).toMatchObject({
+      image: ['replicate', 'openai', 'local'],
+      video_variant_b: ['fal', 'replicate'],
+      speech: ['openai', 'local'],
+      text: ['local'],
+      embeddings: ['openai'],
+    });
+    expect(providers.vendors.openai).toMatchObject({ apiKey: 'sk-test', baseUrl: 'https://eu.api.openai.com/v1' });
+    expect(providers.vendors.replicate).toMatchObject({ apiKey: 'r8_test', baseUrl: 'https://api.replicate.com' });
+  });
+
+  it.each([
+    ['IMAGE_PROVIDERS', 'midjourney', 'image'],
+    ['VIDEO_PROVIDERS', 'openai', 'video'],
+    ['SPEECH_PROVIDERS', 'fal', 'speech'],
+    ['TEXT_PROVIDERS', 'elevenlabs', 'text'],
+    ['EMBEDDING_PROVIDERS', 'local', 'embeddings'],
+  ])('refuses %s=%s, a vendor unknown or not making it, naming the variable', (variable, vendor, capability) => {
+    expect(refusal({ ...keys, PUBLIC_URL: 'https://cms.example.com', [variable]: vendor })).toMatch(
+      new RegExp(`^Invalid configuration:\\n {2}${variable}: ${vendor} does not make ${capability}; one of `, 'm'),
+    );
+  });
+
+  it('refuses a vendor without its key, naming the key to set; a compatible server of its own base URL needs none', () => {
+    expect(refusal({ IMAGE_PROVIDERS: 'openai' })).toMatch(/\n {2}IMAGE_PROVIDERS: openai needs OPENAI_API_KEY$/);
+    expect(refusal({ SPEECH_PROVIDERS: 'elevenlabs' })).toMatch(
+      /\n {2}SPEECH_PROVIDERS: elevenlabs needs ELEVENLABS_API_KEY$/,
+    );
+    // Ollama, say, on its own host: no key to send.
+    const ollama = loadConfig({ TEXT_PROVIDERS: 'openai', OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' });
+    expect(ollama.providers.chains.text).toEqual(['openai']);
+    expect(ollama.providers.vendors.openai).toMatchObject({ apiKey: undefined, baseUrl: 'http://127.0.0.1:11434/v1' });
+  });
+
+  it('refuses Replicate and fal without PUBLIC_URL, which their webhooks reach', () => {
+    expect(refusal({ ...keys, IMAGE_PROVIDERS: 'replicate' })).toMatch(
+      /\n {2}IMAGE_PROVIDERS: replicate delivers by webhook, which needs PUBLIC_URL$/,
+    );
+    expect(refusal({ ...keys, VIDEO_PROVIDERS: 'fal' })).toMatch(
+      /\n {2}VIDEO_PROVIDERS: fal delivers by webhook, which needs PUBLIC_URL$/,
+    );
+    expect(
+      loadConfig({ ...keys, IMAGE_PROVIDERS: 'replicate', PUBLIC_URL: 'https://cms.example.com' }).providers.chains
+        .image,
+    ).toEqual(['replicate']);
+  });
+
+  it('refuses local anywhere but last: the placeholder is what is left when the vendors cannot', () => {
+    expect(refusal({ ...keys, IMAGE_PROVIDERS: 'local,openai' })).toMatch(/\n {2}IMAGE_PROVIDERS: local comes last, /);
+    expect(refusal({ ...keys, SPEECH_PROVIDERS: 'openai,openai' })).toMatch(
+      /\n {2}SPEECH_PROVIDERS: openai is named twice$/,
+    );
+  });
+
+  it('allows the models <VENDOR>_<CAPABILITY>_MODELS lists, the first the default; else the catalog’s default', () => {
+    const { providers } = loadConfig({
+      ...keys,
+      IMAGE_PROVIDERS: 'openai',
+      SPEECH_PROVIDERS: 'openai',
+      EMBEDDING_PROVIDERS: 'openai',
+      OPENAI_IMAGE_MODELS: 'gpt-image-1, dall-e-3',
+      OPENAI_EMBEDDING_MODELS: 'text-embedding-3-large',
+    });
+    expect(providers.models.openai).toMatchObject({
+      image: ['gpt-image-1', 'dall-e-3'],
+      embeddings: ['text-embedding-3-large'],
+      speech: [defaultModel('openai', 'speech')],
+    });
+    expect(defaultModel('openai', 'speech')).toEqual(expect.any(String));
+    // Only the chains' vendors have models.
+    expect(providers.models).not.toHaveProperty('replicate');
+  });
+
+  it('still reads the single OpenAI-compatible provider’s variables where the new ones are unset', () => {
+    const legacy = {
+      AI_BASE_URL: 'https://llm.example.com/v1',
+      AI_API_KEY: 'legacy-key',
+      SPEECH_PROVIDER: 'openai',
+      AI_SPEECH_MODEL: 'tts-1',
+      IMAGE_PROVIDER: 'openai',
+      TEXT_PROVIDER: 'openai',
+      AI_EMBEDDING_MODEL: 'text-embedding-3-small',
+    };
+    const { providers } = loadConfig(legacy);
+    expect(providers.chains).toMatchObject({
+      speech: ['openai'],
+      image: ['openai'],
+      image_edit: ['openai'],
+      text: ['openai'],
+      embeddings: ['openai'],
+    });
+    expect(providers.vendors.openai).toMatchObject({ apiKey: 'legacy-key', baseUrl: 'https://llm.example.com/v1' });
+    expect(providers.models.openai).toMatchObject({ speech: ['tts-1'], embeddings: ['text-embedding-3-small'] });
+    // The new variables win where both are set.
+    const both = loadConfig({
+      ...legacy,
+      SPEECH_PROVIDERS: 'local',
+      OPENAI_BASE_URL: 'https://api.openai.com/v1',
+      OPENAI_API_KEY: 'sk-new',
+    }).providers;
+    expect(both.chains.speech).toEqual(['local']);
+    expect(both.vendors.openai).toMatchObject({ apiKey: 'sk-new', baseUrl: 'https://api.openai.com/v1' });
+    // An embedding model with nothing to reach it is refused, as before, naming what to set.
+    expect(refusal({ AI_EMBEDDING_MODEL: 'text-embedding-3-small' })).toMatch(
+      /\n {2}EMBEDDING_PROVIDERS: openai needs OPENAI_API_KEY$/,
+    );
+  });
+
+  it('names every chain’s variable in the README', async () => {
+    const { readFileSync } = await import('node:fs');
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    for (const chain of chainNames) expect(readme).toContain(`\`${chainVariable(chain)}\``);
+  });
+
+  it('refuses SPEECH_PROVIDER=async, the retired mediaprovider protocol, saying what replaced it', () => {
+    expect(refusal({ SPEECH_PROVIDER: 'async' })).toMatch(
+      /^Invalid configuration:\n {2}SPEECH_PROVIDER: async is retired; name the providers in SPEECH_PROVIDERS instead$/m,
+    );
+  });
 });

@@ -1,7 +1,8 @@
 // Both storage drivers keep the same promises: whole objects replaced
 // atomically, byte ranges, sizes, deletion, and streams that are never held
 // in memory whole. The S3 driver runs against a real S3-compatible server on
-// 127.0.0.1. A speech job stores its audio through S3 when so configured.
+// 127.0.0.1. A speech job (through OpenAI's strict fake) stores its audio
+// through S3 when so configured.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +17,7 @@ import { addMember } from '../../core/tenancy/memberships.ts';
 import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
-import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fakes/openai.ts';
 import { giveCredits, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
 import { startLocalS3, type LocalS3 } from '../helpers/s3.ts';
 
@@ -88,10 +89,16 @@ describe.each(drivers)('the %s driver', (_name, make) => {
 
 describe('a speech job with STORAGE_DRIVER=s3', () => {
   let t: TestApp;
-  let fake: FakeProviders;
+  let fake: FakeOpenAI;
+  const env = () => ({
+    ...s3.env,
+    SPEECH_PROVIDERS: 'openai',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+  });
   beforeAll(async () => {
-    fake = await startFakeProviders();
-    t = await startTestApp({ env: s3.env });
+    fake = await startFakeOpenAI();
+    t = await startTestApp({ env: env() });
   });
   afterAll(async () => {
     await stopTestApp(t);
@@ -104,16 +111,15 @@ describe('a speech job with STORAGE_DRIVER=s3', () => {
     const user = await newUser(t);
     await addMember(t.services.db, tenant.id, user.id, 'admin');
     await giveCredits(t, site, 100, user.id);
-    const worker = await startTestWorker(t, { ...s3.env, SPEECH_PROVIDER: 'openai', AI_BASE_URL: fake.url });
+    const worker = await startTestWorker(t, env());
     try {
-      fake.speech.push({ kind: 'ok', seconds: 2 });
       const job = await submitAs(t, { kind: 'user', userId: user.id, sessionId: 'test', isGlobalAdmin: false }, site, {
         kind: 'speech',
         input: { text: 'Stored in a bucket.', voice: 'default', language: 'en', speed: 1, format: 'mp3' },
         estimatedUnits: 5,
       });
       const done = await waitForJob(t, job.id, ['succeeded', 'failed']);
-      expect(done.status).toBe('succeeded');
+      expect(done).toMatchObject({ status: 'succeeded', output: { provider: 'openai' } });
       const media = await t.services.db.one(sql.type(z.object({ storage_key: z.string(), size_bytes: z.number() }))`
         select storage_key, size_bytes from media_items where id = ${done.media_id}`);
       const stored = createStorage(t.config);

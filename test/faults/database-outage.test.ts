@@ -9,6 +9,8 @@
 // running then succeed (running again where the outage cut their run), both
 // processes live on and stop cleanly, and /health/ready says not ready while
 // the database is away and ready again soon after it accepts connections.
+// Speech goes to OpenAI's strict fake (test/helpers/fakes/openai.ts), which
+// answers when the test says.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +23,7 @@ import { migrate } from '../../db/migrate.ts';
 import { sql } from '../../db/pool.ts';
 import { accessChangeHeard, testConfig, type TestApp } from '../helpers/app.ts';
 import { password } from '../helpers/factories.ts';
-import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fakes/openai.ts';
 import { staffedTenant, unique, type Staffed } from '../helpers/identity.ts';
 import { giveCredits, waitForJob } from '../helpers/jobs.ts';
 import { startProcess, stopProcess, type Started } from '../helpers/processes.ts';
@@ -34,7 +36,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let dir: string;
 let server: EmbeddedPostgres;
 let t: TestApp;
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 let api: Started;
 let worker: Started;
 let base: string;
@@ -61,8 +63,17 @@ beforeAll(async () => {
   // Another tenant's job runs beside this one's, whatever queue lanes they fall in.
   other = await staffedTenant(t);
   await giveCredits(t, other.site, 100, other.editor.user.id);
-  fake = await startFakeProviders();
-  const env = { DATABASE_URL: url, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'info' };
+  fake = await startFakeOpenAI();
+  // Both processes name the speech provider: the API plans each job's providers at submit, the worker calls them.
+  const env = {
+    DATABASE_URL: url,
+    DATA_DIR: dataDir,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    SPEECH_PROVIDERS: 'openai',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+  };
   api = await startProcess('api/main.ts', {
     ...env,
     RATE_LIMIT_AUTH_PER_IP: '100000',
@@ -76,9 +87,6 @@ beforeAll(async () => {
     'worker/main.ts',
     {
       ...env,
-      SPEECH_PROVIDER: 'openai',
-      AI_BASE_URL: fake.url,
-      AI_API_KEY: 'test-key',
       WORKER_CONCURRENCY: '4',
       WORKER_POLL_INTERVAL_MS: '100',
       WORKER_HEARTBEAT_MS: '200',
@@ -183,16 +191,13 @@ describe('the database stopped for 5 s under load', () => {
     // outage (which cuts its run: it cannot settle), the other once the database is back.
     const midOutage = Promise.withResolvers<void>();
     const restarted = Promise.withResolvers<void>();
-    fake.speech.push(
-      { kind: 'ok', seconds: 1, until: midOutage.promise },
-      { kind: 'ok', seconds: 1, until: restarted.promise },
-    );
+    fake.script('audio/speech', { kind: 'ok', until: midOutage.promise }, { kind: 'ok', until: restarted.promise });
     const speaking = [
       await call('job', 'POST', `/${site}/media/tts`, { text: 'Cut short by the outage' }),
       await call('job', 'POST', `/${other.site.slug}/media/tts`, { text: 'Answered after it' }, other.editor.auth),
     ];
     const speeches = speaking.map((answer) => (answer.body as { id: string }).id);
-    const speechCalls = () => fake.requests.filter((request) => request.path.endsWith('/audio/speech')).length;
+    const speechCalls = () => fake.requests.filter((request) => request.path === '/v1/audio/speech').length;
     const deadline = Date.now() + 30_000;
     while (speechCalls() < 2 && Date.now() < deadline) await pause(20);
     expect(speechCalls()).toBe(2);

@@ -43,9 +43,7 @@ beforeAll(async () => {
       ...stripeEnv(stripe, matrixStripeSecret),
       SMTP_URL: smtp.url,
       RATE_LIMIT_CONTACT_PER_IP: '1000000',
-      MEDIA_PROVIDER_WEBHOOK_SECRET: matrixWebhookSecret,
-      MEDIA_PROVIDER_URL: 'http://127.0.0.1:9',
-      AI_BASE_URL: 'http://127.0.0.1:9',
+      REPLICATE_WEBHOOK_SECRET: matrixWebhookSecret,
       PUBLIC_URL: 'http://127.0.0.1:9',
     },
   });

@@ -12,19 +12,23 @@ const stopWords = new Set(
 
 /**
  * A deterministic embedding: a hashed bag of words (lower case, stop words
- * left out, `synonyms` mapped to one word) in 384 dimensions, each word
- * adding ±1 at the dimension its hash picks (the sign from the hash too), so
- * texts sharing words point the same way and unrelated texts are about
- * orthogonal.
+ * left out, `synonyms` mapped to one word) in 384 dimensions (or those asked),
+ * each word adding ±1 at the dimension its hash picks (the sign from the hash
+ * too), so texts sharing words point the same way and unrelated texts are
+ * about orthogonal.
  */
-export function fakeEmbedding(text: string, synonyms: Map<string, string> = new Map()): number[] {
-  const vector = new Array<number>(fakeEmbeddingDimensions).fill(0);
+export function fakeEmbedding(
+  text: string,
+  synonyms: Map<string, string> = new Map(),
+  dimensions = fakeEmbeddingDimensions,
+): number[] {
+  const vector = new Array<number>(dimensions).fill(0);
   for (const raw of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
     if (stopWords.has(raw)) continue;
     const word = synonyms.get(raw) ?? raw;
     let hash = 2166136261;
     for (const char of word) hash = Math.imul(hash ^ char.codePointAt(0)!, 16777619) >>> 0;
-    vector[hash % fakeEmbeddingDimensions]! += hash & 0x80000000 ? -1 : 1;
+    vector[hash % dimensions]! += hash & 0x80000000 ? -1 : 1;
   }
   return vector;
 }

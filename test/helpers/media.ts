@@ -1,31 +1,86 @@
-// What the media test files share: their cast (test/helpers/identity.ts),
-// an app with fake providers and a worker slot, and real media to work on.
+// What the media test files share: their cast (test/helpers/identity.ts), an
+// app (listening on 127.0.0.1 when a vendor calls back) and a worker slot, and
+// real media to work on. The vendors are the strict fakes of
+// test/helpers/fakes/, which each test file starts and names in `env`.
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import type { Config } from '../../core/config.ts';
 import { binaries } from '../../worker/media/binaries.ts';
-import { withTemporaryDir } from '../../worker/media/ffmpeg.ts';
+import { encodeAudio, withTemporaryDir } from '../../worker/media/ffmpeg.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from './app.ts';
-import { startFakeProviders, type FakeProviders } from './fake-providers.ts';
 import { giveCredits, waitForJob } from './jobs.ts';
 import { areaCast, type AreaCast } from './identity.ts';
+import { toneWav } from './tone.ts';
+
+export { toneWav };
 
 export type MediaCast = AreaCast;
 
 export const mediaCast = (t: TestApp): Promise<MediaCast> => areaCast(t, 'media');
 
-/** What the media job test files share: fake providers, an app, the cast (A's editor holding 1,000 credits), and a worker slot emptied after each test. */
-export type MediaSuite = { t: TestApp; cast: MediaCast; fake: FakeProviders; worker: WorkerHandle | undefined };
+/** An app reachable over HTTP at `publicUrl` (its PUBLIC_URL), where Replicate's and fal's fakes post their webhooks. */
+export type ListeningApp = { t: TestApp; publicUrl: string; close(): Promise<void> };
 
-export function mediaSuite(env: (fake: FakeProviders) => Record<string, string> = () => ({})): MediaSuite {
+/**
+ * Starts the test app with `env` plus PUBLIC_URL naming its own address: the
+ * server listens first (answering 503 until the app exists), so the address
+ * is known when the app's configuration is read.
+ */
+export async function startListeningApp(env: Record<string, string> = {}): Promise<ListeningApp> {
+  let app: http.RequestListener = (_req, res) => void res.writeHead(503).end();
+  const server = http.createServer((req, res) => app(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const t = await startTestApp({ env: { ...env, PUBLIC_URL: publicUrl } });
+  app = t.app as unknown as http.RequestListener;
+  return {
+    t,
+    publicUrl,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stopTestApp(t);
+    },
+  };
+}
+
+/**
+ * What the media job test files share: an app, the cast (A's editor holding
+ * 1,000 credits), the configuration the app was started with (`env`, which a
+ * worker of the same providers is started with), and a worker slot emptied
+ * after each test.
+ */
+export type MediaSuite = {
+  t: TestApp;
+  cast: MediaCast;
+  env: Record<string, string>;
+  worker: WorkerHandle | undefined;
+};
+
+/**
+ * `env` is read in beforeAll, after the file's own beforeAll hooks registered
+ * before this call (where it starts its fakes). `listen`: the app listens on
+ * 127.0.0.1 and PUBLIC_URL names it, for the vendors that call back.
+ */
+export function mediaSuite(options: { env?: () => Record<string, string>; listen?: boolean } = {}): MediaSuite {
   const suite = { worker: undefined } as MediaSuite;
+  let listening: ListeningApp | undefined;
   beforeAll(async () => {
-    suite.fake = await startFakeProviders();
-    suite.t = await startTestApp({ env: env(suite.fake) });
+    const env = options.env?.() ?? {};
+    if (options.listen) {
+      listening = await startListeningApp(env);
+      suite.t = listening.t;
+      suite.env = { ...env, PUBLIC_URL: listening.publicUrl };
+    } else {
+      suite.t = await startTestApp({ env });
+      suite.env = env;
+    }
     suite.cast = await mediaCast(suite.t);
     await giveCredits(suite.t, suite.cast.a.site, 1000, suite.cast.a.editor.user.id);
   });
@@ -35,11 +90,15 @@ export function mediaSuite(env: (fake: FakeProviders) => Record<string, string> 
   });
   afterAll(async () => {
     await suite.worker?.stop();
-    await stopTestApp(suite.t);
-    await suite.fake.close();
+    if (listening) await listening.close();
+    else await stopTestApp(suite.t);
   });
   return suite;
 }
+
+/** The same tone as an MP3, as a speech model on Replicate delivers it. */
+export const toneMp3 = (config: Config, seconds: number): Promise<Buffer> =>
+  encodeAudio(config, toneWav(seconds), 'mp3', new AbortController().signal);
 
 /** An H.264 MP4 of ffmpeg's test pattern: a real video that ffprobe reads. */
 export async function testClip(config: Config, seconds: number, size = '320x240'): Promise<Buffer> {

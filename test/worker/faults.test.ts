@@ -3,6 +3,7 @@
 // debited once), a run replayed after its job succeeded, a worker shut down
 // mid-job, transient errors until the attempts run out, two worker processes
 // sharing the queue, and one tenant's flood not starving another's job.
+// Speech goes to OpenAI's strict fake (test/helpers/fakes/openai.ts).
 import type { ChildProcess } from 'node:child_process';
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
@@ -14,7 +15,7 @@ import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { startWorkerProcess, workerRegistered } from '../helpers/processes.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
-import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fakes/openai.ts';
 import {
   giveCredits,
   ledgerFor,
@@ -26,7 +27,7 @@ import {
 } from '../helpers/jobs.ts';
 
 let t: TestApp;
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 const workers: WorkerHandle[] = [];
 const children: ChildProcess[] = [];
 
@@ -44,10 +45,10 @@ async function member(): Promise<Member> {
 const submit = (who: Member, kind: string, input: Record<string, unknown>, units = 5) =>
   submitAs(t, who.actor, who.site, { kind, input, estimatedUnits: units });
 
+const providerEnv = () => ({ SPEECH_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey });
+
 const workerEnv = () => ({
-  SPEECH_PROVIDER: 'openai',
-  AI_BASE_URL: fake.url,
-  AI_API_KEY: 'test-key',
+  ...providerEnv(),
   WORKER_POLL_INTERVAL_MS: '100',
   WORKER_HEARTBEAT_MS: '200',
   WORKER_LOST_AFTER_MS: '1500',
@@ -75,8 +76,8 @@ const debits = (jobId: string) =>
   );
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
-  t = await startTestApp({ env: { JOB_MAX_ATTEMPTS: '3', JOB_TENANT_CONCURRENCY: '1' } });
+  fake = await startFakeOpenAI();
+  t = await startTestApp({ env: { ...providerEnv(), JOB_MAX_ATTEMPTS: '3', JOB_TENANT_CONCURRENCY: '1' } });
   await priceTestKinds(t);
 });
 afterEach(async () => {
@@ -87,8 +88,7 @@ afterEach(async () => {
     }
   }
   await Promise.all(workers.splice(0).map((worker) => worker.stop()));
-  fake.speech.length = 0;
-  fake.fallback = { kind: 'ok', seconds: 2 };
+  fake.reset();
 });
 afterAll(async () => {
   await stopTestApp(t);
@@ -97,9 +97,9 @@ afterAll(async () => {
 
 it('runs a job again after its worker process is killed mid-job, and debits it once', async () => {
   const who = await member();
-  fake.speech.push({ kind: 'hang' });
+  fake.script('audio/speech', { kind: 'hang' });
   const victim = await spawnWorker();
-  const called = fake.nextRequest();
+  const called = fake.nextRequest('audio/speech');
   const job = await submit(who, 'speech', {
     text: 'Killed in the middle of speaking.',
     voice: 'default',
@@ -115,8 +115,10 @@ it('runs a job again after its worker process is killed mid-job, and debits it o
   // A survivor notices the silent heartbeat, releases the run, and takes it.
   workers.push(await startTestWorker(t, workerEnv()));
   const done = await waitForJob(t, job.id, ['succeeded', 'failed'], 60_000);
-  expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });
+  expect(done).toMatchObject({ status: 'succeeded', attempts: 2, output: { provider: 'openai' } });
   expect(await attemptOutcomes(job.id)).toEqual(['lost', 'succeeded']);
+  // The call the killed process was waiting on, and the survivor's.
+  expect(fake.requests.filter((call) => call.path === '/v1/audio/speech')).toHaveLength(2);
   expect(await debits(job.id)).toBe(1);
   expect((await ledgerFor(t, job.id)).map((entry) => entry.kind)).toEqual(['reservation', 'debit', 'release']);
   const media = await t.services.db.anyFirst(
@@ -185,7 +187,8 @@ it('retries a transient error with backoff and fails it, with its code, when the
 
 it('shares the queue between two worker processes', async () => {
   const who = await member();
-  fake.fallback = { kind: 'ok', seconds: 1, delayMs: 400 };
+  // Each answer takes a while, so that both processes take some.
+  fake.script('audio/speech', ...Array.from({ length: 6 }, () => ({ kind: 'ok' as const, delayMs: 400 })));
   const first = await spawnWorker();
   const second = await spawnWorker();
   const jobs = [];

@@ -1,5 +1,5 @@
 // Worker processes killed with SIGKILL at random moments of jobs that reserve
-// and debit credits (speech through the OpenAI-compatible fake), each started
+// and debit credits (speech through OpenAI's strict fake), each started
 // again at once: KILLS kills (10 here; `npm run kills` runs 100 and prints
 // its figures). Every job ends once, is debited at most once and only if it
 // succeeded, leaves nothing reserved, and every balance is the sum of its
@@ -12,7 +12,7 @@ import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, signedIn, type Caller } from '../helpers/factories.ts';
-import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI, type Script } from '../helpers/fakes/openai.ts';
 import { giveCredits, waitForJob } from '../helpers/jobs.ts';
 import { expectLedgerHolds, expectSettledOnce } from '../helpers/ledger.ts';
 import { pollUntil } from '../helpers/poll.ts';
@@ -27,17 +27,19 @@ const report = (line: string) => {
 };
 
 let t: TestApp;
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 const running = new Set<Started>();
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
-  // Enough attempts that no job runs out of them however often its worker is killed.
-  t = await startTestApp({ env: { JOB_MAX_ATTEMPTS: '25' } });
+  fake = await startFakeOpenAI();
+  // Enough attempts that no job runs out of them however often its worker is killed. The API plans each
+  // job's providers at submit, so it is told them too.
+  t = await startTestApp({ env: { ...providerEnv(), JOB_MAX_ATTEMPTS: '25' } });
 });
 afterEach(async () => {
   for (const one of running) if (one.child.exitCode === null) await stopProcess(one, 'SIGKILL');
   running.clear();
+  fake.reset();
 });
 afterAll(async () => {
   await stopTestApp(t);
@@ -62,7 +64,13 @@ const speak = (who: Author, text: string) =>
     .expect(202)
     .then((res) => (res.body as { id: string }).id);
 
-const providerEnv = () => ({ SPEECH_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'test-key' });
+function providerEnv() {
+  return { SPEECH_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey };
+}
+
+/** Speech answers that take `delayMs` each. */
+const slowly = (count: number, delayMs: number): Script[] =>
+  Array.from({ length: count }, () => ({ kind: 'ok', delayMs }));
 
 const count = (query: ReturnType<typeof sql.fragment>) =>
   t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`select count(*)::int as count ${query}`);
@@ -82,7 +90,7 @@ function sentence(random: Random, n: number): string {
 
 it('releases at once the lanes of `npm start` killed with 24 speech jobs of one tenant queued or running', async () => {
   const who = await author();
-  fake.fallback = { kind: 'ok', seconds: 1, delayMs: 300 };
+  fake.script('audio/speech', ...slowly(24, 300));
   // `npm start` on the test database, with the default WORKER_HEARTBEAT_MS and WORKER_LOST_AFTER_MS.
   const env = {
     ...providerEnv(),
@@ -156,7 +164,6 @@ it(
     const random = seeded(seed);
     const began = Date.now();
     const authors = [await author(), await author(), await author()];
-    fake.fallback = { kind: 'ok', seconds: 1, delayMs: 100 };
     const env = {
       ...providerEnv(),
       WORKER_CONCURRENCY: '2',
@@ -175,7 +182,7 @@ it(
     // Jobs keep coming, so that every kill finds work under way.
     const topUp = async () => {
       for (let i = await open(jobs); i < 8; i++) {
-        fake.speech.push({ kind: 'ok', seconds: 1 + random.int(3), delayMs: random.int(400) });
+        fake.script('audio/speech', { kind: 'ok', delayMs: random.int(400) });
         jobs.push(await speak(random.pick(authors), sentence(random, jobs.length)));
       }
     };

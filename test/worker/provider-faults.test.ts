@@ -1,5 +1,6 @@
-// Providers that misbehave, on 127.0.0.1 (the OpenAI-compatible fake): one
-// that hangs, answers slowly (within AI_TIMEOUT_MS and past it), stops or
+// Providers that misbehave, on 127.0.0.1 (OpenAI's strict fake,
+// test/helpers/fakes/openai.ts, the only provider of speech and images here,
+// so a failure is the job's): one that hangs, answers slowly (within AI_TIMEOUT_MS and past it), stops or
 // breaks off halfway, answers garbage (not JSON, the wrong shape, the wrong
 // content type, bytes that are no audio or image), or answers 500 or 429 with
 // Retry-After. What is transient (no answer in time, an answer cut short,
@@ -16,38 +17,36 @@ import { retryAfter } from '../../core/providers/http.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, signedIn, type Caller } from '../helpers/factories.ts';
-import { startFakeProviders, type FakeProviders, type Script } from '../helpers/fake-providers.ts';
+import { rateLimited, serverError, startFakeOpenAI, type FakeOpenAI, type Script } from '../helpers/fakes/openai.ts';
 import { giveCredits, ledgerFor, startTestWorker, waitForJob } from '../helpers/jobs.ts';
 import { expectLedgerHolds } from '../helpers/ledger.ts';
 
 const timeoutMs = 2000;
 
 let t: TestApp;
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 let worker: WorkerHandle;
 let site: Site;
 let editor: Caller;
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
+  fake = await startFakeOpenAI();
+  // The API plans each job (its providers) at submit, so it is told the providers too.
+  const providers = {
+    SPEECH_PROVIDERS: 'openai',
+    IMAGE_PROVIDERS: 'openai',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+  };
   // Two attempts: a transient failure is retried once, then fails with its code.
-  t = await startTestApp({ env: { JOB_MAX_ATTEMPTS: '2' } });
-  worker = await startTestWorker(t, {
-    SPEECH_PROVIDER: 'openai',
-    IMAGE_PROVIDER: 'openai',
-    AI_BASE_URL: fake.url,
-    AI_API_KEY: 'test-key',
-    AI_TIMEOUT_MS: String(timeoutMs),
-  });
+  t = await startTestApp({ env: { ...providers, JOB_MAX_ATTEMPTS: '2' } });
+  worker = await startTestWorker(t, { ...providers, AI_TIMEOUT_MS: String(timeoutMs) });
   const tenant = await newTenant(t);
   site = await newSite(t, tenant);
   editor = await signedIn(t, { tenant, role: 'editor', sites: [site] });
   await giveCredits(t, site, 10_000, editor.user.id);
 });
-afterEach(() => {
-  fake.speech.length = 0;
-  fake.images.length = 0;
-});
+afterEach(() => fake.reset());
 afterAll(async () => {
   await worker.stop();
   await stopTestApp(t);
@@ -89,13 +88,13 @@ const cases: [string, Case][] = [
   ],
   [
     'a speech provider slow within AI_TIMEOUT_MS',
-    { provider: 'speech', scripts: [{ kind: 'ok', seconds: 1, delayMs: 300 }], status: 'succeeded', errors: [null] },
+    { provider: 'speech', scripts: [{ kind: 'ok', delayMs: 300 }], status: 'succeeded', errors: [null] },
   ],
   [
     'a speech provider slower than AI_TIMEOUT_MS once',
     {
       provider: 'speech',
-      scripts: [{ kind: 'ok', seconds: 1, delayMs: timeoutMs * 2 }],
+      scripts: [{ kind: 'ok', delayMs: timeoutMs * 2 }],
       status: 'succeeded',
       errors: ['provider_timeout', null],
     },
@@ -131,8 +130,8 @@ const cases: [string, Case][] = [
     {
       provider: 'speech',
       scripts: [
-        { kind: 'status', status: 500 },
-        { kind: 'status', status: 500 },
+        { kind: 'refuse', refusal: serverError() },
+        { kind: 'refuse', refusal: serverError() },
       ],
       status: 'failed',
       errors: ['provider_unavailable', 'provider_unavailable'],
@@ -188,7 +187,7 @@ it.each(cases)(
   '%s: the job ends as it should and the credits come back',
   async (_name, c) => {
     const before = await balance();
-    (c.provider === 'speech' ? fake.speech : fake.images).push(...c.scripts);
+    fake.script(c.provider === 'speech' ? 'audio/speech' : 'images/generations', ...c.scripts);
     const job = (await submit[c.provider]().expect(202)).body as { id: string; credits_reserved: number };
     const done = await waitForJob(t, job.id, ['succeeded', 'failed', 'canceled'], 60_000);
     expect(done).toMatchObject({ status: c.status, attempts: c.errors.length });
@@ -203,6 +202,7 @@ it.each(cases)(
       expect(ledger).toEqual(['reservation', 'release']);
       expect(await balance()).toEqual(before);
     } else {
+      expect(done.output).toMatchObject({ provider: 'openai', placeholder: false });
       expect(ledger.filter((kind) => kind === 'debit')).toHaveLength(1);
       expect(await balance()).toMatchObject({ balance: before.balance - done.credits_charged, reserved: 0 });
     }
@@ -212,7 +212,7 @@ it.each(cases)(
 );
 
 it('waits as long as a 429’s Retry-After asks before the next attempt', async () => {
-  fake.speech.push({ kind: 'status', status: 429, headers: { 'Retry-After': '6' } });
+  fake.script('audio/speech', { kind: 'refuse', refusal: rateLimited(6) });
   const job = (await submit.speech().expect(202)).body as { id: string };
   const done = await waitForJob(t, job.id, ['succeeded', 'failed', 'canceled'], 60_000);
   expect(done).toMatchObject({ status: 'succeeded', attempts: 2 });

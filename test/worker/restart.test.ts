@@ -2,7 +2,8 @@
 // sees its predecessor's pid gone and releases its runs (and the tenant's
 // queue lane they held) at once, rather than after WORKER_LOST_AFTER_MS. A pid
 // is judged only where it means the same process: the same kernel boot and
-// pid namespace, and a start time that matches.
+// pid namespace, and a start time that matches. Speech goes to OpenAI's
+// strict fake (test/helpers/fakes/openai.ts).
 import { spawn } from 'node:child_process';
 import request from 'supertest';
 import { z } from 'zod';
@@ -13,19 +14,20 @@ import { reapGone } from '../../worker/liveness.ts';
 import { ownIdentity, startedAt } from '../../worker/process-identity.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, signedIn, type Caller } from '../helpers/factories.ts';
-import { startFakeProviders, type FakeProviders } from '../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../helpers/fakes/openai.ts';
 import { giveCredits, ledgerFor, waitForJob } from '../helpers/jobs.ts';
 import { expectLedgerHolds } from '../helpers/ledger.ts';
 import { startWorkerProcess, stopProcess, workerRegistered, type Started } from '../helpers/processes.ts';
 
 let t: TestApp;
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 const started: Started[] = [];
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
-  // One lane per tenant: a job the dead process held blocks the tenant's next one.
-  t = await startTestApp({ env: { JOB_TENANT_CONCURRENCY: '1' } });
+  fake = await startFakeOpenAI();
+  // One lane per tenant: a job the dead process held blocks the tenant's next one. The API plans each job's
+  // providers at submit, so it is told them too.
+  t = await startTestApp({ env: { ...providerEnv(), JOB_TENANT_CONCURRENCY: '1' } });
 });
 afterEach(async () => {
   for (const one of started.splice(0)) if (one.child.exitCode === null) await stopProcess(one, 'SIGKILL');
@@ -34,6 +36,10 @@ afterAll(async () => {
   await stopTestApp(t);
   await fake.close();
 });
+
+function providerEnv() {
+  return { SPEECH_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey };
+}
 
 async function author(): Promise<{ site: Site; user: Caller }> {
   const tenant = await newTenant(t);
@@ -58,17 +64,15 @@ const attemptOutcomes = (jobId: string) =>
 it('releases a killed worker’s runs as soon as it is started again, long before it would be judged lost', async () => {
   const { site, user } = await author();
   const env = {
-    SPEECH_PROVIDER: 'openai',
-    AI_BASE_URL: fake.url,
-    AI_API_KEY: 'test-key',
+    ...providerEnv(),
     WORKER_POLL_INTERVAL_MS: '100',
     // Silence alone would release the dead process's runs only after ten minutes.
     WORKER_LOST_AFTER_MS: '600000',
   };
-  fake.speech.push({ kind: 'hang' });
+  fake.script('audio/speech', { kind: 'hang' });
   const first = await startWorkerProcess(t, env);
   started.push(first);
-  const called = fake.nextRequest();
+  const called = fake.nextRequest('audio/speech');
   const held = await speak(site, user, 'Spoken when the worker is killed.');
   const behind = await speak(site, user, 'Queued behind it in the same lane.');
   await called;

@@ -10,7 +10,11 @@ import { recordVersion, bytesOf } from '../../core/media/versions.ts';
 import { removeFiles } from '../../core/storage/index.ts';
 import { resolveSite } from '../../core/tenancy/site-access.ts';
 import { sql } from '../../db/pool.ts';
-import { editLocally, editWithProvider } from '../providers/image/edit.ts';
+import { isPending } from '../../core/providers/capabilities.ts';
+import { planField, planFor } from '../../core/providers/plan.ts';
+import { adapterFor } from '../../core/providers/registry.ts';
+import { inTurn } from '../providers/chain.ts';
+import { editLocally, transparentWhereDark } from '../providers/image/edit.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
@@ -22,7 +26,12 @@ const itemRow = z.object({
 });
 
 export default defineJob({
-  input: z.object({ media_id: z.uuid(), instruction: z.string().min(1).max(1000), mask_media_id: z.uuid().optional() }),
+  input: z.object({
+    media_id: z.uuid(),
+    instruction: z.string().min(1).max(1000),
+    mask_media_id: z.uuid().optional(),
+    providers: planField,
+  }),
   async run(input, context) {
     const { db, job, config, storage, logger } = context;
     const item = await db.maybeOne(sql.type(itemRow)`
@@ -40,18 +49,29 @@ export default defineJob({
     await context.progress(0.2, 'editing');
     const source = await bytesOf(storage, item.storage_key);
     const mask = maskKey ? await bytesOf(storage, maskKey) : null;
-    let output: Buffer;
-    let applied: string[];
-    if (config.images.provider === 'openai') {
-      output = await editWithProvider(config, source, input.instruction, mask, context.signal);
-      applied = [input.instruction];
-    } else {
-      ({ output, applied } = await editLocally(config, source, input.instruction, mask).catch((error: unknown) => {
-        if (error instanceof Error && /pixel limit/i.test(error.message))
-          throw permanent('image_too_large', 'The image exceeds MEDIA_MAX_PIXELS.', error);
-        throw error;
-      }));
-    }
+    const plan = input.providers ?? planFor(config.providers, 'image_edit');
+    const { value: edited, call } = await inTurn('image_edit', plan, context, async (call) => {
+      if (call.vendor === 'local')
+        return editLocally(config, source, input.instruction, mask).catch((error: unknown) => {
+          if (error instanceof Error && /pixel limit/i.test(error.message))
+            throw permanent('image_too_large', 'The image exceeds MEDIA_MAX_PIXELS.', error);
+          throw error;
+        });
+      const made = await adapterFor(config, 'image_edit', call.vendor).edit(
+        {
+          instruction: input.instruction,
+          image: { bytes: source },
+          mask: mask ? { bytes: await transparentWhereDark(mask) } : undefined,
+          count: 1,
+          format: 'png',
+        },
+        { model: call.model, signal: context.signal },
+      );
+      if (isPending(made))
+        throw permanent('provider_invalid_response', `${call.vendor} did not answer the edit at once.`);
+      return { output: made[0]!.bytes, applied: [input.instruction] };
+    });
+    const { output, applied } = edited;
     const meta = await sharp(output, { limitInputPixels: config.media.maxPixels })
       .metadata()
       .catch(() => null);
@@ -80,7 +100,14 @@ export default defineJob({
     return {
       status: 'succeeded',
       units: 1,
-      output: { media_id: input.media_id, version: saved.version, applied, provider: config.images.provider },
+      output: {
+        media_id: input.media_id,
+        version: saved.version,
+        applied,
+        provider: call.vendor,
+        model: call.model,
+        placeholder: call.vendor === 'local',
+      },
     };
   },
 });

@@ -2,6 +2,7 @@
 // fields only, unless asked to overwrite. One unit per item.
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
+import { usesLanguageModel } from '../providers/text/chat.ts';
 import { describeLocally, describeWithProvider, type Subject } from '../providers/text/describe.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
@@ -32,13 +33,12 @@ export default defineJob({
     if (!item) throw permanent('media_missing', 'The media item was deleted before it was described.');
     await context.progress(0.2, 'describing');
     let described;
-    if (config.text.provider === 'openai') {
+    if (usesLanguageModel(config)) {
       const preview = item.preview_key ? await context.storage.read(item.preview_key) : null;
       described = await describeWithProvider(
-        config,
+        context,
         item as Subject,
         preview ? Buffer.concat(await preview.toArray()) : null,
-        context.signal,
       );
     } else {
       described = describeLocally(item as Subject);

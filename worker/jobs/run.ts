@@ -11,6 +11,7 @@ import { prepared, sql, type CommonQueryMethods, type DatabasePool } from '../..
 import { jobColumns, jobRow, type JobRow } from '../../core/jobs/model.ts';
 import { schedule } from '../../core/jobs/queue.ts';
 import {
+  defer,
   fail,
   lockJob,
   park,
@@ -22,7 +23,7 @@ import {
 } from '../../core/jobs/settle.ts';
 import { announce, wants } from '../../core/webhooks/announce.ts';
 import type { TaskDeps } from '../task.ts';
-import { describe, permanent } from '../../core/jobs/errors.ts';
+import { Deferred, describe, permanent } from '../../core/jobs/errors.ts';
 import type { Outcome } from './handler.ts';
 
 /**
@@ -63,7 +64,11 @@ async function claim(db: DatabasePool, jobId: string, workerId: string): Promise
       where job_id = ${jobId} and outcome is null and exists (select from claimed)
     ),
     opened as (
+      -- A deferred run gave its attempt back (core/jobs/settle.ts defer): its number is this run's, its row reopened.
       insert into job_attempts (job_id, attempt, worker_id) select id, attempts, ${workerId} from claimed
+      on conflict (job_id, attempt) do update
+        set worker_id = excluded.worker_id, started_at = now(), finished_at = null, outcome = null, error = null
+        where job_attempts.outcome = 'deferred'
     )
     select ${jobColumns} from claimed as jobs`),
   );
@@ -192,6 +197,22 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
         { transaction: true },
       );
       if (settled === 'taken over') throw takenOver();
+      return;
+    }
+    if (thrown instanceof Deferred) {
+      // Its provider has no free slot: back in the queue without counting an attempt, due when one will be.
+      const settled = await settle(
+        db,
+        job,
+        async (tx, held) => {
+          const deferred = await defer(tx, job, thrown.stage, { run: held });
+          if (deferred) await schedule(tx, deferred, { runAt: new Date(Date.now() + thrown.waitMs) });
+          return deferred;
+        },
+        { transaction: true },
+      );
+      if (settled === 'taken over') throw takenOver();
+      log.info({ wait_ms: thrown.waitMs, stage: thrown.stage }, 'job deferred');
       return;
     }
     const error = describe(thrown);

@@ -1,20 +1,24 @@
-// Text to speech: the provider speaks, ffmpeg encodes into the format asked
+// Text to speech: the job's plan is tried in turn until a provider speaks, ffmpeg encodes into the format asked
 // for, the file is stored under a key derived from the job (a rerun after a
 // crash overwrites it rather than leaving a second file), and the settling
 // transaction records the media item and debits the seconds of audio.
-import { speechInput, type SpeechInput } from '../../core/media/speech.ts';
+import { speechJobInput, type SpeechInput } from '../../core/media/speech.ts';
+import { isPending } from '../../core/providers/capabilities.ts';
+import { planFor, type PlannedCall } from '../../core/providers/plan.ts';
+import { adapterFor } from '../../core/providers/registry.ts';
 import { audioFormats, encodeAudio, probeBuffer } from '../media/ffmpeg.ts';
-import { deliveredFile } from '../providers/mediaprovider.ts';
-import { speechProvider } from '../providers/speech/provider.ts';
+import { inTurn } from '../providers/chain.ts';
+import { localSpeech } from '../providers/speech/local.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
+import { callOf, webhookUrl } from './providers.ts';
 
 async function store(
   input: SpeechInput,
   audio: Buffer,
   speedApplied: boolean,
   context: JobContext,
-  provider: string,
+  call: PlannedCall,
 ): Promise<Outcome> {
   const { job, config, storage, signal } = context;
   await context.progress(0.6, 'encoding');
@@ -39,7 +43,9 @@ async function store(
       format: input.format,
       size_bytes: stored.size,
       characters: input.text.length,
-      provider,
+      provider: call.vendor,
+      model: call.model,
+      placeholder: call.vendor === 'local',
     },
     media: [
       {
@@ -56,19 +62,33 @@ async function store(
 }
 
 export default defineJob({
-  input: speechInput,
+  input: speechJobInput,
   async run(input, context) {
-    const provider = speechProvider(context.config);
+    const plan = input.providers ?? planFor(context.config.providers, 'speech', { model: input.model });
     await context.progress(0.1, 'synthesising');
-    if (provider.mode === 'async') {
-      const ref = await provider.submit(input, { id: context.job.id, siteId: context.job.site_id }, context.signal);
-      return { status: 'waiting', provider: provider.name, providerRef: ref };
-    }
-    const speech = await provider.synthesize(input, context.signal);
-    return store(input, speech.audio, speech.speedApplied, context, provider.name);
+    const request = { text: input.text, voice: input.voice, language: input.language, speed: input.speed };
+    const { value, call } = await inTurn(
+      'speech',
+      plan,
+      context,
+      (call) =>
+        call.vendor === 'local'
+          ? localSpeech(context.config).synthesize(request, context.signal)
+          : adapterFor(context.config, 'speech', call.vendor).synthesize(request, {
+              model: call.model,
+              signal: context.signal,
+              webhookUrl: webhookUrl(context, call.vendor),
+            }),
+      (spoken) => (isPending(spoken) ? 'pending' : 'succeeded'),
+    );
+    if (isPending(value)) return { status: 'waiting', provider: call.vendor, providerRef: value.ref };
+    return store(input, value.audio, value.speedApplied, context, call);
   },
-  async finish(input, result, context) {
-    const audio = await deliveredFile(result, 'audio', context);
-    return store(input, audio, true, context, 'mediaprovider');
+  async finish(input, delivered, context) {
+    const call = callOf(input.providers, context, 'speech');
+    const adapter = adapterFor(context.config, 'speech', call.vendor);
+    if (!adapter.collect) throw permanent('provider_invalid_response', `${call.vendor} delivered speech unasked.`);
+    const speech = await adapter.collect(delivered, { model: call.model, signal: context.signal });
+    return store(input, speech.audio, speech.speedApplied, context, call);
   },
 });

@@ -14,6 +14,7 @@ import { lockPostForJob, replaceContent, type Replacement } from '../../core/pos
 import { sql } from '../../db/pool.ts';
 import { renderBlocks, textBlocks } from '../posts/blocks.ts';
 import { extractiveSummary, summaryLengths, titleAndExcerpt } from '../posts/local-transforms.ts';
+import { usesLanguageModel } from '../providers/text/chat.ts';
 import { transformWithProvider } from '../providers/text/transform.ts';
 import { writeSeoText } from '../seo/seo-text.ts';
 import { seoTextJobInput } from '../../core/seo/generate-text.ts';
@@ -48,7 +49,7 @@ function transformLocally(request: PostTransform, post: Post): Replacement {
   }
   throw permanent(
     'text_provider_not_configured',
-    `${request.operation} needs a language model: set TEXT_PROVIDER=openai (with AI_BASE_URL and AI_API_KEY). ` +
+    `${request.operation} needs a language model: name one in TEXT_PROVIDERS (e.g. openai, with OPENAI_API_KEY). ` +
       'Without one, summarize and title_excerpt work.',
   );
 }
@@ -62,15 +63,12 @@ async function transformPost(request: PostTransform, context: JobContext) {
   const given = post.title + post.excerpt + post.body;
   let result: Replacement;
   let tokens: number;
-  let source: 'local' | 'openai';
-  if (config.text.provider === 'openai') {
+  let source: string;
+  let model: string | undefined;
+  if (usesLanguageModel(config)) {
     const systemPrompt = request.system_prompt?.content;
-    const { tokens: used, ...fields } = await transformWithProvider(
-      config,
-      { ...request, post, systemPrompt },
-      context.signal,
-    );
-    [result, tokens, source] = [fields, used, 'openai'];
+    const { tokens: used, call, ...fields } = await transformWithProvider(context, { ...request, post, systemPrompt });
+    [result, tokens, source, model] = [fields, used, call.vendor, call.model];
   } else {
     result = transformLocally(request, post);
     tokens = estimateTokens(given + (result.title ?? '') + (result.excerpt ?? '') + (result.body ?? ''));
@@ -80,6 +78,8 @@ async function transformPost(request: PostTransform, context: JobContext) {
     post_id: post.id,
     operation: request.operation,
     provider: source,
+    ...(model ? { model } : {}),
+    placeholder: source === 'local',
     tokens,
     result,
     ...(source === 'local'

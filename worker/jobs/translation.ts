@@ -15,11 +15,11 @@ import { defineJob } from './handler.ts';
 export default defineJob({
   input: translationJobInput,
   async run(input, context) {
-    const { db, job, config, signal } = context;
+    const { db, job } = context;
     const access = await jobAccess(db, job);
     if (!access) throw permanent('site_missing', 'The site was deleted before the translation ran.');
     await context.progress(0.1, 'translating');
-    const translator = providerTranslator(config, signal, input.system_prompt?.content);
+    const translator = providerTranslator(context, input.system_prompt?.content);
     const output = await runTranslation(db, access, input, translator).catch((error: unknown) => {
       if (!(error instanceof Problem)) throw error;
       const details = (error.errors ?? []).map((issue) => `${issue.path} ${issue.message}`).join('; ');

@@ -1,29 +1,33 @@
-// Video generation by the back end the endpoint chose: composed here, made by
-// an OpenAI-compatible /videos API, or handed to the media provider whose
-// webhook delivers it. Whatever made it, the file must read as video; it is
-// stored under a key derived from the job (a rerun overwrites), with a poster,
-// and the settling transaction records the item and debits its seconds.
+// Video generation by the job's plan, tried in turn: composed here, or handed
+// to a vendor's video model (Replicate, fal) whose webhook delivers it.
+// Whatever made it, the file must read as video; it is stored under a key
+// derived from the job (a rerun overwrites), with a poster, and the settling
+// transaction records the item and debits its seconds.
 import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { videoJobInput, type VideoJobInput } from '../../core/media/video.ts';
+import { clipPrompt, clipSeconds, frameOf, videoJobInput, type VideoJobInput } from '../../core/media/video.ts';
 import { folderStillThere, type StoredVariant } from '../../core/media/items.ts';
 import { probe, withTemporaryDir } from '../media/ffmpeg.ts';
 import { storePoster } from '../media/poster.ts';
-import { deliveredFile, submitToMediaProvider } from '../providers/mediaprovider.ts';
+import { isPending } from '../../core/providers/capabilities.ts';
+import { planFor, type PlannedCall } from '../../core/providers/plan.ts';
+import { adapterFor } from '../../core/providers/registry.ts';
+import { inTurn } from '../providers/chain.ts';
 import { composeLocally } from '../providers/video/local.ts';
-import { renderByOpenAi } from '../providers/video/openai.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
+import { callOf, webhookUrl } from './providers.ts';
 
 async function store(
   input: VideoJobInput,
   file: string,
   poster: Buffer | null,
   context: JobContext,
-  provider: string,
+  call: PlannedCall,
   extra: Record<string, unknown> = {},
 ): Promise<Outcome> {
+  const provider = call.vendor;
   const { job, storage, db, config, signal } = context;
   const probed = await probe(config, file).catch(() => null);
   if (!probed?.width || !(probed.durationSeconds > 0))
@@ -61,8 +65,9 @@ async function store(
     status: 'succeeded',
     units: seconds,
     output: {
-      backend: input.backend,
       provider,
+      model: call.model,
+      placeholder: provider === 'local',
       duration_seconds: seconds,
       codec: probed.codec,
       width: probed.width,
@@ -88,34 +93,54 @@ async function store(
   };
 }
 
+/** A delivered clip, written where ffmpeg can read it, then stored. */
+async function storeClip(input: VideoJobInput, bytes: Buffer, call: PlannedCall, context: JobContext) {
+  return withTemporaryDir(async (dir) => {
+    const file = path.join(dir, 'delivered.mp4');
+    await writeFile(file, bytes);
+    return store(input, file, null, context, call);
+  });
+}
+
 export default defineJob({
   input: videoJobInput,
   async run(input, context) {
-    const { request, backend } = input;
-    if (backend === 'mediaprovider') {
-      await context.progress(0.1, 'submitting to the media provider');
-      const ref = await submitToMediaProvider(
-        context.config,
-        'video',
-        request,
-        { id: context.job.id, siteId: context.job.site_id },
-        context.signal,
-      );
-      return { status: 'waiting', provider: 'mediaprovider', providerRef: ref };
-    }
-    return withTemporaryDir(async (dir) => {
-      if (backend === 'openai')
-        return store(input, await renderByOpenAi(request, dir, context), null, context, 'openai');
-      const composed = await composeLocally(request, dir, context);
-      return store(input, composed.file, composed.poster, context, 'local', { scenes: composed.scenes });
-    });
+    const { request } = input;
+    const plan = input.providers ?? planFor(context.config.providers, 'video', { model: request.model });
+    const { value, call } = await inTurn(
+      'video',
+      plan,
+      context,
+      async (call) => {
+        if (call.vendor === 'local')
+          return withTemporaryDir(async (dir) => {
+            const composed = await composeLocally(request, dir, context);
+            return store(input, composed.file, composed.poster, context, call, { scenes: composed.scenes });
+          });
+        await context.progress(0.1, `asking ${call.vendor} for the clip`);
+        const clip = {
+          prompt: clipPrompt(request),
+          seconds: clipSeconds(request, call),
+          ...frameOf(request, call),
+          seed: request.seed,
+        };
+        return adapterFor(context.config, 'video', call.vendor).generate(clip, {
+          model: call.model,
+          signal: context.signal,
+          webhookUrl: webhookUrl(context, call.vendor),
+        });
+      },
+      (made) => (isPending(made) ? 'pending' : 'succeeded'),
+    );
+    if (isPending(value)) return { status: 'waiting', provider: call.vendor, providerRef: value.ref };
+    if ('bytes' in value) return storeClip(input, value.bytes, call, context);
+    return value;
   },
-  async finish(input, result, context) {
-    const video = await deliveredFile(result, 'video', context);
-    return withTemporaryDir(async (dir) => {
-      const file = path.join(dir, 'delivered.mp4');
-      await writeFile(file, video);
-      return store(input, file, null, context, 'mediaprovider');
-    });
+  async finish(input, delivered, context) {
+    const call = callOf(input.providers, context, 'video');
+    const adapter = adapterFor(context.config, 'video', call.vendor);
+    if (!adapter.collect) throw permanent('provider_invalid_response', `${call.vendor} delivered a video unasked.`);
+    const clip = await adapter.collect(delivered, { model: call.model, signal: context.signal });
+    return storeClip(input, clip.bytes, call, context);
   },
 });

@@ -10,6 +10,8 @@ import { jobAccess } from '../../core/jobs/job-access.ts';
 import { websiteCopySchema, websiteJobInput, type WebsiteCopy } from '../../core/website/brief.ts';
 import { buildWebsite, contentTypeConflict } from '../../core/website/build.ts';
 import { templateCopy } from '../../core/website/templates.ts';
+import type { PlannedCall } from '../../core/providers/plan.ts';
+import { usesLanguageModel } from '../providers/text/chat.ts';
 import { websiteCopyWithProvider } from '../providers/text/website.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
@@ -25,14 +27,15 @@ const refused = (error: unknown): never => {
 export default defineJob({
   input: websiteJobInput,
   async run(brief, context) {
-    const { db, job, config, signal } = context;
+    const { db, job, config } = context;
     const site = await resolveSite(db, job.site_id);
     if (!site) throw permanent('site_missing', 'The site was deleted before the website was made.');
     await context.progress(0.1, 'writing the copy');
     let copy: WebsiteCopy;
     let tokens: number | undefined;
-    const model = config.text.provider === 'openai';
-    if (model) ({ copy, tokens } = await websiteCopyWithProvider(config, brief, site.default_locale, signal));
+    let call: PlannedCall | undefined;
+    const model = usesLanguageModel(config);
+    if (model) ({ copy, tokens, call } = await websiteCopyWithProvider(context, brief, site.default_locale));
     else copy = websiteCopySchema.parse(templateCopy(brief));
     await context.progress(0.6, 'building');
     return {
@@ -40,14 +43,16 @@ export default defineJob({
       units: 1,
       output: {
         copy_source: model ? 'model' : 'template',
-        provider: model ? 'openai' : 'local',
+        provider: call?.vendor ?? 'local',
+        ...(call ? { model: call.model } : {}),
+        placeholder: !model,
         ...(tokens === undefined ? {} : { tokens }),
         ...(model
           ? {}
           : {
               note:
                 'Copy from built-in templates filled with the brief’s own words (no language model; the tone is not applied). ' +
-                'Set TEXT_PROVIDER=openai for written copy.',
+                'Name a language model in TEXT_PROVIDERS for written copy.',
             }),
         status: 'draft',
       },

@@ -17,6 +17,8 @@ import { resolveSite } from '../../core/tenancy/site-access.ts';
 import type { CommonQueryMethods } from '../../db/pool.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import type { JobContext } from '../jobs/handler.ts';
+import type { PlannedCall } from '../../core/providers/plan.ts';
+import { usesLanguageModel } from '../providers/text/chat.ts';
 import { writeSeoTextWithProvider } from '../providers/text/seo.ts';
 import { writeLocally } from './local-text.ts';
 import type { Success } from '../../core/jobs/settle.ts';
@@ -58,17 +60,18 @@ export async function writeSeoText(
   await context.progress(0.2, request.kind);
   let text: string | null;
   let tokens: number;
-  const model = config.text.provider === 'openai';
+  let call: PlannedCall | undefined;
+  const model = usesLanguageModel(config);
   if (model) {
     const systemPrompt = request.system_prompt?.content;
-    ({ text, tokens } = await writeSeoTextWithProvider(config, { ...request, source, systemPrompt }, context.signal));
+    ({ text, tokens, call } = await writeSeoTextWithProvider(context, { ...request, source, systemPrompt }));
   } else {
     text = writeLocally(request.kind, source, request.keyword);
     if (text === null && request.kind === 'alt_text')
       throw permanent(
         'text_provider_not_configured',
-        'Alt text for an image with no caption or title needs a language model: set TEXT_PROVIDER=openai ' +
-          '(with AI_BASE_URL and AI_API_KEY). Without one, alt text is taken from the item’s caption or title.',
+        'Alt text for an image with no caption or title needs a language model: name one in TEXT_PROVIDERS ' +
+          '(e.g. openai, with OPENAI_API_KEY). Without one, alt text is taken from the item’s caption or title.',
       );
     if (text === null) throw permanent('content_empty', 'The content has no title, heading or sentence to write from.');
     tokens = estimateTokens((source.title ?? '') + source.body + text);
@@ -78,7 +81,9 @@ export async function writeSeoText(
     text,
     length: text.length,
     source: model ? ('model' as const) : ('local' as const),
-    provider: model ? 'openai' : 'local',
+    provider: call?.vendor ?? 'local',
+    ...(call ? { model: call.model } : {}),
+    placeholder: !model,
     tokens,
     item: source.item,
     ...(model

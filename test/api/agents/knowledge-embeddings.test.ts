@@ -1,5 +1,7 @@
-// Knowledge bases with an embedding provider (AI_EMBEDDING_MODEL, the fake
-// OpenAI-compatible /embeddings on 127.0.0.1): indexing embeds each chunk and
+// Knowledge bases with an embedding provider (EMBEDDING_PROVIDERS=openai and
+// OPENAI_EMBEDDING_MODELS, against OpenAI's strict fake on 127.0.0.1,
+// test/helpers/fakes/openai.ts, whose vectors come from a text's words):
+// indexing embeds each chunk and
 // is paid per 1,000 tokens embedded (402 when the caller cannot cover the
 // estimate; nothing for an unchanged document); provider failures on the job
 // and the document; hybrid search fusing the full-text and cosine rankings.
@@ -7,22 +9,25 @@ import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { agentRow } from '../../helpers/agents.ts';
-import { startFakeProviders, type FakeProviders } from '../../helpers/fake-providers.ts';
+import { serverError, startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
+import { refusal } from '../../helpers/fakes/openai/errors.ts';
 import { type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
 import { indexCorpus } from '../../helpers/knowledge.ts';
 import { expectLedgerHolds } from '../../helpers/ledger.ts';
 
-let fake: FakeProviders;
+let fake: FakeOpenAI;
+const model = 'text-embedding-3-small';
 // A stalled answer is given up after AI_TIMEOUT_MS.
 const env: Record<string, string> = {
-  AI_EMBEDDING_MODEL: 'fake-embed-384',
-  AI_API_KEY: 'embed-key',
+  EMBEDDING_PROVIDERS: 'openai',
+  OPENAI_EMBEDDING_MODELS: model,
   AI_TIMEOUT_MS: '3000',
 };
 beforeAll(async () => {
-  fake = await startFakeProviders();
-  env.AI_BASE_URL = fake.url;
+  fake = await startFakeOpenAI();
+  env.OPENAI_BASE_URL = fake.url;
+  env.OPENAI_API_KEY = fake.apiKey;
   // What a real model knows: a guarantee is a warranty.
   fake.synonyms.set('guarantee', 'warranty');
 });
@@ -60,7 +65,7 @@ const compute = (id: string, auth: Auth = suite.a.admin.auth) =>
     .set('Prefer', 'wait=25')
     .send({ chunk_tokens: 200, overlap_tokens: 20 });
 
-const embeddingCalls = () => fake.requests.filter((recorded) => recorded.path === '/embeddings').length;
+const embeddingCalls = () => fake.requests.filter((recorded) => recorded.path === '/v1/embeddings').length;
 
 const embeddingRow = z.object({
   content: z.string(),
@@ -82,19 +87,21 @@ describe('indexing', () => {
     const id = await textDocument(text(20));
     const calls = embeddingCalls();
     const job = await compute(id).expect(200);
-    expect(job.body).toMatchObject({ status: 'succeeded', output: { embedding_model: 'fake-embed-384', chunks: 3 } });
+    expect(job.body).toMatchObject({ status: 'succeeded', output: { embedding_model: model, chunks: 3 } });
     const embeddings = await embeddingsOf(id);
     expect(embeddings).toHaveLength(3);
     for (const row of embeddings) {
-      expect(row).toMatchObject({ model: 'fake-embed-384', dimensions: 384, signature_bits: 256 });
+      // The model's own length: no `dimensions` is asked for.
+      expect(row).toMatchObject({ model, dimensions: 1536, signature_bits: 256 });
       expect(row.norm).toBeCloseTo(1, 5);
     }
     // One call for the three chunks, each sent under the document's title; the fake counts four characters a token.
     expect(embeddingCalls()).toBe(calls + 1);
-    const call = fake.requests.filter((recorded) => recorded.path === '/embeddings').at(-1)!;
-    expect(call.headers.authorization).toBe('Bearer embed-key');
+    const call = fake.requests.filter((recorded) => recorded.path === '/v1/embeddings').at(-1)!;
+    expect(call.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
     const inputs = embeddings.map((row) => `Ferry\n\n${row.content}`);
-    expect(call.body).toEqual({ model: 'fake-embed-384', input: inputs });
+    // The SDK asks for base64 (openai-node's embeddings.create) and decodes it.
+    expect(call.body).toEqual({ model, input: inputs, encoding_format: 'base64' });
     const tokens = inputs.reduce((sum, input) => sum + Math.ceil(input.length / 4), 0);
     expect(job.body.output.embedded_tokens).toBe(tokens);
     expect(job.body.credits_charged).toBe(Math.ceil(tokens / 1000));
@@ -108,7 +115,7 @@ describe('indexing', () => {
       .get(`/api/agents/${agent}/knowledge-base/${id}`)
       .set(suite.a.admin.auth)
       .expect(200);
-    expect(document.body.index).toMatchObject({ state: 'completed', embedding_model: 'fake-embed-384', chunks: 3 });
+    expect(document.body.index).toMatchObject({ state: 'completed', embedding_model: model, chunks: 3 });
 
     // Again, unchanged: nothing reserved, embedded or charged.
     const again = await compute(id).expect(200);
@@ -132,7 +139,13 @@ describe('indexing', () => {
   it('fails on a provider’s refusal, saying so on the job and the document, and charges nothing', async () => {
     await worker();
     const id = await textDocument(text(3));
-    fake.embeddingFailures.push(400);
+    fake.script('embeddings', {
+      kind: 'refuse',
+      refusal: refusal(
+        400,
+        "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
+      ),
+    });
     const job = await compute(id).expect(200);
     expect(job.body).toMatchObject({ status: 'failed', credits_charged: 0, error: { code: 'provider_rejected' } });
     expect((await ledgerFor(suite.t, job.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
@@ -147,13 +160,13 @@ describe('indexing', () => {
   });
 
   it.each([
-    ['is briefly down', 503, null],
+    ['is briefly down', { kind: 'refuse', refusal: serverError() } as const, null],
     ['breaks off its answer', { kind: 'truncated' } as const, 'provider_unavailable'],
     ['stalls halfway through its answer', { kind: 'stall' } as const, 'provider_timeout'],
   ])('retries a provider that %s, and completes', async (_case, failure, code) => {
     await worker();
     const id = await textDocument(text(3));
-    fake.embeddingFailures.push(failure);
+    fake.script('embeddings', failure);
     const submitted = await compute(id).expect((res) => expect([200, 202]).toContain(res.status));
     const job = await request(suite.t.app)
       .get(`/${suite.a.site.slug}/jobs/${submitted.body.id}`)
@@ -190,7 +203,7 @@ describe('hybrid search', () => {
 
   it('ranks the chunk holding the answer first when both rankings find it', async () => {
     const res = await search('How long is the warranty on the kettle?');
-    expect(res.body).toMatchObject({ mode: 'hybrid', embedding_model: 'fake-embed-384', notice: null });
+    expect(res.body).toMatchObject({ mode: 'hybrid', embedding_model: model, notice: null });
     const [best] = res.body.items;
     expect(best.content).toContain('The kettle has a two-year warranty');
     expect(best).toMatchObject({ method: 'both', document: { id: warrantyTerms } });
@@ -213,7 +226,7 @@ describe('hybrid search', () => {
   });
 
   it('falls back to full text, saying why, when the query cannot be embedded', async () => {
-    fake.embeddingFailures.push(503);
+    fake.script('embeddings', { kind: 'refuse', refusal: serverError() });
     const res = await search('How long is the warranty on the kettle?');
     expect(res.body).toMatchObject({ mode: 'full_text', embedding_model: null });
     expect(res.body.notice).toMatch(/provider_unavailable/);

@@ -1,26 +1,26 @@
 // POST /{site}/generate-website/: a brief becomes content types, a page tree
 // with elements, copies in the other locales and draft posts, in the job's
 // settling transaction. Locally from templates (and saying so); with
-// TEXT_PROVIDER=openai from the fake provider's JSON. A refused write leaves
-// nothing behind; a repeated Idempotency-Key makes one website.
+// TEXT_PROVIDERS=openai from the JSON of OpenAI's strict fake
+// (test/helpers/fakes/openai.ts). A refused write leaves nothing behind; a
+// repeated Idempotency-Key makes one website.
 import request from 'supertest';
 import { z } from 'zod';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
 import { createType, withLocales } from '../../helpers/content.ts';
-import type { FakeProviders } from '../../helpers/fake-providers.ts';
-import { startFakeProviders } from '../../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { staffedTenant, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
 const suite = jobsSuite();
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 let author: Caller;
 let site: Site;
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
+  fake = await startFakeOpenAI();
   const { t, a } = suite;
   site = await withLocales(t, a.site, ['en', 'de']);
   author = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] });
@@ -176,7 +176,7 @@ describe('without a text provider', () => {
   });
 });
 
-describe('with TEXT_PROVIDER=openai', () => {
+describe('with TEXT_PROVIDERS=openai', () => {
   const written = {
     pages: [
       {
@@ -191,11 +191,18 @@ describe('with TEXT_PROVIDER=openai', () => {
   };
 
   it('builds the model’s copy, and refuses an answer that is not the pages asked', async () => {
-    suite.worker = await startTestWorker(suite.t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'k' });
+    suite.worker = await startTestWorker(suite.t, {
+      TEXT_PROVIDERS: 'openai',
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_API_KEY: fake.apiKey,
+    });
     const fresh = await staffedTenant(suite.t);
     await giveCredits(suite.t, fresh.site, 500, fresh.editor.user.id);
     const ask = { business: 'Harbour Bakery', tone: 'warm', pages: ['home', 'contact'], posts: 1 };
-    fake.chat.push({ content: JSON.stringify(written), totalTokens: 1200 });
+    fake.script('chat/completions', {
+      kind: 'ok',
+      reply: { content: JSON.stringify(written), usage: { promptTokens: 700, completionTokens: 500 } },
+    });
     const job = await generate(ask, { auth: fresh.editor.auth, on: fresh.site }).expect(200);
     expect(job.body).toMatchObject({
       status: 'succeeded',
@@ -203,18 +210,22 @@ describe('with TEXT_PROVIDER=openai', () => {
       output: { copy_source: 'model', provider: 'openai', tokens: 1200 },
     });
     expect(job.body.output.pages.map((page: { title: string }) => page.title)).toEqual(['Welcome', 'Find us']);
-    const call = fake.requests.filter((recorded) => recorded.path === '/chat/completions').at(-1);
+    const call = fake.requests.filter((recorded) => recorded.path === '/v1/chat/completions').at(-1);
+    expect(call?.body).toMatchObject({ response_format: { type: 'json_object' } });
     expect(JSON.stringify(call?.body)).toMatch(/Tone: warm/);
 
     const before = await countsOf(fresh.site.id);
-    fake.chat.push({ content: JSON.stringify({ ...written, pages: written.pages.slice(0, 1) }) });
+    fake.script('chat/completions', {
+      kind: 'ok',
+      reply: { content: JSON.stringify({ ...written, pages: written.pages.slice(0, 1) }) },
+    });
     const short = await generate(ask, { auth: fresh.editor.auth, on: fresh.site }).expect(200);
     expect(short.body).toMatchObject({
       status: 'failed',
       credits_charged: 0,
       error: { code: 'provider_invalid_response' },
     });
-    fake.chat.push({ content: 'Sure! Here is your website.' });
+    fake.script('chat/completions', { kind: 'ok', reply: { content: 'Sure! Here is your website.' } });
     const garbage = await generate(ask, { auth: fresh.editor.auth, on: fresh.site }).expect(200);
     expect(garbage.body.error.code).toBe('provider_invalid_response');
     expect(await countsOf(fresh.site.id)).toEqual(before);

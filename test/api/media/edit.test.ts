@@ -4,17 +4,17 @@ import sharp from 'sharp';
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
-import type { TestApp } from '../../helpers/app.ts';
-import { toneWav, type FakeProviders } from '../../helpers/fake-providers.ts';
-import { ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
-import { mediaSuite, type MediaCast } from '../../helpers/media.ts';
+import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
+import { startFakeOpenAI } from '../../helpers/fakes/openai.ts';
+import { giveCredits, ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { mediaCast, mediaSuite, toneWav, type MediaCast } from '../../helpers/media.ts';
 
+// IMAGE_EDIT_PROVIDERS is local (the default) but for the test of OpenAI's edits, which has an app of its own.
 let t: TestApp;
 let cast: MediaCast;
-let fake: FakeProviders;
 const suite = mediaSuite();
 beforeAll(() => {
-  ({ t, cast, fake } = suite);
+  ({ t, cast } = suite);
 });
 
 /** A white 200×100 image with a red square in the middle. */
@@ -150,15 +150,49 @@ it('fails an instruction the local editor cannot honour, saying what it can, and
   expect((await request(t.app).get(`/${cast.a.site.slug}/media/${id}`).set(cast.a.editor.auth)).body.version).toBe(1);
 });
 
-it('sends the instruction to an OpenAI-compatible /images/edits when configured', async () => {
-  suite.worker = await startTestWorker(t, { IMAGE_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
-  const id = await uploaded(await subject());
-  const job = await edit(id, { instruction: 'make it look like a watercolour' }).expect(200);
-  expect(job.body).toMatchObject({ status: 'succeeded', output: { provider: 'openai' } });
-  const call = fake.requests.find((recorded) => recorded.path === '/images/edits');
-  expect(call?.headers['content-type']).toMatch(/multipart\/form-data/);
-  expect(String(call?.body)).toContain('make it look like a watercolour');
-  expect((await sharp(await current(id)).metadata()).width).toBe(64);
+it('sends the instruction to OpenAI’s /images/edits when IMAGE_EDIT_PROVIDERS names it, as multipart with the picture', async () => {
+  const fake = await startFakeOpenAI();
+  const env = { IMAGE_EDIT_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey };
+  // The plan is made at submit: the app names the provider, as the worker does.
+  const openAi = await startTestApp({ env });
+  try {
+    const { a } = await mediaCast(openAi);
+    await giveCredits(openAi, a.site, 100, a.editor.user.id);
+    suite.worker = await startTestWorker(openAi, env);
+    const upload = await request(openAi.app)
+      .post(`/${a.site.slug}/media/`)
+      .set(a.editor.auth)
+      .attach('file', await subject(), 'subject.png')
+      .expect(201);
+    await waitForJob(openAi, upload.body.job_id, ['succeeded', 'failed']);
+    const job = await request(openAi.app)
+      .post(`/${a.site.slug}/media/${upload.body.id}/edit-with-ai`)
+      .set(a.editor.auth)
+      .set('Prefer', 'wait=30')
+      .send({ instruction: 'make it look like a watercolour' })
+      .expect(200);
+    expect(job.body).toMatchObject({
+      status: 'succeeded',
+      credits_charged: 10,
+      output: { version: 2, provider: 'openai', model: 'gpt-image-2', placeholder: false },
+    });
+    const call = fake.requests.find((recorded) => recorded.path === '/v1/images/edits');
+    expect(call?.headers['content-type']).toMatch(/multipart\/form-data/);
+    expect(call?.body).toMatchObject({ model: 'gpt-image-2', prompt: 'make it look like a watercolour', n: '1' });
+    expect(call?.files.map((file) => [file.field, file.mimeType])).toEqual([['image', 'image/png']]);
+    // The item's new version is the picture OpenAI answered (its size: auto, a square).
+    const edited = await request(openAi.app)
+      .get(`/${a.site.slug}/media/${upload.body.id}/view`)
+      .set(a.editor.auth)
+      .buffer(true)
+      .expect(200);
+    expect((await sharp(edited.body as Buffer).metadata()).width).toBe(1024);
+  } finally {
+    await suite.worker?.stop();
+    suite.worker = undefined;
+    await stopTestApp(openAi);
+    await fake.close();
+  }
 });
 
 it('refuses other media, a foreign mask, authors on others’ images and bad bodies before queueing', async () => {

@@ -1,20 +1,27 @@
 // POST /{site}/media/{media_id}/generate-metadata: alt text, caption and tags
 // written into the item by a job; locally from technical metadata (and saying
-// so), or by an OpenAI-compatible chat endpoint that sees the image.
+// so), or by a language model named in TEXT_PROVIDERS (OpenAI's chat, its
+// strict fake) that sees the image. The text chain is the worker's: the
+// request is not planned at submit, so the app's configuration is the same for both.
 import sharp from 'sharp';
 import request from 'supertest';
 import type { TestApp } from '../../helpers/app.ts';
-import type { FakeProviders } from '../../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 import { mediaSuite, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;
-let fake: FakeProviders;
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
 const suite = mediaSuite();
 beforeAll(() => {
-  ({ t, cast, fake } = suite);
+  ({ t, cast } = suite);
 });
+afterEach(() => fake.reset());
+afterAll(() => fake.close());
 
 /** Uploads an image; with a worker running, waits until it is processed. */
 async function uploadedImage(name: string, processed = true) {
@@ -64,17 +71,30 @@ it('describes an image locally from what is known of it, fills only empty fields
   ).toBe('Harbour At Night');
 });
 
-it('asks an OpenAI-compatible chat endpoint, showing it the image, when TEXT_PROVIDER=openai', async () => {
-  suite.worker = await startTestWorker(t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
+it('asks OpenAI’s chat, showing it the image, when TEXT_PROVIDERS=openai', async () => {
+  suite.worker = await startTestWorker(t, {
+    TEXT_PROVIDERS: 'openai',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+  });
   const id = await uploadedImage('square.png');
+  fake.script('chat/completions', {
+    kind: 'ok',
+    reply: {
+      content: JSON.stringify({ alt: 'A red square on white', caption: 'Red square.', tags: ['Red', 'Square'] }),
+    },
+  });
   const job = await describe_(id, { overwrite: true }).expect(200);
   expect(job.body).toMatchObject({
     status: 'succeeded',
-    output: { generated: { source: 'openai', tags: ['red', 'square'] } },
+    output: { generated: { source: 'openai', tags: ['red', 'square'], note: 'Written by gpt-5.4-mini.' } },
   });
-  const call = fake.requests.find((recorded) => recorded.path === '/chat/completions');
-  const parts = (call?.body as { messages: { content: { type: string; image_url?: { url: string } }[] }[] })
-    .messages[0]!.content;
+  const call = fake.requests.find((recorded) => recorded.path === '/v1/chat/completions');
+  expect(call?.body).toMatchObject({ model: 'gpt-5.4-mini', response_format: { type: 'json_object' } });
+  const user = (call?.body as { messages: { role: string; content: unknown }[] }).messages.find(
+    (message) => message.role === 'user',
+  );
+  const parts = user!.content as { type: string; image_url?: { url: string } }[];
   expect(parts.find((part) => part.type === 'image_url')?.image_url?.url).toMatch(/^data:image\/webp;base64,/);
   const item = await request(t.app).get(`/${cast.a.site.slug}/media/${id}`).set(cast.a.editor.auth).expect(200);
   expect(item.body).toMatchObject({ alt: 'A red square on white', caption: 'Red square.', tags: ['red', 'square'] });

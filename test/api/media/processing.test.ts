@@ -10,9 +10,8 @@ import { sql } from '../../../db/pool.ts';
 import { pickExif } from '../../../worker/media/exif.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
-import { toneWav } from '../../helpers/fake-providers.ts';
 import { localFile, startTestWorker } from '../../helpers/jobs.ts';
-import { mediaCast, processedUpload, testClip, type MediaCast } from '../../helpers/media.ts';
+import { mediaCast, processedUpload, testClip, toneWav, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;

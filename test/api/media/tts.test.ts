@@ -1,6 +1,6 @@
 // POST /{site}/media/tts through HTTP: the job answered (202 + Location, or
 // 200 with Prefer: wait), run by a worker with the local espeak-ng provider or
-// an OpenAI-compatible fake, the audio stored and probed, and the credits
+// OpenAI (its strict fake), the audio stored and probed, and the credits
 // reserved, debited and released exactly as priced. Also: 402 and races for a
 // balance, Idempotency-Key, validation and access.
 import { existsSync } from 'node:fs';
@@ -18,26 +18,26 @@ import { probe } from '../../../worker/media/ffmpeg.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { newSite, newTenant, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
-import { startFakeProviders, type FakeProviders } from '../../helpers/fake-providers.ts';
+import { serverError, startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { giveCredits, ledgerFor, localFile, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
+import { toneWav } from '../../helpers/media.ts';
 
 // The app's text limit is 100 characters: the happy paths use ~60.
 const maxCharacters = 100;
 // 58 characters: an estimate of ceil(58 / 12) + 1 = 6 seconds.
 const sentence = 'The quick brown fox jumps over the lazy dog near the river.';
 
+/** The app the test at hand talks to: the local one (SPEECH_PROVIDERS=local), or OpenAI's below. */
 let t: TestApp;
+let local: TestApp;
 let worker: WorkerHandle | undefined;
-let fake: FakeProviders | undefined;
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { SPEECH_MAX_CHARACTERS: String(maxCharacters) } });
+  local = t = await startTestApp({ env: { SPEECH_MAX_CHARACTERS: String(maxCharacters) } });
 });
 afterEach(async () => {
   await worker?.stop();
   worker = undefined;
-  await fake?.close();
-  fake = undefined;
   // Jobs a test left on the queue must not be run by the next test's worker.
   const open = await t.services.db.anyFirst(
     sql.type(z.object({ id: z.string() }))`select id from jobs where status in ('queued', 'running', 'waiting')`,
@@ -49,7 +49,7 @@ afterEach(async () => {
     });
   }
 });
-afterAll(() => stopTestApp(t));
+afterAll(() => stopTestApp(local));
 
 type World = { tenant: Tenant; site: Site; user: Caller };
 
@@ -156,6 +156,8 @@ describe('with the local provider (espeak-ng)', () => {
       format: 'mp3',
       characters: sentence.length,
       provider: 'local',
+      model: 'local',
+      placeholder: true,
       size_bytes: media.size_bytes,
     });
     // The job names who made it, as its output does.
@@ -443,42 +445,59 @@ describe('access', () => {
   });
 });
 
-describe('with an OpenAI-compatible provider', () => {
-  const openAi = async () => {
-    fake = await startFakeProviders();
-    worker = await startTestWorker(t, { SPEECH_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'k' });
-    return fake;
-  };
+describe('with OpenAI (SPEECH_PROVIDERS=openai, against its strict fake)', () => {
+  let fake: FakeOpenAI;
+  let openAi: TestApp;
+  const env = () => ({ SPEECH_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey });
+  const speech = () => fake.requests.filter((r) => r.path === '/v1/audio/speech');
 
-  it('sends the request with the key, encodes what it answers and debits its seconds', async () => {
-    const provider = await openAi();
-    provider.speech.push({ kind: 'ok', seconds: 3 });
+  // The plan is made at submit: this app names OpenAI, as its worker does.
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    openAi = await startTestApp({ env: { SPEECH_MAX_CHARACTERS: String(maxCharacters), ...env() } });
+  });
+  beforeEach(() => {
+    t = openAi;
+  });
+  afterEach(() => fake.reset());
+  afterAll(async () => {
+    t = local;
+    await stopTestApp(openAi);
+    await fake.close();
+  });
+
+  it('sends only what the model takes, with the key, encodes the WAV it answers and debits its seconds', async () => {
+    worker = await startTestWorker(t, env());
     const { site, user } = await world(100);
     const res = await tts(site, user.auth, { text: sentence, voice: 'female', speed: 1.5 }).expect(202);
     const estimate = estimateSeconds({ text: sentence, speed: 1.5 });
-    expect(res.body.credits_reserved).toBe(estimate);
+    expect(res.body).toMatchObject({
+      credits_reserved: estimate,
+      input: { providers: [{ vendor: 'openai', model: 'gpt-4o-mini-tts' }] },
+    });
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed', 'canceled']);
     expect(done).toMatchObject({ status: 'succeeded', attempts: 1 });
 
-    const calls = provider.requests.filter((r) => r.path === '/audio/speech');
+    const calls = speech();
     expect(calls).toHaveLength(1);
     expect(calls[0]!.method).toBe('POST');
-    expect(calls[0]!.headers.authorization).toBe('Bearer k');
+    expect(calls[0]!.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
     expect(calls[0]!.body).toEqual({
-      model: 'tts-1',
+      model: 'gpt-4o-mini-tts',
       input: sentence,
-      voice: 'nova',
+      voice: 'shimmer',
       speed: 1.5,
       response_format: 'wav',
+      instructions: 'Speak in English.',
     });
 
     const { media, probed } = await storedAudio(done.media_id!);
     expect(probed.formatName).toBe('mp3');
-    // The provider applied the speed: the tone is stored as long as it came.
-    expect(probed.durationSeconds).toBeGreaterThanOrEqual(2.9);
-    expect(probed.durationSeconds).toBeLessThanOrEqual(3.2);
+    // OpenAI applied the speed: its half-second answer is stored as long as it came.
+    expect(probed.durationSeconds).toBeGreaterThanOrEqual(0.45);
+    expect(probed.durationSeconds).toBeLessThanOrEqual(0.7);
     expect(Math.abs(media.duration_seconds! - probed.durationSeconds)).toBeLessThanOrEqual(0.1);
-    expect(done.output).toMatchObject({ provider: 'openai' });
+    expect(done.output).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini-tts', placeholder: false });
     const charged = Math.min(Math.ceil(media.duration_seconds!), estimate);
     expect(done.credits_charged).toBe(charged);
     expect(await userBalance(site, user.user.id)).toEqual({
@@ -489,8 +508,9 @@ describe('with an OpenAI-compatible provider', () => {
   });
 
   it('never charges more than was reserved, however long the audio', async () => {
-    const provider = await openAi();
-    provider.speech.push({ kind: 'ok', seconds: 20 });
+    worker = await startTestWorker(t, env());
+    // Twenty seconds of WAV for a short text: more than any estimate of it.
+    fake.script('audio/speech', { kind: 'raw', contentType: 'application/octet-stream', body: toneWav(20) });
     const { site, user } = await world(100);
     const res = await tts(site, user.auth, { text: 'Short text.' }).expect(202);
     expect(res.body.credits_reserved).toBe(2);
@@ -506,30 +526,24 @@ describe('with an OpenAI-compatible provider', () => {
     expect(await userBalance(site, user.user.id)).toEqual({ balance: 98, reserved: 0, available: 98 });
   });
 
-  it('retries a transient 503 and succeeds on the second attempt', async () => {
-    const provider = await openAi();
-    provider.speech.push({ kind: 'status', status: 503 }, { kind: 'ok', seconds: 2 });
+  it('retries a transient 500 and succeeds on the second attempt', async () => {
+    worker = await startTestWorker(t, env());
+    fake.script('audio/speech', { kind: 'refuse', refusal: serverError() }, { kind: 'ok' });
     const { site, user } = await world(100);
     const res = await tts(site, user.auth, { text: 'Try again please.' }).expect(202);
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed', 'canceled'], 30_000);
     expect(done).toMatchObject({ status: 'succeeded', attempts: 2, error: null });
     expect(await attemptOutcomes(done.id)).toEqual(['retrying', 'succeeded']);
     expect(await attemptErrors(done.id)).toEqual(['provider_unavailable', null]);
-    expect(provider.requests.filter((r) => r.path === '/audio/speech')).toHaveLength(2);
+    expect(speech()).toHaveLength(2);
     // Settled once: one debit however many attempts.
     expect((await ledgerFor(t, done.id)).filter((entry) => entry.kind === 'debit')).toHaveLength(1);
     expect(await userBalance(site, user.user.id)).toMatchObject({ balance: 100 - done.credits_charged, reserved: 0 });
   });
 
   it('retries a call that times out (AI_TIMEOUT_MS)', async () => {
-    fake = await startFakeProviders();
-    worker = await startTestWorker(t, {
-      SPEECH_PROVIDER: 'openai',
-      AI_BASE_URL: fake.url,
-      AI_API_KEY: 'k',
-      AI_TIMEOUT_MS: '1000',
-    });
-    fake.speech.push({ kind: 'hang' }, { kind: 'ok', seconds: 1 });
+    worker = await startTestWorker(t, { ...env(), AI_TIMEOUT_MS: '1000' });
+    fake.script('audio/speech', { kind: 'hang' }, { kind: 'ok' });
     const { site, user } = await world(100);
     const res = await tts(site, user.auth, { text: 'Are you there?' }).expect(202);
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed', 'canceled'], 30_000);
@@ -538,11 +552,10 @@ describe('with an OpenAI-compatible provider', () => {
     expect(await attemptErrors(done.id)).toEqual(['provider_timeout', null]);
   });
 
-  it('fails a 400 at once with provider_rejected and releases the credits', async () => {
-    const provider = await openAi();
-    provider.speech.push({ kind: 'status', status: 400 });
+  it('fails what OpenAI refuses (a voice it lacks, 400) at once with provider_rejected and releases the credits', async () => {
+    worker = await startTestWorker(t, env());
     const { site, user } = await world(100);
-    const res = await tts(site, user.auth, { text: 'This will be refused.' }).expect(202);
+    const res = await tts(site, user.auth, { text: 'This will be refused.', voice: 'robot' }).expect(202);
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed', 'canceled']);
     expect(done).toMatchObject({
       status: 'failed',
@@ -552,7 +565,8 @@ describe('with an OpenAI-compatible provider', () => {
       error: { code: 'provider_rejected', transient: false },
     });
     expect(await attemptOutcomes(done.id)).toEqual(['failed']);
-    expect(provider.requests.filter((r) => r.path === '/audio/speech')).toHaveLength(1);
+    expect(speech()).toHaveLength(1);
+    expect(speech()[0]!.body).toMatchObject({ voice: 'robot' });
     expect(await ledgerFor(t, done.id)).toEqual([
       { kind: 'reservation', amount: 0, reserved_change: res.body.credits_reserved },
       { kind: 'release', amount: 0, reserved_change: -res.body.credits_reserved },

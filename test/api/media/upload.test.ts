@@ -9,9 +9,8 @@ import { sql } from '../../../db/pool.ts';
 import { z } from 'zod';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { serviceAccount } from '../../helpers/factories.ts';
-import { toneWav } from '../../helpers/fake-providers.ts';
 import { localFile } from '../../helpers/jobs.ts';
-import { mediaCast, type MediaCast } from '../../helpers/media.ts';
+import { mediaCast, toneWav, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;

@@ -9,9 +9,8 @@ import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
-import { toneWav } from '../../helpers/fake-providers.ts';
 import { giveCredits, localFile, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
-import { mediaCast, type MediaCast } from '../../helpers/media.ts';
+import { mediaCast, toneWav, type MediaCast } from '../../helpers/media.ts';
 
 let t: TestApp;
 let cast: MediaCast;

@@ -1,34 +1,49 @@
 // POST /{site}/media/generatevideo and its two variants: a video from a prompt
-// or a script, as a job paid per second. generatevideo composes it here
-// (scene pictures, espeak narration, ffmpeg); variant A hands it to the media
-// provider and finishes on its signed webhook; variant B asks an
-// OpenAI-compatible /videos API and polls it.
+// or a script, as a job paid per second, each endpoint by its own chain of
+// providers. Here generatevideo composes it locally (scene pictures, espeak
+// narration, ffmpeg); variant A asks Replicate's video model (seedance) and
+// variant B fal's (Kling), each through its strict fake, and finishes on the
+// vendor's signed webhook to the app listening on 127.0.0.1.
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { estimateVideoSeconds, videoRequest } from '../../../core/media/video.ts';
 import { probeBuffer, type Probe } from '../../../worker/media/ffmpeg.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
-import { signedDelivery, type FakeProviders } from '../../helpers/fake-providers.ts';
+import { startFakeFal, type FakeFal } from '../../helpers/fakes/fal.ts';
+import { startFakeReplicate, type FakeReplicate } from '../../helpers/fakes/replicate.ts';
 import { ledgerFor, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 import { mediaCast, mediaSuite, testClip, type MediaCast } from '../../helpers/media.ts';
 
-const secret = 'video-webhook-secret-0123456789';
-const backends = (fake: FakeProviders) => ({
-  MEDIA_PROVIDER_URL: fake.url,
-  MEDIA_PROVIDER_WEBHOOK_SECRET: secret,
-  PUBLIC_URL: 'http://127.0.0.1:1',
-  AI_BASE_URL: fake.url,
-  AI_API_KEY: 'video-key',
-  VIDEO_POLL_INTERVAL_MS: '20',
-});
+const seedance = 'bytedance/seedance-1-pro-fast';
+const kling = 'fal-ai/kling-video/v2.5-turbo/pro/text-to-video';
 
 let t: TestApp;
 let cast: MediaCast;
-let fake: FakeProviders;
-const suite = mediaSuite(backends);
+let replicate: FakeReplicate;
+let fal: FakeFal;
 beforeAll(async () => {
-  ({ t, cast, fake } = suite);
+  replicate = await startFakeReplicate();
+  fal = await startFakeFal({ retries: 1, retryDelayMs: 20 });
+});
+const suite = mediaSuite({
+  listen: true,
+  env: () => ({
+    VIDEO_VARIANT_A_PROVIDERS: 'replicate',
+    VIDEO_VARIANT_B_PROVIDERS: 'fal',
+    REPLICATE_API_TOKEN: replicate.token,
+    REPLICATE_BASE_URL: replicate.url,
+    FAL_KEY: fal.key,
+    FAL_QUEUE_URL: fal.url,
+    FAL_JWKS_URL: fal.jwksUrl,
+  }),
+});
+beforeAll(async () => {
+  ({ t, cast } = suite);
+  // What the video models' files hold: real clips, which the platform probes.
+  const [three, four] = await Promise.all([testClip(t.config, 3), testClip(t.config, 4, '640x360')]);
+  replicate.media = (name) => (name.endsWith('.mp4') ? three : undefined);
+  fal.media = (name) => (name.endsWith('.mp4') ? four : undefined);
   // Every stage a job passes through, for "progress is reported per scene".
   await t.services.db.query(
     sql.typeAlias('void')`create table stage_log (job_id uuid, stage text, at timestamptz default clock_timestamp())`,
@@ -41,6 +56,14 @@ beforeAll(async () => {
       'void',
     )`create trigger jobs_stage_log after update of stage on jobs for each row execute function log_stage()`,
   );
+});
+afterEach(() => {
+  replicate.mischief = {};
+  replicate.retryDelaysMs = [100, 200, 400];
+});
+afterAll(async () => {
+  await replicate.close();
+  await fal.close();
 });
 
 const site = () => cast.a.site.slug;
@@ -63,10 +86,12 @@ const stages = (jobId: string) =>
   );
 const item = async (id: string) =>
   (await request(t.app).get(`/${site()}/media/${id}`).set(cast.a.editor.auth).expect(200)).body;
+const readJobAs = async (id: string) =>
+  (await request(t.app).get(`/${site()}/jobs/${id}`).set(cast.a.editor.auth).expect(200)).body;
 
 describe('generatevideo (composed here)', () => {
   it('makes an H.264 MP4 of the scenes asked for, with a poster, and charges its seconds', async () => {
-    suite.worker = await startTestWorker(t, backends(fake));
+    suite.worker = await startTestWorker(t, suite.env);
     const picture = await request(t.app)
       .post(`/${site()}/media/generate`)
       .set(cast.a.editor.auth)
@@ -92,7 +117,8 @@ describe('generatevideo (composed here)', () => {
       kind: 'video',
       status: 'succeeded',
       credits_reserved: 5 * 4,
-      output: { backend: 'local', provider: 'local', scenes: 2, codec: 'h264' },
+      input: { providers: [{ vendor: 'local', model: 'local' }] },
+      output: { provider: 'local', model: 'local', placeholder: true, scenes: 2, codec: 'h264' },
     });
     const video = await item(res.body.media_id);
     expect(video).toMatchObject({
@@ -126,13 +152,13 @@ describe('generatevideo (composed here)', () => {
   });
 
   it('narrates a prompt sentence by sentence: each scene lasts as long as its narration needs', async () => {
-    suite.worker = await startTestWorker(t, backends(fake));
+    suite.worker = await startTestWorker(t, suite.env);
     const body = { prompt: 'The sun rises. Birds sing.', size: '640x360', seconds_per_scene: 1 };
     const res = await submit('', body).set('Prefer', 'wait=120').expect(200);
     expect(res.body).toMatchObject({
       status: 'succeeded',
       output: { scenes: 2 },
-      credits_reserved: 5 * estimateVideoSeconds(videoRequest.parse(body), 'local'),
+      credits_reserved: 5 * estimateVideoSeconds(videoRequest.parse(body), [{ vendor: 'local', model: 'local' }]),
     });
     const found = await probed(res.body.media_id);
     expect(found.codec).toBe('h264');
@@ -143,41 +169,40 @@ describe('generatevideo (composed here)', () => {
   });
 });
 
-describe('generatevideo-varianta (the media provider, by webhook)', () => {
-  it('hands the script over, waits, and finishes with the delivered video; a bad signature is refused, a duplicate ignored', async () => {
-    suite.worker = await startTestWorker(t, backends(fake));
-    const res = await submit('-varianta', { prompt: 'A storm over the sea.', size: '640x360' }).expect(202);
+describe('generatevideo-varianta (Replicate’s video model, by webhook)', () => {
+  it('asks seedance for a clip, waits, and finishes with the delivered video; a bad signature is refused, a duplicate ignored', async () => {
+    suite.worker = await startTestWorker(t, suite.env);
+    const res = await submit('-varianta', { prompt: 'A storm over the sea.', size: '1248x704' }).expect(202);
+    // The narration needs about 3.5 s: the shortest clip seedance makes that holds it is reserved.
+    expect(res.body).toMatchObject({
+      credits_reserved: 5 * 4,
+      input: { providers: [{ vendor: 'replicate', model: seedance }] },
+    });
     const waiting = await waitForJob(t, res.body.id, ['waiting', 'failed', 'succeeded']);
-    expect(waiting.status).toBe('waiting');
-    const accepted = fake.accepted.find((entry) => entry.reference === res.body.id)!;
-    expect(accepted.input).toMatchObject({ prompt: 'A storm over the sea.', size: '640x360' });
-    expect(accepted.callback_url).toBe(`http://127.0.0.1:1/${cast.a.site.id}/media/webhook/mediaprovider`);
-    fake.files.set('storm.mp4', await testClip(t.config, 3));
-    const delivery = {
-      job_ref: accepted.id,
-      reference: res.body.id,
-      status: 'succeeded',
-      output: { video_url: `${fake.url}/files/storm.mp4` },
-    };
-    const signed = signedDelivery(secret, delivery);
-    const hook = `/${cast.a.site.id}/media/webhook/mediaprovider`;
-    await request(t.app)
-      .post(hook)
-      .set({ ...signed.headers, 'webhook-signature': 'v1,AAAA' })
-      .send(signed.raw)
-      .expect(401);
-    await request(t.app)
-      .post(hook)
-      .set(signed.headers)
-      .send(signed.raw)
-      .expect(200, { received: true, outcome: 'accepted', job_id: res.body.id });
-    await request(t.app)
-      .post(hook)
-      .set(signed.headers)
-      .send(signed.raw)
-      .expect(200, { received: true, outcome: 'duplicate', job_id: null });
+    expect(waiting).toMatchObject({ status: 'waiting', provider: 'replicate' });
+    const ref = waiting.provider_ref!;
+    const prediction = replicate.predictions.get(ref)!;
+    expect(prediction).toMatchObject({
+      model: seedance,
+      input: { prompt: 'A storm over the sea.', duration: 4, aspect_ratio: '16:9', resolution: '720p' },
+      webhook: `${suite.env.PUBLIC_URL}/${cast.a.site.id}/media/webhook/mediaprovider?provider=replicate&job=${res.body.id}`,
+    });
+    // Signed with another secret: refused, and the job still waits.
+    replicate.mischief = { signature: 'wrong' };
+    replicate.retryDelaysMs = [];
+    await replicate.complete(ref, { status: 'succeeded' });
+    expect(replicate.deliveries.filter((d) => d.prediction === ref).map((d) => d.answered)).toEqual([401]);
+    expect((await readJobAs(res.body.id)).status).toBe('waiting');
+    // Delivered again, and twice: accepted once, the copy answered 200 and ignored.
+    replicate.mischief = { duplicate: true };
+    await replicate.redeliver(ref);
+    expect(replicate.deliveries.filter((d) => d.prediction === ref).map((d) => d.answered)).toEqual([401, 200, 200]);
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed']);
-    expect(done).toMatchObject({ status: 'succeeded', provider: 'mediaprovider' });
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      provider: 'replicate',
+      output: { provider: 'replicate', model: seedance, placeholder: false },
+    });
     const video = await item(done.media_id!);
     expect(video).toMatchObject({
       kind: 'video',
@@ -190,72 +215,69 @@ describe('generatevideo-varianta (the media provider, by webhook)', () => {
     expect((await ledgerFor(t, res.body.id)).filter((entry) => entry.kind === 'debit')).toHaveLength(1);
   });
 
-  it('fails, charging nothing, when the delivery is not a video', async () => {
-    suite.worker = await startTestWorker(t, backends(fake));
-    const res = await submit('-varianta', { prompt: 'Nothing to see.', size: '640x360' }).expect(202);
-    await waitForJob(t, res.body.id, ['waiting']);
-    const accepted = fake.accepted.find((entry) => entry.reference === res.body.id)!;
-    const signed = signedDelivery(secret, {
-      job_ref: accepted.id,
-      status: 'succeeded',
-      output: { video_base64: Buffer.from('not a video').toString('base64') },
-    });
-    await request(t.app)
-      .post(`/${cast.a.site.id}/media/webhook/mediaprovider`)
-      .set(signed.headers)
-      .send(signed.raw)
-      .expect(200);
+  it('fails, charging nothing, when the delivered file is not a video', async () => {
+    suite.worker = await startTestWorker(t, suite.env);
+    const res = await submit('-varianta', { prompt: 'Nothing to see.' }).expect(202);
+    const waiting = await waitForJob(t, res.body.id, ['waiting', 'failed', 'succeeded']);
+    const clip = replicate.media;
+    // The fake's own file: a line of text.
+    replicate.media = undefined;
+    try {
+      await replicate.complete(waiting.provider_ref!, { status: 'succeeded' });
+    } finally {
+      replicate.media = clip;
+    }
     const done = await waitForJob(t, res.body.id, ['succeeded', 'failed']);
     expect(done).toMatchObject({ status: 'failed', credits_charged: 0, error: { code: 'provider_invalid_response' } });
+    expect((await ledgerFor(t, res.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
   });
 });
 
-describe('generatevideo-variantb (an OpenAI-compatible /videos API)', () => {
-  it('creates the clip, polls it until done, downloads it and records the provider id for a rerun', async () => {
-    fake.videos.clip = await testClip(t.config, 4, '640x360');
-    fake.videos.pollsBeforeDone = 2;
-    suite.worker = await startTestWorker(t, backends(fake));
-    const res = await submit('-variantb', { prompt: 'A city at night, seen from above.', size: '1280x720' })
-      .set('Prefer', 'wait=60')
-      .expect(200);
-    // The narration needs about 4.5 s: an 8 s clip is asked for and reserved; the 4 s the provider made are debited.
-    expect(res.body).toMatchObject({
+describe('generatevideo-variantb (fal’s video model, by webhook)', () => {
+  it('queues the clip at fal in a frame Kling makes, and finishes with the delivered video, debiting its seconds', async () => {
+    suite.worker = await startTestWorker(t, suite.env);
+    const res = await submit('-variantb', { prompt: 'A city at night, seen from above.' }).expect(202);
+    // The narration needs about 4.5 s: Kling's 5 s clip is reserved; the 4 s delivered are debited.
+    expect(res.body).toMatchObject({ credits_reserved: 25, input: { providers: [{ vendor: 'fal', model: kling }] } });
+    const waiting = await waitForJob(t, res.body.id, ['waiting', 'failed', 'succeeded']);
+    expect(waiting).toMatchObject({ status: 'waiting', provider: 'fal' });
+    const queued = fal.queued.get(waiting.provider_ref!)!;
+    expect(queued).toMatchObject({
+      model: kling,
+      input: { prompt: 'A city at night, seen from above.', duration: '5', aspect_ratio: '16:9' },
+      ignored: [],
+    });
+    const rendering = await request(t.app).get(`/${site()}/jobs/${res.body.id}`).set(cast.a.editor.auth).expect(200);
+    expect(rendering.body).toMatchObject({ status: 'waiting', stage: 'waiting for the provider' });
+    expect((await fal.complete(waiting.provider_ref!)).map((sent) => sent.status)).toEqual([200]);
+    const done = await waitForJob(t, res.body.id, ['succeeded', 'failed']);
+    expect(done).toMatchObject({
       status: 'succeeded',
-      credits_reserved: 40,
+      credits_reserved: 25,
       credits_charged: 20,
-      output: { backend: 'openai', codec: 'h264' },
+      output: { provider: 'fal', model: kling, placeholder: false, codec: 'h264', width: 640, height: 360 },
     });
-    expect(fake.videos.created.at(-1)).toEqual({
-      model: 'sora-2',
-      prompt: 'A city at night, seen from above.',
-      seconds: '8',
-      size: '1280x720',
-    });
-    const created = fake.requests.filter((recorded) => recorded.path === '/videos');
-    expect(created.at(-1)?.headers.authorization).toBe('Bearer video-key');
-    const row = await t.services.db.one(
-      sql.type(
-        z.object({ provider: z.string().nullable(), provider_ref: z.string().nullable() }),
-      )`select provider, provider_ref from jobs where id = ${res.body.id}`,
-    );
-    expect(row.provider).toBe('openai');
-    expect(row.provider_ref).toMatch(/^video_/);
-    expect(fake.requests.filter((recorded) => recorded.path === `/videos/${row.provider_ref}`)).toHaveLength(3);
-    expect((await stages(res.body.id)).some((stage) => stage.startsWith('rendering at the provider'))).toBe(true);
+    expect(fal.requests.some((r) => r.path === `/files/${waiting.provider_ref}.mp4`)).toBe(true);
   });
 
-  it('fails at once, charging nothing, when the provider fails the clip', async () => {
-    fake.videos.failWith = 'content policy';
-    fake.videos.pollsBeforeDone = 0;
-    suite.worker = await startTestWorker(t, backends(fake));
-    try {
-      const res = await submit('-variantb', { prompt: 'Something refused.' }).set('Prefer', 'wait=60').expect(200);
-      expect(res.body).toMatchObject({ status: 'failed', credits_charged: 0, error: { code: 'provider_rejected' } });
-      expect(res.body.error.message).toMatch(/content policy/);
-      expect((await ledgerFor(t, res.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
-    } finally {
-      delete fake.videos.failWith;
-    }
+  it('fails at once, charging nothing, when fal fails the clip', async () => {
+    suite.worker = await startTestWorker(t, suite.env);
+    const res = await submit('-variantb', { prompt: 'Something refused.' }).expect(202);
+    const waiting = await waitForJob(t, res.body.id, ['waiting', 'failed', 'succeeded']);
+    await fal.complete(waiting.provider_ref!, {
+      fail: {
+        status: 422,
+        body: { detail: [{ loc: ['body', 'prompt'], msg: 'content policy', type: 'value_error' }] },
+      },
+    });
+    const done = await readJobAs(res.body.id);
+    // The tenant reads a plain sentence; fal's own words are for the log.
+    expect(done).toMatchObject({
+      status: 'failed',
+      credits_charged: 0,
+      error: { code: 'provider_failed', message: 'fal could not make the result.' },
+    });
+    expect((await ledgerFor(t, res.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
   });
 });
 
@@ -272,7 +294,7 @@ describe('refusals before anything is queued', () => {
     await submit('', { scenes: [] }).expect(422);
     await submit('', { scenes: [{}] }).expect(422);
     await submit('', { scenes: Array.from({ length: 13 }, () => ({ narration: 'y' })) }).expect(422);
-    await submit('', { prompt: 'x', size: '100x100' }).expect(422);
+    await submit('', { prompt: 'x', size: '32x32' }).expect(422);
     await submit('', { prompt: 'x', seconds_per_scene: 61 }).expect(422);
     await submit('', { prompt: 'x', colour: 'blue' }).expect(422);
     const long = await submit('', { scenes: [{ narration: 'word '.repeat(150).trim() }] }).expect(422);
@@ -295,14 +317,14 @@ describe('refusals before anything is queued', () => {
     await submit('-varianta', { prompt: 'x' }, cast.b.admin.auth).expect(404);
     await submit('', { prompt: 'x' }, cast.noScope).expect(403);
     await submit('-variantb', { prompt: 'x' }, cast.reader).expect(403);
-    // What the other back ends cannot do: show the site's images; the openai one, sizes other than 1280x720 and 720x1280.
+    // What the vendors' models cannot do: show the site's images; a size their model does not make (Kling: 1080p frames).
     const image = await t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
       insert into media_items (tenant_id, site_id, kind, mime_type, storage_key, status) values (${cast.a.tenant.id}, ${cast.a.site.id}, 'image', 'image/png', ${`x/${Date.now()}.png`}, 'ready') returning id`);
     const shown = await submit('-varianta', { scenes: [{ narration: 'a' }, { media_id: image.toUpperCase() }] }).expect(
       422,
     );
     expect(shown.body.errors).toEqual([
-      { path: 'body.scenes.1.media_id', message: 'the mediaprovider back end cannot show images of the site' },
+      { path: 'body.scenes.1.media_id', message: `${seedance} cannot show images of the site` },
     ]);
     const small = await submit('-variantb', { prompt: 'x', size: '640x360' }).expect(422);
     expect(small.body.errors).toEqual([expect.objectContaining({ path: 'body.size' })]);
@@ -315,32 +337,19 @@ describe('refusals before anything is queued', () => {
     expect(await videoJobs()).toBe(before);
   });
 
-  it('answers 503 for a back end that is not configured, before reserving anything', async () => {
+  // The variants no longer need a back end of their own: with no vendor named they compose locally (an empty
+  // VIDEO_*_PROVIDERS reads as unset), so no video endpoint answers 503 for want of configuration.
+  it('composes every variant locally when nothing is configured: the request gets as far as the credits', async () => {
     const bare = await startTestApp();
     try {
       const { a } = await mediaCast(bare);
-      const imagesByOpenAi = await startTestApp({ env: { IMAGE_PROVIDER: 'openai' } });
-      try {
-        const { a: other } = await mediaCast(imagesByOpenAi);
-        const res = await request(imagesByOpenAi.app)
-          .post(`/${other.site.slug}/media/generatevideo`)
-          .set(other.editor.auth)
-          .send({ prompt: 'x' })
-          .expect(503);
-        expect(res.body.detail).toMatch(/VIDEO_PROVIDER=local: .*AI_BASE_URL/);
-      } finally {
-        await stopTestApp(imagesByOpenAi);
-      }
-      for (const variant of ['-varianta', '-variantb']) {
+      for (const variant of ['', '-varianta', '-variantb']) {
         const res = await request(bare.app)
           .post(`/${a.site.slug}/media/generatevideo${variant}`)
           .set(a.editor.auth)
           .send({ prompt: 'x' })
-          .expect(503);
-        expect(res.body).toMatchObject({ type: '/problems/not-configured', status: 503 });
-        expect(res.body.detail).toMatch(
-          variant === '-varianta' ? /VIDEO_VARIANT_A_PROVIDER=mediaprovider/ : /VIDEO_VARIANT_B_PROVIDER=openai/,
-        );
+          .expect(402);
+        expect(res.body).toMatchObject({ available: 0, required: 20 });
       }
     } finally {
       await stopTestApp(bare);

@@ -1,23 +1,23 @@
 // POST /{site}/posts/{post_id}/transform: locally, an extractive summary and
 // a title and excerpt from the post itself; the operations that need a model
-// fail naming TEXT_PROVIDER and charge nothing. With TEXT_PROVIDER=openai the
-// fake provider on 127.0.0.1 writes it. Applied results replace the content,
-// the previous kept as a version; apply=false leaves the post alone.
+// fail naming TEXT_PROVIDERS and charge nothing. With TEXT_PROVIDERS=openai
+// OpenAI's strict fake on 127.0.0.1 writes it (test/helpers/fakes/openai.ts).
+// Applied results replace the content, the previous kept as a version;
+// apply=false leaves the post alone.
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
-import type { FakeProviders } from '../../helpers/fake-providers.ts';
-import { startFakeProviders } from '../../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { unique } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
 
 const suite = jobsSuite();
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 let author: Caller;
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
+  fake = await startFakeOpenAI();
   const { t, a } = suite;
   author = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] });
   for (const caller of [a.editor, author]) await giveCredits(t, a.site, 200, caller.user.id);
@@ -88,7 +88,7 @@ describe('without a text provider', () => {
     expect((await getPost(post.id)).body).toMatchObject({ title: post.title, version: post.version });
   });
 
-  it('fails what needs a model with a code naming TEXT_PROVIDER, and charges nothing', async () => {
+  it('fails what needs a model with a code naming TEXT_PROVIDERS, and charges nothing', async () => {
     suite.worker = await startTestWorker(suite.t);
     const post = await newPost();
     for (const operation of ['rewrite', 'shorten', 'expand']) {
@@ -98,19 +98,26 @@ describe('without a text provider', () => {
         credits_charged: 0,
         error: { code: 'text_provider_not_configured' },
       });
-      expect(job.body.error.message).toMatch(/TEXT_PROVIDER=openai/);
+      expect(job.body.error.message).toMatch(/TEXT_PROVIDERS/);
       expect((await ledgerFor(suite.t, job.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
     }
     expect((await getPost(post.id)).body.version).toBe(post.version);
   });
 });
 
-it('asks the OpenAI-compatible chat endpoint with TEXT_PROVIDER=openai, sanitising and charging its tokens', async () => {
-  suite.worker = await startTestWorker(suite.t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'k' });
+it('asks OpenAI’s chat with TEXT_PROVIDERS=openai, sanitising and charging the tokens it reports', async () => {
+  suite.worker = await startTestWorker(suite.t, {
+    TEXT_PROVIDERS: 'openai',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+  });
   const post = await newPost();
-  fake.chat.push({
-    content: JSON.stringify({ body: '<p>A friendly pier story.</p><script>alert(1)</script>' }),
-    totalTokens: 2500,
+  fake.script('chat/completions', {
+    kind: 'ok',
+    reply: {
+      content: JSON.stringify({ body: '<p>A friendly pier story.</p><script>alert(1)</script>' }),
+      usage: { promptTokens: 2000, completionTokens: 500 },
+    },
   });
   const job = await transform(post.id, { operation: 'rewrite', tone: 'friendly' }).expect(200);
   expect(job.body).toMatchObject({
@@ -120,9 +127,13 @@ it('asks the OpenAI-compatible chat endpoint with TEXT_PROVIDER=openai, sanitisi
     credits_charged: 2,
     output: { provider: 'openai', tokens: 2500 },
   });
-  const call = fake.requests.filter((recorded) => recorded.path === '/chat/completions').at(-1);
-  expect(JSON.stringify(call?.body)).toMatch(/Tone: friendly/);
-  expect(call?.headers.authorization).toBe('Bearer k');
+  // The instructions as the system message, the post as the user's, answered as a JSON object.
+  const call = fake.requests.filter((recorded) => recorded.path === '/v1/chat/completions').at(-1)!;
+  const body = call.body as { messages: { role: string; content: string }[]; response_format: unknown };
+  expect(body.messages.map((message) => message.role)).toEqual(['system', 'user']);
+  expect(body.response_format).toEqual({ type: 'json_object' });
+  expect(JSON.stringify(body)).toMatch(/Tone: friendly/);
+  expect(call.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
   expect((await getPost(post.id)).body.body).toBe('<p>A friendly pier story.</p>');
 });
 

@@ -1,24 +1,24 @@
 // POST /{site}/seo/generatetext: an SEO title, meta description or alt text
 // as a text job. Locally from the content's own words (and saying so), alt
 // text only from a media item's caption or title, otherwise failing with a
-// code naming TEXT_PROVIDER and charging nothing; with TEXT_PROVIDER=openai
-// the fake provider on 127.0.0.1 writes it. apply writes it into the item.
+// code naming TEXT_PROVIDERS and charging nothing; with TEXT_PROVIDERS=openai
+// OpenAI's strict fake on 127.0.0.1 writes it (test/helpers/fakes/openai.ts).
+// apply writes it into the item.
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { createElement, createType, mediaRow } from '../../helpers/content.ts';
-import type { FakeProviders } from '../../helpers/fake-providers.ts';
-import { startFakeProviders } from '../../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
 
 const suite = jobsSuite();
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 let author: Caller;
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
+  fake = await startFakeOpenAI();
   const { t, a } = suite;
   author = await signedIn(t, { tenant: a.tenant, role: 'author', sites: [a.site] });
   for (const caller of [a.editor, author]) await giveCredits(t, a.site, 200, caller.user.id);
@@ -121,7 +121,7 @@ describe('without a text provider', () => {
     expect(after.body.seo).toEqual({ title: 'Kept', description: 'We bake bread at dawn. Every loaf is sourdough.' });
   });
 
-  it('takes alt text from a media item’s caption; without one it fails naming TEXT_PROVIDER and charges nothing', async () => {
+  it('takes alt text from a media item’s caption; without one it fails naming TEXT_PROVIDERS and charges nothing', async () => {
     suite.worker = await startTestWorker(suite.t);
     const { t, a } = suite;
     const captioned = await mediaRow(t, a.site);
@@ -138,18 +138,25 @@ describe('without a text provider', () => {
       credits_charged: 0,
       error: { code: 'text_provider_not_configured' },
     });
-    expect(failed.body.error.message).toMatch(/TEXT_PROVIDER=openai/);
+    expect(failed.body.error.message).toMatch(/TEXT_PROVIDERS/);
     expect((await ledgerFor(t, failed.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
     expect((await mediaFields(bare)).alt).toBe('');
   });
 });
 
-it('asks the chat endpoint with TEXT_PROVIDER=openai, holding the answer to the limit', async () => {
-  suite.worker = await startTestWorker(suite.t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'k' });
+it('asks OpenAI’s chat with TEXT_PROVIDERS=openai, holding the answer to the limit', async () => {
+  suite.worker = await startTestWorker(suite.t, {
+    TEXT_PROVIDERS: 'openai',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+  });
   const post = await newPost();
-  fake.chat.push({
-    content: JSON.stringify({ text: 'Harbour pier opens: boats, builders and a mild spring' }),
-    totalTokens: 900,
+  fake.script('chat/completions', {
+    kind: 'ok',
+    reply: {
+      content: JSON.stringify({ text: 'Harbour pier opens: boats, builders and a mild spring' }),
+      usage: { promptTokens: 800, completionTokens: 100 },
+    },
   });
   const job = await generate({ kind: 'title', post_id: post.id, keyword: 'harbour pier' }).expect(200);
   expect(job.body).toMatchObject({
@@ -162,10 +169,11 @@ it('asks the chat endpoint with TEXT_PROVIDER=openai, holding the answer to the 
       text: 'Harbour pier opens: boats, builders and a mild spring',
     },
   });
-  const call = fake.requests.filter((recorded) => recorded.path === '/chat/completions').at(-1);
+  const call = fake.requests.filter((recorded) => recorded.path === '/v1/chat/completions').at(-1);
+  expect(call?.body).toMatchObject({ response_format: { type: 'json_object' } });
   expect(JSON.stringify(call?.body)).toMatch(/focus keyword \\"harbour pier\\"/);
 
-  fake.chat.push({ content: 'not json' });
+  fake.script('chat/completions', { kind: 'ok', reply: { content: 'not json' } });
   const garbage = await generate({ kind: 'meta_description', post_id: post.id }).expect(200);
   expect(garbage.body).toMatchObject({
     status: 'failed',

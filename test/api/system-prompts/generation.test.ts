@@ -1,32 +1,34 @@
 // The text jobs read the system prompt of their kind: SEO text (seo), post
 // transforms (transform), machine translation (translate) and website
-// generation (website). A stored prompt reaches the OpenAI-compatible fake on
-// 127.0.0.1 first in the system message, the job's own instructions after it;
+// generation (website). A stored prompt reaches OpenAI's strict fake on
+// 127.0.0.1 (test/helpers/fakes/openai.ts) first in the system message, the
+// job's own instructions after it;
 // the job copies it at submit, so a change made while it waits does not reach
 // it; without one, the built-in instructions alone.
 import request from 'supertest';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { withLocales } from '../../helpers/content.ts';
-import { startFakeProviders, type ChatRequest, type FakeProviders } from '../../helpers/fake-providers.ts';
+import { startFakeOpenAI, type FakeOpenAI, type Script } from '../../helpers/fakes/openai.ts';
 import { unique } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
 const suite = jobsSuite();
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 let site: Site;
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
+  fake = await startFakeOpenAI();
   site = await withLocales(suite.t, suite.a.site, ['en', 'de']);
   await giveCredits(suite.t, site, 2000, suite.a.editor.user.id);
 });
-afterEach(() => {
-  fake.chatReply = undefined;
-});
+afterEach(() => fake.reset());
 afterAll(() => fake.close());
 
 const withProvider = () =>
-  startTestWorker(suite.t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'k' });
+  startTestWorker(suite.t, { TEXT_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey });
+
+/** A chat request as the fake records it. */
+type Chat = { messages: { role: string; content: string }[] };
 
 const storePrompt = (type: string, content: string) =>
   request(suite.t.app).post(`/system-prompts/${type}`).set(suite.admin.auth).send({ content });
@@ -35,8 +37,8 @@ const storePrompt = (type: string, content: string) =>
 const systemMessages = (from: number) =>
   fake.requests
     .slice(from)
-    .filter((recorded) => recorded.path === '/chat/completions')
-    .map((recorded) => (recorded.body as ChatRequest).messages.find((message) => message.role === 'system')?.content);
+    .filter((recorded) => recorded.path === '/v1/chat/completions')
+    .map((recorded) => (recorded.body as Chat).messages.find((message) => message.role === 'system')?.content);
 
 const submit = (path: string, body: Record<string, unknown>, wait = true) => {
   const call = request(suite.t.app).post(`/${site.slug}${path}`).set(suite.a.editor.auth);
@@ -53,16 +55,19 @@ async function newPost(): Promise<{ id: string }> {
   return res.body;
 }
 
-const seoAnswer = { content: JSON.stringify({ text: 'Harbour pier opens' }) };
+const seoAnswer: Script = { kind: 'ok', reply: { content: JSON.stringify({ text: 'Harbour pier opens' }) } };
 
 /** A message that starts with the prompt, a blank line, then the job's own first words. */
 const promptThen = (prompt: string, asked: string) =>
   new RegExp(`^${`${prompt}\n\n${asked}`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
 
 /** The fake's translation: every text node prefixed with [de], tags untouched. */
-const toGerman = (asked: ChatRequest) => {
-  const text = String(asked.messages.find((message) => message.role === 'user')?.content ?? '');
-  return /[<>]/.test(text) ? text.replace(/>([^<]+)</g, '>[de] $1<') : `[de] ${text}`;
+const inGerman: Script = {
+  kind: 'ok',
+  reply: (request) => {
+    const text = (request as Chat).messages.find((message) => message.role === 'user')?.content ?? '';
+    return { content: /[<>]/.test(text) ? text.replace(/>([^<]+)</g, '>[de] $1<') : `[de] ${text}` };
+  },
 };
 
 it('puts each kind’s stored prompt first in the model’s instructions, and records the version on the job', async () => {
@@ -78,7 +83,7 @@ it('puts each kind’s stored prompt first in the model’s instructions, and re
   const post = await newPost();
 
   let from = fake.requests.length;
-  fake.chat.push(seoAnswer);
+  fake.script('chat/completions', seoAnswer);
   const seo = await submit('/seo/generatetext', { kind: 'title', post_id: post.id }).expect(200);
   expect(seo.body).toMatchObject({ status: 'succeeded', output: { provider: 'openai', text: 'Harbour pier opens' } });
   expect(seo.body.input.system_prompt).toEqual({ type: 'seo', version: 2, content: prompts.seo });
@@ -87,14 +92,18 @@ it('puts each kind’s stored prompt first in the model’s instructions, and re
   ]);
 
   from = fake.requests.length;
-  fake.chat.push({ content: JSON.stringify({ body: '<p>A new pier for the boats.</p>' }) });
+  fake.script('chat/completions', {
+    kind: 'ok',
+    reply: { content: JSON.stringify({ body: '<p>A new pier for the boats.</p>' }) },
+  });
   const transform = await submit(`/posts/${post.id}/transform`, { operation: 'rewrite', apply: false }).expect(200);
   expect(transform.body).toMatchObject({ status: 'succeeded', output: { provider: 'openai' } });
   expect(transform.body.input.system_prompt).toMatchObject({ type: 'transform', version: 2 });
   expect(systemMessages(from)).toEqual([expect.stringMatching(promptThen(prompts.transform, 'Rewrite the body'))]);
 
   from = fake.requests.length;
-  fake.chatReply = toGerman;
+  // The title and the body, one call each.
+  fake.script('chat/completions', inGerman, inGerman);
   const translate = await submit(`/translations/posts/${post.id}/translate`, {
     target_locale: 'de',
     fields: ['title', 'body'],
@@ -106,13 +115,12 @@ it('puts each kind’s stored prompt first in the model’s instructions, and re
   for (const message of translations)
     expect(message).toMatch(promptThen(prompts.translate, "Translate the user's text from en to de."));
 
-  fake.chatReply = undefined;
   from = fake.requests.length;
   const copy = {
     pages: [{ key: 'home', title: 'Welcome', sections: [{ heading: 'Hello', body: 'Fresh fish daily.' }] }],
     posts: [],
   };
-  fake.chat.push({ content: JSON.stringify(copy) });
+  fake.script('chat/completions', { kind: 'ok', reply: { content: JSON.stringify(copy) } });
   const website = await submit('/generate-website/', { business: 'Harbour fish shop', pages: ['home'] }).expect(200);
   expect(website.body).toMatchObject({ error: null, status: 'succeeded', output: { copy_source: 'model' } });
   expect(website.body.input.system_prompt).toMatchObject({ type: 'website', version: 2 });
@@ -131,7 +139,7 @@ it('runs with the version it was submitted with, however the prompt changes whil
   await storePrompt(type, 'Changed while it waited.').expect(200);
 
   const from = fake.requests.length;
-  fake.chat.push(seoAnswer);
+  fake.script('chat/completions', seoAnswer);
   suite.worker = await withProvider();
   const done = await waitForJob(suite.t, queued.body.id, ['succeeded', 'failed']);
   expect(done).toMatchObject({ error: null, status: 'succeeded' });
@@ -147,7 +155,7 @@ it('uses the built-in instructions alone once the prompt is deleted, and a copy 
   const post = await newPost();
 
   const from = fake.requests.length;
-  fake.chat.push(seoAnswer);
+  fake.script('chat/completions', seoAnswer);
   const seo = await submit('/seo/generatetext', { kind: 'title', post_id: post.id }).expect(200);
   expect(seo.body.status).toBe('succeeded');
   expect(seo.body.input).not.toHaveProperty('system_prompt');

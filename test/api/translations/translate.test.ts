@@ -1,15 +1,16 @@
 // POST /{site}/translations/{kind}/{id}/translate: a `translation` job that
 // creates or updates the translation field by field. Copy mode needs no
 // provider and costs nothing; machine mode without a provider fails with a
-// code naming the setting and charges nothing; with the OpenAI-compatible
-// fake it translates text, keeps rich text's markup (or fails when the
-// provider broke it), is charged per 1,000 characters, and records the
-// master's hashes so a later master edit shows as stale.
+// code naming the setting and charges nothing; with TEXT_PROVIDERS=openai
+// and OpenAI's strict fake (test/helpers/fakes/openai.ts) it translates text,
+// keeps rich text's markup (or fails when the provider broke it), is charged
+// per 1,000 characters, and records the master's hashes so a later master
+// edit shows as stale.
 import request from 'supertest';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { contentCast, createType, mediaRow, pathsOf, withLocales, type ContentCast } from '../../helpers/content.ts';
-import { startFakeProviders, type ChatRequest, type FakeProviders } from '../../helpers/fake-providers.ts';
+import { startFakeOpenAI, type ChatReply, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
@@ -17,11 +18,11 @@ import type { WorkerHandle } from '../../../worker/runner.ts';
 let t: TestApp;
 let c: ContentCast;
 let site: Site;
-let fake: FakeProviders;
+let fake: FakeOpenAI;
 let worker: WorkerHandle | undefined;
 
 beforeAll(async () => {
-  fake = await startFakeProviders();
+  fake = await startFakeOpenAI();
   t = await startTestApp();
   c = await contentCast(t);
   site = await withLocales(t, c.a.site, ['en', 'de', 'fr']);
@@ -30,7 +31,7 @@ beforeAll(async () => {
 afterEach(async () => {
   await worker?.stop();
   worker = undefined;
-  fake.chatReply = undefined;
+  fake.reset();
 });
 afterAll(async () => {
   await stopTestApp(t);
@@ -38,11 +39,25 @@ afterAll(async () => {
 });
 
 const admin = () => c.a.admin.auth;
-const withProvider = () => startTestWorker(t, { TEXT_PROVIDER: 'openai', AI_BASE_URL: fake.url, AI_API_KEY: 'key' });
+const withProvider = () =>
+  startTestWorker(t, { TEXT_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey });
+
+/** A chat request as the fake records it. */
+type Chat = { messages: { role: string; content: string }[] };
+
+/** Every chat call of the test answered from its request (leftovers are forgotten after it). */
+const answerEach = (reply: (chat: Chat) => string) =>
+  fake.script(
+    'chat/completions',
+    ...Array.from({ length: 20 }, () => ({
+      kind: 'ok' as const,
+      reply: (request: Record<string, unknown>): ChatReply => ({ content: reply(request as Chat) }),
+    })),
+  );
 
 /** The fake's translation into German: every text node prefixed with [de], tags untouched. */
-const toGerman = (request: ChatRequest) => {
-  const text = String(request.messages.find((message) => message.role === 'user')?.content ?? '');
+const toGerman = (chat: Chat) => {
+  const text = chat.messages.find((message) => message.role === 'user')?.content ?? '';
   return /[<>]/.test(text) ? text.replace(/>([^<]+)</g, '>[de] $1<') : `[de] ${text}`;
 };
 
@@ -118,14 +133,14 @@ describe('machine mode', () => {
       credits_charged: 0,
       error: { code: 'translation_provider_not_configured' },
     });
-    expect(job.body.error.message).toMatch(/TEXT_PROVIDER=openai/);
+    expect(job.body.error.message).toMatch(/TEXT_PROVIDERS/);
     expect((await ledgerFor(t, job.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
     expect((await overview('posts', master.id)).translations).toEqual([]);
   });
 
   it('translates an element’s text and rich text, keeps its markup and other fields, and charges per 1,000 characters', async () => {
     worker = await withProvider();
-    fake.chatReply = toGerman;
+    answerEach(toGerman);
     const type = await createType(t, admin(), site, {
       api_id: `offer_${unique()}`,
       fields: [
@@ -158,7 +173,7 @@ describe('machine mode', () => {
     );
     expect(german.data).not.toHaveProperty('price');
     // What the provider was told.
-    const call = fake.requests.filter((recorded) => recorded.path === '/chat/completions').at(-1)!.body as ChatRequest;
+    const call = fake.requests.filter((recorded) => recorded.path === '/v1/chat/completions').at(-1)!.body as Chat;
     expect(call.messages[0]!.content).toMatch(/from en to de.*HTML: keep every tag/);
 
     const state = await overview('elements', master.id);
@@ -184,7 +199,7 @@ describe('machine mode', () => {
 
   it('keeps a person’s current work unless told to overwrite, and translates slugs as words', async () => {
     worker = await withProvider();
-    fake.chatReply = toGerman;
+    answerEach(toGerman);
     const page = await post('/pages/', { slug: 'opening-hours', title: 'Opening hours', seo: { description: 'When' } });
     const first = await translate('pages', page.id, { target_locale: 'de', fields: ['title', 'slug'] }).expect(200);
     expect(first.body.output).toMatchObject({ translated: ['title', 'slug'] });
@@ -215,7 +230,7 @@ describe('machine mode', () => {
 
   it('translates a media item’s alt text, title and caption into a translation of its own', async () => {
     worker = await withProvider();
-    fake.chatReply = toGerman;
+    answerEach(toGerman);
     const media = await mediaRow(t, site);
     await request(t.app)
       .patch(`/${site.slug}/media/${media}`)
@@ -239,7 +254,7 @@ describe('machine mode', () => {
 
   it('fails, saving nothing and charging nothing, when the provider breaks the markup', async () => {
     worker = await withProvider();
-    fake.chatReply = (chat) => String(chat.messages.at(-1)!.content).replace(/<[^>]+>/g, '');
+    answerEach((chat) => chat.messages.at(-1)!.content.replace(/<[^>]+>/g, ''));
     const master = await post('/posts/', { title: 'Markup', body: '<p>Hello <em>there</em></p>', body_format: 'html' });
     const job = await translate('posts', master.id, { target_locale: 'de', fields: ['body'] }).expect(200);
     expect(job.body).toMatchObject({

@@ -21,7 +21,7 @@
 //   against ElevenLabs.
 import type http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { toneWav } from '../fake-providers.ts';
+import { toneWav } from '../tone.ts';
 import { startRecordingServer, type Recorded, type RecordingServer } from './recording-server.ts';
 
 export type { Recorded };

@@ -54,10 +54,17 @@ export type FakeFal = {
   jwksAnswers: Answer[];
   /** How many times the JWKS was fetched. */
   jwksFetches: number;
+  /** Every webhook delivery made, retries and duplicates included, in order (also those of a submit's `completeOnSubmit`). */
+  deliveries: (Sent & { requestId: string })[];
   /** Files served at /files/<name>, as fal's CDN would (no key needed). */
   files: Map<string, { bytes: Buffer; contentType: string }>;
   /** Complete every request as soon as it is queued, its webhook sent before the submit is answered. */
   completeOnSubmit: boolean;
+  /**
+   * The bytes of an output file, by its name (`<request id>.mp4`, `<request id>-0.jpg`), for a test whose
+   * platform decodes what it fetches; else the fake's own small file (the video only an MP4's first box).
+   */
+  media: ((name: string) => Buffer | undefined) | undefined;
   /** The request starts running (IN_PROGRESS). */
   start(requestId: string): void;
   /** The request ends: the input checked against the model's schema, the output made, the webhook sent (and retried). */
@@ -227,7 +234,8 @@ export async function startFakeFal(options: { retryDelayMs?: number; retries?: n
 
   function output(request: QueuedRequest): unknown {
     const kind = models[request.model]!.kind;
-    const file = (name: string, bytes: Buffer, contentType: string) => {
+    const file = (name: string, own: Buffer, contentType: string) => {
+      const bytes = fake.media?.(name) ?? own;
       files.set(name, { bytes, contentType });
       return { url: `${base}/files/${name}`, content_type: contentType, file_name: name, file_size: bytes.length };
     };
@@ -297,6 +305,7 @@ export async function startFakeFal(options: { retryDelayMs?: number; retries?: n
         () => 'unreachable' as const,
       );
       sent.push({ ...delivery, status });
+      fake.deliveries.push({ ...delivery, status, requestId: delivery.headers['x-fal-webhook-request-id']! });
       if (typeof status === 'number' && status < 300) break;
     }
     return sent;
@@ -449,8 +458,10 @@ export async function startFakeFal(options: { retryDelayMs?: number; retries?: n
     answers: [],
     jwksAnswers: [],
     jwksFetches: 0,
+    deliveries: [],
     files,
     completeOnSubmit: false,
+    media: undefined,
     start(requestId) {
       const request = queued.get(requestId);
       if (request) request.state = 'IN_PROGRESS';

@@ -32,16 +32,26 @@ export const endpoints = [
 export type Endpoint = (typeof endpoints)[number];
 
 /**
- * ok: the endpoint's answer, after `delayMs` (chat: `reply` scripts it);
+ * ok: the endpoint's answer, after `delayMs` and once `until` settles (chat: `reply` scripts it, or makes it
+ * from the request);
  * refuse: that status, body and headers (rateLimited(), quotaExceeded(), or any body: a compatible server's);
- * hang: no answer at all; stall: a 200's headers, then nothing; raw: this body as a 200 (garbage).
+ * hang: no answer at all; stall: a 200's headers, then nothing; truncated: the first half of the endpoint's
+ * answer, then the connection closes; raw: this body as a 200 (garbage).
  * The request is checked first whatever comes next: a refused request is answered its refusal.
+ * `until`, `truncated` and `reply` as a function are test affordances (a provider that answers when the test
+ * says, a connection that breaks), not rules of OpenAI's.
  */
 export type Script =
-  | { kind: 'ok'; delayMs?: number; reply?: ChatReply }
+  | {
+      kind: 'ok';
+      delayMs?: number;
+      until?: Promise<unknown>;
+      reply?: ChatReply | ((request: Record<string, unknown>) => ChatReply);
+    }
   | { kind: 'refuse'; refusal: { status: number; body: unknown; headers?: Record<string, string> | undefined } }
   | { kind: 'hang' }
   | { kind: 'stall' }
+  | { kind: 'truncated' }
   | { kind: 'raw'; contentType: string; body: string | Buffer };
 
 export type Recorded = {
@@ -61,6 +71,10 @@ export type FakeOpenAI = {
   requests: Recorded[];
   /** Answers for the endpoint's next requests, in order; after them, ok. */
   script(endpoint: Endpoint, ...scripts: Script[]): void;
+  /** Resolves with the next request (to `endpoint`, when named) as it arrives: for "kill the worker mid-call". */
+  nextRequest(endpoint?: Endpoint): Promise<Recorded>;
+  /** Words the embeddings treat as one (a stand-in for what a real model knows of meaning; a test affordance). */
+  synonyms: Map<string, string>;
   /** Forgets the requests and the scripted answers not used (a test's leftovers). */
   reset(): void;
   close(): Promise<void>;
@@ -83,6 +97,8 @@ export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promis
   const apiKey = options.apiKey ?? `sk-fake-${randomBytes(12).toString('hex')}`;
   const requests: Recorded[] = [];
   const scripts = new Map<Endpoint, Script[]>(endpoints.map((endpoint) => [endpoint, []]));
+  const synonyms = new Map<string, string>();
+  let waiters: { endpoint: Endpoint | undefined; resolve: (recorded: Recorded) => void }[] = [];
 
   const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { ...commonHeaders(), 'content-type': 'application/json', ...headers });
@@ -106,7 +122,11 @@ export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promis
     const endpoint = endpoints.find((name) => url.pathname === `/v1/${name}`);
     const multipart = /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
     const { body, files } = multipart && endpoint === 'images/edits' ? await readForm(req) : await readJson(req);
-    requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers, body, files });
+    const recorded = { method: req.method ?? '', path: url.pathname, headers: req.headers, body, files };
+    requests.push(recorded);
+    const heard = waiters.filter((waiter) => waiter.endpoint === undefined || waiter.endpoint === endpoint);
+    waiters = waiters.filter((waiter) => !heard.includes(waiter));
+    for (const waiter of heard) waiter.resolve(recorded);
 
     // SPEC securitySchemes.ApiKeyAuth (bearer); the 401 bodies are observed (./openai/errors.ts).
     const authorization = req.headers.authorization;
@@ -123,7 +143,7 @@ export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promis
     if (multipart && endpoint !== 'images/edits') return refuse(res, notJson());
     if (body === undefined) return refuse(res, notJson());
 
-    const outcome = await examine(endpoint, body as Record<string, unknown>, files);
+    const outcome = await examine(endpoint, body as Record<string, unknown>, files, synonyms);
     if (typeof outcome !== 'function') return refuse(res, outcome);
 
     const script = scripts.get(endpoint)!.shift() ?? { kind: 'ok' };
@@ -136,13 +156,23 @@ export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promis
         res.writeHead(200, { ...commonHeaders(), 'content-type': 'application/json' });
         res.write('{"created": ');
         return;
+      case 'truncated': {
+        // The answer's own headers and length, then half of it, then the connection is gone.
+        const { contentType, body: answer } = await outcome();
+        const whole = Buffer.from(answer);
+        res.writeHead(200, { ...commonHeaders(), 'content-type': contentType, 'content-length': String(whole.length) });
+        res.write(whole.subarray(0, Math.floor(whole.length / 2)), () => res.destroy());
+        return;
+      }
       case 'raw':
         res.writeHead(200, { ...commonHeaders(), 'content-type': script.contentType });
         res.end(script.body);
         return;
       case 'ok': {
         if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
-        const { contentType, body: answer } = await outcome(script.reply);
+        await script.until?.catch(() => undefined);
+        const reply = typeof script.reply === 'function' ? script.reply(body as Record<string, unknown>) : script.reply;
+        const { contentType, body: answer } = await outcome(reply);
         res.writeHead(200, { ...commonHeaders(), 'content-type': contentType });
         res.end(answer);
         return;
@@ -159,6 +189,8 @@ export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promis
     script(endpoint, ...more) {
       scripts.get(endpoint)!.push(...more);
     },
+    nextRequest: (endpoint) => new Promise<Recorded>((resolve) => waiters.push({ endpoint, resolve })),
+    synonyms,
     reset() {
       requests.length = 0;
       for (const queue of scripts.values()) queue.length = 0;
@@ -178,7 +210,12 @@ type Answer = (reply?: ChatReply) => Promise<{ contentType: string; body: string
 const json = (body: unknown) => ({ contentType: 'application/json', body: JSON.stringify(body) });
 
 /** The endpoint's refusal of this request, or its answer. */
-async function examine(endpoint: Endpoint, body: Record<string, unknown>, files: Upload[]): Promise<Refusal | Answer> {
+async function examine(
+  endpoint: Endpoint,
+  body: Record<string, unknown>,
+  files: Upload[],
+  synonyms: Map<string, string>,
+): Promise<Refusal | Answer> {
   switch (endpoint) {
     case 'images/generations':
     case 'images/edits': {
@@ -196,7 +233,7 @@ async function examine(endpoint: Endpoint, body: Record<string, unknown>, files:
       return checkChat(body) ?? (async (reply) => json(chatAnswer(body, reply ?? {})));
     case 'embeddings': {
       const plan = checkEmbeddings(body);
-      return 'status' in plan ? plan : async () => json(embeddingsAnswer(plan));
+      return 'status' in plan ? plan : async () => json(embeddingsAnswer(plan, synonyms));
     }
   }
 }

@@ -124,6 +124,12 @@ export async function startFakeReplicate() {
     retryDelaysMs: [100, 200, 400],
     /** The longest a `Prefer: wait` request is held (Replicate: the n seconds asked, up to 60; shortened by tests). */
     maxHoldMs: 60_000,
+    /**
+     * The bytes of a prediction's output file, by its name (out-0.png, output.mp4, output.mp3), for a test
+     * whose platform decodes what it fetches; else a line of text naming it. Replicate serves the model's
+     * own files (ROAS predictions.get: "Any files will be represented as HTTPS URLs").
+     */
+    media: undefined as ((name: string) => Buffer | undefined) | undefined,
     predictions,
     versions,
     /** Ends a prediction still running as planned, and posts its webhook; resolves once that delivery is done. */
@@ -253,7 +259,7 @@ export async function startFakeReplicate() {
     if (status === 'succeeded') {
       const file = (name: string) => {
         const path = `/delivery/${p.id}/${name}`;
-        files.set(path, Buffer.from(`${p.model} ${p.id} ${name}`));
+        files.set(path, fake.media?.(name) ?? Buffer.from(`${p.model} ${p.id} ${name}`));
         return `${fake.url}${path}`;
       };
       p.output = plan.output ?? p.schema.output(p.input, file);

@@ -1,13 +1,11 @@
 // Editing an image by instruction. Locally only what can be done honestly:
 // background removal by colour threshold (or by a mask), upscaling, and style
 // filters, chosen by keywords in the instruction; anything else fails and says
-// what the local editor can do. With IMAGE_PROVIDER=openai an
-// OpenAI-compatible /images/edits endpoint follows the instruction.
+// what the local editor can do. A vendor named in IMAGE_EDIT_PROVIDERS follows
+// any instruction (core/providers/<vendor>/).
 import sharp from 'sharp';
-import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
 import { permanent } from '../../../core/jobs/errors.ts';
-import { callProvider, readJson } from '../../../core/providers/http.ts';
 
 type Limits = { limitInputPixels: number; failOn: 'error' };
 
@@ -107,7 +105,7 @@ export async function editLocally(
   if (chosen.length === 0) {
     throw permanent(
       'unsupported_instruction',
-      `The local editor can: ${localEdits.map((edit) => edit.name).join(', ')}. For other edits set IMAGE_PROVIDER=openai.`,
+      `The local editor can: ${localEdits.map((edit) => edit.name).join(', ')}. For other edits name a vendor in IMAGE_EDIT_PROVIDERS.`,
     );
   }
   let output = input;
@@ -115,40 +113,16 @@ export async function editLocally(
   return { output, applied: chosen.map((edit) => edit.name) };
 }
 
-const edited = z.object({ data: z.array(z.object({ b64_json: z.base64() })).min(1) });
-
-export async function editWithProvider(
-  config: Config,
-  input: Buffer,
-  instruction: string,
-  mask: Buffer | null,
-  signal: AbortSignal,
-): Promise<Buffer> {
-  if (!config.ai.baseUrl)
-    throw permanent('not_configured', 'IMAGE_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
-  const form = new FormData();
-  form.append('model', config.images.model);
-  form.append('prompt', instruction);
-  form.append('response_format', 'b64_json');
-  form.append(
-    'image',
-    new Blob([new Uint8Array(await sharp(input).png().toBuffer())], { type: 'image/png' }),
-    'image.png',
-  );
-  if (mask)
-    form.append(
-      'mask',
-      new Blob([new Uint8Array(await sharp(mask).png().toBuffer())], { type: 'image/png' }),
-      'mask.png',
-    );
-  const response = await callProvider('The image provider', {
-    url: `${config.ai.baseUrl}/images/edits`,
-    apiKey: config.ai.apiKey,
-    form,
-    timeoutMs: config.ai.timeoutMs,
-    signal,
-  });
-  const body = edited.safeParse(await readJson('The image provider', response));
-  if (!body.success) throw permanent('provider_invalid_response', 'The image provider answered without an image.');
-  return Buffer.from(body.data.data[0]!.b64_json, 'base64');
+/**
+ * Our mask (the lightness kept: white is kept, black is edited) as the
+ * vendors' (OpenAI's convention: transparent pixels are edited): a PNG whose
+ * alpha is the mask's lightness.
+ */
+export async function transparentWhereDark(mask: Buffer): Promise<Buffer> {
+  const { data, info } = await sharp(mask).greyscale().raw().toBuffer({ resolveWithObject: true });
+  const rgba = Buffer.alloc(info.width * info.height * 4);
+  for (let pixel = 0; pixel < info.width * info.height; pixel++) rgba[pixel * 4 + 3] = data[pixel * info.channels]!;
+  return sharp(rgba, { raw: { width: info.width, height: info.height, channels: 4 } })
+    .png()
+    .toBuffer();
 }

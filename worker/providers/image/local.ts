@@ -8,6 +8,9 @@ import sharp from 'sharp';
 import type { ImageRequest } from '../../../core/media/generation.ts';
 import { dimensions } from '../../../core/media/generation.ts';
 
+/** What the drawing follows: the prompt, seed and image's index pick its colours and shapes. */
+type Drawing = Pick<ImageRequest, 'prompt' | 'seed' | 'size' | 'style' | 'format'>;
+
 /** mulberry32: a small, well-known seeded generator; the same seed gives the same sequence. */
 function generator(seed: number) {
   let state = seed >>> 0;
@@ -22,7 +25,7 @@ function generator(seed: number) {
 
 const palette = { natural: [30, 45], vivid: [80, 60], flat: [55, 55] } as const;
 
-function svg(request: ImageRequest, index: number): string {
+function svg(request: Drawing, index: number): string {
   const { width, height } = dimensions(request.size);
   const digest = createHash('sha256')
     .update(`${request.prompt}\u0000${request.seed ?? 0}\u0000${index}`)
@@ -48,7 +51,7 @@ function svg(request: ImageRequest, index: number): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${background}${shapes.join('')}</svg>`;
 }
 
-export async function renderLocal(request: ImageRequest, index: number): Promise<Buffer> {
+export async function renderLocal(request: Drawing, index: number): Promise<Buffer> {
   return sharp(Buffer.from(svg(request, index)))
     .toFormat(request.format)
     .toBuffer();

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Config } from '../../../core/config.ts';
 import { binaries } from '../../media/binaries.ts';
 import { permanent } from '../../../core/jobs/errors.ts';
-import type { SpeechRequest, SyncSpeechProvider } from './provider.ts';
+import type { Speech, SpeechSynthesis } from '../../../core/providers/capabilities.ts';
 
 const wasmRunner = path.join(import.meta.dirname, 'espeak-wasm.ts');
 
@@ -15,7 +15,7 @@ const wasmRunner = path.join(import.meta.dirname, 'espeak-wasm.ts');
 const variants: Record<string, string> = { default: '', female: '+f3', male: '+m3' };
 
 /** `en-US` → `en-us`, plus the variant: espeak's voice argument. */
-export function espeakVoice(request: SpeechRequest): string {
+export function espeakVoice(request: SpeechSynthesis): string {
   const variant = variants[request.voice] ?? `+${request.voice}`;
   return `${request.language.toLowerCase()}${variant}`;
 }
@@ -49,10 +49,11 @@ function collect(command: string, args: string[], input: string, jobSignal: Abor
   });
 }
 
-export function localSpeech(config: Config): SyncSpeechProvider {
+/** The local stand-in: speech made here, in the interface of the vendors' (core/providers/capabilities.ts). */
+export function localSpeech(config: Config): {
+  synthesize(request: SpeechSynthesis, signal: AbortSignal): Promise<Speech>;
+} {
   return {
-    name: 'local',
-    mode: 'sync',
     async synthesize(request, signal) {
       const voice = espeakVoice(request);
       const wpm = String(Math.round(175 * request.speed));

@@ -1,61 +1,82 @@
-// One JSON answer from the OpenAI-compatible chat endpoint
-// (TEXT_PROVIDER=openai): a system instruction and the user's content go
-// in, a JSON object comes back and is checked against the caller's schema.
-// Anything else — not JSON, not the shape asked — fails the job
+// One JSON answer from a language model: the text providers of
+// TEXT_PROVIDERS tried in turn (worker/providers/chain.ts), an instruction
+// and the user's content in, a JSON object out, checked against the caller's
+// schema. Anything else — not JSON, not the shape asked — fails the job
 // permanently (provider_invalid_response): asking again would cost the
 // caller's credits for the same garbage. Tokens are what the provider
-// reports, else estimated at four characters each.
+// reports, else estimated at four characters each. `local` in the chain
+// stands for the built-in algorithms, which the callers run themselves when
+// no model is named (usesLanguageModel).
 import { z } from 'zod';
 import type { Config } from '../../../core/config.ts';
-import { estimateTokens } from '../../../core/posts/post-jobs.ts';
 import { permanent } from '../../../core/jobs/errors.ts';
-import { callProvider, readJson } from '../../../core/providers/http.ts';
+import { estimateTokens } from '../../../core/posts/post-jobs.ts';
+import type { ChatRequest, ContentPart } from '../../../core/providers/capabilities.ts';
+import { planFor, type PlannedCall } from '../../../core/providers/plan.ts';
+import { adapterFor } from '../../../core/providers/registry.ts';
+import type { JobContext } from '../../jobs/handler.ts';
+import { inTurn } from '../chain.ts';
 
-const reply = z.object({
-  choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1),
-  usage: z.object({ total_tokens: z.number().int().nonnegative() }).optional(),
-});
+/** Whether a language model writes text (a vendor is named in TEXT_PROVIDERS), or the built-in algorithms do. */
+export const usesLanguageModel = (config: Pick<Config, 'providers'>) =>
+  config.providers.chains.text.some((vendor) => vendor !== 'local');
 
 export type ChatJsonRequest<S extends z.ZodType> = {
   instructions: string;
-  content: string;
+  content: string | ContentPart[];
   answer: S;
   /** The shape asked for, as the failure names it: `{"title": "..."}`. */
   shape: string;
+  temperature?: number | undefined;
 };
 
+/** What a language model's call needs of its job: the configuration, the signal, and where its calls are recorded. */
+export type ChatContext = Pick<JobContext, 'config' | 'db' | 'job' | 'signal' | 'progress'>;
+
+/** The text plan: the chain's vendors, each with its default model (local, the algorithms, is the caller's). */
+function modelPlan(config: Config): PlannedCall[] {
+  const plan = planFor(config.providers, 'text').filter((call) => call.vendor !== 'local');
+  if (!plan.length) throw permanent('text_provider_not_configured', 'No language model is named in TEXT_PROVIDERS.');
+  return plan;
+}
+
+/** A model's answer in the words it wrote, with the tokens it used and who wrote it. */
+export async function chatText(
+  context: ChatContext,
+  request: ChatRequest,
+): Promise<{ text: string; tokens: number; call: PlannedCall }> {
+  const { value, call } = await inTurn('text', modelPlan(context.config), context, (call) =>
+    call.vendor === 'local'
+      ? Promise.reject(permanent('text_provider_not_configured', 'The built-in algorithms write no free text.'))
+      : adapterFor(context.config, 'text', call.vendor).chat(request, { model: call.model, signal: context.signal }),
+  );
+  const written = JSON.stringify(request.messages);
+  const tokens = value.usage
+    ? value.usage.inputTokens + value.usage.outputTokens
+    : estimateTokens(written + (value.content ?? ''));
+  return { text: value.content ?? '', tokens, call };
+}
+
 export async function chatJson<S extends z.ZodType>(
-  config: Config,
+  context: ChatContext,
   request: ChatJsonRequest<S>,
-  signal: AbortSignal,
-): Promise<{ answer: z.output<S>; tokens: number }> {
-  if (!config.ai.baseUrl)
-    throw permanent('not_configured', 'TEXT_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
-  const response = await callProvider('The text provider', {
-    url: `${config.ai.baseUrl}/chat/completions`,
-    apiKey: config.ai.apiKey,
-    json: {
-      model: config.text.model,
-      messages: [
-        { role: 'system', content: request.instructions },
-        { role: 'user', content: request.content },
-      ],
-      response_format: { type: 'json_object' },
-    },
-    timeoutMs: config.ai.timeoutMs,
-    signal,
+): Promise<{ answer: z.output<S>; tokens: number; call: PlannedCall }> {
+  const { text, tokens, call } = await chatText(context, {
+    messages: [
+      { role: 'system', content: request.instructions },
+      { role: 'user', content: request.content },
+    ],
+    json: true,
+    temperature: request.temperature,
   });
-  const body = reply.safeParse(await readJson('The text provider', response));
   let json: unknown;
   try {
-    json = body.success ? JSON.parse(body.data.choices[0]!.message.content) : undefined;
+    json = JSON.parse(text);
   } catch {
     json = undefined;
   }
   const parsed = request.answer.safeParse(json);
-  if (!body.success || !parsed.success)
-    throw permanent('provider_invalid_response', `The text provider did not answer with ${request.shape}.`);
-  const tokens =
-    body.data.usage?.total_tokens ?? estimateTokens(request.instructions + request.content + JSON.stringify(json));
-  return { answer: parsed.data, tokens };
+  if (!parsed.success)
+    throw permanent('provider_invalid_response', `The language model did not answer with ${request.shape}.`);
+  return { answer: parsed.data, tokens, call };
 }

@@ -1,14 +1,13 @@
 // Describing a media item for its alt text, caption and tags. Locally this is
 // done from what is known without looking at the content — kind, size,
 // orientation, dominant colour, duration, file name — and the result says so.
-// With TEXT_PROVIDER=openai an OpenAI-compatible chat endpoint looks at the
-// image (its smallest variant) and writes them.
+// With a language model named in TEXT_PROVIDERS it looks at the image (its
+// smallest variant, where the model sees pictures) and writes them.
 import { z } from 'zod';
-import type { Config } from '../../../core/config.ts';
-import { permanent } from '../../../core/jobs/errors.ts';
-import { callProvider, readJson } from '../../../core/providers/http.ts';
+import type { ContentPart } from '../../../core/providers/capabilities.ts';
+import { chatJson, type ChatContext } from './chat.ts';
 
-export type Described = { alt: string; caption: string; tags: string[]; source: 'local' | 'openai'; note: string };
+export type Described = { alt: string; caption: string; tags: string[]; source: string; note: string };
 
 export type Subject = {
   kind: string;
@@ -87,11 +86,10 @@ export function describeLocally(subject: Subject): Described {
     caption,
     tags,
     source: 'local',
-    note: 'Made from the file’s technical metadata and name, not from its content; set TEXT_PROVIDER=openai for descriptions of what it shows.',
+    note: 'Made from the file’s technical metadata and name, not from its content; name a language model in TEXT_PROVIDERS for descriptions of what it shows.',
   };
 }
 
-const reply = z.object({ choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1) });
 const fields = z.object({
   alt: z.string().max(1000),
   caption: z.string().max(2000),
@@ -99,42 +97,28 @@ const fields = z.object({
 });
 
 export async function describeWithProvider(
-  config: Config,
+  context: ChatContext,
   subject: Subject,
   image: Buffer | null,
-  signal: AbortSignal,
 ): Promise<Described> {
-  if (!config.ai.baseUrl)
-    throw permanent('not_configured', 'TEXT_PROVIDER=openai needs AI_BASE_URL (and usually AI_API_KEY).');
   const facts = `A ${subject.kind} (${subject.mime_type}) named "${subject.file_name}"${subject.title ? `, titled "${subject.title}"` : ''}.`;
-  const content: unknown[] = [
+  const content: ContentPart[] = [
     {
       type: 'text',
       text: `${facts} Answer with JSON only: {"alt": "...", "caption": "...", "tags": ["..."]} (alt text for screen readers, a one-sentence caption, up to 10 lower-case tags).`,
     },
   ];
-  if (image)
-    content.push({ type: 'image_url', image_url: { url: `data:image/webp;base64,${image.toString('base64')}` } });
-  const response = await callProvider('The text provider', {
-    url: `${config.ai.baseUrl}/chat/completions`,
-    apiKey: config.ai.apiKey,
-    json: { model: config.text.model, messages: [{ role: 'user', content }], response_format: { type: 'json_object' } },
-    timeoutMs: config.ai.timeoutMs,
-    signal,
+  if (image) content.push({ type: 'image', image: { bytes: image, contentType: 'image/webp' } });
+  const { answer, call } = await chatJson(context, {
+    instructions: 'You describe media items for a content library.',
+    content,
+    answer: fields,
+    shape: 'alt, caption and tags',
   });
-  const body = reply.safeParse(await readJson('The text provider', response));
-  let parsed: z.infer<typeof fields> | undefined;
-  try {
-    parsed = body.success ? fields.parse(JSON.parse(body.data.choices[0]!.message.content)) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed)
-    throw permanent('provider_invalid_response', 'The text provider did not answer with alt, caption and tags.');
   return {
-    ...parsed,
-    tags: parsed.tags.map((tag) => tag.toLowerCase()),
-    source: 'openai',
-    note: 'Written by the text provider.',
+    ...answer,
+    tags: answer.tags.map((tag) => tag.toLowerCase()),
+    source: call.vendor,
+    note: `Written by ${call.model}.`,
   };
 }

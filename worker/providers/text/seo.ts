@@ -5,10 +5,10 @@
 // still the model's and useful. The seo system prompt the job was submitted
 // with, if any, comes first in the instructions (./instructions.ts).
 import { z } from 'zod';
-import type { Config } from '../../../core/config.ts';
 import { seoTextLimits, type SeoSource, type SeoTextKind } from '../../../core/seo/generate-text.ts';
 import { fitAtWord } from '../../seo/local-text.ts';
-import { chatJson } from './chat.ts';
+import type { PlannedCall } from '../../../core/providers/plan.ts';
+import { chatJson, type ChatContext } from './chat.ts';
 import { instructionsFor } from './instructions.ts';
 
 const asked: Record<SeoTextKind, string> = {
@@ -19,10 +19,9 @@ const asked: Record<SeoTextKind, string> = {
 };
 
 export async function writeSeoTextWithProvider(
-  config: Config,
+  context: ChatContext,
   request: { kind: SeoTextKind; source: SeoSource; keyword?: string | undefined; systemPrompt?: string | undefined },
-  signal: AbortSignal,
-): Promise<{ text: string; tokens: number }> {
+): Promise<{ text: string; tokens: number; call: PlannedCall }> {
   const { kind, source, keyword } = request;
   const max = seoTextLimits[kind];
   // No built-in guidance beyond the ask itself: a stored seo prompt (brand voice, house rules) goes before it.
@@ -36,10 +35,11 @@ export async function writeSeoTextWithProvider(
   const content = source.media
     ? `Image. Title: ${source.media.title ?? ''}\nCaption: ${source.media.caption ?? ''}\nTags: ${source.media.tags.join(', ')}`
     : `Title: ${source.title ?? ''}\nBody (${source.format}):\n${source.body}`;
-  const { answer, tokens } = await chatJson(
-    config,
-    { instructions, content, answer: z.object({ text: z.string().trim().min(1).max(2000) }), shape: '{"text": "..."}' },
-    signal,
-  );
-  return { text: fitAtWord(answer.text, max), tokens };
+  const { answer, tokens, call } = await chatJson(context, {
+    instructions,
+    content,
+    answer: z.object({ text: z.string().trim().min(1).max(2000) }),
+    shape: '{"text": "..."}',
+  });
+  return { text: fitAtWord(answer.text, max), tokens, call };
 }

@@ -6,9 +6,9 @@
 // reports, else estimated at four characters each. The transform system
 // prompt the job was submitted with, if any, comes first (./instructions.ts).
 import { z } from 'zod';
-import type { Config } from '../../../core/config.ts';
 import type { transformOperations } from '../../../core/posts/post-jobs.ts';
-import { chatJson } from './chat.ts';
+import type { PlannedCall } from '../../../core/providers/plan.ts';
+import { chatJson, type ChatContext } from './chat.ts';
 import { instructionsFor } from './instructions.ts';
 
 export type TransformOperation = (typeof transformOperations)[number];
@@ -36,10 +36,9 @@ const bodyAnswer = z.object({ body: z.string().min(1).max(900_000) });
 const titleAnswer = z.object({ title: z.string().min(1).max(300), excerpt: z.string().max(2000) });
 
 export async function transformWithProvider(
-  config: Config,
+  context: ChatContext,
   request: TransformRequest,
-  signal: AbortSignal,
-): Promise<Transformed> {
+): Promise<Transformed & { call: PlannedCall }> {
   const { post, operation } = request;
   const shape = operation === 'title_excerpt' ? '{"title": "...", "excerpt": "..."}' : '{"body": "..."}';
   // No built-in guidance beyond the ask itself: a stored transform prompt (house style) goes before it.
@@ -53,6 +52,6 @@ export async function transformWithProvider(
   ]);
   const content = `Title: ${post.title}\nExcerpt: ${post.excerpt}\nBody:\n${post.body}`;
   const answer = operation === 'title_excerpt' ? titleAnswer : bodyAnswer;
-  const { answer: parsed, tokens } = await chatJson(config, { instructions, content, answer, shape }, signal);
-  return { ...parsed, tokens };
+  const { answer: parsed, tokens, call } = await chatJson(context, { instructions, content, answer, shape });
+  return { ...parsed, tokens, call };
 }

@@ -6,10 +6,10 @@
 // building half of what was asked would not be the website ordered. The
 // website system prompt the job was submitted with, if any, replaces the
 // built-in opening line (./instructions.ts).
-import type { Config } from '../../../core/config.ts';
 import { websiteCopySchema, type WebsiteCopy, type WebsiteJob } from '../../../core/website/brief.ts';
 import { permanent } from '../../../core/jobs/errors.ts';
-import { chatJson } from './chat.ts';
+import type { PlannedCall } from '../../../core/providers/plan.ts';
+import { chatJson, type ChatContext } from './chat.ts';
 import { instructionsFor } from './instructions.ts';
 
 const shape =
@@ -18,11 +18,10 @@ const shape =
   '"posts": [{"title": "...", "excerpt": "...", "body": "..."}]}';
 
 export async function websiteCopyWithProvider(
-  config: Config,
+  context: ChatContext,
   brief: WebsiteJob,
   locale: string,
-  signal: AbortSignal,
-): Promise<{ copy: WebsiteCopy; tokens: number }> {
+): Promise<{ copy: WebsiteCopy; tokens: number; call: PlannedCall }> {
   // The stored website prompt, when the job was submitted with one, replaces the opening line.
   const builtIn = 'You write the copy of a small business website from a brief.';
   const instructions = instructionsFor(brief.system_prompt?.content, builtIn, [
@@ -35,11 +34,7 @@ export async function websiteCopyWithProvider(
     `Answer with JSON only: ${shape}`,
   ]);
   const content = `Business: ${brief.business}\nAudience: ${brief.audience ?? 'not given'}`;
-  const { answer, tokens } = await chatJson(
-    config,
-    { instructions, content, answer: websiteCopySchema, shape },
-    signal,
-  );
+  const { answer, tokens, call } = await chatJson(context, { instructions, content, answer: websiteCopySchema, shape });
   const keys = answer.pages.map((page) => page.key);
   if (keys.join(',') !== brief.pages.join(',') || answer.posts.length !== brief.posts)
     throw permanent(
@@ -47,5 +42,5 @@ export async function websiteCopyWithProvider(
       `The text provider wrote pages ${keys.join(', ') || 'none'} and ${answer.posts.length} posts; ` +
         `${brief.pages.join(', ')} and ${brief.posts} were asked for.`,
     );
-  return { copy: answer, tokens };
+  return { copy: answer, tokens, call };
 }

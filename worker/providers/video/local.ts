@@ -1,14 +1,18 @@
 // Video made on this machine: each scene's picture comes from the image
-// provider (or is an image of the site), its narration from the speech
-// provider (espeak-ng when the configured one is asynchronous), and ffmpeg
-// moves over the picture for as long as the scene lasts. Progress is
-// reported scene by scene.
+// providers (or is an image of the site), its narration from the speech
+// providers, and ffmpeg moves over the picture for as long as the scene
+// lasts. Only providers that answer at once are asked (a vendor that calls
+// back later cannot be waited for in the middle of a composition), each for a
+// picture of a size its model makes, as close in shape to the frame as it
+// can. Progress is reported scene by scene.
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import sharp from 'sharp';
+import { dimensions } from '../../../core/media/generation.ts';
 import { imageKey } from '../../../core/media/items.ts';
 import { bytesOf } from '../../../core/media/versions.ts';
 import {
+  defaultFrame,
   maxSceneSeconds,
   narrationTailSeconds,
   planScenes,
@@ -19,18 +23,32 @@ import { joinSegments, renderScene } from '../../media/compose.ts';
 import { encodeAudio, probe } from '../../media/ffmpeg.ts';
 import { permanent } from '../../../core/jobs/errors.ts';
 import type { JobContext } from '../../jobs/handler.ts';
-import { imageProvider } from '../image/provider.ts';
+import { isPending, type Capability } from '../../../core/providers/capabilities.ts';
+import { closestSize } from '../../../core/providers/models.ts';
+import { planFor, specOf, type PlannedCall } from '../../../core/providers/plan.ts';
+import { adapterFor } from '../../../core/providers/registry.ts';
+import { inTurn } from '../chain.ts';
+import { renderLocal } from '../image/local.ts';
 import { localSpeech } from '../speech/local.ts';
-import { speechProvider } from '../speech/provider.ts';
 
 // The picture is this much larger than the frame, so that the zoom and pan
 // crop real pixels instead of stretching a few.
 const overscan = 1.5;
 
-/** The generated-image size closest in shape to the frame. */
-function sourceSize(width: number, height: number) {
-  if (width > height) return '1024x768' as const;
-  return width < height ? ('768x1024' as const) : ('1024x1024' as const);
+/** The configured providers of a capability that answer at once, each with its default model. */
+function answeringAtOnce(context: JobContext, capability: Extract<Capability, 'image' | 'speech'>): PlannedCall[] {
+  const plan = planFor(context.config.providers, capability).filter(
+    (call) => call.vendor !== 'replicate' && call.vendor !== 'fal',
+  );
+  if (!plan.length)
+    throw permanent('not_configured', `The local video composer needs a ${capability} provider that answers at once.`);
+  return plan;
+}
+
+/** A call's answer, which must not be a promise to call back. */
+function atOnce<T>(answer: T | { pending: true; ref: string }, call: PlannedCall): T {
+  if (isPending(answer)) throw permanent('provider_invalid_response', `${call.vendor} did not answer at once.`);
+  return answer;
 }
 
 async function picture(
@@ -45,28 +63,36 @@ async function picture(
     if (!bytes.length) throw permanent('media_missing', `The image of scene ${index + 1} was deleted.`);
     return bytes;
   }
-  const [width, height] = request.size.split('x').map(Number) as [number, number];
-  const [image] = await imageProvider(context.config).generate(
-    {
-      prompt: scene.imagePrompt,
-      size: sourceSize(width, height),
-      style: request.style,
-      count: 1,
-      seed: request.seed,
-      format: 'png',
-    },
-    context.signal,
-  );
-  return image!;
+  const { width, height } = request.size ? dimensions(request.size) : defaultFrame;
+  const { value } = await inTurn('image', answeringAtOnce(context, 'image'), context, async (call) => {
+    const size = closestSize(specOf('image', call)?.sizes, width, height);
+    const asked = { prompt: scene.imagePrompt, count: 1, ...size, seed: request.seed, format: 'png' as const };
+    if (call.vendor === 'local') {
+      const drawn = { ...asked, size: `${size.width}x${size.height}`, style: request.style };
+      return renderLocal(drawn, 0);
+    }
+    const made = await adapterFor(context.config, 'image', call.vendor).generate(asked, {
+      model: call.model,
+      signal: context.signal,
+    });
+    return atOnce(made, call)[0]!.bytes;
+  });
+  return value;
 }
 
 /** The narration as WAV, at the speed asked for. */
 async function narration(text: string, request: VideoRequest, context: JobContext): Promise<Buffer> {
-  const configured = speechProvider(context.config);
-  const provider = configured.mode === 'sync' ? configured : localSpeech(context.config);
-  const speech = await provider.synthesize(
-    { text, voice: request.voice, language: request.language, speed: request.speed },
-    context.signal,
+  const asked = { text, voice: request.voice, language: request.language, speed: request.speed };
+  const { value: speech } = await inTurn('speech', answeringAtOnce(context, 'speech'), context, async (call) =>
+    call.vendor === 'local'
+      ? localSpeech(context.config).synthesize(asked, context.signal)
+      : atOnce(
+          await adapterFor(context.config, 'speech', call.vendor).synthesize(asked, {
+            model: call.model,
+            signal: context.signal,
+          }),
+          call,
+        ),
   );
   return encodeAudio(context.config, speech.audio, 'wav', context.signal, speech.speedApplied ? 1 : request.speed);
 }
@@ -75,7 +101,7 @@ export type Composed = { file: string; poster: Buffer; scenes: number };
 
 export async function composeLocally(request: VideoRequest, dir: string, context: JobContext): Promise<Composed> {
   const scenes = planScenes(request);
-  const [width, height] = request.size.split('x').map(Number) as [number, number];
+  const { width, height } = request.size ? dimensions(request.size) : defaultFrame;
   const limits = { limitInputPixels: context.config.media.maxPixels };
   const segments: string[] = [];
   let poster: Buffer | undefined;

@@ -292,6 +292,8 @@ export type ChatReply = {
   /** Calls of tools the request offered; `arguments` as the model writes them (JSON text). */
   toolCalls?: { id?: string; name: string; arguments: string }[];
   finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter';
+  /** The tokens the answer reports (SPEC CompletionUsage), where a test needs a count of its own; else counted. */
+  usage?: { promptTokens: number; completionTokens: number };
 };
 
 /** SPEC CreateChatCompletionResponse for this reply; usage counted at four characters a token. */
@@ -308,8 +310,9 @@ export function chatAnswer(body: Record<string, unknown>, reply: ChatReply) {
   }));
   const content =
     reply.content !== undefined ? reply.content : toolCalls ? null : json ? '{"answer":"fake"}' : 'Fake answer.';
-  const promptTokens = Math.ceil(JSON.stringify(body.messages).length / 4);
-  const completionTokens = Math.ceil(((content ?? '').length + JSON.stringify(toolCalls ?? []).length) / 4);
+  const promptTokens = reply.usage?.promptTokens ?? Math.ceil(JSON.stringify(body.messages).length / 4);
+  const completionTokens =
+    reply.usage?.completionTokens ?? Math.ceil(((content ?? '').length + JSON.stringify(toolCalls ?? []).length) / 4);
   return {
     id: `chatcmpl-${Math.random().toString(36).slice(2, 14)}`,
     object: 'chat.completion',

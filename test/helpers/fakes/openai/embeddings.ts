@@ -4,6 +4,7 @@
 // (additionalProperties: false), answered with one vector a text, as floats or
 // as base64 (little-endian float32, what openai-node decodes: src/lib/embeddings.ts).
 import { createHash } from 'node:crypto';
+import { fakeEmbedding } from '../../fake-embeddings.ts';
 import {
   invalidType,
   invalidValue,
@@ -86,12 +87,18 @@ export function checkEmbeddings(body: Record<string, unknown>): Refusal | Embedd
   return { inputs: texts, model: body.model, dimensions, base64: encoding === 'base64' };
 }
 
-/** SPEC CreateEmbeddingResponse: unit vectors drawn from each text's hash, so equal texts embed equally. */
-export function embeddingsAnswer(plan: EmbeddingPlan) {
+/**
+ * SPEC CreateEmbeddingResponse: unit vectors from each text's words (a hashed
+ * bag of words, `synonyms` taken as one word: test/helpers/fake-embeddings.ts),
+ * so equal texts embed equally and texts sharing words point alike, as a
+ * real model's texts sharing a meaning do (a test affordance, not OpenAI's);
+ * a text without words (tokens, punctuation) from its hash.
+ */
+export function embeddingsAnswer(plan: EmbeddingPlan, synonyms: Map<string, string> = new Map()) {
   return {
     object: 'list',
     data: plan.inputs.map((input, index) => {
-      const vector = vectorOf(JSON.stringify(input), plan.dimensions);
+      const vector = vectorOf(input, plan.dimensions, synonyms);
       const embedding = plan.base64 ? Buffer.from(vector.buffer).toString('base64') : Array.from(vector);
       return { object: 'embedding', index, embedding };
     }),
@@ -103,14 +110,20 @@ export function embeddingsAnswer(plan: EmbeddingPlan) {
   };
 }
 
-function vectorOf(text: string, dimensions: number): Float32Array {
+function vectorOf(input: string | number[], dimensions: number, synonyms: Map<string, string>): Float32Array {
+  const words = typeof input === 'string' ? fakeEmbedding(input, synonyms, dimensions) : [];
+  const vector = words.some((value) => value !== 0) ? Float32Array.from(words) : hashVector(input, dimensions);
+  const norm = Math.hypot(...vector);
+  // Float32Array's buffer is little-endian on every machine Node runs on here (x64, arm64), as OpenAI's is.
+  return vector.map((value) => value / norm);
+}
+
+function hashVector(input: string | number[], dimensions: number): Float32Array {
   const vector = new Float32Array(dimensions);
-  let seed = createHash('sha256').update(text).digest();
+  let seed = createHash('sha256').update(JSON.stringify(input)).digest();
   for (let i = 0; i < dimensions; i++) {
     if (i % 32 === 0 && i > 0) seed = createHash('sha256').update(seed).digest();
     vector[i] = seed[i % 32]! / 255 - 0.5;
   }
-  const norm = Math.hypot(...vector);
-  // Float32Array's buffer is little-endian on every machine Node runs on here (x64, arm64), as OpenAI's is.
-  return vector.map((value) => value / norm);
+  return vector;
 }

@@ -1,0 +1,89 @@
+// Which providers a job will try, decided when it is submitted and kept in its
+// input, so the worker runs what was checked and priced: the capability's
+// chain, narrowed to the model the request names (one the operator allows, or
+// a 422 naming those it does) and to the providers whose model can make what
+// was asked (an image size: a 422 naming the sizes the first one makes).
+import { z } from 'zod';
+import { Problem } from '../errors.ts';
+import type { Capability } from './capabilities.ts';
+import { modelSpec } from './catalog.ts';
+import { describeSizes, makesSize, type ModelSpec } from './models.ts';
+import { capabilityOf, chainVariable, type ChainName, type ProvidersConfig, type Vendor } from './settings.ts';
+
+/** One provider of a plan and the model it is asked for. */
+export const plannedCall = z.object({
+  vendor: z.enum(['openai', 'replicate', 'fal', 'elevenlabs', 'local']),
+  model: z.string().min(1).max(200),
+});
+export type PlannedCall = z.infer<typeof plannedCall>;
+
+/** A job's plan, as its input keeps it (absent on jobs submitted before plans: planned again when run). */
+export const planField = z.array(plannedCall).min(1).max(10).optional();
+
+export const modelField = z
+  .string()
+  .min(1)
+  .max(200)
+  .optional()
+  .describe(
+    'A model the operator allows for this capability (GET /admin/providers lists them); the default when absent',
+  );
+
+/** The spec of a planned call; undefined for a model the catalog does not know (a compatible server's own). */
+export const specOf = (capability: Capability, call: PlannedCall): ModelSpec | undefined =>
+  modelSpec(call.vendor as Vendor, capability, call.model);
+
+/** Every model a chain's providers allow, for a 422 or a description. */
+export function allowedModels(config: ProvidersConfig, chain: ChainName): string[] {
+  const capability = capabilityOf(chain);
+  return [...new Set(config.chains[chain].flatMap((vendor) => config.models[vendor]?.[capability] ?? []))];
+}
+
+export type PlanOptions = {
+  /** The model the request names, and where it named it (for the 422). */
+  model?: string | undefined;
+  modelPath?: string;
+  /** An image or video size the providers must make, and where the request named it. */
+  size?: { width: number; height: number; path: string } | undefined;
+};
+
+/**
+ * The plan for a request on a chain: each provider of the chain with the
+ * model asked for (or its default), keeping those that can do what was asked.
+ * 422 when the model is not allowed, or no provider can make the size; 503
+ * when the chain is empty (nothing configured makes this).
+ */
+export function planFor(config: ProvidersConfig, chain: ChainName, options: PlanOptions = {}): PlannedCall[] {
+  const capability = capabilityOf(chain);
+  const vendors = config.chains[chain];
+  if (vendors.length === 0)
+    throw new Problem(503, `No provider makes ${capability}: set ${chainVariable(chain)}.`, {
+      type: 'https://problems.platform.local/not-configured',
+      title: 'Not configured',
+    });
+  const candidates = vendors.flatMap((vendor): PlannedCall[] => {
+    const models = config.models[vendor]?.[capability] ?? [];
+    if (options.model === undefined) return models.length ? [{ vendor, model: models[0]! }] : [];
+    return models.includes(options.model) ? [{ vendor, model: options.model }] : [];
+  });
+  if (candidates.length === 0) {
+    const allowed = allowedModels(config, chain);
+    throw new Problem(422, `The model ${options.model} is not one of those allowed: ${allowed.join(', ')}.`, {
+      errors: [{ path: options.modelPath ?? 'body.model', message: `one of ${allowed.join(', ')}` }],
+    });
+  }
+  const { size } = options;
+  if (!size) return candidates;
+  const making = candidates.filter((call) => {
+    const sizes = specOf(capability, call)?.sizes;
+    return sizes === undefined || makesSize(sizes, size.width, size.height);
+  });
+  if (making.length === 0) {
+    const first = candidates[0]!;
+    const sizes = specOf(capability, first)!.sizes!;
+    throw new Problem(422, `${first.model} does not make ${size.width}x${size.height} pictures.`, {
+      errors: [{ path: size.path, message: `${first.model} makes ${describeSizes(sizes)}` }],
+    });
+  }
+  return making;
+}
