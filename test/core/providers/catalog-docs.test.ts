@@ -10,12 +10,13 @@ const rows = page
   .filter((line) => line.startsWith('| '))
   .map((line) => line.split('|').map((cell) => cell.trim()));
 
-it.each(allModels().filter((spec) => spec.vendor !== 'local').map((spec) => [spec.vendor, spec.model, spec] as const))(
-  'lists %s %s with its unit and price',
-  (vendor, model, spec) => {
-    const row = rows.find((cells) => cells[1] === vendor && cells[2] === spec.capability && cells[3] === `\`${model}\``);
-    expect(row).toBeDefined();
-    expect(row![4]).toBe(spec.unit);
-    expect(Number(row![5])).toBe(spec.defaultPrice);
-  },
-);
+it.each(
+  allModels()
+    .filter((spec) => spec.vendor !== 'local')
+    .map((spec) => [spec.vendor, spec.model, spec] as const),
+)('lists %s %s with its unit and price', (vendor, model, spec) => {
+  const row = rows.find((cells) => cells[1] === vendor && cells[2] === spec.capability && cells[3] === `\`${model}\``);
+  expect(row).toBeDefined();
+  expect(row![4]).toBe(spec.unit);
+  expect(Number(row![5])).toBe(spec.defaultPrice);
+});
