@@ -226,11 +226,11 @@ try {
   if (section('providers')) {
     // API and worker in one process (npm start) against the bench's database, with the providers' settings.
     const launchStart = async (env: Record<string, string>) => {
-      const started = await launch('scripts/start.ts', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, ...env });
+      const started = await launch('scripts/start.ts', { DATA_DIR: dataDir, ...env });
       await untilReady(started.url);
       return { url: started.url, stop: () => stop(started) };
     };
-    rows.push(...(await providerLimitFigures(token, launchStart)));
+    rows.push(...(await providerLimitFigures(adminUrl, launchStart)));
   }
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);

@@ -10,8 +10,19 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startFakeOpenAI } from '../test/helpers/fakes/openai.ts';
 import { api, benchSite } from './http.ts';
+import { withOwnDatabase } from './own-database.ts';
 
-type JobBody = { id: string; status: string; stage: string | null };
+/** The bootstrap admin's token on the platform (its local default credentials). */
+async function signIn(url: string): Promise<string> {
+  const answer = await fetch(`${url}/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ username: 'admin@example.com', password: 'change-me-now' }),
+  });
+  return ((await answer.json()) as { access_token: string }).access_token;
+}
+
+type JobBody = { id: string; status: string; stage: string | null; error: { code: string; message: string } | null };
 
 const jobs = 200;
 const perWindow = 20;
@@ -56,13 +67,17 @@ async function gate(target: string) {
   };
 }
 
-export async function providerLimitFigures(
-  token: string,
-  start: (env: Record<string, string>) => Promise<{ url: string; stop: () => Promise<unknown> }>,
-): Promise<[string, string][]> {
+type Start = (env: Record<string, string>) => Promise<{ url: string; stop: () => Promise<unknown> }>;
+
+/** On a database of its own, so that the bench's own `npm start` worker (configured with no provider) takes none of its jobs. */
+export const providerLimitFigures = (adminUrl: string, start: Start) =>
+  withOwnDatabase(adminUrl, 'providers', 8, (databaseUrl) => limitFigures(databaseUrl, start));
+
+async function limitFigures(databaseUrl: string, start: Start): Promise<[string, string][]> {
   const fake = await startFakeOpenAI();
   const gated = await gate(new URL(fake.url).origin);
   const platform = await start({
+    DATABASE_URL: databaseUrl,
     IMAGE_PROVIDERS: 'openai',
     OPENAI_BASE_URL: `${gated.url}/v1`,
     OPENAI_API_KEY: fake.apiKey,
@@ -72,6 +87,7 @@ export async function providerLimitFigures(
     JOB_TENANT_CONCURRENCY: '8',
   });
   try {
+    const token = await signIn(platform.url);
     const site = await benchSite(platform.url, token, 'Providers bench', 1_000_000);
     const began = performance.now();
     const submitted = await Promise.all(
@@ -89,17 +105,23 @@ export async function providerLimitFigures(
         if (ended.has(job.id)) continue;
         const now = await api<JobBody>(`${platform.url}/${site.slug}/jobs/${job.id}`, token, 'GET');
         if (now.stage?.includes('limit')) seenWaiting.add(job.id);
-        if (['succeeded', 'failed', 'canceled'].includes(now.status)) ended.set(job.id, now.status);
+        if (['succeeded', 'failed', 'canceled'].includes(now.status))
+          ended.set(
+            job.id,
+            now.status === 'succeeded' ? 'succeeded' : `${now.status}: ${now.error?.code} ${now.error?.message}`,
+          );
       }
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     const seconds = (performance.now() - began) / 1000;
-    const failed = [...ended.values()].filter((status) => status !== 'succeeded').length;
+    const failures = [...ended.values()].filter((status) => status !== 'succeeded');
+    const failed = failures.length;
+    const why = [...new Set(failures)].slice(0, 3).join('; ');
     const stats = gated.stats();
     return [
       [
         `Provider limit: ${jobs} image jobs, vendor allows ${perWindow} per ${windowMs / 1000} s, failed`,
-        `${failed} of ${jobs}`,
+        `${failed} of ${jobs}${why ? ` (${why})` : ''}`,
       ],
       ['Provider limit: requests the vendor refused (429) / sent in all', `${stats.refused} / ${stats.sent}`],
       ['Provider limit: most requests in any window (the limit is 20)', `${stats.mostInAWindow}`],

@@ -132,6 +132,29 @@ export const providerCallsWhen = (suite: ProviderSuite, id: string, done: (calls
   pollUntil(() => providerCalls(suite, id), done, { tries: 300, everyMs: 100 });
 
 /** The kinds of the job's ledger entries, in order: a refused or canceled job's are a reservation and its release. */
+/**
+ * That the job succeeded on the local stand-in after `vendor` passed it on
+ * with `code` (and, when given, that HTTP status): its two provider calls.
+ */
+export async function expectPassedOnToLocal(
+  suite: ProviderSuite,
+  id: string,
+  vendor: string,
+  failure: { code: string; status?: number | null },
+): Promise<void> {
+  const done = await jobWhen(suite, id);
+  expect(done).toMatchObject({ status: 'succeeded', attempts: 1, output: { provider: 'local', placeholder: true } });
+  expect(await providerCalls(suite, done.id)).toMatchObject([
+    {
+      vendor,
+      outcome: 'passed_on',
+      error_code: failure.code,
+      ...(failure.status === undefined ? {} : { http_status: failure.status }),
+    },
+    { vendor: 'local', outcome: 'succeeded' },
+  ]);
+}
+
 export const ledgerKinds = async (suite: ProviderSuite, id: string) =>
   (await ledgerFor(suite.t, id)).map((entry) => entry.kind);
 
