@@ -10197,7 +10197,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description No job of this site waits for that work */
+      /** @description No job of this site waits for that work, or the vendor is not configured here */
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -10226,7 +10226,7 @@ export interface operations {
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
-      /** @description The vendor is not configured, or its signing keys could not be read; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
+      /** @description The vendor’s signing secret or keys could not be read; deliver again shortly; or the database cannot be reached (/problems/database-unavailable): try again after Retry-After */
       503: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
