@@ -4,7 +4,7 @@
 // a 422 naming those it does) and to the providers whose model can make what
 // was asked (an image size: a 422 naming the sizes the first one makes).
 import { z } from 'zod';
-import { Problem } from '../errors.ts';
+import { Problem, problemType } from '../errors.ts';
 import type { Capability } from './capabilities.ts';
 import { modelSpec } from './catalog.ts';
 import { describeSizes, makesSize, type ModelSpec } from './models.ts';
@@ -58,7 +58,7 @@ export function planFor(config: ProvidersConfig, chain: ChainName, options: Plan
   const vendors = config.chains[chain];
   if (vendors.length === 0)
     throw new Problem(503, `No provider makes ${capability}: set ${chainVariable(chain)}.`, {
-      type: 'https://problems.platform.local/not-configured',
+      type: problemType('not-configured'),
       title: 'Not configured',
     });
   const candidates = vendors.flatMap((vendor): PlannedCall[] => {
