@@ -1,7 +1,7 @@
 // The job as users and admins see it, and the one list of its columns.
 import { z } from 'zod';
 import { timestamp } from '../timestamp.ts';
-import { sql } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 
 export const jobStatuses = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
 export type JobStatus = (typeof jobStatuses)[number];
@@ -79,6 +79,10 @@ export const jobColumns = sql.fragment`
   jobs.input, jobs.output, jobs.error, jobs.attempts, jobs.max_attempts, jobs.account_id, jobs.credits_reserved,
   jobs.credits_charged, jobs.provider, jobs.provider_ref, jobs.provider_result, jobs.locked_by, jobs.media_id, jobs.media_ids,
   jobs.webhook, jobs.webhook_events, jobs.unit_price::float8 as unit_price, jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
+
+/** The job's row as it is now; null once it is gone. */
+export const jobById = (db: CommonQueryMethods, id: string): Promise<JobRow | null> =>
+  db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${id}`);
 
 /** The public shape: internal bookkeeping stays inside. */
 export function toJob(row: JobRow): Job {

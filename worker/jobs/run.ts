@@ -1,26 +1,18 @@
 // One run of a job, from claim to settlement:
 // 1. claim it (queued, or waiting with a delivered result, or running under a
-//    worker that was lost) and open an attempt;
+//    worker that was lost) and open an attempt (core/jobs/claim.ts);
 // 2. run its handler, aborted if the job is canceled meanwhile;
 // 3. settle it in one transaction — but only if this worker still holds it,
 //    so a run that was canceled or taken over changes nothing (and its file
 //    is removed).
 // A transient error with attempts left puts the job back to queued and
 // rethrows, so graphile-worker retries it with exponential backoff.
-import { prepared, sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
-import { jobColumns, jobRow, type JobRow } from '../../core/jobs/model.ts';
+import type { CommonQueryMethods, DatabasePool } from '../../db/pool.ts';
+import { claim, closeAttempt } from '../../core/jobs/claim.ts';
+import { jobById, type JobRow } from '../../core/jobs/model.ts';
+import { reportProgress } from '../../core/jobs/progress.ts';
 import { schedule } from '../../core/jobs/queue.ts';
-import {
-  defer,
-  fail,
-  lockJob,
-  park,
-  requeue,
-  succeed,
-  writesBeyondTheJob,
-  type AttemptOutcome,
-  type Run,
-} from '../../core/jobs/settle.ts';
+import { defer, fail, lockJob, park, requeue, succeed, writesBeyondTheJob, type Run } from '../../core/jobs/settle.ts';
 import { announce, wants } from '../../core/webhooks/announce.ts';
 import type { TaskDeps } from '../task.ts';
 import { Deferred, describe, permanent } from '../../core/jobs/errors.ts';
@@ -37,42 +29,6 @@ class TakenOver extends Error {
 const takenOver = () => new TakenOver('Another worker took this job over; this run changed nothing.');
 
 export type QueueRun = { workerId: string; attempts: number; maxAttempts: number; signal: AbortSignal };
-
-async function closeAttempt(db: CommonQueryMethods, job: JobRow, outcome: AttemptOutcome) {
-  await db.query(sql.typeAlias('void')`
-    update job_attempts set finished_at = now(), outcome = ${outcome}
-    where job_id = ${job.id} and attempt = ${job.attempts} and outcome is null`);
-}
-
-/**
- * One statement, so it is atomic without a transaction: the job is taken if
- * it can run (queued; running under a worker that was lost; or waiting with
- * the provider's result delivered), a lost run's open attempt is closed, and
- * this run's attempt opened.
- */
-async function claim(db: DatabasePool, jobId: string, workerId: string): Promise<JobRow | null> {
-  return db.maybeOne(
-    prepared(sql.type(jobRow)`
-    with claimed as (
-      update jobs set status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), locked_by = ${workerId},
-                      stage = case when provider_result is null then 'starting' else 'finishing' end
-      where id = ${jobId} and (status in ('queued', 'running') or (status = 'waiting' and provider_result is not null))
-      returning *
-    ),
-    lost as (
-      update job_attempts set finished_at = now(), outcome = 'lost'
-      where job_id = ${jobId} and outcome is null and exists (select from claimed)
-    ),
-    opened as (
-      -- A deferred run gave its attempt back (core/jobs/settle.ts defer): its number is this run's, its row reopened.
-      insert into job_attempts (job_id, attempt, worker_id) select id, attempts, ${workerId} from claimed
-      on conflict (job_id, attempt) do update
-        set worker_id = excluded.worker_id, started_at = now(), finished_at = null, outcome = null, error = null
-        where job_attempts.outcome = 'deferred'
-    )
-    select ${jobColumns} from claimed as jobs`),
-  );
-}
 
 type Verdict = 'settled' | 'canceled' | 'taken over';
 
@@ -108,7 +64,7 @@ async function settle(
     });
   }
   if (await apply(db, run)) return 'settled';
-  const current = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${job.id}`);
+  const current = await jobById(db, job.id);
   return whyNotHeld(current, job) ?? 'taken over';
 }
 
@@ -145,12 +101,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       storage: deps.storage,
       resolve: deps.resolve,
       signal,
-      progress: async (fraction: number, stage: string) => {
-        await db.query(sql.typeAlias('void')`
-          update jobs set progress = ${Math.min(1, Math.max(0, fraction))}, stage = ${stage.slice(0, 200)}
-          where id = ${job.id} and status = 'running' and locked_by = ${job.locked_by}`);
-        await announce(db, job, 'progress');
-      },
+      progress: (fraction: number, stage: string) => reportProgress(db, job, fraction, stage),
     };
     if (job.provider_result !== null) {
       if (!handler.finish) throw permanent('unknown_kind', `${job.kind} jobs cannot be finished by a provider.`);
