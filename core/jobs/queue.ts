@@ -53,6 +53,18 @@ export async function schedule(
 }
 
 /**
+ * Holds a failed run's queue entry back until a provider said to come back
+ * (Retry-After): graphile-worker's backoff starts from the entry's run_at,
+ * which no public function moves while the entry is locked. Only while this
+ * worker still holds the entry.
+ */
+export async function delayRetry(db: CommonQueryMethods, entryId: string, workerId: string, delayMs: number) {
+  await db.query(sql.typeAlias('void')`
+    update graphile_worker._private_jobs set run_at = now() + ${delayMs} * interval '1 millisecond'
+    where id = ${entryId} and locked_by = ${workerId}`);
+}
+
+/**
  * Whether the queue entry with this key (an SQL expression) can still run:
  * a worker holds it now, or it has attempts left. A pending thing whose entry
  * cannot is stranded: nothing will ever run it (worker/liveness.ts,

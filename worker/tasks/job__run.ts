@@ -1,7 +1,7 @@
 // Runs one platform job (its id in the payload); see worker/jobs/run.ts.
 import { z } from 'zod';
-import { sql } from '../../db/pool.ts';
 import { JobError } from '../../core/jobs/errors.ts';
+import { delayRetry } from '../../core/jobs/queue.ts';
 import { runJob } from '../jobs/run.ts';
 import { defineTask } from '../task.ts';
 
@@ -16,14 +16,9 @@ export default defineTask({
         signal: context.signal,
       });
     } catch (error) {
-      // A provider that said when to come back (Retry-After) is not asked
-      // sooner: graphile-worker's backoff starts from the queue entry's
-      // run_at, which no public function moves while the entry is locked.
-      if (error instanceof JobError && error.retryAfterMs) {
-        await context.db.query(sql.typeAlias('void')`
-          update graphile_worker._private_jobs set run_at = now() + ${error.retryAfterMs} * interval '1 millisecond'
-          where id = ${context.job.id} and locked_by = ${context.workerId}`);
-      }
+      // A provider that said when to come back (Retry-After) is not asked sooner.
+      if (error instanceof JobError && error.retryAfterMs)
+        await delayRetry(context.db, context.job.id, context.workerId, error.retryAfterMs);
       throw error;
     }
   },

@@ -3,15 +3,14 @@
 // changes meanwhile make one delivery. A job that has ended meanwhile is told
 // by its completion instead.
 import { z } from 'zod';
-import { jobColumns, jobRow, isFinished } from '../../core/jobs/model.ts';
+import { isFinished, jobById } from '../../core/jobs/model.ts';
 import { record, wants } from '../../core/webhooks/announce.ts';
-import { sql } from '../../db/pool.ts';
 import { defineTask } from '../task.ts';
 
 export default defineTask({
   payload: z.object({ job_id: z.uuid() }),
   async run({ job_id }, { db }) {
-    const job = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${job_id}`);
+    const job = await jobById(db, job_id);
     if (!job || isFinished(job.status) || !wants(job, 'progress')) return;
     await record(db, job, 'progress', job.updated_at);
   },
