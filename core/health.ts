@@ -59,6 +59,13 @@ export async function checkMigrations(db: CommonQueryMethods, files: MigrationFi
   return { ...result, pending };
 }
 
+/** The heartbeat task's row: which worker ran it last, and when (read by checkWorkers). */
+export async function recordHeartbeat(db: CommonQueryMethods, name: string, workerId: string): Promise<void> {
+  await db.query(sql.typeAlias('void')`
+    insert into worker_heartbeats (name, worker_id, ran_at) values (${name}, ${workerId}, now())
+    on conflict (name) do update set worker_id = excluded.worker_id, ran_at = excluded.ran_at`);
+}
+
 const heartbeat = z.object({ ran_at: timestamp, age_seconds: z.number() });
 
 /** When a worker last ran the heartbeat job; the queue is stale when no worker has for a while. */
