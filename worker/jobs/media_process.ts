@@ -11,8 +11,12 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
 import { z } from 'zod';
-import { sql } from '../../db/pool.ts';
-import type { StoredVariant } from '../../core/media/items.ts';
+import {
+  markProcessed,
+  markProcessingFailed,
+  mediaToProcess,
+  type ProcessedMedia,
+} from '../../core/media/processing.ts';
 import type { Storage } from '../../core/storage/storage.ts';
 import { probe, withTemporaryDir } from '../media/ffmpeg.ts';
 import { hasLocation, pickExif } from '../media/exif.ts';
@@ -21,25 +25,13 @@ import { deriveImages, withoutMetadata } from '../media/responsive.ts';
 import { JobError, permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
-type Found = {
-  width?: number | null;
-  height?: number | null;
-  duration_seconds?: number | null;
-  dominant_color?: string | null;
-  blurhash?: string | null;
-  exif?: Record<string, unknown> | null;
-  variants: StoredVariant[];
-};
-
-const itemRow = z.object({ storage_key: z.string(), kind: z.enum(['image', 'video', 'audio', 'document']) });
-
 async function download(storage: Storage, key: string, file: string): Promise<void> {
   const body = await storage.read(key);
   if (!body) throw permanent('media_missing', 'The uploaded file is no longer in storage.');
   await pipeline(body, createWriteStream(file));
 }
 
-async function image(file: string, key: string, context: JobContext): Promise<Found> {
+async function image(file: string, key: string, context: JobContext): Promise<ProcessedMedia> {
   const limits = { limitInputPixels: context.config.media.maxPixels, failOn: 'error' as const };
   try {
     const meta = await sharp(file, limits).metadata();
@@ -70,7 +62,7 @@ async function image(file: string, key: string, context: JobContext): Promise<Fo
   }
 }
 
-async function timed(file: string, key: string, kind: 'video' | 'audio', context: JobContext): Promise<Found> {
+async function timed(file: string, key: string, kind: 'video' | 'audio', context: JobContext): Promise<ProcessedMedia> {
   const probed = await probe(context.config, file).catch((error: unknown) => {
     throw permanent(
       'unreadable_file',
@@ -78,7 +70,7 @@ async function timed(file: string, key: string, kind: 'video' | 'audio', context
       error,
     );
   });
-  const found: Found = {
+  const found: ProcessedMedia = {
     duration_seconds: probed.durationSeconds || null,
     width: probed.width,
     height: probed.height,
@@ -96,9 +88,7 @@ export default defineJob({
   input: z.object({ media_id: z.uuid() }),
   async run({ media_id: mediaId }, context) {
     const { db, job } = context;
-    const item = await db.maybeOne(
-      sql.type(itemRow)`select storage_key, kind from media_items where id = ${mediaId} and site_id = ${job.site_id}`,
-    );
+    const item = await mediaToProcess(db, job.site_id, mediaId);
     if (!item) throw permanent('media_missing', 'The media item was deleted before it was processed.');
     await context.progress(0.1, 'reading the file');
     try {
@@ -110,25 +100,14 @@ export default defineJob({
         if (item.kind === 'video' || item.kind === 'audio') return timed(file, item.storage_key, item.kind, context);
         return { variants: [] };
       });
-      await db.query(sql.typeAlias('void')`
-        update media_items set status = 'ready', processing_error = null, width = ${found.width ?? null}, height = ${found.height ?? null},
-               duration_seconds = ${found.duration_seconds ?? null}, dominant_color = ${found.dominant_color ?? null},
-               blurhash = ${found.blurhash ?? null}, exif = ${found.exif ? sql.jsonb(found.exif as never) : null},
-               variants = ${sql.jsonb(found.variants as never)}
-        where id = ${mediaId}`);
+      await markProcessed(db, mediaId, found);
       return {
         status: 'succeeded',
         units: 1,
         output: { media_id: mediaId, variants: found.variants.map((variant) => variant.name) },
       };
     } catch (error) {
-      if (error instanceof JobError && !error.transient) {
-        await db.query(
-          sql.typeAlias(
-            'void',
-          )`update media_items set status = 'failed', processing_error = ${error.message} where id = ${mediaId}`,
-        );
-      }
+      if (error instanceof JobError && !error.transient) await markProcessingFailed(db, mediaId, error.message);
       throw error;
     }
   },
