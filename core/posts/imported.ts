@@ -2,7 +2,7 @@
 // settling transaction: a draft by the job's submitter, its HTML body
 // sanitised as every HTML body is, its slug made from the title and made
 // unique in the site and locale by a number (an import never fails on a
-// taken slug), and where it came from in `source`.
+// taken slug), and where it came from in `source`, which a recrawl reads back.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { slugify } from '../tenancy/tenants.ts';
@@ -56,6 +56,16 @@ export async function insertImportedPost(
             ${storedBody(post.body.slice(0, maxBody), 'html')}, 'html', ${post.locale}, 'draft', ${owner.userId},
             ${post.featuredMediaId}, ${sql.jsonb(post.source as never)}, ${owner.userId}, ${owner.userId})
     returning ${postColumns}`);
+}
+
+/** The post's `source` (null for a post written here), read alone; null when the post is not in the site. */
+export async function postSource(
+  db: CommonQueryMethods,
+  siteId: string,
+  id: string,
+): Promise<{ source: PostSource | null } | null> {
+  return db.maybeOne(sql.type(postSchema.pick({ source: true }))`
+    select source from posts where id = ${id} and site_id = ${siteId}`);
 }
 
 /** The locale an import is written in: the one asked for, else the document's language when the site has it, else the site's default. */

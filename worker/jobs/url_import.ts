@@ -6,11 +6,10 @@
 // changed one replaces the title and body, the previous kept as a version,
 // and the output says what changed.
 import { z } from 'zod';
-import { insertImportedPost, importLocale } from '../../core/posts/imported.ts';
-import { postSchema, type PostSource } from '../../core/posts/posts.ts';
+import { insertImportedPost, importLocale, postSource } from '../../core/posts/imported.ts';
+import type { PostSource } from '../../core/posts/posts.ts';
 import { storedBody } from '../../core/posts/post-writes.ts';
 import { lockPostForJob, replaceContent, touchSource } from '../../core/posts/versions.ts';
-import { sql } from '../../db/pool.ts';
 import { textBlocks } from '../posts/blocks.ts';
 import { diffSummary } from '../posts/diff.ts';
 import { fetchForJob } from '../posts/fetch-page.ts';
@@ -86,8 +85,7 @@ async function create(job: Extract<z.output<typeof input>, { mode: 'create' }>, 
 
 async function recrawl(postId: string, context: JobContext): Promise<Outcome> {
   const { db, job } = context;
-  const post = await db.maybeOne(sql.type(postSchema.pick({ source: true }))`
-    select source from posts where id = ${postId} and site_id = ${job.site_id}`);
+  const post = await postSource(db, job.site_id, postId);
   if (!post) throw postGone();
   const before = post.source;
   if (before?.kind !== 'url') throw permanent('no_source_url', 'The post was not imported from a URL.');
