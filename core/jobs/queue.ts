@@ -67,7 +67,7 @@ export async function delayRetry(db: CommonQueryMethods, entryId: string, worker
 /**
  * Whether the queue entry with this key (an SQL expression) can still run:
  * a worker holds it now, or it has attempts left. A pending thing whose entry
- * cannot is stranded: nothing will ever run it (worker/liveness.ts,
+ * cannot is stranded: nothing will ever run it (./stranded.ts,
  * core/webhooks/stranded.ts).
  */
 export const entryCanRun = (key: ReturnType<typeof sql.fragment>) => sql.fragment`

@@ -5,7 +5,7 @@
 // as an attempt that sent nothing, recorded as the receiver's failures are:
 // the delivery is tried again after the next wait of
 // JOB_WEBHOOK_RETRY_SECONDS, and fails once they are spent. Checked on the
-// workers' heartbeat, beside the jobs nothing will finish (worker/liveness.ts).
+// workers' heartbeat, beside the jobs nothing will finish (core/jobs/stranded.ts).
 import { sql, type DatabasePool } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { entryCanRun } from '../jobs/queue.ts';

@@ -7,7 +7,7 @@ import { createLogger } from '../../core/logger.ts';
 import { addMember } from '../../core/tenancy/memberships.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
-import { failStranded } from '../../worker/liveness.ts';
+import { failStrandedJobs } from '../../core/jobs/stranded.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
 import { giveCredits, ledgerFor, priceTestKinds, readJob, submitAs } from '../helpers/jobs.ts';
@@ -28,7 +28,7 @@ beforeAll(async () => {
 afterAll(() => stopTestApp(t));
 
 const submit = async () => submitAs(t, actor, site, { kind: 'test_noop', input: {}, estimatedUnits: 4 });
-const sweep = () => failStranded(t.services.db, t.config, createLogger('silent'));
+const sweep = () => failStrandedJobs(t.services.db, t.config, createLogger('silent'));
 
 /** Rewrites a job as if it were older (the updated_at trigger would stamp now()). */
 async function age(jobId: string, changes: ReturnType<typeof sql.fragment>) {
