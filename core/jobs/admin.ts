@@ -10,7 +10,7 @@ import { applyEntry } from '../credits/accounts.ts';
 import { Problem, notFound } from '../errors.ts';
 import { requireGlobalAdmin } from '../identity/access.ts';
 import { after, countOf, toPage } from '../pagination.ts';
-import { isFinished, jobSchema, jobColumns, jobErrorSchema, jobRow, toJob } from './model.ts';
+import { isFinished, jobById, jobSchema, jobColumns, jobErrorSchema, jobRow, toJob } from './model.ts';
 import { alreadyFinished, filters, jobListQuery } from './queries.ts';
 import { schedule } from './queue.ts';
 import { cancel } from './cancel.ts';
@@ -71,7 +71,7 @@ export async function listAllJobs(db: CommonQueryMethods, actor: Actor, query: z
 
 export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobId: string) {
   requireGlobalAdmin(actor);
-  const row = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${jobId}`);
+  const row = await jobById(db, jobId);
   if (!row) throw notFound('No such job.');
   const attempts = await db.any(sql.type(attemptSchema)`
     select attempt, worker_id, started_at, finished_at, outcome, error from job_attempts where job_id = ${jobId} order by attempt`);

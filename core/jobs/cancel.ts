@@ -17,7 +17,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { z } from 'zod';
 import { announce } from '../webhooks/announce.ts';
 import { enqueue } from './enqueue.ts';
-import { finished, jobColumns, jobRow, type JobRow } from './model.ts';
+import { finished, jobById, jobColumns, jobRow, type JobRow } from './model.ts';
 
 /** The vendors that hold work for a job until they call back, and can be told to stop it. */
 const vendorsThatCallBack = ['replicate', 'fal'] as const;
@@ -77,7 +77,7 @@ export async function cancelJobs(db: CommonQueryMethods, jobIds: readonly string
 /** Canceled by its owner or an admin (the caller has locked the row): credits back, and a queued run taken off the queue. */
 export async function cancel(db: CommonQueryMethods, job: JobRow, reason: string): Promise<JobRow> {
   await cancelJobs(db, [job.id], reason);
-  const canceled = await db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${job.id}`);
+  const canceled = await jobById(db, job.id);
   if (!canceled) throw new Error(`job ${job.id} vanished while it was being canceled`);
   return canceled;
 }
