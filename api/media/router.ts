@@ -297,15 +297,17 @@ export const routes = [
           });
         }
       }
+      const providers = planFor(context.services.config.providers, 'image_edit');
       return submitAndAnswer(context, req.get('prefer'), {
         kind: 'image_edit',
         input: {
           media_id: params.media_id,
           instruction: body.instruction,
           ...(body.mask_media_id ? { mask_media_id: body.mask_media_id } : {}),
-          providers: planFor(context.services.config.providers, 'image_edit'),
+          providers,
         },
         estimatedUnits: 1,
+        plan: { calls: providers, estimate: { item: 1 } },
       });
     },
   }),

@@ -29,10 +29,12 @@ const videoRoute = (key: VideoKey, endpoint: keyof typeof videoEndpoints) =>
     responses: { ...jobResponses, 503: problemResponse('No provider of the chain is configured') },
     async handler({ body }, context, { req }) {
       const providers = await checkVideoRequest(context.db, context.services.config, context.site, endpoint, body);
+      const seconds = estimateVideoSeconds(body, providers);
       return submitAndAnswer(context, req.get('prefer'), {
         kind: 'video',
         input: { request: body, providers },
-        estimatedUnits: estimateVideoSeconds(body, providers),
+        estimatedUnits: seconds,
+        plan: { calls: providers, estimate: { second: seconds } },
       });
     },
   });

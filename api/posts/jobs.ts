@@ -123,7 +123,13 @@ export const routes = [
     request: { params: postParams, body: transformBody, headers: preferHeader },
     responses: jobResponses,
     async handler({ params, body }, context, { req }) {
-      const submission = await transformSubmission(context.db, context.access, params.post_id, body);
+      const submission = await transformSubmission(
+        context.db,
+        context.access,
+        params.post_id,
+        body,
+        context.services.config.providers,
+      );
       return submitAndAnswer(context, req.get('prefer'), submission);
     },
   }),

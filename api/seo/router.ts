@@ -65,7 +65,7 @@ export const routes = [
     request: { params: siteParams, body: generateTextBody, headers: preferHeader },
     responses: jobResponses,
     async handler({ body }, context, { req }) {
-      const submission = await seoTextSubmission(context.db, context.access, body);
+      const submission = await seoTextSubmission(context.db, context.access, body, context.services.config.providers);
       return submitAndAnswer(context, req.get('prefer'), submission);
     },
   }),

@@ -47,6 +47,30 @@ export const effectivePricesQuery = (siteId: string, kind?: string) => sql.fragm
     ${kind === undefined ? sql.fragment`` : sql.fragment`and g.kind = ${kind}`}
   order by g.kind`;
 
+const kindPriceSchema = z.object({
+  unit: z.enum(units),
+  global_price: z.number(),
+  floor: z.number().nullable(),
+  site: z.object({ unit: z.enum(units), price: z.number(), by_global_admin: z.boolean() }).nullable(),
+});
+
+/**
+ * A kind's price on the site as its parts, for a job whose providers have
+ * prices of their own (core/jobs/pricing.ts): the global price and its
+ * explicit floor, and the site's own price as set, with who set it.
+ * Undefined when the kind has no active price.
+ */
+export async function kindPrice(db: CommonQueryMethods, siteId: string, kind: string) {
+  const row = await db.maybeOne(sql.type(kindPriceSchema)`
+    select g.unit, g.price::float8 as global_price, g.tenant_minimum::float8 as floor,
+           case when s.id is null then null
+                else json_build_object('unit', s.unit, 'price', s.price::float8, 'by_global_admin', s.set_by_global_admin) end as site
+    from cost_settings g
+    left join cost_settings s on s.site_id = ${siteId} and s.kind = g.kind
+    where g.site_id is null and g.active and g.kind = ${kind}`);
+  return row ?? undefined;
+}
+
 /** The site's prices: of every kind, or of the one given. */
 export async function effectivePrices(db: CommonQueryMethods, siteId: string, kind?: string): Promise<Price[]> {
   return [...(await db.any(sql.type(priceSchema)`${effectivePricesQuery(siteId, kind)}`))];
@@ -123,7 +147,7 @@ export const quoteSchema = z
   .object({ kind: z.string(), unit: z.enum(units), unit_price: z.number(), units: z.number(), cost: z.number().int() })
   .meta({ id: 'Quote' });
 
-const noPrice = (kind: string) =>
+export const noPrice = (kind: string) =>
   new Problem(422, `No price is defined for the kind ${kind}.`, {
     errors: [{ path: 'body.kind', message: 'unknown kind' }],
   });

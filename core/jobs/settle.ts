@@ -89,8 +89,14 @@ const release = (amount: number, reason: string): Movement => ({
 
 export type Success = {
   output: Record<string, unknown>;
-  /** Units used (seconds of audio, images...), priced by the site's cost settings. */
+  /** Units used (seconds of audio, images...), in the unit the job is charged by (the call's, when it names one). */
   units: number;
+  /**
+   * The planned call that made the result, with the price agreed at submit
+   * (core/jobs/pricing.ts): a job that fell back to another provider is
+   * charged that one's price. Absent: the job's own price.
+   */
+  call?: { unit_price?: number | undefined } | undefined;
   media?: MediaDraft[];
   /**
    * Writes the job's result (a post, say) in the settling transaction, after
@@ -121,10 +127,11 @@ export async function succeed(
     );
   }
   const output = { ...result.output, ...((await result.commit?.(db, { media })) ?? {}) };
-  // At the price agreed at submit, and never more than was reserved.
+  // At the price agreed at submit (of the provider that made it), and never more than was reserved.
+  const unitPrice = result.call?.unit_price ?? job.unit_price;
   const cost =
-    job.unit_price !== null
-      ? costAt(job.unit_price, result.units)
+    unitPrice !== null
+      ? costAt(unitPrice, result.units)
       : (await priceOf(db, job.site_id, job.kind, result.units)).cost;
   const charged = Math.min(cost, job.credits_reserved);
   const ids = media.map((item) => item.id);
@@ -136,7 +143,7 @@ export async function succeed(
     {
       set: sql.fragment`
         status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(output as never)}, error = null,
-        provider = coalesce(provider, ${provider}),
+        provider = coalesce(provider, ${provider}), unit_price = ${unitPrice}::numeric,
         credits_charged = ${charged}, media_id = ${ids[0] ?? null}, media_ids = ${sql.array(ids, 'uuid')},
         finished_at = now(), locked_by = null`,
       moves: [

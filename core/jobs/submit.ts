@@ -17,7 +17,9 @@ import {
 import { costIn, effectivePricesQuery, priceOf } from '../credits/prices.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
+import type { PlannedCall } from '../providers/plan.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
+import { pricePlan, type Estimate } from './pricing.ts';
 import { runEntry } from './queue.ts';
 import type { JobWebhook } from '../webhooks/request.ts';
 
@@ -28,6 +30,12 @@ export type Submission = {
   estimatedUnits: number;
   /** Where its events go, if the request named a webhook (core/webhooks/request.ts). */
   webhook?: JobWebhook | null;
+  /**
+   * A generating job: the providers it will try (core/providers/plan.ts), priced
+   * by their models and kept in its input as `providers`, and the units it is
+   * expected to use in each unit they bill.
+   */
+  plan?: { calls: PlannedCall[]; estimate: Estimate };
 };
 
 /** Users pay from their credits on the site; service accounts from the tenant's pool. */
@@ -40,7 +48,9 @@ const payerOf = (actor: Actor, site: Site): Payer =>
  * from the kind's price on the site and the payer's account.
  */
 export type Pricing =
-  { accountId: string | null; cost: number; unitPrice?: number | null } | { units: number; payer: Payer };
+  | { accountId: string | null; cost: number; unitPrice?: number | null }
+  | { units: number; payer: Payer }
+  | { cost: number; unitPrice: number; payer: Payer };
 
 /** A job made by a submit, or as part of another change (an upload's processing). */
 export type NewJob = {
@@ -56,6 +66,16 @@ type Fragment = ReturnType<typeof sql.fragment>;
 
 /** The price and payer as the statement's first CTEs, or as values; and the row the job's insert reads them from. */
 function pricedBy(pricing: Pricing, siteId: string, kind: string) {
+  if ('payer' in pricing && 'cost' in pricing) {
+    return {
+      ctes: sql.fragment`payer as (select id from credit_accounts where ${pricing.payer.existing}),`,
+      from: sql.fragment``,
+      accountId: sql.fragment`(select id from payer)`,
+      cost: sql.fragment`${pricing.cost}::bigint`,
+      unitPrice: sql.fragment`${pricing.unitPrice}::numeric`,
+      reserves: pricing.cost > 0,
+    };
+  }
   if ('payer' in pricing) {
     return {
       ctes: sql.fragment`
@@ -141,7 +161,7 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
     throw error;
   }
   // Nothing made: the kind has no price on the site (a 422), or the tenant is no longer active.
-  if ('payer' in job.pricing) await priceOf(db, site.id, job.kind, job.pricing.units);
+  if ('units' in job.pricing) await priceOf(db, site.id, job.kind, job.pricing.units);
   throw notFound('No such site.');
 }
 
@@ -154,12 +174,16 @@ export async function submitJob(
 ): Promise<Job> {
   // Priced and paid in the job's own statement: a payer with no account yet has no credits (a 402 if it costs any).
   const payer = payerOf(actor, site);
+  const { kind, plan, estimatedUnits } = submission;
+  const priced = plan && (await pricePlan(db, site.id, kind, plan.calls, plan.estimate, estimatedUnits));
   const row = await insertJob(db, config, {
     site,
     actor,
-    kind: submission.kind,
-    input: submission.input,
-    pricing: { units: submission.estimatedUnits, payer },
+    kind,
+    input: priced ? { ...submission.input, providers: priced.calls } : submission.input,
+    pricing: priced
+      ? { cost: priced.cost, unitPrice: priced.calls[0]!.unit_price, payer }
+      : { units: estimatedUnits, payer },
     webhook: submission.webhook ?? null,
   });
   return toJob(row);

@@ -87,5 +87,10 @@ export async function imageSubmission(
       errors: [{ path: 'body.count', message: `at most ${most}` }],
     });
   }
-  return { kind: 'image', input: { ...input, providers }, estimatedUnits: input.count };
+  return {
+    kind: 'image',
+    input: { ...input, providers },
+    estimatedUnits: input.count,
+    plan: { calls: providers, estimate: { item: input.count } },
+  };
 }

@@ -55,5 +55,11 @@ export function speechSubmission(config: Pick<Config, 'speech' | 'providers'>, i
   const plan = planFor(config.providers, 'speech', { model: input.model });
   const providers = plan.filter((call) => input.text.length <= (specOf('speech', call)?.maxCharacters ?? Infinity));
   if (providers.length === 0) throw tooLong(specOf('speech', plan[0]!)!.maxCharacters!, plan[0]!.model);
-  return { kind: 'speech', input: { ...input, providers }, estimatedUnits: estimateSeconds(input) };
+  const seconds = estimateSeconds(input);
+  return {
+    kind: 'speech',
+    input: { ...input, providers },
+    estimatedUnits: seconds,
+    plan: { calls: providers, estimate: { second: seconds, '1k_characters': input.text.length / 1000 } },
+  };
 }

@@ -118,6 +118,19 @@ export async function imageEditorAccess(
   };
 }
 
+const versionedItemRow = z.object({
+  storage_key: z.string(),
+  kind: z.string(),
+  version: z.number(),
+  version_job_id: z.string().nullable(),
+});
+
+/** An item as an edit job sees it: its file, its version, and the job that made that version (a rerun finds its own). */
+export async function versionedItem(db: CommonQueryMethods, siteId: string, id: string) {
+  return db.maybeOne(sql.type(versionedItemRow)`
+    select storage_key, kind, version, version_job_id from media_items where id = ${id} and site_id = ${siteId}`);
+}
+
 export const mediaVersionSchema = z
   .object({
     version: z.number().int(),

@@ -6,6 +6,8 @@
 // url_import one item (the page fetched); pdf_import the pages it may read;
 // text the tokens of the post, in and out, at four characters a token.
 import { z } from 'zod';
+import { textPlan } from '../providers/plan.ts';
+import type { ProvidersConfig } from '../providers/settings.ts';
 import type { CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { requireSiteLocale } from '../content/locales.ts';
@@ -122,6 +124,7 @@ export async function transformSubmission(
   access: SiteAccess,
   id: string,
   body: z.output<typeof transformBody>,
+  providers: ProvidersConfig,
 ): Promise<Submission> {
   const post = await changeablePost(db, access, id);
   const prompt = await promptForJob(db, generationPromptTypes.transform);
@@ -129,9 +132,11 @@ export async function transformSubmission(
   const tokens =
     estimateTokens(post.title + post.excerpt + post.body) * (body.operation === 'expand' ? 3 : 2) +
     estimateTokens(prompt.system_prompt?.content ?? '');
+  const plan = textPlan(providers, tokens);
   return {
     kind: 'text',
-    input: { task: 'post_transform', post_id: post.id, ...body, ...prompt },
+    input: { task: 'post_transform', post_id: post.id, ...body, ...prompt, providers: plan?.calls },
     estimatedUnits: Math.max(1, Math.ceil(tokens / 1000)),
+    plan,
   };
 }

@@ -11,13 +11,22 @@ import { requireGlobalAdmin } from '../identity/access.ts';
 import { vendorHealth, vendorHealthSchema } from './calls.ts';
 import { modelSpec } from './catalog.ts';
 import { describeSizes } from './models.ts';
-import { capabilityOf, chainNames, chainVariable, modelsVariable, type Vendor } from './settings.ts';
+import { modelPrice } from './prices.ts';
+import { capabilityOf, chainNames, chainVariable, modelsVariable, pricesVariable, type Vendor } from './settings.ts';
 
 const modelSchema = z.object({
   model: z.string(),
   known: z.boolean().describe('Whether the catalog knows it (its sizes and lengths are checked at submit)'),
   unit: z.string().nullable().describe('What the vendor bills: item, second, 1k_characters, 1k_tokens'),
   default_price: z.number().nullable().describe('Credits per unit the catalog suggests'),
+  price: z
+    .number()
+    .nullable()
+    .describe(
+      'Credits per unit a job on this model is charged (before a site’s own price of the kind): the operator’s ' +
+        '(price_variable), else the catalog’s; null: priced as its job kind',
+    ),
+  price_source: z.enum(['configured', 'catalog']).nullable(),
   sizes: z.string().nullable(),
   seconds: z.array(z.number()).nullable(),
   max_characters: z.number().nullable(),
@@ -35,6 +44,7 @@ export const providersOverviewSchema = z
           z.object({
             vendor: z.string(),
             models_variable: z.string().nullable(),
+            price_variable: z.string().describe('The variable that prices its models: model=credits, comma-separated'),
             placeholder: z.boolean().describe('The local stand-in: its results are marked placeholder'),
             models: z.array(modelSchema).describe('The models requests may name; the first when none is named'),
           }),
@@ -67,14 +77,18 @@ export async function providersOverview(db: CommonQueryMethods, actor: Actor, co
       providers: providers.chains[chain].map((vendor) => ({
         vendor,
         models_variable: vendor === 'local' ? null : modelsVariable(vendor, capability),
+        price_variable: pricesVariable(vendor, capability),
         placeholder: vendor === 'local',
         models: (providers.models[vendor]?.[capability] ?? []).map((model) => {
           const spec = modelSpec(vendor as Vendor, capability, model);
+          const price = modelPrice(providers, capability, vendor as Vendor, model);
           return {
             model,
             known: spec !== undefined,
-            unit: spec?.unit ?? null,
+            unit: price?.unit ?? spec?.unit ?? null,
             default_price: spec?.defaultPrice ?? null,
+            price: price?.unit_price ?? null,
+            price_source: price?.source ?? null,
             sizes: spec?.sizes ? describeSizes(spec.sizes) : null,
             seconds: spec?.seconds ? [...spec.seconds] : null,
             max_characters: spec?.maxCharacters ?? null,

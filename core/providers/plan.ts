@@ -8,12 +8,19 @@ import { Problem, problemType } from '../errors.ts';
 import type { Capability } from './capabilities.ts';
 import { modelSpec } from './catalog.ts';
 import { describeSizes, makesSize, type ModelSpec } from './models.ts';
+import { modelPrice } from './prices.ts';
 import { capabilityOf, chainVariable, type ChainName, type ProvidersConfig, type Vendor } from './settings.ts';
 
-/** One provider of a plan and the model it is asked for. */
+/**
+ * One provider of a plan, the model it is asked for, and what the job is
+ * charged a unit should it make the result (set at submit; absent on jobs
+ * submitted before models had prices, which are charged their kind's price).
+ */
 export const plannedCall = z.object({
   vendor: z.enum(['openai', 'replicate', 'fal', 'elevenlabs', 'local']),
   model: z.string().min(1).max(200),
+  unit: z.enum(['item', 'second', '1k_characters', '1k_tokens']).optional(),
+  unit_price: z.number().min(0).optional(),
 });
 export type PlannedCall = z.infer<typeof plannedCall>;
 
@@ -48,6 +55,17 @@ export type PlanOptions = {
 };
 
 /**
+ * A text job's plan (a post transform, SEO text), priced per 1,000 tokens:
+ * none when TEXT_PROVIDERS names nothing, so the job is priced as its kind
+ * and written by the built-in algorithms.
+ */
+export function textPlan(config: ProvidersConfig, tokens: number) {
+  if (config.chains.text.length === 0) return undefined;
+  const calls = planFor(config, 'text');
+  return { calls, estimate: { '1k_tokens': Math.max(1, Math.ceil(tokens / 1000)) } };
+}
+
+/**
  * The plan for a request on a chain: each provider of the chain with the
  * model asked for (or its default), keeping those that can do what was asked.
  * 422 when the model is not allowed, or no provider can make the size; 503
@@ -63,8 +81,10 @@ export function planFor(config: ProvidersConfig, chain: ChainName, options: Plan
     });
   const candidates = vendors.flatMap((vendor): PlannedCall[] => {
     const models = config.models[vendor]?.[capability] ?? [];
-    if (options.model === undefined) return models.length ? [{ vendor, model: models[0]! }] : [];
-    return models.includes(options.model) ? [{ vendor, model: options.model }] : [];
+    const model = options.model ?? models[0];
+    if (model === undefined || !models.includes(model)) return [];
+    const price = modelPrice(config, capability, vendor, model);
+    return [{ vendor, model, ...(price && { unit: price.unit, unit_price: price.unit_price }) }];
   });
   if (candidates.length === 0) {
     const allowed = allowedModels(config, chain);

@@ -10,6 +10,9 @@
 //   so compatible servers and test fakes work;
 // - the models a request may name, per vendor and capability, the first the
 //   default: OPENAI_IMAGE_MODELS=gpt-image-2 (else the catalog's default);
+// - the operator's price of a model, in credits per the unit the vendor bills:
+//   OPENAI_IMAGE_PRICES=gpt-image-2=25,gpt-image-1-mini=5 (else the catalog's
+//   default; LOCAL_IMAGE_PRICES=local=2 prices the stand-in, 0 by default);
 // - limits per vendor: <VENDOR>_REQUESTS_PER_MINUTE, <VENDOR>_MAX_CONCURRENT.
 // The variables of the single OpenAI-compatible provider this replaced
 // (AI_BASE_URL, AI_API_KEY, IMAGE_PROVIDER=openai, AI_IMAGE_MODEL, ...) are
@@ -53,6 +56,8 @@ export type ProvidersConfig = {
   chains: Record<ChainName, Vendor[]>;
   /** Per vendor and capability, the models requests may name; the first is used when none is named. */
   models: Partial<Record<Vendor, Partial<Record<Capability, string[]>>>>;
+  /** Per vendor and capability, the prices the operator set (credits per unit), by model; the catalog's otherwise. */
+  prices: Partial<Record<Vendor, Partial<Record<Capability, Record<string, number>>>>>;
   vendors: Partial<Record<Exclude<Vendor, 'local'>, VendorConfig>>;
   timeoutMs: number;
   /** The window requests a minute are counted in: a minute, shorter in benches (PROVIDER_LIMIT_WINDOW_MS). */
@@ -83,6 +88,10 @@ export const chainVariable = (chain: ChainName) =>
 /** The variable naming a vendor's models for a capability: OPENAI_IMAGE_MODELS, ELEVENLABS_SPEECH_MODELS... */
 export const modelsVariable = (vendor: Vendor, capability: Capability) =>
   `${vendor.toUpperCase()}_${capability === 'embeddings' ? 'EMBEDDING' : capability.toUpperCase()}_MODELS`;
+
+/** The variable pricing a vendor's models for a capability: OPENAI_IMAGE_PRICES, LOCAL_SPEECH_PRICES... */
+export const pricesVariable = (vendor: Vendor, capability: Capability) =>
+  modelsVariable(vendor, capability).replace(/_MODELS$/, '_PRICES');
 
 const listOf = (value: string | undefined) =>
   (value ?? '')
@@ -140,6 +149,22 @@ const defaultChains: Record<ChainName, string> = {
 
 const count = z.coerce.number().int().min(0);
 
+/** Credits per unit, as the global price list takes them (core/credits/price-list.ts). */
+const price = z.coerce.number().min(0).max(1_000_000);
+
+/** `model=price` pairs: a model's name may hold `:` and `/` (Replicate's owner/name:version), never `=`. */
+function readPrices(variable: string, value: string | undefined, problems: string[]): Record<string, number> {
+  const prices: Record<string, number> = {};
+  for (const pair of listOf(value)) {
+    const [model, amount, ...rest] = pair.split('=').map((part) => part.trim());
+    const parsed = price.safeParse(amount === '' ? undefined : amount);
+    if (!model || rest.length > 0 || !parsed.success)
+      problems.push(`${variable}: ${pair} is not model=credits (a number from 0 to 1000000)`);
+    else prices[model] = parsed.data;
+  }
+  return prices;
+}
+
 /**
  * The providers' configuration, or the problems with it, each a line
  * `VARIABLE: what is wrong` for ConfigError.
@@ -179,6 +204,7 @@ export function readProviders(
 
   const chains = {} as Record<ChainName, Vendor[]>;
   const models: ProvidersConfig['models'] = {};
+  const prices: ProvidersConfig['prices'] = {};
   for (const chain of chainNames) {
     const variable = chainVariable(chain);
     const capability = capabilityOf(chain);
@@ -211,13 +237,19 @@ export function readProviders(
       const allowed = listed.length ? listed : fallback ? [fallback] : [];
       if (!allowed.length) problems.push(`${variableForModels}: name at least one model`);
       (models[vendor] ??= {})[capability] = allowed;
+      const variableForPrices = pricesVariable(vendor, capability);
+      const priced = readPrices(variableForPrices, env[variableForPrices], problems);
+      for (const model of Object.keys(priced))
+        if (!allowed.includes(model))
+          problems.push(`${variableForPrices}: ${model} is not one of ${variableForModels} (${allowed.join(', ')})`);
+      (prices[vendor] ??= {})[capability] = priced;
     }
   }
   const window = count.safeParse(env.PROVIDER_LIMIT_WINDOW_MS ?? 60_000);
   if (!window.success || window.data < 1000) problems.push('PROVIDER_LIMIT_WINDOW_MS: at least 1000');
   const limitWindowMs = window.data ?? 60_000;
   return {
-    providers: { chains, models, vendors: vendorConfigs, timeoutMs: options.timeoutMs, limitWindowMs },
+    providers: { chains, models, prices, vendors: vendorConfigs, timeoutMs: options.timeoutMs, limitWindowMs },
     problems,
   };
 }

@@ -7,6 +7,8 @@
 // job reads is read again when it runs (./generate-text.ts seoSourceOf), so
 // an edit made meanwhile is what it writes about.
 import { z } from 'zod';
+import { planField, textPlan } from '../providers/plan.ts';
+import type { ProvidersConfig } from '../providers/settings.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { requireSiteLocale } from '../content/locales.ts';
 import { exactlyOneOf } from '../field-rules.ts';
@@ -85,6 +87,7 @@ export const seoTextJobInput = z.object({
   locale: z.string().optional(),
   apply: z.boolean(),
   system_prompt: jobSystemPromptSchema.optional(),
+  providers: planField,
 });
 export type SeoTextJobInput = z.output<typeof seoTextJobInput>;
 
@@ -186,6 +189,7 @@ export async function seoTextSubmission(
   db: CommonQueryMethods,
   access: SiteAccess,
   body: GenerateTextBody,
+  providers: ProvidersConfig,
 ): Promise<Submission> {
   if (body.locale) requireSiteLocale(access.site, body.locale);
   // Reading the media item is media:read (the route asks content:read).
@@ -201,6 +205,7 @@ export async function seoTextSubmission(
   const given = (source.title ?? '') + source.body + JSON.stringify(source.media ?? {});
   const tokens = estimateTokens(given + (prompt.system_prompt?.content ?? '')) + 200;
   const { apply, kind, keyword, locale, post_id, page_id, media_id, text } = body;
+  const plan = textPlan(providers, tokens);
   return {
     kind: 'text',
     input: {
@@ -210,7 +215,9 @@ export async function seoTextSubmission(
         ),
       ),
       ...prompt,
+      providers: plan?.calls,
     },
     estimatedUnits: Math.max(1, Math.ceil(tokens / 1000)),
+    plan,
   };
 }

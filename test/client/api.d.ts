@@ -5012,6 +5012,8 @@ export interface components {
           providers: ({
               vendor: string;
               models_variable: string | null;
+              /** @description The variable that prices its models: model=credits, comma-separated */
+              price_variable: string;
               /** @description The local stand-in: its results are marked placeholder */
               placeholder: boolean;
               /** @description The models requests may name; the first when none is named */
@@ -5023,6 +5025,10 @@ export interface components {
                   unit: string | null;
                   /** @description Credits per unit the catalog suggests */
                   default_price: number | null;
+                  /** @description Credits per unit a job on this model is charged (before a site’s own price of the kind): the operator’s (price_variable), else the catalog’s; null: priced as its job kind */
+                  price: number | null;
+                  /** @enum {string|null} */
+                  price_source: "configured" | "catalog" | null;
                   sizes: string | null;
                   seconds: number[] | null;
                   max_characters: number | null;

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import { defaultModel } from '../../core/providers/catalog.ts';
+import { modelPrice } from '../../core/providers/prices.ts';
 import { chainNames, chainVariable } from '../../core/providers/settings.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
@@ -247,6 +248,41 @@ describe('AI providers', () => {
     expect(defaultModel('openai', 'speech')).toEqual(expect.any(String));
     // Only the chains' vendors have models.
     expect(providers.models).not.toHaveProperty('replicate');
+  });
+
+  it('reads <VENDOR>_<CAPABILITY>_PRICES as model=credits pairs, names with / and : included', () => {
+    const { providers } = loadConfig({
+      ...keys,
+      PUBLIC_URL: 'https://cms.example.com',
+      IMAGE_PROVIDERS: 'replicate,openai,local',
+      REPLICATE_IMAGE_MODELS: 'owner/model:abc123',
+      REPLICATE_IMAGE_PRICES: 'owner/model:abc123 = 2.5',
+      OPENAI_IMAGE_PRICES: 'gpt-image-2=30',
+      LOCAL_IMAGE_PRICES: 'local=0.5',
+    });
+    expect(providers.prices).toMatchObject({
+      replicate: { image: { 'owner/model:abc123': 2.5 } },
+      openai: { image: { 'gpt-image-2': 30 } },
+      local: { image: { local: 0.5 } },
+    });
+    expect(modelPrice(providers, 'image', 'openai', 'gpt-image-2')).toEqual({
+      unit: 'item',
+      unit_price: 30,
+      source: 'configured',
+    });
+    // A model the catalog does not know, priced by the operator, in the unit its capability is usually billed.
+    expect(modelPrice(providers, 'image', 'replicate', 'owner/model:abc123')).toMatchObject({ unit: 'item' });
+    expect(modelPrice(providers, 'speech', 'openai', 'unknown-voice-model')).toBeUndefined();
+  });
+
+  it.each([
+    ['OPENAI_IMAGE_PRICES', 'gpt-image-2', /gpt-image-2 is not model=credits/],
+    ['OPENAI_IMAGE_PRICES', 'gpt-image-2=-1', /is not model=credits/],
+    ['OPENAI_IMAGE_PRICES', 'gpt-image-2=lots', /is not model=credits/],
+    ['OPENAI_IMAGE_PRICES', 'gpt-image-2=1=2', /is not model=credits/],
+    ['OPENAI_IMAGE_PRICES', 'dall-e-3=40', /dall-e-3 is not one of OPENAI_IMAGE_MODELS \(gpt-image-2\)/],
+  ])('refuses %s=%s', (variable, value, message) => {
+    expect(refusal({ ...keys, IMAGE_PROVIDERS: 'openai', [variable]: value })).toMatch(message);
   });
 
   it('still reads the single OpenAI-compatible provider’s variables where the new ones are unset', () => {

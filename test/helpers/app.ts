@@ -28,6 +28,14 @@ export function testConfig(env: Record<string, string> = {}): Config {
     RATE_LIMIT_JOBS_PER_TENANT: '1000000',
     SIGNUP_MAX_PER_IP: '100000',
     SIGNUP_MAX_PER_NETWORK: '100000',
+    // The local stand-ins are free unless the operator prices them (core/providers/prices.ts). The tests price
+    // them as the job kinds are priced, so what the ledger tests see is what a vendor's job would be charged;
+    // test/api/providers/prices.test.ts checks the defaults.
+    LOCAL_IMAGE_PRICES: 'local=10',
+    LOCAL_IMAGE_EDIT_PRICES: 'local=10',
+    LOCAL_VIDEO_PRICES: 'local=5',
+    LOCAL_SPEECH_PRICES: 'local=1',
+    LOCAL_TEXT_PRICES: 'local=2',
     // Stored media go to the system's temporary folder, never into the checkout.
     DATA_DIR: path.join(os.tmpdir(), `platform-test-data-${process.pid}`),
     // TEST_DATABASE_APP_ROLE=app_user runs the tests as the role row-level security binds (migration 0034).

@@ -182,10 +182,15 @@ export async function startTestWorker(
 /** What the job test files share: an app with the test kinds priced, two staffed tenants, a global admin, and a worker slot emptied after each test. */
 export type JobsSuite = { t: TestApp; a: Staffed; b: Staffed; admin: Caller; worker: WorkerHandle | undefined };
 
-export function jobsSuite(env: Record<string, string> = {}): JobsSuite {
+/**
+ * `env` configures the app (a function, for what is known only once the test
+ * file's fakes listen): jobs are planned at submit by the app's providers, so
+ * a worker started with other providers still runs the plan the app made.
+ */
+export function jobsSuite(env: Record<string, string> | (() => Record<string, string>) = {}): JobsSuite {
   const suite = { worker: undefined } as JobsSuite;
   beforeAll(async () => {
-    suite.t = await startTestApp({ env });
+    suite.t = await startTestApp({ env: typeof env === 'function' ? env() : env });
     await priceTestKinds(suite.t);
     suite.a = await staffedTenant(suite.t);
     suite.b = await staffedTenant(suite.t);

@@ -50,6 +50,7 @@ async function store(input: ImageJobInput, files: File[], call: PlannedCall, con
   return {
     status: 'succeeded',
     units: media.length,
+    call,
     output: {
       provider: call.vendor,
       model: call.model,

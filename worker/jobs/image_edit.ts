@@ -6,10 +6,9 @@ import sharp from 'sharp';
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import { imageKey } from '../../core/media/items.ts';
-import { recordVersion, bytesOf } from '../../core/media/versions.ts';
+import { recordVersion, bytesOf, versionedItem } from '../../core/media/versions.ts';
 import { removeFiles } from '../../core/storage/index.ts';
 import { resolveSite } from '../../core/tenancy/site-access.ts';
-import { sql } from '../../db/pool.ts';
 import { isPending } from '../../core/providers/capabilities.ts';
 import { planField, planFor } from '../../core/providers/plan.ts';
 import { adapterFor } from '../../core/providers/registry.ts';
@@ -17,13 +16,6 @@ import { inTurn } from '../providers/chain.ts';
 import { editLocally, transparentWhereDark } from '../providers/image/edit.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
-
-const itemRow = z.object({
-  storage_key: z.string(),
-  kind: z.string(),
-  version: z.number(),
-  version_job_id: z.string().nullable(),
-});
 
 export default defineJob({
   input: z.object({
@@ -34,8 +26,7 @@ export default defineJob({
   }),
   async run(input, context) {
     const { db, job, config, storage, logger } = context;
-    const item = await db.maybeOne(sql.type(itemRow)`
-      select storage_key, kind, version, version_job_id from media_items where id = ${input.media_id} and site_id = ${job.site_id}`);
+    const item = await versionedItem(db, job.site_id, input.media_id);
     if (!item) throw permanent('media_missing', 'The image was deleted before it was edited.');
     if (item.version_job_id === job.id) {
       return {
@@ -100,6 +91,7 @@ export default defineJob({
     return {
       status: 'succeeded',
       units: 1,
+      call,
       output: {
         media_id: input.media_id,
         version: saved.version,

@@ -37,7 +37,9 @@ async function store(
   const seconds = Math.round(durationSeconds * 1000) / 1000;
   return {
     status: 'succeeded',
-    units: seconds,
+    // What the vendor bills: ElevenLabs and OpenAI by the characters spoken, the local voice by the seconds made.
+    units: call.unit === '1k_characters' ? input.text.length / 1000 : seconds,
+    call,
     output: {
       duration_seconds: seconds,
       format: input.format,

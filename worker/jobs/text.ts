@@ -9,17 +9,18 @@
 // and not if someone changed the post meanwhile (post_changed).
 import { z } from 'zod';
 import { estimateTokens, transformLengths, transformOperations } from '../../core/posts/post-jobs.ts';
-import { postColumns, postSchema } from '../../core/posts/posts.ts';
+import { findPost, type postSchema } from '../../core/posts/posts.ts';
 import { lockPostForJob, replaceContent, type Replacement } from '../../core/posts/versions.ts';
-import { sql } from '../../db/pool.ts';
 import { renderBlocks, textBlocks } from '../posts/blocks.ts';
 import { extractiveSummary, summaryLengths, titleAndExcerpt } from '../posts/local-transforms.ts';
-import { usesLanguageModel } from '../providers/text/chat.ts';
+import { planField, type PlannedCall } from '../../core/providers/plan.ts';
+import { planUsesLanguageModel } from '../providers/text/chat.ts';
 import { transformWithProvider } from '../providers/text/transform.ts';
 import { writeSeoText } from '../seo/seo-text.ts';
 import { seoTextJobInput } from '../../core/seo/generate-text.ts';
 import { jobSystemPromptSchema } from '../../core/system-prompts/for-jobs.ts';
 import { permanent } from '../../core/jobs/errors.ts';
+import { Problem } from '../../core/errors.ts';
 import { defineJob, type JobContext } from './handler.ts';
 
 const postTransform = z.object({
@@ -30,6 +31,7 @@ const postTransform = z.object({
   length: z.enum(transformLengths).optional(),
   apply: z.boolean().default(true),
   system_prompt: jobSystemPromptSchema.optional(),
+  providers: planField,
 });
 type PostTransform = z.output<typeof postTransform>;
 type Post = z.infer<typeof postSchema>;
@@ -55,21 +57,30 @@ function transformLocally(request: PostTransform, post: Post): Replacement {
 }
 
 async function transformPost(request: PostTransform, context: JobContext) {
-  const { db, job, config } = context;
-  const post = await db.maybeOne(sql.type(postSchema)`
-    select ${postColumns} from posts p where p.id = ${request.post_id} and p.site_id = ${job.site_id}`);
-  if (!post) throw permanent('post_missing', 'The post was deleted before it was transformed.');
+  const { db, job } = context;
+  const post = await findPost(db, job.site_id, request.post_id).catch((error: unknown) => {
+    if (error instanceof Problem && error.status === 404)
+      throw permanent('post_missing', 'The post was deleted before it was transformed.');
+    throw error;
+  });
   await context.progress(0.2, request.operation);
   const given = post.title + post.excerpt + post.body;
   let result: Replacement;
   let tokens: number;
   let source: string;
   let model: string | undefined;
-  if (usesLanguageModel(config)) {
+  let call: PlannedCall | undefined;
+  const chat = { ...context, plan: request.providers };
+  if (planUsesLanguageModel(chat)) {
     const systemPrompt = request.system_prompt?.content;
-    const { tokens: used, call, ...fields } = await transformWithProvider(context, { ...request, post, systemPrompt });
-    [result, tokens, source, model] = [fields, used, call.vendor, call.model];
+    const {
+      tokens: used,
+      call: made,
+      ...fields
+    } = await transformWithProvider(chat, { ...request, post, systemPrompt });
+    [result, tokens, source, model, call] = [fields, used, made.vendor, made.model, made];
   } else {
+    call = request.providers?.find((planned) => planned.vendor === 'local');
     result = transformLocally(request, post);
     tokens = estimateTokens(given + (result.title ?? '') + (result.excerpt ?? '') + (result.body ?? ''));
     source = 'local';
@@ -87,10 +98,11 @@ async function transformPost(request: PostTransform, context: JobContext) {
       : {}),
   };
   const units = Math.max(1, Math.ceil(tokens / 1000));
-  if (!request.apply) return { status: 'succeeded' as const, units, output: { ...output, applied: false } };
+  if (!request.apply) return { status: 'succeeded' as const, units, call, output: { ...output, applied: false } };
   return {
     status: 'succeeded' as const,
     units,
+    call,
     output: { ...output, applied: true },
     async commit(tx: Parameters<typeof lockPostForJob>[0]) {
       const current = await lockPostForJob(tx, job.site_id, post.id);

@@ -64,6 +64,7 @@ async function store(
   return {
     status: 'succeeded',
     units: seconds,
+    call,
     output: {
       provider,
       model: call.model,

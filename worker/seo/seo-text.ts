@@ -18,7 +18,7 @@ import type { CommonQueryMethods } from '../../db/pool.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import type { JobContext } from '../jobs/handler.ts';
 import type { PlannedCall } from '../../core/providers/plan.ts';
-import { usesLanguageModel } from '../providers/text/chat.ts';
+import { planUsesLanguageModel } from '../providers/text/chat.ts';
 import { writeSeoTextWithProvider } from '../providers/text/seo.ts';
 import { writeLocally } from './local-text.ts';
 import type { Success } from '../../core/jobs/settle.ts';
@@ -53,7 +53,7 @@ export async function writeSeoText(
   request: SeoTextJobInput,
   context: JobContext,
 ): Promise<{ status: 'succeeded' } & Success> {
-  const { db, job, config } = context;
+  const { db, job } = context;
   const site = await resolveSite(db, job.site_id);
   if (!site) throw permanent('site_missing', 'The site was deleted before the text was written.');
   const source: SeoSource = await seoSourceOf(db, site, request).catch(asJobError);
@@ -61,11 +61,13 @@ export async function writeSeoText(
   let text: string | null;
   let tokens: number;
   let call: PlannedCall | undefined;
-  const model = usesLanguageModel(config);
+  const chat = { ...context, plan: request.providers };
+  const model = planUsesLanguageModel(chat);
   if (model) {
     const systemPrompt = request.system_prompt?.content;
-    ({ text, tokens, call } = await writeSeoTextWithProvider(context, { ...request, source, systemPrompt }));
+    ({ text, tokens, call } = await writeSeoTextWithProvider(chat, { ...request, source, systemPrompt }));
   } else {
+    call = request.providers?.find((planned) => planned.vendor === 'local');
     text = writeLocally(request.kind, source, request.keyword);
     if (text === null && request.kind === 'alt_text')
       throw permanent(
@@ -82,7 +84,7 @@ export async function writeSeoText(
     length: text.length,
     source: model ? ('model' as const) : ('local' as const),
     provider: call?.vendor ?? 'local',
-    ...(call ? { model: call.model } : {}),
+    ...(model && call ? { model: call.model } : {}),
     placeholder: !model,
     tokens,
     item: source.item,
@@ -96,11 +98,12 @@ export async function writeSeoText(
         }),
   };
   const units = Math.max(1, Math.ceil(tokens / 1000));
-  if (!request.apply) return { status: 'succeeded', units, output: { ...output, applied: false } };
+  if (!request.apply) return { status: 'succeeded', units, call, output: { ...output, applied: false } };
   const written = text;
   return {
     status: 'succeeded',
     units,
+    call,
     output: { ...output, applied: true },
     commit: (tx) => applyText(tx, context, request, written).catch(asJobError),
   };

@@ -152,7 +152,12 @@ it('fails an instruction the local editor cannot honour, saying what it can, and
 
 it('sends the instruction to OpenAI’s /images/edits when IMAGE_EDIT_PROVIDERS names it, as multipart with the picture', async () => {
   const fake = await startFakeOpenAI();
-  const env = { IMAGE_EDIT_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey };
+  const env = {
+    IMAGE_EDIT_PROVIDERS: 'openai',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+    OPENAI_IMAGE_EDIT_PRICES: 'gpt-image-2=10',
+  };
   // The plan is made at submit: the app names the provider, as the worker does.
   const openAi = await startTestApp({ env });
   try {

@@ -20,7 +20,13 @@ beforeAll(async () => {
   fake = await startFakeOpenAI();
 });
 const suite = mediaSuite({
-  env: () => ({ IMAGE_PROVIDERS: 'openai,local', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey }),
+  env: () => ({
+    IMAGE_PROVIDERS: 'openai,local',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+    // As the stand-in is priced in the tests: 10 credits an image.
+    OPENAI_IMAGE_PRICES: 'gpt-image-2=10',
+  }),
 });
 beforeAll(() => {
   ({ t, cast } = suite);

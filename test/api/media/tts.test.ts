@@ -448,7 +448,13 @@ describe('access', () => {
 describe('with OpenAI (SPEECH_PROVIDERS=openai, against its strict fake)', () => {
   let fake: FakeOpenAI;
   let openAi: TestApp;
-  const env = () => ({ SPEECH_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey });
+  const env = () => ({
+    SPEECH_PROVIDERS: 'openai',
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: fake.apiKey,
+    // OpenAI bills speech by the characters: 100 credits per 1,000, so a character is a tenth of a credit.
+    OPENAI_SPEECH_PRICES: 'gpt-4o-mini-tts=100',
+  });
   const speech = () => fake.requests.filter((r) => r.path === '/v1/audio/speech');
 
   // The plan is made at submit: this app names OpenAI, as its worker does.
@@ -466,11 +472,12 @@ describe('with OpenAI (SPEECH_PROVIDERS=openai, against its strict fake)', () =>
     await fake.close();
   });
 
-  it('sends only what the model takes, with the key, encodes the WAV it answers and debits its seconds', async () => {
+  it('sends only what the model takes, with the key, encodes the WAV it answers and debits the characters spoken', async () => {
     worker = await startTestWorker(t, env());
     const { site, user } = await world(100);
     const res = await tts(site, user.auth, { text: sentence, voice: 'female', speed: 1.5 }).expect(202);
-    const estimate = estimateSeconds({ text: sentence, speed: 1.5 });
+    // 59 characters at a tenth of a credit.
+    const estimate = 6;
     expect(res.body).toMatchObject({
       credits_reserved: estimate,
       input: { providers: [{ vendor: 'openai', model: 'gpt-4o-mini-tts' }] },
@@ -498,7 +505,7 @@ describe('with OpenAI (SPEECH_PROVIDERS=openai, against its strict fake)', () =>
     expect(probed.durationSeconds).toBeLessThanOrEqual(0.7);
     expect(Math.abs(media.duration_seconds! - probed.durationSeconds)).toBeLessThanOrEqual(0.1);
     expect(done.output).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini-tts', placeholder: false });
-    const charged = Math.min(Math.ceil(media.duration_seconds!), estimate);
+    const charged = estimate;
     expect(done.credits_charged).toBe(charged);
     expect(await userBalance(site, user.user.id)).toEqual({
       balance: 100 - charged,
@@ -507,9 +514,9 @@ describe('with OpenAI (SPEECH_PROVIDERS=openai, against its strict fake)', () =>
     });
   });
 
-  it('never charges more than was reserved, however long the audio', async () => {
+  it('charges the characters spoken, however long the audio', async () => {
     worker = await startTestWorker(t, env());
-    // Twenty seconds of WAV for a short text: more than any estimate of it.
+    // Twenty seconds of WAV for a short text (11 characters: 2 credits).
     fake.script('audio/speech', { kind: 'raw', contentType: 'application/octet-stream', body: toneWav(20) });
     const { site, user } = await world(100);
     const res = await tts(site, user.auth, { text: 'Short text.' }).expect(202);

@@ -36,6 +36,9 @@ const suite = mediaSuite({
     FAL_KEY: fal.key,
     FAL_QUEUE_URL: fal.url,
     FAL_JWKS_URL: fal.jwksUrl,
+    // Each video model at 5 credits a second, as the stand-in is priced in the tests.
+    REPLICATE_VIDEO_PRICES: 'bytedance/seedance-1-pro-fast=5',
+    FAL_VIDEO_PRICES: `${kling}=5`,
   }),
 });
 beforeAll(async () => {

@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { z } from 'zod';
 import { readBalance, userAccount } from '../../../core/credits/accounts.ts';
-import { estimateSeconds } from '../../../core/media/speech.ts';
 import type { JobRow } from '../../../core/jobs/model.ts';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
@@ -30,9 +29,9 @@ import { startListeningApp, testClip, toneMp3, type ListeningApp } from '../../h
 import { pollUntil } from '../../helpers/poll.ts';
 
 const finished = ['succeeded', 'failed', 'canceled'] as const;
-// 24 characters: an estimate of 3 seconds.
+// 24 characters, which Replicate's speech model bills (REPLICATE_SPEECH_PRICES below: 100 credits per 1,000): 3 credits.
 const text = 'Hello from the provider.';
-const estimate = estimateSeconds({ text, speed: 1 });
+const estimate = Math.ceil((100 * text.length) / 1000);
 const speechModel = 'minimax/speech-02-hd';
 
 let replicate: FakeReplicate;
@@ -55,6 +54,10 @@ beforeAll(async () => {
     FAL_KEY: fal.key,
     FAL_QUEUE_URL: fal.url,
     FAL_JWKS_URL: fal.jwksUrl,
+    // Each model at a price the assertions below reckon with.
+    REPLICATE_SPEECH_PRICES: `${speechModel}=100`,
+    REPLICATE_VIDEO_PRICES: 'bytedance/seedance-1-pro-fast=5',
+    FAL_IMAGE_PRICES: 'fal-ai/flux/schnell=10',
   };
   // Every fake delivers from 127.0.0.1: its refused signatures must not use up the per-address allowance.
   listening = await startListeningApp({ ...vendors, RATE_LIMIT_WEBHOOK_FAILURES_PER_IP: '100000' });
@@ -198,7 +201,8 @@ describe('Replicate', () => {
     expect(probed.formatName).toBe('mp3');
     expect(probed.durationSeconds).toBeGreaterThanOrEqual(1.9);
     expect(probed.durationSeconds).toBeLessThanOrEqual(2.3);
-    const charged = Math.min(Math.ceil(media.duration_seconds!), estimate);
+    // By the characters spoken, whatever the audio's length.
+    const charged = estimate;
     expect(done.credits_charged).toBe(charged);
     expect((await ledgerFor(t, job.id)).filter((entry) => entry.kind === 'debit')).toEqual([
       { kind: 'debit', amount: -charged, reserved_change: -charged },

@@ -9,8 +9,8 @@ import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
-import { unique } from '../../helpers/identity.ts';
-import { giveCredits, jobsSuite, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
+import { unique, type Auth } from '../../helpers/identity.ts';
+import { giveCredits, jobsSuite, ledgerFor, startTestWorker, type JobsSuite } from '../../helpers/jobs.ts';
 
 const suite = jobsSuite();
 let fake: FakeOpenAI;
@@ -30,25 +30,26 @@ const article =
   '<p>Tourists like to watch the boats. A café opened near the pier in May.</p>';
 
 async function newPost(
-  auth = suite.a.editor.auth,
+  auth?: Auth,
+  on: JobsSuite = suite,
 ): Promise<{ id: string; version: number; body: string; title: string }> {
-  const res = await request(suite.t.app)
-    .post(`/${suite.a.site.slug}/posts/`)
-    .set(auth)
+  const res = await request(on.t.app)
+    .post(`/${on.a.site.slug}/posts/`)
+    .set(auth ?? on.a.editor.auth)
     .send({ title: `Draft ${unique()}`, body: article, body_format: 'html' })
     .expect(201);
   return res.body;
 }
 
-const transform = (id: string, body: Record<string, unknown>, auth = suite.a.editor.auth) =>
-  request(suite.t.app)
-    .post(`/${suite.a.site.slug}/posts/${id}/transform`)
-    .set(auth)
+const transform = (id: string, body: Record<string, unknown>, auth?: Auth, on: JobsSuite = suite) =>
+  request(on.t.app)
+    .post(`/${on.a.site.slug}/posts/${id}/transform`)
+    .set(auth ?? on.a.editor.auth)
     .set('Prefer', 'wait=20')
     .send(body);
 
-const getPost = (id: string) =>
-  request(suite.t.app).get(`/${suite.a.site.slug}/posts/${id}`).set(suite.a.editor.auth).expect(200);
+const getPost = (id: string, on: JobsSuite = suite) =>
+  request(on.t.app).get(`/${on.a.site.slug}/posts/${id}`).set(on.a.editor.auth).expect(200);
 
 describe('without a text provider', () => {
   it('summarises extractively into the post, keeping the previous body as a version', async () => {
@@ -105,36 +106,47 @@ describe('without a text provider', () => {
   });
 });
 
-it('asks OpenAI’s chat with TEXT_PROVIDERS=openai, sanitising and charging the tokens it reports', async () => {
-  suite.worker = await startTestWorker(suite.t, {
+describe('with TEXT_PROVIDERS=openai', () => {
+  // The app plans the job at submit by its providers: it is configured, as the worker is.
+  const withModel = () => ({
     TEXT_PROVIDERS: 'openai',
     OPENAI_BASE_URL: fake.url,
     OPENAI_API_KEY: fake.apiKey,
+    // 2 credits per 1,000 tokens, as the text kind is priced.
+    OPENAI_TEXT_PRICES: 'gpt-5.4-mini=2',
   });
-  const post = await newPost();
-  fake.script('chat/completions', {
-    kind: 'ok',
-    reply: {
-      content: JSON.stringify({ body: '<p>A friendly pier story.</p><script>alert(1)</script>' }),
-      usage: { promptTokens: 2000, completionTokens: 500 },
-    },
+  const modelSuite = jobsSuite(withModel);
+  beforeAll(async () => {
+    await giveCredits(modelSuite.t, modelSuite.a.site, 200, modelSuite.a.editor.user.id);
   });
-  const job = await transform(post.id, { operation: 'rewrite', tone: 'friendly' }).expect(200);
-  expect(job.body).toMatchObject({
-    status: 'succeeded',
-    // Three units of tokens used, but never more than the reservation (one unit, from the post's length).
-    credits_reserved: 2,
-    credits_charged: 2,
-    output: { provider: 'openai', tokens: 2500 },
+
+  it('asks OpenAI’s chat, sanitising and charging the tokens it reports', async () => {
+    modelSuite.worker = await startTestWorker(modelSuite.t, withModel());
+    const post = await newPost(undefined, modelSuite);
+    fake.script('chat/completions', {
+      kind: 'ok',
+      reply: {
+        content: JSON.stringify({ body: '<p>A friendly pier story.</p><script>alert(1)</script>' }),
+        usage: { promptTokens: 2000, completionTokens: 500 },
+      },
+    });
+    const job = await transform(post.id, { operation: 'rewrite', tone: 'friendly' }, undefined, modelSuite).expect(200);
+    expect(job.body).toMatchObject({
+      status: 'succeeded',
+      // Three units of tokens used, but never more than the reservation (one unit, from the post's length).
+      credits_reserved: 2,
+      credits_charged: 2,
+      output: { provider: 'openai', tokens: 2500 },
+    });
+    // The instructions as the system message, the post as the user's, answered as a JSON object.
+    const call = fake.requests.filter((recorded) => recorded.path === '/v1/chat/completions').at(-1)!;
+    const body = call.body as { messages: { role: string; content: string }[]; response_format: unknown };
+    expect(body.messages.map((message) => message.role)).toEqual(['system', 'user']);
+    expect(body.response_format).toEqual({ type: 'json_object' });
+    expect(JSON.stringify(body)).toMatch(/Tone: friendly/);
+    expect(call.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
+    expect((await getPost(post.id, modelSuite)).body.body).toBe('<p>A friendly pier story.</p>');
   });
-  // The instructions as the system message, the post as the user's, answered as a JSON object.
-  const call = fake.requests.filter((recorded) => recorded.path === '/v1/chat/completions').at(-1)!;
-  const body = call.body as { messages: { role: string; content: string }[]; response_format: unknown };
-  expect(body.messages.map((message) => message.role)).toEqual(['system', 'user']);
-  expect(body.response_format).toEqual({ type: 'json_object' });
-  expect(JSON.stringify(body)).toMatch(/Tone: friendly/);
-  expect(call.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
-  expect((await getPost(post.id)).body.body).toBe('<p>A friendly pier story.</p>');
 });
 
 it('is for posts the caller may change, with a valid operation', async () => {

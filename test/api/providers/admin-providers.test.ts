@@ -76,6 +76,7 @@ it('shows the models each provider allows, the first its default, with the catal
     {
       vendor: 'replicate',
       models_variable: 'REPLICATE_IMAGE_MODELS',
+      price_variable: 'REPLICATE_IMAGE_PRICES',
       placeholder: false,
       models: [
         {
@@ -83,6 +84,8 @@ it('shows the models each provider allows, the first its default, with the catal
           known: true,
           unit: 'item',
           default_price: 0.3,
+          price: 0.3,
+          price_source: 'catalog',
           sizes: expect.stringContaining('1344x768'),
           seconds: null,
           max_characters: null,
@@ -93,6 +96,7 @@ it('shows the models each provider allows, the first its default, with the catal
     {
       vendor: 'openai',
       models_variable: 'OPENAI_IMAGE_MODELS',
+      price_variable: 'OPENAI_IMAGE_PRICES',
       placeholder: false,
       models: [
         expect.objectContaining({
@@ -107,6 +111,9 @@ it('shows the models each provider allows, the first its default, with the catal
           known: false,
           unit: null,
           default_price: null,
+          // Priced as its job kind, since nobody priced it.
+          price: null,
+          price_source: null,
           sizes: null,
           seconds: null,
           max_characters: null,
@@ -117,6 +124,7 @@ it('shows the models each provider allows, the first its default, with the catal
     {
       vendor: 'local',
       models_variable: null,
+      price_variable: 'LOCAL_IMAGE_PRICES',
       placeholder: true,
       models: [expect.objectContaining({ model: 'local', known: true, unit: 'item', default_price: 0 })],
     },

@@ -1,22 +1,13 @@
 // A chain of two vendors (IMAGE_PROVIDERS=openai,replicate) through the
 // HTTP API: OpenAI answering 503 passes the job to Replicate, which makes
 // the images; the job's output names Replicate and GET /admin/jobs/{job_id}
-// lists both calls. What the job is charged is its kind's price, whichever
-// vendor made it: prices per provider and model (the issue's item 6) are
-// not built, and the second test pins that as it stands.
+// lists both calls. Each model has its price (OPENAI_IMAGE_PRICES,
+// REPLICATE_IMAGE_PRICES): the job reserves the dearest of its chain and is
+// charged the price of the vendor that made it.
 import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { refusal } from '../../helpers/fakes/openai/errors.ts';
 import { startFakeReplicate, type FakeReplicate } from '../../helpers/fakes/replicate.ts';
-import {
-  jobWhen,
-  ledgerKinds,
-  mediaByName,
-  providerCalls,
-  providerSuite,
-  realMedia,
-  submit,
-  unitPrice,
-} from './harness.ts';
+import { jobWhen, ledgerKinds, mediaByName, providerCalls, providerSuite, realMedia, submit } from './harness.ts';
 
 let openai: FakeOpenAI;
 let replicate: FakeReplicate;
@@ -30,6 +21,8 @@ const suite = providerSuite(() => ({
   OPENAI_API_KEY: openai.apiKey,
   REPLICATE_BASE_URL: replicate.url,
   REPLICATE_API_TOKEN: replicate.token,
+  OPENAI_IMAGE_PRICES: 'gpt-image-2=25',
+  REPLICATE_IMAGE_PRICES: 'black-forest-labs/flux-schnell=3',
 }));
 beforeAll(async () => {
   replicate.media = mediaByName(await realMedia(suite.t.config));
@@ -86,18 +79,17 @@ it('passes the job from OpenAI answering 503 to Replicate, whose images it is, b
   );
 });
 
-it('charges the job its kind’s price, the same whichever vendor of the chain made it', async () => {
-  const price = await unitPrice(suite, 'image');
-  const byOpenAI = await jobWhen(suite, await submit(suite, '/media/generate', { prompt: 'A harbour' }));
-  expect(byOpenAI.output).toMatchObject({ provider: 'openai' });
+it('reserves the dearest price of the chain and charges the price of the vendor that made the images', async () => {
+  const byOpenAI = await jobWhen(suite, await submit(suite, '/media/generate', { prompt: 'A harbour', count: 2 }));
+  expect(byOpenAI).toMatchObject({ status: 'succeeded', credits_reserved: 50, credits_charged: 50 });
+  expect(byOpenAI.output).toMatchObject({ provider: 'openai', model: 'gpt-image-2', placeholder: false });
+  expect(await ledgerKinds(suite, byOpenAI.id)).toEqual(['reservation', 'debit']);
 
   overloaded();
   replicate.plans.push({ status: 'succeeded' });
-  const byReplicate = await jobWhen(suite, await submit(suite, '/media/generate', { prompt: 'A harbour' }));
-  expect(byReplicate.output).toMatchObject({ provider: 'replicate' });
-
-  for (const job of [byOpenAI, byReplicate]) {
-    expect(job).toMatchObject({ status: 'succeeded', credits_reserved: price, credits_charged: price });
-    expect(await ledgerKinds(suite, job.id)).toEqual(['reservation', 'debit']);
-  }
+  const byReplicate = await jobWhen(suite, await submit(suite, '/media/generate', { prompt: 'A harbour', count: 2 }));
+  expect(byReplicate.output).toMatchObject({ provider: 'replicate', model: 'black-forest-labs/flux-schnell' });
+  // Reserved for OpenAI's 2 × 25, charged Replicate's 2 × 3; the rest released.
+  expect(byReplicate).toMatchObject({ status: 'succeeded', credits_reserved: 50, credits_charged: 6 });
+  expect(await ledgerKinds(suite, byReplicate.id)).toEqual(['reservation', 'debit', 'release']);
 });

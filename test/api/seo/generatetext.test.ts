@@ -11,7 +11,7 @@ import { createElement, createType, mediaRow } from '../../helpers/content.ts';
 import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { unique, type Auth } from '../../helpers/identity.ts';
-import { giveCredits, jobsSuite, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
+import { giveCredits, jobsSuite, ledgerFor, startTestWorker, type JobsSuite } from '../../helpers/jobs.ts';
 
 const suite = jobsSuite();
 let fake: FakeOpenAI;
@@ -33,19 +33,20 @@ const article =
 async function newPost(
   auth: Auth = suite.a.editor.auth,
   title = `A long title about the new pier of the harbour ${unique()}`,
+  on: JobsSuite = suite,
 ) {
-  const res = await request(suite.t.app)
-    .post(`/${suite.a.site.slug}/posts/`)
+  const res = await request(on.t.app)
+    .post(`/${on.a.site.slug}/posts/`)
     .set(auth)
     .send({ title, body: article, body_format: 'html' })
     .expect(201);
   return res.body as { id: string; version: number };
 }
 
-const generate = (body: Record<string, unknown>, auth: Auth = suite.a.editor.auth, wait = 20) =>
-  request(suite.t.app)
-    .post(`/${suite.a.site.slug}/seo/generatetext`)
-    .set(auth)
+const generate = (body: Record<string, unknown>, auth?: Auth, wait = 20, on: JobsSuite = suite) =>
+  request(on.t.app)
+    .post(`/${on.a.site.slug}/seo/generatetext`)
+    .set(auth ?? on.a.editor.auth)
     .set('Prefer', `wait=${wait}`)
     .send(body);
 
@@ -144,41 +145,59 @@ describe('without a text provider', () => {
   });
 });
 
-it('asks OpenAI’s chat with TEXT_PROVIDERS=openai, holding the answer to the limit', async () => {
-  suite.worker = await startTestWorker(suite.t, {
+describe('with TEXT_PROVIDERS=openai', () => {
+  // The app plans the job at submit by its providers: it is configured, as the worker is.
+  const withModel = () => ({
     TEXT_PROVIDERS: 'openai',
     OPENAI_BASE_URL: fake.url,
     OPENAI_API_KEY: fake.apiKey,
+    // 2 credits per 1,000 tokens, as the text kind is priced.
+    OPENAI_TEXT_PRICES: 'gpt-5.4-mini=2',
   });
-  const post = await newPost();
-  fake.script('chat/completions', {
-    kind: 'ok',
-    reply: {
-      content: JSON.stringify({ text: 'Harbour pier opens: boats, builders and a mild spring' }),
-      usage: { promptTokens: 800, completionTokens: 100 },
-    },
+  const modelSuite = jobsSuite(withModel);
+  beforeAll(async () => {
+    await giveCredits(modelSuite.t, modelSuite.a.site, 200, modelSuite.a.editor.user.id);
   });
-  const job = await generate({ kind: 'title', post_id: post.id, keyword: 'harbour pier' }).expect(200);
-  expect(job.body).toMatchObject({
-    status: 'succeeded',
-    credits_charged: 2,
-    output: {
-      source: 'model',
-      provider: 'openai',
-      tokens: 900,
-      text: 'Harbour pier opens: boats, builders and a mild spring',
-    },
-  });
-  const call = fake.requests.filter((recorded) => recorded.path === '/v1/chat/completions').at(-1);
-  expect(call?.body).toMatchObject({ response_format: { type: 'json_object' } });
-  expect(JSON.stringify(call?.body)).toMatch(/focus keyword \\"harbour pier\\"/);
 
-  fake.script('chat/completions', { kind: 'ok', reply: { content: 'not json' } });
-  const garbage = await generate({ kind: 'meta_description', post_id: post.id }).expect(200);
-  expect(garbage.body).toMatchObject({
-    status: 'failed',
-    credits_charged: 0,
-    error: { code: 'provider_invalid_response' },
+  it('asks OpenAI’s chat, holding the answer to the limit', async () => {
+    modelSuite.worker = await startTestWorker(modelSuite.t, withModel());
+    const post = await newPost(modelSuite.a.editor.auth, undefined, modelSuite);
+    fake.script('chat/completions', {
+      kind: 'ok',
+      reply: {
+        content: JSON.stringify({ text: 'Harbour pier opens: boats, builders and a mild spring' }),
+        usage: { promptTokens: 800, completionTokens: 100 },
+      },
+    });
+    const job = await generate(
+      { kind: 'title', post_id: post.id, keyword: 'harbour pier' },
+      undefined,
+      20,
+      modelSuite,
+    ).expect(200);
+    expect(job.body).toMatchObject({
+      status: 'succeeded',
+      credits_charged: 2,
+      output: {
+        source: 'model',
+        provider: 'openai',
+        tokens: 900,
+        text: 'Harbour pier opens: boats, builders and a mild spring',
+      },
+    });
+    const call = fake.requests.filter((recorded) => recorded.path === '/v1/chat/completions').at(-1);
+    expect(call?.body).toMatchObject({ response_format: { type: 'json_object' } });
+    expect(JSON.stringify(call?.body)).toMatch(/focus keyword \\"harbour pier\\"/);
+
+    fake.script('chat/completions', { kind: 'ok', reply: { content: 'not json' } });
+    const garbage = await generate({ kind: 'meta_description', post_id: post.id }, undefined, 20, modelSuite).expect(
+      200,
+    );
+    expect(garbage.body).toMatchObject({
+      status: 'failed',
+      credits_charged: 0,
+      error: { code: 'provider_invalid_response' },
+    });
   });
 });
 

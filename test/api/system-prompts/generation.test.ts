@@ -12,20 +12,23 @@ import { startFakeOpenAI, type FakeOpenAI, type Script } from '../../helpers/fak
 import { unique } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 
-const suite = jobsSuite();
 let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+const textModel = () => ({ TEXT_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey });
+// The app plans text jobs at submit by its providers: configured as the worker is.
+const suite = jobsSuite(textModel);
 let site: Site;
 
 beforeAll(async () => {
-  fake = await startFakeOpenAI();
   site = await withLocales(suite.t, suite.a.site, ['en', 'de']);
   await giveCredits(suite.t, site, 2000, suite.a.editor.user.id);
 });
 afterEach(() => fake.reset());
 afterAll(() => fake.close());
 
-const withProvider = () =>
-  startTestWorker(suite.t, { TEXT_PROVIDERS: 'openai', OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: fake.apiKey });
+const withProvider = () => startTestWorker(suite.t, textModel());
 
 /** A chat request as the fake records it. */
 type Chat = { messages: { role: string; content: string }[] };

@@ -30,12 +30,23 @@ export type ChatJsonRequest<S extends z.ZodType> = {
   temperature?: number | undefined;
 };
 
-/** What a language model's call needs of its job: the configuration, the signal, and where its calls are recorded. */
-export type ChatContext = Pick<JobContext, 'config' | 'db' | 'job' | 'signal' | 'progress'>;
+/**
+ * What a language model's call needs of its job: the configuration, the
+ * signal, where its calls are recorded, and the plan it was submitted with
+ * (a text job's, priced at submit); jobs without one use the chain as it is.
+ */
+export type ChatContext = Pick<JobContext, 'config' | 'db' | 'job' | 'signal' | 'progress'> & {
+  plan?: PlannedCall[] | undefined;
+};
+
+/** Whether the job's plan (or the chain, for a job without one) has a language model, or only the algorithms. */
+export const planUsesLanguageModel = (context: ChatContext) =>
+  context.plan ? context.plan.some((call) => call.vendor !== 'local') : usesLanguageModel(context.config);
 
 /** The text plan: the chain's vendors, each with its default model (local, the algorithms, is the caller's). */
-function modelPlan(config: Config): PlannedCall[] {
-  const plan = planFor(config.providers, 'text').filter((call) => call.vendor !== 'local');
+function modelPlan(context: ChatContext): PlannedCall[] {
+  const planned = context.plan ?? planFor(context.config.providers, 'text');
+  const plan = planned.filter((call) => call.vendor !== 'local');
   if (!plan.length) throw permanent('text_provider_not_configured', 'No language model is named in TEXT_PROVIDERS.');
   return plan;
 }
@@ -45,7 +56,7 @@ export async function chatText(
   context: ChatContext,
   request: ChatRequest,
 ): Promise<{ text: string; tokens: number; call: PlannedCall }> {
-  const { value, call } = await inTurn('text', modelPlan(context.config), context, (call) =>
+  const { value, call } = await inTurn('text', modelPlan(context), context, (call) =>
     call.vendor === 'local'
       ? Promise.reject(permanent('text_provider_not_configured', 'The built-in algorithms write no free text.'))
       : adapterFor(context.config, 'text', call.vendor).chat(request, { model: call.model, signal: context.signal }),
