@@ -12,6 +12,8 @@ export type ServiceActor = {
   serviceAccountId: string;
   tenantId: string;
   scopes: string[];
+  /** A test account's jobs run on the local stand-ins at no charge (core/jobs/test-mode.ts). */
+  testMode?: boolean;
 };
 
 export type Actor = UserActor | ServiceActor;

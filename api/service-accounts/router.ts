@@ -28,6 +28,13 @@ const newAccount = z.strictObject({
   name: z.string().trim().min(1).max(200),
   description: z.string().max(2000).optional(),
   scopes: scopeList.default([]),
+  test_mode: z
+    .boolean()
+    .default(false)
+    .describe(
+      'A test account: its jobs run on the local stand-ins at no charge and are marked as test jobs. ' +
+        'Fixed for the account’s life; make another for live work.',
+    ),
 });
 
 const changes = z.strictObject({

@@ -31,11 +31,18 @@ import { created, noContent, uuidParams } from '../schemas.ts';
 const params = uuidParams('tenant_id');
 const memberParams = uuidParams('tenant_id', 'user_id');
 const settings = z.record(z.string(), z.unknown());
+const testMode = z
+  .boolean()
+  .describe(
+    'Test mode: every job of the tenant runs on the local stand-ins at no charge, marked as a test job. ' +
+      'Jobs already queued keep the mode they were submitted in.',
+  );
 
 const newTenant = z.strictObject({
   name: z.string().trim().min(1).max(200),
   slug: slug.optional().describe('Derived from the name when omitted'),
   monthly_credit_limit: z.number().int().min(0).nullable().optional(),
+  test_mode: testMode.optional(),
   settings: settings.optional(),
 });
 
@@ -44,6 +51,7 @@ const tenantChanges = z.strictObject({
   slug: slug.optional(),
   status: z.enum(['active', 'suspended', 'blocked']).optional(),
   monthly_credit_limit: z.number().int().min(0).nullable().optional(),
+  test_mode: testMode.optional(),
   settings: settings.optional(),
 });
 

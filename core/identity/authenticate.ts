@@ -29,10 +29,11 @@ const activeAccount = z.object({
   tenant_id: z.string(),
   scopes: z.array(z.string()),
   secret_hash: z.instanceof(Buffer),
+  test_mode: z.boolean(),
 });
 
 export type LiveSession = z.infer<typeof liveSession>;
-export type ActiveAccount = { tenant_id: string; scopes: string[]; secret_fingerprint: string };
+export type ActiveAccount = { tenant_id: string; scopes: string[]; secret_fingerprint: string; test_mode: boolean };
 
 /** The session, if it is live and its user active. */
 export function findLiveSession(db: CommonQueryMethods, sessionId: string, userId: string) {
@@ -48,13 +49,14 @@ export async function findActiveAccount(
   serviceAccountId: string,
 ): Promise<ActiveAccount | null> {
   const found = await db.maybeOne(sql.type(activeAccount)`
-    select a.tenant_id, a.scopes, a.secret_hash from service_accounts a join tenants t on t.id = a.tenant_id
+    select a.tenant_id, a.scopes, a.secret_hash, a.test_mode from service_accounts a join tenants t on t.id = a.tenant_id
     where a.id = ${serviceAccountId} and a.status = 'active' and t.status = 'active'`);
   return (
     found && {
       tenant_id: found.tenant_id,
       scopes: found.scopes,
       secret_fingerprint: secretFingerprint(found.secret_hash),
+      test_mode: found.test_mode,
     }
   );
 }
@@ -71,7 +73,13 @@ export function actorOf(
     // The token's scopes were granted at issue; scopes removed since then no longer apply.
     const scopes = (claims.scopes ?? []).filter((scope) => found.account!.scopes.includes(scope));
     return {
-      actor: { kind: 'service', serviceAccountId: claims.sub, tenantId: found.account.tenant_id, scopes },
+      actor: {
+        kind: 'service',
+        serviceAccountId: claims.sub,
+        tenantId: found.account.tenant_id,
+        scopes,
+        testMode: found.account.test_mode,
+      },
       claims,
     };
   }

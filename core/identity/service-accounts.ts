@@ -26,6 +26,11 @@ export const serviceAccountSchema = z
     scopes: z.array(scope),
     client_id: z.string(),
     status: z.enum(['active', 'disabled']),
+    test_mode: z
+      .boolean()
+      .describe(
+        'Its jobs run on the local stand-ins at no charge, marked as test jobs (as Stripe’s test keys); fixed when it is made',
+      ),
     last_used_at: timestamp.nullable(),
     created_at: timestamp,
   })
@@ -37,7 +42,7 @@ export const serviceAccountWithSecretSchema = serviceAccountSchema
 
 type ServiceAccount = z.infer<typeof serviceAccountSchema>;
 
-const columns = sql.fragment`a.id, a.tenant_id, a.name, a.description, a.scopes, a.client_id, a.status, a.last_used_at, a.created_at`;
+const columns = sql.fragment`a.id, a.tenant_id, a.name, a.description, a.scopes, a.client_id, a.status, a.test_mode, a.last_used_at, a.created_at`;
 
 /** Tenants whose service accounts the caller manages. */
 function managed(actor: Actor) {
@@ -77,6 +82,7 @@ export type NewServiceAccount = {
   name: string;
   description?: string | undefined;
   scopes: string[];
+  test_mode?: boolean | undefined;
 };
 
 /** The tenant to create in: the one named, or the caller's only administered tenant. */
@@ -102,9 +108,9 @@ export async function createServiceAccount(db: CommonQueryMethods, actor: Actor,
   const created = await db
     .one(
       sql.type(serviceAccountSchema)`
-      insert into service_accounts as a (tenant_id, name, description, scopes, client_id, secret_hash, created_by)
+      insert into service_accounts as a (tenant_id, name, description, scopes, client_id, secret_hash, created_by, test_mode)
       values (${tenantId}, ${input.name}, ${input.description ?? ''}, ${sql.array(input.scopes, 'text')}, ${newClientId()},
-              ${sql.binary(digest(secret))}, ${actor.kind === 'user' ? actor.userId : null})
+              ${sql.binary(digest(secret))}, ${actor.kind === 'user' ? actor.userId : null}, ${input.test_mode ?? false})
       returning ${columns}`,
     )
     .catch((error: unknown) => {

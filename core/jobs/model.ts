@@ -45,6 +45,11 @@ export const jobSchema = z
     credits_reserved: z.number().int(),
     credits_charged: z.number().int(),
     provider: z.string().nullable(),
+    test_mode: z
+      .boolean()
+      .describe(
+        'Submitted in test mode (the tenant’s or the service account’s): run on the local stand-ins at no charge, its output marked `test`',
+      ),
     media_id: z.uuid().nullable(),
     media_ids: z.array(z.uuid()),
     webhook: z.string().nullable().describe('Where the job’s events are sent (Standard Webhooks); null for none'),
@@ -77,7 +82,7 @@ export type JobRow = z.infer<typeof jobRow>;
 export const jobColumns = sql.fragment`
   jobs.id, jobs.tenant_id, jobs.actor_id, jobs.site_id, jobs.user_id, jobs.kind, jobs.status, jobs.progress::float8 as progress, jobs.stage,
   jobs.input, jobs.output, jobs.error, jobs.attempts, jobs.max_attempts, jobs.account_id, jobs.credits_reserved,
-  jobs.credits_charged, jobs.provider, jobs.provider_ref, jobs.provider_result, jobs.locked_by, jobs.media_id, jobs.media_ids,
+  jobs.credits_charged, jobs.provider, jobs.test_mode, jobs.provider_ref, jobs.provider_result, jobs.locked_by, jobs.media_id, jobs.media_ids,
   jobs.webhook, jobs.webhook_events, jobs.unit_price::float8 as unit_price, jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
 
 /** The job's row as it is now; null once it is gone. */

@@ -126,7 +126,12 @@ export async function succeed(
       ),
     );
   }
-  const output = { ...result.output, ...((await result.commit?.(db, { media })) ?? {}) };
+  const output: Record<string, unknown> = {
+    ...result.output,
+    ...((await result.commit?.(db, { media })) ?? {}),
+    // A test job's result says so wherever it is read (core/jobs/test-mode.ts).
+    ...(job.test_mode ? { test: true } : {}),
+  };
   // At the price agreed at submit (of the provider that made it), and never more than was reserved.
   const unitPrice = result.call?.unit_price ?? job.unit_price;
   const cost =

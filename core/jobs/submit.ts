@@ -20,6 +20,7 @@ import type { Site } from '../tenancy/sites.ts';
 import type { PlannedCall } from '../providers/plan.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
 import { pricePlan, type Estimate } from './pricing.ts';
+import { inTestMode, testPlan } from './test-mode.ts';
 import { runEntry } from './queue.ts';
 import type { JobWebhook } from '../webhooks/request.ts';
 
@@ -60,6 +61,8 @@ export type NewJob = {
   input: Record<string, unknown>;
   pricing: Pricing;
   webhook?: JobWebhook | null;
+  /** Whether it runs in test mode (core/jobs/test-mode.ts); read from the tenant and the actor when not said. */
+  testMode?: boolean;
 };
 
 type Fragment = ReturnType<typeof sql.fragment>;
@@ -110,7 +113,10 @@ function pricedBy(pricing: Pricing, siteId: string, kind: string) {
 export async function insertJob(db: CommonQueryMethods, config: Config, job: NewJob): Promise<JobRow> {
   const { site, actor } = job;
   const id = randomUUID();
-  const priced = pricedBy(job.pricing, site.id, job.kind);
+  const testMode = job.testMode ?? (await inTestMode(db, site.tenant_id, actor));
+  // A test job is free, and its plan (if it has one) is the local stand-in's.
+  const input = testMode && 'providers' in job.input ? { ...job.input, providers: testPlan } : job.input;
+  const priced = pricedBy(testMode ? { accountId: null, cost: 0, unitPrice: 0 } : job.pricing, site.id, job.kind);
   // Only for a tenant still active: a block (core/fraud/block-tenant.ts) that committed after the
   // caller's access was checked is seen here, in the statement that would make the job.
   const active = sql.fragment`exists (select 1 from tenants where id = ${site.tenant_id} and status = 'active')`;
@@ -142,10 +148,10 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
       with ${priced.ctes}
       job as (
         insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
-                          unit_price, webhook, webhook_events)
+                          unit_price, webhook, webhook_events, test_mode)
         select ${id}, ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
-               ${sql.jsonb(job.input as never)}, ${config.jobs.maxAttempts}, ${priced.accountId}, ${priced.cost},
-               ${priced.unitPrice}, ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}
+               ${sql.jsonb(input as never)}, ${config.jobs.maxAttempts}, ${priced.accountId}, ${priced.cost},
+               ${priced.unitPrice}, ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}, ${testMode}
         ${priced.from}
         where ${active}
         returning *
@@ -161,7 +167,7 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
     throw error;
   }
   // Nothing made: the kind has no price on the site (a 422), or the tenant is no longer active.
-  if ('units' in job.pricing) await priceOf(db, site.id, job.kind, job.pricing.units);
+  if ('units' in job.pricing && !testMode) await priceOf(db, site.id, job.kind, job.pricing.units);
   throw notFound('No such site.');
 }
 
@@ -175,7 +181,8 @@ export async function submitJob(
   // Priced and paid in the job's own statement: a payer with no account yet has no credits (a 402 if it costs any).
   const payer = payerOf(actor, site);
   const { kind, plan, estimatedUnits } = submission;
-  const priced = plan && (await pricePlan(db, site.id, kind, plan.calls, plan.estimate, estimatedUnits));
+  const testMode = await inTestMode(db, site.tenant_id, actor);
+  const priced = plan && !testMode && (await pricePlan(db, site.id, kind, plan.calls, plan.estimate, estimatedUnits));
   const row = await insertJob(db, config, {
     site,
     actor,
@@ -185,6 +192,7 @@ export async function submitJob(
       ? { cost: priced.cost, unitPrice: priced.calls[0]!.unit_price, payer }
       : { units: estimatedUnits, payer },
     webhook: submission.webhook ?? null,
+    testMode,
   });
   return toJob(row);
 }

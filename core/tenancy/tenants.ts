@@ -24,6 +24,9 @@ export const tenantSchema = z
     slug: z.string(),
     status: z.enum(['active', 'suspended', 'blocked']),
     monthly_credit_limit: z.number().int().nullable(),
+    test_mode: z
+      .boolean()
+      .describe('Every job of the tenant runs on the local stand-ins at no charge, marked as a test job'),
     settings: z.record(z.string(), z.unknown()),
     created_at: timestamp,
   })
@@ -31,7 +34,7 @@ export const tenantSchema = z
 
 export type Tenant = z.infer<typeof tenantSchema>;
 
-const columns = sql.fragment`tenants.id, tenants.name, tenants.slug, tenants.status, tenants.monthly_credit_limit, tenants.settings, tenants.created_at`;
+const columns = sql.fragment`tenants.id, tenants.name, tenants.slug, tenants.status, tenants.monthly_credit_limit, tenants.test_mode, tenants.settings, tenants.created_at`;
 
 /** A name turned into a slug: "Acme Corp." → "acme-corp"; `fallback` when nothing is left of it. */
 export function slugify(name: string, fallback = 'tenant', maxLength = 50): string {
@@ -76,6 +79,7 @@ export type NewTenant = {
   name: string;
   slug?: string | undefined;
   monthly_credit_limit?: number | null | undefined;
+  test_mode?: boolean | undefined;
   settings?: Record<string, unknown> | undefined;
 };
 
@@ -106,8 +110,9 @@ export async function insertTenant(db: CommonQueryMethods, input: NewTenant): Pr
         ) c where not exists (select 1 from tenants where slug = c.candidate) order by n limit 1`);
   return taken(
     db.one(sql.type(tenantSchema)`
-      insert into tenants (name, slug, monthly_credit_limit, settings)
-      values (${input.name}, ${free}, ${input.monthly_credit_limit ?? null}, ${sql.jsonb((input.settings ?? {}) as never)})
+      insert into tenants (name, slug, monthly_credit_limit, test_mode, settings)
+      values (${input.name}, ${free}, ${input.monthly_credit_limit ?? null}, ${input.test_mode ?? false},
+              ${sql.jsonb((input.settings ?? {}) as never)})
       returning ${columns}`),
     `The slug ${free}`,
   );
@@ -123,6 +128,7 @@ export type TenantChanges = Partial<{
   slug: string;
   status: Tenant['status'];
   monthly_credit_limit: number | null;
+  test_mode: boolean;
   settings: Record<string, unknown>;
 }>;
 
@@ -155,6 +161,7 @@ export async function updateTenant(
           slug = coalesce(${changes.slug ?? null}, slug),
           status = coalesce(${changes.status ?? null}, status),
           monthly_credit_limit = case when ${'monthly_credit_limit' in changes}::boolean then ${changes.monthly_credit_limit ?? null}::bigint else monthly_credit_limit end,
+          test_mode = coalesce(${changes.test_mode ?? null}::boolean, test_mode),
           settings = coalesce(${changes.settings ? sql.jsonb(changes.settings as never) : null}::jsonb, settings)
         where id = ${id}
         returning ${columns}`),
@@ -192,6 +199,7 @@ export async function cloneTenant(db: CommonQueryMethods, actor: Actor, id: stri
       name: input.name,
       slug: input.slug,
       monthly_credit_limit: source.monthly_credit_limit,
+      test_mode: source.test_mode,
       settings: source.settings,
     });
     await tx.query(sql.typeAlias('void')`

@@ -2750,6 +2750,8 @@ export interface components {
       credits_reserved: number;
       credits_charged: number;
       provider: string | null;
+      /** @description Submitted in test mode (the tenant’s or the service account’s): run on the local stand-ins at no charge, its output marked `test` */
+      test_mode: boolean;
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
@@ -2925,6 +2927,8 @@ export interface components {
       /** @enum {string} */
       status: "active" | "suspended" | "blocked";
       monthly_credit_limit: number | null;
+      /** @description Every job of the tenant runs on the local stand-ins at no charge, marked as a test job */
+      test_mode: boolean;
       settings: {
         [key: string]: unknown;
       };
@@ -4120,6 +4124,8 @@ export interface components {
       client_id: string;
       /** @enum {string} */
       status: "active" | "disabled";
+      /** @description Its jobs run on the local stand-ins at no charge, marked as test jobs (as Stripe’s test keys); fixed when it is made */
+      test_mode: boolean;
       /** Format: date-time */
       last_used_at: string | null;
       /** Format: date-time */
@@ -4136,6 +4142,8 @@ export interface components {
       client_id: string;
       /** @enum {string} */
       status: "active" | "disabled";
+      /** @description Its jobs run on the local stand-ins at no charge, marked as test jobs (as Stripe’s test keys); fixed when it is made */
+      test_mode: boolean;
       /** Format: date-time */
       last_used_at: string | null;
       /** Format: date-time */
@@ -4708,6 +4716,8 @@ export interface components {
       credits_reserved: number;
       credits_charged: number;
       provider: string | null;
+      /** @description Submitted in test mode (the tenant’s or the service account’s): run on the local stand-ins at no charge, its output marked `test` */
+      test_mode: boolean;
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
@@ -14521,6 +14531,11 @@ export interface operations {
           description?: string;
           /** @default [] */
           scopes?: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "search:read")[];
+          /**
+           * @description A test account: its jobs run on the local stand-ins at no charge and are marked as test jobs. Fixed for the account’s life; make another for live work.
+           * @default false
+           */
+          test_mode?: boolean;
         };
       };
     };
@@ -14670,6 +14685,8 @@ export interface operations {
             client_id: string;
             /** @enum {string} */
             status: "active" | "disabled";
+            /** @description Its jobs run on the local stand-ins at no charge, marked as test jobs (as Stripe’s test keys); fixed when it is made */
+            test_mode: boolean;
             /** Format: date-time */
             last_used_at: string | null;
             /** Format: date-time */
@@ -15970,6 +15987,8 @@ export interface operations {
           /** @description Derived from the name when omitted */
           slug?: string;
           monthly_credit_limit?: number | null;
+          /** @description Test mode: every job of the tenant runs on the local stand-ins at no charge, marked as a test job. Jobs already queued keep the mode they were submitted in. */
+          test_mode?: boolean;
           settings?: {
             [key: string]: unknown;
           };
@@ -16133,6 +16152,8 @@ export interface operations {
           /** @enum {string} */
           status?: "active" | "suspended" | "blocked";
           monthly_credit_limit?: number | null;
+          /** @description Test mode: every job of the tenant runs on the local stand-ins at no charge, marked as a test job. Jobs already queued keep the mode they were submitted in. */
+          test_mode?: boolean;
           settings?: {
             [key: string]: unknown;
           };
@@ -18960,6 +18981,8 @@ export interface operations {
             credits_reserved: number;
             credits_charged: number;
             provider: string | null;
+            /** @description Submitted in test mode (the tenant’s or the service account’s): run on the local stand-ins at no charge, its output marked `test` */
+            test_mode: boolean;
             /** Format: uuid */
             media_id: string | null;
             media_ids: string[];

@@ -72,12 +72,18 @@ export async function assignToSite(t: TestApp, site: Site, userId: string): Prom
 }
 
 /** A service account of the tenant and a client-credentials token for it. */
-export async function serviceAccount(t: TestApp, tenant: Tenant, scopes: string[] = ['sites:read'], admin?: Caller) {
+export async function serviceAccount(
+  t: TestApp,
+  tenant: Tenant,
+  scopes: string[] = ['sites:read'],
+  admin?: Caller,
+  extra: { test_mode?: boolean } = {},
+) {
   const creator = admin ?? (await signedIn(t, { tenant, role: 'admin' }));
   const created = await request(t.app)
     .post('/api/service-accounts/')
     .set(creator.auth)
-    .send({ tenant_id: tenant.id, name: 'bot', scopes });
+    .send({ tenant_id: tenant.id, name: 'bot', scopes, ...extra });
   if (created.status !== 201) throw new Error(`service account: ${created.status} ${JSON.stringify(created.body)}`);
   const token = await request(t.app).post('/auth/token').type('form').send({
     grant_type: 'client_credentials',

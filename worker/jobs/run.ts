@@ -7,6 +7,7 @@
 //    is removed).
 // A transient error with attempts left puts the job back to queued and
 // rethrows, so graphile-worker retries it with exponential backoff.
+import { testModeConfig } from '../../core/jobs/test-mode.ts';
 import type { CommonQueryMethods, DatabasePool } from '../../db/pool.ts';
 import { claim, closeAttempt } from '../../core/jobs/claim.ts';
 import { jobById, type JobRow } from '../../core/jobs/model.ts';
@@ -96,7 +97,8 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     const context = {
       job,
       db,
-      config: deps.config,
+      // A test job runs on the local stand-ins whatever the job does (core/jobs/test-mode.ts).
+      config: job.test_mode ? testModeConfig(deps.config) : deps.config,
       logger: log,
       storage: deps.storage,
       resolve: deps.resolve,

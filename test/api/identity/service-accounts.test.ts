@@ -23,12 +23,13 @@ const accountShape = (fields: Record<string, unknown> = {}) => ({
   scopes: expect.any(Array),
   client_id: expect.stringMatching(/^sa_[0-9a-f]{24}$/),
   status: 'active',
+  test_mode: false,
   last_used_at: null,
   created_at: expect.any(String),
   ...fields,
 });
 
-type Account = { id: string; tenant_id: string; client_id: string; client_secret: string };
+type Account = { id: string; tenant_id: string; client_id: string; client_secret: string; test_mode: boolean };
 
 async function create(admin: Caller, tenantId: string, body: Record<string, unknown> = {}): Promise<Account> {
   const res = await request(t.app)
@@ -148,6 +149,21 @@ describe('POST /api/service-accounts/', () => {
     const again = await request(t.app).get(`/api/service-accounts/${res.body.id}`).set(admin.auth).expect(200);
     const { client_secret: _secret, ...withoutSecret } = res.body;
     expect(again.body).toEqual(withoutSecret);
+
+    // A test account, as Stripe's test keys: fixed for its life, so a PATCH cannot turn it live (or back).
+    const tester = await create(admin, tenant.id, { test_mode: true });
+    expect(tester).toMatchObject({ test_mode: true });
+    const change = await request(t.app)
+      .patch(`/api/service-accounts/${tester.id}`)
+      .set(admin.auth)
+      .send({ test_mode: false })
+      .expect(422);
+    expect(change.body.errors).toEqual([{ path: 'body', message: 'Unrecognized key: "test_mode"' }]);
+    await request(t.app)
+      .post('/api/service-accounts/')
+      .set(admin.auth)
+      .send({ tenant_id: tenant.id, name: 'bot', test_mode: 'yes' })
+      .expect(422);
   });
 
   it('puts the account in the caller’s only administered tenant when tenant_id is left out', async () => {

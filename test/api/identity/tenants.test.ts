@@ -19,6 +19,7 @@ const tenantShape = (fields: Record<string, unknown> = {}) => ({
   slug: expect.any(String),
   status: 'active',
   monthly_credit_limit: null,
+  test_mode: false,
   settings: {},
   created_at: expect.any(String),
   ...fields,
@@ -161,7 +162,14 @@ describe('PATCH /admin/tenants/{tenant_id}', () => {
     const res = await request(t.app)
       .patch(`/admin/tenants/${tenant.id}`)
       .set(admin.auth)
-      .send({ name: 'After', slug, status: 'suspended', monthly_credit_limit: 1000, settings: { a: 1 } })
+      .send({
+        name: 'After',
+        slug,
+        status: 'suspended',
+        monthly_credit_limit: 1000,
+        test_mode: true,
+        settings: { a: 1 },
+      })
       .expect(200);
     expect(res.body).toEqual(
       tenantShape({
@@ -170,6 +178,7 @@ describe('PATCH /admin/tenants/{tenant_id}', () => {
         slug,
         status: 'suspended',
         monthly_credit_limit: 1000,
+        test_mode: true,
         settings: { a: 1 },
       }),
     );

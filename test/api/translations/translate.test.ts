@@ -138,6 +138,32 @@ describe('machine mode', () => {
     expect((await overview('posts', master.id)).translations).toEqual([]);
   });
 
+  it('keeps the text as it is in test mode, calling no model and charging nothing', async () => {
+    worker = await withProvider();
+    const testMode = (on: boolean) =>
+      request(t.app).patch(`/admin/tenants/${c.a.tenant.id}`).set(c.admin.auth).send({ test_mode: on }).expect(200);
+    await testMode(true);
+    try {
+      const page = await post('/pages/', { slug: `tides-${unique()}`, title: 'Tides today' });
+      const job = await translate('pages', page.id, { target_locale: 'fr', fields: ['title'] }).expect(200);
+      expect(job.body).toMatchObject({
+        status: 'succeeded',
+        test_mode: true,
+        credits_reserved: 0,
+        credits_charged: 0,
+        output: { translated: ['title'], test: true },
+      });
+      const pageFr = await request(t.app)
+        .get(`/${site.slug}/pages/${job.body.output.translation_id}`)
+        .set(admin())
+        .expect(200);
+      expect(pageFr.body).toMatchObject({ title: 'Tides today', locale: 'fr' });
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await testMode(false);
+    }
+  });
+
   it('translates an element’s text and rich text, keeps its markup and other fields, and charges per 1,000 characters', async () => {
     worker = await withProvider();
     answerEach(toGerman);

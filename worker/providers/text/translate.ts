@@ -28,6 +28,9 @@ export const notConfigured = (setting: string) =>
 /** `systemPrompt`: the translate system prompt the job was submitted with (a glossary, a form of address). */
 export function providerTranslator(context: ChatContext, systemPrompt?: string | undefined): Translator {
   return async (text, field, from, to) => {
+    // A test job calls no model (core/jobs/test-mode.ts): the text is kept as it is, as mode=copy keeps it,
+    // so an app's translation flow can be tried for free; the job's output says it is a test.
+    if (context.job.test_mode) return text;
     if (!usesLanguageModel(context.config)) throw notConfigured('TEXT_PROVIDERS (e.g. openai, with OPENAI_API_KEY)');
     const { text: answer } = await chatText(context, {
       temperature: 0,
