@@ -20,7 +20,7 @@ export const sizeText = z
 export const imageRequest = z
   .strictObject({
     prompt: z.string().trim().min(1).max(4000),
-    model: modelField,
+    model: modelField('image'),
     size: sizeText
       .default('1024x1024')
       .describe(

@@ -13,7 +13,7 @@ export const speechInput = z
       .trim()
       .min(1)
       .describe('What to say; at most SPEECH_MAX_CHARACTERS characters, and at most what the model takes'),
-    model: modelField,
+    model: modelField('speech'),
     voice: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, - and _')

@@ -48,7 +48,7 @@ export const videoRequest = z
       .optional()
       .describe('Each sentence becomes a scene, narrated (at most 12)'),
     scenes: z.array(scene).min(1).max(maxScenes).optional().describe('A script, instead of a prompt'),
-    model: modelField,
+    model: modelField('video'),
     size: sizeText
       .optional()
       .describe(

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { Problem, problemType } from '../errors.ts';
 import type { Capability } from './capabilities.ts';
-import { modelSpec } from './catalog.ts';
+import { allModels, modelSpec } from './catalog.ts';
 import { describeSizes, makesSize, type ModelSpec } from './models.ts';
 import { modelPrice } from './prices.ts';
 import { capabilityOf, chainVariable, type ChainName, type ProvidersConfig, type Vendor } from './settings.ts';
@@ -27,14 +27,26 @@ export type PlannedCall = z.infer<typeof plannedCall>;
 /** A job's plan, as its input keeps it (absent on jobs submitted before plans: planned again when run). */
 export const planField = z.array(plannedCall).min(1).max(10).optional();
 
-export const modelField = z
-  .string()
-  .min(1)
-  .max(200)
-  .optional()
-  .describe(
-    'A model the operator allows for this capability (GET /admin/providers lists them); the default when absent',
-  );
+/**
+ * A request's `model`, described with the models the platform knows for the
+ * capability, so the document lists them; which of them a deployment allows
+ * is its operator's choice (GET /admin/providers).
+ */
+export const modelField = (capability: Capability) =>
+  z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'A model the operator allows for this capability (GET /admin/providers lists those allowed here, with their prices); ' +
+        'the first allowed when absent. The models the platform knows: ' +
+        allModels()
+          .filter((spec) => spec.capability === capability && spec.vendor !== 'local')
+          .map((spec) => `${spec.model} (${spec.vendor})`)
+          .join(', ') +
+        '; a compatible server’s own models when the operator allows them.',
+    );
 
 /** The spec of a planned call; undefined for a model the catalog does not know (a compatible server's own). */
 export const specOf = (capability: Capability, call: PlannedCall): ModelSpec | undefined =>

@@ -113,6 +113,20 @@ it('documents Prefer and the job answer headers on job-creating endpoints', () =
   expect(Object.keys(tts.responses)).toEqual(expect.arrayContaining(['200', '202', '402', '409', '422']));
 });
 
+it('lists the models the platform knows where a request names a model, with their vendors', () => {
+  const bodyOf = (path: string) => {
+    const content = resolved(document.paths[path].post.requestBody).content['application/json'].schema;
+    return resolved(content);
+  };
+  const image = bodyOf('/{site_identifier}/media/generate').properties.model.description;
+  expect(image).toContain('gpt-image-2 (openai)');
+  expect(image).toContain('black-forest-labs/flux-schnell (replicate)');
+  expect(image).not.toContain('eleven_multilingual_v2');
+  const speech = bodyOf('/{site_identifier}/media/tts').properties.model.description;
+  expect(speech).toContain('eleven_multilingual_v2 (elevenlabs)');
+  expect(speech).toContain('gpt-4o-mini-tts (openai)');
+});
+
 it('uses patterns any validator can read and marks points in time as date-time', () => {
   const text = JSON.stringify(document);
   for (const [, pattern] of text.matchAll(/"pattern":"((?:[^"\\]|\\.)*)"/g)) {

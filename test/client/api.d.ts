@@ -9390,7 +9390,7 @@ export interface operations {
       content: {
         "application/json": {
           prompt: string;
-          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          /** @description A model the operator allows for this capability (GET /admin/providers lists those allowed here, with their prices); the first allowed when absent. The models the platform knows: gpt-image-2 (openai), gpt-image-1.5 (openai), gpt-image-1-mini (openai), gpt-image-1 (openai), black-forest-labs/flux-schnell (replicate), black-forest-labs/flux-dev (replicate), fal-ai/flux/schnell (fal), fal-ai/flux/dev (fal); a compatible server’s own models when the operator allows them. */
           model?: string;
           /**
            * @description Width x height. Each model makes its own sizes (gpt-image-2: sides multiples of 16, ratio 1:3 to 3:1; flux: its aspect ratios; the local renderer any): a size the model cannot make is a 422 naming those it can
@@ -9553,7 +9553,7 @@ export interface operations {
             } | {
               media_id: unknown;
             }))[];
-          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          /** @description A model the operator allows for this capability (GET /admin/providers lists those allowed here, with their prices); the first allowed when absent. The models the platform knows: bytedance/seedance-1-pro-fast (replicate), fal-ai/kling-video/v2.5-turbo/pro/text-to-video (fal), fal-ai/bytedance/seedance/v1/pro/fast/text-to-video (fal); a compatible server’s own models when the operator allows them. */
           model?: string;
           /** @description Width x height of the frame: a vendor’s model makes its own (a 422 names them), the local composer any. Absent: 1280x720, or the size the model makes nearest to it */
           size?: string;
@@ -9725,7 +9725,7 @@ export interface operations {
             } | {
               media_id: unknown;
             }))[];
-          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          /** @description A model the operator allows for this capability (GET /admin/providers lists those allowed here, with their prices); the first allowed when absent. The models the platform knows: bytedance/seedance-1-pro-fast (replicate), fal-ai/kling-video/v2.5-turbo/pro/text-to-video (fal), fal-ai/bytedance/seedance/v1/pro/fast/text-to-video (fal); a compatible server’s own models when the operator allows them. */
           model?: string;
           /** @description Width x height of the frame: a vendor’s model makes its own (a 422 names them), the local composer any. Absent: 1280x720, or the size the model makes nearest to it */
           size?: string;
@@ -9897,7 +9897,7 @@ export interface operations {
             } | {
               media_id: unknown;
             }))[];
-          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          /** @description A model the operator allows for this capability (GET /admin/providers lists those allowed here, with their prices); the first allowed when absent. The models the platform knows: bytedance/seedance-1-pro-fast (replicate), fal-ai/kling-video/v2.5-turbo/pro/text-to-video (fal), fal-ai/bytedance/seedance/v1/pro/fast/text-to-video (fal); a compatible server’s own models when the operator allows them. */
           model?: string;
           /** @description Width x height of the frame: a vendor’s model makes its own (a 422 names them), the local composer any. Absent: 1280x720, or the size the model makes nearest to it */
           size?: string;
@@ -10049,7 +10049,7 @@ export interface operations {
         "application/json": {
           /** @description What to say; at most SPEECH_MAX_CHARACTERS characters, and at most what the model takes */
           text: string;
-          /** @description A model the operator allows for this capability (GET /admin/providers lists them); the default when absent */
+          /** @description A model the operator allows for this capability (GET /admin/providers lists those allowed here, with their prices); the first allowed when absent. The models the platform knows: gpt-4o-mini-tts (openai), tts-1 (openai), tts-1-hd (openai), minimax/speech-02-hd (replicate), eleven_multilingual_v2 (elevenlabs), eleven_v3 (elevenlabs), eleven_flash_v2_5 (elevenlabs), eleven_flash_v2 (elevenlabs), eleven_turbo_v2_5 (elevenlabs), eleven_turbo_v2 (elevenlabs); a compatible server’s own models when the operator allows them. */
           model?: string;
           /**
            * @description default, female, male (each provider maps them to a voice of its own), or a voice the provider knows
