@@ -7,7 +7,9 @@
 // vectors (random-hyperplane LSH). Without pgvector, a search ranks an
 // agent's chunks by that Hamming distance, a cheap scan of narrow rows, and
 // computes exact cosine similarity only for the nearest.
+import type { CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
+import { recordProviderCall, type CallOutcome } from '../providers/calls.ts';
 import { JobError } from '../jobs/errors.ts';
 import { adapterFor, type RemoteVendor } from '../providers/registry.ts';
 
@@ -45,17 +47,48 @@ export const embeddingModel = (config: Pick<Config, 'providers'>): string | null
 
 export type Embedded = { vectors: number[][]; tokens: number | null };
 
-/** Texts embedded by the provider, in order, normalised; `tokens` as the provider reports them. */
-export async function embedTexts(config: Config, texts: string[], signal: AbortSignal): Promise<Embedded> {
+/** Where a job's embedding calls are recorded (provider_calls), as its other calls to providers are. */
+export type CallRecord = { db: CommonQueryMethods; job: { id: string; tenant_id: string } };
+
+/**
+ * Texts embedded by the provider, in order, normalised; `tokens` as the
+ * provider reports them. Not passed on to another provider on failure: one
+ * model embeds a knowledge base, and another's vectors would not compare.
+ */
+export async function embedTexts(
+  config: Config,
+  texts: string[],
+  signal: AbortSignal,
+  recordFor?: CallRecord,
+): Promise<Embedded> {
   const provider = embeddingProvider(config);
   if (!provider)
     throw new KnowledgeError('not_configured', 'No embedding provider: name one in EMBEDDING_PROVIDERS.', false);
+  const startedAt = new Date();
+  const record = (outcome: CallOutcome, error?: JobError) =>
+    recordFor &&
+    recordProviderCall(recordFor.db, recordFor.job, {
+      capability: 'embeddings',
+      ...provider,
+      startedAt,
+      durationMs: Date.now() - startedAt.getTime(),
+      outcome,
+      errorCode: error?.code,
+      httpStatus: error?.status,
+    });
   let embedded: Embedded;
   try {
     embedded = await adapterFor(config, 'embeddings', provider.vendor).embed(texts, { model: provider.model, signal });
+    await record('succeeded');
   } catch (error) {
-    if (signal.aborted) throw signal.reason ?? error;
-    if (error instanceof JobError) throw new KnowledgeError(error.code, error.message, error.transient, error);
+    if (signal.aborted) {
+      await record('canceled');
+      throw signal.reason ?? error;
+    }
+    if (error instanceof JobError) {
+      await record('failed', error);
+      throw new KnowledgeError(error.code, error.message, error.transient, error);
+    }
     throw error;
   }
   const dimensions = embedded.vectors[0]?.length;

@@ -42,6 +42,7 @@ export type IndexContext = {
   db: CommonQueryMethods;
   config: Config;
   jobId: string;
+  tenantId: string;
   signal: AbortSignal;
   progress(fraction: number, stage: string): Promise<void>;
 };
@@ -120,7 +121,10 @@ export async function indexDocument(context: IndexContext, input: RagIndexInput)
     for (let from = 0; from < chunks.length; from += embeddingBatch) {
       signal.throwIfAborted();
       const inputs = chunks.slice(from, from + embeddingBatch).map((chunk) => embeddingInput(source.title, chunk));
-      const embedded = await embedTexts(config, inputs, signal);
+      const embedded = await embedTexts(config, inputs, signal, {
+        db,
+        job: { id: context.jobId, tenant_id: context.tenantId },
+      });
       vectors.push(...embedded.vectors);
       embeddedTokens += embedded.tokens ?? inputs.reduce((sum, text) => sum + countTokens(text), 0);
       await context.progress(

@@ -1,5 +1,5 @@
 // Computes a knowledge-base document's index (core/knowledge/indexing.ts):
-// chunks for full text, and embeddings when AI_EMBEDDING_MODEL is set, paid
+// chunks for full text, and embeddings when EMBEDDING_PROVIDERS names one (each call recorded), paid
 // per 1,000 tokens embedded. A failure is written on the document too (state
 // error, with the code) before the job fails or is retried (a retry starts
 // the stages over).
@@ -17,6 +17,7 @@ export default defineJob({
           db: context.db,
           config: context.config,
           jobId: context.job.id,
+          tenantId: context.job.tenant_id,
           signal: context.signal,
           progress: context.progress,
         },

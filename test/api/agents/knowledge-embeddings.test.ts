@@ -104,6 +104,11 @@ describe('indexing', () => {
     expect(call.body).toEqual({ model, input: inputs, encoding_format: 'base64' });
     const tokens = inputs.reduce((sum, input) => sum + Math.ceil(input.length / 4), 0);
     expect(job.body.output.embedded_tokens).toBe(tokens);
+    // The call is recorded as every job's calls to providers are, for the admin and GET /admin/providers.
+    const seen = await request(suite.t.app).get(`/admin/jobs/${job.body.id}`).set(suite.admin.auth).expect(200);
+    expect(seen.body.provider_calls).toEqual([
+      expect.objectContaining({ capability: 'embeddings', vendor: 'openai', model, outcome: 'succeeded' }),
+    ]);
     expect(job.body.credits_charged).toBe(Math.ceil(tokens / 1000));
     expect(job.body.credits_reserved).toBeGreaterThanOrEqual(job.body.credits_charged);
     expect((await ledgerFor(suite.t, job.body.id)).map((entry) => entry.kind)).toEqual(
@@ -148,6 +153,15 @@ describe('indexing', () => {
     });
     const job = await compute(id).expect(200);
     expect(job.body).toMatchObject({ status: 'failed', credits_charged: 0, error: { code: 'provider_rejected' } });
+    const seen = await request(suite.t.app).get(`/admin/jobs/${job.body.id}`).set(suite.admin.auth).expect(200);
+    expect(seen.body.provider_calls).toEqual([
+      expect.objectContaining({
+        vendor: 'openai',
+        outcome: 'failed',
+        error_code: 'provider_rejected',
+        http_status: 400,
+      }),
+    ]);
     expect((await ledgerFor(suite.t, job.body.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
     const document = await request(suite.t.app)
       .get(`/api/agents/${agent}/knowledge-base/${id}`)
