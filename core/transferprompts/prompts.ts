@@ -100,6 +100,10 @@ function clash(error: unknown, name: string): never {
   throw error;
 }
 
+/** One transfer prompt; null when there is none of that id. */
+export const transferPromptById = (db: CommonQueryMethods, id: string) =>
+  db.maybeOne(sql.type(transferPromptSchema)`select ${columns} from transfer_prompts t where t.id = ${id}`);
+
 export function listTransferPrompts(db: CommonQueryMethods, query: PageQuery & { sort: string }) {
   return sortedPage(
     db,
