@@ -1,5 +1,6 @@
 // One MCP session's server: tools/list and tools/call over the tools of
-// ./tools.ts. The SDK's low-level Server is used rather than McpServer
+// ./tools.ts, and the site's content as resources (./resources.ts). The
+// SDK's low-level Server is used rather than McpServer
 // because what a session may call is decided per call (the agent may have
 // been changed or disabled since the session began) and a refusal must be a
 // problem, as the REST API answers it. Each call runs in the HTTP request
@@ -33,6 +34,7 @@ import {
   type ToolDefinition,
 } from './tool.ts';
 import { notTheAgentsTool, tools, toolsFor } from './tools.ts';
+import { serveResources } from './resources.ts';
 import { actingFor } from '../../db/tenant-scope.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -100,11 +102,13 @@ function waiter(context: CallContext, extra: Extra, progressToken: string | numb
 export function createMcpServer(agentId: string | null, instructions: string | undefined): Server {
   const server = new Server(
     { name: 'content-agent-platform', title: 'Content and Agent Platform', version: service.version },
-    { capabilities: { tools: {} }, ...(instructions ? { instructions } : {}) },
+    { capabilities: { tools: {}, resources: {} }, ...(instructions ? { instructions } : {}) },
   );
   /** The session's agent as it is now: one disabled or hidden since the session began is refused. */
   const agentNow = (context: CallContext): Promise<SessionAgent> =>
     agentId === null ? Promise.resolve(null) : usableAgent(context.db, context.actor, agentId);
+
+  serveResources(server, { contextOf: callContextOf, agentNow });
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const context = callContextOf(extra);
