@@ -1,10 +1,11 @@
 // One MCP session's server: tools/list and tools/call over the tools of
-// ./tools.ts, and the site's content as resources (./resources.ts). The
-// SDK's low-level Server is used rather than McpServer
-// because what a session may call is decided per call (the agent may have
-// been changed or disabled since the session began) and a refusal must be a
-// problem, as the REST API answers it. Each call runs in the HTTP request
-// that carried it: that request's caller, database, deadline and log.
+// ./tools.ts, the site's content as resources (./resources.ts) and the
+// system and transfer prompts as prompts (./prompts.ts). The SDK's low-level
+// Server is used rather than McpServer because what a session may call is
+// decided per call (the agent may have been changed or disabled since the
+// session began) and a refusal must be a problem, as the REST API answers
+// it. Each call runs in the HTTP request that carried it: that request's
+// caller, database, deadline and log.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -34,6 +35,7 @@ import {
   type ToolDefinition,
 } from './tool.ts';
 import { notTheAgentsTool, tools, toolsFor } from './tools.ts';
+import { servePrompts } from './prompts.ts';
 import { serveResources } from './resources.ts';
 import { actingFor } from '../../db/tenant-scope.ts';
 
@@ -102,13 +104,14 @@ function waiter(context: CallContext, extra: Extra, progressToken: string | numb
 export function createMcpServer(agentId: string | null, instructions: string | undefined): Server {
   const server = new Server(
     { name: 'content-agent-platform', title: 'Content and Agent Platform', version: service.version },
-    { capabilities: { tools: {}, resources: {} }, ...(instructions ? { instructions } : {}) },
+    { capabilities: { tools: {}, resources: {}, prompts: {} }, ...(instructions ? { instructions } : {}) },
   );
   /** The session's agent as it is now: one disabled or hidden since the session began is refused. */
   const agentNow = (context: CallContext): Promise<SessionAgent> =>
     agentId === null ? Promise.resolve(null) : usableAgent(context.db, context.actor, agentId);
 
   serveResources(server, { contextOf: callContextOf, agentNow });
+  servePrompts(server, { contextOf: callContextOf, agentNow });
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const context = callContextOf(extra);

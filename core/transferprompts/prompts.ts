@@ -104,6 +104,12 @@ function clash(error: unknown, name: string): never {
 export const transferPromptById = (db: CommonQueryMethods, id: string) =>
   db.maybeOne(sql.type(transferPromptSchema)`select ${columns} from transfer_prompts t where t.id = ${id}`);
 
+/** One transfer prompt by its name, regardless of case (as names are unique); null when there is none. */
+export const transferPromptByName = (db: CommonQueryMethods, name: string) =>
+  db.maybeOne(
+    sql.type(transferPromptSchema)`select ${columns} from transfer_prompts t where lower(t.name) = lower(${name})`,
+  );
+
 export function listTransferPrompts(db: CommonQueryMethods, query: PageQuery & { sort: string }) {
   return sortedPage(
     db,
