@@ -4,21 +4,17 @@
 // limits, timeouts and problems; the SDK's transport then speaks JSON-RPC.
 // POST carries the client's messages (answers stream back as server-sent
 // events), GET opens the session's stream for messages the server starts,
-// DELETE ends the session.
-import type { Request, Response } from 'express';
+// DELETE ends the session. Sessions are kept in PostgreSQL, so any API
+// process serves any of them (./sessions.ts).
+import type { Request } from 'express';
 import { z } from 'zod';
-import { actorId } from '../../core/actor.ts';
 import { agentInstructions, usableAgent } from '../../core/agents/agents.ts';
 import { agentTools } from '../../core/agents/tools.ts';
 import { Problem } from '../../core/errors.ts';
 import { cacheControlHeader, problemResponse, problemSchema } from '../responses.ts';
 import { defineRoute, type ResponseSpec } from '../route.ts';
 import { noContent } from '../schemas.ts';
-import { McpSessions, type McpSession } from './sessions.ts';
-import type { CallContext } from './tool.ts';
-
-/** The sessions of this process (./sessions.ts says why they are the process's). */
-const sessions = new McpSessions();
+import { end, initialize, initializes, resume } from './sessions.ts';
 
 const jsonRpcMessage = z
   .object({ jsonrpc: z.literal('2.0') })
@@ -69,18 +65,11 @@ const headers = z.object({
 
 const sessionOnly = z.object({ 'mcp-session-id': z.string().describe('The session, from the initialize answer') });
 
-/** Hands the request to the session's transport; the request's context goes with each message it carries. */
-async function serve(session: McpSession, context: CallContext, req: Request, res: Response, body?: unknown) {
-  // The SDK's auth info carries the request's context to the tool handlers; the token itself stays here.
-  const auth = { token: '', clientId: actorId(context.actor), scopes: [], extra: { context } };
-  await session.transport.handleRequest(Object.assign(req, { auth }), res, body);
-}
-
-/** The session a GET or DELETE names: 400 without the header, 404 for one that is not the caller's here. */
-function namedSession(req: Request, context: CallContext): McpSession {
+/** The session a GET or DELETE names: 400 without the header. */
+function sessionId(req: Request): string {
   const id = req.get('mcp-session-id');
   if (!id) throw new Problem(400, 'Send the Mcp-Session-Id the initialize answer gave.');
-  return sessions.find(id, context.actor);
+  return id;
 }
 
 const toolList = agentTools.join(', ');
@@ -104,30 +93,27 @@ export const routes = [
       202: { description: 'Accepted: the body held only notifications or responses' },
       400: problemOrRpc('Not an MCP message the session can take (a second initialize, no session id, bad version)'),
       403: problemResponse('The agent is disabled'),
-      404: problemOrRpc(
-        'No such session (ended, another caller’s, another process’s), or no such agent for the caller',
-      ),
+      404: problemOrRpc('No such session (ended, expired, another caller’s), or no such agent for the caller'),
       406: problemOrRpc('The Accept header does not take both application/json and text/event-stream'),
     },
-    async handler({ body }, context, { req, res }) {
-      const id = req.get('mcp-session-id');
+    async handler({ body }, context, http) {
+      const id = http.req.get('mcp-session-id');
       if (id) {
-        await serve(sessions.find(id, context.actor), context, req, res, body);
+        await resume(context, id, http, body);
         return {};
       }
-      const agentId = req.get('mcp-agent-id');
+      if (!initializes(body)) {
+        throw new Problem(400, 'Send the Mcp-Session-Id the initialize answer gave, or an initialize request first.');
+      }
+      const agentId = http.req.get('mcp-agent-id');
       if (agentId !== undefined && !z.uuid().safeParse(agentId).success) {
         throw new Problem(422, 'MCP-Agent-Id is not an agent id.', {
           errors: [{ path: 'headers.mcp-agent-id', message: 'a UUID' }],
         });
       }
       const agent = agentId === undefined ? null : await usableAgent(context.db, context.actor, agentId);
-      const session = await sessions.open(
-        context.actor,
-        agent && { id: agent.id, instructions: await agentInstructions(context.db, agent) },
-      );
-      await serve(session, context, req, res, body);
-      await sessions.forget(session);
+      const configured = agent && { id: agent.id, instructions: await agentInstructions(context.db, agent) };
+      await initialize(context, configured, http, body);
       return {};
     },
   }),
@@ -136,23 +122,17 @@ export const routes = [
     key: 'GET /mcp',
     access: 'signed-in',
     description:
-      'The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`), one at a time ' +
-      'per session. It ends at the endpoint’s timeout; clients open it again.',
+      'The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`). It ends at the ' +
+      'endpoint’s timeout; clients open it again.',
     request: { headers: sessionOnly },
     responses: {
       200: eventStream,
       400: problemOrRpc('No Mcp-Session-Id, or a protocol version the server does not speak'),
       404: problemOrRpc('No such session for the caller'),
       406: problemOrRpc('The Accept header does not take text/event-stream'),
-      409: problemOrRpc('The session’s stream is already open'),
     },
-    async handler(_input, context, { req, res }) {
-      const session = namedSession(req, context);
-      // At the deadline the stream ends cleanly (the timeout cannot answer 504 once it has begun).
-      context.signal.addEventListener('abort', () => {
-        if (context.signal.reason instanceof Problem) session.transport.closeStandaloneSSEStream();
-      });
-      await serve(session, context, req, res);
+    async handler(_input, context, http) {
+      await resume(context, sessionId(http.req), http);
       return {};
     },
   }),
@@ -160,7 +140,8 @@ export const routes = [
   defineRoute({
     key: 'DELETE /mcp',
     access: 'signed-in',
-    description: 'Ends the session: its streams close and its id is no longer found.',
+    description:
+      'Ends the session: its id is no longer found, by any process. A stream still open on it ends at its timeout.',
     request: { headers: sessionOnly },
     responses: {
       ...noContent('Ended'),
@@ -168,7 +149,7 @@ export const routes = [
       404: problemResponse('No such session for the caller'),
     },
     async handler(_input, context, { req }) {
-      await sessions.close(namedSession(req, context));
+      await end(context, sessionId(req));
       return {};
     },
   }),

@@ -4,8 +4,8 @@
 // Server is used rather than McpServer because what a session may call is
 // decided per call (the agent may have been changed or disabled since the
 // session began) and a refusal must be a problem, as the REST API answers
-// it. Each call runs in the HTTP request that carried it: that request's
-// caller, database, deadline and log.
+// it. Each server lives for one HTTP request (./sessions.ts), and serves it
+// as that request's caller, with its database, deadline and log.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,

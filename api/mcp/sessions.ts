@@ -1,106 +1,87 @@
-// MCP sessions of this process: each an SDK streamable HTTP transport and its
-// server, found by the Mcp-Session-Id the client sends back. A session
-// belongs to the caller who opened it (a user or a service account): every
-// request still brings its own token, and one from anyone else does not find
-// the session (404, as an unknown one). Sessions live in the memory of the
-// process that opened them: behind several API processes, /mcp is routed by
-// Mcp-Session-Id, or a client that lands elsewhere is told 404 and opens a
-// new one, as the MCP specification has clients do. Idle ones are closed, and
-// so are a caller's least recently used past a few at once.
+// MCP sessions, served by whichever API process a request lands on. A
+// session is a row in PostgreSQL (core/mcp/sessions.ts): whose it is and its
+// agent. Each request gets an SDK server and streamable HTTP transport of its
+// own, which answer it and are closed: so no process holds a session, and
+// /mcp needs no routing by Mcp-Session-Id. The initialize request's transport
+// is the SDK's stateful one, which hands out the session's id; later
+// requests are served by a stateless one, the session having been checked
+// here first (the caller's, not over). Every request still brings its own
+// token, and one from anyone else does not find the session (404, as an
+// unknown one).
+//
+// What this gives up: a notifications/cancelled for a call running on
+// another request reaches nothing (closing that call's stream cancels it, as
+// its deadline does), and nothing is kept to send on a GET stream later.
 import { randomUUID } from 'node:crypto';
+import type { Request, Response } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { actorId, type Actor } from '../../core/actor.ts';
-import { notFound } from '../../core/errors.ts';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { actorId } from '../../core/actor.ts';
+import { Problem, notFound } from '../../core/errors.ts';
+import { endMcpSession, findMcpSession, openMcpSession } from '../../core/mcp/sessions.ts';
 import { createMcpServer } from './server.ts';
+import type { CallContext } from './tool.ts';
 
-export type McpSession = {
-  id: string;
-  owner: string;
-  transport: StreamableHTTPServerTransport;
-  server: Server;
-  lastSeen: number;
-};
-
-/** A session unused for this long is closed (its client is told 404 and opens another). */
-const idleMs = 30 * 60_000;
-/** A caller's sessions past this many close, least recently used first: a client that never ends its sessions cannot grow the process. */
-export const sessionsPerCaller = 16;
-const sweepEveryMs = 60_000;
-
-const ownerOf = (actor: Actor) => `${actor.kind}:${actorId(actor)}`;
+type Http = { req: Request; res: Response };
 
 const noSuchSession = () =>
-  notFound('No such MCP session: it ended, was opened by someone else or in another process. Initialize a new one.');
+  notFound('No such MCP session: it ended, expired or was opened by someone else. Initialize a new one.');
 
-export class McpSessions {
-  readonly #sessions = new Map<string, McpSession>();
-  #sweeper: NodeJS.Timeout | undefined;
-
-  /**
-   * A new session's transport and server, for an initialize request. It is
-   * kept only once the transport has initialized it (forget() otherwise).
-   */
-  async open(actor: Actor, agent: { id: string; instructions: string } | null): Promise<McpSession> {
-    const id = randomUUID();
-    const session: McpSession = {
-      id,
-      owner: ownerOf(actor),
-      server: createMcpServer(agent?.id ?? null, agent?.instructions || undefined),
-      transport: new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => id,
-        onsessioninitialized: () => this.#keep(session),
-      }),
-      lastSeen: Date.now(),
-    };
-    session.transport.onclose = () => {
-      this.#sessions.delete(id);
-    };
-    await session.server.connect(session.transport);
-    return session;
+/** Answers the request with a server of the session's agent on `transport`, then closes both. */
+async function serve(
+  server: ReturnType<typeof createMcpServer>,
+  transport: StreamableHTTPServerTransport,
+  context: CallContext,
+  { req, res }: Http,
+  body?: unknown,
+): Promise<void> {
+  await server.connect(transport);
+  try {
+    // The SDK's auth info carries the request's context to the handlers; the token itself stays here.
+    const auth = { token: '', clientId: actorId(context.actor), scopes: [], extra: { context } };
+    await transport.handleRequest(Object.assign(req, { auth }), res, body);
+  } finally {
+    await server.close();
   }
+}
 
-  /** The caller's session by its id; 404 for one unknown here or opened by someone else. */
-  find(id: string, actor: Actor): McpSession {
-    const session = this.#sessions.get(id);
-    if (!session || session.owner !== ownerOf(actor)) throw noSuchSession();
-    session.lastSeen = Date.now();
-    return session;
-  }
+/** Whether the message is an initialize request, which opens a session rather than continuing one. */
+export const initializes = (body: unknown) => isInitializeRequest(body);
 
-  /** Drops a session the request did not initialize (it was not an initialize request). */
-  async forget(session: McpSession): Promise<void> {
-    if (!this.#sessions.has(session.id)) await session.server.close();
-  }
+/**
+ * Opens a session for an initialize request. The row is written before the
+ * transport answers, so no client ever holds an id that a process would not
+ * find; a request the transport refuses (406, 415...) takes it away again.
+ */
+export async function initialize(
+  context: CallContext,
+  agent: { id: string; instructions: string } | null,
+  http: Http,
+  body: unknown,
+): Promise<void> {
+  const id = randomUUID();
+  await openMcpSession(context.db, context.actor, id, agent?.id ?? null);
+  const server = createMcpServer(agent?.id ?? null, agent?.instructions || undefined);
+  await serve(server, new StreamableHTTPServerTransport({ sessionIdGenerator: () => id }), context, http, body);
+  if (http.res.statusCode !== 200) await endMcpSession(context.db, context.actor, id);
+}
 
-  /** Ends the session: its streams close and its id is no longer found. */
-  async close(session: McpSession): Promise<void> {
-    await session.server.close();
-    this.#sessions.delete(session.id);
+/** Serves a request of the caller's session `id`: a POST's messages, or a GET's stream. 404 when it is not theirs or is over. */
+export async function resume(context: CallContext, id: string, http: Http, body?: unknown): Promise<void> {
+  const session = await findMcpSession(context.db, context.actor, id);
+  if (!session) throw noSuchSession();
+  if (body !== undefined && initializes(body)) {
+    throw new Problem(400, 'The session is initialized already: initialize without Mcp-Session-Id for a new one.');
   }
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  // At the deadline a GET's stream ends cleanly (the timeout cannot answer 504 once it has begun).
+  context.signal.addEventListener('abort', () => {
+    if (context.signal.reason instanceof Problem) transport.closeStandaloneSSEStream();
+  });
+  await serve(createMcpServer(session.agent_id, undefined), transport, context, http, body);
+}
 
-  get size(): number {
-    return this.#sessions.size;
-  }
-
-  #keep(session: McpSession): void {
-    this.#sessions.set(session.id, session);
-    const own = [...this.#sessions.values()].filter((other) => other.owner === session.owner);
-    if (own.length > sessionsPerCaller) {
-      own.sort((x, y) => x.lastSeen - y.lastSeen);
-      for (const old of own.slice(0, own.length - sessionsPerCaller)) void this.close(old);
-    }
-    this.#sweeper ??= setInterval(() => this.#sweep(), sweepEveryMs).unref();
-  }
-
-  #sweep(): void {
-    const now = Date.now();
-    for (const session of this.#sessions.values()) {
-      if (now - session.lastSeen > idleMs) void this.close(session);
-    }
-    if (this.#sessions.size === 0) {
-      clearInterval(this.#sweeper);
-      this.#sweeper = undefined;
-    }
-  }
+/** Ends the caller's session `id`: no process finds it afterwards. 404 when it is not theirs or is over. */
+export async function end(context: CallContext, id: string): Promise<void> {
+  if (!(await endMcpSession(context.db, context.actor, id))) throw noSuchSession();
 }

@@ -20,7 +20,7 @@ import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.t
 import { globalAdmin, staffedTenant, type Auth, type Staffed } from '../../helpers/identity.ts';
 import { giveCredits, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
 import { indexCorpus } from '../../helpers/knowledge.ts';
-import { sessionsPerCaller } from '../../../api/mcp/sessions.ts';
+import { sessionsPerCaller } from '../../../core/mcp/sessions.ts';
 import { Webhook } from 'standardwebhooks';
 import { startReceiver, type Receiver } from '../../helpers/webhook-receiver.ts';
 import { unique } from '../../helpers/identity.ts';
