@@ -122,10 +122,10 @@ async function writeChunks(
     const contents = numbers.map(() => zipfText(words, wordsPerChunk));
     const vectors = contents.map((content, i) => normalise(fakeEmbedding(`${titles[i]}\n\n${content}`)));
     await db.query(sql.typeAlias('void')`
-      insert into knowledge_chunks (id, document_id, agent_id, tenant_id, site_id, locale, ordinal, content, tokens,
-                                    start_offset, end_offset, tsv, embedding)
+      insert into knowledge_chunks (id, document_id, agent_id, tenant_id, site_id, locale, source_kind, ordinal, content,
+                                    tokens, start_offset, end_offset, tsv, embedding)
       select c.id, (${sql.array(documents, 'uuid')})[c.n / ${chunksPerDocument} + 1], ${agentId}, ${tenantId}, ${siteId},
-             'en', c.n % ${chunksPerDocument}, c.content, 500, 0, length(c.content),
+             'en', 'text', c.n % ${chunksPerDocument}, c.content, 500, 0, length(c.content),
              setweight(to_tsvector('english', c.title), 'B') || to_tsvector('english', c.content), c.embedding::real[]
       from unnest(${sql.array(chunkIds, 'uuid')}, ${sql.array(numbers, 'int4')}, ${sql.array(titles, 'text')},
                   ${sql.array(contents, 'text')},
@@ -134,8 +134,8 @@ async function writeChunks(
                     'text',
                   )}) as c (id, n, title, content, embedding)`);
     await db.query(sql.typeAlias('void')`
-      insert into knowledge_signatures (chunk_id, agent_id, tenant_id, site_id, model, signature)
-      select s.chunk_id, ${agentId}, ${tenantId}, ${siteId}, ${embeddingModel}, s.signature::bit(256)
+      insert into knowledge_signatures (chunk_id, agent_id, tenant_id, site_id, locale, source_kind, model, signature)
+      select s.chunk_id, ${agentId}, ${tenantId}, ${siteId}, 'en', 'text', ${embeddingModel}, s.signature::bit(256)
       from unnest(${sql.array(chunkIds, 'uuid')}, ${sql.array(vectors.map(signature), 'text')}) as s (chunk_id, signature)`);
   }
   // As the next indexing run would.

@@ -1,5 +1,5 @@
 // An agent's knowledge base: its documents (snapshots of posts, or texts
-// given) and the job that indexes one. Who may do what
+// given; pages and PDFs are ./knowledge-sources.ts) and the job that indexes one. Who may do what
 // (core/knowledge/access.ts):
 // - reading: whoever sees the agent (global admins; members and service
 //   accounts, with content:read, of a tenant it is assigned to), and of its
@@ -55,8 +55,11 @@ export const routes = [
     access: 'signed-in',
     description:
       'Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s ' +
-      'site. The post must be of a tenant the agent is assigned to (409 otherwise). When the post changes later, the ' +
-      `document says it is stale; computing its index again takes the post’s new text. ${writers}`,
+      'site. The post must be of a tenant the agent is assigned to (409 otherwise). Once indexed, the document follows the ' +
+      'post: when the post’s text changes (title, excerpt, body; not its tags or status), a rag_index job indexes it again ' +
+      'a moment later, with the chunk settings it was indexed with, embedding only the chunks whose text changed, paid from ' +
+      'the tenant’s credit pool (no caller asked for it); if the pool cannot cover it, the document stays stale with the ' +
+      `error insufficient_credits, and computing its index again takes the post’s new text. ${writers}`,
     request: { params: agentParams.extend({ post_id: z.uuid() }) },
     responses: {
       201: created,
@@ -115,7 +118,10 @@ export const routes = [
       'Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it ' +
       'is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating ' +
       '`overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed ' +
-      'for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model. ' +
+      'for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model; a chunk whose text (under the ' +
+      'title) the same model embedded before keeps its stored embedding, and only the others are embedded and charged. ' +
+      'A page’s or a PDF’s document whose text is not taken yet (its first job failed) has it fetched first; a PDF’s ' +
+      'upload is gone by then, so such a job fails with pdf_missing. ' +
       'Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone ' +
       'is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is ' +
       'charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. ' +
@@ -126,7 +132,9 @@ export const routes = [
     async handler({ params, body }, context, { req }) {
       const access = await indexTarget(context.db, context.actor, params.doc_id);
       context.limitJobs(access.site.tenant_id);
-      const job = await submitIndex(context.db, context.services.config, access, params.doc_id, body, context.webhook);
+      const job = await submitIndex(context.db, context.services.config, access, params.doc_id, body, {
+        webhook: context.webhook ?? null,
+      });
       return answerJob({ ...context, site: access.site }, req.get('prefer'), job, 'submitted');
     },
   }),

@@ -1,5 +1,6 @@
 // A knowledge-base document as callers see it: where it came from (a post,
-// with a link to it and whether it changed since the snapshot, or a text),
+// with a link to it and whether it changed since the snapshot, a text, a web
+// page or a PDF),
 // and its indexing state with a timestamp per stage. Listing, reading and
 // removing documents; adding them is ./add.ts.
 import { z } from 'zod';
@@ -24,7 +25,9 @@ const stageTimes = {
   error_at: timestamp.nullable(),
 };
 
-export const documentKinds = ['post', 'text'] as const;
+/** Where a document's text comes from; also what a search filters by as `source_kind`. */
+export const documentKinds = ['post', 'text', 'url', 'pdf'] as const;
+export type DocumentKind = (typeof documentKinds)[number];
 
 const indexSchema = z
   .object({
@@ -61,17 +64,32 @@ const postLinkSchema = z
   })
   .meta({ id: 'KnowledgePostLink' });
 
+const sourceSchema = z
+  .object({
+    url: z.string().nullable().describe('url: the page (once fetched, where it ended up after redirects)'),
+    file_name: z.string().nullable().describe('pdf: the uploaded file’s name'),
+    text_pending: z
+      .boolean()
+      .describe('The text is still to be fetched or read: the first run of the document’s rag_index job does it'),
+  })
+  .meta({ id: 'KnowledgeSource' });
+
 export const knowledgeDocumentSchema = z
   .object({
     id: z.uuid(),
     agent_id: z.uuid(),
     site_id: z.uuid(),
-    kind: z.enum(documentKinds).describe('post: a snapshot of a post; text: plain text or Markdown given'),
+    kind: z
+      .enum(documentKinds)
+      .describe(
+        'post: a snapshot of a post; text: plain text or Markdown given; url: a web page’s article; pdf: an uploaded PDF’s text',
+      ),
     title: z.string(),
     locale: z.string().describe('The language its chunks are indexed in'),
     format: z.enum(bodyFormats),
     characters: z.number().int().describe('Length of the snapshot'),
     post: postLinkSchema.nullable().describe('For a post’s snapshot: the post'),
+    source: sourceSchema.nullable().describe('For a page’s or a PDF’s document: where its text comes from'),
     stale: z.boolean().describe('The post changed since the snapshot; computing the index again takes its new text'),
     index: indexSchema,
     created_by: z.uuid().nullable(),
@@ -100,6 +118,9 @@ const documentRow = z.object({
   post_id: z.uuid().nullable(),
   post_version: z.number().nullable(),
   current_version: z.number().nullable(),
+  source_url: z.string().nullable(),
+  file_name: z.string().nullable(),
+  text_pending: z.boolean(),
   index_state: z.enum(indexStates),
   index_job_id: z.uuid().nullable(),
   index_error: z.object({ code: z.string(), message: z.string() }).nullable(),
@@ -118,7 +139,8 @@ type DocumentRow = z.infer<typeof documentRow>;
 /** The columns of documentRow, over `d` joined with its site `s` and its post `p`. */
 const documentColumns = sql.fragment`
   d.id, d.agent_id, d.tenant_id, d.site_id, s.slug as site_slug, d.kind, d.title, d.locale, d.body_format,
-  length(d.body) as characters, d.post_id, d.post_version, p.version as current_version,
+  length(d.body) as characters, d.post_id, d.post_version, p.version as current_version, d.source_url, d.file_name,
+  d.text_pending,
   d.index_state, d.index_job_id, d.index_error, d.chunk_tokens, d.overlap_tokens, d.embedding_model, d.tokens, d.chunks,
   d.waiting_at, d.parsing_at, d.splitting_at, d.indexing_at, d.completed_at, d.error_at,
   d.created_by, d.created_at, d.updated_at`;
@@ -150,6 +172,10 @@ function toDocument(row: DocumentRow): KnowledgeDocument {
     format: row.body_format,
     characters: row.characters,
     post,
+    source:
+      row.kind === 'url' || row.kind === 'pdf'
+        ? { url: row.source_url, file_name: row.file_name, text_pending: row.text_pending }
+        : null,
     stale: post !== null && post.current_version !== null && post.current_version !== post.version,
     index: {
       state: row.index_state,

@@ -3,7 +3,9 @@
 // tenant pool), reserving what embedding the text may cost: nothing without
 // an embedding provider, nothing for a document already indexed as it is.
 // The document waits (its stages cleared) unless it is current, in which
-// case it stays completed and the job will find nothing to do.
+// case it stays completed and the job will find nothing to do. A page's or a
+// PDF's document whose text is not taken yet reserves what its source may
+// hold at most (./source.ts); a PDF's first run gets the upload to read.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
@@ -17,7 +19,14 @@ import { requireWriter } from './access.ts';
 import { documentById } from './documents.ts';
 import { embeddingModel } from './embeddings.ts';
 import { ragIndexKind, type RagIndexInput } from './indexing.ts';
-import { estimatedEmbeddingTokens, indexHash, isCurrent, loadStored, sourceOf } from './source.ts';
+import {
+  estimatedEmbeddingTokens,
+  indexHash,
+  isCurrent,
+  loadStored,
+  pendingEmbeddingTokens,
+  sourceOf,
+} from './source.ts';
 
 export const computeIndexBody = z
   .strictObject({
@@ -45,13 +54,20 @@ export async function indexTarget(db: CommonQueryMethods, actor: Actor, document
   return requireWriter(db, actor, found.site_id, 'No such document.');
 }
 
+export type SubmitIndexOptions = {
+  /** Where the job's events go, if the request named a webhook. */
+  webhook?: JobWebhook | null;
+  /** A PDF document's upload, for its first run to read: the stored file and the most pages to read. */
+  upload?: { fileKey: string; maxPages: number };
+};
+
 export async function submitIndex(
   db: CommonQueryMethods,
   config: Config,
   access: SiteAccess,
   documentId: string,
   body: ComputeIndexBody,
-  webhook: JobWebhook | null = null,
+  { webhook = null, upload }: SubmitIndexOptions = {},
 ): Promise<Job> {
   const chunkTokens = body?.chunk_tokens ?? config.knowledge.chunkTokens;
   // Unless given, the configured overlap, cut to half of a smaller chunk asked for.
@@ -65,6 +81,7 @@ export async function submitIndex(
     document_id: documentId,
     chunk_tokens: options.chunkTokens,
     overlap_tokens: options.overlapTokens,
+    ...(upload ? { file_key: upload.fileKey, max_pages: upload.maxPages } : {}),
   };
   return db.transaction(async (tx) => {
     // Locked: a concurrent submit for the same document waits, then sees this one's job.
@@ -73,8 +90,17 @@ export async function submitIndex(
     if (!stored) throw new Problem(404, 'No such document.');
     const model = embeddingModel(config);
     const source = await sourceOf(tx, stored);
-    const current = isCurrent(stored, indexHash(source, options, model));
-    const tokens = current || !model ? 0 : estimatedEmbeddingTokens(source, options);
+    const current = !stored.text_pending && isCurrent(stored, indexHash(source, options, model));
+    const tokens =
+      current || !model
+        ? 0
+        : stored.text_pending
+          ? pendingEmbeddingTokens(
+              stored.kind === 'url' ? 'url' : 'pdf',
+              upload?.maxPages ?? config.pdf.maxPages,
+              options,
+            )
+          : estimatedEmbeddingTokens(source, options);
     const job = await submitJob(tx, config, access, {
       kind: ragIndexKind,
       input,

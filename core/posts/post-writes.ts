@@ -5,7 +5,8 @@
 // (./schedule.ts), in the same transaction. A translation takes its
 // master's tags, categories and featured image unless given its own.
 // Authors create posts and change only their own; `If-Match` with the post's
-// version turns a lost update into a 412.
+// version turns a lost update into a 412. A change of a post's text queues the
+// refresh of the knowledge documents taken from it (core/knowledge/follow-posts.ts).
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
@@ -19,6 +20,7 @@ import { requireSeoImage } from '../content/pages.ts';
 import { requireVersion, type IfMatch } from '../content/types.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { slugify } from '../tenancy/tenants.ts';
+import { followPostChange } from '../knowledge/follow-posts.ts';
 import { findPost, postColumns, postSchema, type Post, type PostStatus } from './posts.ts';
 import { schedulePublication } from './schedule.ts';
 
@@ -190,6 +192,7 @@ export async function updatePost(
       )
       .catch(taken);
     if (scheduledFor !== current.scheduled_for) await schedulePublication(tx, id, scheduledFor);
+    await followPostChange(tx, id, current, updated);
     return updated;
   });
 }

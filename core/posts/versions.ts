@@ -2,8 +2,10 @@
 // that found the page changed, a transform applied to the post) first keeps
 // the post as it was in post_versions, then raises its version, so a client
 // holding the old ETag gets 412 on its next If-Match write rather than
-// overwriting the job's change unknowingly.
+// overwriting the job's change unknowingly; knowledge documents taken from
+// the post refresh themselves (core/knowledge/follow-posts.ts).
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { followPostChange } from '../knowledge/follow-posts.ts';
 import { storedBody } from './post-writes.ts';
 import { postColumns, postSchema, type Post, type PostSource } from './posts.ts';
 
@@ -43,7 +45,7 @@ export async function replaceContent(
   await keepVersion(tx, post, why);
   const format = replacement.body_format ?? post.body_format;
   const body = replacement.body === undefined ? post.body : storedBody(replacement.body, format);
-  return tx.one(sql.type(postSchema)`
+  const updated = await tx.one(sql.type(postSchema)`
     update posts p set
       title = ${replacement.title ?? post.title},
       excerpt = ${replacement.excerpt ?? post.excerpt},
@@ -54,6 +56,8 @@ export async function replaceContent(
       updated_by = ${why.userId}
     where p.id = ${post.id}
     returning ${postColumns}`);
+  await followPostChange(tx, post.id, post, updated);
+  return updated;
 }
 
 /** Records that the source was checked and had not changed: the content and version stay as they are. */

@@ -292,9 +292,9 @@ describe('removing', () => {
     const { document } = await addedPost(own);
     // Chunks as indexing writes them (the job is another file's).
     await t.services.db.query(sql.typeAlias('void')`
-      insert into knowledge_chunks (document_id, agent_id, tenant_id, site_id, locale, ordinal, content, tokens,
+      insert into knowledge_chunks (document_id, agent_id, tenant_id, site_id, locale, source_kind, ordinal, content, tokens,
                                     start_offset, end_offset, tsv)
-      values (${document.id}, ${own}, ${c.a.tenant.id}, ${c.a.site.id}, 'en', 0, 'Daily from nine.', 4, 0, 16,
+      values (${document.id}, ${own}, ${c.a.tenant.id}, ${c.a.site.id}, 'en', 'post', 0, 'Daily from nine.', 4, 0, 16,
               to_tsvector('english', 'Daily from nine.'))`);
     const left = () =>
       t.services.db.one(
