@@ -7,6 +7,7 @@ import { routes as agents } from './agents/router.ts';
 import { routes as auth } from './auth/router.ts';
 import { routes as knowledgeBase } from './agents/knowledge-base.ts';
 import { routes as knowledgeSearch } from './agents/knowledge-search.ts';
+import { routes as knowledgeSources } from './agents/knowledge-sources.ts';
 import { routes as cache } from './cache/router.ts';
 import { routes as oauth } from './auth/oauth.ts';
 import { routes as signup } from './auth/signup.ts';
@@ -95,6 +96,7 @@ export const allRoutes: RouteDefinition[] = [
   ...mcp,
   ...knowledgeBase,
   ...knowledgeSearch,
+  ...knowledgeSources,
   ...jobWebhooks,
   ...webhookSecret,
 ].map(takingWebhooks);

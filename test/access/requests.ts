@@ -1022,6 +1022,16 @@ export const requests: Record<string, Builder> = {
     path: `/api/agents/${await agentOfA(world)}/knowledge-base/from-text`,
     body: { site_identifier: world.siteA.slug, title: 'Matrix', content: 'Matrix text.' },
   }),
+  // Without an embedding model these jobs cost nothing: no credits needed. No worker runs, so nothing is fetched.
+  'POST /api/agents/{agent_id}/knowledge-base/from-url': async (world) => ({
+    path: `/api/agents/${await agentOfA(world)}/knowledge-base/from-url`,
+    body: { site_identifier: world.siteA.slug, url: 'https://example.com/article' },
+  }),
+  // The site is in the query: who may is checked before the upload is read.
+  'POST /api/agents/{agent_id}/knowledge-base/from-pdf': async (world) => ({
+    path: `/api/agents/${await agentOfA(world)}/knowledge-base/from-pdf?site_identifier=${world.siteA.slug}`,
+    file: makePdf([[{ text: 'Matrix PDF' }]]),
+  }),
   'GET /api/agents/{agent_id}/knowledge-base/{doc_id}': async (world) => {
     const { agent, document } = await knowledgeOfA(world);
     return { path: `/api/agents/${agent}/knowledge-base/${document}` };

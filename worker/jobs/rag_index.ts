@@ -1,17 +1,28 @@
 // Computes a knowledge-base document's index (core/knowledge/indexing.ts):
 // chunks for full text, and embeddings when EMBEDDING_PROVIDERS names one (each call recorded), paid
-// per 1,000 tokens embedded. A failure is written on the document too (state
-// error, with the code) before the job fails or is retried (a retry starts
-// the stages over).
+// per 1,000 tokens embedded. A page's or a PDF's document whose text is not
+// taken yet has it fetched or read first (../knowledge/extract.ts) and
+// written on the document, so a retry does not take it again. A failure is
+// written on the document too (state error, with the code) before the job
+// fails or is retried (a retry starts the stages over).
 import { KnowledgeError } from '../../core/knowledge/embeddings.ts';
-import { indexDocument, markFailed, ragIndexInput } from '../../core/knowledge/indexing.ts';
+import { documentToIndex, indexDocument, markFailed, ragIndexInput } from '../../core/knowledge/indexing.ts';
+import { saveTakenText } from '../../core/knowledge/source-text.ts';
 import { describe, JobError } from '../../core/jobs/errors.ts';
+import { extractText } from '../knowledge/extract.ts';
 import { defineJob } from './handler.ts';
 
 export default defineJob({
   input: ragIndexInput,
   async run(input, context) {
     try {
+      const stored = await documentToIndex(context.db, input.document_id);
+      let source: Record<string, unknown> | undefined;
+      if (stored.text_pending) {
+        const extraction = await extractText(stored, input, context);
+        if (await saveTakenText(context.db, context.job.id, stored.id, extraction.text)) await extraction.done();
+        source = extraction.output;
+      }
       const success = await indexDocument(
         {
           db: context.db,
@@ -23,7 +34,7 @@ export default defineJob({
         },
         input,
       );
-      return { status: 'succeeded', ...success };
+      return { status: 'succeeded', ...success, output: source ? { ...success.output, source } : success.output };
     } catch (thrown) {
       const error =
         thrown instanceof KnowledgeError

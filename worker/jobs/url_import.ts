@@ -14,11 +14,9 @@ import { textBlocks } from '../posts/blocks.ts';
 import { diffSummary } from '../posts/diff.ts';
 import { fetchForJob } from '../posts/fetch-page.ts';
 import { fetchLeadImage } from '../posts/lead-image.ts';
-import { articleOf, extracted } from '../posts/page.ts';
+import { acceptHtml, articleOf, extracted } from '../posts/page.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob, type JobContext, type Outcome } from './handler.ts';
-
-const accept = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' };
 
 const input = z.discriminatedUnion('mode', [
   z.object({
@@ -35,7 +33,7 @@ const postGone = () => permanent('post_missing', 'The post was deleted before th
 
 async function create(job: Extract<z.output<typeof input>, { mode: 'create' }>, context: JobContext): Promise<Outcome> {
   await context.progress(0.1, 'fetching the page');
-  const page = await fetchForJob(job.url, context, { headers: accept });
+  const page = await fetchForJob(job.url, context, { headers: acceptHtml });
   const article = articleOf(page);
   await context.progress(0.5, 'extracting the article');
   const lead =
@@ -92,7 +90,7 @@ async function recrawl(postId: string, context: JobContext): Promise<Outcome> {
   await context.progress(0.1, 'fetching the page again');
   const page = await fetchForJob(before.url, context, {
     headers: {
-      ...accept,
+      ...acceptHtml,
       ...(before.etag ? { 'if-none-match': before.etag } : {}),
       ...(before.last_modified ? { 'if-modified-since': before.last_modified } : {}),
     },

@@ -7,6 +7,9 @@ import { extractArticle, type Article } from './article.ts';
 
 const htmlTypes = new Set(['text/html', 'application/xhtml+xml']);
 
+/** The Accept header a page is asked for with: HTML first. */
+export const acceptHtml = { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1' };
+
 function charsetOf(result: SafeFetchResult): string {
   const declared = /charset\s*=\s*"?([\w-]+)/i.exec(String(result.headers['content-type'] ?? ''))?.[1];
   const inPage = /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(result.body.subarray(0, 2048).toString('latin1'))?.[1];
