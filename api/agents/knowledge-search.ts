@@ -20,7 +20,9 @@ export const routes = [
       'ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks ' +
       'embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ' +
       'ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query ' +
-      'cannot be embedded, the answer is full text and `notice` says why. Searches are not charged. Whoever sees the ' +
+      'cannot be embedded, the answer is full text and `notice` says why. Filters narrow both rankings alike: `site_id`, ' +
+      '`locale` (the language a document is indexed in; `en` takes `en-GB` too) and `source_kind` (post, text, url, pdf). ' +
+      'Searches are not charged. Whoever sees the ' +
       'agent may search it, over the documents of the sites they reach (service accounts: content:read).',
     request: { params: knowledgeSearchParams, body: knowledgeSearchInput },
     responses: { 200: { description: 'The best chunks', schema: knowledgeSearchResultSchema } },

@@ -26,12 +26,38 @@ const maxTerms = 16;
 
 export type Ranked = { id: string; score: number };
 
+/**
+ * Which chunks a search ranks: those of `sites` (null: every site of the
+ * agent's tenants), and, when asked, of documents in a language (`locale`;
+ * `en` takes its regional variants, `en-GB`, too) or of a kind of source.
+ */
+export type ChunkFilter = { sites: string[] | null; locale?: string | undefined; sourceKind?: string | undefined };
+
+/** The filter as conditions on a table alias (`c` chunks, `s` signatures), each with the site, locale and kind of source. */
+export function filterConditions(alias: 'c' | 's', filter: ChunkFilter) {
+  const column = (name: string) => sql.identifier([alias, name]);
+  const conditions = [
+    ...(filter.sites ? [sql.fragment`${column('site_id')} = any(${sql.array(filter.sites, 'uuid')})`] : []),
+    ...(filter.locale
+      ? [sql.fragment`(${column('locale')} = ${filter.locale} or ${column('locale')} like ${`${filter.locale}-%`})`]
+      : []),
+    ...(filter.sourceKind ? [sql.fragment`${column('source_kind')} = ${filter.sourceKind}`] : []),
+  ];
+  return conditions.length ? sql.fragment`and ${sql.join(conditions, sql.fragment` and `)}` : sql.fragment``;
+}
+
 const termRow = z.object({ lexeme: z.string(), chunks: z.number(), total: z.number() });
 
-/** The query's lexemes in each language of the agent's chunks, with how many chunks hold each; absent ones left out. */
-async function termsOf(db: CommonQueryMethods, agentId: string, query: string) {
+/**
+ * The query's lexemes in each language of the agent's chunks (those asked
+ * for, with a locale filter), with how many chunks hold each; absent ones left out.
+ */
+async function termsOf(db: CommonQueryMethods, agentId: string, query: string, locale: string | undefined) {
+  const inLocale = locale ? sql.fragment`and (locale = ${locale} or locale like ${`${locale}-%`})` : sql.fragment``;
   return db.any(sql.type(termRow)`
-    with languages as (select locale, chunks from knowledge_locale_counts where agent_id = ${agentId} and chunks > 0),
+    with languages as (
+      select locale, chunks from knowledge_locale_counts where agent_id = ${agentId} and chunks > 0 ${inLocale}
+    ),
     lexemes as (
       select distinct unnest(tsvector_to_array(to_tsvector(search_config(l.locale), ${query}))) as lexeme
       from languages l
@@ -49,24 +75,23 @@ const tsquery = (lexemes: string[], join: '|' | '&') =>
 
 const idf = (total: number, holding: number) => Math.log(1 + (total - holding + 0.5) / (holding + 0.5));
 
-/** The `limit` best chunks of the agent for the query, among those in `sites` (null: all). */
+/** The `limit` best chunks of the agent for the query, among those the filter takes. */
 export async function fullTextRanking(
   db: CommonQueryMethods,
   agentId: string,
-  sites: string[] | null,
+  filter: ChunkFilter,
   query: string,
   limit: number,
 ): Promise<Ranked[]> {
   // Backslashes would be read as escapes in tsquery text; no stemmer keeps one in a word.
-  const terms = (await termsOf(db, agentId, query)).filter((term) => !term.lexeme.includes('\\'));
+  const terms = (await termsOf(db, agentId, query, filter.locale)).filter((term) => !term.lexeme.includes('\\'));
   if (terms.length === 0) return [];
   let held = 0;
   const rarer = terms.filter((term) => (held += term.chunks) <= budget).map((term) => term.lexeme);
   const all = terms.map((term) => term.lexeme);
-  const inSites = sites ? sql.fragment`and c.site_id = any(${sql.array(sites, 'uuid')})` : sql.fragment``;
   const matching = (text: string) => sql.fragment`
     select c.id, c.tsv from knowledge_chunks c
-    where c.agent_id = ${agentId} and c.tsv @@ ${text}::tsquery ${inSites} limit ${budget}`;
+    where c.agent_id = ${agentId} and c.tsv @@ ${text}::tsquery ${filterConditions('c', filter)} limit ${budget}`;
   // The rarer words within the budget; else a sample of the chunks holding the rarest word.
   const candidates = matching(tsquery(rarer.length > 0 ? rarer : all.slice(0, 1), '|'));
   const weights = sql.join(

@@ -11,6 +11,10 @@
 // If the provider fails to embed the query, the answer is the full-text one
 // and says why. Queries are not charged (only indexing embeds at a price).
 //
+// Filters (a site, a language, a kind of source) narrow both rankings alike,
+// on the columns each reads (0047), so neither half ranks chunks the other
+// would leave out.
+//
 // `searchKnowledge` is what both the REST route and the MCP tool
 // `knowledge_search` call.
 import { z } from 'zod';
@@ -20,7 +24,8 @@ import type { Config } from '../config.ts';
 import { requireVisibleAgent, visibleSites } from './access.ts';
 import { documentKinds } from './documents.ts';
 import { embedTexts, embeddingModel, KnowledgeError } from './embeddings.ts';
-import { fullTextRanking, type Ranked } from './full-text.ts';
+import { fullTextRanking, type ChunkFilter, type Ranked } from './full-text.ts';
+import { locale } from '../tenancy/sites.ts';
 import { hasEmbeddings, vectorRanking } from './vector.ts';
 
 /** Reciprocal rank fusion's constant: places matter less the further down they are. */
@@ -32,6 +37,17 @@ export const knowledgeSearchInput = z
   .strictObject({
     query: z.string().trim().min(1).max(1000).describe('A question or keywords'),
     limit: z.number().int().min(1).max(50).default(5).describe('How many chunks to answer'),
+    site_id: z
+      .uuid()
+      .optional()
+      .describe('Only the documents of this site (one the caller reaches; else nothing is found)'),
+    locale: locale
+      .optional()
+      .describe('Only the documents in this language, as indexed; `en` takes its regional variants (`en-GB`) too'),
+    source_kind: z
+      .enum(documentKinds)
+      .optional()
+      .describe('Only the documents of this kind: post, text, url (a web page) or pdf'),
   })
   .meta({ id: 'KnowledgeSearchInput' });
 export type KnowledgeSearchInput = z.input<typeof knowledgeSearchInput>;
@@ -124,15 +140,24 @@ export async function searchKnowledge(
   input: KnowledgeSearchInput,
 ): Promise<KnowledgeSearchResult> {
   const { db, config } = context;
-  const { query, limit } = knowledgeSearchInput.parse(input);
+  const {
+    query,
+    limit,
+    site_id: siteId,
+    locale: inLocale,
+    source_kind: sourceKind,
+  } = knowledgeSearchInput.parse(input);
   await requireVisibleAgent(db, actor, agentId);
-  const sites = await visibleSites(db, actor, agentId);
+  const visible = await visibleSites(db, actor, agentId);
+  // A site asked for narrows the sites the caller reaches; one they do not reach finds nothing.
+  const sites = siteId ? (visible ?? [siteId]).filter((id) => id === siteId) : visible;
   if (sites?.length === 0) return { mode: 'full_text', embedding_model: null, notice: null, items: [] };
+  const filter: ChunkFilter = { sites, locale: inLocale, sourceKind };
   const [text, embedded] = await Promise.all([
-    fullTextRanking(db, agentId, sites, query, depth),
+    fullTextRanking(db, agentId, filter, query, depth),
     queryVector(db, config, agentId, query, context.signal).then(async (found) =>
       found && 'vector' in found
-        ? { ...found, ranking: await vectorRanking(db, agentId, sites, found.model, found.vector, depth) }
+        ? { ...found, ranking: await vectorRanking(db, agentId, filter, found.model, found.vector, depth) }
         : found,
     ),
   ]);

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { signature } from './embeddings.ts';
-import type { Ranked } from './full-text.ts';
+import { filterConditions, type ChunkFilter, type Ranked } from './full-text.ts';
 
 /** How many signature-nearest embeddings get their exact similarity computed. */
 const shortlist = 64;
@@ -37,16 +37,15 @@ export const hasEmbeddings = (db: CommonQueryMethods, agentId: string, model: st
   db.exists(sql.type(z.object({}))`
     select 1 from knowledge_signatures where agent_id = ${agentId} and model = ${model} limit 1`);
 
-/** The `limit` chunks nearest the (normalised) query vector, among those in `sites` (null: all). */
+/** The `limit` chunks nearest the (normalised) query vector, among those the filter takes. */
 export async function vectorRanking(
   db: CommonQueryMethods,
   agentId: string,
-  sites: string[] | null,
+  filter: ChunkFilter,
   model: string,
   vector: number[],
   limit: number,
 ): Promise<Ranked[]> {
-  const inSites = sites ? sql.fragment`and s.site_id = any(${sql.array(sites, 'uuid')})` : sql.fragment``;
   const query = sql.array(vector, 'float4');
   const similarity =
     (await storageOf(db)) === 'real[]'
@@ -56,7 +55,7 @@ export async function vectorRanking(
     select c.id, (${similarity})::float8 as score
     from (
       select s.chunk_id from knowledge_signatures s
-      where s.agent_id = ${agentId} and s.model = ${model} ${inSites}
+      where s.agent_id = ${agentId} and s.model = ${model} ${filterConditions('s', filter)}
       order by bit_count(s.signature # ${signature(vector)}::bit(256)), s.chunk_id
       limit ${Math.max(shortlist, limit)}
     ) near
