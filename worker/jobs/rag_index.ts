@@ -2,7 +2,8 @@
 // chunks for full text, and embeddings when EMBEDDING_PROVIDERS names one (each call recorded), paid
 // per 1,000 tokens embedded. A page's or a PDF's document whose text is not
 // taken yet has it fetched or read first (../knowledge/extract.ts) and
-// written on the document, so a retry does not take it again. A failure is
+// written on the document, so a retry does not take it again; a PDF's upload
+// is removed once its text is kept, or once the job fails for good. A failure is
 // written on the document too (state error, with the code) before the job
 // fails or is retried (a retry starts the stages over).
 import { KnowledgeError } from '../../core/knowledge/embeddings.ts';
@@ -42,6 +43,9 @@ export default defineJob({
           : describe(thrown);
       // A worker shutting down puts the job back on the queue: the document says so rather than an error of its own.
       const stopped = context.signal.aborted && error.code !== 'canceled';
+      // A PDF's upload is for this job alone: once it will not run again (the document removed, the text too
+      // long, ...), nothing will read it. (Read and kept, it was removed already.)
+      if (input.file_key && !error.transient && !stopped) await context.storage.delete(input.file_key);
       await markFailed(
         context.db,
         input.document_id,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { serviceAccount } from '../../helpers/factories.ts';
 import type { Auth } from '../../helpers/identity.ts';
-import { jobsSuite, ledgerFor, localFile, startTestWorker } from '../../helpers/jobs.ts';
+import { jobsSuite, ledgerFor, localFile, startTestWorker, waitForJob } from '../../helpers/jobs.ts';
 import { agentRow } from '../../helpers/agents.ts';
 import { articlePage, paragraph, startPageServer, type PageServer } from '../../helpers/pages.ts';
 import { brokenPdf, makePdf } from '../../helpers/pdf.ts';
@@ -204,6 +204,19 @@ describe('from a PDF', () => {
       expect(existsSync(localFile(suite.t, job.body.input.file_key))).toBe(false);
       expect((await documentOf(job.body.input.document_id)).index).toMatchObject({ state: 'error', error: { code } });
     }
+  });
+
+  it('removes the upload when the document goes before its job reads it', async () => {
+    const submitted = await fromPdf(makePdf([[{ text: 'Soon gone.' }]]))
+      .set('Prefer', 'wait=0')
+      .expect(202);
+    const { document_id: id, file_key: key } = submitted.body.input;
+    expect(existsSync(localFile(suite.t, key))).toBe(true);
+    await request(suite.t.app).delete(`/api/agents/${agent}/knowledge-base/${id}`).set(suite.a.admin.auth).expect(204);
+    suite.worker = await startTestWorker(suite.t);
+    const job = await waitForJob(suite.t, submitted.body.id, ['succeeded', 'failed']);
+    expect(job).toMatchObject({ status: 'failed', error: { code: 'document_missing' } });
+    expect(existsSync(localFile(suite.t, key))).toBe(false);
   });
 
   it('refuses a file too large, not a PDF, bad fields and callers who may not, keeping nothing', async () => {
