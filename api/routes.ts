@@ -4,6 +4,7 @@ import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as adminProviders } from './admin-providers/router.ts';
 import { routes as agents } from './agents/router.ts';
+import { routes as agentRuns } from './agents/runs.ts';
 import { routes as auth } from './auth/router.ts';
 import { routes as knowledgeBase } from './agents/knowledge-base.ts';
 import { routes as knowledgeSearch } from './agents/knowledge-search.ts';
@@ -97,6 +98,7 @@ export const allRoutes: RouteDefinition[] = [
   ...knowledgeBase,
   ...knowledgeSearch,
   ...knowledgeSources,
+  ...agentRuns,
   ...jobWebhooks,
   ...webhookSecret,
 ].map(takingWebhooks);

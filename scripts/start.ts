@@ -42,6 +42,7 @@ try {
     config,
     db: services.db,
     logger,
+    services,
     onStoppedItself: () => process.exit(1),
   });
   started({ name: 'worker', run: worker.stop });

@@ -16,6 +16,7 @@ try {
     config,
     db: services.db,
     logger,
+    services,
     onStoppedItself: () => process.exit(1),
   });
   handleShutdown(

@@ -2,6 +2,7 @@
 // business (see core/lifecycle.ts): stop() drains — running jobs finish, and
 // after the grace period their AbortSignal fires and unfinished ones are
 // released for another worker.
+import type { Services } from '../core/services.ts';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { run, type Runner, type WorkerEvents } from 'graphile-worker';
@@ -45,6 +46,12 @@ export type StartWorkerOptions = {
   onStoppedItself?: (error: unknown) => void;
   /** How user-given URLs' host names are resolved (tests make a name resolve to a private address). */
   resolve?: Resolve;
+  /**
+   * The process's services, for the jobs that act as the API does: an agent
+   * run's tools are the MCP server's (api/mcp/tools.ts) and need its caches
+   * and limits. A worker without them fails agent runs with a clear error.
+   */
+  services?: Services;
 };
 
 export const defaultCrontab = [
@@ -79,6 +86,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     storage: createStorage(config),
     kinds: actingForTheirTenant(new Map([...jobKinds, ...(options.extraKinds ?? [])])),
     ...(options.resolve ? { resolve: options.resolve } : {}),
+    ...(options.services ? { services: options.services } : {}),
   };
   // graphile-worker locks runs with its pool's id (not each worker's); the heartbeat reports it.
   const lockIds = new Set<string>();

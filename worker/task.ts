@@ -1,6 +1,7 @@
 // How a task file is written: a zod schema for the payload and a run function.
 // The payload is parsed before anything else happens; a payload that can never
 // be valid is logged and dropped rather than retried 25 times.
+import type { Services } from '../core/services.ts';
 import type { Task } from 'graphile-worker';
 import type { z } from 'zod';
 import type { Deps } from '../core/services.ts';
@@ -17,6 +18,8 @@ export type TaskDeps = Deps & {
   kinds: Map<string, JobHandler>;
   /** How user-given URLs' host names are resolved; tests inject one (core/net/safe-fetch.ts), else DNS. */
   resolve?: Resolve;
+  /** The process's services, for jobs that act as the API does (agent runs' tools); see worker/runner.ts. */
+  services?: Services;
 };
 
 export type TaskContext = TaskDeps & {

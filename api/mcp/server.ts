@@ -20,24 +20,16 @@ import {
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { usableAgent, type Agent } from '../../core/agents/agents.ts';
 import { isAgentTool } from '../../core/agents/tools.ts';
-import { Problem, notFound } from '../../core/errors.ts';
+import { Problem } from '../../core/errors.ts';
 import type { Job } from '../../core/jobs/model.ts';
 import { service } from '../../core/version.ts';
-import { admit, tenantOf } from '../handle.ts';
 import { waitForJob } from '../jobs/answer.ts';
 import { toProblem } from '../middleware/problems.ts';
-import {
-  argumentsSchema,
-  asArguments,
-  jsonSchemaOf,
-  parseArguments,
-  type CallContext,
-  type ToolDefinition,
-} from './tool.ts';
-import { notTheAgentsTool, tools, toolsFor } from './tools.ts';
+import { argumentsSchema, asArguments, jsonSchemaOf, type CallContext, type ToolDefinition } from './tool.ts';
+import { callAgentTool } from './call.ts';
+import { tools, toolsFor } from './tools.ts';
 import { servePrompts } from './prompts.ts';
 import { serveResources } from './resources.ts';
-import { actingFor } from '../../db/tenant-scope.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 type SessionAgent = (Agent & { tenant_ids: string[] }) | null;
@@ -132,25 +124,8 @@ export function createMcpServer(agentId: string | null, instructions: string | u
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     try {
       const agent = await agentNow(context);
-      if (agent && !agent.tools.includes(tool.name)) throw notTheAgentsTool(agent.name, tool.name);
-      const input = parseArguments(tool, request.params.arguments ?? {});
-      const { site, access } = await admit(
-        context.services.accessCache,
-        context.db,
-        tool.route.access,
-        context.actor,
-        input.params,
-      );
-      // An agent works on the sites of the tenants it is assigned to, whoever drives it.
-      if (agent && site && !agent.tenant_ids.includes(site.tenant_id)) {
-        throw notFound(`No such site for the agent ${agent.name}.`);
-      }
       const waitFor = waiter(context, extra, request.params._meta?.progressToken);
-      const call = () => tool.run(input, { context, actor: context.actor, agent, site, access, waitFor });
-      // The tool acts for its site's tenant in the database, as its REST route does.
-      const tenant = tenantOf(site, context.actor);
-      const answer = await (tenant ? actingFor(tenant, call) : call());
-      return succeeded(answer);
+      return succeeded(await callAgentTool(tool, request.params.arguments ?? {}, { context, agent, waitFor }));
     } catch (error) {
       return failed(error, context, tool.name);
     }

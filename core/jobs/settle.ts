@@ -97,6 +97,12 @@ export type Success = {
    * charged that one's price. Absent: the job's own price.
    */
   call?: { unit_price?: number | undefined } | undefined;
+  /**
+   * What the job reckoned it costs itself, in credits (an agent run: the sum
+   * of its steps, each at its model's price); rounded up, and never more than
+   * was reserved. Absent: `units` at the price.
+   */
+  credits?: number | undefined;
   media?: MediaDraft[];
   /**
    * Writes the job's result (a post, say) in the settling transaction, after
@@ -135,9 +141,11 @@ export async function succeed(
   // At the price agreed at submit (of the provider that made it), and never more than was reserved.
   const unitPrice = result.call?.unit_price ?? job.unit_price;
   const cost =
-    unitPrice !== null
-      ? costAt(unitPrice, result.units)
-      : (await priceOf(db, job.site_id, job.kind, result.units)).cost;
+    result.credits !== undefined
+      ? costAt(1, result.credits)
+      : unitPrice !== null
+        ? costAt(unitPrice, result.units)
+        : (await priceOf(db, job.site_id, job.kind, result.units)).cost;
   const charged = Math.min(cost, job.credits_reserved);
   const ids = media.map((item) => item.id);
   // Who made the result: an asynchronous provider is named when the job is handed over; one that ran here, by its output.

@@ -242,6 +242,29 @@ const knowledgeOfA = async (world: World) => {
   return { agent, document };
 };
 
+/** A run of a fresh agent on site A by its admin, in a shared conversation (every member of A who reaches the site reads it). */
+const runOfA = async (world: World, status: JobStatus = 'queued') => {
+  const agent = await agentOfA(world);
+  const admin = world.userIds.tenant_admin!;
+  const conversation = await world.t.services.db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    insert into agent_conversations (tenant_id, site_id, agent_id, user_id, actor_id, shared, title)
+    values (${world.tenantA.id}, ${world.siteA.id}, ${agent}, ${admin}, ${admin}, true, 'Matrix') returning id`);
+  const job = await newJob(world.t, world.siteA, {
+    userId: admin,
+    status,
+    kind: 'agent_run',
+    input: {
+      agent_id: agent,
+      conversation_id: conversation,
+      input: 'Hello',
+      max_steps: 8,
+      max_tokens: 20000,
+      actor: { kind: 'user', user_id: admin },
+    },
+  });
+  return { agent, conversation, run: job.id };
+};
+
 const fixed =
   (path: string, body?: Record<string, unknown>): Builder =>
   async () => ({ path, ...(body ? { body } : {}) });
@@ -626,6 +649,31 @@ export const requests: Record<string, Builder> = {
   'GET /{site_identifier}/jobs/{job_id}/webhooks': async (world) => ({
     path: `/${world.siteA.slug}/jobs/${(await jobOfA(world, 'succeeded')).id}/webhooks`,
   }),
+  // The local runtime (no language model here) is free: no credits needed.
+  'POST /{site_identifier}/agents/{agent_id}/runs': async (world) => ({
+    path: `/${world.siteA.slug}/agents/${await agentOfA(world)}/runs`,
+    body: { input: 'Hello' },
+  }),
+  'GET /{site_identifier}/agents/{agent_id}/runs/{run_id}': async (world) => {
+    const { agent, run } = await runOfA(world);
+    return { path: `/${world.siteA.slug}/agents/${agent}/runs/${run}` };
+  },
+  'POST /{site_identifier}/agents/{agent_id}/runs/{run_id}/cancel': async (world) => {
+    const { agent, run } = await runOfA(world);
+    return { path: `/${world.siteA.slug}/agents/${agent}/runs/${run}/cancel` };
+  },
+  // A finished run: the stream sends its state once and ends.
+  'GET /{site_identifier}/agents/{agent_id}/runs/{run_id}/events': async (world) => {
+    const { agent, run } = await runOfA(world, 'succeeded');
+    return { path: `/${world.siteA.slug}/agents/${agent}/runs/${run}/events` };
+  },
+  'GET /{site_identifier}/agents/{agent_id}/conversations': async (world) => ({
+    path: `/${world.siteA.slug}/agents/${await agentOfA(world)}/conversations`,
+  }),
+  'GET /{site_identifier}/agents/{agent_id}/conversations/{conversation_id}/messages': async (world) => {
+    const { agent, conversation } = await runOfA(world);
+    return { path: `/${world.siteA.slug}/agents/${agent}/conversations/${conversation}/messages` };
+  },
   'GET /admin/jobs/': fixed('/admin/jobs/'),
   'GET /admin/jobs/stats': fixed('/admin/jobs/stats'),
   'GET /admin/jobs/{job_id}': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}` }),

@@ -151,7 +151,7 @@ export interface paths {
   "/api/agents/knowledge-base/{doc_id}/compute-rag-index": {
     /**
      * Compute Rag Index
-     * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+     * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model; a chunk whose text (under the title) the same model embedded before keeps its stored embedding, and only the others are embedded and charged. A page’s or a PDF’s document whose text is not taken yet (its first job failed) has it fetched first; a PDF’s upload is gone by then, so such a job fails with pdf_missing. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
      *
      * Timeout: 30 s.
      */
@@ -210,7 +210,7 @@ export interface paths {
   "/api/agents/{agent_id}/knowledge-base/from-post/{post_id}": {
     /**
      * Add Post To Knowledge Base
-     * @description Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s site. The post must be of a tenant the agent is assigned to (409 otherwise). When the post changes later, the document says it is stale; computing its index again takes the post’s new text. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+     * @description Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s site. The post must be of a tenant the agent is assigned to (409 otherwise). Once indexed, the document follows the post: when the post’s text changes (title, excerpt, body; not its tags or status), a rag_index job indexes it again a moment later, with the chunk settings it was indexed with, embedding only the chunks whose text changed, paid from the tenant’s credit pool (no caller asked for it); if the pool cannot cover it, the document stays stale with the error insufficient_credits, and computing its index again takes the post’s new text. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
      *
      * Timeout: 30 s.
      */
@@ -2152,7 +2152,7 @@ export interface paths {
   "/mcp": {
     /**
      * MCP Server Stream
-     * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`), one at a time per session. It ends at the endpoint’s timeout; clients open it again.
+     * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`). It ends at the endpoint’s timeout; clients open it again.
      *
      * Timeout: 600 s.
      */
@@ -2166,7 +2166,7 @@ export interface paths {
     post: operations["mcpMessages"];
     /**
      * End MCP Session
-     * @description Ends the session: its streams close and its id is no longer found.
+     * @description Ends the session: its id is no longer found, by any process. A stream still open on it ends at its timeout.
      *
      * Timeout: 20 s.
      */
@@ -2184,11 +2184,29 @@ export interface paths {
   "/api/agents/{agent_id}/knowledge-base/search": {
     /**
      * Search Knowledge Base
-     * @description The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be embedded, the answer is full text and `notice` says why. Searches are not charged. Whoever sees the agent may search it, over the documents of the sites they reach (service accounts: content:read).
+     * @description The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be embedded, the answer is full text and `notice` says why. Filters narrow both rankings alike: `site_id`, `locale` (the language a document is indexed in; `en` takes `en-GB` too) and `source_kind` (post, text, url, pdf). Searches are not charged. Whoever sees the agent may search it, over the documents of the sites they reach (service accounts: content:read).
      *
      * Timeout: 30 s.
      */
     post: operations["searchKnowledgeBase"];
+  };
+  "/api/agents/{agent_id}/knowledge-base/from-url": {
+    /**
+     * Add Web Page To Knowledge Base
+     * @description Adds the article at `url` to the knowledge base for a site (`site_identifier`), as a rag_index job: the worker fetches the page as a post’s import does (never from a private, local or reserved address, checked again after each redirect), extracts its article with Readability (title and language unless `title` and `locale` are given), keeps its text as the document’s (HTML, sanitised) and indexes it. Failures (address_not_allowed, fetch_failed, page_not_found, not_an_article, ...) are on the job and the document, and charge nothing. The document’s id is the job’s `input.document_id`; it reads `text_pending: true` until its text is taken. Paid as compute-rag-index is, by the caller: per 1,000 tokens embedded (nothing without EMBEDDING_PROVIDERS); what the source may hold at most is reserved, the tokens embedded are charged, never more than reserved. Global administrators and the administrators of the site’s tenant; others who see the agent get 403, anyone else 404.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["addWebPageToKnowledgeBase"];
+  };
+  "/api/agents/{agent_id}/knowledge-base/from-pdf": {
+    /**
+     * Add Pdf To Knowledge Base
+     * @description Adds a PDF to the knowledge base for a site (`site_identifier`, in the query: who may is checked before the upload is read), as a rag_index job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. The worker reads it as a post’s import does (large type as headings; at most `max_pages`, PDF_TIMEOUT_MS and PDF_MEMORY_MB), keeps its text as the document’s and indexes it; the upload is removed once the text is kept. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing. The document’s id is the job’s `input.document_id`; it reads `text_pending: true` until its text is taken. Paid as compute-rag-index is, by the caller: per 1,000 tokens embedded (nothing without EMBEDDING_PROVIDERS); what the source may hold at most is reserved, the tokens embedded are charged, never more than reserved. Global administrators and the administrators of the site’s tenant; others who see the agent get 403, anyone else 404.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["addPdfToKnowledgeBase"];
   };
   "/{site_identifier}/jobs/{job_id}/webhooks": {
     /**
@@ -2225,6 +2243,60 @@ export interface paths {
      * Timeout: 20 s.
      */
     get: operations["listAiProviders"];
+  };
+  "/{site_identifier}/agents/{agent_id}/runs": {
+    /**
+     * Start Agent Run
+     * @description Asks an agent assigned to the site’s tenant to do something, as a job of kind `agent_run`. Its `input` is text, or a transfer prompt (`prompt_id`) rendered with its `variables`. It goes on with a conversation (`conversation_id`) or begins one. The agent’s instructions, model and temperature drive a chat with its tools (the MCP server’s, narrowed to the agent’s list), acting with your access, never more: a tool you may not use answers the model 403 and the run goes on. It stops at `max_steps` model calls or `max_tokens` tokens, saying why. Credits for `max_tokens` at the model’s price are reserved (402 when not available); the run is charged the sum of its steps and the rest released. With no language model configured, the local runtime answers (free) by quoting the agent’s knowledge base. The job’s `output` has the `answer` and its `citations` ([n] in the answer). Honours Idempotency-Key and `Prefer: wait=N`.
+     *
+     * Timeout: 60 s.
+     */
+    post: operations["startAgentRun"];
+  };
+  "/{site_identifier}/agents/{agent_id}/runs/{run_id}": {
+    /**
+     * Get Agent Run
+     * @description A run of the agent: its job (status, credits, and in `output` the answer with its citations) and its steps, each model call and tool call with its input, output, tokens, duration and cost. Authors see their own runs.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["getAgentRun"];
+  };
+  "/{site_identifier}/agents/{agent_id}/runs/{run_id}/cancel": {
+    /**
+     * Cancel Agent Run
+     * @description Cancels the run: it stops at its next step, the model call in flight is aborted, and what it had not used of its reservation is released. 409 once it has finished.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["cancelAgentRun"];
+  };
+  "/{site_identifier}/agents/{agent_id}/runs/{run_id}/events": {
+    /**
+     * Stream Agent Run Events
+     * @description Server-sent events (`text/event-stream`) of the run’s job: at once and after each change, its `stage` saying which step it is on (`step 3: create_post`), until it ends with its answer.
+     *
+     * Timeout: 600 s.
+     */
+    get: operations["streamAgentRunEvents"];
+  };
+  "/{site_identifier}/agents/{agent_id}/conversations": {
+    /**
+     * List Agent Conversations
+     * @description The conversations with the agent on the site that you may read: those you began, and shared ones. Oldest first.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listAgentConversations"];
+  };
+  "/{site_identifier}/agents/{agent_id}/conversations/{conversation_id}/messages": {
+    /**
+     * List Conversation Messages
+     * @description The messages of a conversation, oldest first: each run’s input and the agent’s answer with its citations. 404 for a conversation you may not read.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listConversationMessages"];
   };
 }
 
@@ -2787,10 +2859,10 @@ export interface components {
       /** Format: uuid */
       site_id: string;
       /**
-       * @description post: a snapshot of a post; text: plain text or Markdown given
+       * @description post: a snapshot of a post; text: plain text or Markdown given; url: a web page’s article; pdf: an uploaded PDF’s text
        * @enum {string}
        */
-      kind: "post" | "text";
+      kind: "post" | "text" | "url" | "pdf";
       title: string;
       /** @description The language its chunks are indexed in */
       locale: string;
@@ -2812,6 +2884,15 @@ export interface components {
         /** @description The post’s version now; null once deleted */
         current_version: number | null;
         deleted: boolean;
+      }) | null;
+      /** @description For a page’s or a PDF’s document: where its text comes from */
+      source: ({
+        /** @description url: the page (once fetched, where it ended up after redirects) */
+        url: string | null;
+        /** @description pdf: the uploaded file’s name */
+        file_name: string | null;
+        /** @description The text is still to be fetched or read: the first run of the document’s rag_index job does it */
+        text_pending: boolean;
       }) | null;
       /** @description The post changed since the snapshot; computing the index again takes its new text */
       stale: boolean;
@@ -4866,10 +4947,10 @@ export interface components {
       /** Format: uuid */
       site_id: string;
       /**
-       * @description post: a snapshot of a post; text: plain text or Markdown given
+       * @description post: a snapshot of a post; text: plain text or Markdown given; url: a web page’s article; pdf: an uploaded PDF’s text
        * @enum {string}
        */
-      kind: "post" | "text";
+      kind: "post" | "text" | "url" | "pdf";
       title: string;
       /** @description The language its chunks are indexed in */
       locale: string;
@@ -4891,6 +4972,15 @@ export interface components {
         /** @description The post’s version now; null once deleted */
         current_version: number | null;
         deleted: boolean;
+      }) | null;
+      /** @description For a page’s or a PDF’s document: where its text comes from */
+      source: ({
+        /** @description url: the page (once fetched, where it ended up after redirects) */
+        url: string | null;
+        /** @description pdf: the uploaded file’s name */
+        file_name: string | null;
+        /** @description The text is still to be fetched or read: the first run of the document’s rag_index job does it */
+        text_pending: boolean;
       }) | null;
       /** @description The post changed since the snapshot; computing the index again takes its new text */
       stale: boolean;
@@ -4925,7 +5015,7 @@ export interface components {
         id: string;
         title: string;
         /** @enum {string} */
-        kind: "post" | "text";
+        kind: "post" | "text" | "url" | "pdf";
         /** Format: uuid */
         site_id: string;
         /** Format: uuid */
@@ -4953,6 +5043,18 @@ export interface components {
        * @default 5
        */
       limit?: number;
+      /**
+       * Format: uuid
+       * @description Only the documents of this site (one the caller reaches; else nothing is found)
+       */
+      site_id?: string;
+      /** @description Only the documents in this language, as indexed; `en` takes its regional variants (`en-GB`) too */
+      locale?: string;
+      /**
+       * @description Only the documents of this kind: post, text, url (a web page) or pdf
+       * @enum {string}
+       */
+      source_kind?: "post" | "text" | "url" | "pdf";
     };
     JobWebhook: {
       /**
@@ -5071,6 +5173,141 @@ export interface components {
               })[];
           }) | null;
         })[];
+    };
+    AgentRun: {
+      /** @description The run’s job: status, progress, credits, and its answer in `output` */
+      run: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        site_id: string;
+        /**
+         * Format: uuid
+         * @description The user who submitted it; null for a service account
+         */
+        user_id: string | null;
+        /** @description speech, image, video, ... */
+        kind: string;
+        /** @enum {string} */
+        status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+        progress: number;
+        /** @description What it is doing now, in words */
+        stage: string;
+        input: {
+          [key: string]: unknown;
+        };
+        output: {
+          [key: string]: unknown;
+        } | null;
+        error: components["schemas"]["JobError"];
+        attempts: number;
+        max_attempts: number;
+        credits_reserved: number;
+        credits_charged: number;
+        provider: string | null;
+        /** @description Submitted in test mode (the tenant’s or the service account’s): run on the local stand-ins at no charge, its output marked `test` */
+        test_mode: boolean;
+        /** Format: uuid */
+        media_id: string | null;
+        media_ids: string[];
+        /** @description Where the job’s events are sent (Standard Webhooks); null for none */
+        webhook: string | null;
+        /** @description The events sent to `webhook`; empty without one */
+        webhook_events: ("start" | "progress" | "completed")[];
+        /** Format: date-time */
+        created_at: string;
+        /** Format: date-time */
+        started_at: string | null;
+        /** Format: date-time */
+        waiting_at: string | null;
+        /** Format: date-time */
+        finished_at: string | null;
+        /** Format: date-time */
+        canceled_at: string | null;
+        /** Format: date-time */
+        updated_at: string;
+      };
+      /** Format: uuid */
+      agent_id: string;
+      /** Format: uuid */
+      conversation_id: string;
+      steps: components["schemas"]["AgentRunStep"][];
+    };
+    AgentRunStep: {
+      step: number;
+      /** @enum {string} */
+      kind: "model" | "tool" | "retrieval";
+      /** @description The model asked (vendor/model), or the tool called */
+      name: string;
+      /** @description What it was given: a tool’s arguments; for a model, how many messages it read */
+      input?: unknown;
+      /** @description What it answered: the model’s text and tool calls, or the tool’s answer or problem */
+      output?: unknown;
+      tool_call_id: string | null;
+      /**
+       * @description refused: the tool said no (403, 404, 422); the run goes on
+       * @enum {string}
+       */
+      status: "ok" | "refused" | "failed";
+      input_tokens: number;
+      output_tokens: number;
+      duration_ms: number;
+      /** @description Credits: the model’s price for the step’s tokens */
+      cost: number;
+      /** Format: date-time */
+      created_at: string;
+    };
+    AgentConversation: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /** Format: uuid */
+      agent_id: string;
+      /**
+       * Format: uuid
+       * @description The member who began it; null for a service account
+       */
+      user_id: string | null;
+      /** @description Seen by every member of the tenant who sees the agent; else by who began it */
+      shared: boolean;
+      title: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    AgentMessage: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      conversation_id: string;
+      /**
+       * Format: uuid
+       * @description The run (job) that wrote or answered it
+       */
+      run_id: string | null;
+      /** @enum {string} */
+      role: "user" | "assistant";
+      content: string;
+      citations: components["schemas"]["AgentCitation"][];
+      /** Format: date-time */
+      created_at: string;
+    };
+    AgentCitation: {
+      /** @description The [n] the answer cites it by */
+      marker: number;
+      /** Format: uuid */
+      document_id: string;
+      document_title: string;
+      /** Format: uuid */
+      chunk_id: string;
+      /** @description The start of the chunk */
+      excerpt: string;
+      /** Format: uuid */
+      post_id: string | null;
+      /** @description The public URL of the source post, where it is published; else null */
+      url: string | null;
     };
   };
   responses: {
@@ -5871,7 +6108,7 @@ export interface operations {
   };
   /**
    * Compute Rag Index
-   * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+   * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model; a chunk whose text (under the title) the same model embedded before keeps its stored embedding, and only the others are embedded and charged. A page’s or a PDF’s document whose text is not taken yet (its first job failed) has it fetched first; a PDF’s upload is gone by then, so such a job fails with pdf_missing. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
    *
    * Timeout: 30 s.
    */
@@ -6235,7 +6472,7 @@ export interface operations {
   };
   /**
    * Add Post To Knowledge Base
-   * @description Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s site. The post must be of a tenant the agent is assigned to (409 otherwise). When the post changes later, the document says it is stale; computing its index again takes the post’s new text. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+   * @description Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s site. The post must be of a tenant the agent is assigned to (409 otherwise). Once indexed, the document follows the post: when the post’s text changes (title, excerpt, body; not its tags or status), a rag_index job indexes it again a moment later, with the chunk settings it was indexed with, embedding only the chunks whose text changed, paid from the tenant’s credit pool (no caller asked for it); if the pool cannot cover it, the document stays stale with the error insufficient_credits, and computing its index again takes the post’s new text. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
    *
    * Timeout: 30 s.
    */
@@ -19579,7 +19816,7 @@ export interface operations {
   };
   /**
    * MCP Server Stream
-   * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`), one at a time per session. It ends at the endpoint’s timeout; clients open it again.
+   * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`). It ends at the endpoint’s timeout; clients open it again.
    *
    * Timeout: 600 s.
    */
@@ -19634,18 +19871,6 @@ export interface operations {
       };
       /** @description The Accept header does not take text/event-stream */
       406: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-          RateLimit: components["headers"]["RateLimit"];
-        };
-        content: {
-          "application/problem+json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
-          "application/json": components["schemas"]["Problem"] | components["schemas"]["JsonRpcError"];
-        };
-      };
-      /** @description The session’s stream is already open */
-      409: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
           "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -19733,7 +19958,7 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
-      /** @description No such session (ended, another caller’s, another process’s), or no such agent for the caller */
+      /** @description No such session (ended, expired, another caller’s), or no such agent for the caller */
       404: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -19768,7 +19993,7 @@ export interface operations {
   };
   /**
    * End MCP Session
-   * @description Ends the session: its streams close and its id is no longer found.
+   * @description Ends the session: its id is no longer found, by any process. A stream still open on it ends at its timeout.
    *
    * Timeout: 20 s.
    */
@@ -19890,7 +20115,7 @@ export interface operations {
   };
   /**
    * Search Knowledge Base
-   * @description The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be embedded, the answer is full text and `notice` says why. Searches are not charged. Whoever sees the agent may search it, over the documents of the sites they reach (service accounts: content:read).
+   * @description The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be embedded, the answer is full text and `notice` says why. Filters narrow both rankings alike: `site_id`, `locale` (the language a document is indexed in; `en` takes `en-GB` too) and `source_kind` (post, text, url, pdf). Searches are not charged. Whoever sees the agent may search it, over the documents of the sites they reach (service accounts: content:read).
    *
    * Timeout: 30 s.
    */
@@ -19925,6 +20150,342 @@ export interface operations {
       415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Add Web Page To Knowledge Base
+   * @description Adds the article at `url` to the knowledge base for a site (`site_identifier`), as a rag_index job: the worker fetches the page as a post’s import does (never from a private, local or reserved address, checked again after each redirect), extracts its article with Readability (title and language unless `title` and `locale` are given), keeps its text as the document’s (HTML, sanitised) and indexes it. Failures (address_not_allowed, fetch_failed, page_not_found, not_an_article, ...) are on the job and the document, and charge nothing. The document’s id is the job’s `input.document_id`; it reads `text_pending: true` until its text is taken. Paid as compute-rag-index is, by the caller: per 1,000 tokens embedded (nothing without EMBEDDING_PROVIDERS); what the source may hold at most is reserved, the tokens embedded are charged, never more than reserved. Global administrators and the administrators of the site’s tenant; others who see the agent get 403, anyone else 404.
+   *
+   * Timeout: 30 s.
+   */
+  addWebPageToKnowledgeBase: {
+    parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
+      path: {
+        agent_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The site (id or slug) the document belongs to: a site of a tenant the agent is assigned to */
+          site_identifier: string;
+          /**
+           * Format: uri
+           * @description The page; fetched by the job, never from a private, local or reserved address
+           */
+          url: string;
+          /** @description Default: the article’s title */
+          title?: string;
+          /** @description Its language, for full-text indexing (stemming); default: the page’s language when the site has it, else the site’s default */
+          locale?: string;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
+      };
+    };
+    responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The caller sees the agent but may not change its knowledge base for this site */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description No such agent the caller sees, or no such site the caller reaches */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The site’s tenant is not assigned to the agent; or a request with this Idempotency-Key is still being processed */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      /** @description The body is not valid (`errors` lists each problem): a URL that is not http(s), a bad locale */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Add Pdf To Knowledge Base
+   * @description Adds a PDF to the knowledge base for a site (`site_identifier`, in the query: who may is checked before the upload is read), as a rag_index job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. The worker reads it as a post’s import does (large type as headings; at most `max_pages`, PDF_TIMEOUT_MS and PDF_MEMORY_MB), keeps its text as the document’s and indexes it; the upload is removed once the text is kept. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing. The document’s id is the job’s `input.document_id`; it reads `text_pending: true` until its text is taken. Paid as compute-rag-index is, by the caller: per 1,000 tokens embedded (nothing without EMBEDDING_PROVIDERS); what the source may hold at most is reserved, the tokens embedded are charged, never more than reserved. Global administrators and the administrators of the site’s tenant; others who see the agent get 403, anyone else 404.
+   *
+   * Timeout: 30 s.
+   */
+  addPdfToKnowledgeBase: {
+    parameters: {
+      query: {
+        /** @description The site (id or slug) the document belongs to: a site of a tenant the agent is assigned to */
+        site_identifier: string;
+      };
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
+      path: {
+        agent_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "multipart/form-data": {
+          /** @description Default: the PDF’s title, else its first heading */
+          title?: string;
+          /** @description Its language, for full-text indexing; default: the site’s default */
+          locale?: string;
+          /** @description Most pages to read (and to reserve the embedding of); default and ceiling PDF_MAX_PAGES */
+          max_pages?: number;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed`; comma-separated, e.g. `start,completed` */
+          webhook_events?: string;
+          /**
+           * Format: binary
+           * @description The PDF (at most PDF_MAX_BYTES)
+           */
+          file: Blob;
+        };
+      };
+    };
+    responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The caller sees the agent but may not change its knowledge base for this site */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description No such agent the caller sees, or no such site the caller reaches */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The site’s tenant is not assigned to the agent; or a request with this Idempotency-Key is still being processed */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After"?: string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The file is larger than PDF_MAX_BYTES; nothing is kept */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Not multipart/form-data, or the file is not a PDF (its type is read from its bytes) */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Not valid (`errors` lists each problem): no site_identifier, no file part, a bad field, more pages than PDF_MAX_PAGES */
+      422: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       500: components["responses"]["InternalError"];
       503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
@@ -20081,6 +20642,373 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Start Agent Run
+   * @description Asks an agent assigned to the site’s tenant to do something, as a job of kind `agent_run`. Its `input` is text, or a transfer prompt (`prompt_id`) rendered with its `variables`. It goes on with a conversation (`conversation_id`) or begins one. The agent’s instructions, model and temperature drive a chat with its tools (the MCP server’s, narrowed to the agent’s list), acting with your access, never more: a tool you may not use answers the model 403 and the run goes on. It stops at `max_steps` model calls or `max_tokens` tokens, saying why. Credits for `max_tokens` at the model’s price are reserved (402 when not available); the run is charged the sum of its steps and the rest released. With no language model configured, the local runtime answers (free) by quoting the agent’s knowledge base. The job’s `output` has the `answer` and its `citations` ([n] in the answer). Honours Idempotency-Key and `Prefer: wait=N`.
+   *
+   * Timeout: 60 s.
+   */
+  startAgentRun: {
+    parameters: {
+      header?: {
+        /** @description `wait=N` (RFC 7240): answer when the job ends or after N seconds, at most the endpoint’s timeout */
+        prefer?: string;
+        /** @description Repeat the request with the same key to get the first answer again (Idempotent-Replayed: true); another body with the same key is a 422 */
+        "idempotency-key"?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        agent_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description What the agent is asked */
+          input?: string;
+          /**
+           * Format: uuid
+           * @description A transfer prompt whose text, with `variables`, is the input
+           */
+          prompt_id?: string;
+          /** @description The transfer prompt’s variables by name, each declared one given */
+          variables?: {
+            [key: string]: string;
+          };
+          /**
+           * Format: uuid
+           * @description Goes on with this conversation; a new one is begun without it
+           */
+          conversation_id?: string;
+          /**
+           * @description A new conversation is seen by every member who sees the agent; else by you alone
+           * @default false
+           */
+          shared?: boolean;
+          /**
+           * @description The most model calls the run makes
+           * @default 8
+           */
+          max_steps?: number;
+          /**
+           * @description The most tokens its model calls use in all: what is reserved, at the model’s price
+           * @default 20000
+           */
+          max_tokens?: number;
+          /**
+           * Format: uri
+           * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
+           */
+          webhook?: string;
+          /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
+          webhook_events?: ("start" | "progress" | "completed")[];
+        };
+      };
+    };
+    responses: {
+      /** @description The job, finished within the wait asked for */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description The job, accepted and not finished yet; poll Location, watch its events, or name a `webhook` in the request to be told */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `true` when this is the stored answer to an earlier request */
+          "Idempotent-Replayed"?: string;
+          /** @description The job, to poll */
+          Location: string;
+          /** @description The wait that was applied, as `wait=N`, when Prefer asked for one */
+          "Preference-Applied"?: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      403: components["responses"]["Forbidden"];
+      /** @description No such site, or no such agent assigned to its tenant, or no such transfer prompt */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      409: components["responses"]["IdempotencyKeyInUse"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      /** @description Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy) */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description Seconds to wait before trying again */
+          "Retry-After": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Get Agent Run
+   * @description A run of the agent: its job (status, credits, and in `output` the answer with its citations) and its steps, each model call and tool call with its input, output, tokens, duration and cost. Authors see their own runs.
+   *
+   * Timeout: 20 s.
+   */
+  getAgentRun: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        agent_id: string;
+        run_id: string;
+      };
+    };
+    responses: {
+      /** @description The run */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["AgentRun"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Cancel Agent Run
+   * @description Cancels the run: it stops at its next step, the model call in flight is aborted, and what it had not used of its reservation is released. 409 once it has finished.
+   *
+   * Timeout: 30 s.
+   */
+  cancelAgentRun: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        agent_id: string;
+        run_id: string;
+      };
+    };
+    responses: {
+      /** @description The canceled run’s job */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["Job"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description The run has already finished */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Stream Agent Run Events
+   * @description Server-sent events (`text/event-stream`) of the run’s job: at once and after each change, its `stage` saying which step it is on (`step 3: create_post`), until it ends with its answer.
+   *
+   * Timeout: 600 s.
+   */
+  streamAgentRunEvents: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        agent_id: string;
+        run_id: string;
+      };
+    };
+    responses: {
+      /** @description A stream of `job` events, each carrying the run’s job as JSON */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `no-cache, no-transform` */
+          "Cache-Control": string;
+        };
+        content: {
+          "text/event-stream": string;
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Agent Conversations
+   * @description The conversations with the agent on the site that you may read: those you began, and shared ones. Oldest first.
+   *
+   * Timeout: 20 s.
+   */
+  listAgentConversations: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        agent_id: string;
+      };
+    };
+    responses: {
+      /** @description A page of conversations */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["AgentConversation"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Conversation Messages
+   * @description The messages of a conversation, oldest first: each run’s input and the agent’s answer with its citations. 404 for a conversation you may not read.
+   *
+   * Timeout: 20 s.
+   */
+  listConversationMessages: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        agent_id: string;
+        conversation_id: string;
+      };
+    };
+    responses: {
+      /** @description A page of messages */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["AgentMessage"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       503: components["responses"]["DatabaseUnavailable"];

@@ -174,6 +174,8 @@ export async function startTestWorker(
     logger: createLogger(config.logLevel),
     crontab: '',
     extraKinds: testKinds,
+    // The app's services: an agent run's tools act as the API does (worker/runner.ts).
+    services: t.services,
     ...(extraTasks ? { extraTasks } : {}),
     ...options,
   });

@@ -3,7 +3,7 @@
 // asynchronous provider and waits for its webhook, after which `finish` runs.
 import type { z } from 'zod';
 import type { Resolve } from '../../core/net/safe-fetch.ts';
-import type { Deps } from '../../core/services.ts';
+import type { Deps, Services } from '../../core/services.ts';
 import type { JobRow } from '../../core/jobs/model.ts';
 import type { Success } from '../../core/jobs/settle.ts';
 import type { DatabasePool } from '../../db/pool.ts';
@@ -17,6 +17,8 @@ export type JobContext = Deps & {
   progress(fraction: number, stage: string): Promise<void>;
   /** How user-given URLs' host names are resolved (tests inject one); undefined: DNS. */
   resolve?: Resolve | undefined;
+  /** The process's services, where the worker was given them (worker/runner.ts): agent runs' tools need them. */
+  services?: Services | undefined;
 };
 
 export type Outcome =

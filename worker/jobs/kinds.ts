@@ -1,4 +1,5 @@
 // Every kind of job the worker can run, by the `kind` stored on the job.
+import agentRun from './agent_run.ts';
 import type { JobHandler } from './handler.ts';
 import image from './image.ts';
 import imageEdit from './image_edit.ts';
@@ -28,4 +29,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['search_reindex', searchReindex],
   ['website', website],
   ['rag_index', ragIndex],
+  ['agent_run', agentRun],
 ]);

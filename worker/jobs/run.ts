@@ -102,6 +102,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       logger: log,
       storage: deps.storage,
       resolve: deps.resolve,
+      services: deps.services,
       signal,
       progress: (fraction: number, stage: string) => reportProgress(db, job, fraction, stage),
     };

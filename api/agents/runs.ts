@@ -1,0 +1,138 @@
+// Agent runs and conversations on a site (beyond the specification; see
+// api/extensions.tsv): start a run of an agent assigned to the site's
+// tenant, read it with its steps, cancel it, follow it; and the
+// conversations its runs keep. A run is a job: it is answered like every job
+// (202 and Location, Prefer: wait, Idempotency-Key, webhooks).
+import { z } from 'zod';
+import { agentForSite, getRun, runRequest, runSchema, startRun } from '../../core/agents/runs.ts';
+import { conversationSchema, listConversations, listMessages, messageSchema } from '../../core/agents/conversations.ts';
+import { jobSchema } from '../../core/jobs/model.ts';
+import { cancelJob } from '../../core/jobs/queries.ts';
+import { pageQuery, pageSchema } from '../../core/pagination.ts';
+import { defineRoute } from '../route.ts';
+import { siteParams } from '../schemas.ts';
+import { cacheControlHeader, problemResponse } from '../responses.ts';
+import { answerJob, jobResponses, preferHeader } from '../jobs/answer.ts';
+import { streamJobEvents } from '../jobs/events.ts';
+
+const agentParams = siteParams.extend({ agent_id: z.uuid() });
+const runParams = agentParams.extend({ run_id: z.uuid() });
+const conversationParams = agentParams.extend({ conversation_id: z.uuid() });
+
+const runs = { site: 'write', scope: 'jobs:write' } as const;
+const reads = { site: 'read', scope: 'jobs:read' } as const;
+
+export const routes = [
+  defineRoute({
+    key: 'POST /{site_identifier}/agents/{agent_id}/runs',
+    access: runs,
+    idempotent: true,
+    description:
+      'Asks an agent assigned to the site’s tenant to do something, as a job of kind `agent_run`. Its `input` is text, or a ' +
+      'transfer prompt (`prompt_id`) rendered with its `variables`. It goes on with a conversation (`conversation_id`) or ' +
+      'begins one. The agent’s instructions, model and temperature drive a chat with its tools (the MCP server’s, narrowed ' +
+      'to the agent’s list), acting with your access, never more: a tool you may not use answers the model 403 and the ' +
+      'run goes on. It stops at `max_steps` model calls or `max_tokens` tokens, saying why. Credits for `max_tokens` at ' +
+      'the model’s price are reserved (402 when not available); the run is charged the sum of its steps and the rest ' +
+      'released. With no language model configured, the local runtime answers (free) by quoting the agent’s knowledge ' +
+      'base. The job’s `output` has the `answer` and its `citations` ([n] in the answer). Honours Idempotency-Key and `Prefer: wait=N`.',
+    request: { params: agentParams, body: runRequest, headers: preferHeader },
+    responses: {
+      ...jobResponses,
+      404: problemResponse('No such site, or no such agent assigned to its tenant, or no such transfer prompt'),
+    },
+    async handler({ params, body }, context, { req }) {
+      context.limitJobs(context.site.tenant_id);
+      const { job } = await startRun(
+        context.db,
+        context.services.config,
+        context.access,
+        params.agent_id,
+        body,
+        context.webhook ?? null,
+      );
+      return answerJob(context, req.get('prefer'), job, 'submitted');
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/agents/{agent_id}/runs/{run_id}',
+    access: reads,
+    description:
+      'A run of the agent: its job (status, credits, and in `output` the answer with its citations) and its steps, each ' +
+      'model call and tool call with its input, output, tokens, duration and cost. Authors see their own runs.',
+    request: { params: runParams },
+    responses: { 200: { description: 'The run', schema: runSchema } },
+    async handler({ params }, { db, access }) {
+      return { body: await getRun(db, access, params.agent_id, params.run_id) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /{site_identifier}/agents/{agent_id}/runs/{run_id}/cancel',
+    access: runs,
+    description:
+      'Cancels the run: it stops at its next step, the model call in flight is aborted, and what it had not used of its ' +
+      'reservation is released. 409 once it has finished.',
+    request: { params: runParams },
+    responses: {
+      200: { description: 'The canceled run’s job', schema: jobSchema },
+      409: problemResponse('The run has already finished'),
+    },
+    async handler({ params }, { db, access }) {
+      await getRun(db, access, params.agent_id, params.run_id);
+      return { body: await cancelJob(db, access, params.run_id) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/agents/{agent_id}/runs/{run_id}/events',
+    access: reads,
+    description:
+      'Server-sent events (`text/event-stream`) of the run’s job: at once and after each change, its `stage` saying which ' +
+      'step it is on (`step 3: create_post`), until it ends with its answer.',
+    request: { params: runParams },
+    responses: {
+      200: {
+        description: 'A stream of `job` events, each carrying the run’s job as JSON',
+        contentType: 'text/event-stream',
+        schema: z.string().describe('Events: `id: n`, `event: job`, `data: <the Job as JSON>`'),
+        headers: {
+          'Cache-Control': { ...cacheControlHeader, description: '`no-cache, no-transform`', required: true },
+        },
+      },
+    },
+    async handler({ params }, context, { res }) {
+      const { run } = await getRun(context.db, context.access, params.agent_id, params.run_id);
+      await streamJobEvents(context, res, run);
+      return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/agents/{agent_id}/conversations',
+    access: reads,
+    description:
+      'The conversations with the agent on the site that you may read: those you began, and shared ones. Oldest first.',
+    request: { params: agentParams, query: pageQuery },
+    responses: { 200: { description: 'A page of conversations', schema: pageSchema(conversationSchema) } },
+    async handler({ params, query }, { db, access }) {
+      await agentForSite(db, access, params.agent_id);
+      return { body: await listConversations(db, access, params.agent_id, query) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/agents/{agent_id}/conversations/{conversation_id}/messages',
+    access: reads,
+    description:
+      'The messages of a conversation, oldest first: each run’s input and the agent’s answer with its citations. 404 for a ' +
+      'conversation you may not read.',
+    request: { params: conversationParams, query: pageQuery },
+    responses: { 200: { description: 'A page of messages', schema: pageSchema(messageSchema) } },
+    async handler({ params, query }, { db, access }) {
+      await agentForSite(db, access, params.agent_id);
+      return { body: await listMessages(db, access, params.agent_id, params.conversation_id, query) };
+    },
+  }),
+];

@@ -1,0 +1,217 @@
+// Agent runs: a member asks an agent assigned to the site's tenant to do
+// something; the run is a job of kind agent_run (worker/jobs/agent_run.ts),
+// answered like every job. Its input is text, or a transfer prompt rendered
+// with its variables; it belongs to a conversation (a new one unless one is
+// named), whose messages the run reads first. What it may cost is reserved
+// from its budget (max_tokens at the model's price, or nothing on the local
+// runtime); it is charged the sum of its steps.
+import { z } from 'zod';
+import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
+import type { Config } from '../config.ts';
+import { Problem, notFound } from '../errors.ts';
+import { findActiveAccount } from '../identity/authenticate.ts';
+import { exactlyOneOf } from '../field-rules.ts';
+import { jobSchema, type Job } from '../jobs/model.ts';
+import { getJob } from '../jobs/queries.ts';
+import { submitJob } from '../jobs/submit.ts';
+import { planField, planFor, type PlannedCall } from '../providers/plan.ts';
+import type { SiteAccess } from '../tenancy/site-access.ts';
+import { renderTransferPrompt } from '../transferprompts/render.ts';
+import { usableAgent, type Agent } from './agents.ts';
+import { addMessage, findConversation, startConversation, type Conversation } from './conversations.ts';
+import { runSteps, runStepSchema } from './run-steps.ts';
+
+export const runKind = 'agent_run';
+
+export const runRequest = z
+  .strictObject({
+    input: z.string().trim().min(1).max(20_000).optional().describe('What the agent is asked'),
+    prompt_id: z.uuid().optional().describe('A transfer prompt whose text, with `variables`, is the input'),
+    variables: z
+      .record(z.string().max(64), z.string().max(20_000))
+      .optional()
+      .describe('The transfer prompt’s variables by name, each declared one given'),
+    conversation_id: z.uuid().optional().describe('Goes on with this conversation; a new one is begun without it'),
+    shared: z
+      .boolean()
+      .default(false)
+      .describe('A new conversation is seen by every member who sees the agent; else by you alone'),
+    max_steps: z.number().int().min(1).max(30).default(8).describe('The most model calls the run makes'),
+    max_tokens: z
+      .number()
+      .int()
+      .min(1000)
+      .max(1_000_000)
+      .default(20_000)
+      .describe('The most tokens its model calls use in all: what is reserved, at the model’s price'),
+  })
+  .superRefine((body, context) => {
+    if ((body.input === undefined) === (body.prompt_id === undefined))
+      context.addIssue({ code: 'custom', path: ['input'], message: 'send exactly one of input, prompt_id' });
+    if (body.variables !== undefined && body.prompt_id === undefined)
+      context.addIssue({ code: 'custom', path: ['variables'], message: 'variables go with prompt_id' });
+  })
+  .meta({ id: 'AgentRunRequest', ...exactlyOneOf('input', 'prompt_id') });
+
+export type RunRequest = z.output<typeof runRequest>;
+
+/** Who a run acts for, as kept on its job: its tools act with this access, never more. */
+export const runActor = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('user'), user_id: z.uuid() }),
+  z.object({
+    kind: z.literal('service'),
+    service_account_id: z.uuid(),
+    scopes: z.array(z.string()),
+    test_mode: z.boolean(),
+  }),
+]);
+
+export const runJobInput = z.object({
+  agent_id: z.uuid(),
+  conversation_id: z.uuid(),
+  input: z.string(),
+  max_steps: z.number().int(),
+  max_tokens: z.number().int(),
+  actor: runActor,
+  providers: planField,
+});
+
+export type RunJobInput = z.output<typeof runJobInput>;
+
+/** The agent, usable by the caller and assigned to the site's tenant; 404 otherwise, 403 if disabled. */
+export async function agentForSite(db: CommonQueryMethods, { actor, site }: SiteAccess, agentId: string) {
+  const agent = await usableAgent(db, actor, agentId);
+  if (!agent.tenant_ids.includes(site.tenant_id)) throw notFound('No such agent.');
+  return agent;
+}
+
+const actorOf = (actor: Actor): z.infer<typeof runActor> =>
+  actor.kind === 'user'
+    ? { kind: 'user', user_id: actor.userId }
+    : {
+        kind: 'service',
+        service_account_id: actor.serviceAccountId,
+        scopes: actor.scopes,
+        test_mode: actor.testMode ?? false,
+      };
+
+/**
+ * The models the run may call: the agent's own model where the operator
+ * allows it, else the text chain's defaults. The local runtime (no model) is
+ * free: it quotes the knowledge base.
+ */
+function runPlan(config: Config, agent: Agent): PlannedCall[] {
+  const allowed = config.providers.chains.text.some(
+    (vendor) => agent.model !== null && config.providers.models[vendor]?.text?.includes(agent.model),
+  );
+  const plan = planFor(config.providers, 'text', allowed ? { model: agent.model! } : {});
+  return plan.map((call) => (call.vendor === 'local' ? { ...call, unit: '1k_tokens', unit_price: 0 } : call));
+}
+
+/**
+ * Starts a run: its conversation (found, or begun), the member's message,
+ * and the job, in one transaction, so a refused submit (402) leaves no
+ * message behind.
+ */
+export async function startRun(
+  db: CommonQueryMethods,
+  config: Config,
+  access: SiteAccess,
+  agentId: string,
+  body: RunRequest,
+  webhook: Parameters<typeof submitJob>[3]['webhook'],
+): Promise<{ job: Job; conversation: Conversation }> {
+  const agent = await agentForSite(db, access, agentId);
+  const input =
+    body.input ??
+    (await renderTransferPrompt(db, body.prompt_id!, body.variables ?? {}, {
+      prompt: 'body.prompt_id',
+      variables: 'body.variables',
+    }));
+  if (input.length > 100_000)
+    throw new Problem(422, 'The rendered prompt is longer than 100,000 characters.', {
+      errors: [{ path: 'body.variables', message: 'the rendered prompt is too long' }],
+    });
+  const plan = runPlan(config, agent);
+  return db.transaction(async (tx) => {
+    const conversation = body.conversation_id
+      ? await findConversation(tx, access, agent.id, body.conversation_id).catch(() => {
+          throw new Problem(422, 'No such conversation with this agent.', {
+            errors: [{ path: 'body.conversation_id', message: 'no conversation of yours with this agent' }],
+          });
+        })
+      : await startConversation(tx, access, agent.id, input, body.shared);
+    const job = await submitJob(tx, config, access, {
+      kind: runKind,
+      input: {
+        agent_id: agent.id,
+        conversation_id: conversation.id,
+        input,
+        max_steps: body.max_steps,
+        max_tokens: body.max_tokens,
+        actor: actorOf(access.actor),
+        providers: plan,
+      },
+      estimatedUnits: body.max_tokens / 1000,
+      plan: { calls: plan, estimate: { '1k_tokens': body.max_tokens / 1000 } },
+      webhook,
+    });
+    await addMessage(tx, {
+      tenantId: access.site.tenant_id,
+      conversationId: conversation.id,
+      jobId: job.id,
+      role: 'user',
+      content: input,
+    });
+    return { job, conversation };
+  });
+}
+
+export const runSchema = z
+  .object({
+    run: jobSchema.describe('The run’s job: status, progress, credits, and its answer in `output`'),
+    agent_id: z.uuid(),
+    conversation_id: z.uuid(),
+    steps: z.array(runStepSchema),
+  })
+  .meta({ id: 'AgentRun' });
+
+/** A run of the agent on the site, with its steps; 404 for another agent's or site's job, or one the caller may not see. */
+export async function getRun(db: CommonQueryMethods, access: SiteAccess, agentId: string, runId: string) {
+  const job = await getJob(db, access, runId);
+  const input = runJobInput.safeParse(job.input);
+  if (job.kind !== runKind || !input.success || input.data.agent_id !== agentId) throw notFound('No such run.');
+  return {
+    run: job,
+    agent_id: agentId,
+    conversation_id: input.data.conversation_id,
+    steps: [...(await runSteps(db, job.id))],
+  };
+}
+
+/**
+ * Who the run acts as, now: the member as they are (a global admin no longer
+ * one has that access no more), or the service account with the scopes its
+ * token had at submit (and still has). Null when either is gone or disabled.
+ */
+export async function runActorNow(db: CommonQueryMethods, kept: RunJobInput['actor'], tenantId: string) {
+  if (kept.kind === 'service') {
+    const account = await findActiveAccount(db, kept.service_account_id);
+    if (!account || account.tenant_id !== tenantId) return null;
+    const actor: Actor = {
+      kind: 'service',
+      serviceAccountId: kept.service_account_id,
+      tenantId,
+      scopes: kept.scopes.filter((scope) => account.scopes.includes(scope)),
+      testMode: kept.test_mode,
+    };
+    return actor;
+  }
+  const user = await db.maybeOne(sql.type(z.object({ is_global_admin: z.boolean() }))`
+    select is_global_admin from users where id = ${kept.user_id} and status = 'active'`);
+  if (!user) return null;
+  // No session: the run is not one, and nothing of a session's is asked of a run's actor.
+  const actor: Actor = { kind: 'user', userId: kept.user_id, sessionId: '', isGlobalAdmin: user.is_global_admin };
+  return actor;
+}

@@ -1,0 +1,151 @@
+// The loop of an agent run: the model is asked (through the text chain, so a
+// 429 or 5xx passes to the next provider), the tools it calls are carried out
+// one step each (./tool-steps.ts), and the model is asked again with their
+// answers, until it answers without a tool call or the run's budget (its
+// model calls, its tokens) is spent. Every step is recorded as it ends: a
+// run that resumes after its worker died rebuilds the conversation from its
+// steps and goes on from the last, never calling a tool twice, and is billed
+// for each recorded model call once.
+import { z } from 'zod';
+import { agentInstructions } from '../../core/agents/agents.ts';
+import { Sources } from '../../core/agents/citations.ts';
+import { historyBefore } from '../../core/agents/conversations.ts';
+import { recordStep, runSteps, type NewStep, type RunStep } from '../../core/agents/run-steps.ts';
+import type { RunJobInput } from '../../core/agents/runs.ts';
+import { knowledgeSearchResultSchema } from '../../core/knowledge/search.ts';
+import type { ChatMessage, ToolCall, ToolDefinition } from '../../core/providers/capabilities.ts';
+import type { PlannedCall } from '../../core/providers/plan.ts';
+import { adapterFor, type RemoteVendor } from '../../core/providers/registry.ts';
+import { estimateTokens } from '../../core/posts/post-jobs.ts';
+import { argumentsSchema, jsonSchemaOf } from '../../api/mcp/tool.ts';
+import { toolsFor } from '../../api/mcp/tools.ts';
+import { inTurn } from '../providers/chain.ts';
+import { toolStep, type RunScope } from './tool-steps.ts';
+
+export type LoopResult = {
+  answer: string;
+  sources: Sources;
+  stopped: 'max_steps' | 'max_tokens' | null;
+  steps: RunStep[] | NewStep[];
+  /** The credits its model calls cost, to 6 places: what the run is charged (rounded up). */
+  cost: number;
+  tokens: number;
+  model: PlannedCall | null;
+};
+
+/** Arguments the run decides itself are not offered to the model (./tool-steps.ts fills them in), nor waits. */
+const notOffered = ['site_identifier', 'agent_id', 'wait', 'webhook', 'webhook_events'];
+
+/** The agent's tools as the model is offered them: the MCP tools' own schemas, less what the run decides. */
+export function offeredTools(scope: Pick<RunScope, 'agent' | 'site'>): ToolDefinition[] {
+  return toolsFor(scope.agent.tools).map((tool) => {
+    const shape = Object.fromEntries(
+      Object.entries(argumentsSchema(tool).shape).filter(([name]) => !notOffered.includes(name)),
+    );
+    return { name: tool.name, description: tool.description, parameters: jsonSchemaOf(z.strictObject(shape), 'input') };
+  });
+}
+
+const guidance = (scope: RunScope) =>
+  [
+    `You work on the site "${scope.site.name}" through the tools you are given; they act with the access of the member ` +
+      'who asked you, and answer a problem when that access does not reach.',
+    'When you use what knowledge_search found, cite each passage by its marker, as [1].',
+  ].join(' ');
+
+/** What a step tells the model: a tool's answer (knowledge passages with their markers), or its problem. */
+function toolMessage(step: Pick<NewStep, 'name' | 'output' | 'tool_call_id'>, sources: Sources): ChatMessage {
+  let content: unknown = step.output;
+  if (step.name === 'knowledge_search') {
+    const found = knowledgeSearchResultSchema.safeParse(step.output);
+    if (found.success) content = { passages: sources.add(found.data) };
+  }
+  return { role: 'tool', toolCallId: step.tool_call_id ?? '', content: JSON.stringify(content) };
+}
+
+type ModelOutput = { content: string | null; tool_calls: ToolCall[] };
+
+export async function runLoop(scope: RunScope, input: RunJobInput, plan: PlannedCall[]): Promise<LoopResult> {
+  const { context } = scope;
+  const { db, job } = context;
+  const sources = new Sources();
+  const messages: ChatMessage[] = [
+    {
+      role: 'system',
+      content: [await agentInstructions(db, scope.agent), guidance(scope)].filter(Boolean).join('\n\n'),
+    },
+    ...(await historyBefore(db, input.conversation_id, job.id)),
+    { role: 'user', content: input.input },
+  ];
+  const steps: NewStep[] = [];
+  const take = (step: NewStep) => {
+    steps.push(step);
+    if (step.kind === 'model') {
+      const output = step.output as ModelOutput;
+      messages.push({ role: 'assistant', content: output.content, toolCalls: output.tool_calls });
+    } else if (step.kind === 'tool') messages.push(toolMessage(step, sources));
+  };
+  for (const step of await runSteps(db, job.id)) take(step);
+
+  const tools = offeredTools(scope);
+  const tokensUsed = () => steps.reduce((sum, step) => sum + step.input_tokens + step.output_tokens, 0);
+  const modelCalls = () => steps.filter((step) => step.kind === 'model').length;
+  let model: PlannedCall | null = null;
+  for (;;) {
+    const lastModel = steps.findLast((step) => step.kind === 'model');
+    const output = lastModel?.output as ModelOutput | undefined;
+    const done = new Set(
+      steps.flatMap((step) => (step.kind === 'tool' && step.tool_call_id ? [step.tool_call_id] : [])),
+    );
+    const waiting = output?.tool_calls.filter((call) => !done.has(call.id)) ?? [];
+    if (waiting.length > 0) {
+      const call = waiting[0]!;
+      await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${steps.length + 1}: ${call.name}`);
+      take(await toolStep(scope, call, steps.length + 1));
+      continue;
+    }
+    if (output && output.tool_calls.length === 0) return result(output.content ?? '', null);
+    if (modelCalls() >= input.max_steps) return result(output?.content ?? '', 'max_steps');
+    if (tokensUsed() >= input.max_tokens) return result(output?.content ?? '', 'max_tokens');
+
+    await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${steps.length + 1}: thinking`);
+    const started = Date.now();
+    const { value: answer, call } = await inTurn('text', plan, context, (planned) =>
+      adapterFor(context.config, 'text', planned.vendor as RemoteVendor).chat(
+        { messages, tools: tools.length ? tools : undefined, temperature: scope.agent.temperature },
+        { model: planned.model, signal: context.signal },
+      ),
+    );
+    model = call;
+    const usage = answer.usage ?? {
+      inputTokens: estimateTokens(JSON.stringify(messages)),
+      outputTokens: estimateTokens((answer.content ?? '') + JSON.stringify(answer.toolCalls)),
+    };
+    const step: NewStep = {
+      step: steps.length + 1,
+      kind: 'model',
+      name: `${call.vendor}/${call.model}`,
+      input: { messages: messages.length, tools: tools.map((tool) => tool.name) },
+      output: { content: answer.content, tool_calls: answer.toolCalls } satisfies ModelOutput,
+      status: 'ok',
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+      duration_ms: Date.now() - started,
+      cost: ((usage.inputTokens + usage.outputTokens) / 1000) * (call.unit_price ?? 0),
+    };
+    await recordStep(db, job, step);
+    take(step);
+  }
+
+  function result(answer: string, stopped: LoopResult['stopped']): LoopResult {
+    return {
+      answer,
+      sources,
+      stopped,
+      steps,
+      cost: steps.reduce((sum, step) => sum + step.cost, 0),
+      tokens: tokensUsed(),
+      model,
+    };
+  }
+}

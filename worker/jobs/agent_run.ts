@@ -1,0 +1,76 @@
+// An agent run (core/agents/runs.ts): the agent's model and tools in a loop
+// (worker/agents/loop.ts), or the local runtime when it has no model
+// (worker/agents/local-runtime.ts). It acts as the member who started it,
+// as they are now; its answer and citations are written into the
+// conversation in the settling transaction, so a run answers exactly once,
+// and it is charged the sum of its steps.
+import { usableAgent } from '../../core/agents/agents.ts';
+import { citationsOf } from '../../core/agents/citations.ts';
+import { addMessage } from '../../core/agents/conversations.ts';
+import { runActorNow, runJobInput } from '../../core/agents/runs.ts';
+import { Problem } from '../../core/errors.ts';
+import { permanent } from '../../core/jobs/errors.ts';
+import { resolveSite } from '../../core/tenancy/site-access.ts';
+import { localAnswer } from '../agents/local-runtime.ts';
+import { runLoop } from '../agents/loop.ts';
+import { defineJob } from './handler.ts';
+
+const stoppedBecause = {
+  max_steps: 'it made as many model calls as its max_steps allows',
+  max_tokens: 'its model calls used the tokens its max_tokens allows',
+};
+
+export default defineJob({
+  input: runJobInput,
+  async run(input, context) {
+    const { db, job, services } = context;
+    if (!services) throw permanent('not_configured', 'This worker was started without the services agent runs need.');
+    const actor = await runActorNow(db, input.actor, job.tenant_id);
+    if (!actor) throw permanent('actor_unavailable', 'Whoever started the run is no longer active.');
+    const agent = await usableAgent(db, actor, input.agent_id).catch((error: unknown) => {
+      if (error instanceof Problem) throw permanent('agent_unavailable', error.message);
+      throw error;
+    });
+    if (!agent.tenant_ids.includes(job.tenant_id))
+      throw permanent('agent_unavailable', 'The agent is no longer assigned to this tenant.');
+    const site = await resolveSite(db, job.site_id);
+    if (!site) throw permanent('site_missing', 'The site was deleted before the run.');
+    const scope = { context, services, actor, agent, site };
+    const models = (input.providers ?? []).filter((call) => call.vendor !== 'local');
+    const result = models.length ? await runLoop(scope, input, models) : await localAnswer(scope, input);
+
+    const citations = await citationsOf(db, context.config.publicUrl, result.sources.citedBy(result.answer));
+    const answer =
+      result.answer ||
+      (result.stopped ? `The run stopped before the agent answered: ${stoppedBecause[result.stopped]}.` : '');
+    return {
+      status: 'succeeded',
+      units: result.tokens / 1000,
+      credits: result.cost,
+      call: result.model ?? undefined,
+      output: {
+        answer,
+        citations,
+        conversation_id: input.conversation_id,
+        runtime: result.model ? 'model' : 'local',
+        provider: result.model?.vendor ?? 'local',
+        model: result.model?.model ?? null,
+        placeholder: !result.model,
+        steps: result.steps.length,
+        tokens: result.tokens,
+        stopped: result.stopped,
+        ...(result.stopped ? { stopped_because: stoppedBecause[result.stopped] } : {}),
+      },
+      commit: async (tx) => {
+        await addMessage(tx, {
+          tenantId: job.tenant_id,
+          conversationId: input.conversation_id,
+          jobId: job.id,
+          role: 'assistant',
+          content: answer,
+          citations,
+        });
+      },
+    };
+  },
+});
