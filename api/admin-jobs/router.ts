@@ -1,5 +1,6 @@
 // Jobs across tenants, for global admins (beyond the specification; see
 // api/extensions.tsv): what runs, what waits, what failed and why.
+import { runStepSchema } from '../../core/agents/run-steps.ts';
 import { z } from 'zod';
 import {
   adminCancelJob,
@@ -49,7 +50,7 @@ export const routes = [
     description:
       'One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI ' +
       'provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside ' +
-      'the one that made it).',
+      'the one that made it), and, for an agent run, its steps.',
     request: { params: jobParams },
     responses: {
       200: {
@@ -57,6 +58,9 @@ export const routes = [
         schema: adminJobSchema.extend({
           attempts: z.array(attemptSchema),
           provider_calls: z.array(providerCallSchema),
+          agent_steps: z
+            .array(runStepSchema)
+            .describe('An agent run’s steps: each model call and tool call with its input, output, tokens and cost'),
         }),
       },
     },

@@ -198,6 +198,24 @@ async function openDetail(id) {
       ]),
     ),
   );
+  // An agent run's steps: each model call and tool call, its tokens, time and cost.
+  const steps = job.agent_steps ?? [];
+  $('#steps-panel').hidden = steps.length === 0;
+  fill(
+    '#steps',
+    steps.map((step) =>
+      row([
+        step.step,
+        step.kind,
+        step.name,
+        step.status,
+        step.input_tokens,
+        step.output_tokens,
+        `${step.duration_ms} ms`,
+        step.cost.toFixed(4),
+      ]),
+    ),
+  );
   const finished = ['succeeded', 'failed', 'canceled'].includes(job.status);
   $('#retry').disabled = job.status !== 'failed';
   $('#cancel').disabled = finished;

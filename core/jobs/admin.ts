@@ -1,5 +1,6 @@
 // What operators need to see what is stuck: every tenant's jobs with filters,
 // one job with its attempts, retry of a failed job, cancel, and the counts.
+import { runSteps } from '../agents/run-steps.ts';
 import { z } from 'zod';
 import { timestamp } from '../timestamp.ts';
 import { callsOfJob } from '../providers/calls.ts';
@@ -75,7 +76,13 @@ export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobI
   if (!row) throw notFound('No such job.');
   const attempts = await db.any(sql.type(attemptSchema)`
     select attempt, worker_id, started_at, finished_at, outcome, error from job_attempts where job_id = ${jobId} order by attempt`);
-  return { ...toAdminJob(row), attempts: [...attempts], provider_calls: [...(await callsOfJob(db, jobId))] };
+  return {
+    ...toAdminJob(row),
+    attempts: [...attempts],
+    provider_calls: [...(await callsOfJob(db, jobId))],
+    // An agent run's steps: each model and tool call with its tokens, duration and cost (empty for other kinds).
+    agent_steps: [...(await runSteps(db, jobId))],
+  };
 }
 
 /** A failed job runs again from the start: credits are reserved again (402 when they no longer cover it). */

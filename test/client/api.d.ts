@@ -2039,7 +2039,7 @@ export interface paths {
   "/admin/jobs/{job_id}": {
     /**
      * Get Job With Attempts
-     * @description One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it).
+     * @description One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it), and, for an agent run, its steps.
      *
      * Timeout: 20 s.
      */
@@ -4881,6 +4881,30 @@ export interface components {
       error_code: string | null;
       http_status: number | null;
     };
+    AgentRunStep: {
+      step: number;
+      /** @enum {string} */
+      kind: "model" | "tool" | "retrieval";
+      /** @description The model asked (vendor/model), or the tool called */
+      name: string;
+      /** @description What it was given: a tool’s arguments; for a model, how many messages it read */
+      input?: unknown;
+      /** @description What it answered: the model’s text and tool calls, or the tool’s answer or problem */
+      output?: unknown;
+      tool_call_id: string | null;
+      /**
+       * @description refused: the tool said no (403, 404, 422); the run goes on
+       * @enum {string}
+       */
+      status: "ok" | "refused" | "failed";
+      input_tokens: number;
+      output_tokens: number;
+      duration_ms: number;
+      /** @description Credits: the model’s price for the step’s tokens */
+      cost: number;
+      /** Format: date-time */
+      created_at: string;
+    };
     PublicPostSummary: {
       /** Format: uuid */
       id: string;
@@ -5232,30 +5256,6 @@ export interface components {
       /** Format: uuid */
       conversation_id: string;
       steps: components["schemas"]["AgentRunStep"][];
-    };
-    AgentRunStep: {
-      step: number;
-      /** @enum {string} */
-      kind: "model" | "tool" | "retrieval";
-      /** @description The model asked (vendor/model), or the tool called */
-      name: string;
-      /** @description What it was given: a tool’s arguments; for a model, how many messages it read */
-      input?: unknown;
-      /** @description What it answered: the model’s text and tool calls, or the tool’s answer or problem */
-      output?: unknown;
-      tool_call_id: string | null;
-      /**
-       * @description refused: the tool said no (403, 404, 422); the run goes on
-       * @enum {string}
-       */
-      status: "ok" | "refused" | "failed";
-      input_tokens: number;
-      output_tokens: number;
-      duration_ms: number;
-      /** @description Credits: the model’s price for the step’s tokens */
-      cost: number;
-      /** Format: date-time */
-      created_at: string;
     };
     AgentConversation: {
       /** Format: uuid */
@@ -19170,7 +19170,7 @@ export interface operations {
   };
   /**
    * Get Job With Attempts
-   * @description One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it).
+   * @description One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it), and, for an agent run, its steps.
    *
    * Timeout: 20 s.
    */
@@ -19243,6 +19243,8 @@ export interface operations {
             tenant_id: string;
             locked_by: string | null;
             provider_calls: components["schemas"]["ProviderCall"][];
+            /** @description An agent run’s steps: each model call and tool call with its input, output, tokens and cost */
+            agent_steps: components["schemas"]["AgentRunStep"][];
           };
         };
       };

@@ -142,6 +142,9 @@ it('searches the knowledge base, writes a draft through create_post, and answers
     'tool:create_post',
     'model:openai/gpt-5.4-mini',
   ]);
+  // A global admin sees the same steps in the job tables.
+  const admin = await request(suite.t.app).get(`/admin/jobs/${res.body.id}`).set(suite.admin.auth).expect(200);
+  expect(admin.body.agent_steps).toEqual(run.body.steps);
   const cost = run.body.steps.reduce((sum: number, step: { cost: number }) => sum + step.cost, 0);
   expect(cost).toBeCloseTo(18, 6);
   expect(res.body).toMatchObject({ credits_reserved: 200, credits_charged: 18 });
@@ -303,5 +306,84 @@ describe('the local runtime', () => {
       .set(local.a.editor.auth)
       .expect(200);
     expect(run.body.steps).toMatchObject([{ kind: 'retrieval', name: 'knowledge_search', cost: 0 }]);
+  });
+});
+
+describe('a run that resumes after its worker died', () => {
+  /** A run queued with no worker to take it, and the steps a worker recorded before it died. */
+  async function interrupted(steps: { kind: string; name: string; output: unknown; tool_call_id?: string }[]) {
+    await suite.worker?.stop();
+    suite.worker = undefined;
+    const res = await startRun({ input: 'Write a draft about the ferry.' }, suite.a.editor.auth, 0).expect(202);
+    for (const [index, step] of steps.entries())
+      await suite.t.services.db.query(sql.typeAlias('void')`
+        insert into agent_run_steps (job_id, step, tenant_id, kind, name, input, output, tool_call_id, status,
+                                     input_tokens, output_tokens, duration_ms, cost)
+        values (${res.body.id}, ${index + 1}, ${suite.a.tenant.id}, ${step.kind}, ${step.name}, '{}',
+                ${sql.jsonb(step.output as never)}, ${step.tool_call_id ?? null}, 'ok', 500, 500, 10, 10)`);
+    return res.body.id as string;
+  }
+  const finish = async (id: string) => {
+    suite.worker = await startTestWorker(suite.t, withModel());
+    const done = await request(suite.t.app)
+      .get(`/${suite.a.site.slug}/jobs/${id}`)
+      .set(suite.a.editor.auth)
+      .set('Prefer', 'wait=30')
+      .expect(200);
+    expect(done.body.status).toBe('succeeded');
+    return done.body;
+  };
+  const model = 'openai/gpt-5.4-mini';
+
+  it('goes on from its last step: the tool the recorded model call asked for, then the model once', async () => {
+    const title = `Resumed ${unique()}`;
+    const id = await interrupted([
+      {
+        kind: 'model',
+        name: model,
+        output: {
+          content: null,
+          tool_calls: [{ id: 'call_post', name: 'create_post', arguments: JSON.stringify({ title, body: 'Nine.' }) }],
+        },
+      },
+    ]);
+    fake.script('chat/completions', {
+      kind: 'ok',
+      reply: { content: 'Done.', usage: { promptTokens: 900, completionTokens: 100 } },
+    });
+    const done = await finish(id);
+    expect(chat()).toHaveLength(1);
+    const run = await readRun(id);
+    expect(run.body.steps.map((step: { kind: string; name: string }) => `${step.kind}:${step.name}`)).toEqual([
+      `model:${model}`,
+      'tool:create_post',
+      `model:${model}`,
+    ]);
+    const posts = await suite.t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`
+      select id from posts where title = ${title}`);
+    expect(posts).toHaveLength(1);
+    // The recorded step's 10 credits and the new call's 1,000 tokens at 10 a thousand: each billed once.
+    expect(done).toMatchObject({ credits_charged: 20, output: { answer: 'Done.', steps: 3 } });
+  });
+
+  it('never calls again a tool whose step was recorded: its write committed with it', async () => {
+    const title = `Written once ${unique()}`;
+    const call = { id: 'call_post', name: 'create_post', arguments: JSON.stringify({ title, body: 'Nine.' }) };
+    const id = await interrupted([
+      { kind: 'model', name: model, output: { content: null, tool_calls: [call] } },
+      { kind: 'tool', name: 'create_post', output: { id: 'written-before' }, tool_call_id: 'call_post' },
+    ]);
+    fake.script('chat/completions', { kind: 'ok', reply: { content: 'Done.' } });
+    await finish(id);
+    // The write the recorded step stands for is not made again (it was made, with its record, before the worker died).
+    expect(
+      await suite.t.services.db.anyFirst(
+        sql.type(z.object({ id: z.string() }))`select id from posts where title = ${title}`,
+      ),
+    ).toEqual([]);
+    const sent = chat()[0]!.body as { messages: { role: string; tool_call_id?: string }[] };
+    expect(sent.messages.filter((message) => message.role === 'tool')).toEqual([
+      expect.objectContaining({ tool_call_id: 'call_post' }),
+    ]);
   });
 });
