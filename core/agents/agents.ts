@@ -29,6 +29,11 @@ export const agentSchema = z
     temperature: z.number(),
     system_prompt_type: z.string().nullable().describe('The system prompt (by type) the agent starts from'),
     tools: z.array(agentToolSchema).describe('The MCP tools a session configured with this agent may list and call'),
+    knowledge_first: z
+      .boolean()
+      .describe(
+        'A run searches the knowledge base with its input before the first model call, and hands the passages to the model',
+      ),
     avatar_media_id: z.uuid().nullable(),
     status: z.enum(agentStatuses).describe('A disabled agent is refused by the MCP server'),
     created_by: z.uuid().nullable(),
@@ -40,7 +45,7 @@ export const agentSchema = z
 export type Agent = z.infer<typeof agentSchema>;
 
 export const agentColumns = sql.fragment`
-  a.id, a.name, a.description, a.instructions, a.model, a.temperature, a.system_prompt_type, a.tools,
+  a.id, a.name, a.description, a.instructions, a.model, a.temperature, a.system_prompt_type, a.tools, a.knowledge_first,
   a.avatar_media_id, a.status, a.created_by, a.created_at, a.updated_at`;
 
 // What an agent's writes take; the bounds are the table's.
@@ -67,6 +72,7 @@ export const newAgentSchema = z.strictObject({
   temperature: temperature.default(0.7),
   system_prompt_type: systemPromptType.default(null),
   tools: tools.default([]),
+  knowledge_first: z.boolean().default(false),
   status: status.default('active'),
 });
 
@@ -77,6 +83,7 @@ export const agentChangesSchema = z
     instructions: instructions.optional(),
     model: model.optional(),
     temperature: temperature.optional(),
+    knowledge_first: z.boolean().optional(),
     system_prompt_type: systemPromptType.optional(),
     tools: tools.optional(),
     status: status.optional(),
@@ -163,9 +170,11 @@ export async function listAgents(db: CommonQueryMethods, actor: Actor, query: Ag
 export async function createAgent(db: CommonQueryMethods, actor: Actor, input: NewAgent): Promise<Agent> {
   requireGlobalAdmin(actor);
   return db.one(sql.type(agentSchema)`
-    insert into agents as a (name, description, instructions, model, temperature, system_prompt_type, tools, status, created_by)
+    insert into agents as a (name, description, instructions, model, temperature, system_prompt_type, tools,
+                             knowledge_first, status, created_by)
     values (${input.name}, ${input.description}, ${input.instructions}, ${input.model}, ${input.temperature},
-            ${input.system_prompt_type}, ${sql.array(input.tools, 'text')}, ${input.status}, ${actorUserId(actor)})
+            ${input.system_prompt_type}, ${sql.array(input.tools, 'text')}, ${input.knowledge_first}, ${input.status},
+            ${actorUserId(actor)})
     returning ${agentColumns}`);
 }
 
@@ -181,7 +190,8 @@ export async function updateAgent(
     return tx.one(sql.type(agentSchema)`
       update agents as a set name = ${next.name}, description = ${next.description}, instructions = ${next.instructions},
         model = ${next.model}, temperature = ${next.temperature}, system_prompt_type = ${next.system_prompt_type},
-        tools = ${sql.array(next.tools, 'text')}, status = ${next.status}, avatar_media_id = ${next.avatar_media_id}
+        tools = ${sql.array(next.tools, 'text')}, knowledge_first = ${next.knowledge_first}, status = ${next.status},
+        avatar_media_id = ${next.avatar_media_id}
       where a.id = ${id}
       returning ${agentColumns}`);
   });

@@ -22,7 +22,10 @@ export async function renderTransferPrompt(
       .map((name) => ({ path: `${path.variables}.${name}`, message: `the prompt ${prompt.name} needs ${name}` })),
     ...Object.keys(values)
       .filter((name) => !declared.includes(name))
-      .map((name) => ({ path: `${path.variables}.${name}`, message: `the prompt ${prompt.name} has no variable ${name}` })),
+      .map((name) => ({
+        path: `${path.variables}.${name}`,
+        message: `the prompt ${prompt.name} has no variable ${name}`,
+      })),
   ];
   if (problems.length)
     throw new Problem(422, `The variables do not match the transfer prompt ${prompt.name}.`, { errors: problems });

@@ -2739,6 +2739,8 @@ export interface components {
       system_prompt_type: string | null;
       /** @description The MCP tools a session configured with this agent may list and call */
       tools: ("search_content" | "get_page" | "list_media" | "create_post" | "update_post" | "generate_image" | "text_to_speech" | "get_job" | "knowledge_search")[];
+      /** @description A run searches the knowledge base with its input before the first model call, and hands the passages to the model */
+      knowledge_first: boolean;
       /** Format: uuid */
       avatar_media_id: string | null;
       /**
@@ -2767,6 +2769,8 @@ export interface components {
       system_prompt_type: string | null;
       /** @description The MCP tools a session configured with this agent may list and call */
       tools: ("search_content" | "get_page" | "list_media" | "create_post" | "update_post" | "generate_image" | "text_to_speech" | "get_job" | "knowledge_search")[];
+      /** @description A run searches the knowledge base with its input before the first model call, and hands the passages to the model */
+      knowledge_first: boolean;
       /** Format: uuid */
       avatar_media_id: string | null;
       /**
@@ -6030,6 +6034,8 @@ export interface operations {
            * @default []
            */
           tools?: ("search_content" | "get_page" | "list_media" | "create_post" | "update_post" | "generate_image" | "text_to_speech" | "get_job" | "knowledge_search")[];
+          /** @default false */
+          knowledge_first?: boolean;
           /**
            * @default active
            * @enum {string}
@@ -6338,6 +6344,7 @@ export interface operations {
           /** @description null: the runtime’s default model */
           model?: string | null;
           temperature?: number;
+          knowledge_first?: boolean;
           /** @description A system prompt’s type (see /system-prompts/{prompt_type}); null for none */
           system_prompt_type?: string | null;
           /** @description Tool names of the MCP server; repeats are dropped */

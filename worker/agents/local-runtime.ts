@@ -3,42 +3,23 @@
 // and writes nothing; it searches the agent's knowledge base with the
 // question, as the member who asked, and answers with the passages that match
 // best, each cited. It costs nothing.
-import { recordStep, runSteps, type NewStep } from '../../core/agents/run-steps.ts';
+import { runSteps } from '../../core/agents/run-steps.ts';
 import type { RunJobInput } from '../../core/agents/runs.ts';
 import { Sources } from '../../core/agents/citations.ts';
-import { knowledgeSearchResultSchema, searchKnowledge } from '../../core/knowledge/search.ts';
+import { knowledgeSearchResultSchema } from '../../core/knowledge/search.ts';
 import type { LoopResult } from './loop.ts';
+import { retrievalStep } from './retrieval.ts';
 import type { RunScope } from './tool-steps.ts';
 
 const passagesQuoted = 3;
 
 export async function localAnswer(scope: RunScope, input: RunJobInput): Promise<LoopResult> {
-  const { context, actor, agent } = scope;
-  const { db, job } = context;
-  // A run that resumes has searched already: the same passages, not a second search.
-  const recorded = (await runSteps(db, job.id)).find((step) => step.kind === 'retrieval');
-  let step: NewStep | undefined = recorded;
-  if (!step) {
-    await context.progress(0.3, 'searching the knowledge base');
-    const started = Date.now();
-    const found = await searchKnowledge({ db, config: context.config, signal: context.signal }, actor, agent.id, {
-      query: input.input.slice(0, 1000),
-      limit: passagesQuoted,
-    });
-    step = {
-      step: 1,
-      kind: 'retrieval',
-      name: 'knowledge_search',
-      input: { query: input.input.slice(0, 1000), limit: passagesQuoted },
-      output: found,
-      status: 'ok',
-      input_tokens: 0,
-      output_tokens: 0,
-      duration_ms: Date.now() - started,
-      cost: 0,
-    };
-    await recordStep(db, job, step);
-  }
+  const step = await retrievalStep(
+    scope,
+    input,
+    await runSteps(scope.context.db, scope.context.job.id),
+    passagesQuoted,
+  );
   const sources = new Sources();
   const passages = sources.add(knowledgeSearchResultSchema.parse(step.output));
   const intro =

@@ -20,6 +20,7 @@ import { estimateTokens } from '../../core/posts/post-jobs.ts';
 import { argumentsSchema, jsonSchemaOf } from '../../api/mcp/tool.ts';
 import { toolsFor } from '../../api/mcp/tools.ts';
 import { inTurn } from '../providers/chain.ts';
+import { retrievalStep } from './retrieval.ts';
 import { toolStep, type RunScope } from './tool-steps.ts';
 
 export type LoopResult = {
@@ -65,6 +66,19 @@ function toolMessage(step: Pick<NewStep, 'name' | 'output' | 'tool_call_id'>, so
 
 type ModelOutput = { content: string | null; tool_calls: ToolCall[] };
 
+/** How many passages a search before the first model call hands the model. */
+const passagesGiven = 5;
+
+/** A search made before the model was asked: its passages, with their markers, as a system message. */
+function passagesMessage(step: Pick<NewStep, 'output'>, sources: Sources): ChatMessage {
+  const found = knowledgeSearchResultSchema.safeParse(step.output);
+  const passages = found.success ? sources.add(found.data) : [];
+  return {
+    role: 'system',
+    content: `Passages from your knowledge base that may answer this (cite them by marker, as [1]): ${JSON.stringify(passages)}`,
+  };
+}
+
 export async function runLoop(scope: RunScope, input: RunJobInput, plan: PlannedCall[]): Promise<LoopResult> {
   const { context } = scope;
   const { db, job } = context;
@@ -84,8 +98,13 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
       const output = step.output as ModelOutput;
       messages.push({ role: 'assistant', content: output.content, toolCalls: output.tool_calls });
     } else if (step.kind === 'tool') messages.push(toolMessage(step, sources));
+    else messages.push(passagesMessage(step, sources));
   };
-  for (const step of await runSteps(db, job.id)) take(step);
+  const recorded = await runSteps(db, job.id);
+  // An agent that searches first: its knowledge comes before the model is asked anything.
+  const first = scope.agent.knowledge_first && (await retrievalStep(scope, input, recorded, passagesGiven));
+  for (const step of recorded) take(step);
+  if (first && !recorded.includes(first as RunStep)) take(first);
 
   const tools = offeredTools(scope);
   const tokensUsed = () => steps.reduce((sum, step) => sum + step.input_tokens + step.output_tokens, 0);

@@ -45,6 +45,7 @@ describe('POST /api/agents', () => {
       temperature: 0.2,
       system_prompt_type: null,
       tools: ['create_post', 'get_page'],
+      knowledge_first: false,
       avatar_media_id: null,
       status: 'active',
       created_by: admin.user.id,

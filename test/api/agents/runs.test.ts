@@ -232,6 +232,32 @@ it('acts with the member’s access: an author’s run cannot change an editor�
   expect(unchanged.body.title).toBe(post.body.title);
 });
 
+it('searches before the first model call when the agent says so, handing the model the passages to cite', async () => {
+  const admin = await globalAdmin(suite.t);
+  const searcher = await newAgent(suite.t, admin, { knowledge_first: true, tools: [] }, [suite.a.tenant.id]);
+  await indexCorpus(suite.t, searcher.id, suite.a.site, suite.a.admin.auth, [
+    { title: 'Market', content: 'The fish market opens on Saturdays at six and closes at noon.' },
+  ]);
+  fake.script('chat/completions', { kind: 'ok', reply: { content: 'On Saturdays at six [1].' } });
+  const res = await request(suite.t.app)
+    .post(`/${suite.a.site.slug}/agents/${searcher.id}/runs`)
+    .set(suite.a.editor.auth)
+    .set('Prefer', 'wait=30')
+    .send({ input: 'When does the fish market open?' })
+    .expect(200);
+  expect(res.body.output).toMatchObject({
+    answer: 'On Saturdays at six [1].',
+    citations: [{ marker: 1, document_title: 'Market' }],
+  });
+  const sent = chat()[0]!.body as { messages: { role: string; content: string }[] };
+  expect(sent.messages.at(-1)).toMatchObject({ role: 'system', content: expect.stringContaining('"marker":1') });
+  const run = await request(suite.t.app)
+    .get(`/${suite.a.site.slug}/agents/${searcher.id}/runs/${res.body.id}`)
+    .set(suite.a.editor.auth)
+    .expect(200);
+  expect(run.body.steps.map((step: { kind: string }) => step.kind)).toEqual(['retrieval', 'model']);
+});
+
 it('stops at max_steps, saying why', async () => {
   const search = {
     kind: 'ok' as const,
