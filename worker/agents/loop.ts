@@ -109,7 +109,9 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
   const tools = offeredTools(scope);
   const tokensUsed = () => steps.reduce((sum, step) => sum + step.input_tokens + step.output_tokens, 0);
   const modelCalls = () => steps.filter((step) => step.kind === 'model').length;
-  let model: PlannedCall | null = null;
+  // The model that answered last, also when that was before the worker died.
+  const named = (step: NewStep | undefined) => plan.find((call) => `${call.vendor}/${call.model}` === step?.name);
+  let model: PlannedCall | null = named(steps.findLast((step) => step.kind === 'model')) ?? null;
   for (;;) {
     const lastModel = steps.findLast((step) => step.kind === 'model');
     const output = lastModel?.output as ModelOutput | undefined;

@@ -392,6 +392,18 @@ describe('a run that resumes after its worker died', () => {
     expect(done).toMatchObject({ credits_charged: 20, output: { answer: 'Done.', steps: 3 } });
   });
 
+  it('settles with the answer it recorded when the worker died before settling, asking the model nothing', async () => {
+    const id = await interrupted([
+      { kind: 'model', name: model, output: { content: 'Nine o’clock.', tool_calls: [] } },
+    ]);
+    const done = await finish(id);
+    expect(chat()).toHaveLength(0);
+    expect(done).toMatchObject({
+      credits_charged: 10,
+      output: { answer: 'Nine o’clock.', runtime: 'model', provider: 'openai', model: 'gpt-5.4-mini', steps: 1 },
+    });
+  });
+
   it('never calls again a tool whose step was recorded: its write committed with it', async () => {
     const title = `Written once ${unique()}`;
     const call = { id: 'call_post', name: 'create_post', arguments: JSON.stringify({ title, body: 'Nine.' }) };
