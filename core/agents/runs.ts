@@ -136,7 +136,9 @@ export async function startRun(
   const plan = runPlan(config, agent);
   return db.transaction(async (tx) => {
     const conversation = body.conversation_id
-      ? await findConversation(tx, access, agent.id, body.conversation_id).catch(() => {
+      ? await findConversation(tx, access, agent.id, body.conversation_id).catch((error: unknown) => {
+          // A field of the body, not the path: the run's URL is right, the conversation named is not one of yours.
+          if (!(error instanceof Problem && error.status === 404)) throw error;
           throw new Problem(422, 'No such conversation with this agent.', {
             errors: [{ path: 'body.conversation_id', message: 'no conversation of yours with this agent' }],
           });
