@@ -9,7 +9,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { newAgent } from '../../helpers/agents.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
+import { startFakeOpenAI, textModelEnv, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { globalAdmin, unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
@@ -20,13 +20,8 @@ let fake: FakeOpenAI;
 beforeAll(async () => {
   fake = await startFakeOpenAI();
 });
-const withModel = () => ({
-  TEXT_PROVIDERS: 'openai',
-  OPENAI_BASE_URL: fake.url,
-  OPENAI_API_KEY: fake.apiKey,
-  // 10 credits per 1,000 tokens: a step's cost is easy to reckon.
-  OPENAI_TEXT_PRICES: 'gpt-5.4-mini=10',
-});
+// 10 credits per 1,000 tokens: a step's cost is easy to reckon.
+const withModel = () => textModelEnv(fake, 10);
 const suite = jobsSuite(withModel);
 let agentId: string;
 /** An author of the site (the suite's own author reaches no site). */

@@ -8,7 +8,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { createElement, createType, mediaRow } from '../../helpers/content.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
+import { startFakeOpenAI, textModelEnv, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, ledgerFor, startTestWorker, type JobsSuite } from '../../helpers/jobs.ts';
@@ -147,13 +147,7 @@ describe('without a text provider', () => {
 
 describe('with TEXT_PROVIDERS=openai', () => {
   // The app plans the job at submit by its providers: it is configured, as the worker is.
-  const withModel = () => ({
-    TEXT_PROVIDERS: 'openai',
-    OPENAI_BASE_URL: fake.url,
-    OPENAI_API_KEY: fake.apiKey,
-    // 2 credits per 1,000 tokens, as the text kind is priced.
-    OPENAI_TEXT_PRICES: 'gpt-5.4-mini=2',
-  });
+  const withModel = () => textModelEnv(fake);
   const modelSuite = jobsSuite(withModel);
   beforeAll(async () => {
     await giveCredits(modelSuite.t, modelSuite.a.site, 200, modelSuite.a.editor.user.id);

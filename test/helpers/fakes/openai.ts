@@ -93,6 +93,18 @@ const commonHeaders = () => ({
   'x-ratelimit-reset-tokens': '300ms',
 });
 
+/**
+ * The configuration that names the fake as the text chain's language model
+ * (its default, gpt-5.4-mini), at `creditsPer1k` credits per 1,000 tokens
+ * (2 by default, as the text kind is priced).
+ */
+export const textModelEnv = (fake: Pick<FakeOpenAI, 'url' | 'apiKey'>, creditsPer1k = 2) => ({
+  TEXT_PROVIDERS: 'openai',
+  OPENAI_BASE_URL: fake.url,
+  OPENAI_API_KEY: fake.apiKey,
+  OPENAI_TEXT_PRICES: `gpt-5.4-mini=${creditsPer1k}`,
+});
+
 export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promise<FakeOpenAI> {
   const apiKey = options.apiKey ?? `sk-fake-${randomBytes(12).toString('hex')}`;
   const requests: Recorded[] = [];
