@@ -19,7 +19,12 @@ export async function startCountedApp(t: TestApp, env: Record<string, string> = 
   const config = testConfig({ ...env, DATABASE_URL: counter.url });
   const services = await createServices(config, counter.url, createLogger(config.logLevel), 'test');
   const app = createApp(services);
-  await new Promise((resolve) => setTimeout(resolve, 200)); // the caches start listening
+  // A cache keeps nothing until it hears changes: wait for that, however slow the machine, not a fixed time.
+  const deadline = Date.now() + 20_000;
+  while (!(services.publicCache.enabled && services.accessCache.enabled)) {
+    if (Date.now() > deadline) throw new Error('the counted app’s caches never started listening');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
   return {
     app,
     counter,
