@@ -1,5 +1,6 @@
 // Every built route module. An endpoint of the manifest without a route here
 // answers 501 until its issue is done.
+import { routes as adminAgentSteps } from './admin-agent-steps/router.ts';
 import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as adminProviders } from './admin-providers/router.ts';
@@ -67,6 +68,7 @@ export const allRoutes: RouteDefinition[] = [
   ...jobs,
   ...adminJobs,
   ...adminProviders,
+  ...adminAgentSteps,
   ...media,
   ...mediaVideo,
   ...mediaFolders,

@@ -50,6 +50,13 @@ export function after(query: PageQuery, table: string) {
   return sql.fragment`(${sql.identifier([table, 'created_at'])}, ${sql.identifier([table, 'id'])}) > (${created_at}::timestamptz, ${id}::uuid)`;
 }
 
+/** `(created_at, id) < cursor`: the same, for a list read newest first. */
+export function before(query: PageQuery, table: string) {
+  if (!query.cursor) return sql.fragment`true`;
+  const { created_at, id } = decodeCursor(query.cursor);
+  return sql.fragment`(${sql.identifier([table, 'created_at'])}, ${sql.identifier([table, 'id'])}) < (${created_at}::timestamptz, ${id}::uuid)`;
+}
+
 /** Runs a list query that fetched `limit + 1` rows into a page. */
 export async function toPage<T extends Position>(
   rows: readonly T[],

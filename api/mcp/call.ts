@@ -7,6 +7,7 @@
 // problems, for the caller to answer in its own way.
 import type { Agent } from '../../core/agents/agents.ts';
 import { notFound } from '../../core/errors.ts';
+import type { Site } from '../../core/tenancy/sites.ts';
 import { actingFor } from '../../db/tenant-scope.ts';
 import { admit, tenantOf } from '../handle.ts';
 import { parseArguments, type CallContext, type ToolCall, type ToolDefinition } from './tool.ts';
@@ -17,12 +18,14 @@ export type AgentToolCall = {
   /** The session's or the run's agent, with the tenants it is assigned to; null in a session without one. */
   agent: (Agent & { tenant_ids: string[] }) | null;
   waitFor: ToolCall['waitFor'];
+  /** Told the site the caller was admitted to (undefined for a tool that names none), before the tool runs. */
+  admitted?: (site: Site | undefined) => void;
 };
 
 export async function callAgentTool(
   tool: ToolDefinition,
   args: Record<string, unknown>,
-  { context, agent, waitFor }: AgentToolCall,
+  { context, agent, waitFor, admitted }: AgentToolCall,
 ): Promise<unknown> {
   if (agent && !agent.tools.includes(tool.name)) throw notTheAgentsTool(agent.name, tool.name);
   const input = parseArguments(tool, args);
@@ -33,6 +36,7 @@ export async function callAgentTool(
     context.actor,
     input.params,
   );
+  admitted?.(site);
   // An agent works on the sites of the tenants it is assigned to, whoever drives it.
   if (agent && site && !agent.tenant_ids.includes(site.tenant_id))
     throw notFound(`No such site for the agent ${agent.name}.`);

@@ -20,16 +20,16 @@ import {
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { usableAgent, type Agent } from '../../core/agents/agents.ts';
 import { isAgentTool } from '../../core/agents/tools.ts';
-import { Problem } from '../../core/errors.ts';
+import { Problem, type ProblemBody } from '../../core/errors.ts';
 import type { Job } from '../../core/jobs/model.ts';
 import { service } from '../../core/version.ts';
 import { waitForJob } from '../jobs/answer.ts';
 import { toProblem } from '../middleware/problems.ts';
 import { argumentsSchema, asArguments, jsonSchemaOf, type CallContext, type ToolDefinition } from './tool.ts';
-import { callAgentTool } from './call.ts';
 import { tools, toolsFor } from './tools.ts';
 import { servePrompts } from './prompts.ts';
 import { serveResources } from './resources.ts';
+import { mcpToolStep } from './tool-steps.ts';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 type SessionAgent = (Agent & { tenant_ids: string[] }) | null;
@@ -54,17 +54,22 @@ function listing(tool: ToolDefinition): Tool {
   };
 }
 
-/** A problem as a tool's error: the problem document as text (structured content is kept for answers). */
-function failed(error: unknown, context: CallContext, name: string): CallToolResult {
+/** The problem a failed call answers: its paths name the arguments; anything unexpected is logged, and a 500. */
+function problemOf(error: unknown, context: CallContext, name: string): ProblemBody {
   let problem = toProblem(error);
   if (!problem && context.signal.aborted) {
     problem = new Problem(504, 'The call did not finish within the request’s timeout.');
   }
   if (!problem || problem.status >= 500) context.log.error({ err: error, tool: name }, 'MCP tool failed');
   problem ??= new Problem(500, 'An unexpected error occurred. It has been logged with the request id.');
-  const body = { ...asArguments(problem).toBody('/mcp'), request_id: context.requestId };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+  return { ...asArguments(problem).toBody('/mcp'), request_id: context.requestId };
 }
+
+/** A problem as a tool's error: the problem document as text (structured content is kept for answers). */
+const failed = (problem: ProblemBody): CallToolResult => ({
+  isError: true,
+  content: [{ type: 'text', text: JSON.stringify(problem) }],
+});
 
 function succeeded(answer: unknown): CallToolResult {
   const structured = JSON.parse(JSON.stringify(answer)) as Record<string, unknown>;
@@ -92,8 +97,16 @@ function waiter(context: CallContext, extra: Extra, progressToken: string | numb
   };
 }
 
-/** The server of a session configured with `agentId` (or none), whose instructions are the agent's. */
-export function createMcpServer(agentId: string | null, instructions: string | undefined): Server {
+/**
+ * The server of session `session`, configured with an agent (or none), whose
+ * instructions are the agent's. Every tools/call it serves is recorded as a
+ * step of the session (./tool-steps.ts).
+ */
+export function createMcpServer(
+  session: { id: string; agent_id: string | null },
+  instructions: string | undefined,
+): Server {
+  const agentId = session.agent_id;
   const server = new Server(
     { name: 'content-agent-platform', title: 'Content and Agent Platform', version: service.version },
     { capabilities: { tools: {}, resources: {}, prompts: {} }, ...(instructions ? { instructions } : {}) },
@@ -121,13 +134,18 @@ export function createMcpServer(agentId: string | null, instructions: string | u
     const context = callContextOf(extra);
     const { name } = request.params;
     const tool = isAgentTool(name) ? tools[name] : undefined;
+    // No tool was called: a protocol error, as the SDK answers one, and no step.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const args = request.params.arguments ?? {};
+    const step = mcpToolStep(context, { sessionId: session.id, requestId: extra.requestId }, tool.name, args);
     try {
       const agent = await agentNow(context);
       const waitFor = waiter(context, extra, request.params._meta?.progressToken);
-      return succeeded(await callAgentTool(tool, request.params.arguments ?? {}, { context, agent, waitFor }));
+      return succeeded(await step.call(tool, { context, agent, waitFor }));
     } catch (error) {
-      return failed(error, context, tool.name);
+      const problem = problemOf(error, context, tool.name);
+      await step.refused(problem);
+      return failed(problem);
     }
   });
   return server;

@@ -61,7 +61,7 @@ export async function initialize(
 ): Promise<void> {
   const id = randomUUID();
   await openMcpSession(context.db, context.actor, id, agent?.id ?? null);
-  const server = createMcpServer(agent?.id ?? null, agent?.instructions || undefined);
+  const server = createMcpServer({ id, agent_id: agent?.id ?? null }, agent?.instructions || undefined);
   await serve(server, new StreamableHTTPServerTransport({ sessionIdGenerator: () => id }), context, http, body);
   if (http.res.statusCode !== 200) await endMcpSession(context.db, context.actor, id);
 }
@@ -78,7 +78,7 @@ export async function resume(context: CallContext, id: string, http: Http, body?
   context.signal.addEventListener('abort', () => {
     if (context.signal.reason instanceof Problem) transport.closeStandaloneSSEStream();
   });
-  await serve(createMcpServer(session.agent_id, undefined), transport, context, http, body);
+  await serve(createMcpServer(session, undefined), transport, context, http, body);
 }
 
 /** Ends the caller's session `id`: no process finds it afterwards. 404 when it is not theirs or is over. */

@@ -3,12 +3,19 @@
 // retrieval. A run that resumes after its worker died reads them back and
 // goes on from the last; a tool call's step is written in the transaction of
 // the tool's own writes (worker/agents/tool-steps.ts), so a write and its
-// record commit together or not at all.
+// record commit together or not at all. A tool call made over MCP is
+// recorded in the same table and shape (recordMcpStep), named by its session
+// rather than a job (migration 0050), so admins read one record of what the
+// tools did, whoever drove them (./agent-steps.ts).
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import type { Actor } from '../actor.ts';
 import { timestamp } from '../timestamp.ts';
 
 export const stepKinds = ['model', 'tool', 'retrieval'] as const;
+export const stepStatuses = ['ok', 'refused', 'failed'] as const;
+/** What made a step: an agent run (a job), or a client's tools/call over MCP (a session). */
+export const stepSources = ['run', 'mcp'] as const;
 
 export const runStepSchema = z
   .object({
@@ -18,7 +25,7 @@ export const runStepSchema = z
     input: z.unknown().describe('What it was given: a tool’s arguments; for a model, how many messages it read'),
     output: z.unknown().describe('What it answered: the model’s text and tool calls, or the tool’s answer or problem'),
     tool_call_id: z.string().nullable(),
-    status: z.enum(['ok', 'refused', 'failed']).describe('refused: the tool said no (403, 404, 422); the run goes on'),
+    status: z.enum(stepStatuses).describe('refused: the tool said no (403, 404, 422); the run goes on'),
     input_tokens: z.number().int(),
     output_tokens: z.number().int(),
     duration_ms: z.number().int(),
@@ -53,4 +60,35 @@ export async function recordStep(
     on conflict (job_id, step) do nothing
     returning step`);
   return inserted !== null;
+}
+
+/** A tools/call over MCP, as it ended: the client was answered `output` (the tool's answer, or `{problem}`). */
+export type McpStep = {
+  sessionId: string;
+  /** The tenant of the site the tool acted on, or the service account's; null when neither is known. */
+  tenantId: string | null;
+  actor: Actor;
+  name: string;
+  input: Record<string, unknown>;
+  output: unknown;
+  /** The id of the client's JSON-RPC request. */
+  callId: string | null;
+  status: RunStep['status'];
+  durationMs: number;
+};
+
+/**
+ * Records an MCP tool call as a step, with no tokens and no cost (the
+ * client's model is not ours). Given the transaction of the tool's writes, it
+ * commits with them or not at all, as a run's tool step does.
+ */
+export async function recordMcpStep(db: CommonQueryMethods, step: McpStep): Promise<void> {
+  const { actor } = step;
+  const [userId, serviceAccountId] = actor.kind === 'user' ? [actor.userId, null] : [null, actor.serviceAccountId];
+  await db.query(sql.typeAlias('void')`
+    insert into agent_run_steps (source, mcp_session_id, tenant_id, user_id, service_account_id, kind, name, input,
+                                 output, tool_call_id, status, duration_ms)
+    values ('mcp', ${step.sessionId}, ${step.tenantId}, ${userId}, ${serviceAccountId}, 'tool', ${step.name},
+            ${sql.jsonb(step.input as never)}, ${sql.jsonb(step.output as never)}, ${step.callId}, ${step.status},
+            ${Math.round(step.durationMs)})`);
 }

@@ -682,6 +682,7 @@ export const requests: Record<string, Builder> = {
   }),
   'POST /admin/jobs/{job_id}/cancel': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}/cancel` }),
   'GET /admin/providers': fixed('/admin/providers'),
+  'GET /admin/agent-steps': fixed('/admin/agent-steps'),
   // No METRICS_TOKEN in this app: global admins only.
   'GET /metrics': fixed('/metrics'),
   'POST /{site_identifier}/media/{media_id}/edit-with-ai': async (world) => {

@@ -2063,6 +2063,15 @@ export interface paths {
      */
     post: operations["cancelAnyJob"];
   };
+  "/admin/agent-steps": {
+    /**
+     * List Agent Steps
+     * @description Every recorded step, newest first: each model call, tool call and retrieval of an agent run, and each tools/call a client made over MCP (with its arguments and answer, or the problem it was refused with). Filter by source, run (job_id), MCP session, tenant, tool name and status.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listAgentSteps"];
+  };
   "/metrics": {
     /**
      * Prometheus Metrics
@@ -4936,6 +4945,61 @@ export interface components {
       excerpt: string;
       /** @description The locale the post was served in, after the fallback chain */
       served_locale: string;
+    AgentStepRecord: {
+      /** @description A run’s step number, from 1; null for an MCP call */
+      step: number | null;
+      /** @enum {string} */
+      kind: "model" | "tool" | "retrieval";
+      /** @description The model asked (vendor/model), or the tool called */
+      name: string;
+      /** @description What it was given: a tool’s arguments; for a model, how many messages it read */
+      input?: unknown;
+      /** @description What it answered: the model’s text and tool calls, or the tool’s answer or problem */
+      output?: unknown;
+      /** @description The tool call’s id in the model’s message (a run), or the JSON-RPC request’s id (MCP) */
+      tool_call_id: string | null;
+      /**
+       * @description refused: the tool said no (403, 404, 422); the run goes on
+       * @enum {string}
+       */
+      status: "ok" | "refused" | "failed";
+      input_tokens: number;
+      output_tokens: number;
+      duration_ms: number;
+      /** @description Credits: the model’s price for the step’s tokens */
+      cost: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      source: "run" | "mcp";
+      /**
+       * Format: uuid
+       * @description The run (a job of kind agent_run); null for an MCP call
+       */
+      job_id: string | null;
+      /**
+       * Format: uuid
+       * @description The MCP session the call was made in (kept after the session is over); null for a run
+       */
+      mcp_session_id: string | null;
+      /**
+       * Format: uuid
+       * @description The tenant it acted for: the run’s, or the tenant of the site an MCP call named (null when none)
+       */
+      tenant_id: string | null;
+      /**
+       * Format: uuid
+       * @description Who called: the user (for a run, who started it); null for a service account
+       */
+      user_id: string | null;
+      /**
+       * Format: uuid
+       * @description Who called, when it was a service account
+       */
+      service_account_id: string | null;
+    };
       author_name: string | null;
       tags: string[];
       categories: string[];
@@ -19431,6 +19495,58 @@ export interface operations {
   createCreditPackage: {
     requestBody: {
       content: {
+  /**
+   * List Agent Steps
+   * @description Every recorded step, newest first: each model call, tool call and retrieval of an agent run, and each tools/call a client made over MCP (with its arguments and answer, or the problem it was refused with). Filter by source, run (job_id), MCP session, tenant, tool name and status.
+   *
+   * Timeout: 20 s.
+   */
+  listAgentSteps: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description run: an agent run’s steps; mcp: tool calls made over MCP */
+        source?: "run" | "mcp";
+        /** @description The steps of one run */
+        job_id?: string;
+        /** @description The tool calls of one MCP session (also once the session is over) */
+        mcp_session_id?: string;
+        tenant_id?: string;
+        /** @description The tool called (or the model asked), e.g. create_post */
+        name?: string;
+        status?: "ok" | "refused" | "failed";
+      };
+    };
+    responses: {
+      /** @description A page of steps */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["AgentStepRecord"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
         "application/json": {
           name: string;
           credits: number;
