@@ -4918,33 +4918,6 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
-    PublicPostSummary: {
-      /** Format: uuid */
-      id: string;
-      slug: string;
-      title: string;
-      excerpt: string;
-      /** @description The locale the post was served in, after the fallback chain */
-      served_locale: string;
-      author_name: string | null;
-      tags: string[];
-      categories: string[];
-      /** Format: uuid */
-      featured_media_id: string | null;
-      seo: components["schemas"]["PageSeo"];
-      /** Format: date-time */
-      published_at: string;
-      /** Format: date-time */
-      updated_at: string;
-    };
-    PublicPost: {
-      /** Format: uuid */
-      id: string;
-      slug: string;
-      title: string;
-      excerpt: string;
-      /** @description The locale the post was served in, after the fallback chain */
-      served_locale: string;
     AgentStepRecord: {
       /** @description A run’s step number, from 1; null for an MCP call */
       step: number | null;
@@ -5000,6 +4973,33 @@ export interface components {
        */
       service_account_id: string | null;
     };
+    PublicPostSummary: {
+      /** Format: uuid */
+      id: string;
+      slug: string;
+      title: string;
+      excerpt: string;
+      /** @description The locale the post was served in, after the fallback chain */
+      served_locale: string;
+      author_name: string | null;
+      tags: string[];
+      categories: string[];
+      /** Format: uuid */
+      featured_media_id: string | null;
+      seo: components["schemas"]["PageSeo"];
+      /** Format: date-time */
+      published_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    PublicPost: {
+      /** Format: uuid */
+      id: string;
+      slug: string;
+      title: string;
+      excerpt: string;
+      /** @description The locale the post was served in, after the fallback chain */
+      served_locale: string;
       author_name: string | null;
       tags: string[];
       categories: string[];
@@ -19431,6 +19431,58 @@ export interface operations {
     };
   };
   /**
+   * List Agent Steps
+   * @description Every recorded step, newest first: each model call, tool call and retrieval of an agent run, and each tools/call a client made over MCP (with its arguments and answer, or the problem it was refused with). Filter by source, run (job_id), MCP session, tenant, tool name and status.
+   *
+   * Timeout: 20 s.
+   */
+  listAgentSteps: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        /** @description run: an agent run’s steps; mcp: tool calls made over MCP */
+        source?: "run" | "mcp";
+        /** @description The steps of one run */
+        job_id?: string;
+        /** @description The tool calls of one MCP session (also once the session is over) */
+        mcp_session_id?: string;
+        tenant_id?: string;
+        /** @description The tool called (or the model asked), e.g. create_post */
+        name?: string;
+        status?: "ok" | "refused" | "failed";
+      };
+    };
+    responses: {
+      /** @description A page of steps */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["AgentStepRecord"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
    * Prometheus Metrics
    * @description Prometheus metrics: queue depth and age per kind, jobs per state, recent durations and failures, live workers. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.
    *
@@ -19495,58 +19547,6 @@ export interface operations {
   createCreditPackage: {
     requestBody: {
       content: {
-  /**
-   * List Agent Steps
-   * @description Every recorded step, newest first: each model call, tool call and retrieval of an agent run, and each tools/call a client made over MCP (with its arguments and answer, or the problem it was refused with). Filter by source, run (job_id), MCP session, tenant, tool name and status.
-   *
-   * Timeout: 20 s.
-   */
-  listAgentSteps: {
-    parameters: {
-      query?: {
-        limit?: number;
-        cursor?: string;
-        include_total?: "true" | "false";
-        /** @description run: an agent run’s steps; mcp: tool calls made over MCP */
-        source?: "run" | "mcp";
-        /** @description The steps of one run */
-        job_id?: string;
-        /** @description The tool calls of one MCP session (also once the session is over) */
-        mcp_session_id?: string;
-        tenant_id?: string;
-        /** @description The tool called (or the model asked), e.g. create_post */
-        name?: string;
-        status?: "ok" | "refused" | "failed";
-      };
-    };
-    responses: {
-      /** @description A page of steps */
-      200: {
-        headers: {
-          "X-Request-Id": components["headers"]["RequestId"];
-          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-          RateLimit: components["headers"]["RateLimit"];
-        };
-        content: {
-          "application/json": {
-            items: components["schemas"]["AgentStepRecord"][];
-            /** @description Pass as ?cursor= for the next page; null on the last */
-            next_cursor: string | null;
-            /** @description With ?include_total=true */
-            total?: number;
-          };
-        };
-      };
-      400: components["responses"]["BadCursor"];
-      401: components["responses"]["Unauthorized"];
-      403: components["responses"]["Forbidden"];
-      422: components["responses"]["ValidationFailed"];
-      429: components["responses"]["TooManyRequests"];
-      500: components["responses"]["InternalError"];
-      503: components["responses"]["DatabaseUnavailable"];
-      504: components["responses"]["Timeout"];
-    };
-  };
         "application/json": {
           name: string;
           credits: number;
