@@ -1,12 +1,23 @@
-// `npm run kills -- [--kills N] [--seed N]`: the long run of the kill test
-// (test/worker/kills.test.ts, whose bounded run of 10 kills is part of
-// `npm test`): 100 SIGKILLs of worker processes at random moments by default,
-// a new seed each run unless one is given. The same test file under Jest, for
-// its cloned database and fakes; it prints its figures.
+// `npm run kills -- [--kills N] [--seed N] [--only speech|agents]`: the long
+// runs of the kill tests, whose bounded runs are part of `npm test`:
+// test/worker/kills.test.ts (speech jobs, 10 kills there) and
+// test/worker/agent-kills.test.ts (agent runs whose steps write, 4 kills
+// there). 100 SIGKILLs of worker processes each by default, a new seed each
+// run unless one is given. Each file under Jest in turn (never side by side:
+// each measures how its kills are recovered from), for its cloned database
+// and fakes; each prints its figures. Exits with the first failure's status.
+import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { runTestFile } from './test-file.ts';
 
-const { values } = parseArgs({ options: { kills: { type: 'string' }, seed: { type: 'string' } } });
+const files = { speech: 'test/worker/kills.test.ts', agents: 'test/worker/agent-kills.test.ts' };
+
+const { values } = parseArgs({
+  options: { kills: { type: 'string' }, seed: { type: 'string' }, only: { type: 'string' } },
+});
+if (values.only !== undefined && !(values.only in files)) {
+  process.stderr.write(`--only takes ${Object.keys(files).join(' or ')}, not ${values.only}\n`);
+  process.exit(2);
+}
 const env: Record<string, string> = {
   ...(process.env as Record<string, string>),
   KILLS: values.kills ?? process.env.KILLS ?? '100',
@@ -14,4 +25,21 @@ const env: Record<string, string> = {
   KILLS_REPORT: '1',
 };
 process.stdout.write(`${env.KILLS} kills with seed ${env.KILLS_SEED}\n`);
-runTestFile('test/worker/kills.test.ts', env);
+let status = 0;
+for (const [name, file] of Object.entries(files)) {
+  if (values.only !== undefined && values.only !== name) continue;
+  // As scripts/test-file.ts runs one file, without its exit: the next file runs after this one.
+  const jest = spawnSync(
+    process.execPath,
+    [
+      '--experimental-vm-modules',
+      '--disable-warning=ExperimentalWarning',
+      'node_modules/jest/bin/jest.js',
+      '--testTimeout=0',
+      file,
+    ],
+    { stdio: 'inherit', env },
+  );
+  status ||= jest.status ?? 1;
+}
+process.exit(status);

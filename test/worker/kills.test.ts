@@ -16,7 +16,8 @@ import { startFakeOpenAI, type FakeOpenAI, type Script } from '../helpers/fakes/
 import { giveCredits, waitForJob } from '../helpers/jobs.ts';
 import { expectLedgerHolds, expectSettledOnce } from '../helpers/ledger.ts';
 import { pollUntil } from '../helpers/poll.ts';
-import { startProcess, startWorkerProcess, stopProcess, type Started } from '../helpers/processes.ts';
+import { killWorkersAtRandom } from '../helpers/kill-loop.ts';
+import { startProcess, stopProcess, type Started } from '../helpers/processes.ts';
 import { seeded, type Random } from '../fuzz/engine.ts';
 
 const kills = Number(process.env.KILLS ?? 10);
@@ -173,11 +174,6 @@ it(
       // minutes: here they are released because its pid is gone.
       WORKER_LOST_AFTER_MS: '600000',
     };
-    const spawn = async () => {
-      const started = await startWorkerProcess(t, env);
-      running.add(started);
-      return started;
-    };
     const jobs: string[] = [];
     // Jobs keep coming, so that every kill finds work under way.
     const topUp = async () => {
@@ -186,39 +182,19 @@ it(
         jobs.push(await speak(random.pick(authors), sentence(random, jobs.length)));
       }
     };
-    const runningUnder = (pid: number) =>
-      count(sql.fragment`from jobs j join worker_processes p on j.locked_by = any(p.worker_ids)
-                       where p.pid = ${pid} and j.status = 'running'`);
-    const rowGone = (pid: number) =>
-      pollUntil(
-        () => count(sql.fragment`from worker_processes where pid = ${pid}`),
-        (rows) => rows === 0,
-        { tries: 3000, everyMs: 20 },
-      );
-
-    const workers = [await spawn(), await spawn()];
-    let killed = 0;
     let caughtWorking = 0;
-    const releases: number[] = [];
-    while (killed < kills) {
-      await topUp();
-      await new Promise((resolve) => setTimeout(resolve, random.int(1000)));
-      // Now and then both at once: then only their restarts can release them.
-      const victims = random.chance(0.1) && killed + 2 <= kills ? [0, 1] : [random.int(2)];
-      const released: Promise<unknown>[] = [];
-      for (const index of victims) {
-        const victim = workers[index]!;
-        const pid = victim.child.pid!;
-        caughtWorking += await runningUnder(pid);
-        await stopProcess(victim, 'SIGKILL');
-        running.delete(victim);
-        killed++;
-        const at = Date.now();
-        released.push(rowGone(pid).then(() => releases.push(Date.now() - at)));
-      }
-      for (const index of victims) workers[index] = await spawn();
-      await Promise.all(released);
-    }
+    const beforeKill = async (pid: number) => {
+      caughtWorking += await count(sql.fragment`from jobs j join worker_processes p on j.locked_by = any(p.worker_ids)
+                       where p.pid = ${pid} and j.status = 'running'`);
+    };
+    const { workers, killed, releases } = await killWorkersAtRandom(t, {
+      kills,
+      random,
+      env,
+      running,
+      topUp,
+      beforeKill,
+    });
     const finished = await pollUntil(
       () => open(jobs),
       (left) => left === 0,
