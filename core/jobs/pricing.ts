@@ -12,6 +12,7 @@ import type { CommonQueryMethods } from '../../db/pool.ts';
 import { costAt, kindPrice, noPrice } from '../credits/prices.ts';
 import type { BillingUnit } from '../providers/models.ts';
 import type { PlannedCall } from '../providers/plan.ts';
+import { dearestTokenPrice } from '../providers/prices.ts';
 
 /** The units a job is expected to use, in each unit its providers may bill (seconds, and 1,000s of characters...). */
 export type Estimate = Partial<Record<BillingUnit, number>>;
@@ -37,14 +38,17 @@ export async function pricePlan(
     const model = call.unit !== undefined && call.unit_price !== undefined ? call : undefined;
     const site = ofKind?.site && (!model || model.unit === ofKind.site.unit) ? ofKind.site : undefined;
     if (site) {
-      const floor = site.by_global_admin ? 0 : (ofKind!.floor ?? model?.unit_price ?? ofKind!.global_price);
-      return { ...call, unit: site.unit as BillingUnit, unit_price: Math.max(site.price, floor) };
+      // One price for every token: a chat model's floor is its dearest.
+      const modelFloor = model && dearestTokenPrice({ ...model, unit_price: model.unit_price! });
+      const floor = site.by_global_admin ? 0 : (ofKind!.floor ?? modelFloor ?? ofKind!.global_price);
+      const { output_unit_price: _replaced, ...rest } = call;
+      return { ...rest, unit: site.unit as BillingUnit, unit_price: Math.max(site.price, floor) };
     }
     if (model) return { ...call, unit: model.unit!, unit_price: model.unit_price! };
     // A model nobody priced: its kind's price, as every job had before models had prices.
     if (!ofKind) throw noPrice(kind);
     return { ...call, unit: ofKind.unit as BillingUnit, unit_price: ofKind.global_price };
   });
-  const costs = priced.map((call) => costAt(call.unit_price, estimate[call.unit] ?? kindUnits));
+  const costs = priced.map((call) => costAt(dearestTokenPrice(call), estimate[call.unit] ?? kindUnits));
   return { calls: priced, cost: Math.max(...costs) };
 }

@@ -28,8 +28,13 @@ export type ModelSpec = {
   capability: Capability;
   model: string;
   unit: BillingUnit;
-  /** Credits per unit unless a global admin sets another price (GET /admin/providers shows both). */
+  /**
+   * Credits per unit unless the operator sets another price (GET /admin/providers shows both). For a chat
+   * model, per 1,000 tokens it reads; `outputPrice` is per 1,000 it writes.
+   */
   defaultPrice: number;
+  /** Chat: credits per 1,000 tokens the model writes, which vendors bill at several times what it reads. */
+  outputPrice?: number | undefined;
   /** Images and video: the sizes it makes. */
   sizes?: Sizes | undefined;
   /** Images: the most made by one call. */

@@ -26,6 +26,10 @@ const modelSchema = z.object({
       'Credits per unit a job on this model is charged (before a site’s own price of the kind): the operator’s ' +
         '(price_variable), else the catalog’s; null: priced as its job kind',
     ),
+  output_price: z
+    .number()
+    .nullable()
+    .describe('A chat model’s credits per 1,000 tokens it writes (`price` is per 1,000 it reads); null: the same'),
   price_source: z.enum(['configured', 'catalog']).nullable(),
   sizes: z.string().nullable(),
   seconds: z.array(z.number()).nullable(),
@@ -88,6 +92,7 @@ export async function providersOverview(db: CommonQueryMethods, actor: Actor, co
             unit: price?.unit ?? spec?.unit ?? null,
             default_price: spec?.defaultPrice ?? null,
             price: price?.unit_price ?? null,
+            output_price: price?.output_unit_price ?? null,
             price_source: price?.source ?? null,
             sizes: spec?.sizes ? describeSizes(spec.sizes) : null,
             seconds: spec?.seconds ? [...spec.seconds] : null,

@@ -21,6 +21,8 @@ export const plannedCall = z.object({
   model: z.string().min(1).max(200),
   unit: z.enum(['item', 'second', '1k_characters', '1k_tokens']).optional(),
   unit_price: z.number().min(0).optional(),
+  /** A chat model's price per 1,000 tokens it writes, when it differs from those it reads (`unit_price`). */
+  output_unit_price: z.number().min(0).optional(),
 });
 export type PlannedCall = z.infer<typeof plannedCall>;
 
@@ -96,7 +98,14 @@ export function planFor(config: ProvidersConfig, chain: ChainName, options: Plan
     const model = options.model ?? models[0];
     if (model === undefined || !models.includes(model)) return [];
     const price = modelPrice(config, capability, vendor, model);
-    return [{ vendor, model, ...(price && { unit: price.unit, unit_price: price.unit_price }) }];
+    return [
+      {
+        vendor,
+        model,
+        ...(price && { unit: price.unit, unit_price: price.unit_price }),
+        ...(price?.output_unit_price !== undefined && { output_unit_price: price.output_unit_price }),
+      },
+    ];
   });
   if (candidates.length === 0) {
     const allowed = allowedModels(config, chain);

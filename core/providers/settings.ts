@@ -12,7 +12,8 @@
 //   default: OPENAI_IMAGE_MODELS=gpt-image-2 (else the catalog's default);
 // - the operator's price of a model, in credits per the unit the vendor bills:
 //   OPENAI_IMAGE_PRICES=gpt-image-2=25,gpt-image-1-mini=5 (else the catalog's
-//   default; LOCAL_IMAGE_PRICES=local=2 prices the stand-in, 0 by default);
+//   default; LOCAL_IMAGE_PRICES=local=2 prices the stand-in, 0 by default); a
+//   chat model's tokens read and written apart: OPENAI_TEXT_PRICES=gpt-5.4-mini=0.08/0.45;
 // - limits per vendor: <VENDOR>_REQUESTS_PER_MINUTE, <VENDOR>_MAX_CONCURRENT.
 // The variables of the single OpenAI-compatible provider this replaced
 // (AI_BASE_URL, AI_API_KEY, IMAGE_PROVIDER=openai, AI_IMAGE_MODEL, ...) are
@@ -58,6 +59,8 @@ export type ProvidersConfig = {
   models: Partial<Record<Vendor, Partial<Record<Capability, string[]>>>>;
   /** Per vendor and capability, the prices the operator set (credits per unit), by model; the catalog's otherwise. */
   prices: Partial<Record<Vendor, Partial<Record<Capability, Record<string, number>>>>>;
+  /** Chat models' prices per 1,000 tokens written, where the operator set them apart from those read. */
+  outputPrices: Partial<Record<Vendor, Partial<Record<Capability, Record<string, number>>>>>;
   vendors: Partial<Record<Exclude<Vendor, 'local'>, VendorConfig>>;
   timeoutMs: number;
   /** The window requests a minute are counted in: a minute, shorter in benches (PROVIDER_LIMIT_WINDOW_MS). */
@@ -152,17 +155,28 @@ const count = z.coerce.number().int().min(0);
 /** Credits per unit, as the global price list takes them (core/credits/price-list.ts). */
 const price = z.coerce.number().min(0).max(1_000_000);
 
-/** `model=price` pairs: a model's name may hold `:` and `/` (Replicate's owner/name:version), never `=`. */
-function readPrices(variable: string, value: string | undefined, problems: string[]): Record<string, number> {
-  const prices: Record<string, number> = {};
+type ModelPrices = { prices: Record<string, number>; outputPrices: Record<string, number> };
+
+/**
+ * `model=price` pairs: a model's name may hold `:` and `/` (Replicate's
+ * owner/name:version), never `=`. A chat model may have two prices,
+ * `model=read/written` per 1,000 tokens; one price is both.
+ */
+function readPrices(variable: string, value: string | undefined, twoPrices: boolean, problems: string[]): ModelPrices {
+  const found: ModelPrices = { prices: {}, outputPrices: {} };
+  const shape = twoPrices ? 'model=credits or model=input/output credits' : 'model=credits';
   for (const pair of listOf(value)) {
     const [model, amount, ...rest] = pair.split('=').map((part) => part.trim());
-    const parsed = price.safeParse(amount === '' ? undefined : amount);
-    if (!model || rest.length > 0 || !parsed.success)
-      problems.push(`${variable}: ${pair} is not model=credits (a number from 0 to 1000000)`);
-    else prices[model] = parsed.data;
+    const amounts = (amount ?? '').split('/');
+    const parsed = amounts.map((one) => price.safeParse(one.trim() === '' ? undefined : one));
+    if (!model || rest.length > 0 || amounts.length > (twoPrices ? 2 : 1) || parsed.some((one) => !one.success))
+      problems.push(`${variable}: ${pair} is not ${shape} (numbers from 0 to 1000000)`);
+    else {
+      found.prices[model] = parsed[0]!.data!;
+      if (parsed[1]) found.outputPrices[model] = parsed[1].data!;
+    }
   }
-  return prices;
+  return found;
 }
 
 /**
@@ -205,6 +219,7 @@ export function readProviders(
   const chains = {} as Record<ChainName, Vendor[]>;
   const models: ProvidersConfig['models'] = {};
   const prices: ProvidersConfig['prices'] = {};
+  const outputPrices: ProvidersConfig['outputPrices'] = {};
   for (const chain of chainNames) {
     const variable = chainVariable(chain);
     const capability = capabilityOf(chain);
@@ -238,18 +253,28 @@ export function readProviders(
       if (!allowed.length) problems.push(`${variableForModels}: name at least one model`);
       (models[vendor] ??= {})[capability] = allowed;
       const variableForPrices = pricesVariable(vendor, capability);
-      const priced = readPrices(variableForPrices, env[variableForPrices], problems);
+      const read = readPrices(variableForPrices, env[variableForPrices], capability === 'text', problems);
+      const priced = read.prices;
       for (const model of Object.keys(priced))
         if (!allowed.includes(model))
           problems.push(`${variableForPrices}: ${model} is not one of ${variableForModels} (${allowed.join(', ')})`);
       (prices[vendor] ??= {})[capability] = priced;
+      (outputPrices[vendor] ??= {})[capability] = read.outputPrices;
     }
   }
   const window = count.safeParse(env.PROVIDER_LIMIT_WINDOW_MS ?? 60_000);
   if (!window.success || window.data < 1000) problems.push('PROVIDER_LIMIT_WINDOW_MS: at least 1000');
   const limitWindowMs = window.data ?? 60_000;
   return {
-    providers: { chains, models, prices, vendors: vendorConfigs, timeoutMs: options.timeoutMs, limitWindowMs },
+    providers: {
+      chains,
+      models,
+      prices,
+      outputPrices,
+      vendors: vendorConfigs,
+      timeoutMs: options.timeoutMs,
+      limitWindowMs,
+    },
     problems,
   };
 }

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../core/config.ts';
 import { defaultModel } from '../../core/providers/catalog.ts';
-import { modelPrice } from '../../core/providers/prices.ts';
+import { modelPrice, tokenCost } from '../../core/providers/prices.ts';
 import { chainNames, chainVariable } from '../../core/providers/settings.ts';
 
 const root = path.join(import.meta.dirname, '..', '..');
@@ -273,6 +273,46 @@ describe('AI providers', () => {
     // A model the catalog does not know, priced by the operator, in the unit its capability is usually billed.
     expect(modelPrice(providers, 'image', 'replicate', 'owner/model:abc123')).toMatchObject({ unit: 'item' });
     expect(modelPrice(providers, 'speech', 'openai', 'unknown-voice-model')).toBeUndefined();
+  });
+
+  it('reads a chat model’s tokens read and written apart, or one price for both, and the catalog’s two', () => {
+    const { providers } = loadConfig({
+      ...keys,
+      PUBLIC_URL: 'https://cms.example.com',
+      TEXT_PROVIDERS: 'openai,local',
+      OPENAI_TEXT_MODELS: 'gpt-5.4-mini,gpt-4o-mini,gpt-4.1-mini',
+      OPENAI_TEXT_PRICES: 'gpt-5.4-mini=0.1/0.5, gpt-4o-mini=0.03',
+    });
+    expect(modelPrice(providers, 'text', 'openai', 'gpt-5.4-mini')).toEqual({
+      unit: '1k_tokens',
+      unit_price: 0.1,
+      output_unit_price: 0.5,
+      source: 'configured',
+    });
+    expect(modelPrice(providers, 'text', 'openai', 'gpt-4o-mini')).toEqual({
+      unit: '1k_tokens',
+      unit_price: 0.03,
+      source: 'configured',
+    });
+    expect(modelPrice(providers, 'text', 'openai', 'gpt-4.1-mini')).toEqual({
+      unit: '1k_tokens',
+      unit_price: 0.04,
+      output_unit_price: 0.16,
+      source: 'catalog',
+    });
+    // 2,000 tokens read and 500 written: 2 × 0.1 + 0.5 × 0.5.
+    const call = modelPrice(providers, 'text', 'openai', 'gpt-5.4-mini')!;
+    expect(tokenCost(call, { inputTokens: 2000, outputTokens: 500 })).toBeCloseTo(0.45, 9);
+  });
+
+  it.each([
+    ['OPENAI_TEXT_PRICES', 'gpt-5.4-mini=0.1/', /is not model=credits or model=input\/output credits/],
+    ['OPENAI_TEXT_PRICES', 'gpt-5.4-mini=1/2/3', /is not model=credits or model=input\/output credits/],
+    ['OPENAI_IMAGE_PRICES', 'gpt-image-2=20/30', /gpt-image-2=20\/30 is not model=credits \(/],
+  ])('refuses %s=%s: two prices are a chat model’s only', (variable, value, message) => {
+    expect(refusal({ ...keys, IMAGE_PROVIDERS: 'openai', TEXT_PROVIDERS: 'openai', [variable]: value })).toMatch(
+      message,
+    );
   });
 
   it.each([

@@ -70,15 +70,18 @@ async function transformPost(request: PostTransform, context: JobContext) {
   let source: string;
   let model: string | undefined;
   let call: PlannedCall | undefined;
+  // A model's tokens at its prices for those read and written; the algorithms' by the 1,000 at the kind's price.
+  let credits: number | undefined;
   const chat = { ...context, plan: request.providers };
   if (planUsesLanguageModel(chat)) {
     const systemPrompt = request.system_prompt?.content;
     const {
       tokens: used,
+      credits: cost,
       call: made,
       ...fields
     } = await transformWithProvider(chat, { ...request, post, systemPrompt });
-    [result, tokens, source, model, call] = [fields, used, made.vendor, made.model, made];
+    [result, tokens, credits, source, model, call] = [fields, used, cost, made.vendor, made.model, made];
   } else {
     call = request.providers?.find((planned) => planned.vendor === 'local');
     result = transformLocally(request, post);
@@ -98,10 +101,12 @@ async function transformPost(request: PostTransform, context: JobContext) {
       : {}),
   };
   const units = Math.max(1, Math.ceil(tokens / 1000));
-  if (!request.apply) return { status: 'succeeded' as const, units, call, output: { ...output, applied: false } };
+  if (!request.apply)
+    return { status: 'succeeded' as const, units, credits, call, output: { ...output, applied: false } };
   return {
     status: 'succeeded' as const,
     units,
+    credits,
     call,
     output: { ...output, applied: true },
     async commit(tx: Parameters<typeof lockPostForJob>[0]) {

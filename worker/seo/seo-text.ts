@@ -61,11 +61,13 @@ export async function writeSeoText(
   let text: string | null;
   let tokens: number;
   let call: PlannedCall | undefined;
+  // A model's tokens at its prices for those read and written; the algorithms' by the 1,000 at the kind's price.
+  let credits: number | undefined;
   const chat = { ...context, plan: request.providers };
   const model = planUsesLanguageModel(chat);
   if (model) {
     const systemPrompt = request.system_prompt?.content;
-    ({ text, tokens, call } = await writeSeoTextWithProvider(chat, { ...request, source, systemPrompt }));
+    ({ text, tokens, credits, call } = await writeSeoTextWithProvider(chat, { ...request, source, systemPrompt }));
   } else {
     call = request.providers?.find((planned) => planned.vendor === 'local');
     text = writeLocally(request.kind, source, request.keyword);
@@ -98,11 +100,12 @@ export async function writeSeoText(
         }),
   };
   const units = Math.max(1, Math.ceil(tokens / 1000));
-  if (!request.apply) return { status: 'succeeded', units, call, output: { ...output, applied: false } };
+  if (!request.apply) return { status: 'succeeded', units, credits, call, output: { ...output, applied: false } };
   const written = text;
   return {
     status: 'succeeded',
     units,
+    credits,
     call,
     output: { ...output, applied: true },
     commit: (tx) => applyText(tx, context, request, written).catch(asJobError),

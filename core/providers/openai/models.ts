@@ -4,9 +4,8 @@
 // for what has been shut down.
 //
 // Prices are credits per unit, 1 credit ≈ $0.01, from OpenAI's list prices
-// rounded up a little. Chat bills input and output tokens at different rates
-// and a model has one price here: it is the blend of three input tokens to one
-// output token (what a conversation with context mostly costs). Images are
+// rounded up a little. Chat bills the tokens a model reads and those it writes
+// at different rates, and so does the platform: two prices a model. Images are
 // priced at the model's `high` quality for 1024x1024, since a request that names
 // no quality gets `auto`, which is billed like high; larger pictures cost OpenAI
 // more.
@@ -55,13 +54,14 @@ const speech = (model: string, defaultPrice: number): ModelSpec => ({
   maxCharacters: 4096,
 });
 
-/** The context window at three characters a token, on the safe side of English's four. */
-const chat = (model: string, defaultPrice: number, contextTokens: number, note?: string): ModelSpec => ({
+/** Priced per 1,000 tokens read and written; the context window at three characters a token (English: four). */
+const chat = (model: string, input: number, output: number, contextTokens: number, note?: string): ModelSpec => ({
   vendor,
   capability: 'text',
   model,
   unit: '1k_tokens',
-  defaultPrice,
+  defaultPrice: input,
+  outputPrice: output,
   maxCharacters: contextTokens * 3,
   note,
 });
@@ -89,13 +89,13 @@ export const openaiModels: readonly ModelSpec[] = [
   speech('tts-1-hd', 3),
 
   // Chat, with the context window in tokens. $0.75 in / $4.50 out a million tokens.
-  chat('gpt-5.4-mini', 0.2, 400_000, reasoning),
+  chat('gpt-5.4-mini', 0.08, 0.45, 400_000, reasoning),
   // $0.20 / $1.25.
-  chat('gpt-5.4-nano', 0.05, 400_000, reasoning),
+  chat('gpt-5.4-nano', 0.02, 0.13, 400_000, reasoning),
   // $0.40 / $1.60.
-  chat('gpt-4.1-mini', 0.08, 1_000_000),
+  chat('gpt-4.1-mini', 0.04, 0.16, 1_000_000),
   // $0.15 / $0.60.
-  chat('gpt-4o-mini', 0.03, 128_000),
+  chat('gpt-4o-mini', 0.02, 0.06, 128_000),
 
   // Embeddings: $0.02, $0.13 and $0.10 a million tokens.
   { vendor, capability: 'embeddings', model: 'text-embedding-3-small', unit: '1k_tokens', defaultPrice: 0.002 },

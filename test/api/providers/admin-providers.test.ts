@@ -85,6 +85,7 @@ it('shows the models each provider allows, the first its default, with the catal
           unit: 'item',
           default_price: 0.3,
           price: 0.3,
+          output_price: null,
           price_source: 'catalog',
           sizes: expect.stringContaining('1344x768'),
           seconds: null,
@@ -113,6 +114,7 @@ it('shows the models each provider allows, the first its default, with the catal
           default_price: null,
           // Priced as its job kind, since nobody priced it.
           price: null,
+          output_price: null,
           price_source: null,
           sizes: null,
           seconds: null,

@@ -1,4 +1,4 @@
-// docs/providers.md lists every model of the catalog with its unit and price,
+// docs/providers.md lists every model of the catalog with its unit and price(s),
 // so the page an operator reads cannot drift from what the platform checks.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,5 +18,8 @@ it.each(
   const row = rows.find((cells) => cells[1] === vendor && cells[2] === spec.capability && cells[3] === `\`${model}\``);
   expect(row).toBeDefined();
   expect(row![4]).toBe(spec.unit);
-  expect(Number(row![5])).toBe(spec.defaultPrice);
+  // A chat model's two prices, for the tokens it reads and those it writes: `0.08 / 0.45`.
+  const [read, written] = row![5]!.split('/').map(Number);
+  expect(read).toBe(spec.defaultPrice);
+  expect(written).toBe(spec.outputPrice);
 });

@@ -96,9 +96,12 @@ const commonHeaders = () => ({
 /**
  * The configuration that names the fake as the text chain's language model
  * (its default, gpt-5.4-mini), at `creditsPer1k` credits per 1,000 tokens
- * (2 by default, as the text kind is priced).
+ * (2 by default, as the text kind is priced), or `read/written` apart.
  */
-export const textModelEnv = (fake: Pick<FakeOpenAI, 'url' | 'apiKey'>, creditsPer1k = 2) => ({
+export const textModelEnv = (
+  fake: Pick<FakeOpenAI, 'url' | 'apiKey'>,
+  creditsPer1k: number | `${number}/${number}` = 2,
+) => ({
   TEXT_PROVIDERS: 'openai',
   OPENAI_BASE_URL: fake.url,
   OPENAI_API_KEY: fake.apiKey,

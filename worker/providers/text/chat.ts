@@ -13,6 +13,7 @@ import { permanent } from '../../../core/jobs/errors.ts';
 import { estimateTokens } from '../../../core/posts/post-jobs.ts';
 import type { ChatRequest, ContentPart } from '../../../core/providers/capabilities.ts';
 import { planFor, type PlannedCall } from '../../../core/providers/plan.ts';
+import { tokenCost } from '../../../core/providers/prices.ts';
 import { adapterFor } from '../../../core/providers/registry.ts';
 import type { JobContext } from '../../jobs/handler.ts';
 import { inTurn } from '../chain.ts';
@@ -51,28 +52,32 @@ function modelPlan(context: ChatContext): PlannedCall[] {
   return plan;
 }
 
-/** A model's answer in the words it wrote, with the tokens it used and who wrote it. */
+/** What a model's answer cost: its tokens, and their credits at the model's prices for those read and written. */
+export type ChatCost = { tokens: number; credits: number };
+
+/** A model's answer in the words it wrote, with what it cost and who wrote it. */
 export async function chatText(
   context: ChatContext,
   request: ChatRequest,
-): Promise<{ text: string; tokens: number; call: PlannedCall }> {
+): Promise<{ text: string; call: PlannedCall } & ChatCost> {
   const { value, call } = await inTurn('text', modelPlan(context), context, (call) =>
     call.vendor === 'local'
       ? Promise.reject(permanent('text_provider_not_configured', 'The built-in algorithms write no free text.'))
       : adapterFor(context.config, 'text', call.vendor).chat(request, { model: call.model, signal: context.signal }),
   );
-  const written = JSON.stringify(request.messages);
-  const tokens = value.usage
-    ? value.usage.inputTokens + value.usage.outputTokens
-    : estimateTokens(written + (value.content ?? ''));
-  return { text: value.content ?? '', tokens, call };
+  const usage = value.usage ?? {
+    inputTokens: estimateTokens(JSON.stringify(request.messages)),
+    outputTokens: estimateTokens(value.content ?? ''),
+  };
+  const tokens = usage.inputTokens + usage.outputTokens;
+  return { text: value.content ?? '', tokens, credits: tokenCost(call, usage), call };
 }
 
 export async function chatJson<S extends z.ZodType>(
   context: ChatContext,
   request: ChatJsonRequest<S>,
-): Promise<{ answer: z.output<S>; tokens: number; call: PlannedCall }> {
-  const { text, tokens, call } = await chatText(context, {
+): Promise<{ answer: z.output<S>; call: PlannedCall } & ChatCost> {
+  const { text, tokens, credits, call } = await chatText(context, {
     messages: [
       { role: 'system', content: request.instructions },
       { role: 'user', content: request.content },
@@ -89,5 +94,5 @@ export async function chatJson<S extends z.ZodType>(
   const parsed = request.answer.safeParse(json);
   if (!parsed.success)
     throw permanent('provider_invalid_response', `The language model did not answer with ${request.shape}.`);
-  return { answer: parsed.data, tokens, call };
+  return { answer: parsed.data, tokens, credits, call };
 }

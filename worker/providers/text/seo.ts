@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { seoTextLimits, type SeoSource, type SeoTextKind } from '../../../core/seo/generate-text.ts';
 import { fitAtWord } from '../../seo/local-text.ts';
 import type { PlannedCall } from '../../../core/providers/plan.ts';
-import { chatJson, type ChatContext } from './chat.ts';
+import { chatJson, type ChatContext, type ChatCost } from './chat.ts';
 import { instructionsFor } from './instructions.ts';
 
 const asked: Record<SeoTextKind, string> = {
@@ -21,7 +21,7 @@ const asked: Record<SeoTextKind, string> = {
 export async function writeSeoTextWithProvider(
   context: ChatContext,
   request: { kind: SeoTextKind; source: SeoSource; keyword?: string | undefined; systemPrompt?: string | undefined },
-): Promise<{ text: string; tokens: number; call: PlannedCall }> {
+): Promise<{ text: string; call: PlannedCall } & ChatCost> {
   const { kind, source, keyword } = request;
   const max = seoTextLimits[kind];
   // No built-in guidance beyond the ask itself: a stored seo prompt (brand voice, house rules) goes before it.
@@ -35,11 +35,11 @@ export async function writeSeoTextWithProvider(
   const content = source.media
     ? `Image. Title: ${source.media.title ?? ''}\nCaption: ${source.media.caption ?? ''}\nTags: ${source.media.tags.join(', ')}`
     : `Title: ${source.title ?? ''}\nBody (${source.format}):\n${source.body}`;
-  const { answer, tokens, call } = await chatJson(context, {
+  const { answer, tokens, credits, call } = await chatJson(context, {
     instructions,
     content,
     answer: z.object({ text: z.string().trim().min(1).max(2000) }),
     shape: '{"text": "..."}',
   });
-  return { text: fitAtWord(answer.text, max), tokens, call };
+  return { text: fitAtWord(answer.text, max), tokens, credits, call };
 }

@@ -38,7 +38,7 @@ const titleAnswer = z.object({ title: z.string().min(1).max(300), excerpt: z.str
 export async function transformWithProvider(
   context: ChatContext,
   request: TransformRequest,
-): Promise<Transformed & { call: PlannedCall }> {
+): Promise<Transformed & { call: PlannedCall; credits: number }> {
   const { post, operation } = request;
   const shape = operation === 'title_excerpt' ? '{"title": "...", "excerpt": "..."}' : '{"body": "..."}';
   // No built-in guidance beyond the ask itself: a stored transform prompt (house style) goes before it.
@@ -52,6 +52,6 @@ export async function transformWithProvider(
   ]);
   const content = `Title: ${post.title}\nExcerpt: ${post.excerpt}\nBody:\n${post.body}`;
   const answer = operation === 'title_excerpt' ? titleAnswer : bodyAnswer;
-  const { answer: parsed, tokens, call } = await chatJson(context, { instructions, content, answer, shape });
-  return { ...parsed, tokens, call };
+  const { answer: parsed, tokens, credits, call } = await chatJson(context, { instructions, content, answer, shape });
+  return { ...parsed, tokens, credits, call };
 }
