@@ -6,6 +6,7 @@ import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as adminProviders } from './admin-providers/router.ts';
 import { routes as agents } from './agents/router.ts';
 import { routes as agentRuns } from './agents/runs.ts';
+import { routes as agentBudgets } from './agents/budgets.ts';
 import { routes as auth } from './auth/router.ts';
 import { routes as knowledgeBase } from './agents/knowledge-base.ts';
 import { routes as knowledgeSearch } from './agents/knowledge-search.ts';
@@ -101,6 +102,7 @@ export const allRoutes: RouteDefinition[] = [
   ...knowledgeSearch,
   ...knowledgeSources,
   ...agentRuns,
+  ...agentBudgets,
   ...jobWebhooks,
   ...webhookSecret,
 ].map(takingWebhooks);

@@ -15,10 +15,12 @@ import { exactlyOneOf } from '../field-rules.ts';
 import { jobSchema, type Job } from '../jobs/model.ts';
 import { getJob } from '../jobs/queries.ts';
 import { submitJob } from '../jobs/submit.ts';
+import { inTestMode } from '../jobs/test-mode.ts';
 import { planField, planFor, type PlannedCall } from '../providers/plan.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { renderTransferPrompt } from '../transferprompts/render.ts';
 import { usableAgent, type Agent } from './agents.ts';
+import { budgetLeft, type CreditLimit as BudgetLimit } from './budgets.ts';
 import { addMessage, findConversation, startConversation, type Conversation } from './conversations.ts';
 import { runSteps, runStepSchema } from './run-steps.ts';
 
@@ -45,6 +47,13 @@ export const runRequest = z
       .max(1_000_000)
       .default(20_000)
       .describe('The most tokens its model calls use in all: what is reserved, at the model’s price'),
+    max_credits: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000_000)
+      .optional()
+      .describe('The most credits the run may cost: it reserves no more, and stops when its steps have cost that much'),
   })
   .superRefine((body, context) => {
     if ((body.input === undefined) === (body.prompt_id === undefined))
@@ -67,17 +76,25 @@ export const runActor = z.discriminatedUnion('kind', [
   }),
 ]);
 
+/** The most credits a run may cost, below what its max_tokens would: its own max_credits, or a monthly budget's rest. */
+export const creditLimit = z.object({
+  credits: z.number().int(),
+  by: z.enum(['run', 'agent_budget', 'tenant_budget']),
+});
+
 export const runJobInput = z.object({
   agent_id: z.uuid(),
   conversation_id: z.uuid(),
   input: z.string(),
   max_steps: z.number().int(),
   max_tokens: z.number().int(),
+  credit_limit: creditLimit.optional(),
   actor: runActor,
   providers: planField,
 });
 
 export type RunJobInput = z.output<typeof runJobInput>;
+type CreditLimit = z.infer<typeof creditLimit> | BudgetLimit;
 
 /** The agent, usable by the caller and assigned to the site's tenant; 404 otherwise, 403 if disabled. */
 export async function agentForSite(db: CommonQueryMethods, { actor, site }: SiteAccess, agentId: string) {
@@ -134,7 +151,18 @@ export async function startRun(
       errors: [{ path: 'body.variables', message: 'the rendered prompt is too long' }],
     });
   const plan = runPlan(config, agent);
+  const free = plan.every((call) => call.vendor === 'local');
   return db.transaction(async (tx) => {
+    // A free run (the local runtime, a test) spends no budget; any other is held to the tightest limit it has.
+    const budget =
+      free || (await inTestMode(tx, access.site.tenant_id, access.actor))
+        ? null
+        : await budgetLeft(tx, access.site.tenant_id, agent.id);
+    const limits: CreditLimit[] = [
+      ...(body.max_credits === undefined ? [] : [{ credits: body.max_credits, by: 'run' as const }]),
+      ...(budget ? [budget] : []),
+    ];
+    const limit = limits.sort((a, b) => a.credits - b.credits)[0];
     const conversation = body.conversation_id
       ? await findConversation(tx, access, agent.id, body.conversation_id).catch((error: unknown) => {
           // A field of the body, not the path: the run's URL is right, the conversation named is not one of yours.
@@ -152,11 +180,13 @@ export async function startRun(
         input,
         max_steps: body.max_steps,
         max_tokens: body.max_tokens,
+        ...(limit && { credit_limit: limit }),
         actor: actorOf(access.actor),
         providers: plan,
       },
       estimatedUnits: body.max_tokens / 1000,
       plan: { calls: plan, estimate: { '1k_tokens': body.max_tokens / 1000 } },
+      ...(limit && { maxCost: limit.credits }),
       webhook,
     });
     await addMessage(tx, {

@@ -37,6 +37,8 @@ export type Submission = {
    * expected to use in each unit they bill.
    */
   plan?: { calls: PlannedCall[]; estimate: Estimate };
+  /** The most it may reserve, below what its plan would (an agent run held to its credit budget). */
+  maxCost?: number | undefined;
 };
 
 /** Users pay from their credits on the site; service accounts from the tenant's pool. */
@@ -189,7 +191,7 @@ export async function submitJob(
     kind,
     input: priced ? { ...submission.input, providers: priced.calls } : submission.input,
     pricing: priced
-      ? { cost: priced.cost, unitPrice: priced.calls[0]!.unit_price, payer }
+      ? { cost: Math.min(priced.cost, submission.maxCost ?? Infinity), unitPrice: priced.calls[0]!.unit_price, payer }
       : { units: estimatedUnits, payer },
     webhook: submission.webhook ?? null,
     testMode,

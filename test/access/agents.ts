@@ -33,6 +33,17 @@ export const agentRequests: Record<string, (world: World) => Promise<MatrixReque
   'GET /api/agents/tenant/{tenant_id}/count': async (world) => ({
     path: `/api/agents/tenant/${world.tenantA.id}/count`,
   }),
+  'GET /api/agents/tenant/{tenant_id}/budgets': async (world) => ({
+    path: `/api/agents/tenant/${world.tenantA.id}/budgets`,
+  }),
+  'PUT /api/agents/tenant/{tenant_id}/budget': async (world) => ({
+    path: `/api/agents/tenant/${world.tenantA.id}/budget`,
+    body: { monthly_budget: 1000 },
+  }),
+  'PUT /api/agents/{agent_id}/tenants/{tenant_id}/budget': async (world) => ({
+    path: `/api/agents/${await agentOfA(world)}/tenants/${world.tenantA.id}/budget`,
+    body: { monthly_budget: 500 },
+  }),
   'GET /api/agents/{agent_id}': async (world) => ({ path: `/api/agents/${await agentOfA(world)}` }),
   'PATCH /api/agents/{agent_id}': async (world) => ({
     path: `/api/agents/${await agentOfA(world)}`,

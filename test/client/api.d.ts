@@ -2307,6 +2307,33 @@ export interface paths {
      */
     get: operations["listConversationMessages"];
   };
+  "/api/agents/tenant/{tenant_id}/budgets": {
+    /**
+     * List Agent Budgets
+     * @description The monthly budgets of the tenant’s agent runs — of all of them, and of each agent assigned to the tenant — with what this calendar month (UTC) has used: what finished runs were charged and what unfinished ones hold reserved. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listAgentBudgets"];
+  };
+  "/api/agents/tenant/{tenant_id}/budget": {
+    /**
+     * Set Tenant Agent Budget
+     * @description Sets (or, with null, lifts) what all the tenant’s agent runs may cost in a calendar month. A run started once it is spent is refused (402, type agent-budget-spent); one started before reserves no more than is left, and stops when its steps have cost that, saying so. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+     *
+     * Timeout: 30 s.
+     */
+    put: operations["setTenantAgentBudget"];
+  };
+  "/api/agents/{agent_id}/tenants/{tenant_id}/budget": {
+    /**
+     * Set Agent Budget
+     * @description Sets (or, with null, lifts) what the agent’s runs in the tenant may cost in a calendar month, as the tenant’s budget does for all its runs. 404 when the agent is not assigned to the tenant. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+     *
+     * Timeout: 30 s.
+     */
+    put: operations["setAgentBudget"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -5231,6 +5258,8 @@ export interface components {
                   default_price: number | null;
                   /** @description Credits per unit a job on this model is charged (before a site’s own price of the kind): the operator’s (price_variable), else the catalog’s; null: priced as its job kind */
                   price: number | null;
+                  /** @description A chat model’s credits per 1,000 tokens it writes (`price` is per 1,000 it reads); null: the same */
+                  output_price: number | null;
                   /** @enum {string|null} */
                   price_source: "configured" | "catalog" | null;
                   sizes: string | null;
@@ -5376,6 +5405,42 @@ export interface components {
       post_id: string | null;
       /** @description The public URL of the source post, where it is published; else null */
       url: string | null;
+    };
+    AgentBudgets: {
+      /** Format: uuid */
+      tenant_id: string;
+      /** Format: date-time */
+      month_start: string;
+      /**
+       * Format: date-time
+       * @description When the month’s use starts again from 0
+       */
+      resets_at: string;
+      /** @description All agent runs of the tenant */
+      tenant: {
+        /** @description Credits a month may use; null: no budget */
+        monthly_budget: number | null;
+        /** @description What this month’s runs were charged, and what unfinished ones hold reserved */
+        used: number;
+        /** @description What is left this month; null: no budget */
+        remaining: number | null;
+      };
+      /** @description Each agent assigned to the tenant: its runs in this tenant */
+      agents: ({
+          /** Format: uuid */
+          agent_id: string;
+          name: string;
+          /** @description Credits a month may use; null: no budget */
+          monthly_budget: number | null;
+          /** @description What this month’s runs were charged, and what unfinished ones hold reserved */
+          used: number;
+          /** @description What is left this month; null: no budget */
+          remaining: number | null;
+        })[];
+    };
+    AgentBudgetChange: {
+      /** @description Credits a calendar month (UTC) may use; null lifts the budget */
+      monthly_budget: number | null;
     };
   };
   responses: {
@@ -20827,6 +20892,8 @@ export interface operations {
            * @default 20000
            */
           max_tokens?: number;
+          /** @description The most credits the run may cost: it reserves no more, and stops when its steps have cost that much */
+          max_credits?: number;
           /**
            * Format: uri
            * @description An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.
@@ -21133,6 +21200,125 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Agent Budgets
+   * @description The monthly budgets of the tenant’s agent runs — of all of them, and of each agent assigned to the tenant — with what this calendar month (UTC) has used: what finished runs were charged and what unfinished ones hold reserved. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+   *
+   * Timeout: 20 s.
+   */
+  listAgentBudgets: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    responses: {
+      /** @description The budgets */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["AgentBudgets"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Set Tenant Agent Budget
+   * @description Sets (or, with null, lifts) what all the tenant’s agent runs may cost in a calendar month. A run started once it is spent is refused (402, type agent-budget-spent); one started before reserves no more than is left, and stops when its steps have cost that, saying so. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+   *
+   * Timeout: 30 s.
+   */
+  setTenantAgentBudget: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["AgentBudgetChange"];
+      };
+    };
+    responses: {
+      /** @description The budgets */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["AgentBudgets"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Set Agent Budget
+   * @description Sets (or, with null, lifts) what the agent’s runs in the tenant may cost in a calendar month, as the tenant’s budget does for all its runs. 404 when the agent is not assigned to the tenant. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+   *
+   * Timeout: 30 s.
+   */
+  setAgentBudget: {
+    parameters: {
+      path: {
+        agent_id: string;
+        tenant_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["AgentBudgetChange"];
+      };
+    };
+    responses: {
+      /** @description The budgets */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["AgentBudgets"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];

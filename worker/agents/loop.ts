@@ -2,7 +2,7 @@
 // 429 or 5xx passes to the next provider), the tools it calls are carried out
 // one step each (./tool-steps.ts), and the model is asked again with their
 // answers, until it answers without a tool call or the run's budget (its
-// model calls, its tokens) is spent. Every step is recorded as it ends: a
+// model calls, its tokens, its credits or a monthly budget's rest) is spent. Every step is recorded as it ends: a
 // run that resumes after its worker died rebuilds the conversation from its
 // steps and goes on from the last, never calling a tool twice, and is billed
 // for each recorded model call once.
@@ -15,6 +15,7 @@ import type { RunJobInput } from '../../core/agents/runs.ts';
 import { knowledgeSearchResultSchema } from '../../core/knowledge/search.ts';
 import type { ChatMessage, ToolCall, ToolDefinition } from '../../core/providers/capabilities.ts';
 import type { PlannedCall } from '../../core/providers/plan.ts';
+import { tokenCost } from '../../core/providers/prices.ts';
 import { adapterFor, type RemoteVendor } from '../../core/providers/registry.ts';
 import { estimateTokens } from '../../core/posts/post-jobs.ts';
 import { argumentsSchema, jsonSchemaOf } from '../../api/mcp/tool.ts';
@@ -26,7 +27,7 @@ import { toolStep, type RunScope } from './tool-steps.ts';
 export type LoopResult = {
   answer: string;
   sources: Sources;
-  stopped: 'max_steps' | 'max_tokens' | null;
+  stopped: 'max_steps' | 'max_tokens' | 'max_credits' | 'agent_budget' | 'tenant_budget' | null;
   steps: RunStep[] | NewStep[];
   /** The credits its model calls cost, to 6 places: what the run is charged (rounded up). */
   cost: number;
@@ -109,6 +110,7 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
   const tools = offeredTools(scope);
   const tokensUsed = () => steps.reduce((sum, step) => sum + step.input_tokens + step.output_tokens, 0);
   const modelCalls = () => steps.filter((step) => step.kind === 'model').length;
+  const cost = () => steps.reduce((sum, step) => sum + step.cost, 0);
   // The model that answered last, also when that was before the worker died.
   const named = (step: NewStep | undefined) => plan.find((call) => `${call.vendor}/${call.model}` === step?.name);
   let model: PlannedCall | null = named(steps.findLast((step) => step.kind === 'model')) ?? null;
@@ -128,6 +130,9 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
     if (output && output.tool_calls.length === 0) return result(output.content ?? '', null);
     if (modelCalls() >= input.max_steps) return result(output?.content ?? '', 'max_steps');
     if (tokensUsed() >= input.max_tokens) return result(output?.content ?? '', 'max_tokens');
+    const limit = input.credit_limit;
+    if (limit && cost() >= limit.credits)
+      return result(output?.content ?? '', limit.by === 'run' ? 'max_credits' : limit.by);
 
     await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${steps.length + 1}: thinking`);
     const started = Date.now();
@@ -152,7 +157,7 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
       input_tokens: usage.inputTokens,
       output_tokens: usage.outputTokens,
       duration_ms: Date.now() - started,
-      cost: ((usage.inputTokens + usage.outputTokens) / 1000) * (call.unit_price ?? 0),
+      cost: tokenCost(call, usage),
     };
     await recordStep(db, job, step);
     take(step);
@@ -164,7 +169,7 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
       sources,
       stopped,
       steps,
-      cost: steps.reduce((sum, step) => sum + step.cost, 0),
+      cost: cost(),
       tokens: tokensUsed(),
       model,
     };

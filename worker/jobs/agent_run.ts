@@ -18,6 +18,9 @@ import { defineJob } from './handler.ts';
 const stoppedBecause = {
   max_steps: 'it made as many model calls as its max_steps allows',
   max_tokens: 'its model calls used the tokens its max_tokens allows',
+  max_credits: 'its steps cost the credits its max_credits allows',
+  agent_budget: 'its steps spent what was left of the agent’s monthly budget in this tenant',
+  tenant_budget: 'its steps spent what was left of the tenant’s monthly budget for agent runs',
 };
 
 export default defineJob({
