@@ -45,6 +45,11 @@ const columns = sql.fragment`step, kind, name, input, output, tool_call_id, stat
 export const runSteps = (db: CommonQueryMethods, jobId: string) =>
   db.any(sql.type(runStepSchema)`select ${columns} from agent_run_steps where job_id = ${jobId} order by step`);
 
+/** What a run's recorded steps cost, in credits (not rounded). */
+export const stepsCost = (db: CommonQueryMethods, jobId: string) =>
+  db.oneFirst(sql.type(z.object({ cost: z.number() }))`
+    select coalesce(sum(cost), 0)::float8 as cost from agent_run_steps where job_id = ${jobId}`);
+
 /** Records a step; a second record of the same step (a run that resumed) changes nothing, and says so. */
 export async function recordStep(
   db: CommonQueryMethods,

@@ -169,19 +169,29 @@ export async function succeed(
   );
 }
 
+/**
+ * Fails the job. What it spent before failing (`spent`: an agent run's model
+ * calls, paid to the vendor whatever came of them) is charged, never more than
+ * was reserved; the rest is released.
+ */
 export async function fail(
   db: CommonQueryMethods,
   job: JobRow,
   error: JobErrorBody,
-  options: ChangeOptions = {},
+  options: ChangeOptions & { spent?: number } = {},
 ): Promise<JobRow | null> {
+  const charged = Math.min(costAt(1, options.spent ?? 0), job.credits_reserved);
   return end(
     db,
     job,
     {
       set: sql.fragment`
-        status = 'failed', error = ${sql.jsonb({ ...error, transient: false } as never)}, finished_at = now(), locked_by = null`,
-      moves: [release(job.credits_reserved, `Job failed: ${error.code}`)],
+        status = 'failed', error = ${sql.jsonb({ ...error, transient: false } as never)}, credits_charged = ${charged},
+        finished_at = now(), locked_by = null`,
+      moves: [
+        { kind: 'debit', amount: -charged, reservedChange: -charged, reason: `${job.kind}: spent before it failed` },
+        release(job.credits_reserved - charged, `Job failed: ${error.code}`),
+      ],
       attempt: options.attempt ?? 'failed',
       error,
     },

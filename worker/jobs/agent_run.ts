@@ -7,6 +7,7 @@
 import { usableAgent } from '../../core/agents/agents.ts';
 import { citationsOf } from '../../core/agents/citations.ts';
 import { addMessage } from '../../core/agents/conversations.ts';
+import { stepsCost } from '../../core/agents/run-steps.ts';
 import { runActorNow, runJobInput } from '../../core/agents/runs.ts';
 import { Problem } from '../../core/errors.ts';
 import { permanent } from '../../core/jobs/errors.ts';
@@ -25,6 +26,8 @@ const stoppedBecause = {
 
 export default defineJob({
   input: runJobInput,
+  // A run that fails after its model answered is still charged the calls the vendor billed.
+  spent: ({ db, job }) => stepsCost(db, job.id),
   async run(input, context) {
     const { db, job, services } = context;
     if (!services) throw permanent('not_configured', 'This worker was started without the services agent runs need.');

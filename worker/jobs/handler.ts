@@ -29,6 +29,12 @@ export type JobHandler<S extends z.ZodType = z.ZodType> = {
   run(input: z.output<S>, context: JobContext): Promise<Outcome>;
   /** Completes the work with what the asynchronous provider delivered. */
   finish?(input: z.output<S>, delivered: unknown, context: JobContext): Promise<Outcome>;
+  /**
+   * What a job that fails for good has spent anyway, in credits: an agent
+   * run's model calls, which the vendor bills whatever came of them. Charged
+   * with the failure; absent, a failed job costs nothing.
+   */
+  spent?(context: Pick<JobContext, 'db' | 'job'>): Promise<number>;
 };
 
 export function defineJob<S extends z.ZodType>(handler: JobHandler<S>): JobHandler {

@@ -174,12 +174,13 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     if (error.code === 'internal_error') log.error({ err: thrown }, 'job failed unexpectedly');
     // The job's error says what went wrong in a sentence; the log keeps the library's own words (its cause).
     else log.warn({ code: error.code, err: error, last }, 'job attempt failed');
+    const spent = last ? await spentBy(deps, job) : 0;
     const settled = await settle(
       db,
       job,
       (tx, held) =>
         last
-          ? fail(tx, job, { code: error.code, message: error.message }, { run: held })
+          ? fail(tx, job, { code: error.code, message: error.message }, { run: held, spent })
           : requeue(tx, job, { code: error.code, message: error.message }, { run: held }),
       { transaction: last && wants(job, 'completed') },
     );
@@ -188,6 +189,12 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
   } finally {
     unsubscribe();
   }
+}
+
+/** What the failing job spent anyway (its handler says); nothing when that cannot be read now. */
+async function spentBy(deps: TaskDeps, job: JobRow): Promise<number> {
+  const spent = deps.kinds.get(job.kind)?.spent;
+  return spent ? spent({ db: deps.db, job }).catch(() => 0) : 0;
 }
 
 /**

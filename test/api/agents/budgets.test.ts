@@ -89,6 +89,24 @@ describe('prices of tokens read and written', () => {
   });
 });
 
+describe('a run that fails', () => {
+  it('is charged the model calls it made before failing, the rest released', async () => {
+    const refusal = {
+      error: { message: 'Invalid value for messages.', type: 'invalid_request_error', param: null, code: null },
+    };
+    fake.script('chat/completions', searching('call_1'), { kind: 'refuse', refusal: { status: 400, body: refusal } });
+    const res = await startRun({ input: 'Find the ferry.' }).expect(200);
+    expect(res.body).toMatchObject({ status: 'failed', credits_reserved: 400, credits_charged: 24 });
+    const ledger = await ledgerFor(suite.t, res.body.id);
+    expect(ledger.map((entry) => [entry.kind, entry.amount, entry.reserved_change])).toEqual([
+      ['reservation', 0, 400],
+      ['debit', -24, -24],
+      ['release', 0, -376],
+    ]);
+    await expectLedgerHolds(suite.t);
+  });
+});
+
 describe('a run’s own max_credits', () => {
   it('reserves no more and stops when its steps have cost that much, saying so', async () => {
     fake.script('chat/completions', searching('call_1'), searching('call_2'));
@@ -117,16 +135,16 @@ describe('monthly budgets', () => {
       tenant: { monthly_budget: null, remaining: null },
       agents: [{ agent_id: agentId, monthly_budget: null, remaining: null }],
     });
-    // The runs above: 11 and 30 credits charged.
-    expect(res.body.tenant.used).toBe(41);
-    expect(res.body.agents[0].used).toBe(41);
+    // The runs above: 11, 24 (failed) and 30 credits charged.
+    expect(res.body.tenant.used).toBe(65);
+    expect(res.body.agents[0].used).toBe(65);
     expect(Date.parse(res.body.resets_at)).toBeGreaterThan(Date.now());
     expect(new Date(res.body.month_start).getUTCDate()).toBe(1);
   });
 
   it('holds a run to what is left of the agent’s budget, then refuses the next with the reason', async () => {
-    const set = await put(agentBudget(), 61).expect(200);
-    expect(set.body.agents[0]).toMatchObject({ monthly_budget: 61, used: 41, remaining: 20 });
+    const set = await put(agentBudget(), 85).expect(200);
+    expect(set.body.agents[0]).toMatchObject({ monthly_budget: 85, used: 65, remaining: 20 });
 
     fake.script('chat/completions', searching('call_1'), searching('call_2'));
     const held = await startRun({ input: 'Find the ferry.' }).expect(200);
@@ -141,10 +159,10 @@ describe('monthly budgets', () => {
       type: '/problems/agent-budget-spent',
       status: 402,
       budget: 'agent_budget',
-      monthly_budget: 61,
-      used: 61,
+      monthly_budget: 85,
+      used: 85,
     });
-    expect(refused.body.detail).toContain('The agent’s monthly budget in this tenant (61 credits) is spent');
+    expect(refused.body.detail).toContain('The agent’s monthly budget in this tenant (85 credits) is spent');
     expect(await messagesOfRuns()).toBe(messages);
     await expectLedgerHolds(suite.t);
   });
@@ -152,17 +170,17 @@ describe('monthly budgets', () => {
   it('applies the tenant’s budget of all runs too, the tighter of the two, until lifted', async () => {
     await put(agentBudget(), null).expect(200);
     const set = await put(tenantBudget(), 50).expect(200);
-    expect(set.body.tenant).toMatchObject({ monthly_budget: 50, used: 61, remaining: 0 });
+    expect(set.body.tenant).toMatchObject({ monthly_budget: 50, used: 85, remaining: 0 });
     const refused = await startRun({ input: 'Again.' }).expect(402);
     expect(refused.body).toMatchObject({ budget: 'tenant_budget', monthly_budget: 50 });
 
-    await put(tenantBudget(), 100).expect(200);
+    await put(tenantBudget(), 124).expect(200);
     await put(agentBudget(), 1000).expect(200);
     fake.script('chat/completions', {
       kind: 'ok',
       reply: { content: 'Nine.', usage: { promptTokens: 100, completionTokens: 10 } },
     });
-    // 39 left of the tenant's 100: the tighter budget is what the run reserves.
+    // 39 left of the tenant's 124: the tighter budget is what the run reserves.
     const run = await startRun({ input: 'When?' }).expect(200);
     expect(run.body).toMatchObject({ status: 'succeeded', credits_reserved: 39, credits_charged: 1 });
     expect(run.body.input.credit_limit).toEqual({ credits: 39, by: 'tenant_budget' });
@@ -170,7 +188,7 @@ describe('monthly budgets', () => {
     await put(tenantBudget(), null).expect(200);
     await put(agentBudget(), null).expect(200);
     const lifted = await request(suite.t.app).get(budgets()).set(suite.a.admin.auth).expect(200);
-    expect(lifted.body.tenant).toMatchObject({ monthly_budget: null, used: 62 });
+    expect(lifted.body.tenant).toMatchObject({ monthly_budget: null, used: 86 });
   });
 
   it('refuses what is not a budget, an agent not assigned to the tenant, and callers who are not its admins', async () => {
