@@ -138,6 +138,12 @@ export type ChatRequest = {
   /** Ask for one JSON object as the answer. */
   json?: boolean | undefined;
   maxOutputTokens?: number | undefined;
+  /**
+   * Hears the answer's text as the model writes it, piece by piece (an
+   * agent run's events): the adapter then asks for a streamed answer. The
+   * answer it returns is the same whole answer either way.
+   */
+  onText?: ((delta: string) => void) | undefined;
 };
 
 export type ChatAnswer = {

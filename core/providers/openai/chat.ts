@@ -16,10 +16,16 @@
 // - A compatible server may leave out a tool call's id (Ollama, per a client's
 //   changelog) or finish a forced call with `stop` (OpenAI does too): ids are
 //   made up where missing, and an answer with tool calls finishes `tool_calls`.
+//
+// A request that listens to the text as it comes (`onText`) is streamed
+// (SPEC CreateChatCompletionRequest.stream, with `stream_options.include_usage`
+// so the tokens are still counted) and put back together by ./chat-stream.ts
+// into the same answer.
 import type OpenAI from 'openai';
 import { z } from 'zod';
 import { permanent } from '../../jobs/errors.ts';
 import type { ChatAnswer, ChatMessage, ChatModel, ChatRequest, ContentPart, VendorSettings } from '../capabilities.ts';
+import { collectStream } from './chat-stream.ts';
 import { connect } from './client.ts';
 import { pictureType } from './picture-type.ts';
 
@@ -33,9 +39,18 @@ export function openaiChat(settings: VendorSettings): ChatModel {
   const openai = connect(settings);
   return {
     async chat(request, call) {
-      const answer = await openai.send(call, (client, options) =>
-        client.chat.completions.create(body(request, call.model), options),
-      );
+      const { onText } = request;
+      const answer = await openai.send(call, async (client, options) => {
+        if (!onText) return client.chat.completions.create(body(request, call.model), options);
+        const chunks = await client.chat.completions.create(
+          { ...body(request, call.model), stream: true, stream_options: { include_usage: true } },
+          options,
+        );
+        const whole = await collectStream(chunks, onText, openai.name);
+        // The SDK ends a stream it aborted quietly: the cancel (or the timeout) is the call's failure, not its end.
+        options.signal.throwIfAborted();
+        return whole;
+      });
       return answerOf(answer, openai.name);
     },
   };

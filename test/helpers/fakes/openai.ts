@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import busboy from 'busboy';
-import { type ChatReply, chatAnswer, checkChat } from './openai/chat.ts';
+import { type ChatReply, chatAnswer, chatStream, checkChat } from './openai/chat.ts';
 import { checkEmbeddings, embeddingsAnswer } from './openai/embeddings.ts';
 import { missingKey, notBearer, notJson, type Refusal, refusal, wrongKey } from './openai/errors.ts';
 import { checkEdit, checkGeneration, imagesAnswer, type Upload } from './openai/images.ts';
@@ -33,19 +33,21 @@ export type Endpoint = (typeof endpoints)[number];
 
 /**
  * ok: the endpoint's answer, after `delayMs` and once `until` settles (chat: `reply` scripts it, or makes it
- * from the request);
+ * from the request; a streamed chat answer's events come `chunkDelayMs` apart);
  * refuse: that status, body and headers (rateLimited(), quotaExceeded(), or any body: a compatible server's);
- * hang: no answer at all; stall: a 200's headers, then nothing; truncated: the first half of the endpoint's
- * answer, then the connection closes; raw: this body as a 200 (garbage).
+ * hang: no answer at all; stall: a 200's headers (and a streamed answer's first event), then nothing;
+ * truncated: the first half of the endpoint's answer, then the connection closes; raw: this body as a 200
+ * (garbage).
  * The request is checked first whatever comes next: a refused request is answered its refusal.
- * `until`, `truncated` and `reply` as a function are test affordances (a provider that answers when the test
- * says, a connection that breaks), not rules of OpenAI's.
+ * `until`, `truncated`, `chunkDelayMs` and `reply` as a function are test affordances (a provider that answers
+ * when the test says, a connection that breaks, a model that writes slowly), not rules of OpenAI's.
  */
 export type Script =
   | {
       kind: 'ok';
       delayMs?: number;
       until?: Promise<unknown>;
+      chunkDelayMs?: number;
       reply?: ChatReply | ((request: Record<string, unknown>) => ChatReply);
     }
   | { kind: 'refuse'; refusal: { status: number; body: unknown; headers?: Record<string, string> | undefined } }
@@ -167,10 +169,17 @@ export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promis
         return refuse(res, script.refusal);
       case 'hang':
         return;
-      case 'stall':
-        res.writeHead(200, { ...commonHeaders(), 'content-type': 'application/json' });
-        res.write('{"created": ');
+      case 'stall': {
+        if (!outcome.stream) {
+          res.writeHead(200, { ...commonHeaders(), 'content-type': 'application/json' });
+          res.write('{"created": ');
+          return;
+        }
+        const { contentType, events } = await outcome.stream();
+        res.writeHead(200, { ...commonHeaders(), 'content-type': contentType });
+        res.write(events[0]!);
         return;
+      }
       case 'truncated': {
         // The answer's own headers and length, then half of it, then the connection is gone.
         const { contentType, body: answer } = await outcome();
@@ -187,6 +196,17 @@ export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promis
         if (script.delayMs) await new Promise((resolve) => setTimeout(resolve, script.delayMs));
         await script.until?.catch(() => undefined);
         const reply = typeof script.reply === 'function' ? script.reply(body as Record<string, unknown>) : script.reply;
+        if (outcome.stream) {
+          const { contentType, events } = await outcome.stream(reply);
+          res.writeHead(200, { ...commonHeaders(), 'content-type': contentType });
+          for (const event of events) {
+            if (script.chunkDelayMs) await new Promise((resolve) => setTimeout(resolve, script.chunkDelayMs));
+            if (res.destroyed) return;
+            res.write(event);
+          }
+          res.end();
+          return;
+        }
         const { contentType, body: answer } = await outcome(reply);
         res.writeHead(200, { ...commonHeaders(), 'content-type': contentType });
         res.end(answer);
@@ -219,8 +239,12 @@ export async function startFakeOpenAI(options: { apiKey?: string } = {}): Promis
   };
 }
 
-/** What the endpoint answers a request it accepts (chat: as scripted). */
-type Answer = (reply?: ChatReply) => Promise<{ contentType: string; body: string | Buffer }>;
+/** What the endpoint answers a request it accepts (chat: as scripted), whole. */
+type WholeAnswer = (reply?: ChatReply) => Promise<{ contentType: string; body: string | Buffer }>;
+/** A streamed chat answer: whole (for `truncated`), and as its events. */
+type Answer = WholeAnswer & {
+  stream?: (reply?: ChatReply) => Promise<{ contentType: string; events: string[] }>;
+};
 
 const json = (body: unknown) => ({ contentType: 'application/json', body: JSON.stringify(body) });
 
@@ -244,8 +268,23 @@ async function examine(
         ? format
         : async () => ({ contentType: 'application/octet-stream', body: await audio(format) });
     }
-    case 'chat/completions':
-      return checkChat(body) ?? (async (reply) => json(chatAnswer(body, reply ?? {})));
+    case 'chat/completions': {
+      const refused = checkChat(body);
+      if (refused) return refused;
+      if (body.stream !== true) return async (reply) => json(chatAnswer(body, reply ?? {}));
+      // SPEC /chat/completions 200: text/event-stream, the events of CreateChatCompletionStreamResponse.
+      const stream = async (reply?: ChatReply) => ({
+        contentType: 'text/event-stream',
+        events: chatStream(body, reply ?? {}),
+      });
+      return Object.assign(
+        async (reply?: ChatReply) => ({
+          contentType: 'text/event-stream',
+          body: chatStream(body, reply ?? {}).join(''),
+        }),
+        { stream },
+      );
+    }
     case 'embeddings': {
       const plan = checkEmbeddings(body);
       return 'status' in plan ? plan : async () => json(embeddingsAnswer(plan, synonyms));

@@ -2,7 +2,8 @@
 // (openai/openai-openapi f85dbe2, components.schemas.CreateChatCompletionRequest
 // and CreateChatCompletionResponse, "SPEC" below), with the refusals users
 // observed. Answers are scripted by the test (a message, or tool calls of
-// tools the request offered); streaming is not emulated.
+// tools the request offered), whole or — asked with `stream: true` — as
+// server-sent `chat.completion.chunk` events (chatStream, below).
 import {
   invalidType,
   invalidValue,
@@ -122,8 +123,31 @@ export function checkChat(body: Record<string, unknown>): Refusal | undefined {
     if (value < 1) return outOfRange(key, value, { min: 1, integer: true });
   }
   if (body.n !== undefined && body.n !== 1) throw new Error('The OpenAI fake answers one choice (n: 1) only.');
-  if (body.stream) throw new Error('The OpenAI fake does not stream chat (stream: true).');
+  const streamRefusal = checkStream(body);
+  if (streamRefusal) return streamRefusal;
   return checkResponseFormat(body.response_format, body.messages as Message[]);
+}
+
+/** SPEC CreateChatCompletionRequest.stream (a boolean, nullable) and ChatCompletionStreamOptions. */
+function checkStream(body: Record<string, unknown>): Refusal | undefined {
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean')
+    return invalidType('stream', 'a boolean', body.stream);
+  const options = body.stream_options;
+  if (options === undefined || options === null) return undefined;
+  // SPEC ChatCompletionStreamOptions: "Only set this when you set stream: true". The refusal was measured live
+  // (find_string 59529675661; also a proxy's changelog, 6423622568); its param is a fake's (70324014939), not verified.
+  if (body.stream !== true)
+    return refusal(400, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", {
+      param: 'stream_options',
+    });
+  if (typeof options !== 'object' || Array.isArray(options)) return invalidType('stream_options', 'an object', options);
+  // SPEC ChatCompletionStreamOptions: include_usage and include_obfuscation, booleans.
+  for (const key of ['include_usage', 'include_obfuscation']) {
+    const value = (options as Record<string, unknown>)[key];
+    if (value !== undefined && typeof value !== 'boolean')
+      return invalidType(`stream_options.${key}`, 'a boolean', value);
+  }
+  return undefined;
 }
 
 function checkMessages(messages: Message[]): Refusal | undefined {
@@ -347,4 +371,75 @@ export function chatAnswer(body: Record<string, unknown>, reply: ChatReply) {
     service_tier: 'default',
     system_fingerprint: null,
   };
+}
+
+/**
+ * The same answer streamed, as SPEC CreateChatCompletionStreamResponse has
+ * it: server-sent events, each `data: <chunk>` (object `chat.completion.chunk`,
+ * one id and `created` for all), then `data: [DONE]` (SPEC
+ * CreateCompletionRequest.stream: "terminated by a data: [DONE] message").
+ * - The first delta carries the role (SPEC's chunk example:
+ *   `{"role":"assistant","content":""}`); for an answer of tool calls alone it is
+ *   `content: null` with the first call opened, and `refusal: null` either way
+ *   (a stream captured from OpenAI, find_string 52018286234).
+ * - Text comes a word at a time, as tokens come.
+ * - A tool call opens with its `index`, `id`, `type` and function `name` and
+ *   empty `arguments`; its arguments follow in fragments, each with the index
+ *   alone (SPEC ChatCompletionMessageToolCallChunk: only `index` required; the
+ *   capture above, and SPEC's run step delta example for the same pieces).
+ * - The last choice chunk has an empty delta and the `finish_reason` (SPEC's chunk example).
+ * - With `stream_options.include_usage`, every chunk has `usage: null` and one
+ *   more chunk before [DONE] has empty `choices` and the usage of the whole
+ *   answer (SPEC ChatCompletionStreamOptions.include_usage).
+ * - Each chunk has an `obfuscation` string unless `include_obfuscation` is false
+ *   (SPEC CreateChatCompletionStreamResponse.obfuscation).
+ */
+export function chatStream(body: Record<string, unknown>, reply: ChatReply): string[] {
+  const whole = chatAnswer(body, reply);
+  const [choice] = whole.choices;
+  const { content } = choice!.message;
+  const calls = choice!.message.tool_calls ?? [];
+  const options = (body.stream_options ?? {}) as { include_usage?: boolean; include_obfuscation?: boolean };
+  const base = {
+    id: whole.id,
+    object: 'chat.completion.chunk',
+    created: whole.created,
+    model: whole.model,
+    service_tier: whole.service_tier,
+    system_fingerprint: whole.system_fingerprint,
+  };
+  const padding = () =>
+    options.include_obfuscation === false ? {} : { obfuscation: Math.random().toString(36).slice(2, 10) };
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    ...(options.include_usage ? { usage: null } : {}),
+    ...padding(),
+  });
+  const deltas: Record<string, unknown>[] = [];
+  if (content !== null) {
+    deltas.push({ role: 'assistant', content: '', refusal: null });
+    for (const word of content.match(/\s*\S+|\s+$/g) ?? []) deltas.push({ content: word });
+  }
+  for (const [index, call] of calls.entries()) {
+    const opening = { index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } };
+    deltas.push(
+      index === 0 && content === null
+        ? { role: 'assistant', content: null, tool_calls: [opening], refusal: null }
+        : { tool_calls: [opening] },
+    );
+    for (const fragment of fragments(call.function.arguments, 6))
+      deltas.push({ tool_calls: [{ index, function: { arguments: fragment } }] });
+  }
+  const chunks: object[] = [...deltas.map((delta) => chunk(delta)), chunk({}, choice!.finish_reason)];
+  if (options.include_usage) chunks.push({ ...base, choices: [], usage: whole.usage, ...padding() });
+  return [...chunks.map((each) => `data: ${JSON.stringify(each)}\n\n`), 'data: [DONE]\n\n'];
+}
+
+/** The text in pieces of `size` characters (whole code points). */
+function fragments(text: string, size: number): string[] {
+  const points = Array.from(text);
+  const pieces: string[] = [];
+  for (let at = 0; at < points.length; at += size) pieces.push(points.slice(at, at + size).join(''));
+  return pieces;
 }
