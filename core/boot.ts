@@ -13,6 +13,7 @@ import { AccessCache } from './identity/access-cache.ts';
 import { PublicCache } from './content/public-cache.ts';
 import { SearchIndexes } from './search/memory/indexes.ts';
 import { JobEvents } from './jobs/events.ts';
+import { RunEvents } from './agents/run-event-channel.ts';
 import { Notifications } from './notifications.ts';
 import { StatisticsRecorder } from './statistics/recorder.ts';
 import { createStorage } from './storage/index.ts';
@@ -63,6 +64,7 @@ export async function createServices(
     migrations: readMigrationFiles(),
     notifications,
     jobEvents: new JobEvents(notifications),
+    runEvents: new RunEvents(notifications),
     accessCache: new AccessCache(config, logger, notifications),
     publicCache: new PublicCache({ ...config.publicCache, redisUrl: config.redisUrl }, logger, notifications),
     searchIndexes: new SearchIndexes(db, config.searchMemory, logger, notifications),

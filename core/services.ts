@@ -8,6 +8,7 @@ import type { SearchIndexes } from './search/memory/indexes.ts';
 import type { RateLimits } from './identity/rate-limit.ts';
 import type { StatisticsRecorder } from './statistics/recorder.ts';
 import type { JobEvents } from './jobs/events.ts';
+import type { RunEvents } from './agents/run-event-channel.ts';
 import type { Logger } from './logger.ts';
 import type { Notifications } from './notifications.ts';
 import type { Storage } from './storage/storage.ts';
@@ -33,6 +34,8 @@ export type Services = {
   notifications: Notifications;
   /** Job changes as they happen. */
   jobEvents: JobEvents;
+  /** Agent runs' events as they happen (text, tool calls), for their event streams. */
+  runEvents: RunEvents;
   /** Sessions, service accounts, sites and roles kept in memory while changes to them are heard. */
   accessCache: AccessCache;
   /** Public delivery's answers, kept while changes to what they show are heard. */

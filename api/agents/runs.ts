@@ -13,7 +13,8 @@ import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 import { cacheControlHeader, problemResponse } from '../responses.ts';
 import { answerJob, jobResponses, preferHeader } from '../jobs/answer.ts';
-import { streamJobEvents } from '../jobs/events.ts';
+import { runEventSchema } from '../../core/agents/run-events.ts';
+import { streamRunEvents } from './run-stream.ts';
 
 const agentParams = siteParams.extend({ agent_id: z.uuid() });
 const runParams = agentParams.extend({ run_id: z.uuid() });
@@ -89,22 +90,45 @@ export const routes = [
     key: 'GET /{site_identifier}/agents/{agent_id}/runs/{run_id}/events',
     access: reads,
     description:
-      'Server-sent events (`text/event-stream`) of the run’s job: at once and after each change, its `stage` saying which ' +
-      'step it is on (`step 3: create_post`), until it ends with its answer.',
-    request: { params: runParams },
+      'The run as it happens, as server-sent events (`text/event-stream`): each event is `id: <id>`, ' +
+      '`event: <type>` and `data: <JSON>`, the JSON carrying its `type` too (the AgentRunEvent schema). In order:\n\n' +
+      '- `run.started` (`run_id`, `agent_id`, `conversation_id`, `started_at`): a worker took the run on;\n' +
+      '- `text.delta` (`step`, `offset`, `text`): the model’s text as it writes it, a few pieces a second; a step’s ' +
+      'text is `text.slice(0, offset) + piece` (it begins again at 0 when the model is asked again for that step);\n' +
+      '- `tool_call.started` (`step`, `tool_call_id`, `name`, `arguments` as the model wrote them) and ' +
+      '`tool_call.finished` (the same, with `status` ok or refused and `duration_ms`); what the tool answered is in ' +
+      'the step’s `output` (GET .../runs/{run_id});\n' +
+      '- `citations` (`citations`, as in the answer): what the answer cites by [n], once it succeeded;\n' +
+      '- `run.finished` (`status` succeeded, failed or canceled; `answer`, `stopped`, `stopped_because`, ' +
+      '`credits_charged`, `error`): the last event; the stream then ends.\n\n' +
+      'What the run’s record keeps — `run.started`, the tool calls, `citations`, `run.finished` — is sent first to a ' +
+      'client who connects late or comes back; text is sent live only (the answer is in `run.finished`). Send ' +
+      '`Last-Event-ID` (EventSource does) to hear only what came after that event. The stream also ends when the ' +
+      'endpoint’s timeout is near, so a client reconnects with Last-Event-ID to go on; a comment every 15 s keeps a ' +
+      'quiet stream open. The job’s own changes are at GET /{site_identifier}/jobs/{job_id}/events.',
+    request: {
+      params: runParams,
+      headers: z.object({
+        'last-event-id': z
+          .string()
+          .max(100)
+          .optional()
+          .describe('The id of the last event heard: only events after it are sent'),
+      }),
+    },
     responses: {
       200: {
-        description: 'A stream of `job` events, each carrying the run’s job as JSON',
+        description: 'A stream of the run’s events, each event’s `data` one of these, by its `type`',
         contentType: 'text/event-stream',
-        schema: z.string().describe('Events: `id: n`, `event: job`, `data: <the Job as JSON>`'),
+        schema: runEventSchema,
         headers: {
           'Cache-Control': { ...cacheControlHeader, description: '`no-cache, no-transform`', required: true },
         },
       },
     },
-    async handler({ params }, context, { res }) {
+    async handler({ params }, context, { req, res }) {
       const { run } = await getRun(context.db, context.access, params.agent_id, params.run_id);
-      await streamJobEvents(context, res, run);
+      await streamRunEvents(context, res, run, req.get('last-event-id'));
       return {};
     },
   }),

@@ -2283,7 +2283,15 @@ export interface paths {
   "/{site_identifier}/agents/{agent_id}/runs/{run_id}/events": {
     /**
      * Stream Agent Run Events
-     * @description Server-sent events (`text/event-stream`) of the run’s job: at once and after each change, its `stage` saying which step it is on (`step 3: create_post`), until it ends with its answer.
+     * @description The run as it happens, as server-sent events (`text/event-stream`): each event is `id: <id>`, `event: <type>` and `data: <JSON>`, the JSON carrying its `type` too (the AgentRunEvent schema). In order:
+     *
+     * - `run.started` (`run_id`, `agent_id`, `conversation_id`, `started_at`): a worker took the run on;
+     * - `text.delta` (`step`, `offset`, `text`): the model’s text as it writes it, a few pieces a second; a step’s text is `text.slice(0, offset) + piece` (it begins again at 0 when the model is asked again for that step);
+     * - `tool_call.started` (`step`, `tool_call_id`, `name`, `arguments` as the model wrote them) and `tool_call.finished` (the same, with `status` ok or refused and `duration_ms`); what the tool answered is in the step’s `output` (GET .../runs/{run_id});
+     * - `citations` (`citations`, as in the answer): what the answer cites by [n], once it succeeded;
+     * - `run.finished` (`status` succeeded, failed or canceled; `answer`, `stopped`, `stopped_because`, `credits_charged`, `error`): the last event; the stream then ends.
+     *
+     * What the run’s record keeps — `run.started`, the tool calls, `citations`, `run.finished` — is sent first to a client who connects late or comes back; text is sent live only (the answer is in `run.finished`). Send `Last-Event-ID` (EventSource does) to hear only what came after that event. The stream also ends when the endpoint’s timeout is near, so a client reconnects with Last-Event-ID to go on; a comment every 15 s keeps a quiet stream open. The job’s own changes are at GET /{site_identifier}/jobs/{job_id}/events.
      *
      * Timeout: 600 s.
      */
@@ -5354,6 +5362,95 @@ export interface components {
       conversation_id: string;
       steps: components["schemas"]["AgentRunStep"][];
     };
+    AgentRunEvent: components["schemas"]["AgentRunStarted"] | components["schemas"]["AgentRunTextDelta"] | components["schemas"]["AgentRunToolCallStarted"] | components["schemas"]["AgentRunToolCallFinished"] | components["schemas"]["AgentRunCitations"] | components["schemas"]["AgentRunFinished"];
+    /** @description A worker took the run on; the first event */
+    AgentRunStarted: {
+      /** @enum {string} */
+      type: "run.started";
+      /** Format: uuid */
+      run_id: string;
+      /** Format: uuid */
+      agent_id: string;
+      /** Format: uuid */
+      conversation_id: string;
+      /** Format: date-time */
+      started_at: string;
+    };
+    /** @description The model’s text as it writes it, a few pieces a second; live only. The answer is the last model step’s text. */
+    AgentRunTextDelta: {
+      /** @enum {string} */
+      type: "text.delta";
+      /** @description The model step whose text this is */
+      step: number;
+      /** @description Where in the step’s text the piece begins: the text is `text.slice(0, offset) + piece`. It starts at 0 again when the model is asked again for the same step (another provider, a run resumed after its worker died). */
+      offset: number;
+      text: string;
+    };
+    /** @description A tool the model asked for is being called */
+    AgentRunToolCallStarted: {
+      /** @enum {string} */
+      type: "tool_call.started";
+      /** @description The step the call is made as (its record in the run’s `steps`) */
+      step: number;
+      tool_call_id: string;
+      /** @description The tool */
+      name: string;
+      /** @description The arguments, JSON text as the model wrote them */
+      arguments: string;
+    };
+    /** @description The tool answered; what it answered is the step’s `output` in GET .../runs/{run_id} */
+    AgentRunToolCallFinished: {
+      /** @enum {string} */
+      type: "tool_call.finished";
+      /** @description The step the call is made as (its record in the run’s `steps`) */
+      step: number;
+      tool_call_id: string;
+      /** @description The tool */
+      name: string;
+      /** @description The arguments, JSON text as the model wrote them */
+      arguments: string;
+      /**
+       * @description ok, or refused: the tool said no (403, 404, 422), and the model is told
+       * @enum {string}
+       */
+      status: "ok" | "refused" | "failed";
+      duration_ms: number;
+    };
+    /** @description What the answer cites by [n]; before run.finished, when it succeeded */
+    AgentRunCitations: {
+      /** @enum {string} */
+      type: "citations";
+      citations: components["schemas"]["AgentCitation"][];
+    };
+    AgentCitation: {
+      /** @description The [n] the answer cites it by */
+      marker: number;
+      /** Format: uuid */
+      document_id: string;
+      document_title: string;
+      /** Format: uuid */
+      chunk_id: string;
+      /** @description The start of the chunk */
+      excerpt: string;
+      /** Format: uuid */
+      post_id: string | null;
+      /** @description The public URL of the source post, where it is published; else null */
+      url: string | null;
+    };
+    /** @description The run ended; the last event, after which the stream ends */
+    AgentRunFinished: {
+      /** @enum {string} */
+      type: "run.finished";
+      /** @enum {string} */
+      status: "succeeded" | "failed" | "canceled";
+      /** @description The answer; null when the run failed or was canceled */
+      answer: string | null;
+      /** @description Why it stopped before the model answered (max_steps, max_tokens, max_credits, agent_budget, tenant_budget) */
+      stopped: string | null;
+      stopped_because: string | null;
+      credits_charged: number;
+      error: components["schemas"]["JobError"];
+    };
     AgentConversation: {
       /** Format: uuid */
       id: string;
@@ -5390,21 +5487,6 @@ export interface components {
       citations: components["schemas"]["AgentCitation"][];
       /** Format: date-time */
       created_at: string;
-    };
-    AgentCitation: {
-      /** @description The [n] the answer cites it by */
-      marker: number;
-      /** Format: uuid */
-      document_id: string;
-      document_title: string;
-      /** Format: uuid */
-      chunk_id: string;
-      /** @description The start of the chunk */
-      excerpt: string;
-      /** Format: uuid */
-      post_id: string | null;
-      /** @description The public URL of the source post, where it is published; else null */
-      url: string | null;
     };
     AgentBudgets: {
       /** Format: uuid */
@@ -21073,12 +21155,24 @@ export interface operations {
   };
   /**
    * Stream Agent Run Events
-   * @description Server-sent events (`text/event-stream`) of the run’s job: at once and after each change, its `stage` saying which step it is on (`step 3: create_post`), until it ends with its answer.
+   * @description The run as it happens, as server-sent events (`text/event-stream`): each event is `id: <id>`, `event: <type>` and `data: <JSON>`, the JSON carrying its `type` too (the AgentRunEvent schema). In order:
+   *
+   * - `run.started` (`run_id`, `agent_id`, `conversation_id`, `started_at`): a worker took the run on;
+   * - `text.delta` (`step`, `offset`, `text`): the model’s text as it writes it, a few pieces a second; a step’s text is `text.slice(0, offset) + piece` (it begins again at 0 when the model is asked again for that step);
+   * - `tool_call.started` (`step`, `tool_call_id`, `name`, `arguments` as the model wrote them) and `tool_call.finished` (the same, with `status` ok or refused and `duration_ms`); what the tool answered is in the step’s `output` (GET .../runs/{run_id});
+   * - `citations` (`citations`, as in the answer): what the answer cites by [n], once it succeeded;
+   * - `run.finished` (`status` succeeded, failed or canceled; `answer`, `stopped`, `stopped_because`, `credits_charged`, `error`): the last event; the stream then ends.
+   *
+   * What the run’s record keeps — `run.started`, the tool calls, `citations`, `run.finished` — is sent first to a client who connects late or comes back; text is sent live only (the answer is in `run.finished`). Send `Last-Event-ID` (EventSource does) to hear only what came after that event. The stream also ends when the endpoint’s timeout is near, so a client reconnects with Last-Event-ID to go on; a comment every 15 s keeps a quiet stream open. The job’s own changes are at GET /{site_identifier}/jobs/{job_id}/events.
    *
    * Timeout: 600 s.
    */
   streamAgentRunEvents: {
     parameters: {
+      header?: {
+        /** @description The id of the last event heard: only events after it are sent */
+        "last-event-id"?: string;
+      };
       path: {
         /** @description The site’s id or slug */
         site_identifier: string;
@@ -21087,7 +21181,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A stream of `job` events, each carrying the run’s job as JSON */
+      /** @description A stream of the run’s events, each event’s `data` one of these, by its `type` */
       200: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -21097,7 +21191,7 @@ export interface operations {
           "Cache-Control": string;
         };
         content: {
-          "text/event-stream": string;
+          "text/event-stream": components["schemas"]["AgentRunEvent"];
         };
       };
       401: components["responses"]["Unauthorized"];

@@ -6,6 +6,11 @@
 // run that resumes after its worker died rebuilds the conversation from its
 // steps and goes on from the last, never calling a tool twice, and is billed
 // for each recorded model call once.
+//
+// A canceled run stops at the next step boundary: the model call in flight
+// is aborted (the job's signal reaches the adapter), a tool call in flight
+// ends with its transaction, and no step begins after the cancel. The model's
+// text and each tool call are published as they happen (./run-events.ts).
 import { z } from 'zod';
 import { agentInstructions } from '../../core/agents/agents.ts';
 import { Sources } from '../../core/agents/citations.ts';
@@ -21,7 +26,9 @@ import { estimateTokens } from '../../core/posts/post-jobs.ts';
 import { argumentsSchema, jsonSchemaOf } from '../../api/mcp/tool.ts';
 import { toolsFor } from '../../api/mcp/tools.ts';
 import { inTurn } from '../providers/chain.ts';
+import { toolFinishedEvent, toolStartedEvent } from '../../core/agents/run-events.ts';
 import { retrievalStep } from './retrieval.ts';
+import { RunPublisher } from './run-events.ts';
 import { toolStep, type RunScope } from './tool-steps.ts';
 
 export type LoopResult = {
@@ -83,6 +90,7 @@ function passagesMessage(step: Pick<NewStep, 'output'>, sources: Sources): ChatM
 export async function runLoop(scope: RunScope, input: RunJobInput, plan: PlannedCall[]): Promise<LoopResult> {
   const { context } = scope;
   const { db, job } = context;
+  const events = new RunPublisher(context);
   const sources = new Sources();
   const messages: ChatMessage[] = [
     {
@@ -115,6 +123,8 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
   const named = (step: NewStep | undefined) => plan.find((call) => `${call.vendor}/${call.model}` === step?.name);
   let model: PlannedCall | null = named(steps.findLast((step) => step.kind === 'model')) ?? null;
   for (;;) {
+    // The step boundary: a run canceled (or a worker stopping) begins no other step.
+    context.signal.throwIfAborted();
     const lastModel = steps.findLast((step) => step.kind === 'model');
     const output = lastModel?.output as ModelOutput | undefined;
     const done = new Set(
@@ -123,8 +133,12 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
     const waiting = output?.tool_calls.filter((call) => !done.has(call.id)) ?? [];
     if (waiting.length > 0) {
       const call = waiting[0]!;
-      await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${steps.length + 1}: ${call.name}`);
-      take(await toolStep(scope, call, steps.length + 1));
+      const number = steps.length + 1;
+      await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${number}: ${call.name}`);
+      await events.publish(toolStartedEvent(number, call));
+      const called = await toolStep(scope, call, number);
+      await events.publish(toolFinishedEvent(call, called));
+      take(called);
       continue;
     }
     if (output && output.tool_calls.length === 0) return result(output.content ?? '', null);
@@ -136,12 +150,14 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
 
     await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${steps.length + 1}: thinking`);
     const started = Date.now();
-    const { value: answer, call } = await inTurn('text', plan, context, (planned) =>
-      adapterFor(context.config, 'text', planned.vendor as RemoteVendor).chat(
-        { messages, tools: tools.length ? tools : undefined, temperature: scope.agent.temperature },
+    const text = events.text(steps.length + 1);
+    const { value: answer, call } = await inTurn('text', plan, context, (planned) => {
+      text.restart();
+      return adapterFor(context.config, 'text', planned.vendor as RemoteVendor).chat(
+        { messages, tools: tools.length ? tools : undefined, temperature: scope.agent.temperature, onText: text.hear },
         { model: planned.model, signal: context.signal },
-      ),
-    );
+      );
+    }).finally(() => text.end());
     model = call;
     const usage = answer.usage ?? {
       inputTokens: estimateTokens(JSON.stringify(messages)),

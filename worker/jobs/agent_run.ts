@@ -15,6 +15,8 @@ import { resolveSite } from '../../core/tenancy/site-access.ts';
 import { localAnswer } from '../agents/local-runtime.ts';
 import { runLoop } from '../agents/loop.ts';
 import { defineJob } from './handler.ts';
+import { citationsPlacedEvent, startedEvent } from '../../core/agents/run-events.ts';
+import { RunPublisher } from '../agents/run-events.ts';
 
 const stoppedBecause = {
   max_steps: 'it made as many model calls as its max_steps allows',
@@ -42,10 +44,15 @@ export default defineJob({
     const site = await resolveSite(db, job.site_id);
     if (!site) throw permanent('site_missing', 'The site was deleted before the run.');
     const scope = { context, services, actor, agent, site };
+    // Its events (worker/agents/run-events.ts): its start here, its text and tool calls in the loop, its end from the job.
+    const events = new RunPublisher(context);
+    const run = { runId: job.id, agentId: agent.id, conversationId: input.conversation_id };
+    if (job.started_at) await events.publish(startedEvent(run, job.started_at));
     const models = (input.providers ?? []).filter((call) => call.vendor !== 'local');
     const result = models.length ? await runLoop(scope, input, models) : await localAnswer(scope, input);
 
     const citations = await citationsOf(db, context.config.publicUrl, result.sources.citedBy(result.answer));
+    await events.publish(citationsPlacedEvent(result.steps.length, citations));
     const answer =
       result.answer ||
       (result.stopped ? `The run stopped before the agent answered: ${stoppedBecause[result.stopped]}.` : '');
