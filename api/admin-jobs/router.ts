@@ -5,14 +5,13 @@ import { z } from 'zod';
 import {
   adminCancelJob,
   adminJobSchema,
-  adminJobQuery,
   attemptSchema,
   jobStatistics,
   jobStatsSchema,
   jobWithAttempts,
-  listAllJobs,
   retryJob,
 } from '../../core/jobs/admin.ts';
+import { adminJobListItemSchema, adminJobQuery, listAllJobs } from '../../core/jobs/admin-list.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { providerCallSchema } from '../../core/providers/calls.ts';
 import { problemResponse } from '../responses.ts';
@@ -25,9 +24,11 @@ export const routes = [
   defineRoute({
     key: 'GET /admin/jobs/',
     access: 'global-admin',
-    description: 'Every tenant’s jobs, oldest first; filter by status, kind, tenant, site and user.',
+    description:
+      'Every tenant’s jobs, oldest first or (`sort=-created_at`) newest first; filter by status, kind, tenant (its id, ' +
+      'or a part of its name or slug), site, user, age and error code. Each row names its tenant and site.',
     request: { query: adminJobQuery },
-    responses: { 200: { description: 'A page of jobs', schema: pageSchema(adminJobSchema) } },
+    responses: { 200: { description: 'A page of jobs', schema: pageSchema(adminJobListItemSchema) } },
     async handler({ query }, { db, actor }) {
       return { body: await listAllJobs(db, actor, query) };
     },

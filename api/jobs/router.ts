@@ -16,7 +16,7 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/jobs/',
     description:
-      'Jobs of the site, oldest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.',
+      'Jobs of the site, oldest first or (`sort=-created_at`) newest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.',
     access: { site: 'read', scope: 'jobs:read' },
     request: { params: siteParams, query: jobListQuery },
     responses: { 200: { description: 'A page of jobs', schema: pageSchema(jobSchema) } },

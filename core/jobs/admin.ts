@@ -1,5 +1,5 @@
-// What operators need to see what is stuck: every tenant's jobs with filters,
-// one job with its attempts, retry of a failed job, cancel, and the counts.
+// What operators need to see what is stuck (the list with its filters is in
+// admin-list.ts): one job with its attempts, retry of a failed job, cancel, and the counts.
 import { runSteps } from '../agents/run-steps.ts';
 import { z } from 'zod';
 import { timestamp } from '../timestamp.ts';
@@ -10,25 +10,11 @@ import type { Config } from '../config.ts';
 import { applyEntry } from '../credits/accounts.ts';
 import { Problem, notFound } from '../errors.ts';
 import { requireGlobalAdmin } from '../identity/access.ts';
-import { after, countOf, toPage } from '../pagination.ts';
 import { isFinished, jobById, jobSchema, jobColumns, jobErrorSchema, jobRow, toJob } from './model.ts';
-import { alreadyFinished, filters, jobListQuery } from './queries.ts';
+import { alreadyFinished } from './queries.ts';
 import { schedule } from './queue.ts';
 import { cancel } from './cancel.ts';
 import { lockJob } from './settle.ts';
-
-export const adminJobQuery = jobListQuery.extend({
-  tenant_id: z.uuid().optional(),
-  site_id: z.uuid().optional(),
-  user_id: z.uuid().optional(),
-  max_age_hours: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(24 * 366)
-    .optional()
-    .describe('Only jobs created in the last N hours'),
-});
 
 export const adminJobSchema = jobSchema
   .extend({ tenant_id: z.uuid(), locked_by: z.string().nullable() })
@@ -48,27 +34,11 @@ export const attemptSchema = z
   })
   .meta({ id: 'JobAttempt' });
 
-const toAdminJob = (row: z.infer<typeof jobRow>) => ({
+export const toAdminJob = (row: z.infer<typeof jobRow>) => ({
   ...toJob(row),
   tenant_id: row.tenant_id,
   locked_by: row.locked_by,
 });
-
-export async function listAllJobs(db: CommonQueryMethods, actor: Actor, query: z.infer<typeof adminJobQuery>) {
-  requireGlobalAdmin(actor);
-  const matching = sql.fragment`select ${jobColumns} from jobs where true ${filters(query)}
-    ${query.tenant_id ? sql.fragment`and jobs.tenant_id = ${query.tenant_id}` : sql.fragment``}
-    ${query.site_id ? sql.fragment`and jobs.site_id = ${query.site_id}` : sql.fragment``}
-    ${query.user_id ? sql.fragment`and jobs.user_id = ${query.user_id}` : sql.fragment``}
-    ${query.max_age_hours ? sql.fragment`and jobs.created_at > now() - make_interval(hours => ${query.max_age_hours})` : sql.fragment``}`;
-  const rows = await db.any(
-    sql.type(
-      jobRow,
-    )`${matching} and ${after(query, 'jobs')} order by jobs.created_at, jobs.id limit ${query.limit + 1}`,
-  );
-  const page = await toPage(rows, query, () => countOf(db, matching));
-  return { ...page, items: page.items.map(toAdminJob) };
-}
 
 export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobId: string) {
   requireGlobalAdmin(actor);

@@ -35,7 +35,11 @@ export const jobSchema = z
     user_id: z.uuid().nullable().describe('The user who submitted it; null for a service account'),
     kind: z.string().describe('speech, image, video, ...'),
     status: z.enum(jobStatuses),
-    progress: z.number().min(0).max(1),
+    progress: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe('How far it is, from 0 to 1, rounded to two decimals (0.47 is 47 %); `stage` says at what'),
     stage: z.string().describe('What it is doing now, in words'),
     input: z.record(z.string(), z.unknown()),
     output: z.record(z.string(), z.unknown()).nullable(),
@@ -89,6 +93,12 @@ export const jobColumns = sql.fragment`
 export const jobById = (db: CommonQueryMethods, id: string): Promise<JobRow | null> =>
   db.maybeOne(sql.type(jobRow)`select ${jobColumns} from jobs where id = ${id}`);
 
+/**
+ * Progress is stored as a `real`: read as a double, 0.1 came out as
+ * 0.10000000149011612. Two decimals are the whole percent a person reads.
+ */
+export const roundedProgress = (progress: number) => Math.round(progress * 100) / 100;
+
 /** The public shape: internal bookkeeping stays inside. */
 export function toJob(row: JobRow): Job {
   const {
@@ -101,7 +111,7 @@ export function toJob(row: JobRow): Job {
     unit_price: _u,
     ...visible
   } = row;
-  return visible;
+  return { ...visible, progress: roundedProgress(visible.progress) };
 }
 
 export const jobPath = (siteIdentifier: string, jobId: string) => `/${siteIdentifier}/jobs/${jobId}`;

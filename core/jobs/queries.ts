@@ -4,11 +4,12 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, notFound } from '../errors.ts';
-import { after, countOf, pageQuery, toPage, type PageQuery } from '../pagination.ts';
+import { pageQuery } from '../pagination.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { isFinished, jobColumns, jobRow, jobStatuses, toJob, type Job } from './model.ts';
 import { cancel } from './cancel.ts';
 import { lockJob } from './settle.ts';
+import { jobSort, orderedJobPage } from './list-order.ts';
 
 export const jobFilters = z.object({
   status: z.enum(jobStatuses).optional(),
@@ -19,8 +20,8 @@ export const jobFilters = z.object({
     .optional(),
 });
 
-export const jobListQuery = pageQuery.extend(jobFilters.shape);
-export type JobListQuery = PageQuery & z.infer<typeof jobFilters>;
+export const jobListQuery = pageQuery.extend({ ...jobFilters.shape, sort: jobSort });
+export type JobListQuery = z.output<typeof jobListQuery>;
 
 /** The jobs of the site the caller may see, as a WHERE fragment. */
 function visibleJobs({ actor, site, role }: SiteAccess) {
@@ -50,12 +51,7 @@ export async function getJob(db: CommonQueryMethods, access: SiteAccess, jobId: 
 export async function listJobs(db: CommonQueryMethods, access: SiteAccess, query: JobListQuery) {
   const where = visibleJobs(access);
   const matching = sql.fragment`select ${jobColumns} from jobs where ${where} ${filters(query)}`;
-  const rows = await db.any(
-    sql.type(
-      jobRow,
-    )`${matching} and ${after(query, 'jobs')} order by jobs.created_at, jobs.id limit ${query.limit + 1}`,
-  );
-  const page = await toPage(rows, query, () => countOf(db, matching));
+  const page = await orderedJobPage(db, jobRow, matching, query);
   return { ...page, items: page.items.map(toJob) };
 }
 

@@ -114,7 +114,9 @@ describe('GET /admin/jobs/', () => {
       expect(byId.get(job.id)).toMatchObject({ tenant_id: a.tenant.id, site_id: job.site_id, locked_by: null });
     for (const job of inB) expect(byId.get(job.id)).toMatchObject({ tenant_id: b.tenant.id, site_id: b.site.id });
     const one = byId.get(inA[0]!.id)!;
-    expect(Object.keys(one).sort()).toEqual([...Object.keys(jobSchema.shape), 'tenant_id', 'locked_by'].sort());
+    expect(Object.keys(one).sort()).toEqual(
+      [...Object.keys(jobSchema.shape), 'tenant_id', 'locked_by', 'tenant_name', 'site_slug'].sort(),
+    );
     for (const internal of ['account_id', 'provider_ref', 'provider_result']) expect(one).not.toHaveProperty(internal);
 
     const list = async (query: string) =>
