@@ -1985,7 +1985,7 @@ export interface paths {
   "/{site_identifier}/jobs/": {
     /**
      * List Jobs
-     * @description Jobs of the site, oldest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.
+     * @description Jobs of the site, oldest first or (`sort=-created_at`) newest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.
      *
      * Timeout: 20 s.
      */
@@ -2021,7 +2021,7 @@ export interface paths {
   "/admin/jobs/": {
     /**
      * List All Jobs
-     * @description Every tenant’s jobs, oldest first; filter by status, kind, tenant, site and user.
+     * @description Every tenant’s jobs, oldest first or (`sort=-created_at`) newest first; filter by status, kind, tenant (its id, or a part of its name or slug), site, user, age and error code. Each row names its tenant and site.
      *
      * Timeout: 20 s.
      */
@@ -2855,6 +2855,7 @@ export interface components {
       kind: string;
       /** @enum {string} */
       status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+      /** @description How far it is, from 0 to 1, rounded to two decimals (0.47 is 47 %); `stage` says at what */
       progress: number;
       /** @description What it is doing now, in words */
       stage: string;
@@ -4816,7 +4817,7 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
-    AdminJob: {
+    AdminJobListItem: {
       /** Format: uuid */
       id: string;
       /** Format: uuid */
@@ -4830,6 +4831,7 @@ export interface components {
       kind: string;
       /** @enum {string} */
       status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+      /** @description How far it is, from 0 to 1, rounded to two decimals (0.47 is 47 %); `stage` says at what */
       progress: number;
       /** @description What it is doing now, in words */
       stage: string;
@@ -4869,6 +4871,10 @@ export interface components {
       /** Format: uuid */
       tenant_id: string;
       locked_by: string | null;
+      /** @description The tenant’s name, for people */
+      tenant_name: string;
+      /** @description The site’s slug, as in /{site_identifier}/ */
+      site_slug: string;
     };
     JobStats: {
       by_status_and_kind: {
@@ -4952,6 +4958,61 @@ export interface components {
       cost: number;
       /** Format: date-time */
       created_at: string;
+    };
+    AdminJob: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /**
+       * Format: uuid
+       * @description The user who submitted it; null for a service account
+       */
+      user_id: string | null;
+      /** @description speech, image, video, ... */
+      kind: string;
+      /** @enum {string} */
+      status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+      /** @description How far it is, from 0 to 1, rounded to two decimals (0.47 is 47 %); `stage` says at what */
+      progress: number;
+      /** @description What it is doing now, in words */
+      stage: string;
+      input: {
+        [key: string]: unknown;
+      };
+      output: {
+        [key: string]: unknown;
+      } | null;
+      error: components["schemas"]["JobError"];
+      attempts: number;
+      max_attempts: number;
+      credits_reserved: number;
+      credits_charged: number;
+      provider: string | null;
+      /** @description Submitted in test mode (the tenant’s or the service account’s): run on the local stand-ins at no charge, its output marked `test` */
+      test_mode: boolean;
+      /** Format: uuid */
+      media_id: string | null;
+      media_ids: string[];
+      /** @description Where the job’s events are sent (Standard Webhooks); null for none */
+      webhook: string | null;
+      /** @description The events sent to `webhook`; empty without one */
+      webhook_events: ("start" | "progress" | "completed")[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      started_at: string | null;
+      /** Format: date-time */
+      waiting_at: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+      /** Format: date-time */
+      canceled_at: string | null;
+      /** Format: date-time */
+      updated_at: string;
+      /** Format: uuid */
+      tenant_id: string;
+      locked_by: string | null;
     };
     AgentStepRecord: {
       /** @description A run’s step number, from 1; null for an MCP call */
@@ -5319,6 +5380,7 @@ export interface components {
         kind: string;
         /** @enum {string} */
         status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+        /** @description How far it is, from 0 to 1, rounded to two decimals (0.47 is 47 %); `stage` says at what */
         progress: number;
         /** @description What it is doing now, in words */
         stage: string;
@@ -19134,7 +19196,7 @@ export interface operations {
   };
   /**
    * List Jobs
-   * @description Jobs of the site, oldest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.
+   * @description Jobs of the site, oldest first or (`sort=-created_at`) newest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.
    *
    * Timeout: 20 s.
    */
@@ -19146,6 +19208,8 @@ export interface operations {
         include_total?: "true" | "false";
         status?: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
         kind?: string;
+        /** @description `created_at`: oldest first (the default); `-created_at`: newest first. A cursor pages on in the order it came from. */
+        sort?: "created_at" | "-created_at";
       };
       path: {
         /** @description The site’s id or slug */
@@ -19312,7 +19376,7 @@ export interface operations {
   };
   /**
    * List All Jobs
-   * @description Every tenant’s jobs, oldest first; filter by status, kind, tenant, site and user.
+   * @description Every tenant’s jobs, oldest first or (`sort=-created_at`) newest first; filter by status, kind, tenant (its id, or a part of its name or slug), site, user, age and error code. Each row names its tenant and site.
    *
    * Timeout: 20 s.
    */
@@ -19324,11 +19388,23 @@ export interface operations {
         include_total?: "true" | "false";
         status?: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
         kind?: string;
+        /** @description `created_at`: oldest first (the default); `-created_at`: newest first. A cursor pages on in the order it came from. */
+        sort?: "created_at" | "-created_at";
         tenant_id?: string;
+        /** @description A tenant’s id, or a part of its name or slug (case does not matter) */
+        tenant?: string;
         site_id?: string;
+        /** @description A site’s id or its slug */
+        site?: string;
         user_id?: string;
         /** @description Only jobs created in the last N hours */
         max_age_hours?: number;
+        /** @description Only jobs created at or after this instant. An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
+        created_after?: string;
+        /** @description Only jobs created before this instant. An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC */
+        created_before?: string;
+        /** @description Only jobs whose error has this code (provider_rejected, invalid_input, ...) */
+        error_code?: string;
       };
     };
     responses: {
@@ -19341,7 +19417,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            items: components["schemas"]["AdminJob"][];
+            items: components["schemas"]["AdminJobListItem"][];
             /** @description Pass as ?cursor= for the next page; null on the last */
             next_cursor: string | null;
             /** @description With ?include_total=true */
@@ -19421,6 +19497,7 @@ export interface operations {
             kind: string;
             /** @enum {string} */
             status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+            /** @description How far it is, from 0 to 1, rounded to two decimals (0.47 is 47 %); `stage` says at what */
             progress: number;
             /** @description What it is doing now, in words */
             stage: string;
