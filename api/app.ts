@@ -14,6 +14,7 @@ import { corsPolicy } from './middleware/cors.ts';
 import { requestCounter } from './middleware/counting.ts';
 import { clientAddress, proxyTrust } from './middleware/rate-limit.ts';
 import { requestLogging } from './middleware/logging.ts';
+import { withRequestMetrics } from './middleware/request-metrics.ts';
 import { errorHandler, notFound } from './middleware/problems.ts';
 import { requestId } from './middleware/request-id.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
@@ -75,8 +76,12 @@ export function createApp(services: Services, options: AppOptions = {}): App {
   const front = chain(
     // 1. Identify the request, so every later log line and problem carries its id.
     requestId(),
-    // 2. Log it once it finishes, and count it (by site, route, status class and latency; probing answers by network).
-    requestLogging(services.logger, requestCounter(services.statistics, services.config.statsCounting, address)),
+    // 2. Log it once it finishes, and count it (by site, route, status class and latency; probing answers by network;
+    //    and in the Prometheus metrics, by route key and status).
+    requestLogging(
+      services.logger,
+      withRequestMetrics(requestCounter(services.statistics, services.config.statsCounting, address)),
+    ),
     // 3. Security headers and, when configured, CORS (which must answer preflights before routing).
     securityHeaders(),
     ...(cors ? [cors] : []),

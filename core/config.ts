@@ -150,6 +150,8 @@ const envSchema = z.object({
     .max(7 * 24 * 3600)
     .default(0),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // A worker process serves its own /metrics on this port when set (worker/metrics-server.ts); 0 takes a free one.
+  WORKER_METRICS_PORT: port.optional(),
   CORS_ORIGINS: list,
   TRUST_PROXY: trustProxy.default(false),
   BODY_LIMIT: z
@@ -345,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       memoryMb: values.PDF_MEMORY_MB,
     },
     metricsToken: values.METRICS_TOKEN,
+    workerMetricsPort: values.WORKER_METRICS_PORT,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
     corsOrigins: values.CORS_ORIGINS,
     trustProxy: values.TRUST_PROXY,

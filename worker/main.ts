@@ -4,6 +4,7 @@ import { closeServices, createServices } from '../core/boot.ts';
 import { loadConfig, requireDatabaseUrl } from '../core/config.ts';
 import { exitOnStartupError, handleShutdown } from '../core/lifecycle.ts';
 import { createLogger } from '../core/logger.ts';
+import { serveWorkerMetrics } from './metrics-server.ts';
 import { startWorker } from './runner.ts';
 
 try {
@@ -19,11 +20,17 @@ try {
     services,
     onStoppedItself: () => process.exit(1),
   });
+  // Its own metrics for Prometheus, when WORKER_METRICS_PORT is set (docs/metrics.md).
+  const metrics =
+    config.workerMetricsPort === undefined
+      ? undefined
+      : await serveWorkerMetrics({ port: config.workerMetricsPort, token: config.metricsToken, logger });
   handleShutdown(
     logger,
     [
       { name: 'worker', run: worker.stop },
       { name: 'services', run: () => closeServices(services) },
+      ...(metrics ? [{ name: 'metrics', run: metrics.close }] : []),
     ],
     config.worker.shutdownGraceMs + 10_000,
   );

@@ -39,7 +39,8 @@ export function defineTask<S extends z.ZodType>(definition: TaskDefinition<S>): 
 
 export function toGraphileTask(identifier: string, definition: TaskDefinition, deps: TaskDeps): Task {
   return async (rawPayload, helpers) => {
-    const logger = deps.logger.child({ task: identifier, job_id: helpers.job.id });
+    // graphile-worker's own id, under a name of its own: `job_id` is the platform job's, bound by the run (jobs/run.ts).
+    const logger = deps.logger.child({ task: identifier, queue_job_id: helpers.job.id });
     const parsed = definition.payload.safeParse(rawPayload ?? {});
     if (!parsed.success) {
       logger.error({ issues: parsed.error.issues }, 'invalid job payload; the job is dropped without running');

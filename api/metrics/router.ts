@@ -18,7 +18,7 @@ export const routes = [
     key: 'GET /metrics',
     access: 'own-credentials',
     description:
-      'Prometheus metrics: queue depth and age per kind, jobs per state, recent durations and failures, live workers. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.',
+      'Prometheus metrics: queue depth and oldest wait per kind, jobs per state and live workers (read from the database); this process’s runtime metrics, HTTP requests by route key and status, and the jobs it settled, by kind and outcome, with wait and run times. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.',
     responses: {
       200: { description: 'Metrics in the Prometheus text format', contentType: 'text/plain', schema: z.string() },
     },

@@ -1,13 +1,19 @@
 // GET /metrics: Prometheus text for a scraper holding METRICS_TOKEN or a
 // global admin; 401 for a missing or wrong token, 403 for anyone else. The
-// job figures are read from the database at each scrape.
+// queue gauges are read from the database at each scrape; the process's own
+// metrics (runtime under prom-client's standard names, HTTP requests, jobs
+// settled) come after them. A worker serves its own on WORKER_METRICS_PORT.
+// Every exposition is read by a strict reader of the text format.
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { Actor } from '../../core/actor.ts';
+import { serveWorkerMetrics } from '../../worker/metrics-server.ts';
+import { createLogger } from '../../core/logger.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { serviceAccount, type Caller } from '../helpers/factories.ts';
 import type { Auth, Staffed } from '../helpers/identity.ts';
 import { giveCredits, jobsSuite, newJob, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
+import { parsePrometheusText, sampleOf, type Exposition } from '../helpers/prometheus-text.ts';
 
 const metricsToken = 'metrics-scraper-token-0123456789';
 
@@ -27,44 +33,29 @@ beforeAll(async () => {
 
 const scraper = { Authorization: `Bearer ${metricsToken}` };
 
-const jobNames = [
-  'cap_jobs_queued',
-  'cap_jobs_queued_oldest_age_seconds',
-  'cap_jobs',
-  'cap_job_duration_seconds',
-  'cap_job_failures',
-  'cap_workers_alive',
-];
+// The gauges read from the database: what an autoscaler and a dashboard of the queue read.
+const gaugeNames = ['cap_jobs_queued', 'cap_jobs_queued_oldest_age_seconds', 'cap_jobs', 'cap_workers_alive'];
+// The process's own, counted as things happen (core/metrics/process.ts).
+const processNames = {
+  cap_jobs_finished_total: 'counter',
+  cap_job_failures_total: 'counter',
+  cap_job_wait_seconds: 'histogram',
+  cap_job_run_seconds: 'histogram',
+  cap_http_requests_total: 'counter',
+  cap_http_request_duration_seconds: 'histogram',
+};
+// A few of prom-client's default metrics, under the names stock Node.js dashboards query.
+const standardNames = ['process_cpu_user_seconds_total', 'process_start_time_seconds', 'nodejs_heap_size_used_bytes'];
 
-type Sample = { name: string; labels: Record<string, string>; value: number };
-
-/** The samples of a Prometheus text exposition (comments skipped). */
-function parseSamples(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!match) throw new Error(`not a sample: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
-      labels[label[1]!] = label[2]!;
-    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
-  }
-  return samples;
-}
-
-/** The one sample with this name whose labels include these; undefined when none. */
-function sample(samples: Sample[], name: string, labels: Record<string, string> = {}): Sample | undefined {
-  const found = samples.filter(
-    (s) => s.name === name && Object.entries(labels).every(([key, value]) => s.labels[key] === value),
-  );
-  if (found.length > 1) throw new Error(`${found.length} samples of ${name} ${JSON.stringify(labels)}`);
-  return found[0];
-}
+const sample = (exposition: Exposition, name: string, labels: Record<string, string> = {}) =>
+  sampleOf(exposition, name, labels);
+/** A sample's value, 0 when it is not there yet (a counter not yet moved). */
+const valueOf = (exposition: Exposition, name: string, labels: Record<string, string>) =>
+  sample(exposition, name, labels)?.value ?? 0;
 
 async function scrape(auth: Auth = scraper) {
   const res = await request(t.app).get('/metrics').set(auth).expect(200);
-  return { res, samples: parseSamples(res.text) };
+  return { res, samples: parsePrometheusText(res.text) };
 }
 
 const actorOf = (caller: Caller): Actor => ({
@@ -80,15 +71,15 @@ const submit = (kind: string, input: Record<string, unknown>) =>
 const uniqueKind = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;
 
 describe('GET /metrics', () => {
-  it('answers the scraper holding METRICS_TOKEN with the job metrics in Prometheus text', async () => {
-    const { res } = await scrape();
-    expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    for (const name of jobNames) {
-      expect(res.text).toContain(`# HELP ${name} `);
-      expect(res.text).toContain(`# TYPE ${name} gauge`);
-    }
-    // The process's own runtime metrics come along under their prefix.
-    expect(res.text).toMatch(/^cap_process_/m);
+  it('answers the scraper holding METRICS_TOKEN with Prometheus text: the queue gauges, the process’s own, standard names', async () => {
+    const { res, samples } = await scrape();
+    expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    for (const name of gaugeNames) expect(samples.families.get(name)?.type).toBe('gauge');
+    for (const [name, type] of Object.entries(processNames)) expect(samples.families.get(name)?.type).toBe(type);
+    for (const name of standardNames) expect(sample(samples, name)).toBeDefined();
+    // Every name is either prom-client's standard one or under the platform's one prefix, never both.
+    for (const name of samples.families.keys()) expect(name).toMatch(/^(process_|nodejs_|cap_)/);
+    expect(res.text).not.toMatch(/cap_process_|cap_nodejs_/);
   });
 
   it('answers a global admin’s access token too', async () => {
@@ -141,25 +132,110 @@ describe('GET /metrics', () => {
     expect(sample(again, 'cap_jobs', { kind: other, status: 'succeeded' })?.value).toBe(1);
   });
 
-  it('reports a failed job by kind and code, durations of successes, and live workers', async () => {
+  it('counts the jobs a worker settles by kind and outcome, with their wait and run times; and live workers', async () => {
+    const before = (await scrape()).samples;
     suite.worker = await startTestWorker(t);
     const failed = await submit('test_fail', { transient: false });
     const succeeded = await submit('test_noop', {});
+    const canceled = await submit('test_sleep', { ms: 20_000 });
     expect((await waitForJob(t, failed.id, ['failed', 'succeeded'])).status).toBe('failed');
     expect((await waitForJob(t, succeeded.id, ['succeeded', 'failed'])).status).toBe('succeeded');
-
-    const { samples } = await scrape();
-    expect(sample(samples, 'cap_job_failures', { kind: 'test_fail', code: 'provider_rejected' })?.value).toBe(1);
-    expect(sample(samples, 'cap_jobs', { kind: 'test_fail', status: 'failed' })?.value).toBe(1);
-    for (const quantile of ['0.5', '0.95', '1']) {
-      expect(
-        sample(samples, 'cap_job_duration_seconds', { kind: 'test_noop', quantile })?.value,
-      ).toBeGreaterThanOrEqual(0);
+    await waitForJob(t, canceled.id, ['running']);
+    // Let it run past the smallest bucket of run time, which its cancel must then not land in.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await request(t.app).post(`/${a.site.slug}/jobs/${canceled.id}/cancel`).set(a.editor.auth).expect(200);
+    // Counted once the worker has let go of the run (worker/jobs/run.ts discard).
+    let samples = (await scrape()).samples;
+    for (
+      let tries = 0;
+      valueOf(samples, 'cap_jobs_finished_total', { kind: 'test_sleep', outcome: 'canceled' }) ===
+        valueOf(before, 'cap_jobs_finished_total', { kind: 'test_sleep', outcome: 'canceled' }) && tries < 50;
+      tries++
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      samples = (await scrape()).samples;
     }
+    const moved = (name: string, labels: Record<string, string>) =>
+      valueOf(samples, name, labels) - valueOf(before, name, labels);
+    expect(moved('cap_jobs_finished_total', { kind: 'test_fail', outcome: 'failed' })).toBe(1);
+    expect(moved('cap_jobs_finished_total', { kind: 'test_noop', outcome: 'succeeded' })).toBe(1);
+    expect(moved('cap_jobs_finished_total', { kind: 'test_sleep', outcome: 'canceled' })).toBe(1);
+    expect(moved('cap_job_failures_total', { kind: 'test_fail', code: 'provider_rejected' })).toBe(1);
+    for (const kind of ['test_fail', 'test_noop', 'test_sleep']) {
+      expect(moved('cap_job_wait_seconds_count', { kind })).toBe(1);
+      expect(moved('cap_job_run_seconds_count', { kind })).toBe(1);
+      expect(moved('cap_job_run_seconds_bucket', { kind, le: '+Inf' })).toBe(1);
+    }
+    // The canceled job's run is the time up to its cancel: more than the smallest bucket.
+    expect(moved('cap_job_run_seconds_bucket', { kind: 'test_sleep', le: '0.1' })).toBe(0);
+    expect(sample(samples, 'cap_jobs', { kind: 'test_fail', status: 'failed' })?.value).toBe(1);
     expect(sample(samples, 'cap_workers_alive')?.value).toBeGreaterThanOrEqual(1);
 
     await suite.worker.stop();
     suite.worker = undefined;
     expect(sample((await scrape()).samples, 'cap_workers_alive')?.value).toBe(0);
+  });
+
+  it('counts HTTP requests under their route’s key and status, never the URL asked', async () => {
+    const route = 'GET /{site_identifier}/jobs/';
+    const before = (await scrape()).samples;
+    await request(t.app).get(`/${a.site.slug}/jobs/`).set(a.editor.auth).expect(200);
+    await request(t.app).get(`/${a.site.slug}/jobs/`).set(a.editor.auth).expect(200);
+    await request(t.app).get(`/${a.site.slug}/jobs/`).expect(401);
+    await request(t.app)
+      .get(`/no-such-path-${randomBytes(4).toString('hex')}`)
+      .expect(404);
+    const { res, samples } = await scrape();
+    const moved = (name: string, labels: Record<string, string>) =>
+      valueOf(samples, name, labels) - valueOf(before, name, labels);
+    expect(moved('cap_http_requests_total', { route, status: '200' })).toBe(2);
+    expect(moved('cap_http_requests_total', { route, status: '401' })).toBe(1);
+    expect(moved('cap_http_request_duration_seconds_count', { route, status_class: '2xx' })).toBe(2);
+    expect(moved('cap_http_request_duration_seconds_bucket', { route, status_class: '4xx', le: '+Inf' })).toBe(1);
+    expect(moved('cap_http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
+    // The scrape before this one is counted too, under its own key.
+    expect(moved('cap_http_requests_total', { route: 'GET /metrics', status: '200' })).toBe(1);
+    expect(res.text).not.toContain(a.site.slug);
+    expect(res.text).not.toContain('no-such-path');
+  });
+});
+
+describe('a worker’s own metrics (WORKER_METRICS_PORT)', () => {
+  const logger = createLogger('silent');
+  const get = (port: number, path: string, headers: Record<string, string> = {}) =>
+    fetch(`http://127.0.0.1:${port}${path}`, { headers });
+
+  it('serves the process’s metrics in Prometheus text to the holder of METRICS_TOKEN, and no database gauges', async () => {
+    const server = await serveWorkerMetrics({ port: 0, token: metricsToken, logger });
+    try {
+      const res = await get(server.port, '/metrics', scraper);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      const samples = parsePrometheusText(await res.text());
+      for (const name of standardNames) expect(sample(samples, name)).toBeDefined();
+      for (const [name, type] of Object.entries(processNames)) expect(samples.families.get(name)?.type).toBe(type);
+      // The jobs this process's worker settled above are its own.
+      expect(
+        valueOf(samples, 'cap_jobs_finished_total', { kind: 'test_noop', outcome: 'succeeded' }),
+      ).toBeGreaterThanOrEqual(1);
+      for (const name of gaugeNames) expect(samples.families.has(name)).toBe(false);
+
+      expect((await get(server.port, '/metrics')).status).toBe(401);
+      expect((await get(server.port, '/metrics', { Authorization: `Bearer ${metricsToken}x` })).status).toBe(401);
+      expect((await get(server.port, '/other', scraper)).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('is open when no METRICS_TOKEN is set (a port for the scraper alone)', async () => {
+    const server = await serveWorkerMetrics({ port: 0, logger });
+    try {
+      const res = await get(server.port, '/metrics');
+      expect(res.status).toBe(200);
+      expect(parsePrometheusText(await res.text()).families.get('cap_jobs_finished_total')?.type).toBe('counter');
+    } finally {
+      await server.close();
+    }
   });
 });

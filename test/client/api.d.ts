@@ -2075,7 +2075,7 @@ export interface paths {
   "/metrics": {
     /**
      * Prometheus Metrics
-     * @description Prometheus metrics: queue depth and age per kind, jobs per state, recent durations and failures, live workers. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.
+     * @description Prometheus metrics: queue depth and oldest wait per kind, jobs per state and live workers (read from the database); this process’s runtime metrics, HTTP requests by route key and status, and the jobs it settled, by kind and outcome, with wait and run times. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.
      *
      * Timeout: 20 s.
      */
@@ -19708,7 +19708,7 @@ export interface operations {
   };
   /**
    * Prometheus Metrics
-   * @description Prometheus metrics: queue depth and age per kind, jobs per state, recent durations and failures, live workers. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.
+   * @description Prometheus metrics: queue depth and oldest wait per kind, jobs per state and live workers (read from the database); this process’s runtime metrics, HTTP requests by route key and status, and the jobs it settled, by kind and outcome, with wait and run times. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.
    *
    * Timeout: 20 s.
    */

@@ -15,6 +15,7 @@ import { reportProgress } from '../../core/jobs/progress.ts';
 import { schedule } from '../../core/jobs/queue.ts';
 import { defer, fail, lockJob, park, requeue, succeed, writesBeyondTheJob, type Run } from '../../core/jobs/settle.ts';
 import { announce, wants } from '../../core/webhooks/announce.ts';
+import { countFinishedJob } from '../../core/metrics/jobs.ts';
 import type { TaskDeps } from '../task.ts';
 import { Deferred, describe, permanent } from '../../core/jobs/errors.ts';
 import type { Outcome } from './handler.ts';
@@ -122,8 +123,10 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
           : succeed(tx, job, done, { run: held }),
       { transaction: done.status === 'succeeded' && (writesBeyondTheJob(done) || wants(job, 'completed')) },
     );
-    if (settled === 'settled') log.info({ status: done.status }, 'job settled');
-    else await discard(deps, job, settled === 'canceled' ? outcome : undefined, settled);
+    if (settled === 'settled') {
+      log.info({ status: done.status }, 'job settled');
+      if (done.status === 'succeeded') countFinishedJob(job, 'succeeded');
+    } else await discard(deps, job, settled === 'canceled' ? outcome : undefined, settled);
     if (settled === 'taken over') throw takenOver();
   } catch (thrown) {
     if (thrown instanceof TakenOver) throw thrown;
@@ -185,6 +188,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       { transaction: last && wants(job, 'completed') },
     );
     if (settled === 'taken over') throw takenOver();
+    if (last && settled === 'settled') countFinishedJob(job, 'failed', error.code);
     if (!last) throw error;
   } finally {
     unsubscribe();
@@ -204,6 +208,7 @@ async function spentBy(deps: TaskDeps, job: JobRow): Promise<number> {
 async function discard(deps: TaskDeps, job: JobRow, outcome: Outcome | undefined, why: string) {
   deps.logger.info({ job_id: job.id, why }, 'job run discarded');
   await closeAttempt(deps.db, job, 'canceled');
+  if (why === 'canceled') countFinishedJob(job, 'canceled');
   if (outcome?.status === 'succeeded') {
     for (const media of outcome.media ?? []) {
       for (const key of [media.storageKey, ...(media.variants ?? []).map((variant) => variant.key)])
