@@ -8,6 +8,13 @@ let token = null;
 let openJob = null;
 let events = null;
 let refreshing = null;
+/**
+ * The cursors of the pages read so far, newest first: the last is the page
+ * shown (null: the first). Each refresh reads that page again, so a job that
+ * arrives meanwhile lands on the first page rather than shifting this one.
+ */
+let cursors = [null];
+const pageSize = 50;
 
 const $ = (selector) => document.querySelector(selector);
 
@@ -92,6 +99,7 @@ function signOut(message = '') {
   openJob = null;
   events?.abort();
   clearInterval(refreshing);
+  cursors = [null];
   $('#console').hidden = true;
   $('#detail').hidden = true;
   $('#sign-out').hidden = true;
@@ -130,8 +138,11 @@ async function loadStats() {
 }
 
 async function loadJobs() {
-  const query = new URLSearchParams({ limit: '50' });
+  // Newest first, so a fresh failure is on the first page; the next page follows the cursor to the oldest.
+  const query = new URLSearchParams({ limit: String(pageSize), sort: '-created_at', include_total: 'true' });
   for (const [name, value] of new FormData($('#filters'))) if (value) query.set(name, String(value).trim());
+  const cursor = cursors.at(-1);
+  if (cursor) query.set('cursor', cursor);
   $('#list-error').textContent = '';
   let page;
   try {
@@ -149,17 +160,37 @@ async function loadJobs() {
       open.addEventListener('click', () => openDetail(job.id));
       const action = el('td');
       action.append(open);
+      const tenant = el('td', job.tenant_name ?? job.tenant_id);
+      tenant.title = job.tenant_id;
+      const site = el('td', job.site_slug ?? job.site_id);
+      site.title = job.site_id;
       return row([
         when(job.created_at),
         job.kind,
         el('td', job.status, `state-${job.status}`),
-        job.tenant_id,
+        tenant,
+        site,
         job.error ? `${job.error.code}: ${job.error.message}` : '',
         action,
       ]);
     }),
   );
-  $('#total').textContent = `${page.items.length} shown${page.total === undefined ? '' : ` of ${page.total}`}`;
+  const first = (cursors.length - 1) * pageSize;
+  const shown = page.items.length === 0 ? 'none' : `${first + 1}–${first + page.items.length}`;
+  $('#total').textContent = `${shown} of ${page.total ?? '?'}`;
+  $('#jobs').dataset.next = page.next_cursor ?? '';
+  $('#newer').disabled = cursors.length === 1;
+  $('#older').disabled = !page.next_cursor;
+}
+
+/** Moves one page on (older jobs) or back (newer). */
+function turnPage(older) {
+  if (older) {
+    const next = $('#jobs').dataset.next;
+    if (!next) return;
+    cursors.push(next);
+  } else if (cursors.length > 1) cursors.pop();
+  loadJobs();
 }
 
 async function openDetail(id) {
@@ -179,6 +210,7 @@ async function openDetail(id) {
     ['Created', when(job.created_at)],
     ['Finished', when(job.finished_at)],
     ['Progress', job.progress === null || job.progress === undefined ? '' : `${Math.round(job.progress * 100)} %`],
+    ['Stage', job.stage],
     ['Error', job.error ? `${job.error.code}: ${job.error.message}` : ''],
   ];
   $('#detail-fields').replaceChildren(
@@ -273,7 +305,10 @@ $('#sign-in').addEventListener('submit', (event) =>
 $('#sign-out').addEventListener('click', () => signOut());
 $('#filters').addEventListener('submit', (event) => {
   event.preventDefault();
+  cursors = [null];
   loadJobs();
 });
+$('#newer').addEventListener('click', () => turnPage(false));
+$('#older').addEventListener('click', () => turnPage(true));
 $('#retry').addEventListener('click', () => act('retry'));
 $('#cancel').addEventListener('click', () => act('cancel'));

@@ -1,6 +1,7 @@
 // The admin page for the job tables, end to end in headless Chromium
-// (Debian's chromium, driven by playwright-core): sign in, filter, open a
-// failed job, retry it and see it succeed live; with no CSP violation or
+// (Debian's chromium, driven by playwright-core): sign in, see the newest
+// jobs first with their tenants' names, page to the oldest and back, filter,
+// open a failed job, retry it and see it succeed live; with no CSP violation or
 // console error, and the token never in a URL or in storage. Without
 // Chromium the browser test is skipped (install it with
 // `apt-get install chromium`), except in CI, which installs it (.ci/run).
@@ -9,10 +10,12 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
+import { z } from 'zod';
+import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newUser, password } from '../helpers/factories.ts';
 import { staffedTenant } from '../helpers/identity.ts';
-import { giveCredits, priceTestKinds, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
+import { giveCredits, newJob, priceTestKinds, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 
 const executable = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -78,12 +81,14 @@ describe('in a browser', () => {
   });
 
   browserIt(
-    'signs in, filters, opens a failed job, retries it and sees it succeed',
+    'signs in, pages the newest jobs first, filters, opens a failed job, retries it and sees it succeed',
     async () => {
       await priceTestKinds(t);
       const admin = await newUser(t, { is_global_admin: true });
       const staffed = await staffedTenant(t);
       await giveCredits(t, staffed.site, 100, staffed.editor.user.id);
+      // More jobs than a page holds (50): the newest must be on the first page, the rest one page on.
+      for (let i = 0; i < 55; i++) await newJob(t, staffed.site, { kind: 'test_noop', status: 'succeeded' });
       worker = await startTestWorker(t);
       const actor = { kind: 'user' as const, userId: staffed.editor.user.id, sessionId: 'test', isGlobalAdmin: false };
       const flaky = await submitAs(t, actor, staffed.site, { kind: 'test_flaky', input: {}, estimatedUnits: 1 });
@@ -122,6 +127,37 @@ describe('in a browser', () => {
       await page.waitForSelector('#counts tbody tr');
       await page.waitForSelector('#workers tbody tr');
 
+      const newestFirst = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`
+        select id from jobs order by created_at desc, id desc`);
+      const count = newestFirst.length;
+      expect(count).toBeGreaterThan(50);
+      const shown = () =>
+        page
+          .locator('#jobs button[data-job]')
+          .evaluateAll((buttons) =>
+            buttons.map((button) => (button as unknown as { dataset: { job: string } }).dataset.job),
+          );
+      await until(async () => (await shown()).length === 50);
+      expect(await shown()).toEqual(newestFirst.slice(0, 50));
+      expect(await page.textContent('#total')).toBe(`1–50 of ${count}`);
+      expect(await page.isDisabled('#newer')).toBe(true);
+      // Tenants by name, not by id.
+      const table = (await page.textContent('#jobs tbody'))!;
+      expect(table).toContain(staffed.tenant.name);
+      expect(table).toContain(staffed.site.slug);
+      expect(table).not.toContain(staffed.tenant.id);
+
+      await page.click('#older');
+      await until(async () => (await shown())[0] === newestFirst[50]);
+      expect(await shown()).toEqual(newestFirst.slice(50));
+      expect(await page.textContent('#total')).toBe(`51–${count} of ${count}`);
+      expect(await page.isDisabled('#older')).toBe(true);
+      const shots = path.join(import.meta.dirname, '..', '..', 'test-results');
+      mkdirSync(shots, { recursive: true });
+      await page.screenshot({ path: path.join(shots, 'admin-ui-older.png'), fullPage: true });
+      await page.click('#newer');
+      await until(async () => (await shown())[0] === newestFirst[0]);
+
       await page.selectOption('select[name=status]', 'failed');
       await page.fill('input[name=kind]', 'test_flaky');
       await page.click('#filters button[type=submit]');
@@ -138,8 +174,6 @@ describe('in a browser', () => {
       expect(await page.locator('#attempts tbody tr').count()).toBe(2);
       expect(await page.isDisabled('#retry')).toBe(true);
 
-      const shots = path.join(import.meta.dirname, '..', '..', 'test-results');
-      mkdirSync(shots, { recursive: true });
       await page.screenshot({ path: path.join(shots, 'admin-ui.png'), fullPage: true });
 
       const storage = await page.evaluate(() => {
