@@ -5,6 +5,7 @@
 // settled) come after them. A worker serves its own on WORKER_METRICS_PORT.
 // Every exposition is read by a strict reader of the text format.
 import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
 import request from 'supertest';
 import type { Actor } from '../../core/actor.ts';
 import { serveWorkerMetrics } from '../../worker/metrics-server.ts';
@@ -236,6 +237,33 @@ describe('a worker’s own metrics (WORKER_METRICS_PORT)', () => {
       expect(parsePrometheusText(await res.text()).families.get('cap_jobs_finished_total')?.type).toBe('counter');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('a job’s log lines', () => {
+  it('carry its id once, as job_id; graphile-worker’s queue entry is queue_job_id', async () => {
+    const lines: string[] = [];
+    suite.worker = await startTestWorker(t, {}, undefined, {
+      logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
+    });
+    const succeeded = await submit('test_noop', {});
+    const failed = await submit('test_fail', { transient: false });
+    await waitForJob(t, succeeded.id, ['succeeded', 'failed']);
+    await waitForJob(t, failed.id, ['failed', 'succeeded']);
+    await suite.worker.stop();
+    suite.worker = undefined;
+    for (const id of [succeeded.id, failed.id]) {
+      // The platform's lines (graphile-worker's own, `component` named, hold the id inside the queue entry's payload).
+      const own = lines.filter((line) => line.includes(id) && !('component' in (JSON.parse(line) as object)));
+      expect(own.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(
+        expect.arrayContaining([id === succeeded.id ? 'job settled' : 'job attempt failed']),
+      );
+      for (const line of own) {
+        // JSON.parse would keep only the last of two: count them in the text.
+        expect(line.match(/"job_id":/g)).toHaveLength(1);
+        expect(JSON.parse(line)).toMatchObject({ job_id: id, queue_job_id: expect.any(String) });
+      }
     }
   });
 });

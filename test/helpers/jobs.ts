@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { applyEntry, userAccount, poolAccount } from '../../core/credits/accounts.ts';
-import { createLogger } from '../../core/logger.ts';
+import { createLogger, type Logger } from '../../core/logger.ts';
 import { jobColumns, jobRow, type JobRow, type JobStatus } from '../../core/jobs/model.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
@@ -152,12 +152,12 @@ export async function priceTestKinds(t: TestApp): Promise<void> {
     on conflict do nothing`);
 }
 
-/** A worker on the test database with the test kinds (and `extraTasks`); `env` tunes its configuration. */
+/** A worker on the test database with the test kinds (and `extraTasks`); `env` tunes its configuration; `options.logger` hears its log. */
 export async function startTestWorker(
   t: TestApp,
   env: Record<string, string> = {},
   extraTasks?: Map<string, TaskDefinition>,
-  options: { resolve?: Resolve } = {},
+  options: { resolve?: Resolve; logger?: Logger } = {},
 ): Promise<WorkerHandle> {
   const config = testConfig({
     DATABASE_URL: t.database.url,
