@@ -55,16 +55,26 @@ export const adminJobListItemSchema = adminJobSchema
 
 const listRow = jobRow.extend({ tenant_name: z.string(), site_slug: z.string() });
 
-/** Each filter given, as one condition on jobs, tenants and sites (`true` for none). */
-function adminFilters(query: AdminJobQuery) {
-  const tenant = query.tenant;
+/**
+ * The tenants `tenant` names: its id, or those whose name or slug holds it.
+ * Read first, so the list's query has ids to match (one id walks that
+ * tenant's own index) rather than a join the planner guesses badly.
+ */
+async function tenantIds(db: CommonQueryMethods, tenant: string): Promise<readonly string[]> {
+  if (uuidPattern.test(tenant)) return [tenant];
+  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select id from tenants where name ilike ${containing(tenant)} or slug ilike ${containing(tenant)}`);
+}
+
+/** Each filter given, as one condition on jobs (`true` for none). */
+function adminFilters(query: AdminJobQuery, tenants: readonly string[] | null) {
   const conditions = [
     ...(query.tenant_id ? [sql.fragment`jobs.tenant_id = ${query.tenant_id}`] : []),
-    ...(tenant
+    ...(tenants
       ? [
-          uuidPattern.test(tenant)
-            ? sql.fragment`jobs.tenant_id = ${tenant}`
-            : sql.fragment`(tenants.name ilike ${containing(tenant)} or tenants.slug ilike ${containing(tenant)})`,
+          tenants.length === 1
+            ? sql.fragment`jobs.tenant_id = ${tenants[0]!}`
+            : sql.fragment`jobs.tenant_id = any(${sql.array(tenants, 'uuid')})`,
         ]
       : []),
     ...(query.site_id ? [sql.fragment`jobs.site_id = ${query.site_id}`] : []),
@@ -72,7 +82,7 @@ function adminFilters(query: AdminJobQuery) {
       ? [
           uuidPattern.test(query.site)
             ? sql.fragment`jobs.site_id = ${query.site}`
-            : sql.fragment`sites.slug = ${query.site.toLowerCase()}`,
+            : sql.fragment`jobs.site_id = (select id from sites where slug = ${query.site.toLowerCase()})`,
         ]
       : []),
     ...(query.user_id ? [sql.fragment`jobs.user_id = ${query.user_id}`] : []),
@@ -88,10 +98,12 @@ function adminFilters(query: AdminJobQuery) {
 
 export async function listAllJobs(db: CommonQueryMethods, actor: Actor, query: AdminJobQuery) {
   requireGlobalAdmin(actor);
+  const tenants = query.tenant ? await tenantIds(db, query.tenant) : null;
+  // Left joins on unique keys (a job's tenant and site always exist): the total's count(*) leaves them out.
   const matching = sql.fragment`
     select ${jobColumns}, tenants.name as tenant_name, sites.slug as site_slug
-    from jobs join tenants on tenants.id = jobs.tenant_id join sites on sites.id = jobs.site_id
-    where ${adminFilters(query)} ${filters(query)}`;
+    from jobs left join tenants on tenants.id = jobs.tenant_id left join sites on sites.id = jobs.site_id
+    where ${adminFilters(query, tenants)} ${filters(query)}`;
   const page = await orderedJobPage(db, listRow, matching, query);
   return {
     ...page,
