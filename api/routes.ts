@@ -4,6 +4,7 @@ import { routes as adminAgentSteps } from './admin-agent-steps/router.ts';
 import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';
 import { routes as adminProviders } from './admin-providers/router.ts';
+import { routes as adminQueue } from './admin-queue/router.ts';
 import { routes as agents } from './agents/router.ts';
 import { routes as agentRuns } from './agents/runs.ts';
 import { routes as agentBudgets } from './agents/budgets.ts';
@@ -70,6 +71,7 @@ export const allRoutes: RouteDefinition[] = [
   ...adminJobs,
   ...adminAgentSteps,
   ...adminProviders,
+  ...adminQueue,
   ...media,
   ...mediaVideo,
   ...mediaFolders,

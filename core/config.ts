@@ -96,6 +96,8 @@ const envSchema = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional(),
   WORKER_CONCURRENCY: positiveInt.max(100).default(4),
+  // The kinds of job this worker process takes (a pool per kind: worker/queue-gate.ts); empty, every kind.
+  WORKER_KINDS: list,
   WORKER_POLL_INTERVAL_MS: positiveInt.default(2000),
   WORKER_SHUTDOWN_GRACE_MS: positiveInt.default(20_000),
   WORKER_HEARTBEAT_MS: positiveInt.default(10_000),
@@ -287,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     redisUrl: values.REDIS_URL,
     worker: {
       concurrency: values.WORKER_CONCURRENCY,
+      kinds: values.WORKER_KINDS,
       pollIntervalMs: values.WORKER_POLL_INTERVAL_MS,
       shutdownGraceMs: values.WORKER_SHUTDOWN_GRACE_MS,
       heartbeatMs: values.WORKER_HEARTBEAT_MS,

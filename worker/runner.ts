@@ -5,7 +5,7 @@
 import type { Services } from '../core/services.ts';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { run, type Runner, type WorkerEvents } from 'graphile-worker';
+import { run, type Runner, type WorkerEvents, type WorkerPool } from 'graphile-worker';
 import type { Config } from '../core/config.ts';
 import { JobEvents } from '../core/jobs/events.ts';
 import { Notifications } from '../core/notifications.ts';
@@ -18,6 +18,7 @@ import type { JobHandler } from './jobs/handler.ts';
 import { jobKinds } from './jobs/kinds.ts';
 import { actingForTheirTenant } from './jobs/acting-for-tenant.ts';
 import { startLiveness } from './liveness.ts';
+import { QueueGate } from './queue-gate.ts';
 import { TenantSlots } from './tenant-slots.ts';
 import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
@@ -67,6 +68,15 @@ const databaseWaitMs = 5 * 60_000;
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
   const { config, logger } = options;
+  // Before anything is opened: an unknown name in WORKER_KINDS is a configuration error.
+  const gate = new QueueGate({
+    kinds: config.worker.kinds,
+    known: [...jobKinds.keys(), ...(options.extraKinds?.keys() ?? [])],
+    db: options.db,
+    logger,
+    onLifted: () => workerPool?.nudge(config.worker.concurrency),
+  });
+  let workerPool: WorkerPool | undefined;
   // One connection per concurrent job, plus one for LISTEN and one spare; and one for the looks for jobs.
   const pgPool = new PatientPool(
     { connectionString: options.databaseUrl, max: config.worker.concurrency + 2 },
@@ -92,6 +102,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const lockIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
   events.on('pool:create', ({ workerPool }) => lockIds.add(workerPool.id));
+  events.on('pool:create', (created) => (workerPool = created.workerPool));
   const slots = new TenantSlots({
     concurrency: config.worker.concurrency,
     perTenant: config.jobs.tenantConcurrency,
@@ -100,12 +111,13 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   slots.attach(events);
   await slots.start();
+  await gate.start(notifications);
   const runner = await run({
     events,
     pgPool,
     concurrency: config.worker.concurrency,
     pollInterval: config.worker.pollIntervalMs,
-    forbiddenFlags: slots.forbiddenFlags,
+    forbiddenFlags: async () => [...(await slots.forbiddenFlags()), ...gate.flags()],
     noHandleSignals: true,
     gracefulShutdownAbortTimeout: config.worker.shutdownGraceMs,
     logger: workerLogger(logger),
@@ -126,7 +138,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     workerIds: () => [...lockIds],
   });
   logger.info(
-    { concurrency: config.worker.concurrency, tasks: [...definitions.keys()], kinds: [...deps.kinds.keys()] },
+    {
+      concurrency: config.worker.concurrency,
+      pool: config.worker.kinds.length ? config.worker.kinds : 'every kind',
+      tasks: [...definitions.keys()],
+      kinds: [...deps.kinds.keys()],
+    },
     'worker started',
   );
   let stopping: Promise<void> | undefined;
@@ -150,6 +167,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     looks.stopWaiting();
     await runner.stop('shutdown');
     await slots.stop();
+    await gate.stop();
     await liveness.stop();
     await notifications.close();
     await pgPool.end();

@@ -5,6 +5,9 @@
 // a tenant that queues thousands of jobs cannot starve another's single job.
 // (Named queues did this before; graphile-worker runs them at about half the
 // rate of plain jobs, and a tenant could still hold every slot of a worker.)
+// It is flagged with its kind too: a worker process of a pool skips the kinds
+// it does not take (WORKER_KINDS), and every worker those of a paused kind or
+// tenant (worker/queue-gate.ts, ./pauses.ts).
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { addJob } from './enqueue.ts';
@@ -15,6 +18,8 @@ const tenantFlagPrefix = 'tenant:';
 
 export const tenantFlag = (tenantId: string) => `${tenantFlagPrefix}${tenantId}`;
 
+export const kindFlag = (kind: string) => `kind:${kind}`;
+
 /** The tenant a queue entry's flags name, if any. */
 export function flaggedTenant(flags: Record<string, unknown> | null | undefined): string | null {
   for (const flag of Object.keys(flags ?? {}))
@@ -22,7 +27,7 @@ export function flaggedTenant(flags: Record<string, unknown> | null | undefined)
   return null;
 }
 
-export type Runnable = { id: string; tenant_id: string; max_attempts: number };
+export type Runnable = { id: string; tenant_id: string; kind: string; max_attempts: number };
 
 /**
  * The add_job call that queues a run of the job; `runAt` delays it. `first`:
@@ -34,7 +39,7 @@ export function runEntry(job: Runnable, options: { runAt?: Date; maxAttempts?: n
     runTask,
     { job_id: job.id },
     {
-      flags: [tenantFlag(job.tenant_id)],
+      flags: [tenantFlag(job.tenant_id), kindFlag(job.kind)],
       jobKey: `job:${job.id}`,
       ...(options.first ? { jobKeyMode: 'new' as const } : {}),
       maxAttempts: options.maxAttempts ?? job.max_attempts,

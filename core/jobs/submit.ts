@@ -21,6 +21,7 @@ import type { PlannedCall } from '../providers/plan.ts';
 import { jobColumns, jobRow, toJob, type Job, type JobRow } from './model.ts';
 import { pricePlan, type Estimate } from './pricing.ts';
 import { inTestMode, testPlan } from './test-mode.ts';
+import { pausedStage } from './pauses.ts';
 import { runEntry } from './queue.ts';
 import type { JobWebhook } from '../webhooks/request.ts';
 
@@ -150,15 +151,16 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
       with ${priced.ctes}
       job as (
         insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
-                          unit_price, webhook, webhook_events, test_mode)
+                          unit_price, webhook, webhook_events, test_mode, stage)
         select ${id}, ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
                ${sql.jsonb(input as never)}, ${config.jobs.maxAttempts}, ${priced.accountId}, ${priced.cost},
-               ${priced.unitPrice}, ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}, ${testMode}
+               ${priced.unitPrice}, ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}, ${testMode},
+               ${pausedStage(job.kind, site.tenant_id)}
         ${priced.from}
         where ${active}
         returning *
       ), queued as (
-        select ${runEntry({ id, tenant_id: site.tenant_id, max_attempts: config.jobs.maxAttempts }, { first: true })} from job
+        select ${runEntry({ id, tenant_id: site.tenant_id, kind: job.kind, max_attempts: config.jobs.maxAttempts }, { first: true })} from job
       ) ${reservation}
       select ${jobColumns} ${short} from job as jobs, queued`),
     );

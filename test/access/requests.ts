@@ -683,6 +683,22 @@ export const requests: Record<string, Builder> = {
   'POST /admin/jobs/{job_id}/cancel': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}/cancel` }),
   'GET /admin/providers': fixed('/admin/providers'),
   'GET /admin/agent-steps': fixed('/admin/agent-steps'),
+  // Queue pauses: a kind no row here queues, and tenants of their own, so no other row's jobs are held.
+  'GET /admin/queue/pauses': fixed('/admin/queue/pauses'),
+  'PUT /admin/queue/pauses/kinds/{kind}': fixed('/admin/queue/pauses/kinds/search_reindex', { reason: 'matrix' }),
+  'DELETE /admin/queue/pauses/kinds/{kind}': async (world) => {
+    await world.t.services.db.query(sql.typeAlias('void')`
+      insert into queue_pauses (kind) values ('rag_index') on conflict do nothing`);
+    return { path: '/admin/queue/pauses/kinds/rag_index' };
+  },
+  'PUT /admin/queue/pauses/tenants/{tenant_id}': async (world) => ({
+    path: `/admin/queue/pauses/tenants/${(await newTenant(world.t)).id}`,
+  }),
+  'DELETE /admin/queue/pauses/tenants/{tenant_id}': async (world) => {
+    const tenant = await newTenant(world.t);
+    await world.t.services.db.query(sql.typeAlias('void')`insert into queue_pauses (tenant_id) values (${tenant.id})`);
+    return { path: `/admin/queue/pauses/tenants/${tenant.id}` };
+  },
   // No METRICS_TOKEN in this app: global admins only.
   'GET /metrics': fixed('/metrics'),
   'POST /{site_identifier}/media/{media_id}/edit-with-ai': async (world) => {

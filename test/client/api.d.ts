@@ -2072,6 +2072,47 @@ export interface paths {
      */
     get: operations["listAgentSteps"];
   };
+  "/admin/queue/pauses": {
+    /**
+     * List Queue Pauses
+     * @description The paused kinds of job and the tenants whose jobs are paused, oldest pause first.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listQueuePauses"];
+  };
+  "/admin/queue/pauses/kinds/{kind}": {
+    /**
+     * Pause Job Kind
+     * @description Pauses a kind of job on every worker: its queued jobs wait (their stage says why) and new ones queue behind them; running ones finish. Pausing it again replaces the reason. 404 for a kind the platform does not know.
+     *
+     * Timeout: 30 s.
+     */
+    put: operations["pauseJobKind"];
+    /**
+     * Resume Job Kind
+     * @description Resumes a paused kind of job: its queued jobs run again. 404 when it was not paused.
+     *
+     * Timeout: 30 s.
+     */
+    delete: operations["resumeJobKind"];
+  };
+  "/admin/queue/pauses/tenants/{tenant_id}": {
+    /**
+     * Pause Tenant Jobs
+     * @description Pauses a tenant’s jobs, of every kind, on every worker: its queued jobs wait (their stage says why); running ones finish. Pausing it again replaces the reason.
+     *
+     * Timeout: 30 s.
+     */
+    put: operations["pauseTenantJobs"];
+    /**
+     * Resume Tenant Jobs
+     * @description Resumes a tenant’s jobs: its queued jobs run again. 404 when they were not paused.
+     *
+     * Timeout: 30 s.
+     */
+    delete: operations["resumeTenantJobs"];
+  };
   "/metrics": {
     /**
      * Prometheus Metrics
@@ -5068,6 +5109,31 @@ export interface components {
        * @description Who called, when it was a service account
        */
       service_account_id: string | null;
+    };
+    QueuePauses: {
+      kinds: components["schemas"]["QueuePause"][];
+      tenants: components["schemas"]["QueuePause"][];
+    };
+    QueuePause: {
+      /** @description The paused kind of job, or null for a tenant’s pause */
+      kind: string | null;
+      /**
+       * Format: uuid
+       * @description The paused tenant, or null for a kind’s pause
+       */
+      tenant_id: string | null;
+      reason: string;
+      /**
+       * Format: uuid
+       * @description The admin who paused it (null once their user is deleted)
+       */
+      paused_by: string | null;
+      /** Format: date-time */
+      paused_at: string;
+    };
+    QueuePauseRequest: {
+      /** @description Why, for the other admins */
+      reason?: string;
     };
     PublicPostSummary: {
       /** Format: uuid */
@@ -19699,6 +19765,183 @@ export interface operations {
       400: components["responses"]["BadCursor"];
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Queue Pauses
+   * @description The paused kinds of job and the tenants whose jobs are paused, oldest pause first.
+   *
+   * Timeout: 20 s.
+   */
+  listQueuePauses: {
+    responses: {
+      /** @description The pauses */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["QueuePauses"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Pause Job Kind
+   * @description Pauses a kind of job on every worker: its queued jobs wait (their stage says why) and new ones queue behind them; running ones finish. Pausing it again replaces the reason. 404 for a kind the platform does not know.
+   *
+   * Timeout: 30 s.
+   */
+  pauseJobKind: {
+    parameters: {
+      path: {
+        /** @description A kind of job (speech, video, ...) */
+        kind: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["QueuePauseRequest"];
+      };
+    };
+    responses: {
+      /** @description The pause */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["QueuePause"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Resume Job Kind
+   * @description Resumes a paused kind of job: its queued jobs run again. 404 when it was not paused.
+   *
+   * Timeout: 30 s.
+   */
+  resumeJobKind: {
+    parameters: {
+      path: {
+        /** @description A kind of job (speech, video, ...) */
+        kind: string;
+      };
+    };
+    responses: {
+      /** @description Resumed */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Pause Tenant Jobs
+   * @description Pauses a tenant’s jobs, of every kind, on every worker: its queued jobs wait (their stage says why); running ones finish. Pausing it again replaces the reason.
+   *
+   * Timeout: 30 s.
+   */
+  pauseTenantJobs: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["QueuePauseRequest"];
+      };
+    };
+    responses: {
+      /** @description The pause */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["QueuePause"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Resume Tenant Jobs
+   * @description Resumes a tenant’s jobs: its queued jobs run again. 404 when they were not paused.
+   *
+   * Timeout: 30 s.
+   */
+  resumeTenantJobs: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    responses: {
+      /** @description Resumed */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
