@@ -8,12 +8,14 @@
 import { sql, type DatabasePool } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { jobColumns, jobRow } from './model.ts';
+import { countFinishedJob } from '../metrics/jobs.ts';
+import { jobColumns, jobRow, type JobRow } from './model.ts';
 import { entryCanRun } from './queue.ts';
 import { fail } from './settle.ts';
 
 export async function failStrandedJobs(db: DatabasePool, config: Config, logger: Logger): Promise<number> {
-  return db.transaction(async (tx) => {
+  const failed = await db.transaction(async (tx) => {
+    const failed: { job: JobRow; code: string }[] = [];
     const stranded = await tx.any(sql.type(jobRow)`
       select ${jobColumns} from jobs
       where jobs.updated_at < now() - interval '1 minute'
@@ -28,22 +30,19 @@ export async function failStrandedJobs(db: DatabasePool, config: Config, logger:
       for update of jobs skip locked`);
     for (const job of stranded) {
       const waiting = job.status === 'waiting' && job.provider_result === null;
-      await fail(
-        tx,
-        job,
-        waiting
-          ? {
-              code: 'provider_timeout',
-              message: `The provider sent no result within ${config.jobs.waitingHours} hours.`,
-            }
-          : {
-              code: 'attempts_exhausted',
-              message: 'The job could not be run to its end (its worker stopped each time).',
-            },
-        { attempt: 'lost' },
-      );
+      const error = waiting
+        ? { code: 'provider_timeout', message: `The provider sent no result within ${config.jobs.waitingHours} hours.` }
+        : {
+            code: 'attempts_exhausted',
+            message: 'The job could not be run to its end (its worker stopped each time).',
+          };
+      await fail(tx, job, error, { attempt: 'lost' });
       logger.warn({ job_id: job.id, status: job.status }, 'failed a job that nothing would finish');
+      failed.push({ job, code: error.code });
     }
-    return stranded.length;
+    return failed;
   });
+  // Counted once committed, as the worker counts the jobs it settles (core/metrics/jobs.ts).
+  for (const { job, code } of failed) countFinishedJob(job, 'failed', code);
+  return failed.length;
 }

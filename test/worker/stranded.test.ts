@@ -1,6 +1,7 @@
 // Nothing stays stuck with credits reserved: a job no queue entry can run any
 // more, and a job waiting past JOB_WAITING_HOURS for a webhook, are failed by
-// the workers' heartbeat check, and their credits come back.
+// the workers' heartbeat check, and their credits come back; the failures are
+// counted in the process's metrics as a worker's are.
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import { createLogger } from '../../core/logger.ts';
@@ -8,6 +9,7 @@ import { addMember } from '../../core/tenancy/memberships.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
 import { failStrandedJobs } from '../../core/jobs/stranded.ts';
+import { processMetrics } from '../../core/metrics/process.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, newUser } from '../helpers/factories.ts';
 import { giveCredits, ledgerFor, priceTestKinds, readJob, submitAs } from '../helpers/jobs.ts';
@@ -29,6 +31,12 @@ afterAll(() => stopTestApp(t));
 
 const submit = async () => submitAs(t, actor, site, { kind: 'test_noop', input: {}, estimatedUnits: 4 });
 const sweep = () => failStrandedJobs(t.services.db, t.config, createLogger('silent'));
+
+/** The process's count of test_noop jobs failed for good with this code (core/metrics/process.ts). */
+const failedWith = async (code: string) =>
+  (await processMetrics().jobFailures.get()).values.find(
+    (value) => value.labels.kind === 'test_noop' && value.labels.code === code,
+  )?.value ?? 0;
 
 /** Rewrites a job as if it were older (the updated_at trigger would stamp now()). */
 async function age(jobId: string, changes: ReturnType<typeof sql.fragment>) {
@@ -56,11 +64,13 @@ it('fails a running job whose queue entry spent its attempts, and releases its c
   await t.services.db.query(
     sql.typeAlias('void')`insert into job_attempts (job_id, attempt, worker_id) values (${job.id}, 3, 'gone')`,
   );
+  const before = await failedWith('attempts_exhausted');
   expect(await sweep()).toBe(1);
   expect(await readJob(t, job.id)).toMatchObject({
     status: 'failed',
     error: { code: 'attempts_exhausted', transient: false },
   });
+  expect((await failedWith('attempts_exhausted')) - before).toBe(1);
   expect((await ledgerFor(t, job.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
   expect(
     await t.services.db.oneFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
@@ -76,8 +86,10 @@ it('fails a job waiting past JOB_WAITING_HOURS for its webhook', async () => {
     job.id,
     sql.fragment`status = 'waiting', provider = 'mediaprovider', provider_ref = 'slow', waiting_at = now() - interval '3 hours'`,
   );
+  const before = await failedWith('provider_timeout');
   expect(await sweep()).toBe(1);
   expect(await readJob(t, job.id)).toMatchObject({ status: 'failed', error: { code: 'provider_timeout' } });
+  expect((await failedWith('provider_timeout')) - before).toBe(1);
   expect(await reserved()).toBe(0);
 });
 
