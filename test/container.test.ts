@@ -3,11 +3,13 @@
 // very commands: node itself must be the first process (npm does not pass
 // SIGTERM on, so `docker stop` killed the worker instead of draining it), the
 // image's flags are package.json's, and SIGTERM to that process drains it.
-// Production compose creates no admin with a known password.
+// Production compose creates no admin with a known password. Its worker pools
+// and the Procfile's split the kinds of job between them, each kind in one.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { loadConfig } from '../core/config.ts';
+import { jobKindNames } from '../core/jobs/kinds.ts';
 import { startTestApp, stopTestApp, type TestApp } from './helpers/app.ts';
 import { newSite, newTenant, signedIn } from './helpers/factories.ts';
 import { startFakeOpenAI, type FakeOpenAI } from './helpers/fakes/openai.ts';
@@ -41,6 +43,9 @@ function composeCommands(): Record<string, string[]> {
   return commands;
 }
 
+/** The WORKER_KINDS of each pool a file (compose, Procfile) names, in order. */
+const pools = (text: string) => [...text.matchAll(/WORKER_KINDS[=:] *([\w,]+)/g)].map((m) => m[1]!.split(','));
+
 /** An npm script as environment assignments and the command line after them. */
 function script(name: string): { command: string[]; env: Record<string, string> } {
   const words = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts[name]!.split(' ');
@@ -64,11 +69,23 @@ describe('the commands', () => {
   it('runs node itself in every compose service of the app, as the Procfile’s scripts do', () => {
     const commands = composeCommands();
     expect(commands.migrate).toEqual(script('migrate').command);
-    expect(commands.worker).toEqual(script('worker').command);
+    expect(commands['worker-light']).toEqual(script('worker').command);
+    expect(commands['worker-media']).toEqual(script('worker').command);
     // The API runs the image's own command.
     expect(commands.api).toBeUndefined();
     for (const command of Object.values(commands).filter((one) => one.some((word) => word.endsWith('.ts'))))
       expect(command[0]).toBe('node');
+  });
+
+  it('splits every kind of job between the light and the media pool, in compose and the Procfile alike', () => {
+    const compose = pools(read('docker-compose.yml'));
+    const procfile = pools(read('Procfile'));
+    expect(compose).toHaveLength(2);
+    expect(procfile).toEqual(compose);
+    const named = compose.flat();
+    expect(new Set(named).size).toBe(named.length);
+    expect([...named].sort()).toEqual([...jobKindNames].sort());
+    expect(compose[1]!.sort()).toEqual(['image', 'image_edit', 'media_process', 'video']);
   });
 
   it('gives production no admin with a known password: none unless the operator exports both', () => {
@@ -114,11 +131,15 @@ describe('SIGTERM to the first process', () => {
     ...providers(),
   });
 
-  it('drains the compose worker: the job it is running finishes once, and it exits 0', async () => {
+  it('drains the compose light pool’s worker: the speech job it is running finishes once, and it exits 0', async () => {
     const who = await author();
     // An answer slow enough that the signal comes while the job runs.
     fake.script('audio/speech', { kind: 'ok', delayMs: 1500 });
-    started = await startCommand(composeCommands().worker!, env(), { listens: false });
+    started = await startCommand(
+      composeCommands()['worker-light']!,
+      { ...env(), WORKER_KINDS: pools(read('docker-compose.yml'))[0]!.join(',') },
+      { listens: false },
+    );
     const res = await request(t.app)
       .post(`/${who.site.slug}/media/tts`)
       .set(who.user.auth)
