@@ -12,6 +12,12 @@ try {
   const logger = createLogger(config.logLevel, { process: 'worker' });
   const databaseUrl = requireDatabaseUrl(config);
   const services = await createServices(config, databaseUrl, logger, 'worker');
+  // Its own metrics for Prometheus, when WORKER_METRICS_PORT is set (docs/metrics.md): listening before the
+  // worker starts, so the port answers from the moment the process counts as up.
+  const metrics =
+    config.workerMetricsPort === undefined
+      ? undefined
+      : await serveWorkerMetrics({ port: config.workerMetricsPort, token: config.metricsToken, logger });
   const worker = await startWorker({
     databaseUrl,
     config,
@@ -20,11 +26,6 @@ try {
     services,
     onStoppedItself: () => process.exit(1),
   });
-  // Its own metrics for Prometheus, when WORKER_METRICS_PORT is set (docs/metrics.md).
-  const metrics =
-    config.workerMetricsPort === undefined
-      ? undefined
-      : await serveWorkerMetrics({ port: config.workerMetricsPort, token: config.metricsToken, logger });
   handleShutdown(
     logger,
     [

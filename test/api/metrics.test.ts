@@ -5,12 +5,14 @@
 // settled) come after them. A worker serves its own on WORKER_METRICS_PORT.
 // Every exposition is read by a strict reader of the text format.
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { pino } from 'pino';
 import request from 'supertest';
 import type { Actor } from '../../core/actor.ts';
 import { serveWorkerMetrics } from '../../worker/metrics-server.ts';
 import { createLogger } from '../../core/logger.ts';
 import type { TestApp } from '../helpers/app.ts';
+import { startWorkerProcess, stopProcess } from '../helpers/processes.ts';
 import { serviceAccount, type Caller } from '../helpers/factories.ts';
 import type { Auth, Staffed } from '../helpers/identity.ts';
 import { giveCredits, jobsSuite, newJob, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
@@ -227,6 +229,28 @@ describe('a worker’s own metrics (WORKER_METRICS_PORT)', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('is served by `npm run worker` on WORKER_METRICS_PORT, and closed when it stops', async () => {
+    // A port free now, for the child to listen on.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const worker = await startWorkerProcess(t, { WORKER_METRICS_PORT: String(port), METRICS_TOKEN: metricsToken });
+    try {
+      const res = await get(port, '/metrics', scraper);
+      expect(res.status).toBe(200);
+      const samples = parsePrometheusText(await res.text());
+      for (const name of standardNames) expect(sample(samples, name)).toBeDefined();
+      for (const [name, type] of Object.entries(processNames)) expect(samples.families.get(name)?.type).toBe(type);
+      expect((await get(port, '/metrics')).status).toBe(401);
+    } finally {
+      expect(await stopProcess(worker)).toBe(0);
+    }
+    await expect(get(port, '/metrics', scraper)).rejects.toThrow();
   });
 
   it('is open when no METRICS_TOKEN is set (a port for the scraper alone)', async () => {
