@@ -49,14 +49,14 @@ export const routes = [
     key: 'GET /admin/jobs/{job_id}',
     access: 'global-admin',
     description:
-      'One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI ' +
+      'One job, naming its tenant and site, with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI ' +
       'provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside ' +
       'the one that made it), and, for an agent run, its steps.',
     request: { params: jobParams },
     responses: {
       200: {
         description: 'The job and its attempts',
-        schema: adminJobSchema.extend({
+        schema: adminJobListItemSchema.extend({
           attempts: z.array(attemptSchema),
           provider_calls: z.array(providerCallSchema),
           agent_steps: z

@@ -205,8 +205,8 @@ async function openDetail(id) {
   const fields = [
     ['State', job.status],
     ['Kind', job.kind],
-    ['Tenant', job.tenant_id],
-    ['Site', job.site_id],
+    ['Tenant', job.tenant_name ? `${job.tenant_name} (${job.tenant_id})` : job.tenant_id],
+    ['Site', job.site_slug ? `${job.site_slug} (${job.site_id})` : job.site_id],
     ['Created', when(job.created_at)],
     ['Finished', when(job.finished_at)],
     ['Progress', job.progress === null || job.progress === undefined ? '' : `${Math.round(job.progress * 100)} %`],

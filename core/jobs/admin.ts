@@ -44,10 +44,14 @@ export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobI
   requireGlobalAdmin(actor);
   const row = await jobById(db, jobId);
   if (!row) throw notFound('No such job.');
+  const names = await db.one(sql.type(z.object({ tenant_name: z.string(), site_slug: z.string() }))`
+    select tenants.name as tenant_name, sites.slug as site_slug
+    from sites join tenants on tenants.id = sites.tenant_id where sites.id = ${row.site_id}`);
   const attempts = await db.any(sql.type(attemptSchema)`
     select attempt, worker_id, started_at, finished_at, outcome, error from job_attempts where job_id = ${jobId} order by attempt`);
   return {
     ...toAdminJob(row),
+    ...names,
     attempts: [...attempts],
     provider_calls: [...(await callsOfJob(db, jobId))],
     // An agent run's steps: each model and tool call with its tokens, duration and cost (empty for other kinds).

@@ -2039,7 +2039,7 @@ export interface paths {
   "/admin/jobs/{job_id}": {
     /**
      * Get Job With Attempts
-     * @description One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it), and, for an agent run, its steps.
+     * @description One job, naming its tenant and site, with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it), and, for an agent run, its steps.
      *
      * Timeout: 20 s.
      */
@@ -19530,7 +19530,7 @@ export interface operations {
   };
   /**
    * Get Job With Attempts
-   * @description One job with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it), and, for an agent run, its steps.
+   * @description One job, naming its tenant and site, with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it), and, for an agent run, its steps.
    *
    * Timeout: 20 s.
    */
@@ -19603,6 +19603,10 @@ export interface operations {
             /** Format: uuid */
             tenant_id: string;
             locked_by: string | null;
+            /** @description The tenant’s name, for people */
+            tenant_name: string;
+            /** @description The site’s slug, as in /{site_identifier}/ */
+            site_slug: string;
             provider_calls: components["schemas"]["ProviderCall"][];
             /** @description An agent run’s steps: each model call and tool call with its input, output, tokens and cost */
             agent_steps: components["schemas"]["AgentRunStep"][];

@@ -122,7 +122,7 @@ describe('sort on GET /admin/jobs/', () => {
     expect(new Set(all.totals)).toEqual(new Set([everyone.length]));
   });
 
-  it('names each row’s tenant and site', async () => {
+  it('names each row’s tenant and site, as one job does', async () => {
     const page = await request(t.app)
       .get(`/admin/jobs/?tenant_id=${busy.tenant.id}&sort=-created_at&limit=1`)
       .set(admin.auth)
@@ -134,6 +134,8 @@ describe('sort on GET /admin/jobs/', () => {
       site_id: busy.site.id,
       site_slug: busy.site.slug,
     });
+    const one = await request(t.app).get(`/admin/jobs/${jobs[0]!.id}`).set(admin.auth).expect(200);
+    expect(one.body).toMatchObject({ tenant_name: busy.tenant.name, site_slug: busy.site.slug });
   });
 });
 
