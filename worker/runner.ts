@@ -108,6 +108,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     perTenant: config.jobs.tenantConcurrency,
     db: options.db,
     logger,
+    alsoSkip: () => gate.flags(),
   });
   slots.attach(events);
   await slots.start();
@@ -117,7 +118,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     pgPool,
     concurrency: config.worker.concurrency,
     pollInterval: config.worker.pollIntervalMs,
-    forbiddenFlags: async () => [...(await slots.forbiddenFlags()), ...gate.flags()],
+    forbiddenFlags: slots.forbiddenFlags,
     noHandleSignals: true,
     gracefulShutdownAbortTimeout: config.worker.shutdownGraceMs,
     logger: workerLogger(logger),

@@ -30,6 +30,14 @@ export type TenantSlotOptions = {
   db: DatabasePool;
   logger: Logger;
   refreshMs?: number;
+  /**
+   * Flags skipped beside the busy tenants' (the kinds outside this process's
+   * pool, paused kinds and tenants: ./queue-gate.ts). A look that skips them
+   * also reads past their backlog, and every job queued anywhere wakes every
+   * worker (a video queued wakes the light pool too), so it is paced as one
+   * that skips tenants.
+   */
+  alsoSkip?: () => readonly string[];
 };
 
 export class TenantSlots {
@@ -85,7 +93,8 @@ export class TenantSlots {
   /** graphile-worker's forbiddenFlags: waits for this process's previous look to end, then names the tenants to skip. */
   forbiddenFlags = async (): Promise<string[]> => {
     const pause = this.#emptySkippingAt + emptyLookPauseMs - Date.now();
-    if (pause > 0 && this.#skipped().size > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+    if (pause > 0 && (this.#skipped().size > 0 || this.#alsoSkipped().length > 0))
+      await new Promise((resolve) => setTimeout(resolve, pause));
     const previous = this.#looking;
     let done!: () => void;
     this.#looking = new Promise<void>((resolve) => (done = resolve));
@@ -97,9 +106,14 @@ export class TenantSlots {
       done();
     };
     const skipped = this.#skipped();
-    this.#skipping = skipped.size > 0;
-    return [...skipped].map(tenantFlag);
+    const also = this.#alsoSkipped();
+    this.#skipping = skipped.size > 0 || also.length > 0;
+    return [...[...skipped].map(tenantFlag), ...also];
   };
+
+  #alsoSkipped(): readonly string[] {
+    return this.options.alsoSkip?.() ?? [];
+  }
 
   #skipped(): Set<string> {
     const skipped = new Set(this.#busyEverywhere);
