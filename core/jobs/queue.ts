@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { addJob } from './enqueue.ts';
+import { pausedStage } from './pauses.ts';
 
 export const runTask = 'job__run';
 
@@ -48,13 +49,24 @@ export function runEntry(job: Runnable, options: { runAt?: Date; maxAttempts?: n
   );
 }
 
-/** Puts the job (back) on the queue, in the caller's transaction; `runAt` delays it. */
+/**
+ * Puts the job (back) on the queue, in the caller's transaction; `runAt`
+ * delays it. While its kind or tenant is paused, its stage says so (a retry,
+ * a deferral, a provider's answer would otherwise show a stage it does not
+ * reach yet), in the same statement.
+ */
 export async function schedule(
   db: CommonQueryMethods,
   job: Runnable,
   options: { runAt?: Date; maxAttempts?: number } = {},
 ) {
-  return db.query(sql.typeAlias('void')`select from ${runEntry(job, options)}`);
+  return db.query(sql.typeAlias('void')`
+    with held as (
+      update jobs set stage = ${pausedStage(sql.fragment`jobs.kind`, sql.fragment`jobs.tenant_id`)}
+      where id = ${job.id}
+        and exists (select 1 from queue_pauses p where p.kind = jobs.kind or p.tenant_id = jobs.tenant_id)
+    )
+    select from ${runEntry(job, options)}`);
 }
 
 /**

@@ -84,6 +84,15 @@ it('pauses a tenant’s jobs of every kind, and says which pause still holds a j
   expect((await readJob(t, job.id)).stage).toBe('');
 });
 
+it('marks a job put back on the queue while its kind is paused (an admin’s retry)', async () => {
+  const failed = await newJob(t, a.site, { kind: 'test_fail', status: 'failed' });
+  await request(t.app).put('/admin/queue/pauses/kinds/test_fail').set(admin.auth).expect(200);
+  await request(t.app).post(`/admin/jobs/${failed.id}/retry`).set(admin.auth).expect(202);
+  expect(await readJob(t, failed.id)).toMatchObject({ status: 'queued', stage: kindPaused });
+  await request(t.app).delete('/admin/queue/pauses/kinds/test_fail').set(admin.auth).expect(204);
+  expect((await readJob(t, failed.id)).stage).toBe('');
+});
+
 it('is for global admins only', async () => {
   await request(t.app).get('/admin/queue/pauses').expect(401);
   await request(t.app).put('/admin/queue/pauses/kinds/speech').expect(401);
