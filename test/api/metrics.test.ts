@@ -61,6 +61,19 @@ async function scrape(auth: Auth = scraper) {
   return { res, samples: parsePrometheusText(res.text) };
 }
 
+/**
+ * Scrapes until `done` holds of the samples (2 s at most): a request is counted when its response
+ * closes, and a job when its worker has committed it, both a moment after the client has seen it.
+ */
+async function scrapeUntil(done: (samples: Exposition) => boolean) {
+  let scraped = await scrape();
+  for (let tries = 0; !done(scraped.samples) && tries < 20; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    scraped = await scrape();
+  }
+  return scraped;
+}
+
 const actorOf = (caller: Caller): Actor => ({
   kind: 'user',
   userId: caller.user.id,
@@ -148,16 +161,15 @@ describe('GET /metrics', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     await request(t.app).post(`/${a.site.slug}/jobs/${canceled.id}/cancel`).set(a.editor.auth).expect(200);
     // Counted once the worker has let go of the run (worker/jobs/run.ts discard).
-    let samples = (await scrape()).samples;
-    for (
-      let tries = 0;
-      valueOf(samples, 'cap_jobs_finished_total', { kind: 'test_sleep', outcome: 'canceled' }) ===
-        valueOf(before, 'cap_jobs_finished_total', { kind: 'test_sleep', outcome: 'canceled' }) && tries < 50;
-      tries++
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      samples = (await scrape()).samples;
-    }
+    const finished = (exposition: Exposition, kind: string, outcome: string) =>
+      valueOf(exposition, 'cap_jobs_finished_total', { kind, outcome }) -
+      valueOf(before, 'cap_jobs_finished_total', { kind, outcome });
+    const { samples } = await scrapeUntil(
+      (now) =>
+        finished(now, 'test_fail', 'failed') > 0 &&
+        finished(now, 'test_noop', 'succeeded') > 0 &&
+        finished(now, 'test_sleep', 'canceled') > 0,
+    );
     const moved = (name: string, labels: Record<string, string>) =>
       valueOf(samples, name, labels) - valueOf(before, name, labels);
     expect(moved('cap_jobs_finished_total', { kind: 'test_fail', outcome: 'failed' })).toBe(1);
@@ -188,7 +200,14 @@ describe('GET /metrics', () => {
     await request(t.app)
       .get(`/no-such-path-${randomBytes(4).toString('hex')}`)
       .expect(404);
-    const { res, samples } = await scrape();
+    const counted = (exposition: Exposition, labels: Record<string, string>) =>
+      valueOf(exposition, 'cap_http_requests_total', labels) - valueOf(before, 'cap_http_requests_total', labels);
+    const { res, samples } = await scrapeUntil(
+      (now) =>
+        counted(now, { route, status: '200' }) >= 2 &&
+        counted(now, { route, status: '401' }) >= 1 &&
+        counted(now, { route: 'unmatched', status: '404' }) >= 1,
+    );
     const moved = (name: string, labels: Record<string, string>) =>
       valueOf(samples, name, labels) - valueOf(before, name, labels);
     expect(moved('cap_http_requests_total', { route, status: '200' })).toBe(2);
@@ -196,8 +215,8 @@ describe('GET /metrics', () => {
     expect(moved('cap_http_request_duration_seconds_count', { route, status_class: '2xx' })).toBe(2);
     expect(moved('cap_http_request_duration_seconds_bucket', { route, status_class: '4xx', le: '+Inf' })).toBe(1);
     expect(moved('cap_http_requests_total', { route: 'unmatched', status: '404' })).toBe(1);
-    // The scrape before this one is counted too, under its own key.
-    expect(moved('cap_http_requests_total', { route: 'GET /metrics', status: '200' })).toBe(1);
+    // The scrapes themselves are counted too, under their own key.
+    expect(moved('cap_http_requests_total', { route: 'GET /metrics', status: '200' })).toBeGreaterThanOrEqual(1);
     expect(res.text).not.toContain(a.site.slug);
     expect(res.text).not.toContain('no-such-path');
   });
@@ -239,7 +258,15 @@ describe('a worker’s own metrics (WORKER_METRICS_PORT)', () => {
         probe.close(() => resolve(port));
       });
     });
-    const worker = await startWorkerProcess(t, { WORKER_METRICS_PORT: String(port), METRICS_TOKEN: metricsToken });
+    const worker = await startWorkerProcess(t, {
+      WORKER_METRICS_PORT: String(port),
+      METRICS_TOKEN: metricsToken,
+      LOG_LEVEL: 'info',
+    });
+    // Its heartbeat comes before its shutdown handler; the line that it started, after.
+    for (let tries = 0; !worker.output().includes('"worker started"') && tries < 100; tries++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(worker.output()).toContain(`"port":${port},"msg":"worker metrics served at /metrics"`);
     try {
       const res = await get(port, '/metrics', scraper);
       expect(res.status).toBe(200);
