@@ -3,17 +3,22 @@
 // the queue between them), an unknown name is a configuration error; a
 // paused kind's or tenant's queued jobs wait while the rest run, and run once
 // resumed (the admin routes themselves: test/api/jobs/queue-pauses.test.ts).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
 import request from 'supertest';
 import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
+import { enqueue } from '../../core/jobs/enqueue.ts';
 import { jobKindNames } from '../../core/jobs/kinds.ts';
+import { runTask, tenantFlag } from '../../core/jobs/queue.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { sql } from '../../db/pool.ts';
 import { jobKinds } from '../../worker/jobs/kinds.ts';
 import { kindsOutsidePool } from '../../worker/queue-gate.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import type { Caller } from '../helpers/factories.ts';
-import { giveCredits, jobsSuite, readJob, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
+import { giveCredits, jobsSuite, newJob, readJob, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
 
 const suite = jobsSuite();
 const workers: WorkerHandle[] = [];
@@ -91,6 +96,33 @@ describe('pools', () => {
     expect(Object.keys(flags).sort()).toEqual([`kind:test_noop`, `tenant:${suite.a.tenant.id}`].sort());
     await start();
     await allDone([job.id]);
+  });
+
+  it('gives entries queued before pools their kind flag (migration 0051)', async () => {
+    const job = await newJob(suite.t, siteA, { kind: 'test_sleep', input: { ms: 0 } });
+    await enqueue(
+      suite.t.services.db,
+      runTask,
+      { job_id: job.id },
+      {
+        flags: [tenantFlag(suite.a.tenant.id)],
+        jobKey: `job:${job.id}`,
+      },
+    );
+    const migration = readFileSync(path.join(import.meta.dirname, '../../db/migrations/0051_queue_pauses.sql'), 'utf8');
+    const client = new pg.Client({ connectionString: suite.t.database.url });
+    await client.connect();
+    try {
+      await client.query(migration.slice(migration.indexOf('do $$')));
+    } finally {
+      await client.end();
+    }
+    const flags = await suite.t.services.db.oneFirst(sql.type(z.object({ flags: z.record(z.string(), z.unknown()) }))`
+      select flags from graphile_worker.jobs where key = ${`job:${job.id}`}`);
+    expect(Object.keys(flags).sort()).toEqual(['kind:test_sleep', `tenant:${suite.a.tenant.id}`].sort());
+    await suite.t.services.db.query(sql.typeAlias('void')`
+      select from graphile_worker.remove_job(${`job:${job.id}`})`);
+    await suite.t.services.db.query(sql.typeAlias('void')`update jobs set status = 'canceled' where id = ${job.id}`);
   });
 
   it('refuses WORKER_KINDS with a kind it does not know, naming the variable', async () => {
