@@ -45,13 +45,24 @@ export type LoopResult = {
 /** Arguments the run decides itself are not offered to the model (./tool-steps.ts fills them in), nor waits. */
 const notOffered = ['site_identifier', 'agent_id', 'wait', 'webhook', 'webhook_events'];
 
+/** A tool as the model is offered it: its schema is the same for every run, and costs a millisecond to make. */
+const offered = new Map<string, ToolDefinition>();
+
 /** The agent's tools as the model is offered them: the MCP tools' own schemas, less what the run decides. */
 export function offeredTools(scope: Pick<RunScope, 'agent' | 'site'>): ToolDefinition[] {
   return toolsFor(scope.agent.tools).map((tool) => {
+    const known = offered.get(tool.name);
+    if (known) return known;
     const shape = Object.fromEntries(
       Object.entries(argumentsSchema(tool).shape).filter(([name]) => !notOffered.includes(name)),
     );
-    return { name: tool.name, description: tool.description, parameters: jsonSchemaOf(z.strictObject(shape), 'input') };
+    const made = {
+      name: tool.name,
+      description: tool.description,
+      parameters: jsonSchemaOf(z.strictObject(shape), 'input'),
+    };
+    offered.set(tool.name, made);
+    return made;
   });
 }
 
