@@ -105,6 +105,33 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   };
 }
 
+/**
+ * The embedded server a running `npm start` keeps in `dir`, as a URL builder,
+ * or null when none runs there (no cluster, or no live postmaster). Read from
+ * the postmaster's own pid file (its fourth line is the port) and the password
+ * file beside the cluster, so a second process reaches the server rather than
+ * starting another on the same data folder.
+ */
+export function runningEmbeddedPostgres(dir: string): { urlFor(database: string): string; port: number } | null {
+  const clusterDir = reachableDir(path.resolve(dir), postgresOwnerIfKnown(), undefined);
+  const pidFile = path.join(clusterDir, 'postgres', 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid) || !Number.isInteger(port) || port <= 0) return null;
+  const password = readFileSync(path.join(clusterDir, 'postgres.password'), 'utf8').trim();
+  const urlFor = (database: string) =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+  return { urlFor, port };
+}
+
+/** Whether `dir` holds an embedded cluster at all (one `npm start` initialised). */
+export function hasEmbeddedCluster(dir: string): boolean {
+  const clusterDir = reachableDir(path.resolve(dir), postgresOwnerIfKnown(), undefined);
+  return existsSync(path.join(clusterDir, 'postgres', 'PG_VERSION'));
+}
+
 /** Creates the database unless it exists (CREATE DATABASE has no IF NOT EXISTS). */
 export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -152,6 +179,18 @@ async function loadBinaries(owner: Owner, logger: Logger): Promise<Binaries> {
   return { initdb: path.join(copy, 'bin', 'initdb'), postgres: path.join(copy, 'bin', 'postgres') };
 }
 
+/** The `postgres` OS user when running as root and it exists; looking only, never creating it. */
+function postgresOwnerIfKnown(): Owner {
+  if (process.getuid?.() !== 0) return undefined;
+  try {
+    const id = (flag: string) =>
+      Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', stdio: 'pipe' }).trim());
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    return undefined;
+  }
+}
+
 /** PostgreSQL refuses to run as root, so as root the cluster belongs to the `postgres` OS user. */
 function postgresOwner(): Owner {
   if (process.getuid?.() !== 0) return undefined;
@@ -176,13 +215,13 @@ function postgresOwner(): Owner {
  * checked out under a private home (e.g. /root, mode 700) is not walkable, so the
  * cluster then lives in a folder of its own under the system temp directory.
  */
-function reachableDir(dir: string, owner: Owner, logger: Logger): string {
+function reachableDir(dir: string, owner: Owner, logger: Logger | undefined): string {
   if (!owner || walkable(dir, owner)) return dir;
   const fallback = path.join(
     os.tmpdir(),
     `content-platform-pg-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`,
   );
-  logger.warn(
+  logger?.warn(
     { wanted: dir, using: fallback },
     'the postgres user cannot reach the data folder; keeping the cluster elsewhere',
   );
