@@ -12,6 +12,7 @@ import {
   retryJob,
 } from '../../core/jobs/admin.ts';
 import { adminJobListItemSchema, adminJobQuery, listAllJobs } from '../../core/jobs/admin-list.ts';
+import { bulkCancel, bulkJobRequest, bulkJobResultSchema, bulkLimit, bulkRetry } from '../../core/jobs/bulk.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { providerCallSchema } from '../../core/providers/calls.ts';
 import { problemResponse } from '../responses.ts';
@@ -42,6 +43,38 @@ export const routes = [
     responses: { 200: { description: 'Counts', schema: jobStatsSchema } },
     async handler(_input, { db, actor, services }) {
       return { body: await jobStatistics(db, actor, services.config) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /admin/jobs/bulk-retry',
+    access: 'global-admin',
+    description:
+      'Retries every failed job that matches the filter (the list’s: kind, tenant, site, user, age, error code), ' +
+      'each as the single retry does: its credits reserved again; one whose payer can no longer cover them is skipped. ' +
+      '`dry_run: true` only counts them. ' +
+      `At most ${bulkLimit.toLocaleString('en')} jobs a call, in id order; \`remaining\` says how many are left for the next call. ` +
+      'Each call that acts is written to the log as an audit line: who, the filter and the counts.',
+    request: { body: bulkJobRequest },
+    responses: { 200: { description: 'How many matched, and how many were retried', schema: bulkJobResultSchema } },
+    async handler({ body }, { db, actor, log, deadline }) {
+      return { body: await bulkRetry(db, actor, body, { logger: log, deadline }) };
+    },
+  }),
+
+  defineRoute({
+    key: 'POST /admin/jobs/bulk-cancel',
+    access: 'global-admin',
+    description:
+      'Cancels every queued or waiting job that matches the filter (the list’s: kind, tenant, site, user, age, error ' +
+      'code), each as the single cancel does: its credits released, a vendor holding its work told to stop. Running ' +
+      'jobs are left to finish (cancel them one by one). `dry_run: true` only counts them. ' +
+      `At most ${bulkLimit.toLocaleString('en')} jobs a call, in id order; \`remaining\` says how many are left for the next call. ` +
+      'Each call that acts is written to the log as an audit line: who, the filter and the counts.',
+    request: { body: bulkJobRequest },
+    responses: { 200: { description: 'How many matched, and how many were canceled', schema: bulkJobResultSchema } },
+    async handler({ body }, { db, actor, log, deadline }) {
+      return { body: await bulkCancel(db, actor, body, { logger: log, deadline }) };
     },
   }),
 

@@ -46,6 +46,12 @@ export const adminJobQuery = jobListQuery.extend({
 
 export type AdminJobQuery = z.output<typeof adminJobQuery>;
 
+/** The filters beside state and kind, which the bulk actions (core/jobs/bulk.ts) take too. */
+export type AdminJobFilter = Pick<
+  AdminJobQuery,
+  'tenant_id' | 'site_id' | 'site' | 'user_id' | 'max_age_hours' | 'created_after' | 'created_before' | 'error_code'
+>;
+
 export const adminJobListItemSchema = adminJobSchema
   .extend({
     tenant_name: z.string().describe('The tenant’s name, for people'),
@@ -60,14 +66,14 @@ const listRow = jobRow.extend({ tenant_name: z.string(), site_slug: z.string() }
  * Read first, so the list's query has ids to match (one id walks that
  * tenant's own index) rather than a join the planner guesses badly.
  */
-async function tenantIds(db: CommonQueryMethods, tenant: string): Promise<readonly string[]> {
+export async function tenantIds(db: CommonQueryMethods, tenant: string): Promise<readonly string[]> {
   if (uuidPattern.test(tenant)) return [tenant];
   return db.anyFirst(sql.type(z.object({ id: z.string() }))`
     select id from tenants where name ilike ${containing(tenant)} or slug ilike ${containing(tenant)}`);
 }
 
 /** Each filter given, as one condition on jobs (`true` for none). */
-function adminFilters(query: AdminJobQuery, tenants: readonly string[] | null) {
+export function adminFilters(query: AdminJobFilter, tenants: readonly string[] | null) {
   const conditions = [
     ...(query.tenant_id ? [sql.fragment`jobs.tenant_id = ${query.tenant_id}`] : []),
     ...(tenants

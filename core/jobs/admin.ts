@@ -10,7 +10,7 @@ import type { Config } from '../config.ts';
 import { applyEntry } from '../credits/accounts.ts';
 import { Problem, notFound } from '../errors.ts';
 import { requireGlobalAdmin } from '../identity/access.ts';
-import { isFinished, jobById, jobSchema, jobColumns, jobErrorSchema, jobRow, toJob } from './model.ts';
+import { isFinished, jobById, jobSchema, jobColumns, jobErrorSchema, jobRow, toJob, type JobRow } from './model.ts';
 import { alreadyFinished } from './queries.ts';
 import { schedule } from './queue.ts';
 import { cancel } from './cancel.ts';
@@ -65,29 +65,38 @@ export async function retryJob(db: CommonQueryMethods, config: Config, actor: Ac
   return db.transaction(async (tx) => {
     const job = await lockJob(tx, jobId);
     if (!job) throw notFound('No such job.');
-    if (job.status !== 'failed') throw new Problem(409, `Only failed jobs can be retried; this one is ${job.status}.`);
-    if (job.credits_reserved > 0 && job.account_id) {
-      await applyEntry(tx, {
-        accountId: job.account_id,
-        tenantId: job.tenant_id,
-        siteId: job.site_id,
-        userId: job.user_id,
-        kind: 'reservation',
-        amount: 0,
-        reservedChange: job.credits_reserved,
-        jobId: job.id,
-        operation: job.kind,
-        actorId: admin.userId,
-        reason: 'Reserved again for a retry',
-      });
-    }
-    const row = await tx.one(sql.type(jobRow)`
-      update jobs set status = 'queued', progress = 0, stage = 'retrying', error = null, output = null, finished_at = null, started_at = null,
-                      provider = null, provider_ref = null, provider_result = null, waiting_at = null
-      where id = ${jobId} returning ${jobColumns}`);
-    await schedule(tx, row);
-    return toAdminJob(row);
+    return toAdminJob(await retryLocked(tx, job, admin.userId));
   });
+}
+
+/**
+ * The retry itself, of a job the caller has locked (one by retryJob, each of
+ * a batch by core/jobs/bulk.ts): 409 unless it failed, 402 when its payer can
+ * no longer cover the reservation.
+ */
+export async function retryLocked(tx: CommonQueryMethods, job: JobRow, adminId: string): Promise<JobRow> {
+  if (job.status !== 'failed') throw new Problem(409, `Only failed jobs can be retried; this one is ${job.status}.`);
+  if (job.credits_reserved > 0 && job.account_id) {
+    await applyEntry(tx, {
+      accountId: job.account_id,
+      tenantId: job.tenant_id,
+      siteId: job.site_id,
+      userId: job.user_id,
+      kind: 'reservation',
+      amount: 0,
+      reservedChange: job.credits_reserved,
+      jobId: job.id,
+      operation: job.kind,
+      actorId: adminId,
+      reason: 'Reserved again for a retry',
+    });
+  }
+  const row = await tx.one(sql.type(jobRow)`
+    update jobs set status = 'queued', progress = 0, stage = 'retrying', error = null, output = null, finished_at = null, started_at = null,
+                    provider = null, provider_ref = null, provider_result = null, waiting_at = null
+    where id = ${job.id} returning ${jobColumns}`);
+  await schedule(tx, row);
+  return row;
 }
 
 export async function adminCancelJob(db: CommonQueryMethods, actor: Actor, jobId: string) {

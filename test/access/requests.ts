@@ -681,6 +681,15 @@ export const requests: Record<string, Builder> = {
     path: `/admin/jobs/${(await jobOfA(world, 'failed')).id}/retry`,
   }),
   'POST /admin/jobs/{job_id}/cancel': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}/cancel` }),
+  // Bulk actions as a dry run on tenant A: counted, nothing touched, so no other row's jobs change.
+  'POST /admin/jobs/bulk-retry': async (world) => ({
+    path: '/admin/jobs/bulk-retry',
+    body: { tenant_id: world.tenantA.id, dry_run: true },
+  }),
+  'POST /admin/jobs/bulk-cancel': async (world) => ({
+    path: '/admin/jobs/bulk-cancel',
+    body: { tenant_id: world.tenantA.id, dry_run: true },
+  }),
   'GET /admin/providers': fixed('/admin/providers'),
   'GET /admin/agent-steps': fixed('/admin/agent-steps'),
   // Queue pauses: a kind no row here queues, and tenants of their own, so no other row's jobs are held.

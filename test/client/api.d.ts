@@ -2063,6 +2063,24 @@ export interface paths {
      */
     post: operations["cancelAnyJob"];
   };
+  "/admin/jobs/bulk-retry": {
+    /**
+     * Retry Failed Jobs In Bulk
+     * @description Retries every failed job that matches the filter (the list’s: kind, tenant, site, user, age, error code), each as the single retry does: its credits reserved again; one whose payer can no longer cover them is skipped. `dry_run: true` only counts them. At most 10,000 jobs a call, in id order; `remaining` says how many are left for the next call. Each call that acts is written to the log as an audit line: who, the filter and the counts.
+     *
+     * Timeout: 120 s.
+     */
+    post: operations["retryFailedJobsInBulk"];
+  };
+  "/admin/jobs/bulk-cancel": {
+    /**
+     * Cancel Queued Jobs In Bulk
+     * @description Cancels every queued or waiting job that matches the filter (the list’s: kind, tenant, site, user, age, error code), each as the single cancel does: its credits released, a vendor holding its work told to stop. Running jobs are left to finish (cancel them one by one). `dry_run: true` only counts them. At most 10,000 jobs a call, in id order; `remaining` says how many are left for the next call. Each call that acts is written to the log as an audit line: who, the filter and the counts.
+     *
+     * Timeout: 120 s.
+     */
+    post: operations["cancelQueuedJobsInBulk"];
+  };
   "/admin/agent-steps": {
     /**
      * List Agent Steps
@@ -5054,6 +5072,51 @@ export interface components {
       /** Format: uuid */
       tenant_id: string;
       locked_by: string | null;
+    };
+    BulkJobResult: {
+      dry_run: boolean;
+      /** @description Jobs that match the filter and are in a state the action takes (failed; queued or waiting) */
+      matched: number;
+      /** @description Jobs retried or canceled by this call (0 on a dry run) */
+      done: number;
+      /** @description Jobs passed over: a retry whose payer can no longer cover its credits (as the single retry’s 402) */
+      skipped: number;
+      /** @description Matched jobs this call did not reach (past its limit or its time): call again for them */
+      remaining: number;
+      /** @description The most jobs one call acts on */
+      limit: number;
+    };
+    BulkJobRequest: {
+      kind?: string;
+      /** Format: uuid */
+      tenant_id?: string;
+      /** @description A tenant’s id, or a part of its name or slug (case does not matter) */
+      tenant?: string;
+      /** Format: uuid */
+      site_id?: string;
+      /** @description A site’s id or its slug */
+      site?: string;
+      /** Format: uuid */
+      user_id?: string;
+      /** @description Only jobs created in the last N hours */
+      max_age_hours?: number;
+      /**
+       * Format: date-time
+       * @description Only jobs created at or after this instant. An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC
+       */
+      created_after?: string;
+      /**
+       * Format: date-time
+       * @description Only jobs created before this instant. An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC
+       */
+      created_before?: string;
+      /** @description Only jobs whose error has this code (provider_rejected, invalid_input, ...) */
+      error_code?: string;
+      /**
+       * @description true: only count the jobs the action would take, and change nothing
+       * @default false
+       */
+      dry_run?: boolean;
     };
     AgentStepRecord: {
       /** @description A run’s step number, from 1; null for an MCP call */
@@ -19717,6 +19780,78 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Retry Failed Jobs In Bulk
+   * @description Retries every failed job that matches the filter (the list’s: kind, tenant, site, user, age, error code), each as the single retry does: its credits reserved again; one whose payer can no longer cover them is skipped. `dry_run: true` only counts them. At most 10,000 jobs a call, in id order; `remaining` says how many are left for the next call. Each call that acts is written to the log as an audit line: who, the filter and the counts.
+   *
+   * Timeout: 120 s.
+   */
+  retryFailedJobsInBulk: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["BulkJobRequest"];
+      };
+    };
+    responses: {
+      /** @description How many matched, and how many were retried */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["BulkJobResult"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Cancel Queued Jobs In Bulk
+   * @description Cancels every queued or waiting job that matches the filter (the list’s: kind, tenant, site, user, age, error code), each as the single cancel does: its credits released, a vendor holding its work told to stop. Running jobs are left to finish (cancel them one by one). `dry_run: true` only counts them. At most 10,000 jobs a call, in id order; `remaining` says how many are left for the next call. Each call that acts is written to the log as an audit line: who, the filter and the counts.
+   *
+   * Timeout: 120 s.
+   */
+  cancelQueuedJobsInBulk: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["BulkJobRequest"];
+      };
+    };
+    responses: {
+      /** @description How many matched, and how many were canceled */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["BulkJobResult"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
