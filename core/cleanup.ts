@@ -2,7 +2,8 @@
 // maintenance__cleanup task: rate-limit counters, OAuth states, spent e-mail
 // links, and sessions that ended more than a week ago (their refresh tokens
 // cascade), Idempotency-Keys after a day (clients retry within minutes, not
-// days), finished jobs and handled webhook ids older than JOB_RETENTION_DAYS,
+// days), handled webhook ids older than JOB_RETENTION_DAYS (finished jobs
+// themselves go in batches: core/jobs/retention.ts),
 // request and view statistics older than STATS_RETENTION_DAYS, and security
 // signals, sign-up screenings and contact messages older than
 // SECURITY_RETENTION_DAYS, and search documents' removals after a day
@@ -18,7 +19,6 @@ const removedSchema = z.object({
   email_tokens: z.number(),
   sessions: z.number(),
   idempotency_keys: z.number(),
-  jobs: z.number(),
   webhook_events: z.number(),
   request_stats: z.number(),
   view_stats: z.number(),
@@ -42,7 +42,6 @@ export async function removeExpiredRows(
       email_tokens as (delete from email_tokens where expires_at < now() - interval '7 days' returning 1),
       sessions as (delete from sessions where coalesce(revoked_at, expires_at) < now() - interval '7 days' returning 1),
       idempotency_keys as (delete from idempotency_keys where created_at < now() - interval '24 hours' returning 1),
-      jobs as (delete from jobs where finished_at < now() - ${retention} * interval '1 day' returning 1),
       webhook_events as (delete from webhook_events where received_at < now() - ${retention} * interval '1 day' returning 1),
       request_stats as (delete from request_stats where minute < now() - ${statsDays} * interval '1 day' returning 1),
       view_stats as (delete from view_stats where day < current_date - ${statsDays}::int returning 1),
@@ -52,7 +51,7 @@ export async function removeExpiredRows(
       search_removals as (delete from search_removals where removed_at < now() - interval '1 day' returning 1)
     select (select count(*)::int from rate_limits) as rate_limits, (select count(*)::int from oauth_states) as oauth_states,
            (select count(*)::int from email_tokens) as email_tokens, (select count(*)::int from sessions) as sessions,
-           (select count(*)::int from idempotency_keys) as idempotency_keys, (select count(*)::int from jobs) as jobs,
+           (select count(*)::int from idempotency_keys) as idempotency_keys,
            (select count(*)::int from webhook_events) as webhook_events,
            (select count(*)::int from request_stats) as request_stats, (select count(*)::int from view_stats) as view_stats,
            (select count(*)::int from security_counts) as security_counts,
