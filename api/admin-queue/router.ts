@@ -2,8 +2,17 @@
 // api/extensions.tsv): a kind of job, or one tenant's jobs. Queued jobs of a
 // paused kind or tenant wait, with a stage saying so; running ones finish.
 // Every worker applies a change within a round trip (worker/queue-gate.ts).
+// And the kinds' priorities: lower runs first, within each tenant's share of
+// the worker slots (core/jobs/priorities.ts).
 import { z } from 'zod';
 import { listPauses, pause, pauseRequest, pauseSchema, pausesSchema, resume } from '../../core/jobs/pauses.ts';
+import {
+  kindSettingRequest,
+  kindSettingSchema,
+  kindSettingsSchema,
+  listKindSettings,
+  setKindPriority,
+} from '../../core/jobs/priorities.ts';
 import { noContent, uuidParams } from '../schemas.ts';
 import { defineRoute } from '../route.ts';
 
@@ -73,6 +82,30 @@ export const routes = [
     async handler({ params }, { db, actor }) {
       await resume(db, actor, { tenantId: params.tenant_id });
       return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/queue/kinds',
+    access: 'global-admin',
+    description: 'Every kind of job with its priority (0 unless set), by name.',
+    responses: { 200: { description: 'The kinds', schema: kindSettingsSchema } },
+    async handler(_input, { db, actor }) {
+      return { body: await listKindSettings(db, actor) };
+    },
+  }),
+
+  defineRoute({
+    key: 'PUT /admin/queue/kinds/{kind}',
+    access: 'global-admin',
+    description:
+      'Sets a kind of job’s priority: lower runs first among the jobs a worker may take, so within each tenant’s share ' +
+      'of the slots, never past it. It applies to the kind’s queued jobs at once and to every later run of its jobs ' +
+      '(retries too); running ones are not touched. 404 for a kind the platform does not know.',
+    request: { params: kindParams, body: kindSettingRequest },
+    responses: { 200: { description: 'The kind’s setting', schema: kindSettingSchema } },
+    async handler({ params, body }, { db, actor }) {
+      return { body: await setKindPriority(db, actor, params.kind, body.priority) };
     },
   }),
 ];

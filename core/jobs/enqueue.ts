@@ -19,7 +19,8 @@ export type EnqueueOptions = {
    * `unsafe_dedupe` would leave that entry as it is and queue nothing.
    */
   jobKeyMode?: 'replace' | 'preserve_run_at' | 'new';
-  priority?: number;
+  /** Lower runs first; a number, or an SQL value read in the statement (a kind's setting: ./queue.ts). */
+  priority?: number | ReturnType<typeof sql.fragment>;
   /** Workers can be told to skip jobs with given flags (graphile-worker's forbiddenFlags). */
   flags?: string[];
 };

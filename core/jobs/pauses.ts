@@ -66,7 +66,7 @@ export async function pausedTargets(db: CommonQueryMethods) {
 }
 
 /** A kind of job this platform knows: a built-in one, or one priced in cost_settings (tests price their own). */
-async function requireKnownKind(db: CommonQueryMethods, kind: string) {
+export async function requireKnownKind(db: CommonQueryMethods, kind: string) {
   if ((jobKindNames as readonly string[]).includes(kind)) return;
   const priced = await db.exists(sql.type(z.object({}))`select 1 from cost_settings where kind = ${kind}`);
   if (!priced) throw notFound(`No such kind of job: ${kind}.`);

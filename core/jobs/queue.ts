@@ -7,7 +7,9 @@
 // rate of plain jobs, and a tenant could still hold every slot of a worker.)
 // It is flagged with its kind too: a worker process of a pool skips the kinds
 // it does not take (WORKER_KINDS), and every worker those of a paused kind or
-// tenant (worker/queue-gate.ts, ./pauses.ts).
+// tenant (worker/queue-gate.ts, ./pauses.ts). Its priority is its kind's
+// (./priorities.ts), read in the statement that adds it, so a retry or a
+// requeue takes the kind's priority of the moment.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { addJob } from './enqueue.ts';
@@ -30,6 +32,10 @@ export function flaggedTenant(flags: Record<string, unknown> | null | undefined)
 
 export type Runnable = { id: string; tenant_id: string; kind: string; max_attempts: number };
 
+/** The priority of a kind's queue entries, as an SQL value: its setting, or null (add_job's 0) when it has none. */
+export const kindPriority = (kind: string) =>
+  sql.fragment`(select s.priority from job_kind_settings s where s.kind = ${kind})`;
+
 /**
  * The add_job call that queues a run of the job; `runAt` delays it. `first`:
  * the job's first entry, in the statement that inserts the job (so nothing
@@ -44,6 +50,7 @@ export function runEntry(job: Runnable, options: { runAt?: Date; maxAttempts?: n
       jobKey: `job:${job.id}`,
       ...(options.first ? { jobKeyMode: 'new' as const } : {}),
       maxAttempts: options.maxAttempts ?? job.max_attempts,
+      priority: kindPriority(job.kind),
       ...(options.runAt ? { runAt: options.runAt } : {}),
     },
   );

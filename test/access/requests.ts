@@ -708,6 +708,9 @@ export const requests: Record<string, Builder> = {
     await world.t.services.db.query(sql.typeAlias('void')`insert into queue_pauses (tenant_id) values (${tenant.id})`);
     return { path: `/admin/queue/pauses/tenants/${tenant.id}` };
   },
+  // Kind priorities: 0, the default, so no other row's jobs are reordered.
+  'GET /admin/queue/kinds': fixed('/admin/queue/kinds'),
+  'PUT /admin/queue/kinds/{kind}': fixed('/admin/queue/kinds/search_reindex', { priority: 0 }),
   // No METRICS_TOKEN in this app: global admins only.
   'GET /metrics': fixed('/metrics'),
   'POST /{site_identifier}/media/{media_id}/edit-with-ai': async (world) => {

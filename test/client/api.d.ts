@@ -2131,6 +2131,24 @@ export interface paths {
      */
     delete: operations["resumeTenantJobs"];
   };
+  "/admin/queue/kinds": {
+    /**
+     * List Job Kind Settings
+     * @description Every kind of job with its priority (0 unless set), by name.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listJobKindSettings"];
+  };
+  "/admin/queue/kinds/{kind}": {
+    /**
+     * Set Job Kind Priority
+     * @description Sets a kind of job’s priority: lower runs first among the jobs a worker may take, so within each tenant’s share of the slots, never past it. It applies to the kind’s queued jobs at once and to every later run of its jobs (retries too); running ones are not touched. 404 for a kind the platform does not know.
+     *
+     * Timeout: 30 s.
+     */
+    put: operations["setJobKindPriority"];
+  };
   "/metrics": {
     /**
      * Prometheus Metrics
@@ -5197,6 +5215,28 @@ export interface components {
     QueuePauseRequest: {
       /** @description Why, for the other admins */
       reason?: string;
+    };
+    JobKindSettings: {
+      items: components["schemas"]["JobKindSetting"][];
+    };
+    JobKindSetting: {
+      kind: string;
+      /** @description Lower runs first (graphile-worker’s order), among the jobs a worker may take; 0 unless set */
+      priority: number;
+      /**
+       * Format: uuid
+       * @description The admin who set it last (null when never set, or their user is gone)
+       */
+      updated_by: string | null;
+      /**
+       * Format: date-time
+       * @description When it was set last (null when never set)
+       */
+      updated_at: string | null;
+    };
+    JobKindSettingRequest: {
+      /** @description -100 to 100; lower runs first, 0 is the default */
+      priority: number;
     };
     PublicPostSummary: {
       /** Format: uuid */
@@ -20081,6 +20121,76 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Job Kind Settings
+   * @description Every kind of job with its priority (0 unless set), by name.
+   *
+   * Timeout: 20 s.
+   */
+  listJobKindSettings: {
+    responses: {
+      /** @description The kinds */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["JobKindSettings"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Set Job Kind Priority
+   * @description Sets a kind of job’s priority: lower runs first among the jobs a worker may take, so within each tenant’s share of the slots, never past it. It applies to the kind’s queued jobs at once and to every later run of its jobs (retries too); running ones are not touched. 404 for a kind the platform does not know.
+   *
+   * Timeout: 30 s.
+   */
+  setJobKindPriority: {
+    parameters: {
+      path: {
+        /** @description A kind of job (speech, video, ...) */
+        kind: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["JobKindSettingRequest"];
+      };
+    };
+    responses: {
+      /** @description The kind’s setting */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["JobKindSetting"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
