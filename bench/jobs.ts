@@ -144,7 +144,7 @@ export async function fanOut(count: number, width: number, each: (i: number) => 
 }
 
 /** `n` tenants, each with a site and an admin who holds `credits` there: who submits the bench's jobs. */
-async function payers(db: DatabasePool, n: number, credits: number): Promise<SiteAccess[]> {
+export async function payers(db: DatabasePool, n: number, credits: number): Promise<SiteAccess[]> {
   const ids = z.object({ tenant: z.string(), site: z.string(), user: z.string() });
   const made = await db.any(sql.type(ids)`
     with t as (

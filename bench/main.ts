@@ -18,6 +18,7 @@ import { replicaFigures } from './replica.ts';
 import { benchLimits } from './limits.ts';
 import { providerLimitFigures } from './providers.ts';
 import { agentFigures } from './agents.ts';
+import { poolFigures } from './pools.ts';
 
 const root = path.join(import.meta.dirname, '..');
 
@@ -234,6 +235,7 @@ try {
     rows.push(...(await providerLimitFigures(adminUrl, launchStart)));
   }
   if (section('agents')) rows.push(...(await agentFigures(adminUrl, launchApi, dataDir)));
+  if (section('pools')) rows.push(...(await poolFigures(adminUrl)));
   if (section('media')) rows.push(...(await uploadFigures(api.url, token, api.child.pid!)));
   rows.push(['API process RSS after the bench', `${rssMb(api.child.pid!).toFixed(1)} MB`]);
   await stop(api);
