@@ -18,7 +18,7 @@ try {
     config.workerMetricsPort === undefined
       ? undefined
       : await serveWorkerMetrics({ port: config.workerMetricsPort, token: config.metricsToken, logger });
-  const worker = await startWorker({
+  const starting = startWorker({
     databaseUrl,
     config,
     db: services.db,
@@ -26,15 +26,18 @@ try {
     services,
     onStoppedItself: () => process.exit(1),
   });
+  // Heard from before the worker starts: it takes jobs before startWorker returns, and a SIGTERM in that
+  // window used to end the process as a SIGKILL would. One now waits for the start, then stops it cleanly.
   handleShutdown(
     logger,
     [
-      { name: 'worker', run: worker.stop },
+      { name: 'worker', run: async () => (await starting).stop() },
       { name: 'services', run: () => closeServices(services) },
       ...(metrics ? [{ name: 'metrics', run: metrics.close }] : []),
     ],
     config.worker.shutdownGraceMs + 10_000,
   );
+  await starting;
 } catch (error) {
   exitOnStartupError(error);
 }
