@@ -129,10 +129,13 @@ describe('npm run admin', () => {
     const failed = await newJob(t, a.site, { kind: 'speech', status: 'failed' });
     const queued = await newJob(t, a.site, { kind: 'speech', status: 'queued' });
     const finished = await newJob(t, a.site, { kind: 'speech', status: 'succeeded' });
-    const [list, failures, text, retried, canceled, notFailed] = await Promise.all([
+    // The lists first: a retry running beside them could make the failed job queued before they read it.
+    const [list, failures, text] = await Promise.all([
       admin(t, ['jobs', '--tenant', a.tenant.slug, '--total', '--json']),
       admin(t, ['jobs', '--status', 'failed', '--error-code', 'provider_rejected', '--site', a.site.slug, '--json']),
       admin(t, ['jobs', '--tenant', a.tenant.id, '--limit', '2']),
+    ]);
+    const [retried, canceled, notFailed] = await Promise.all([
       admin(t, ['retry', failed.id]),
       admin(t, ['cancel', queued.id]),
       admin(t, ['retry', finished.id]),
