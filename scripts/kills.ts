@@ -6,7 +6,7 @@
 // run unless one is given. Each file under Jest in turn (never side by side:
 // each measures how its kills are recovered from), for its cloned database
 // and fakes; each prints its figures. Exits with the first failure's status.
-import { spawnSync } from 'node:child_process';
+import { testFileStatus } from './test-file.ts';
 import { parseArgs } from 'node:util';
 
 const files = { speech: 'test/worker/kills.test.ts', agents: 'test/worker/agent-kills.test.ts' };
@@ -28,18 +28,8 @@ process.stdout.write(`${env.KILLS} kills with seed ${env.KILLS_SEED}\n`);
 let status = 0;
 for (const [name, file] of Object.entries(files)) {
   if (values.only !== undefined && values.only !== name) continue;
-  // As scripts/test-file.ts runs one file, without its exit: the next file runs after this one.
-  const jest = spawnSync(
-    process.execPath,
-    [
-      '--experimental-vm-modules',
-      '--disable-warning=ExperimentalWarning',
-      'node_modules/jest/bin/jest.js',
-      '--testTimeout=0',
-      file,
-    ],
-    { stdio: 'inherit', env },
-  );
-  status ||= jest.status ?? 1;
+  // One file after the other, every one run; the status of the first that failed kept.
+  const ran = testFileStatus(file, env);
+  status ||= ran;
 }
 process.exit(status);

@@ -1,9 +1,10 @@
 // The long runs of tests that `npm test` runs bounded (`npm run fuzz`,
 // `npm run kills`): the same test file under Jest, for its cloned database
-// and fakes, with no per-test timeout; the process exits with Jest's status.
+// and fakes, with no per-test timeout.
 import { spawnSync } from 'node:child_process';
 
-export function runTestFile(file: string, env: Record<string, string>): never {
+/** Runs the file under Jest and answers Jest's exit status: for a script that runs several. */
+export function testFileStatus(file: string, env: Record<string, string>): number {
   const jest = spawnSync(
     process.execPath,
     [
@@ -15,5 +16,10 @@ export function runTestFile(file: string, env: Record<string, string>): never {
     ],
     { stdio: 'inherit', env },
   );
-  process.exit(jest.status ?? 1);
+  return jest.status ?? 1;
+}
+
+/** Runs the file under Jest; the process exits with Jest's status. */
+export function runTestFile(file: string, env: Record<string, string>): never {
+  process.exit(testFileStatus(file, env));
 }
