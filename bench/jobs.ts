@@ -299,7 +299,8 @@ export async function rawPickupFigures(adminUrl: string, samples = pickupSamples
   });
 }
 
-const longKind = defineJob({
+/** A job that sleeps its `ms` (woken early by a cancel): queueing alone, no CPU of its own. */
+export const sleepingKind = defineJob({
   input: z.object({ ms: z.number().int() }),
   run: async ({ ms }, { signal }) => {
     await new Promise<void>((resolve) => {
@@ -355,7 +356,7 @@ export async function fairnessFigures(adminUrl: string, flood = 10_000, tries = 
         db,
         logger,
         crontab: '',
-        extraKinds: new Map([['bench_long', longKind]]),
+        extraKinds: new Map([['bench_long', sleepingKind]]),
       });
       const waits: number[] = [];
       let most = 0;

@@ -22,9 +22,8 @@ import { createLogger } from '../core/logger.ts';
 import { submitJob } from '../core/jobs/submit.ts';
 import type { SiteAccess } from '../core/tenancy/site-access.ts';
 import { createPool, sql, type DatabasePool } from '../db/pool.ts';
-import { defineJob } from '../worker/jobs/handler.ts';
 import { startWorker, type WorkerHandle } from '../worker/runner.ts';
-import { payers, until } from './jobs.ts';
+import { payers, sleepingKind, until } from './jobs.ts';
 import { withOwnDatabase } from './own-database.ts';
 
 type Row = [string, string];
@@ -34,22 +33,9 @@ const videoMs = 1000;
 const speechMs = 50;
 const slots = 4;
 
-const sleeping = defineJob({
-  input: z.object({ ms: z.number().int() }),
-  run: async ({ ms }, { signal }) => {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    return { status: 'succeeded', output: {}, units: 1 };
-  },
-});
 const kinds = new Map([
-  ['bench_video', sleeping],
-  ['bench_speech', sleeping],
+  ['bench_video', sleepingKind],
+  ['bench_speech', sleepingKind],
 ]);
 
 const timing = z.object({ wait_ms: z.number().nullable(), run_ms: z.number().nullable() });
