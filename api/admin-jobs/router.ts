@@ -13,6 +13,7 @@ import {
 } from '../../core/jobs/admin.ts';
 import { adminJobListItemSchema, adminJobQuery, listAllJobs } from '../../core/jobs/admin-list.ts';
 import { bulkCancel, bulkJobRequest, bulkJobResultSchema, bulkLimit, bulkRetry } from '../../core/jobs/bulk.ts';
+import { jobsPerMinute, perMinuteQuery, perMinuteSchema } from '../../core/jobs/per-minute.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { providerCallSchema } from '../../core/providers/calls.ts';
 import { problemResponse } from '../responses.ts';
@@ -43,6 +44,20 @@ export const routes = [
     responses: { 200: { description: 'Counts', schema: jobStatsSchema } },
     async handler(_input, { db, actor, services }) {
       return { body: await jobStatistics(db, actor, services.config) };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /admin/jobs/per-minute',
+    access: 'global-admin',
+    description:
+      'The last `hours` minute by minute, per kind of job: how many succeeded, failed and were canceled, how many ' +
+      'waited in the queue, and the median and 95th percentile wait and run times of those that finished. Read ' +
+      'from the jobs themselves, for the admin console’s charts.',
+    request: { query: perMinuteQuery },
+    responses: { 200: { description: 'Minutes and kinds', schema: perMinuteSchema } },
+    async handler({ query }, { db, actor }) {
+      return { body: await jobsPerMinute(db, actor, query) };
     },
   }),
 

@@ -676,6 +676,7 @@ export const requests: Record<string, Builder> = {
   },
   'GET /admin/jobs/': fixed('/admin/jobs/'),
   'GET /admin/jobs/stats': fixed('/admin/jobs/stats'),
+  'GET /admin/jobs/per-minute': fixed('/admin/jobs/per-minute?hours=1'),
   'GET /admin/jobs/{job_id}': async (world) => ({ path: `/admin/jobs/${(await jobOfA(world)).id}` }),
   'POST /admin/jobs/{job_id}/retry': async (world) => ({
     path: `/admin/jobs/${(await jobOfA(world, 'failed')).id}/retry`,

@@ -2036,6 +2036,15 @@ export interface paths {
      */
     get: operations["jobStatistics"];
   };
+  "/admin/jobs/per-minute": {
+    /**
+     * Jobs Per Minute
+     * @description The last `hours` minute by minute, per kind of job: how many succeeded, failed and were canceled, how many waited in the queue, and the median and 95th percentile wait and run times of those that finished. Read from the jobs themselves, for the admin console’s charts.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["jobsPerMinute"];
+  };
   "/admin/jobs/{job_id}": {
     /**
      * Get Job With Attempts
@@ -4985,6 +4994,40 @@ export interface components {
         locked: number;
         failed_permanently: number;
       };
+    };
+    JobsPerMinute: {
+      /**
+       * Format: date-time
+       * @description The first minute
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @description The last minute (the current one, still filling)
+       */
+      to: string;
+      /** @description One row per minute and kind in which a job of the kind finished or waited in the queue, by minute then kind; a minute and kind left out had none */
+      items: ({
+          /**
+           * Format: date-time
+           * @description The start of the minute
+           */
+          minute: string;
+          kind: string;
+          /** @description Jobs of the kind that succeeded in this minute */
+          succeeded: number;
+          /** @description Jobs of the kind that failed in this minute */
+          failed: number;
+          canceled: number;
+          /** @description Jobs of the kind in the queue at the end of the minute (submitted, not yet started) */
+          queued: number;
+          /** @description Median wait from submit to start of the jobs that finished then */
+          wait_ms_p50: number | null;
+          wait_ms_p95: number | null;
+          /** @description Median time from start to finish (a provider’s wait included) */
+          run_ms_p50: number | null;
+          run_ms_p95: number | null;
+        })[];
     };
     JobAttempt: {
       attempt: number;
@@ -19625,6 +19668,40 @@ export interface operations {
       };
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Jobs Per Minute
+   * @description The last `hours` minute by minute, per kind of job: how many succeeded, failed and were canceled, how many waited in the queue, and the median and 95th percentile wait and run times of those that finished. Read from the jobs themselves, for the admin console’s charts.
+   *
+   * Timeout: 20 s.
+   */
+  jobsPerMinute: {
+    parameters: {
+      query?: {
+        /** @description How many hours back, ending with the current minute (1 to 24; default 3) */
+        hours?: number;
+      };
+    };
+    responses: {
+      /** @description Minutes and kinds */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["JobsPerMinute"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       503: components["responses"]["DatabaseUnavailable"];
