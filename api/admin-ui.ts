@@ -3,7 +3,9 @@
 // The page holds no data itself, so it is served to anyone; everything it
 // shows comes from the token-protected endpoints. Its CSP allows only its
 // own script, style and API: no inline script or style, no framing, no
-// form posts elsewhere.
+// form posts elsewhere. Images and players may show blob: URLs, which is how
+// the script previews a job's media: the files need the bearer token, so it
+// fetches them itself.
 import express, { type Router } from 'express';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +13,12 @@ import path from 'node:path';
 const folder = path.join(import.meta.dirname, 'admin-ui');
 const files: Record<string, { type: string; body: Buffer }> = {
   '': { type: 'text/html; charset=utf-8', body: readFileSync(path.join(folder, 'index.html')) },
-  'app.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(folder, 'app.js')) },
+  ...Object.fromEntries(
+    ['app.js', 'session.js', 'dom.js', 'detail.js', 'bulk.js', 'queue.js', 'charts.js'].map((name) => [
+      name,
+      { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(folder, name)) },
+    ]),
+  ),
   'style.css': { type: 'text/css; charset=utf-8', body: readFileSync(path.join(folder, 'style.css')) },
   'icon.svg': { type: 'image/svg+xml', body: readFileSync(path.join(folder, 'icon.svg')) },
 };
@@ -21,7 +28,8 @@ const policy = [
   "script-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",
-  "img-src 'self'",
+  "img-src 'self' blob:",
+  'media-src blob:',
   "form-action 'self'",
   "base-uri 'none'",
   "object-src 'none'",
