@@ -54,12 +54,13 @@ export async function loadCharts() {
   );
   $('#chart-legend').replaceChildren(...kinds.map((kind, i) => el('span', kind, `legend s${i % colours}`)));
   $('#charts-empty').hidden = kinds.length > 0;
+  $('#charts').dataset.hours = hours;
 }
 
 /** Milliseconds as people read them; counts as they are. */
 const format = (value, unit) =>
   unit !== 'ms'
-    ? String(Math.round(value))
+    ? String(Number.isInteger(value) ? value : value.toFixed(1))
     : value >= 60_000
       ? `${(value / 60_000).toFixed(1)} min`
       : value >= 1000
@@ -87,7 +88,9 @@ function chart(title, { from, minutes }, lines, unit) {
     svg('text', { x: margin.left, y: height - 6, class: 'tick' }, clock(0)),
     svg('text', { x: width - margin.right, y: height - 6, class: 'tick', 'text-anchor': 'end' }, clock(minutes - 1)),
   );
-  for (const line of lines) {
+  // A kind with nothing to show in this chart (all zero or empty) draws no line along the axis.
+  const drawn = lines.filter((line) => line.values.some((value) => value));
+  for (const line of drawn) {
     // A gap (null: no job finished that minute) breaks the line rather than drawing it to zero.
     let path = '';
     let drawing = false;
@@ -110,7 +113,7 @@ function chart(title, { from, minutes }, lines, unit) {
       picture.append(svg('circle', { cx: x(index), cy: y(line.values[index]), r: 2.5, class: `dot s${line.colour}` }));
     }
   }
-  figure.dataset.lines = String(lines.filter((line) => line.values.some((value) => value)).length);
+  figure.dataset.lines = String(drawn.length);
   figure.append(el('figcaption', title), picture);
   return figure;
 }

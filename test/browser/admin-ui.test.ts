@@ -40,6 +40,8 @@ const browserDescribe = haveChromium ? describe : describe.skip;
 
 /** Short-lived access tokens, so the page must renew its session while the test runs. */
 const tokenSeconds = 8;
+/** Jobs may send their webhooks to a receiver of this test on 127.0.0.1, as test/api/jobs/webhooks.test.ts allows it. */
+const webhookEnv = { FETCH_ALLOW_LOOPBACK: 'true', JOB_WEBHOOK_HTTP_HOSTS: '127.0.0.1' };
 
 /** Polls a condition (no fixed sleeps: the machine may be slow). */
 async function until(condition: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
@@ -72,14 +74,21 @@ testKinds.set(
 let t: TestApp;
 let server: Server;
 let base: string;
+/** Answers every webhook delivery 204. */
+let receiver: Server;
+let hookUrl: string;
 beforeAll(async () => {
-  t = await startTestApp({ env: { ACCESS_TOKEN_TTL_SECONDS: String(tokenSeconds) } });
+  t = await startTestApp({ env: { ACCESS_TOKEN_TTL_SECONDS: String(tokenSeconds), ...webhookEnv } });
   server = createServer(t.app).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
+  receiver = createServer((_req, res) => res.writeHead(204).end()).listen(0, '127.0.0.1');
+  await Promise.all(
+    [server, receiver].map((listening) => new Promise((resolve) => listening.once('listening', resolve))),
+  );
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
 });
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
+  await Promise.all([server, receiver].map((open) => new Promise((resolve) => open.close(resolve))));
   await stopTestApp(t);
 });
 
@@ -151,7 +160,16 @@ browserDescribe('in a browser', () => {
     await giveCredits(t, staffed.site, 100, staffed.editor.user.id);
     // More jobs than a page holds (50): the newest must be on the first page, the rest one page on.
     for (let i = 0; i < 55; i++) await newJob(t, staffed.site, { kind: 'test_noop', status: 'succeeded' });
-    worker = await startTestWorker(t);
+    // Spread over the last hour, with waits and run times, so the charts have a shape to draw.
+    await t.services.db.query(sql.typeAlias('void')`
+      with spread as (
+        select id, row_number() over (order by created_at, id) as n from jobs where kind = 'test_noop'
+      )
+      update jobs set created_at = now() - make_interval(secs => 3600 - spread.n * 60),
+                      started_at = now() - make_interval(secs => 3600 - spread.n * 60 - (spread.n % 7) * 4),
+                      finished_at = now() - make_interval(secs => 3600 - spread.n * 60 - (spread.n % 7) * 4 - (spread.n % 5) * 3 - 1)
+      from spread where jobs.id = spread.id`);
+    worker = await startTestWorker(t, webhookEnv);
     const actor = { kind: 'user' as const, userId: staffed.editor.user.id, sessionId: 'test', isGlobalAdmin: false };
     flaky = [];
     for (let i = 0; i < 3; i++) {
@@ -201,7 +219,7 @@ browserDescribe('in a browser', () => {
       .post(`/${staffed.site.slug}/media/generate`)
       .set(caller.auth)
       .set('Prefer', 'wait=30')
-      .send({ prompt: 'A lighthouse at dusk' });
+      .send({ prompt: 'A lighthouse at dusk', webhook: hookUrl, webhook_events: ['start', 'completed'] });
     expect([200, 202]).toContain(answer.status);
     return waitForJob(t, answer.body.id as string, ['succeeded', 'failed']);
   }
@@ -286,7 +304,7 @@ browserDescribe('in a browser', () => {
     expect(await percent()).toBe('100');
   }, 90_000);
 
-  it('previews a generated image, fetched with the token', async () => {
+  it('previews a generated image, fetched with the token, and lists its webhook deliveries', async () => {
     await filterBy('', '');
     await page.locator(`#jobs button[data-job="${image}"]`).waitFor();
     await page.click(`button[data-job="${image}"]`);
@@ -294,6 +312,10 @@ browserDescribe('in a browser', () => {
     await preview.waitFor();
     await until(() => preview.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth > 0));
     expect(await preview.getAttribute('src')).toMatch(/^blob:/);
+    // Its webhook deliveries, each answered 204 by the receiver (the detail is read again every few seconds).
+    await until(async () => (await page.locator('#deliveries .delivery-succeeded').count()) === 2);
+    expect(await page.textContent('#deliveries tbody')).toContain('completed');
+    expect(await page.textContent('#deliveries tbody')).toContain('204');
     await shoot('preview');
   }, 60_000);
 
@@ -309,15 +331,34 @@ browserDescribe('in a browser', () => {
     await page.click('#queue-kinds button[data-kind=speech]');
     await until(async () => (await page.textContent('#queue-kinds tr[data-kind=speech]'))!.includes('running'));
     expect(await paused()).toEqual([]);
+
+    // A tenant, from one of its jobs (the image's, open since the last test), and back from the paused tenants.
+    const pausedTenants = () =>
+      t.services.db.anyFirst(
+        sql.type(z.object({ tenant_id: z.string() }))`select tenant_id from queue_pauses where tenant_id is not null`,
+      );
+    await page.click('#pause-tenant');
+    await page.waitForSelector(`#queue-tenants button[data-tenant="${staffed.tenant.id}"]`);
+    expect(await page.textContent('#queue-tenants')).toContain(staffed.tenant.name);
+    expect(await pausedTenants()).toEqual([staffed.tenant.id]);
+    await page.click(`#queue-tenants button[data-tenant="${staffed.tenant.id}"]`);
+    await page.waitForSelector('#queue-tenants-panel[hidden]', { state: 'attached' });
+    expect(await pausedTenants()).toEqual([]);
   }, 60_000);
 
   it('draws charts of the last hours from the jobs', async () => {
-    await until(async () => (await page.locator('#charts figure').count()) === 4);
+    await page.selectOption('#chart-hours', '1');
+    await page.waitForSelector('#charts[data-hours="1"]');
+    expect(await page.locator('#charts figure').count()).toBe(4);
     // The jobs of this test finished within the hour: the first chart has a line for each kind that finished.
     await until(async () => Number(await page.getAttribute('#charts figure >> nth=0', 'data-lines')) >= 3);
     expect(await page.locator('#charts svg path.line').count()).toBeGreaterThan(0);
     expect(await page.textContent('#chart-legend')).toContain('test_flaky');
-    await shoot('charts');
+    // The noop jobs waited and ran for a while: the wait and run charts draw them too.
+    for (const nth of [2, 3]) {
+      expect(await page.locator(`#charts figure >> nth=${nth}`).locator('path.line').count()).toBeGreaterThan(0);
+    }
+    await page.locator('#history').screenshot({ path: path.join(shots, 'admin-ui-charts.png') });
   }, 60_000);
 
   it('renews the session before the token expires, keeps it across a reload, and keeps no token where it outlives the tab', async () => {
