@@ -145,7 +145,7 @@ function clearPreview() {
  * from a blob: URL (the CSP allows blob: for images and media, nothing else).
  */
 async function showPreview(job) {
-  const ids = job.media_ids?.length ? job.media_ids : job.media_id ? [job.media_id] : [];
+  const ids = mediaOf(job);
   const key = ids.join(',');
   if (key === previewOf) return;
   clearPreview();
@@ -161,6 +161,13 @@ async function showPreview(job) {
     previewUrls.push(url);
     $('#preview').append(player(item, url));
   }
+}
+
+/** The media a job made; else the item it worked on (an upload's processing, an item's metadata), named in its input. */
+function mediaOf(job) {
+  if (job.media_ids?.length) return job.media_ids;
+  if (job.media_id) return [job.media_id];
+  return typeof job.input?.media_id === 'string' ? [job.input.media_id] : [];
 }
 
 function player(item, url) {

@@ -3,7 +3,8 @@
 // tenants' names, page to the oldest and back, filter, open a failed job,
 // retry it and see it succeed live, retry the rest in bulk after a
 // confirmation, watch a running job's progress bar move, preview a generated
-// image, pause and resume a kind, see the charts; the session renewed before
+// image and play an uploaded sound and clip, see a job's webhook deliveries,
+// pause and resume a kind and a tenant, see the charts; the session renewed before
 // its short-lived token expires and kept across a reload; with no CSP
 // violation or console error, and no token in a URL, a cookie or (while the
 // page is open) storage. Screenshots go to test-results/ (git-ignored).
@@ -32,6 +33,8 @@ import {
 } from '../helpers/jobs.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import type { User } from '../../core/identity/users.ts';
+import { testClip } from '../helpers/media.ts';
+import { toneWav } from '../helpers/tone.ts';
 
 const executable = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveChromium = existsSync(executable);
@@ -134,10 +137,13 @@ browserDescribe('in a browser', () => {
   let staffed: Staffed;
   let flaky: string[];
   let image: string;
+  let uploads: { audio: string; video: string };
   let newestFirst: readonly string[];
   const problems: string[] = [];
   const urls: string[] = [];
   const refreshes: number[] = [];
+  /** Every 401 the page met: none, since it renews its token before it expires rather than after a refusal. */
+  const unauthorized: string[] = [];
   const shots = path.join(import.meta.dirname, '..', '..', 'test-results');
   const shoot = (name: string) => page.screenshot({ path: path.join(shots, `admin-ui-${name}.png`), fullPage: true });
   const shown = () =>
@@ -181,6 +187,11 @@ browserDescribe('in a browser', () => {
     const generated = await generateImage(staffed.editor);
     expect(generated.status).toBe('succeeded');
     image = generated.id;
+    // A sound and a clip as an editor uploads them: their processing jobs name the media they made.
+    uploads = {
+      audio: await upload(staffed.editor, toneWav(1), 'tone.wav'),
+      video: await upload(staffed.editor, await testClip(t.config, 1), 'clip.mp4'),
+    };
     newestFirst = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`
       select id from jobs order by created_at desc, id desc`);
 
@@ -205,6 +216,7 @@ browserDescribe('in a browser', () => {
     page.on('request', (req) => urls.push(req.url()));
     page.on('response', (res) => {
       if (res.url().endsWith('/auth/refresh-token')) refreshes.push(res.status());
+      if (res.status() === 401) unauthorized.push(res.url());
       if (res.status() >= 400 && !res.url().includes('/admin/jobs/')) problems.push(`${res.status()} ${res.url()}`);
     });
   }, 120_000);
@@ -222,6 +234,18 @@ browserDescribe('in a browser', () => {
       .send({ prompt: 'A lighthouse at dusk', webhook: hookUrl, webhook_events: ['start', 'completed'] });
     expect([200, 202]).toContain(answer.status);
     return waitForJob(t, answer.body.id as string, ['succeeded', 'failed']);
+  }
+
+  /** The media processing job of an upload, once it has finished. */
+  async function upload(caller: Caller, file: Buffer, name: string) {
+    const answer = await request(t.app)
+      .post(`/${staffed.site.slug}/media/`)
+      .set(caller.auth)
+      .attach('file', file, name);
+    expect(answer.status).toBe(201);
+    const job = await waitForJob(t, answer.body.job_id as string, ['succeeded', 'failed']);
+    expect(job.status).toBe('succeeded');
+    return job.id;
   }
 
   it('signs in and shows the newest jobs first, with tenant names, and pages to the oldest and back', async () => {
@@ -319,6 +343,24 @@ browserDescribe('in a browser', () => {
     await shoot('preview');
   }, 60_000);
 
+  it('plays an uploaded sound and clip in players of the page', async () => {
+    type Playable = { readyState: number; controls: boolean; duration: number };
+    for (const [tag, job] of [
+      ['audio', uploads.audio],
+      ['video', uploads.video],
+    ] as const) {
+      await page.click(`button[data-job="${job}"]`);
+      const player = page.locator(`#preview ${tag}`);
+      await player.waitFor();
+      expect(await player.getAttribute('src')).toMatch(/^blob:/);
+      // Its metadata loaded from the blob: the CSP let it in and the browser read the file.
+      await until(() => player.evaluate((node) => (node as unknown as Playable).readyState >= 1));
+      expect(await player.evaluate((node) => (node as unknown as Playable).controls)).toBe(true);
+      expect(await player.evaluate((node) => Math.round((node as unknown as Playable).duration))).toBe(1);
+    }
+    await shoot('players');
+  }, 60_000);
+
   it('pauses a kind of job and resumes it', async () => {
     const paused = () =>
       t.services.db.anyFirst(
@@ -365,6 +407,7 @@ browserDescribe('in a browser', () => {
     // The test has run past several token lifetimes with no sign-in again: each renewal answered 200.
     await until(() => refreshes.length >= 2, tokenSeconds * 3 * 1000);
     expect(refreshes.every((status) => status === 200)).toBe(true);
+    expect(unauthorized).toEqual([]);
     const storage = () =>
       page.evaluate(() => {
         const { localStorage, sessionStorage } = globalThis as unknown as Record<string, { length: number }>;
