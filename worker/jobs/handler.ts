@@ -7,14 +7,21 @@ import type { Deps, Services } from '../../core/services.ts';
 import type { JobRow } from '../../core/jobs/model.ts';
 import type { Success } from '../../core/jobs/settle.ts';
 import type { DatabasePool } from '../../db/pool.ts';
+import type { Background } from './background.ts';
 
 export type JobContext = Deps & {
   job: JobRow;
   db: DatabasePool;
   /** Aborted when the job is canceled or the worker shuts down: stop, and kill what you spawned. */
   signal: AbortSignal;
-  /** Reports progress (0–1) and what is happening, for pollers and event streams. */
+  /**
+   * Reports progress (0–1) and what is happening, for pollers and event
+   * streams: written in the background (./background.ts), the latest report
+   * replacing one that has not gone out yet.
+   */
   progress(fraction: number, stage: string): Promise<void>;
+  /** Writes that report on the job rather than do its work, in order, without waiting for them (./background.ts). */
+  background: Background;
   /** How user-given URLs' host names are resolved (tests inject one); undefined: DNS. */
   resolve?: Resolve | undefined;
   /** The process's services, where the worker was given them (worker/runner.ts): agent runs' tools need them. */

@@ -19,6 +19,7 @@ import { countFinishedJob } from '../../core/metrics/jobs.ts';
 import type { TaskDeps } from '../task.ts';
 import { Deferred, describe, permanent } from '../../core/jobs/errors.ts';
 import type { Outcome } from './handler.ts';
+import { Background } from './background.ts';
 
 /**
  * Thrown when another worker took the job over (this one was thought lost):
@@ -89,6 +90,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
   await announce(db, job, 'start');
   const log = logger.child({ job_id: job.id, kind: job.kind, attempt: job.attempts });
   const signal = AbortSignal.any([canceled.signal, run.signal]);
+  const background = new Background(log);
   let outcome: Outcome | undefined;
   try {
     const handler = deps.kinds.get(job.kind);
@@ -105,7 +107,9 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       resolve: deps.resolve,
       services: deps.services,
       signal,
-      progress: (fraction: number, stage: string) => reportProgress(db, job, fraction, stage),
+      background,
+      progress: async (fraction: number, stage: string) =>
+        background.replace('progress', () => reportProgress(db, job, fraction, stage)),
     };
     if (job.provider_result !== null) {
       if (!handler.finish) throw permanent('unknown_kind', `${job.kind} jobs cannot be finished by a provider.`);
@@ -113,6 +117,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     } else {
       outcome = await handler.run(input.data, context);
     }
+    await background.done();
     const done = outcome;
     const settled = await settle(
       db,
@@ -130,6 +135,8 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     if (settled === 'taken over') throw takenOver();
   } catch (thrown) {
     if (thrown instanceof TakenOver) throw thrown;
+    // Its progress and events go out before its end does.
+    await background.done();
     if (canceled.signal.aborted) {
       await discard(deps, job, outcome, 'canceled');
       return;

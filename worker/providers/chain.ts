@@ -6,7 +6,7 @@
 // Retry-After it named (the runner's backoff), or waits for its slot. A
 // refusal of the input (a 4xx) fails the job at once: the next provider
 // would be asked the same thing. Each call is recorded (provider_calls),
-// whatever became of it.
+// whatever became of it (in the background: worker/jobs/background.ts).
 import type { Capability } from '../../core/providers/capabilities.ts';
 import { recordProviderCall, type CallOutcome } from '../../core/providers/calls.ts';
 import { Deferred, JobError } from '../../core/jobs/errors.ts';
@@ -36,24 +36,27 @@ const passesOn = (error: unknown) => error instanceof JobError && (error.transie
 export async function inTurn<T>(
   capability: Capability,
   plan: PlannedCall[],
-  context: Pick<JobContext, 'db' | 'job' | 'signal' | 'progress' | 'config'>,
+  context: Pick<JobContext, 'db' | 'job' | 'signal' | 'progress' | 'config' | 'background'>,
   attempt: (call: PlannedCall) => Promise<T>,
   outcomeOf: (value: T) => CallOutcome = () => 'succeeded',
 ): Promise<Answered<T>> {
   let last: unknown;
   for (const [index, call] of plan.entries()) {
     const startedAt = new Date();
+    // The record goes out behind the work (worker/jobs/background.ts): the next step need not wait for it.
     const record = (outcome: CallOutcome, error?: unknown) =>
-      recordProviderCall(context.db, context.job, {
-        capability,
-        vendor: call.vendor,
-        model: call.model,
-        startedAt,
-        durationMs: Date.now() - startedAt.getTime(),
-        outcome,
-        errorCode: error instanceof JobError ? error.code : error === undefined ? undefined : 'internal_error',
-        httpStatus: error instanceof JobError ? error.status : undefined,
-      });
+      context.background.add('provider calls', () =>
+        recordProviderCall(context.db, context.job, {
+          capability,
+          vendor: call.vendor,
+          model: call.model,
+          startedAt,
+          durationMs: Date.now() - startedAt.getTime(),
+          outcome,
+          errorCode: error instanceof JobError ? error.code : error === undefined ? undefined : 'internal_error',
+          httpStatus: error instanceof JobError ? error.status : undefined,
+        }),
+      );
     if (index > 0) await context.progress(0.1, `trying ${call.vendor} after ${plan[index - 1]!.vendor}`);
     const taken = await slotFor(call, context);
     if ('waitMs' in taken) {
@@ -66,18 +69,18 @@ export async function inTurn<T>(
     }
     try {
       const value = await attempt(call).finally(() => taken.slot.release());
-      await record(outcomeOf(value));
+      record(outcomeOf(value));
       return { value, call };
     } catch (error) {
       // The vendor's 429 holds for every worker: none sends it more before the wait it named.
       if (error instanceof JobError && error.status === 429)
         await blockVendor(context.db, call.vendor, error.retryAfterMs ?? defaultBlockMs);
       if (context.signal.aborted) {
-        await record('canceled').catch(() => undefined);
+        record('canceled');
         throw error;
       }
       const next = passesOn(error) && index < plan.length - 1;
-      await record(next ? 'passed_on' : 'failed', error);
+      record(next ? 'passed_on' : 'failed', error);
       if (!next) throw error;
       last = error;
     }

@@ -36,7 +36,7 @@ export type ChatJsonRequest<S extends z.ZodType> = {
  * signal, where its calls are recorded, and the plan it was submitted with
  * (a text job's, priced at submit); jobs without one use the chain as it is.
  */
-export type ChatContext = Pick<JobContext, 'config' | 'db' | 'job' | 'signal' | 'progress'> & {
+export type ChatContext = Pick<JobContext, 'config' | 'db' | 'job' | 'signal' | 'progress' | 'background'> & {
   plan?: PlannedCall[] | undefined;
 };
 
