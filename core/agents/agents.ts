@@ -221,9 +221,13 @@ export async function usableAgent(
   actor: Actor,
   id: string,
 ): Promise<Agent & { tenant_ids: string[] }> {
-  const agent = await getAgent(db, actor, id);
+  // Both at once: an agent run reads them before its first step.
+  const [agent, tenantIds] = await Promise.all([
+    getAgent(db, actor, id),
+    db.anyFirst(
+      sql.type(z.object({ tenant_id: z.uuid() }))`select tenant_id from agent_tenants where agent_id = ${id}`,
+    ),
+  ]);
   if (agent.status !== 'active') throw new Problem(403, `The agent ${agent.name} is disabled.`);
-  const tenantIds = await db.anyFirst(sql.type(z.object({ tenant_id: z.uuid() }))`
-    select tenant_id from agent_tenants where agent_id = ${id}`);
   return { ...agent, tenant_ids: [...tenantIds] };
 }

@@ -127,14 +127,15 @@ export async function addMessage(
     citations?: Citation[];
   },
 ): Promise<void> {
+  // One statement: it is part of a run's settling transaction.
   await db.query(sql.typeAlias('void')`
-    insert into agent_messages (tenant_id, conversation_id, job_id, role, content, citations)
-    values (${message.tenantId}, ${message.conversationId}, ${message.jobId}, ${message.role}, ${message.content},
-            ${sql.jsonb((message.citations ?? []) as never)})
-    on conflict (job_id) where role = 'assistant' do nothing`);
-  await db.query(
-    sql.typeAlias('void')`update agent_conversations set updated_at = now() where id = ${message.conversationId}`,
-  );
+    with added as (
+      insert into agent_messages (tenant_id, conversation_id, job_id, role, content, citations)
+      values (${message.tenantId}, ${message.conversationId}, ${message.jobId}, ${message.role}, ${message.content},
+              ${sql.jsonb((message.citations ?? []) as never)})
+      on conflict (job_id) where role = 'assistant' do nothing
+    )
+    update agent_conversations set updated_at = now() where id = ${message.conversationId}`);
 }
 
 /** What was said in the conversation before this run: its messages, oldest first, but this run's own. */

@@ -14,11 +14,18 @@ const channel = 'agent_run_events';
 /** PostgreSQL refuses a payload of 8000 bytes or more; a little is kept back. */
 const maxPayloadBytes = 7900;
 
-/** Notifies the run's event, or — when it would not fit — that there is one, for whoever listens. */
-export async function publishRunEvent(db: CommonQueryMethods, runId: string, placed: PlacedEvent): Promise<void> {
-  let payload = JSON.stringify({ run: runId, id: placed.id, event: placed.event });
-  if (Buffer.byteLength(payload) > maxPayloadBytes) payload = JSON.stringify({ run: runId, id: placed.id });
-  await db.query(sql.typeAlias('void')`select from pg_notify(${channel}, ${payload})`);
+/**
+ * Notifies the run's events, in order, in one statement; an event that would
+ * not fit goes as a notice that there is one, for whoever listens.
+ */
+export async function publishRunEvents(db: CommonQueryMethods, runId: string, events: PlacedEvent[]): Promise<void> {
+  const payloads = events.map((placed) => {
+    const payload = JSON.stringify({ run: runId, id: placed.id, event: placed.event });
+    return Buffer.byteLength(payload) > maxPayloadBytes ? JSON.stringify({ run: runId, id: placed.id }) : payload;
+  });
+  // A function scan yields the array's elements in order, and each is notified as its row is made.
+  await db.query(sql.typeAlias('void')`
+    select from unnest(${sql.array(payloads, 'text')}) as payload, pg_notify(${channel}, payload)`);
 }
 
 // The payload is ours, but parsed as anything from outside is: a bad one is dropped.

@@ -28,7 +28,6 @@ import { toolsFor } from '../../api/mcp/tools.ts';
 import { inTurn } from '../providers/chain.ts';
 import { toolFinishedEvent, toolStartedEvent } from '../../core/agents/run-events.ts';
 import { retrievalStep } from './retrieval.ts';
-import { RunPublisher } from './run-events.ts';
 import { toolStep, type RunScope } from './tool-steps.ts';
 
 export type LoopResult = {
@@ -99,16 +98,18 @@ function passagesMessage(step: Pick<NewStep, 'output'>, sources: Sources): ChatM
 }
 
 export async function runLoop(scope: RunScope, input: RunJobInput, plan: PlannedCall[]): Promise<LoopResult> {
-  const { context } = scope;
+  const { context, events } = scope;
   const { db, job } = context;
-  const events = new RunPublisher(context);
   const sources = new Sources();
+  // Read at once: each is a round trip before the first step.
+  const [instructions, history, recorded] = await Promise.all([
+    agentInstructions(db, scope.agent),
+    historyBefore(db, input.conversation_id, job.id),
+    runSteps(db, job.id),
+  ]);
   const messages: ChatMessage[] = [
-    {
-      role: 'system',
-      content: [await agentInstructions(db, scope.agent), guidance(scope)].filter(Boolean).join('\n\n'),
-    },
-    ...(await historyBefore(db, input.conversation_id, job.id)),
+    { role: 'system', content: [instructions, guidance(scope)].filter(Boolean).join('\n\n') },
+    ...history,
     { role: 'user', content: input.input },
   ];
   const steps: NewStep[] = [];
@@ -120,7 +121,6 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
     } else if (step.kind === 'tool') messages.push(toolMessage(step, sources));
     else messages.push(passagesMessage(step, sources));
   };
-  const recorded = await runSteps(db, job.id);
   // An agent that searches first: its knowledge comes before the model is asked anything.
   const first = scope.agent.knowledge_first && (await retrievalStep(scope, input, recorded, passagesGiven));
   for (const step of recorded) take(step);
@@ -146,9 +146,9 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
       const call = waiting[0]!;
       const number = steps.length + 1;
       await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${number}: ${call.name}`);
-      await events.publish(toolStartedEvent(number, call));
+      events.publish(toolStartedEvent(number, call));
       const called = await toolStep(scope, call, number);
-      await events.publish(toolFinishedEvent(call, called));
+      events.publish(toolFinishedEvent(call, called));
       take(called);
       continue;
     }

@@ -1,14 +1,17 @@
 // An agent run's events, published as they happen (core/agents/run-event-channel.ts)
 // for the streams that follow the run. They are a view of what the run
-// records, not a record: one that cannot be published is logged and the run
-// goes on (a stream reads the durable ones from the record anyway). They go
-// out one at a time, in order.
+// records, not a record: they go out in the job's background writes
+// (worker/jobs/background.ts), in order and without the run waiting for them
+// (those that pile up meanwhile go together, in one statement),
+// and one that cannot be published is logged while the run goes on (a stream
+// reads the durable ones from the record anyway). The job's end is announced
+// only after all of them are out.
 //
 // The model's text is batched: a piece goes out every 100 ms, or sooner once
 // 1,000 characters are waiting, so a fast model does not send a notification
 // per token. A piece is at most 1,000 UTF-16 units, which JSON writes in at
 // most 6,000 bytes (\uXXXX), below PostgreSQL's 8,000-byte notifications.
-import { publishRunEvent } from '../../core/agents/run-event-channel.ts';
+import { publishRunEvents } from '../../core/agents/run-event-channel.ts';
 import { eventIds, type PlacedEvent } from '../../core/agents/run-events.ts';
 import type { JobContext } from '../jobs/handler.ts';
 
@@ -16,23 +19,24 @@ const batchMs = 100;
 const pieceChars = 1000;
 
 export class RunPublisher {
-  readonly #context: Pick<JobContext, 'db' | 'job' | 'logger'>;
-  #queue: Promise<void> = Promise.resolve();
+  readonly #context: Pick<JobContext, 'db' | 'job' | 'background'>;
+  /** Events waiting for their turn: they go out together, in one statement. */
+  #waiting: PlacedEvent[] = [];
 
-  constructor(context: Pick<JobContext, 'db' | 'job' | 'logger'>) {
+  constructor(context: Pick<JobContext, 'db' | 'job' | 'background'>) {
     this.#context = context;
   }
 
-  /** Publishes the event after those before it; resolves once it is out (or failed, logged). */
-  publish(placed: PlacedEvent): Promise<void> {
-    const { db, job, logger } = this.#context;
-    const turn = this.#queue.then(() =>
-      publishRunEvent(db, job.id, placed).catch((error: unknown) =>
-        logger.warn({ err: error, event: placed.event.type }, 'agent run event not published'),
-      ),
-    );
-    this.#queue = turn;
-    return turn;
+  /** Publishes the event after those before it. */
+  publish(placed: PlacedEvent): void {
+    const { db, job, background } = this.#context;
+    this.#waiting.push(placed);
+    if (this.#waiting.length > 1) return;
+    background.add('agent run events', () => {
+      const events = this.#waiting;
+      this.#waiting = [];
+      return publishRunEvents(db, job.id, events);
+    });
   }
 
   /** The text of model step `step`, as this attempt of the job hears it. */
@@ -51,8 +55,6 @@ export class TextStream {
   #offset = 0;
   #pieces = 0;
   #timer: NodeJS.Timeout | undefined;
-  /** The last piece published: the publisher sends in order, so once it is out all are. */
-  #last: Promise<void> = Promise.resolve();
 
   constructor(publisher: RunPublisher, step: number, attempt: number) {
     this.#publisher = publisher;
@@ -73,10 +75,9 @@ export class TextStream {
     this.#offset = 0;
   }
 
-  /** Publishes what is waiting, and resolves once every piece is out. */
-  async end(): Promise<void> {
+  /** Publishes what is waiting: the step's text ends here. */
+  end(): void {
     this.#flush();
-    await this.#last;
   }
 
   #flush(): void {
@@ -90,7 +91,7 @@ export class TextStream {
       if (size < text.length && /[\uD800-\uDBFF]/.test(text[size - 1]!)) size -= 1;
       const piece = text.slice(0, size);
       text = text.slice(size);
-      this.#last = this.#publisher.publish({
+      this.#publisher.publish({
         id: eventIds.text(this.#step, this.#attempt, ++this.#pieces),
         event: { type: 'text.delta', step: this.#step, offset: this.#offset, text: piece },
       });

@@ -17,6 +17,7 @@ import { isAgentTool } from '../../core/agents/tools.ts';
 import { toProblem } from '../../api/middleware/problems.ts';
 import type { JobContext } from '../jobs/handler.ts';
 import { toolContext } from './tool-context.ts';
+import type { RunPublisher } from './run-events.ts';
 
 export type RunScope = {
   context: JobContext;
@@ -24,6 +25,8 @@ export type RunScope = {
   actor: Actor;
   agent: Agent & { tenant_ids: string[] };
   site: Site;
+  /** Where the run's events go out (./run-events.ts): one publisher a run, so they keep their order. */
+  events: RunPublisher;
 };
 
 /** The arguments the run decides itself, whatever the model wrote: its site, and its agent's knowledge base. */

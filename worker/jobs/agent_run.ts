@@ -33,7 +33,11 @@ export default defineJob({
   async run(input, context) {
     const { db, job, services } = context;
     if (!services) throw permanent('not_configured', 'This worker was started without the services agent runs need.');
-    const actor = await runActorNow(db, input.actor, job.tenant_id);
+    // Read at once where one does not need the other: each is a round trip before the first step.
+    const [actor, site] = await Promise.all([
+      runActorNow(db, input.actor, job.tenant_id),
+      resolveSite(db, job.site_id),
+    ]);
     if (!actor) throw permanent('actor_unavailable', 'Whoever started the run is no longer active.');
     const agent = await usableAgent(db, actor, input.agent_id).catch((error: unknown) => {
       if (error instanceof Problem) throw permanent('agent_unavailable', error.message);
@@ -41,18 +45,17 @@ export default defineJob({
     });
     if (!agent.tenant_ids.includes(job.tenant_id))
       throw permanent('agent_unavailable', 'The agent is no longer assigned to this tenant.');
-    const site = await resolveSite(db, job.site_id);
     if (!site) throw permanent('site_missing', 'The site was deleted before the run.');
-    const scope = { context, services, actor, agent, site };
     // Its events (worker/agents/run-events.ts): its start here, its text and tool calls in the loop, its end from the job.
     const events = new RunPublisher(context);
+    const scope = { context, services, actor, agent, site, events };
     const run = { runId: job.id, agentId: agent.id, conversationId: input.conversation_id };
-    if (job.started_at) await events.publish(startedEvent(run, job.started_at));
+    if (job.started_at) events.publish(startedEvent(run, job.started_at));
     const models = (input.providers ?? []).filter((call) => call.vendor !== 'local');
     const result = models.length ? await runLoop(scope, input, models) : await localAnswer(scope, input);
 
     const citations = await citationsOf(db, context.config.publicUrl, result.sources.citedBy(result.answer));
-    await events.publish(citationsPlacedEvent(result.steps.length, citations));
+    events.publish(citationsPlacedEvent(result.steps.length, citations));
     const answer =
       result.answer ||
       (result.stopped ? `The run stopped before the agent answered: ${stoppedBecause[result.stopped]}.` : '');
