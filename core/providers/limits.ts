@@ -39,12 +39,16 @@ export async function takeSlot(
   const windowMs = (options.windowMs ?? 60_000) * 1.05 + 250;
   if (limits.requestsPerMinute === 0 && limits.maxConcurrent === 0) {
     // No limit of ours: only the wait the vendor itself asked for, and nothing to give back.
+    const free = { slot: { release: async () => undefined } };
+    if (seenFree(db, vendor)) return free;
     const blockedMs = await db.maybeOneFirst(sql.type(z.object({ ms: z.number() }))`
       select (extract(epoch from until - now()) * 1000)::float8 as ms from provider_blocks
       where vendor = ${vendor} and until > now()`);
-    return blockedMs === null
-      ? { slot: { release: async () => undefined } }
-      : { waitMs: Math.ceil(blockedMs), reason: `${vendor} asked to wait` };
+    if (blockedMs === null) {
+      freeAt(db).set(vendor, Date.now());
+      return free;
+    }
+    return { waitMs: Math.ceil(blockedMs), reason: `${vendor} asked to wait` };
   }
   return db.transaction(async (tx) => {
     await tx.query(sql.typeAlias('void')`select from pg_advisory_xact_lock(hashtext(${`provider:${vendor}`}))`);
@@ -79,8 +83,29 @@ export async function takeSlot(
   });
 }
 
+/**
+ * When each vendor was last found unblocked, per database: for a second after,
+ * a call to a vendor with no limits of ours is made without asking again — a
+ * round trip saved on every model call of an agent run. A 429 heard by this
+ * process counts at once (blockVendor); one heard by another worker holds
+ * this one off from at most a second later, its own calls meanwhile answered
+ * by the vendor's 429, as they would have been without the block.
+ */
+const seenUnblocked = new WeakMap<DatabasePool, Map<string, number>>();
+const unblockedForMs = 1000;
+
+function freeAt(db: DatabasePool): Map<string, number> {
+  let seen = seenUnblocked.get(db);
+  if (!seen) seenUnblocked.set(db, (seen = new Map()));
+  return seen;
+}
+
+const seenFree = (db: DatabasePool, vendor: string) =>
+  Date.now() - (freeAt(db).get(vendor) ?? -Infinity) < unblockedForMs;
+
 /** A vendor's 429 asked every caller to wait: no worker sends it anything before then. */
 export async function blockVendor(db: DatabasePool, vendor: string, waitMs: number): Promise<void> {
+  freeAt(db).delete(vendor);
   await db.query(sql.typeAlias('void')`
     insert into provider_blocks (vendor, until) values (${vendor}, now() + make_interval(secs => ${waitMs / 1000}))
     on conflict (vendor) do update set until = greatest(provider_blocks.until, excluded.until)`);
