@@ -145,7 +145,9 @@ browserDescribe('in a browser', () => {
   /** Every 401 the page met: none, since it renews its token before it expires rather than after a refusal. */
   const unauthorized: string[] = [];
   const shots = path.join(import.meta.dirname, '..', '..', 'test-results');
-  const shoot = (name: string) => page.screenshot({ path: path.join(shots, `admin-ui-${name}.png`), fullPage: true });
+  /** A screenshot of the whole page, or (`fullPage: false`) of the window, where a modal dialog shows. */
+  const shoot = (name: string, fullPage = true) =>
+    page.screenshot({ path: path.join(shots, `admin-ui-${name}.png`), fullPage });
   const shown = () =>
     page
       .locator('#jobs button[data-job]')
@@ -301,7 +303,7 @@ browserDescribe('in a browser', () => {
     await page.click('#bulk-retry');
     await page.waitForSelector('#bulk-dialog[open]');
     expect(await page.textContent('#bulk-question')).toBe('Retry 2 failed jobs?');
-    await shoot('bulk-confirm');
+    await shoot('bulk-confirm', false);
     // Nothing changes before the confirmation.
     for (const id of flaky.slice(1)) expect((await readJob(t, id)).status).toBe('failed');
     await page.click('#bulk-confirm');
