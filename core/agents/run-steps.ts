@@ -8,7 +8,8 @@
 // rather than a job (migration 0050), so admins read one record of what the
 // tools did, whoever drove them (./agent-steps.ts).
 import { z } from 'zod';
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { unhurried } from '../../db/unhurried.ts';
 import type { Actor } from '../actor.ts';
 import { timestamp } from '../timestamp.ts';
 
@@ -50,20 +51,33 @@ export const stepsCost = (db: CommonQueryMethods, jobId: string) =>
   db.oneFirst(sql.type(z.object({ cost: z.number() }))`
     select coalesce(sum(cost), 0)::float8 as cost from agent_run_steps where job_id = ${jobId}`);
 
-/** Records a step; a second record of the same step (a run that resumed) changes nothing, and says so. */
+/**
+ * Records a step; a second record of the same step (a run that resumed)
+ * changes nothing, and says so. A model call's step may be `unhurried`
+ * (db/unhurried.ts): a crash of the database itself can lose it only with
+ * nothing after it, and the resumed run then asks the model again (the vendor
+ * bills that call twice; the run is charged once). A tool call's step, which
+ * commits with the tool's writes, never is.
+ */
 export async function recordStep(
   db: CommonQueryMethods,
   job: { id: string; tenant_id: string },
   step: NewStep,
+  options: { unhurried?: boolean } = {},
 ): Promise<boolean> {
-  const inserted = await db.maybeOne(sql.type(z.object({ step: z.number() }))`
-    insert into agent_run_steps (job_id, step, tenant_id, kind, name, input, output, tool_call_id, status,
-                                 input_tokens, output_tokens, duration_ms, cost)
-    values (${job.id}, ${step.step}, ${job.tenant_id}, ${step.kind}, ${step.name}, ${sql.jsonb(step.input as never)},
-            ${sql.jsonb(step.output as never)}, ${step.tool_call_id ?? null}, ${step.status}, ${step.input_tokens},
-            ${step.output_tokens}, ${Math.round(step.duration_ms)}, ${step.cost})
-    on conflict (job_id, step) do nothing
-    returning step`);
+  const inserted = await db.maybeOne(
+    prepared(sql.type(z.object({ step: z.number() }))`
+      ${options.unhurried ? unhurried : sql.fragment``}
+      insert into agent_run_steps (job_id, step, tenant_id, kind, name, input, output, tool_call_id, status,
+                                   input_tokens, output_tokens, duration_ms, cost)
+      select ${job.id}::uuid, ${step.step}::int, ${job.tenant_id}::uuid, ${step.kind}, ${step.name},
+             ${sql.jsonb(step.input as never)}, ${sql.jsonb(step.output as never)}, ${step.tool_call_id ?? null},
+             ${step.status}, ${step.input_tokens}::int, ${step.output_tokens}::int, ${Math.round(step.duration_ms)}::int,
+             ${step.cost}::numeric
+      ${options.unhurried ? sql.fragment`from unhurried` : sql.fragment``}
+      on conflict (job_id, step) do nothing
+      returning step`),
+  );
   return inserted !== null;
 }
 

@@ -10,6 +10,7 @@
 // one has only its changed chunks embedded (./chunk-embeddings.ts). A page's
 // or a PDF's document has its text taken first (./source-text.ts).
 import { z } from 'zod';
+import { unhurried } from '../../db/unhurried.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import type { Success } from '../jobs/settle.ts';
@@ -59,7 +60,7 @@ async function enter(db: CommonQueryMethods, jobId: string, documentId: string, 
       : sql.fragment``;
   // One statement, its own transaction: the setting (local to it) is in force when it commits.
   await db.query(sql.typeAlias('void')`
-    with unhurried as (select set_config('synchronous_commit', 'off', true))
+    ${unhurried}
     update knowledge_documents set index_state = ${state}, ${sql.identifier([`${state}_at`])} = now() ${restart}
     where id = ${documentId} and index_job_id = ${jobId} and exists (select from unhurried)`);
 }

@@ -2,7 +2,8 @@
 // the worker as each call ends, read by the admin's job detail and by
 // GET /admin/providers for each vendor's recent errors and latency.
 import { z } from 'zod';
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { unhurried } from '../../db/unhurried.ts';
 import { timestamp } from '../timestamp.ts';
 
 export const callOutcomes = ['succeeded', 'pending', 'passed_on', 'failed', 'canceled'] as const;
@@ -24,12 +25,17 @@ export async function recordProviderCall(
   job: { id: string; tenant_id: string },
   call: ProviderCall,
 ): Promise<void> {
-  await db.query(sql.typeAlias('void')`
-    insert into provider_calls (job_id, tenant_id, capability, vendor, model, started_at, duration_ms, outcome,
-                                error_code, http_status)
-    values (${job.id}, ${job.tenant_id}, ${call.capability}, ${call.vendor}, ${call.model},
-            ${call.startedAt.toISOString()}, ${Math.round(call.durationMs)}, ${call.outcome},
-            ${call.errorCode ?? null}, ${call.httpStatus ?? null})`);
+  // A record for admins, not the work: its commit does not wait for the disk (db/unhurried.ts).
+  await db.query(
+    prepared(sql.typeAlias('void')`
+      ${unhurried}
+      insert into provider_calls (job_id, tenant_id, capability, vendor, model, started_at, duration_ms, outcome,
+                                  error_code, http_status)
+      select ${job.id}, ${job.tenant_id}, ${call.capability}, ${call.vendor}, ${call.model},
+             ${call.startedAt.toISOString()}::timestamptz, ${Math.round(call.durationMs)}, ${call.outcome},
+             ${call.errorCode ?? null}, ${call.httpStatus ?? null}
+      from unhurried`),
+  );
 }
 
 export const providerCallSchema = z

@@ -186,7 +186,7 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
       duration_ms: Date.now() - started,
       cost: tokenCost(call, usage),
     };
-    await recordStep(db, job, step);
+    await recordStep(db, job, step, { unhurried: true });
     take(step);
   }
 
