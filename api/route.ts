@@ -54,6 +54,8 @@ type BaseContext = {
   limitJobs(tenantId: string): void;
   /** The webhook a job-creating request named (./jobs/webhook-fields.ts), for the job it submits. */
   webhook?: JobWebhook | null;
+  /** The job's own priority a job-creating request asked for (./jobs/webhook-fields.ts), for the job it submits. */
+  priority?: number | undefined;
 };
 
 /** What a handler gets beyond the base, by what its route declares. */

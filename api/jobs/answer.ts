@@ -119,6 +119,7 @@ export async function submitAndAnswer(
   const job = await submitJob(context.db, context.services.config, context.access, {
     ...submission,
     webhook: context.webhook ?? null,
+    priority: context.priority,
   });
   return answerJob(context, prefer, job, 'submitted');
 }

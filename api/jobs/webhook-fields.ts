@@ -6,8 +6,12 @@
 // without them, and the webhook asked for on `context.webhook`, which
 // submitAndAnswer hands to the submit. A route with a multipart body reads
 // the fields from its form itself (posts/from-pdf).
+// They take the job's own `priority` too (core/jobs/request-priority.ts), on
+// `context.priority`, except the routes whose submit goes through a domain
+// function that does not carry it yet (`withoutPriority`).
 import { z } from 'zod';
 import { needs } from '../../core/field-rules.ts';
+import { requestPriorityField } from '../../core/jobs/request-priority.ts';
 import { requestedWebhook, webhookFields, type WebhookFields } from '../../core/webhooks/request.ts';
 import type { RouteDefinition } from '../route.ts';
 import { jobResponses } from './answer.ts';
@@ -20,10 +24,11 @@ import { jobResponses } from './answer.ts';
  */
 function withWebhookFields(key: string, body: z.ZodType | undefined): z.ZodType {
   const rule = needs('webhook_events', 'webhook');
-  if (body === undefined) return z.strictObject(webhookFields.shape).meta(rule).optional();
+  const fields = withoutPriority.has(key) ? webhookFields.shape : { ...webhookFields.shape, priority: priorityField };
+  if (body === undefined) return z.strictObject(fields).meta(rule).optional();
   if (body instanceof z.ZodObject) {
     const { id: _id, ...own } = body.meta() ?? {};
-    return body.safeExtend(webhookFields.shape).meta({ ...own, ...rule });
+    return body.safeExtend(fields).meta({ ...own, ...rule });
   }
   if (body instanceof z.ZodOptional) return withWebhookFields(key, body.unwrap() as z.ZodType).optional();
   if (body instanceof z.ZodDefault) {
@@ -33,15 +38,32 @@ function withWebhookFields(key: string, body: z.ZodType | undefined): z.ZodType 
   throw new Error(`${key} answers a job, but its body is not an object the webhook fields can be added to`);
 }
 
+const priorityField = requestPriorityField.optional();
+
+/**
+ * Job-creating routes whose submit is not submitAndAnswer's (an agent run's,
+ * a knowledge document's index, a site's reindex): their domain functions
+ * take the webhook but not yet a priority, so they do not offer one.
+ */
+const withoutPriority = new Set([
+  'POST /{site_identifier}/agents/{agent_id}/runs',
+  'POST /api/agents/{agent_id}/knowledge-base/from-post/{post_id}',
+  'POST /api/agents/{agent_id}/knowledge-base/from-text',
+  'POST /api/agents/{agent_id}/knowledge-base/from-url',
+  'POST /api/agents/knowledge-base/{doc_id}/compute-rag-index',
+  'POST /search/admin/sites/{site_identifier}/reindex',
+]);
+
 export function takingWebhooks(route: RouteDefinition): RouteDefinition {
   if (route.responses[202] !== jobResponses[202] || route.request?.rawBody) return route;
   return {
     ...route,
     request: { ...route.request, body: withWebhookFields(route.key, route.request?.body) },
     async handler(input, context, http) {
-      const sent = input.body as (WebhookFields & Record<string, unknown>) | undefined;
-      const { webhook, webhook_events, ...own } = sent ?? {};
+      const sent = input.body as (WebhookFields & { priority?: number } & Record<string, unknown>) | undefined;
+      const { webhook, webhook_events, priority, ...own } = sent ?? {};
       context.webhook = requestedWebhook(context.services.config, { webhook, webhook_events });
+      context.priority = priority;
       return route.handler({ ...input, body: sent === undefined ? undefined : own }, context, http);
     },
   };

@@ -18,6 +18,8 @@ export const scopes = [
   'media:write',
   'jobs:read',
   'jobs:write',
+  // Lets a service account submit jobs ahead of the tenant's others (core/jobs/request-priority.ts).
+  'jobs:priority',
   'search:read',
 ] as const;
 

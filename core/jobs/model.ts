@@ -46,6 +46,10 @@ export const jobSchema = z
     error: jobErrorSchema.nullable(),
     attempts: z.number().int(),
     max_attempts: z.number().int(),
+    priority: z
+      .number()
+      .int()
+      .describe('Its own priority as submitted (-10 to 10, lower runs first, 0 by default), added to its kind’s'),
     credits_reserved: z.number().int(),
     credits_charged: z.number().int(),
     provider: z.string().nullable(),
@@ -85,7 +89,7 @@ export type JobRow = z.infer<typeof jobRow>;
 
 export const jobColumns = sql.fragment`
   jobs.id, jobs.tenant_id, jobs.actor_id, jobs.site_id, jobs.user_id, jobs.kind, jobs.status, jobs.progress::float8 as progress, jobs.stage,
-  jobs.input, jobs.output, jobs.error, jobs.attempts, jobs.max_attempts, jobs.account_id, jobs.credits_reserved,
+  jobs.input, jobs.output, jobs.error, jobs.attempts, jobs.max_attempts, jobs.priority, jobs.account_id, jobs.credits_reserved,
   jobs.credits_charged, jobs.provider, jobs.test_mode, jobs.provider_ref, jobs.provider_result, jobs.locked_by, jobs.media_id, jobs.media_ids,
   jobs.webhook, jobs.webhook_events, jobs.unit_price::float8 as unit_price, jobs.created_at, jobs.started_at, jobs.waiting_at, jobs.finished_at, jobs.canceled_at, jobs.updated_at`;
 

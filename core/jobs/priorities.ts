@@ -1,6 +1,6 @@
 // Priorities of the kinds of job, by global admins (migration 0053): the
 // priority graphile-worker orders a worker's choice by, lower first, 0 when a
-// kind has none. Each queue entry reads its kind's priority in the statement
+// kind has none; a job's entries add its own (./request-priority.ts). Each queue entry reads its kind's priority in the statement
 // that adds it (./queue.ts), so a retry or a requeue takes the priority of
 // the moment; a change also moves the kind's entries queued already. It
 // orders only what a worker may take: a tenant past its share of the slots is
@@ -72,12 +72,18 @@ export async function setKindPriority(
       insert into job_kind_settings (kind, priority, updated_by) values (${kind}, ${priority}, ${admin.userId})
       on conflict (kind) do update set priority = excluded.priority, updated_by = excluded.updated_by, updated_at = now()
       returning kind, priority::int as priority, updated_by, updated_at`);
-    // The entries queued already, found by the kind flag every run carries (./queue.ts).
+    // The entries queued already, found by the kind flag every run carries (./queue.ts), each at the kind's
+    // new priority plus its job's own (./request-priority.ts).
     await tx.query(sql.typeAlias('void')`
-      update graphile_worker._private_jobs q set priority = ${priority}
-      from graphile_worker._private_tasks t
-      where t.id = q.task_id and t.identifier = ${runTask} and q.locked_at is null
-        and q.flags ? ${kindFlag(kind)} and q.priority <> ${priority}`);
+      with wanted as (
+        select q.id, ${priority} + coalesce(j.priority, 0) as priority
+        from graphile_worker._private_jobs q
+        join graphile_worker._private_tasks t on t.id = q.task_id
+        left join jobs j on j.id = (q.payload->>'job_id')::uuid
+        where t.identifier = ${runTask} and q.locked_at is null and q.flags ? ${kindFlag(kind)}
+      )
+      update graphile_worker._private_jobs q set priority = wanted.priority
+      from wanted where q.id = wanted.id and q.priority <> wanted.priority and q.locked_at is null`);
     return row;
   });
 }

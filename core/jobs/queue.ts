@@ -8,8 +8,9 @@
 // It is flagged with its kind too: a worker process of a pool skips the kinds
 // it does not take (WORKER_KINDS), and every worker those of a paused kind or
 // tenant (worker/queue-gate.ts, ./pauses.ts). Its priority is its kind's
-// (./priorities.ts), read in the statement that adds it, so a retry or a
-// requeue takes the kind's priority of the moment.
+// (./priorities.ts) plus the job's own (./request-priority.ts), read in the
+// statement that adds it, so a retry or a requeue takes the kind's priority
+// of the moment and keeps the job's.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { addJob } from './enqueue.ts';
@@ -30,11 +31,24 @@ export function flaggedTenant(flags: Record<string, unknown> | null | undefined)
   return null;
 }
 
-export type Runnable = { id: string; tenant_id: string; kind: string; max_attempts: number };
+export type Runnable = {
+  id: string;
+  tenant_id: string;
+  kind: string;
+  max_attempts: number;
+  /** The job's own priority; read from its row when not given (the row exists unless the statement inserts it). */
+  priority?: number;
+};
 
-/** The priority of a kind's queue entries, as an SQL value: its setting, or null (add_job's 0) when it has none. */
-export const kindPriority = (kind: string) =>
-  sql.fragment`(select s.priority from job_kind_settings s where s.kind = ${kind})`;
+/** The priority of a kind's queue entries, as an SQL value: its setting, or 0 when it has none. */
+const kindPriority = (kind: string) =>
+  sql.fragment`coalesce((select s.priority from job_kind_settings s where s.kind = ${kind}), 0)`;
+
+/** A job's queue entry's priority, as an SQL value: its kind's plus its own. */
+const entryPriority = (job: Runnable) =>
+  sql.fragment`(${kindPriority(job.kind)} + ${
+    job.priority ?? sql.fragment`coalesce((select j.priority from jobs j where j.id = ${job.id}), 0)`
+  })`;
 
 /**
  * The add_job call that queues a run of the job; `runAt` delays it. `first`:
@@ -50,7 +64,7 @@ export function runEntry(job: Runnable, options: { runAt?: Date; maxAttempts?: n
       jobKey: `job:${job.id}`,
       ...(options.first ? { jobKeyMode: 'new' as const } : {}),
       maxAttempts: options.maxAttempts ?? job.max_attempts,
-      priority: kindPriority(job.kind),
+      priority: entryPriority(job),
       ...(options.runAt ? { runAt: options.runAt } : {}),
     },
   );

@@ -23,6 +23,7 @@ import { pricePlan, type Estimate } from './pricing.ts';
 import { inTestMode, testPlan } from './test-mode.ts';
 import { pausedStage } from './pauses.ts';
 import { runEntry } from './queue.ts';
+import { allowedPriority } from './request-priority.ts';
 import type { JobWebhook } from '../webhooks/request.ts';
 
 export type Submission = {
@@ -40,6 +41,8 @@ export type Submission = {
   plan?: { calls: PlannedCall[]; estimate: Estimate };
   /** The most it may reserve, below what its plan would (an agent run held to its credit budget). */
   maxCost?: number | undefined;
+  /** Its own priority, if the request asked for one (./request-priority.ts: who may ask for what). */
+  priority?: number | undefined;
 };
 
 /** Users pay from their credits on the site; service accounts from the tenant's pool. */
@@ -66,6 +69,8 @@ export type NewJob = {
   webhook?: JobWebhook | null;
   /** Whether it runs in test mode (core/jobs/test-mode.ts); read from the tenant and the actor when not said. */
   testMode?: boolean;
+  /** Its own priority, already allowed (./request-priority.ts); 0 when not said. */
+  priority?: number;
 };
 
 type Fragment = ReturnType<typeof sql.fragment>;
@@ -116,6 +121,7 @@ function pricedBy(pricing: Pricing, siteId: string, kind: string) {
 export async function insertJob(db: CommonQueryMethods, config: Config, job: NewJob): Promise<JobRow> {
   const { site, actor } = job;
   const id = randomUUID();
+  const priority = job.priority ?? 0;
   const testMode = job.testMode ?? (await inTestMode(db, site.tenant_id, actor));
   // A test job is free, and its plan (if it has one) is the local stand-in's.
   const input = testMode && 'providers' in job.input ? { ...job.input, providers: testPlan } : job.input;
@@ -151,16 +157,16 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
       with ${priced.ctes}
       job as (
         insert into jobs (id, tenant_id, site_id, user_id, actor_id, kind, input, max_attempts, account_id, credits_reserved,
-                          unit_price, webhook, webhook_events, test_mode, stage)
+                          unit_price, webhook, webhook_events, test_mode, stage, priority)
         select ${id}, ${site.tenant_id}, ${site.id}, ${actor.kind === 'user' ? actor.userId : null}, ${actorId(actor)}, ${job.kind},
                ${sql.jsonb(input as never)}, ${config.jobs.maxAttempts}, ${priced.accountId}, ${priced.cost},
                ${priced.unitPrice}, ${job.webhook?.url ?? null}, ${sql.array(job.webhook?.events ?? [], 'text')}, ${testMode},
-               ${pausedStage(job.kind, site.tenant_id)}
+               ${pausedStage(job.kind, site.tenant_id)}, ${priority}
         ${priced.from}
         where ${active}
         returning *
       ), queued as (
-        select ${runEntry({ id, tenant_id: site.tenant_id, kind: job.kind, max_attempts: config.jobs.maxAttempts }, { first: true })} from job
+        select ${runEntry({ id, tenant_id: site.tenant_id, kind: job.kind, max_attempts: config.jobs.maxAttempts, priority }, { first: true })} from job
       ) ${reservation}
       select ${jobColumns} ${short} from job as jobs, queued`),
     );
@@ -175,13 +181,19 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
   throw notFound('No such site.');
 }
 
-/** Jobs are submitted by callers the route let in: service accounts with jobs:write and the kind's own scope. */
+/**
+ * Jobs are submitted by callers the route let in: service accounts with
+ * jobs:write and the kind's own scope; an earlier turn than the default
+ * takes more (./request-priority.ts).
+ */
 export async function submitJob(
   db: CommonQueryMethods,
   config: Config,
-  { actor, site }: SiteAccess,
+  access: SiteAccess,
   submission: Submission,
 ): Promise<Job> {
+  const { actor, site } = access;
+  const priority = allowedPriority(access, submission.priority);
   // Priced and paid in the job's own statement: a payer with no account yet has no credits (a 402 if it costs any).
   const payer = payerOf(actor, site);
   const { kind, plan, estimatedUnits } = submission;
@@ -197,6 +209,7 @@ export async function submitJob(
       : { units: estimatedUnits, payer },
     webhook: submission.webhook ?? null,
     testMode,
+    priority,
   });
   return toJob(row);
 }

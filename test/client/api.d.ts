@@ -2954,6 +2954,8 @@ export interface components {
       error: components["schemas"]["JobError"];
       attempts: number;
       max_attempts: number;
+      /** @description Its own priority as submitted (-10 to 10, lower runs first, 0 by default), added to its kind’s */
+      priority: number;
       credits_reserved: number;
       credits_charged: number;
       provider: string | null;
@@ -4336,7 +4338,7 @@ export interface components {
       tenant_id: string;
       name: string;
       description: string;
-      scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "search:read")[];
+      scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
       client_id: string;
       /** @enum {string} */
       status: "active" | "disabled";
@@ -4354,7 +4356,7 @@ export interface components {
       tenant_id: string;
       name: string;
       description: string;
-      scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "search:read")[];
+      scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
       client_id: string;
       /** @enum {string} */
       status: "active" | "disabled";
@@ -4930,6 +4932,8 @@ export interface components {
       error: components["schemas"]["JobError"];
       attempts: number;
       max_attempts: number;
+      /** @description Its own priority as submitted (-10 to 10, lower runs first, 0 by default), added to its kind’s */
+      priority: number;
       credits_reserved: number;
       credits_charged: number;
       provider: string | null;
@@ -5106,6 +5110,8 @@ export interface components {
       error: components["schemas"]["JobError"];
       attempts: number;
       max_attempts: number;
+      /** @description Its own priority as submitted (-10 to 10, lower runs first, 0 by default), added to its kind’s */
+      priority: number;
       credits_reserved: number;
       credits_charged: number;
       provider: string | null;
@@ -5605,6 +5611,8 @@ export interface components {
         error: components["schemas"]["JobError"];
         attempts: number;
         max_attempts: number;
+        /** @description Its own priority as submitted (-10 to 10, lower runs first, 0 by default), added to its kind’s */
+        priority: number;
         credits_reserved: number;
         credits_charged: number;
         provider: string | null;
@@ -10163,6 +10171,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -10323,6 +10333,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -10495,6 +10507,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -10667,6 +10681,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -10803,6 +10819,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -11156,6 +11174,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -11273,6 +11293,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -13510,6 +13532,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -13788,6 +13812,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -13920,6 +13946,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -15123,6 +15151,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         }, "kind">;
       };
     };
@@ -15259,7 +15289,7 @@ export interface operations {
           name: string;
           description?: string;
           /** @default [] */
-          scopes?: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "search:read")[];
+          scopes?: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
           /**
            * @description A test account: its jobs run on the local stand-ins at no charge and are marked as test jobs. Fixed for the account’s life; make another for live work.
            * @default false
@@ -15384,7 +15414,7 @@ export interface operations {
         "application/json": {
           name?: string;
           description?: string;
-          scopes?: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "search:read")[];
+          scopes?: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
           /** @enum {string} */
           status?: "active" | "disabled";
           /** @description Issues a new client_secret (returned once); the old one stops working */
@@ -15410,7 +15440,7 @@ export interface operations {
             tenant_id: string;
             name: string;
             description: string;
-            scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "search:read")[];
+            scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
             client_id: string;
             /** @enum {string} */
             status: "active" | "disabled";
@@ -18094,6 +18124,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -18294,6 +18326,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -18494,6 +18528,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -18694,6 +18730,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -19331,6 +19369,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };
@@ -19756,6 +19796,8 @@ export interface operations {
             error: components["schemas"]["JobError"];
             attempts: components["schemas"]["JobAttempt"][];
             max_attempts: number;
+            /** @description Its own priority as submitted (-10 to 10, lower runs first, 0 by default), added to its kind’s */
+            priority: number;
             credits_reserved: number;
             credits_charged: number;
             provider: string | null;
