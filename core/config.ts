@@ -58,7 +58,7 @@ const trustProxy = z.string().transform((value, ctx): false | number | string[] 
   return proxies;
 });
 
-/** Variables with their defaults; the README's configuration table mirrors this list. */
+/** Variables with their defaults; the table of docs/configuration.md mirrors this list. */
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -224,7 +224,7 @@ const envSchema = z.object({
 
 export type Config = ReturnType<typeof loadConfig>;
 
-/** Every variable read; the README's table is checked against this list. */
+/** Every variable read; the table of docs/configuration.md is checked against this list. */
 export const configVariables = Object.keys(envSchema.shape);
 
 /** Raised when the environment is invalid; its message names every bad variable. */
