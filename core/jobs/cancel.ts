@@ -15,6 +15,7 @@
 // 17,000 jobs outlasted the block's 30 s and could not be blocked at all.
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { z } from 'zod';
+import { countFinishedJob } from '../metrics/jobs.ts';
 import { announce } from '../webhooks/announce.ts';
 import { enqueue } from './enqueue.ts';
 import { finished, jobById, jobColumns, jobRow, type JobRow } from './model.ts';
@@ -24,6 +25,7 @@ const vendorsThatCallBack = ['replicate', 'fal'] as const;
 
 const canceledJobs = z.object({
   canceled: z.number(),
+  unrun: z.array(z.object({ kind: z.string(), created_at: z.string(), started_at: z.string().nullable() })),
   told: z.array(z.uuid()),
   atVendors: z.array(z.object({ provider: z.string(), ref: z.string(), model: z.string().nullable() })),
 });
@@ -40,11 +42,12 @@ export async function cancelJobs(db: CommonQueryMethods, jobIds: readonly string
   await db.one(sql.type(z.object({ removed: z.number() }))`
     select count(graphile_worker.remove_job('job:' || id))::int as removed from unnest(${ids}) as id`);
   const error = sql.jsonb({ code: 'canceled', message: reason } as never);
-  const { canceled, told, atVendors } = await db.one(sql.type(canceledJobs)`
+  const { canceled, unrun, told, atVendors } = await db.one(sql.type(canceledJobs)`
     with job as (
       update jobs set status = 'canceled', error = ${error}, canceled_at = now(), finished_at = now(), locked_by = null
-      where id = any(${ids}) and status <> all(${sql.array([...finished], 'text')})
-      returning *
+      from jobs was
+      where was.id = jobs.id and jobs.id = any(${ids}) and jobs.status <> all(${sql.array([...finished], 'text')})
+      returning jobs.*, was.status <> 'running' or was.locked_by is null as unrun
     ), attempt as (
       update job_attempts set finished_at = now(), outcome = 'canceled', error = null
       where job_id in (select id from job) and outcome is null
@@ -59,12 +62,18 @@ export async function cancelJobs(db: CommonQueryMethods, jobIds: readonly string
       from job where account_id is not null and credits_reserved > 0
     )
     select (select count(*)::int from job) as canceled,
+           coalesce((select jsonb_agg(jsonb_build_object('kind', kind, 'created_at', created_at, 'started_at', started_at))
+                     from job where unrun), '[]'::jsonb) as unrun,
            array(select id from job where webhook is not null and 'completed' = any(webhook_events)) as told,
            coalesce((select jsonb_agg(jsonb_build_object('provider', provider, 'ref', provider_ref, 'model',
                        (select p->>'model' from jsonb_array_elements(coalesce(input->'providers', '[]'::jsonb)) p
                         where p->>'vendor' = provider limit 1))) from job
                      where provider = any(${sql.array([...vendorsThatCallBack], 'text')}) and provider_ref is not null),
                     '[]'::jsonb) as "atVendors"`);
+  // Counted here, in the process that canceled them, those no worker was running: a running job is counted by
+  // its worker once it lets go of the run (worker/jobs/run.ts), a queued or waiting one would never be. Before
+  // the caller's commit, which a rare rollback would leave counted.
+  for (const job of unrun) countFinishedJob(job, 'canceled');
   for (const work of atVendors) await enqueue(db, 'provider__cancel', work, { maxAttempts: 5 });
   if (told.length > 0) {
     const rows = await db.any(sql.type(jobRow)`

@@ -2,7 +2,8 @@
 // runtime metrics under their standard names (`process_*`, `nodejs_*`, which
 // stock dashboards look for), and the platform's own under the `cap_` prefix:
 // jobs finished, their wait and run times (counted by the worker that settles
-// them, worker/jobs/run.ts), and HTTP requests by route key (api/middleware/
+// them, worker/jobs/run.ts, or by the process that canceled them before any
+// worker ran them, core/jobs/cancel.ts), and HTTP requests by route key (api/middleware/
 // request-metrics.ts). The API serves it at /metrics beside the database
 // gauges (core/jobs/metrics.ts); a worker on WORKER_METRICS_PORT
 // (worker/metrics-server.ts). Prometheus sums the counters across processes.
@@ -34,7 +35,9 @@ function build(): ProcessMetrics {
     registry,
     jobsFinished: new Counter({
       name: `${prefix}jobs_finished_total`,
-      help: 'Jobs this process settled for good, per kind and outcome (succeeded, failed, canceled while running)',
+      help:
+        'Jobs this process settled for good, per kind and outcome (succeeded, failed, canceled: by the worker ' +
+        'running it, else by the process that canceled it)',
       labelNames: ['kind', 'outcome'],
       registers,
     }),
