@@ -23,7 +23,10 @@ beforeAll(() => {
 
 /** The API's count of canceled jobs of this kind, as a scraper reads it. */
 async function canceledCount(kind: string): Promise<number> {
-  const res = await request(t.app).get('/metrics').set({ Authorization: `Bearer ${metricsToken}` }).expect(200);
+  const res = await request(t.app)
+    .get('/metrics')
+    .set({ Authorization: `Bearer ${metricsToken}` })
+    .expect(200);
   return sampleOf(parsePrometheusText(res.text), 'cap_jobs_finished_total', { kind, outcome: 'canceled' })?.value ?? 0;
 }
 
