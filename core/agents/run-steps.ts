@@ -52,34 +52,47 @@ export const stepsCost = (db: CommonQueryMethods, jobId: string) =>
     select coalesce(sum(cost), 0)::float8 as cost from agent_run_steps where job_id = ${jobId}`);
 
 /**
- * Records a step; a second record of the same step (a run that resumed)
- * changes nothing, and says so. A model call's step may be `unhurried`
+ * Records steps, in one statement; a second record of a step (a run that
+ * resumed) changes nothing. A model call's step may be `unhurried`
  * (db/unhurried.ts): a crash of the database itself can lose it only with
  * nothing after it, and the resumed run then asks the model again (the vendor
  * bills that call twice; the run is charged once). A tool call's step, which
  * commits with the tool's writes, never is.
  */
-export async function recordStep(
+export async function recordSteps(
+  db: CommonQueryMethods,
+  job: { id: string; tenant_id: string },
+  steps: NewStep[],
+  options: { unhurried?: boolean } = {},
+): Promise<void> {
+  const rows = steps.map((step) => ({
+    ...step,
+    tool_call_id: step.tool_call_id ?? null,
+    duration_ms: Math.round(step.duration_ms),
+  }));
+  await db.query(
+    prepared(sql.typeAlias('void')`
+      ${options.unhurried ? unhurried : sql.fragment``}
+      insert into agent_run_steps (job_id, step, tenant_id, kind, name, input, output, tool_call_id, status,
+                                   input_tokens, output_tokens, duration_ms, cost)
+      select ${job.id}::uuid, s.step, ${job.tenant_id}::uuid, s.kind, s.name, s.input, s.output, s.tool_call_id,
+             s.status, s.input_tokens, s.output_tokens, s.duration_ms, s.cost
+      from jsonb_to_recordset(${sql.jsonb(rows as never)}) as s(step int, kind text, name text, input jsonb,
+           output jsonb, tool_call_id text, status text, input_tokens int, output_tokens int, duration_ms int,
+           cost numeric)
+      ${options.unhurried ? sql.fragment`where exists (select from unhurried)` : sql.fragment``}
+      order by s.step
+      on conflict (job_id, step) do nothing`),
+  );
+}
+
+/** Records a step (see recordSteps). */
+export const recordStep = (
   db: CommonQueryMethods,
   job: { id: string; tenant_id: string },
   step: NewStep,
   options: { unhurried?: boolean } = {},
-): Promise<boolean> {
-  const inserted = await db.maybeOne(
-    prepared(sql.type(z.object({ step: z.number() }))`
-      ${options.unhurried ? unhurried : sql.fragment``}
-      insert into agent_run_steps (job_id, step, tenant_id, kind, name, input, output, tool_call_id, status,
-                                   input_tokens, output_tokens, duration_ms, cost)
-      select ${job.id}::uuid, ${step.step}::int, ${job.tenant_id}::uuid, ${step.kind}, ${step.name},
-             ${sql.jsonb(step.input as never)}, ${sql.jsonb(step.output as never)}, ${step.tool_call_id ?? null},
-             ${step.status}, ${step.input_tokens}::int, ${step.output_tokens}::int, ${Math.round(step.duration_ms)}::int,
-             ${step.cost}::numeric
-      ${options.unhurried ? sql.fragment`from unhurried` : sql.fragment``}
-      on conflict (job_id, step) do nothing
-      returning step`),
-  );
-  return inserted !== null;
-}
+) => recordSteps(db, job, [step], options);
 
 /** A tools/call over MCP, as it ended: the client was answered `output` (the tool's answer, or `{problem}`). */
 export type McpStep = {

@@ -12,10 +12,8 @@
 // ends with its transaction, and no step begins after the cancel. The model's
 // text and each tool call are published as they happen (./run-events.ts).
 import { z } from 'zod';
-import { agentInstructions } from '../../core/agents/agents.ts';
 import { Sources } from '../../core/agents/citations.ts';
-import { historyBefore } from '../../core/agents/conversations.ts';
-import { recordStep, runSteps, type NewStep, type RunStep } from '../../core/agents/run-steps.ts';
+import { recordStep, type NewStep, type RunStep } from '../../core/agents/run-steps.ts';
 import type { RunJobInput } from '../../core/agents/runs.ts';
 import { knowledgeSearchResultSchema } from '../../core/knowledge/search.ts';
 import type { ChatMessage, ToolCall, ToolDefinition } from '../../core/providers/capabilities.ts';
@@ -97,16 +95,25 @@ function passagesMessage(step: Pick<NewStep, 'output'>, sources: Sources): ChatM
   };
 }
 
-export async function runLoop(scope: RunScope, input: RunJobInput, plan: PlannedCall[]): Promise<LoopResult> {
+/** What the run read before its first step (worker/jobs/agent_run.ts reads it beside the agent). */
+export type RunStart = {
+  /** The agent's instructions, after its type's system prompt. */
+  instructions: string;
+  /** The conversation before this run. */
+  history: ChatMessage[];
+  /** The steps an earlier attempt of the run recorded. */
+  recorded: readonly RunStep[];
+};
+
+export async function runLoop(
+  scope: RunScope,
+  input: RunJobInput,
+  plan: PlannedCall[],
+  { instructions, history, recorded }: RunStart,
+): Promise<LoopResult> {
   const { context, events } = scope;
   const { db, job } = context;
   const sources = new Sources();
-  // Read at once: each is a round trip before the first step.
-  const [instructions, history, recorded] = await Promise.all([
-    agentInstructions(db, scope.agent),
-    historyBefore(db, input.conversation_id, job.id),
-    runSteps(db, job.id),
-  ]);
   const messages: ChatMessage[] = [
     { role: 'system', content: [instructions, guidance(scope)].filter(Boolean).join('\n\n') },
     ...history,
@@ -133,6 +140,8 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
   // The model that answered last, also when that was before the worker died.
   const named = (step: NewStep | undefined) => plan.find((call) => `${call.vendor}/${call.model}` === step?.name);
   let model: PlannedCall | null = named(steps.findLast((step) => step.kind === 'model')) ?? null;
+  // The model call that asked for tools, until the first of them records it (./tool-steps.ts).
+  let unrecorded: NewStep | undefined;
   for (;;) {
     // The step boundary: a run canceled (or a worker stopping) begins no other step.
     context.signal.throwIfAborted();
@@ -147,7 +156,8 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
       const number = steps.length + 1;
       await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${number}: ${call.name}`);
       events.publish(toolStartedEvent(number, call));
-      const called = await toolStep(scope, call, number);
+      const called = await toolStep(scope, call, number, unrecorded);
+      unrecorded = undefined;
       events.publish(toolFinishedEvent(call, called));
       take(called);
       continue;
@@ -186,7 +196,13 @@ export async function runLoop(scope: RunScope, input: RunJobInput, plan: Planned
       duration_ms: Date.now() - started,
       cost: tokenCost(call, usage),
     };
-    await recordStep(db, job, step, { unhurried: true });
+    // A final answer's step goes out behind the run (its settling waits for it); one that asked for tools is
+    // recorded with the first of them.
+    if (answer.toolCalls.length > 0) unrecorded = step;
+    else
+      context.background.add('agent run steps', () => recordStep(db, job, step, { unhurried: true }), {
+        required: true,
+      });
     take(step);
   }
 

@@ -6,7 +6,7 @@
 // run's end: it is recorded and told to the model, which may try otherwise.
 import type { Actor } from '../../core/actor.ts';
 import type { Agent } from '../../core/agents/agents.ts';
-import { recordStep, type NewStep } from '../../core/agents/run-steps.ts';
+import { recordSteps, type NewStep } from '../../core/agents/run-steps.ts';
 import { Problem } from '../../core/errors.ts';
 import type { ToolCall } from '../../core/providers/capabilities.ts';
 import type { Services } from '../../core/services.ts';
@@ -55,8 +55,16 @@ function argumentsOf(call: ToolCall, scope: RunScope): Record<string, unknown> {
   return { ...(parsed as Record<string, unknown>), ...Object.fromEntries(fixed) };
 }
 
-/** Carries out the tool call as step `step`; its record says what the model is told. */
-export async function toolStep(scope: RunScope, call: ToolCall, step: number): Promise<NewStep> {
+/**
+ * Carries out the tool call as step `step`; its record says what the model is
+ * told. `asked`, the model call's step that asked for it when that is not
+ * recorded yet, is recorded with it, in the same statement: a model call
+ * that asks for tools is recorded with the first of them, so that neither
+ * waits for a round trip of its own, and a run resumed after a worker died
+ * between the two asks the model again rather than finding a tool call
+ * without its model call.
+ */
+export async function toolStep(scope: RunScope, call: ToolCall, step: number, asked?: NewStep): Promise<NewStep> {
   const { context, services, actor, agent } = scope;
   const started = Date.now();
   const base = {
@@ -87,7 +95,7 @@ export async function toolStep(scope: RunScope, call: ToolCall, step: number): P
         status: 'ok',
         duration_ms: Date.now() - started,
       };
-      await recordStep(tx, context.job, done);
+      await recordSteps(tx, context.job, [...(asked ? [asked] : []), done]);
       return done;
     });
   } catch (error) {
@@ -101,7 +109,7 @@ export async function toolStep(scope: RunScope, call: ToolCall, step: number): P
       status: 'refused',
       duration_ms: Date.now() - started,
     };
-    await recordStep(context.db, context.job, refused);
+    await recordSteps(context.db, context.job, [...(asked ? [asked] : []), refused]);
     return refused;
   }
 }

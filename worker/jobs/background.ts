@@ -2,11 +2,12 @@
 // and stage, an agent run's events, the record of a call to a provider — go
 // out behind the work instead of in front of it, each kind in order in a lane
 // of its own: the handler goes on without waiting a database round trip for
-// each (an agent run's step used to wait for three). The run waits for all of them before it settles
-// (./run.ts), so nobody reads a stage or an event after the job's end. One
-// that fails is logged and is not the job's failure: it reports, it does not
-// decide. A worker killed before they are out loses them, as it would have
-// lost them a moment earlier.
+// each (an agent run's step used to wait for three). The run waits for all of
+// them before it settles (./run.ts), so nobody reads a stage or an event after
+// the job's end. One that fails is logged and is not the job's failure: it
+// reports, it does not decide — unless it is marked required (an agent run's
+// last model call, whose record the run's charge must match). A worker killed
+// before they are out loses them, as it would have lost them a moment earlier.
 import type { Logger } from '../../core/logger.ts';
 
 export class Background {
@@ -15,18 +16,31 @@ export class Background {
   readonly #lanes = new Map<string, Promise<void>>();
   /** Writes queued by `replace` that have not begun, by lane: a newer one takes their place. */
   readonly #waiting = new Map<string, () => Promise<unknown>>();
+  #failure: unknown;
 
   constructor(logger: Logger) {
     this.#logger = logger;
   }
 
-  /** Queues `write` after the writes before it in its lane. */
-  add(lane: string, write: () => Promise<unknown>): void {
+  /**
+   * Queues `write` after the writes before it in its lane. One that is
+   * `required` (a record the job's result depends on) fails the run when it
+   * fails (`failure`), rather than being logged and forgotten.
+   */
+  add(lane: string, write: () => Promise<unknown>, options: { required?: boolean } = {}): void {
     const turn = (this.#lanes.get(lane) ?? Promise.resolve()).then(write).then(
       () => undefined,
-      (error: unknown) => this.#logger.warn({ err: error, lane }, 'a background write of the job failed'),
+      (error: unknown) => {
+        if (options.required) this.#failure ??= error;
+        else this.#logger.warn({ err: error, lane }, 'a background write of the job failed');
+      },
     );
     this.#lanes.set(lane, turn);
+  }
+
+  /** The first required write's failure, once `done` has resolved; undefined when none failed. */
+  get failure(): unknown {
+    return this.#failure;
   }
 
   /**
