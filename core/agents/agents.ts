@@ -212,7 +212,24 @@ export async function deleteAgent(db: CommonQueryMethods, actor: Actor, id: stri
  */
 export async function agentInstructions(db: CommonQueryMethods, agent: Agent): Promise<string> {
   const prompt = await currentSystemPrompt(db, agent.system_prompt_type ?? generationPromptTypes.agent);
-  return [prompt?.content, agent.instructions].filter((part) => part?.trim()).join('\n\n');
+  return instructionsWith(prompt?.content ?? null, agent);
+}
+
+/** The agent's instructions after its type's system prompt (`prompt`, null when none is stored). */
+export const instructionsWith = (prompt: string | null, agent: Pick<Agent, 'instructions'>) =>
+  [prompt, agent.instructions].filter((part) => part?.trim()).join('\n\n');
+
+/**
+ * The system prompt of the agent's type, read by the agent's id alone: an
+ * agent run reads it beside the agent itself rather than after it. Nothing of
+ * the agent is shown by it; the run reads the agent with the caller's access.
+ */
+export function agentSystemPrompt(db: CommonQueryMethods, agentId: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ content: z.string() }))`
+    select v.content from agents a
+    join system_prompts p on p.prompt_type = coalesce(a.system_prompt_type, ${generationPromptTypes.agent})
+    join system_prompt_versions v on v.prompt_id = p.id and v.version = p.version
+    where a.id = ${agentId}`);
 }
 
 /** An agent as a session of the MCP server runs it: one the caller sees (404), not disabled (403), with its tenants. */

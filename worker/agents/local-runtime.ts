@@ -3,7 +3,7 @@
 // and writes nothing; it searches the agent's knowledge base with the
 // question, as the member who asked, and answers with the passages that match
 // best, each cited. It costs nothing.
-import { runSteps } from '../../core/agents/run-steps.ts';
+import type { RunStep } from '../../core/agents/run-steps.ts';
 import type { RunJobInput } from '../../core/agents/runs.ts';
 import { Sources } from '../../core/agents/citations.ts';
 import { knowledgeSearchResultSchema } from '../../core/knowledge/search.ts';
@@ -13,13 +13,12 @@ import type { RunScope } from './tool-steps.ts';
 
 const passagesQuoted = 3;
 
-export async function localAnswer(scope: RunScope, input: RunJobInput): Promise<LoopResult> {
-  const step = await retrievalStep(
-    scope,
-    input,
-    await runSteps(scope.context.db, scope.context.job.id),
-    passagesQuoted,
-  );
+export async function localAnswer(
+  scope: RunScope,
+  input: RunJobInput,
+  recorded: readonly RunStep[],
+): Promise<LoopResult> {
+  const step = await retrievalStep(scope, input, recorded, passagesQuoted);
   const sources = new Sources();
   const passages = sources.add(knowledgeSearchResultSchema.parse(step.output));
   const intro =

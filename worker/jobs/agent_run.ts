@@ -4,10 +4,10 @@
 // as they are now; its answer and citations are written into the
 // conversation in the settling transaction, so a run answers exactly once,
 // and it is charged the sum of its steps.
-import { usableAgent } from '../../core/agents/agents.ts';
+import { agentSystemPrompt, instructionsWith, usableAgent } from '../../core/agents/agents.ts';
 import { citationsOf } from '../../core/agents/citations.ts';
-import { addMessage } from '../../core/agents/conversations.ts';
-import { stepsCost } from '../../core/agents/run-steps.ts';
+import { addMessage, historyBefore } from '../../core/agents/conversations.ts';
+import { runSteps, stepsCost } from '../../core/agents/run-steps.ts';
 import { runActorNow, runJobInput } from '../../core/agents/runs.ts';
 import { Problem } from '../../core/errors.ts';
 import { permanent } from '../../core/jobs/errors.ts';
@@ -34,9 +34,12 @@ export default defineJob({
     const { db, job, services } = context;
     if (!services) throw permanent('not_configured', 'This worker was started without the services agent runs need.');
     // Read at once where one does not need the other: each is a round trip before the first step.
-    const [actor, site] = await Promise.all([
+    const [actor, site, prompt, history, recorded] = await Promise.all([
       runActorNow(db, input.actor, job.tenant_id),
       resolveSite(db, job.site_id),
+      agentSystemPrompt(db, input.agent_id),
+      historyBefore(db, input.conversation_id, job.id),
+      runSteps(db, job.id),
     ]);
     if (!actor) throw permanent('actor_unavailable', 'Whoever started the run is no longer active.');
     const agent = await usableAgent(db, actor, input.agent_id).catch((error: unknown) => {
@@ -52,7 +55,9 @@ export default defineJob({
     const run = { runId: job.id, agentId: agent.id, conversationId: input.conversation_id };
     if (job.started_at) events.publish(startedEvent(run, job.started_at));
     const models = (input.providers ?? []).filter((call) => call.vendor !== 'local');
-    const result = models.length ? await runLoop(scope, input, models) : await localAnswer(scope, input);
+    const result = models.length
+      ? await runLoop(scope, input, models, { instructions: instructionsWith(prompt, agent), history, recorded })
+      : await localAnswer(scope, input, recorded);
 
     const citations = await citationsOf(db, context.config.publicUrl, result.sources.citedBy(result.answer));
     events.publish(citationsPlacedEvent(result.steps.length, citations));
