@@ -13,7 +13,7 @@ import { claim, closeAttempt } from '../../core/jobs/claim.ts';
 import { jobById, type JobRow } from '../../core/jobs/model.ts';
 import { reportProgress } from '../../core/jobs/progress.ts';
 import { schedule } from '../../core/jobs/queue.ts';
-import { defer, fail, lockJob, park, requeue, succeed, writesBeyondTheJob, type Run } from '../../core/jobs/settle.ts';
+import { defer, fail, park, requeue, succeed, writesBeyondTheJob, type Run } from '../../core/jobs/settle.ts';
 import { announce, wants } from '../../core/webhooks/announce.ts';
 import { countFinishedJob } from '../../core/metrics/jobs.ts';
 import type { TaskDeps } from '../task.ts';
@@ -35,6 +35,11 @@ export type QueueRun = { workerId: string; attempts: number; maxAttempts: number
 
 type Verdict = 'settled' | 'canceled' | 'taken over';
 
+/** Thrown in a settling transaction whose job this run no longer holds, to roll back what it wrote. */
+class NotHeld extends Error {
+  override name = 'NotHeld';
+}
+
 /** What became of a job this run no longer holds: canceled, or taken over by another worker. */
 function whyNotHeld(current: JobRow | null, job: JobRow): Exclude<Verdict, 'settled'> | null {
   if (!current) return 'canceled';
@@ -47,9 +52,11 @@ function whyNotHeld(current: JobRow | null, job: JobRow): Exclude<Verdict, 'sett
 
 /**
  * Settles the run: one statement that applies only while this run holds the
- * job. A change that writes more than that (media, a post, a queue entry)
- * takes the row lock first in a transaction of its own, so nothing of it is
- * written for a run that lost the job.
+ * job. A change that writes more than that (media, a post, a queue entry) is
+ * a transaction of its own, rolled back when its statement on the job finds
+ * the job no longer held, so nothing of it is written for a run that lost the
+ * job. (It used to lock the job's row first: a round trip more for every job,
+ * to learn what the rollback tells as well.)
  */
 async function settle(
   db: DatabasePool,
@@ -59,14 +66,17 @@ async function settle(
 ): Promise<Verdict> {
   const run = { lockedBy: job.locked_by, attempts: job.attempts };
   if (options.transaction) {
-    return db.transaction(async (tx): Promise<Verdict> => {
-      const lost = whyNotHeld(await lockJob(tx, job.id), job);
-      if (lost) return lost;
-      await apply(tx, run);
-      return 'settled';
-    });
-  }
-  if (await apply(db, run)) return 'settled';
+    const held = await db
+      .transaction(async (tx) => {
+        if (!(await apply(tx, run))) throw new NotHeld();
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof NotHeld) return false;
+        throw error;
+      });
+    if (held) return 'settled';
+  } else if (await apply(db, run)) return 'settled';
   const current = await jobById(db, job.id);
   return whyNotHeld(current, job) ?? 'taken over';
 }
@@ -118,6 +128,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       outcome = await handler.run(input.data, context);
     }
     await background.done();
+    if (background.failure !== undefined) throw background.failure;
     const done = outcome;
     const settled = await settle(
       db,
