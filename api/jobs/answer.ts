@@ -68,6 +68,9 @@ export async function waitForJob(
       ms,
       context.signal,
       firstRereadMs,
+      // Without anyone hearing each state, a running job's progress is no reason to read it again: only a
+      // change of its status (or 'unknown', after the connection was lost) can end the wait.
+      seen ? undefined : (event) => event.status !== 'running',
     );
   }
   return { job: current, allowedSeconds: Math.round(ms / 1000) };

@@ -48,7 +48,8 @@ export class JobEvents {
 
   /**
    * Waits until `done()` holds (checked first after `firstCheckMs`, then
-   * after each change of the job), `ms` pass or the signal aborts. Answers
+   * after each change of the job that `wakesOn` — by default every one), `ms`
+   * pass or the signal aborts. Answers
    * whether `done()` held. The first check only catches a change made before
    * the wait listened: a caller that has just read the job can let it come a
    * moment later (a change wakes it sooner).
@@ -59,10 +60,12 @@ export class JobEvents {
     ms: number,
     signal?: AbortSignal,
     firstCheckMs = 0,
+    wakesOn: (event: JobEvent) => boolean = () => true,
   ): Promise<boolean> {
     let changed = false;
     let wake = () => {};
-    const unsubscribe = await this.subscribe(jobId, () => {
+    const unsubscribe = await this.subscribe(jobId, (event) => {
+      if (!wakesOn(event)) return;
       changed = true;
       wake();
     });
