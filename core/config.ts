@@ -103,6 +103,9 @@ const envSchema = z.object({
   WORKER_HEARTBEAT_MS: positiveInt.default(10_000),
   WORKER_LOST_AFTER_MS: positiveInt.default(45_000),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(25_000),
+  // The most jobs of one tenant running at once in a pool (the workers of one WORKER_KINDS, or all of them without
+  // it; worker/tenant-slots.ts), and in one process never every slot: per pool, so a tenant's videos in the media
+  // pool do not keep its speech job out of the light pool.
   JOB_TENANT_CONCURRENCY: positiveInt.max(50).default(2),
   JOB_MAX_ATTEMPTS: positiveInt.max(25).default(5),
   JOB_RETENTION_DAYS: positiveInt.default(30),

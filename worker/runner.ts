@@ -106,6 +106,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const slots = new TenantSlots({
     concurrency: config.worker.concurrency,
     perTenant: config.jobs.tenantConcurrency,
+    kinds: config.worker.kinds,
     db: options.db,
     logger,
     alsoSkip: () => gate.flags(),

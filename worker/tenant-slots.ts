@@ -5,9 +5,14 @@
 //   JOB_TENANT_CONCURRENCY, and never every slot — one always stays for the
 //   other tenants, so a tenant whose jobs run for minutes cannot make another
 //   tenant's job wait for them;
-// - one that runs JOB_TENANT_CONCURRENCY jobs across all workers, as read
-//   from the jobs table every second (so between two readings, processes may
-//   together start a few more).
+// - one that runs JOB_TENANT_CONCURRENCY jobs of this pool's kinds across all
+//   workers, as read from the jobs table every second (so between two
+//   readings, processes may together start a few more). Per pool (the kinds
+//   WORKER_KINDS names; every kind without it): pools exist so that a burst of
+//   one kind cannot hold back another, and a tenant's four videos in the
+//   media pool must not keep its speech job out of the light pool's free
+//   slots. Within a pool the share holds across its processes, so a tenant
+//   still cannot fill a pool other tenants wait for.
 // Looks for a job are taken one at a time in a process, each once the last
 // one's job is counted: otherwise idle workers woken together would all see
 // the tenant below its share and all take its jobs.
@@ -25,8 +30,10 @@ const emptyLookPauseMs = 100;
 export type TenantSlotOptions = {
   /** Slots of this process (WORKER_CONCURRENCY). */
   concurrency: number;
-  /** Most jobs of one tenant at once, in all (JOB_TENANT_CONCURRENCY). */
+  /** Most jobs of one tenant at once, in all the processes of this pool (JOB_TENANT_CONCURRENCY). */
   perTenant: number;
+  /** The kinds this process's pool takes (WORKER_KINDS); empty, every kind. */
+  kinds?: readonly string[];
   db: DatabasePool;
   logger: Logger;
   refreshMs?: number;
@@ -143,7 +150,7 @@ export class TenantSlots {
 
   async #refresh(): Promise<void> {
     try {
-      this.#busyEverywhere = new Set(await busyTenants(this.options.db, this.#perTenant));
+      this.#busyEverywhere = new Set(await busyTenants(this.options.db, this.#perTenant, this.options.kinds));
     } catch (error) {
       // Kept as last read: the per-process share still holds meanwhile.
       this.options.logger.warn({ err: (error as Error).message }, 'could not read which tenants are busy');

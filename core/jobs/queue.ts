@@ -114,15 +114,22 @@ export const entryCanRun = (key: ReturnType<typeof sql.fragment>) => sql.fragmen
 
 /**
  * Tenants with at least `limit` jobs running now, across every worker: jobs
- * marked running whose queue entry a worker holds locked. A run that ended
- * without managing to say so (the database went away meanwhile) leaves its
- * job `running` until its entry runs again; a tenant counted busy by such
+ * marked running whose queue entry a worker holds locked. Only those of
+ * `kinds` when given (a pool's: worker/tenant-slots.ts), so a tenant's videos
+ * in the media pool do not hold back its speech in the light one. A run that
+ * ended without managing to say so (the database went away meanwhile) leaves
+ * its job `running` until its entry runs again; a tenant counted busy by such
  * rows would never be given that run.
  */
-export async function busyTenants(db: CommonQueryMethods, limit: number): Promise<readonly string[]> {
+export async function busyTenants(
+  db: CommonQueryMethods,
+  limit: number,
+  kinds: readonly string[] = [],
+): Promise<readonly string[]> {
+  const ofKinds = kinds.length ? sql.fragment`and kind = any(${sql.array([...kinds], 'text')})` : sql.fragment``;
   return db.anyFirst(sql.type(z.object({ tenant_id: z.string() }))`
     select tenant_id from jobs
-    where status = 'running' and locked_by is not null
+    where status = 'running' and locked_by is not null ${ofKinds}
       and exists (select 1 from graphile_worker.jobs q where q.key = 'job:' || jobs.id and q.locked_at is not null)
     group by tenant_id having count(*) >= ${limit}`);
 }
