@@ -27,7 +27,7 @@ it('runs a tenant’s light job while its share of media jobs runs in the media 
   workers.push(await startTestWorker(t, { ...share, WORKER_KINDS: 'test_sleep', WORKER_CONCURRENCY: '4' }));
   workers.push(await startTestWorker(t, { ...share, WORKER_KINDS: 'test_noop', WORKER_CONCURRENCY: '2' }));
 
-  const long = [];
+  const long: string[] = [];
   for (let i = 0; i < 4; i++) long.push((await submit('test_sleep', { ms: 4000 })).id);
   const running = () =>
     t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
