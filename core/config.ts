@@ -18,6 +18,8 @@ const list = z
       .map((item) => item.trim())
       .filter(Boolean),
   );
+/** Whom CORS allows outside production when CORS_ORIGINS is unset: any port of this machine (`:*`). */
+export const localOrigins = ['http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*'];
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
@@ -355,7 +357,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     metricsToken: values.METRICS_TOKEN,
     workerMetricsPort: values.WORKER_METRICS_PORT,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_MS,
-    corsOrigins: values.CORS_ORIGINS,
+    // Outside production a browser app on any local port may read the API with nothing set (api/middleware/cors.ts).
+    corsOrigins: values.CORS_ORIGINS.length > 0 || production ? values.CORS_ORIGINS : localOrigins,
     trustProxy: values.TRUST_PROXY,
     bodyLimit: values.BODY_LIMIT,
     auth: {

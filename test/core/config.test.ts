@@ -18,7 +18,7 @@ it('has working defaults with an empty environment', () => {
     dataDir: path.resolve('.data'),
     mediaDir: path.resolve('.data', 'media'),
     worker: { concurrency: 4 },
-    corsOrigins: [],
+    corsOrigins: ['http://localhost:*', 'http://127.0.0.1:*', 'http://[::1]:*'],
     admin: { email: 'admin@example.com', isDefault: true },
   });
 });
@@ -84,6 +84,16 @@ it('requires a real JWT secret in production', () => {
 
 it('never echoes a secret back in the message', () => {
   expect(() => loadConfig({ ADMIN_PASSWORD: 'short' })).toThrow(/ADMIN_PASSWORD: must be at least 10 characters$/);
+});
+
+it('allows CORS from local origins outside production, and only from the named ones in production', () => {
+  const secret = { JWT_SECRET: 'x'.repeat(32) };
+  expect(loadConfig({}).corsOrigins).toContain('http://localhost:*');
+  expect(loadConfig({ CORS_ORIGINS: 'https://a.example' }).corsOrigins).toEqual(['https://a.example']);
+  expect(loadConfig({ NODE_ENV: 'production', ...secret }).corsOrigins).toEqual([]);
+  expect(loadConfig({ NODE_ENV: 'production', ...secret, CORS_ORIGINS: 'https://a.example' }).corsOrigins).toEqual([
+    'https://a.example',
+  ]);
 });
 
 it('creates no default admin in production', () => {
