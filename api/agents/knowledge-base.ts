@@ -134,6 +134,7 @@ export const routes = [
       context.limitJobs(access.site.tenant_id);
       const job = await submitIndex(context.db, context.services.config, access, params.doc_id, body, {
         webhook: context.webhook ?? null,
+        priority: context.priority,
       });
       return answerJob({ ...context, site: access.site }, req.get('prefer'), job, 'submitted');
     },

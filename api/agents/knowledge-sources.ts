@@ -67,14 +67,10 @@ export const routes = [
     async handler({ params, body }, context, { req }) {
       const access = await sourceTarget(context.db, context.actor, params.agent_id, body.site_identifier);
       context.limitJobs(access.site.tenant_id);
-      const job = await addUrl(
-        context.db,
-        context.services.config,
-        access,
-        params.agent_id,
-        body,
-        context.webhook ?? null,
-      );
+      const job = await addUrl(context.db, context.services.config, access, params.agent_id, body, {
+        webhook: context.webhook ?? null,
+        priority: context.priority,
+      });
       return answerJob({ ...context, site: access.site }, req.get('prefer'), job, 'submitted');
     },
   }),

@@ -7,8 +7,8 @@
 // submitAndAnswer hands to the submit. A route with a multipart body reads
 // the fields from its form itself (posts/from-pdf).
 // They take the job's own `priority` too (core/jobs/request-priority.ts), on
-// `context.priority`, except the routes whose submit goes through a domain
-// function that does not carry it yet (`withoutPriority`).
+// `context.priority`, which each route hands to its submit, except the routes
+// whose domain function does not carry it yet (`withoutPriority`).
 import { z } from 'zod';
 import { needs } from '../../core/field-rules.ts';
 import { requestPriorityField } from '../../core/jobs/request-priority.ts';
@@ -41,18 +41,10 @@ function withWebhookFields(key: string, body: z.ZodType | undefined): z.ZodType 
 const priorityField = requestPriorityField.optional();
 
 /**
- * Job-creating routes whose submit is not submitAndAnswer's (an agent run's,
- * a knowledge document's index, a site's reindex): their domain functions
- * take the webhook but not yet a priority, so they do not offer one.
+ * Job-creating routes whose domain function takes the webhook but not yet a
+ * priority (an agent run's: core/agents/runs.ts), so they do not offer one.
  */
-const withoutPriority = new Set([
-  'POST /{site_identifier}/agents/{agent_id}/runs',
-  'POST /api/agents/{agent_id}/knowledge-base/from-post/{post_id}',
-  'POST /api/agents/{agent_id}/knowledge-base/from-text',
-  'POST /api/agents/{agent_id}/knowledge-base/from-url',
-  'POST /api/agents/knowledge-base/{doc_id}/compute-rag-index',
-  'POST /search/admin/sites/{site_identifier}/reindex',
-]);
+const withoutPriority = new Set(['POST /{site_identifier}/agents/{agent_id}/runs']);
 
 export function takingWebhooks(route: RouteDefinition): RouteDefinition {
   if (route.responses[202] !== jobResponses[202] || route.request?.rawBody) return route;

@@ -109,7 +109,10 @@ export const routes = [
     responses: jobResponses,
     async handler(_input, context, { req }) {
       context.limitJobs(context.site.tenant_id);
-      const { job } = await submitReindex(context.db, context.services.config, context.access, context.webhook);
+      const { job } = await submitReindex(context.db, context.services.config, context.access, {
+        webhook: context.webhook ?? null,
+        priority: context.priority,
+      });
       return answerJob(context, req.get('prefer'), job, 'submitted');
     },
   }),

@@ -86,7 +86,11 @@ async function addSource(
   access: SiteAccess,
   agentId: string,
   document: NewSourceDocument,
-  options: { webhook: JobWebhook | null; upload?: { fileKey: string; maxPages: number } },
+  options: {
+    webhook: JobWebhook | null;
+    priority?: number | undefined;
+    upload?: { fileKey: string; maxPages: number };
+  },
 ): Promise<Job> {
   const { site, actor } = access;
   return db.transaction(async (tx) => {
@@ -109,7 +113,7 @@ export function addUrl(
   access: SiteAccess,
   agentId: string,
   body: FromUrlBody,
-  webhook: JobWebhook | null,
+  submit: { webhook: JobWebhook | null; priority?: number | undefined },
 ): Promise<Job> {
   const document = {
     kind: 'url' as const,
@@ -119,7 +123,7 @@ export function addUrl(
     source_url: body.url,
     file_name: null,
   };
-  return addSource(db, config, access, agentId, document, { webhook });
+  return addSource(db, config, access, agentId, document, submit);
 }
 
 /** A PDF's document and its job, which reads the stored upload. */

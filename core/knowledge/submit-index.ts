@@ -57,6 +57,8 @@ export async function indexTarget(db: CommonQueryMethods, actor: Actor, document
 export type SubmitIndexOptions = {
   /** Where the job's events go, if the request named a webhook. */
   webhook?: JobWebhook | null;
+  /** The job's own priority, if the request asked for one (core/jobs/request-priority.ts). */
+  priority?: number | undefined;
   /** A PDF document's upload, for its first run to read: the stored file and the most pages to read. */
   upload?: { fileKey: string; maxPages: number };
 };
@@ -67,7 +69,7 @@ export async function submitIndex(
   access: SiteAccess,
   documentId: string,
   body: ComputeIndexBody,
-  { webhook = null, upload }: SubmitIndexOptions = {},
+  { webhook = null, upload, priority }: SubmitIndexOptions = {},
 ): Promise<Job> {
   const chunkTokens = body?.chunk_tokens ?? config.knowledge.chunkTokens;
   // Unless given, the configured overlap, cut to half of a smaller chunk asked for.
@@ -106,6 +108,7 @@ export async function submitIndex(
       input,
       estimatedUnits: tokens / 1000,
       webhook,
+      priority,
     });
     await tx.query(sql.typeAlias('void')`
       update knowledge_documents set index_job_id = ${job.id}

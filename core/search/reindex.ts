@@ -29,7 +29,7 @@ export async function submitReindex(
   db: CommonQueryMethods,
   config: Config,
   access: SiteAccess,
-  webhook: JobWebhook | null = null,
+  { webhook = null, priority }: { webhook?: JobWebhook | null; priority?: number | undefined } = {},
 ): Promise<{ job: Job; existing: boolean }> {
   return db.transaction(async (tx) => {
     // Two submits at once: the second waits here and then sees the first's job.
@@ -40,7 +40,7 @@ export async function submitReindex(
       order by created_at limit 1`);
     if (pending) return { job: toJob(pending), existing: true };
     return {
-      job: await submitJob(tx, config, access, { kind: reindexKind, input: {}, estimatedUnits: 1, webhook }),
+      job: await submitJob(tx, config, access, { kind: reindexKind, input: {}, estimatedUnits: 1, webhook, priority }),
       existing: false,
     };
   });

@@ -5,6 +5,7 @@
 // tenant's administrators and service accounts with jobs:priority (403
 // otherwise); 422 out of range. Workers taking the earlier job first, within
 // the tenant's share: test/worker/job-priority.test.ts.
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { z } from 'zod';
 import { schedule } from '../../../core/jobs/queue.ts';
@@ -118,10 +119,18 @@ it('adds the kind’s priority, also when the kind’s changes and when the job 
   }
 });
 
-it('is not offered where the submit cannot carry it yet (a site’s reindex)', async () => {
-  await request(t.app)
+it('is taken by job routes beyond the media ones (a site’s reindex), not yet by an agent run’s', async () => {
+  const reindex = await request(t.app)
     .post(`/search/admin/sites/${a.site.slug}/reindex`)
     .set(a.admin.auth)
-    .send({ priority: -1 })
+    .send({ priority: -2 })
+    .expect(202);
+  expect(reindex.body.priority).toBe(-2);
+  expect(await entryPriority(reindex.body.id)).toBe(-2);
+  const run = await request(t.app)
+    .post(`/${a.site.slug}/agents/${randomUUID()}/runs`)
+    .set(a.admin.auth)
+    .send({ message: 'Hello', priority: -2 })
     .expect(422);
+  expect(run.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'body' })]));
 });
