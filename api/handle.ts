@@ -116,6 +116,10 @@ export async function admit(
   actor: Actor | undefined,
   params: unknown,
 ): Promise<{ site?: Site; access?: SiteAccess }> {
+  // An API key is for an app's work on sites; what needs a person (their account, tenant administration) needs their token.
+  if ((access === 'user' || access === 'global-admin') && actor?.apiKey) {
+    throw new Problem(403, 'An API key may not do this; it needs a signed-in user’s token.');
+  }
   if (access === 'user') requireUser(actor!);
   else if (access === 'global-admin') requireGlobalAdmin(actor!);
   else if (access === 'public-site') {
@@ -139,6 +143,7 @@ export async function admit(
  * they act for all of them (unless their caller acts for one: an MCP tool call).
  */
 export function tenantOf(site: Site | undefined, actor: Actor | undefined): string | undefined {
+  if (actor?.apiKey) return actor.apiKey.tenantId;
   if (actor?.kind === 'service') return actor.tenantId;
   if (actor?.isGlobalAdmin) return undefined;
   return site?.tenant_id;

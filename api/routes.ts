@@ -49,6 +49,7 @@ import { routes as systemPrompts } from './system-prompts/router.ts';
 import { routes as globalCostSettings } from './global-cost-settings/router.ts';
 import { routes as tenants } from './tenants/router.ts';
 import { routes as webhookSecret } from './tenants/webhook-secret.ts';
+import { routes as apiKeys } from './tenants/api-keys.ts';
 import { routes as transactions } from './transactions/router.ts';
 import { routes as transferPrompts } from './transferprompts/router.ts';
 import { routes as translations } from './translations/router.ts';
@@ -107,4 +108,5 @@ export const allRoutes: RouteDefinition[] = [
   ...agentBudgets,
   ...jobWebhooks,
   ...webhookSecret,
+  ...apiKeys,
 ].map(takingWebhooks);

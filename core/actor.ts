@@ -5,6 +5,8 @@ export type UserActor = {
   userId: string;
   sessionId: string;
   isGlobalAdmin: boolean;
+  /** Set when the caller presented an API key instead of a token: what the key narrows them to. */
+  apiKey?: ApiKeyLimits;
 };
 
 export type ServiceActor = {
@@ -14,7 +16,16 @@ export type ServiceActor = {
   scopes: string[];
   /** A test account's jobs run on the local stand-ins at no charge (core/jobs/test-mode.ts). */
   testMode?: boolean;
+  /** Set when the caller presented an API key: `scopes` above are then the key's and the account's both. */
+  apiKey?: ApiKeyLimits;
 };
+
+/**
+ * An API key (core/identity/api-keys.ts) acts as its holder, but only in the
+ * key's tenant, with the key's scopes, on the key's sites (null: every site
+ * of the tenant the holder reaches).
+ */
+export type ApiKeyLimits = { id: string; tenantId: string; scopes: string[]; siteIds: string[] | null };
 
 export type Actor = UserActor | ServiceActor;
 

@@ -23,8 +23,19 @@ import {
   type ActiveAccount,
   type Authenticated,
   type LiveSession,
+  bearerToken,
 } from './authenticate.ts';
-import type { Claims } from './tokens.ts';
+import {
+  apiKeyPattern,
+  findLiveKey,
+  keyActor,
+  keyClaims,
+  looksLikeApiKey,
+  touchApiKey,
+  type LiveKey,
+} from './api-keys.ts';
+import { digest } from './secrets.ts';
+import { invalidToken, type Claims } from './tokens.ts';
 
 type Entry<V> = { value: V; expiresAt: number };
 
@@ -111,7 +122,12 @@ export type CacheFigures = {
  */
 const sessionKey = (sessionId: string, userId: string) => `${sessionId} ${userId}`;
 
-const actorKey = (actor: Actor) => (actor.kind === 'user' ? `u:${actor.userId}` : `s:${actor.serviceAccountId}`);
+// A key's holder reaches less through the key than with their own token: its answers are kept apart.
+const actorKey = (actor: Actor) =>
+  actor.apiKey ? `k:${actor.apiKey.id}` : actor.kind === 'user' ? `u:${actor.userId}` : `s:${actor.serviceAccountId}`;
+
+/** A key's last use is written at most this often, per key and process: not a write per request. */
+const keyUseIntervalMs = 60_000;
 
 export type AccessCacheOptions = { ttlMs: number; maxEntries: number };
 
@@ -125,6 +141,9 @@ export class AccessCache {
   readonly #accounts: ExpiringMap<ActiveAccount>;
   readonly #sites: ExpiringMap<Omit<SiteAccess, 'actor'>>;
   readonly #publicSites: ExpiringMap<Site>;
+  readonly #keys: ExpiringMap<LiveKey>;
+  /** Keys whose use this process recorded within the last minute. */
+  readonly #keyUses: ExpiringMap<true>;
   /** Bumped by every forgetting: a load that began before it is not kept. */
   #generation = 0;
   #subscription: Subscription | undefined;
@@ -140,6 +159,8 @@ export class AccessCache {
     this.#accounts = new ExpiringMap(max);
     this.#sites = new ExpiringMap(max);
     this.#publicSites = new ExpiringMap(max);
+    this.#keys = new ExpiringMap(max);
+    this.#keyUses = new ExpiringMap(max);
     notifications?.onStateChange(() => this.#forgetAll());
   }
 
@@ -177,6 +198,7 @@ export class AccessCache {
   /** The caller behind a bearer header: 401 for a bad token, an ended session or a disabled account. */
   async authenticate(db: CommonQueryMethods, header: string | undefined): Promise<Authenticated> {
     const now = Date.now();
+    if (header && looksLikeApiKey(bearerToken(header))) return this.#byKey(db, bearerToken(header), now);
     // The token's signature is checked once; the map holds only tokens that verified, until they expire.
     let claims = header ? this.#claims.get(header, now) : undefined;
     if (!claims) {
@@ -197,6 +219,30 @@ export class AccessCache {
         )
       : null;
     return actorOf(claims, { session });
+  }
+
+  /** The caller an API key stands for: 401 for an unknown, revoked or expired key, or a holder who can no longer act. */
+  async #byKey(db: CommonQueryMethods, presented: string, now: number): Promise<Authenticated> {
+    if (!apiKeyPattern.test(presented)) throw invalidToken('The API key is not valid.');
+    const hash = digest(presented);
+    const key = await this.#cached(
+      this.#keys,
+      hash.toString('base64url'),
+      now,
+      () => findLiveKey(db, hash),
+      (found) => (found.expires_at ? Date.parse(found.expires_at) : Infinity),
+    );
+    if (!key || (key.expires_at && Date.parse(key.expires_at) <= now)) {
+      throw invalidToken('The API key is revoked or expired, or its holder may no longer use it.');
+    }
+    if (this.#keyUses.peek(key.id, now) === undefined) {
+      this.#keyUses.set(key.id, true, now + keyUseIntervalMs);
+      // The last use is a hint for people; a failure to write it must not refuse the request.
+      await touchApiKey(db, key.id).catch((error: Error) =>
+        this.#logger.warn({ err: error.message }, 'could not record an API key’s use'),
+      );
+    }
+    return { actor: keyActor(key), claims: keyClaims(this.#config, key) };
   }
 
   /** The site and the caller's role there; null when it is not theirs to see. */
@@ -256,6 +302,7 @@ export class AccessCache {
       ['access:accounts', this.#accounts],
       ['access:sites', this.#sites],
       ['access:public-sites', this.#publicSites],
+      ['access:api-keys', this.#keys],
     ];
   }
 
@@ -279,6 +326,7 @@ export class AccessCache {
 
   #forgetAll(): void {
     this.#generation++;
-    for (const map of [this.#claims, this.#sessions, this.#accounts, this.#sites, this.#publicSites]) map.clear();
+    for (const map of [this.#claims, this.#sessions, this.#accounts, this.#sites, this.#publicSites, this.#keys])
+      map.clear();
   }
 }

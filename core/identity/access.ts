@@ -50,9 +50,23 @@ export function requireGlobalAdmin(actor: Actor): UserActor {
 
 export function requireScope(actor: Actor, scope: Scope): void {
   if (actor.kind === 'service' && !actor.scopes.includes(scope)) {
-    throw forbiddenProblem(`The service account lacks the ${scope} scope.`);
+    throw forbiddenProblem(
+      actor.apiKey
+        ? `The API key or its service account lacks the ${scope} scope.`
+        : `The service account lacks the ${scope} scope.`,
+    );
+  }
+  // A member's key acts with their role, narrowed to the key's scopes.
+  if (actor.kind === 'user' && actor.apiKey && !actor.apiKey.scopes.includes(scope)) {
+    throw forbiddenProblem(`The API key lacks the ${scope} scope.`);
   }
 }
+
+/** Whether an API key (if the caller used one) lets them reach this tenant, and this site of it. */
+export const keyReaches = (actor: Actor, tenantId: string, siteId?: string): boolean =>
+  !actor.apiKey ||
+  (actor.apiKey.tenantId === tenantId &&
+    (siteId === undefined || actor.apiKey.siteIds === null || actor.apiKey.siteIds.includes(siteId)));
 
 /** The caller's role in a tenant: global admins act as its admin; null when it is not theirs to see. */
 export async function tenantRole(
@@ -60,6 +74,7 @@ export async function tenantRole(
   actor: Actor,
   tenantId: string,
 ): Promise<Role | 'service' | null> {
+  if (!keyReaches(actor, tenantId)) return null;
   if (actor.kind === 'service') return actor.tenantId === tenantId ? 'service' : null;
   if (actor.isGlobalAdmin) return 'admin';
   // Membership of a suspended or blocked tenant grants nothing.
@@ -85,6 +100,7 @@ export async function siteRole(
   actor: Actor,
   site: { id: string; tenant_id: string },
 ): Promise<Role | 'service' | null> {
+  if (!keyReaches(actor, site.tenant_id, site.id)) return null;
   if (actor.kind === 'service') return actor.tenantId === site.tenant_id ? 'service' : null;
   if (actor.isGlobalAdmin) return 'admin';
   return db.maybeOneFirst(sql.type(z.object({ role: z.enum(roles) }))`

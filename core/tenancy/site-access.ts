@@ -40,8 +40,16 @@ export function resolveSite(db: CommonQueryMethods, identifier: string): Promise
   return db.maybeOne(sql.type(siteSchema)`select ${siteColumns} from sites where ${identifies(identifier)}`);
 }
 
-/** The caller's role on the site as SQL over `sites`: null where they do not reach it. */
+/** The caller's role on the site as SQL over `sites`: null where they do not reach it (or their API key does not). */
 function roleOf(actor: Actor) {
+  const key = actor.apiKey;
+  if (!key) return holderRoleOf(actor);
+  const sites =
+    key.siteIds === null ? sql.fragment`true` : sql.fragment`sites.id = any(${sql.array(key.siteIds, 'uuid')})`;
+  return sql.fragment`case when sites.tenant_id = ${key.tenantId} and ${sites} then ${holderRoleOf(actor)} end`;
+}
+
+function holderRoleOf(actor: Actor) {
   if (actor.kind === 'service') return sql.fragment`case when sites.tenant_id = ${actor.tenantId} then 'service' end`;
   if (actor.isGlobalAdmin) return sql.fragment`'admin'`;
   // Membership of a suspended or blocked tenant grants nothing.

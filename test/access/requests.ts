@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { addMember } from '../../core/tenancy/memberships.ts';
 import { allocateToTenant } from '../../core/credits/ledger.ts';
 import { createServiceAccount } from '../../core/identity/service-accounts.ts';
+import { createApiKey } from '../../core/identity/api-keys.ts';
 import { sql } from '../../db/pool.ts';
 import type { JobStatus } from '../../core/jobs/model.ts';
 import { createStorage } from '../../core/storage/index.ts';
@@ -396,6 +397,19 @@ export const requests: Record<string, Builder> = {
     path: `/api/tenants/${world.tenantA.id}/webhook-secret/rotate`,
     body: { grace_period_seconds: 0 },
   }),
+  'POST /api/tenants/{tenant_id}/api-keys': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/api-keys`,
+    body: { name: 'Matrix key', service_account_id: world.serviceAccount.id, scopes: ['sites:read'] },
+  }),
+  'GET /api/tenants/{tenant_id}/api-keys': async (world) => ({ path: `/api/tenants/${world.tenantA.id}/api-keys` }),
+  'DELETE /api/tenants/{tenant_id}/api-keys/{api_key_id}': async (world) => {
+    const key = await createApiKey(world.t.services.db, admin(world), world.tenantA.id, {
+      name: 'target',
+      service_account_id: world.serviceAccount.id,
+      scopes: ['sites:read'],
+    });
+    return { path: `/api/tenants/${world.tenantA.id}/api-keys/${key.id}` };
+  },
   'DELETE /api/service-accounts/{service_account_id}': async (world) => ({
     path: `/api/service-accounts/${(await freshAccount(world)).id}`,
   }),
