@@ -108,14 +108,19 @@ export type AgentListQuery = z.output<typeof agentListQuery>;
  * service accounts those assigned to their tenant.
  */
 export function visibleTo(actor: Actor) {
-  if (actor.kind === 'service') {
-    return sql.fragment`exists (select 1 from agent_tenants at where at.agent_id = a.id and at.tenant_id = ${actor.tenantId})`;
-  }
+  if (actor.kind === 'service') return assignedTo(actor.tenantId);
   if (actor.isGlobalAdmin) return sql.fragment`true`;
-  return sql.fragment`exists (
-    select 1 from ${activeMemberships} join agent_tenants at on at.tenant_id = m.tenant_id
-    where at.agent_id = a.id and m.user_id = ${actor.userId})`;
+  return assignedToTenantOf(actor.userId);
 }
+
+/** Agents assigned to the tenant. */
+const assignedTo = (tenantId: string) =>
+  sql.fragment`exists (select 1 from agent_tenants at where at.agent_id = a.id and at.tenant_id = ${tenantId})`;
+
+/** Agents assigned to a tenant the member belongs to. */
+const assignedToTenantOf = (userId: string) => sql.fragment`exists (
+    select 1 from ${activeMemberships} join agent_tenants at on at.tenant_id = m.tenant_id
+    where at.agent_id = a.id and m.user_id = ${userId})`;
 
 const noSuchAgent = () => notFound('No such agent.');
 
@@ -220,16 +225,43 @@ export const instructionsWith = (prompt: string | null, agent: Pick<Agent, 'inst
   [prompt, agent.instructions].filter((part) => part?.trim()).join('\n\n');
 
 /**
- * The system prompt of the agent's type, read by the agent's id alone: an
- * agent run reads it beside the agent itself rather than after it. Nothing of
- * the agent is shown by it; the run reads the agent with the caller's access.
+ * Who an agent run acts for, as its job keeps them: a member by id (whether a
+ * global administrator is read now), or a service account of the run's tenant.
  */
-export function agentSystemPrompt(db: CommonQueryMethods, agentId: string): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ content: z.string() }))`
-    select v.content from agents a
-    join system_prompts p on p.prompt_type = coalesce(a.system_prompt_type, ${generationPromptTypes.agent})
-    join system_prompt_versions v on v.prompt_id = p.id and v.version = p.version
-    where a.id = ${agentId}`);
+export type KeptActor = { kind: 'user'; userId: string } | { kind: 'service'; tenantId: string };
+
+const agentForRunSchema = agentSchema.extend({
+  tenant_ids: z.array(z.uuid()),
+  /** The current system prompt of the agent's type (`agent` when it names none), null when none is stored. */
+  system_prompt: z.string().nullable(),
+});
+
+/**
+ * The agent as usableAgent answers it, with its type's system prompt, for
+ * whom a run acts for as its job keeps them: one statement that needs nothing
+ * read before it, so that a run reads its agent beside its member, not after.
+ * Null when they do not see it; 403 when it is disabled.
+ */
+export async function agentForRun(
+  db: CommonQueryMethods,
+  kept: KeptActor,
+  id: string,
+): Promise<z.infer<typeof agentForRunSchema> | null> {
+  // visibleTo's rules, with whether the member is a global administrator read in the same statement.
+  const visible =
+    kept.kind === 'service'
+      ? assignedTo(kept.tenantId)
+      : sql.fragment`(exists (select 1 from users u where u.id = ${kept.userId} and u.status = 'active' and u.is_global_admin)
+          or ${assignedToTenantOf(kept.userId)})`;
+  const found = await db.maybeOne(sql.type(agentForRunSchema)`
+    select ${agentColumns},
+           array(select at.tenant_id from agent_tenants at where at.agent_id = a.id) as tenant_ids,
+           (select v.content from system_prompts p
+            join system_prompt_versions v on v.prompt_id = p.id and v.version = p.version
+            where p.prompt_type = coalesce(a.system_prompt_type, ${generationPromptTypes.agent})) as system_prompt
+    from agents a where a.id = ${id} and ${visible}`);
+  if (found && found.status !== 'active') throw new Problem(403, `The agent ${found.name} is disabled.`);
+  return found;
 }
 
 /** An agent as a session of the MCP server runs it: one the caller sees (404), not disabled (403), with its tenants. */

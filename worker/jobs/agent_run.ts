@@ -4,7 +4,7 @@
 // as they are now; its answer and citations are written into the
 // conversation in the settling transaction, so a run answers exactly once,
 // and it is charged the sum of its steps.
-import { agentSystemPrompt, instructionsWith, usableAgent } from '../../core/agents/agents.ts';
+import { agentForRun, instructionsWith, type KeptActor } from '../../core/agents/agents.ts';
 import { citationsOf } from '../../core/agents/citations.ts';
 import { addMessage, historyBefore } from '../../core/agents/conversations.ts';
 import { runSteps, stepsCost } from '../../core/agents/run-steps.ts';
@@ -34,18 +34,24 @@ export default defineJob({
     const { db, job, services } = context;
     if (!services) throw permanent('not_configured', 'This worker was started without the services agent runs need.');
     // Read at once where one does not need the other: each is a round trip before the first step.
-    const [actor, site, prompt, history, recorded] = await Promise.all([
+    const kept: KeptActor =
+      input.actor.kind === 'user'
+        ? { kind: 'user', userId: input.actor.user_id }
+        : { kind: 'service', tenantId: job.tenant_id };
+    // Read at once: each is a round trip before the first step.
+    const [actor, site, agent, history, recorded] = await Promise.all([
       runActorNow(db, input.actor, job.tenant_id),
       resolveSite(db, job.site_id),
-      agentSystemPrompt(db, input.agent_id),
+      agentForRun(db, kept, input.agent_id).catch((error: unknown) => {
+        if (error instanceof Problem) return error;
+        throw error;
+      }),
       historyBefore(db, input.conversation_id, job.id),
       runSteps(db, job.id),
     ]);
     if (!actor) throw permanent('actor_unavailable', 'Whoever started the run is no longer active.');
-    const agent = await usableAgent(db, actor, input.agent_id).catch((error: unknown) => {
-      if (error instanceof Problem) throw permanent('agent_unavailable', error.message);
-      throw error;
-    });
+    if (agent instanceof Problem) throw permanent('agent_unavailable', agent.message);
+    if (!agent) throw permanent('agent_unavailable', 'No such agent.');
     if (!agent.tenant_ids.includes(job.tenant_id))
       throw permanent('agent_unavailable', 'The agent is no longer assigned to this tenant.');
     if (!site) throw permanent('site_missing', 'The site was deleted before the run.');
@@ -56,7 +62,11 @@ export default defineJob({
     if (job.started_at) events.publish(startedEvent(run, job.started_at));
     const models = (input.providers ?? []).filter((call) => call.vendor !== 'local');
     const result = models.length
-      ? await runLoop(scope, input, models, { instructions: instructionsWith(prompt, agent), history, recorded })
+      ? await runLoop(scope, input, models, {
+          instructions: instructionsWith(agent.system_prompt, agent),
+          history,
+          recorded,
+        })
       : await localAnswer(scope, input, recorded);
 
     const citations = await citationsOf(db, context.config.publicUrl, result.sources.citedBy(result.answer));
