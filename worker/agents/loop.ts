@@ -82,6 +82,14 @@ function toolMessage(step: Pick<NewStep, 'name' | 'output' | 'tool_call_id'>, so
 
 type ModelOutput = { content: string | null; tool_calls: ToolCall[] };
 
+/**
+ * A run's stage is written at most this often: a poller reads what the run is
+ * at within a tenth of a second, and a fast model's steps (milliseconds
+ * apart) do not each cost a write; the run's events tell each step as it
+ * happens.
+ */
+const stageEveryMs = 100;
+
 /** How many passages a search before the first model call hands the model. */
 const passagesGiven = 5;
 
@@ -154,7 +162,9 @@ export async function runLoop(
     if (waiting.length > 0) {
       const call = waiting[0]!;
       const number = steps.length + 1;
-      await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${number}: ${call.name}`);
+      await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${number}: ${call.name}`, {
+        atMostEveryMs: stageEveryMs,
+      });
       events.publish(toolStartedEvent(number, call));
       const called = await toolStep(scope, call, number, unrecorded);
       unrecorded = undefined;
@@ -169,7 +179,9 @@ export async function runLoop(
     if (limit && cost() >= limit.credits)
       return result(output?.content ?? '', limit.by === 'run' ? 'max_credits' : limit.by);
 
-    await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${steps.length + 1}: thinking`);
+    await context.progress(Math.min(0.95, modelCalls() / input.max_steps), `step ${steps.length + 1}: thinking`, {
+      atMostEveryMs: stageEveryMs,
+    });
     const started = Date.now();
     const text = events.text(steps.length + 1);
     const { value: answer, call } = await inTurn('text', plan, context, (planned) => {

@@ -14,8 +14,11 @@ export class Background {
   readonly #logger: Logger;
   /** Each lane's last write: a lane's writes go out in order, lanes side by side. */
   readonly #lanes = new Map<string, Promise<void>>();
-  /** Writes queued by `replace` that have not begun, by lane: a newer one takes their place. */
+  /** Writes queued by `latest` that have not begun, by lane: a newer one takes their place. */
   readonly #waiting = new Map<string, () => Promise<unknown>>();
+  /** When each `latest` lane last began a write, and its timer when the next waits for its time. */
+  readonly #began = new Map<string, number>();
+  readonly #timers = new Map<string, NodeJS.Timeout>();
   #failure: unknown;
 
   constructor(logger: Logger) {
@@ -44,24 +47,39 @@ export class Background {
   }
 
   /**
-   * Queues `write` unless one queued in the lane by `replace` is still waiting
+   * Queues `write` unless one queued in the lane by `latest` is still waiting
    * its turn, which then does this one instead: only the latest progress
    * matters, so a handler reporting in a tight loop queues one write, not
-   * thousands.
+   * thousands. Given `everyMs`, the lane begins a write at most that often,
+   * the latest report waiting for its time; one still waiting when the job
+   * ends is dropped, its end saying more (an agent run's steps, milliseconds
+   * apart with a fast model, write a stage now and then rather than each).
    */
-  replace(lane: string, write: () => Promise<unknown>): void {
+  latest(lane: string, write: () => Promise<unknown>, everyMs = 0): void {
     const queued = this.#waiting.has(lane);
     this.#waiting.set(lane, write);
     if (queued) return;
-    this.add(lane, () => {
-      const latest = this.#waiting.get(lane)!;
-      this.#waiting.delete(lane);
-      return latest();
-    });
+    const go = () => {
+      this.#timers.delete(lane);
+      this.add(lane, () => {
+        const latest = this.#waiting.get(lane);
+        this.#waiting.delete(lane);
+        this.#began.set(lane, Date.now());
+        return latest?.() ?? Promise.resolve();
+      });
+    };
+    const wait = (this.#began.get(lane) ?? -Infinity) + everyMs - Date.now();
+    if (wait <= 0) go();
+    else this.#timers.set(lane, setTimeout(go, wait));
   }
 
-  /** Resolves once every write queued so far is out (or failed, logged). */
+  /** Resolves once every write queued so far is out (or failed, logged); those waiting for their time are dropped. */
   async done(): Promise<void> {
+    for (const [lane, timer] of this.#timers) {
+      clearTimeout(timer);
+      this.#waiting.delete(lane);
+    }
+    this.#timers.clear();
     await Promise.all(this.#lanes.values());
   }
 }

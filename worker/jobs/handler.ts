@@ -17,9 +17,11 @@ export type JobContext = Deps & {
   /**
    * Reports progress (0–1) and what is happening, for pollers and event
    * streams: written in the background (./background.ts), the latest report
-   * replacing one that has not gone out yet.
+   * replacing one that has not gone out yet — and, given `atMostEveryMs`,
+   * written no more often than that, a report still waiting when the job
+   * ends being dropped.
    */
-  progress(fraction: number, stage: string): Promise<void>;
+  progress(fraction: number, stage: string, options?: { atMostEveryMs?: number }): Promise<void>;
   /** Writes that report on the job rather than do its work, in order, without waiting for them (./background.ts). */
   background: Background;
   /** How user-given URLs' host names are resolved (tests inject one); undefined: DNS. */
