@@ -13,7 +13,16 @@ import { claim, closeAttempt } from '../../core/jobs/claim.ts';
 import { jobById, type JobRow } from '../../core/jobs/model.ts';
 import { reportProgress } from '../../core/jobs/progress.ts';
 import { schedule } from '../../core/jobs/queue.ts';
-import { defer, fail, park, requeue, succeed, writesBeyondTheJob, type Run } from '../../core/jobs/settle.ts';
+import {
+  defer,
+  fail,
+  park,
+  requeue,
+  succeed,
+  writesBeyondTheJob,
+  type Run,
+  type Success,
+} from '../../core/jobs/settle.ts';
 import { announce, wants } from '../../core/webhooks/announce.ts';
 import { countFinishedJob } from '../../core/metrics/jobs.ts';
 import type { TaskDeps } from '../task.ts';
@@ -34,6 +43,18 @@ const takenOver = () => new TakenOver('Another worker took this job over; this r
 export type QueueRun = { workerId: string; attempts: number; maxAttempts: number; signal: AbortSignal };
 
 type Verdict = 'settled' | 'canceled' | 'taken over';
+
+/** The success, its writes beyond the job followed by `then` (in its settling transaction). */
+function afterOwnWrites(done: Success, then: () => Promise<void>): Success {
+  return {
+    ...done,
+    commit: async (tx, made) => {
+      const added = await done.commit?.(tx, made);
+      await then();
+      return added;
+    },
+  };
+}
 
 /** Thrown in a settling transaction whose job this run no longer holds, to roll back what it wrote. */
 class NotHeld extends Error {
@@ -118,8 +139,8 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
       services: deps.services,
       signal,
       background,
-      progress: async (fraction: number, stage: string) =>
-        background.replace('progress', () => reportProgress(db, job, fraction, stage)),
+      progress: async (fraction: number, stage: string, options: { atMostEveryMs?: number } = {}) =>
+        background.latest('progress', () => reportProgress(db, job, fraction, stage), options.atMostEveryMs),
     };
     if (job.provider_result !== null) {
       if (!handler.finish) throw permanent('unknown_kind', `${job.kind} jobs cannot be finished by a provider.`);
@@ -127,17 +148,23 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     } else {
       outcome = await handler.run(input.data, context);
     }
-    await background.done();
-    if (background.failure !== undefined) throw background.failure;
     const done = outcome;
+    // Its progress and events go out before its end does: a settling transaction waits for them after its
+    // own writes (they overlap), any other settling before it begins.
+    const backgroundDone = async () => {
+      await background.done();
+      if (background.failure !== undefined) throw background.failure;
+    };
+    const transaction = done.status === 'succeeded' && (writesBeyondTheJob(done) || wants(job, 'completed'));
+    if (!transaction) await backgroundDone();
     const settled = await settle(
       db,
       job,
       (tx, held) =>
         done.status === 'waiting'
           ? park(tx, job, done.provider, done.providerRef, { run: held })
-          : succeed(tx, job, done, { run: held }),
-      { transaction: done.status === 'succeeded' && (writesBeyondTheJob(done) || wants(job, 'completed')) },
+          : succeed(tx, job, transaction ? afterOwnWrites(done, backgroundDone) : done, { run: held }),
+      { transaction },
     );
     if (settled === 'settled') {
       log.info({ status: done.status }, 'job settled');
