@@ -15,6 +15,7 @@ import {
   sourceTarget,
 } from '../../core/knowledge/add-source.ts';
 import { removeFiles } from '../../core/storage/index.ts';
+import { requestPriorityFormField } from '../../core/jobs/request-priority.ts';
 import { requestedWebhook, webhookFormFields } from '../../core/webhooks/request.ts';
 import { answerJob, jobResponses, preferHeader } from '../jobs/answer.ts';
 import { binaryFile, receiveFile, refuseFile } from '../media/upload.ts';
@@ -41,8 +42,11 @@ const denied = {
   ),
 };
 
-// The webhook fields too: routes with a JSON body get them from ../jobs/webhook-fields.ts.
-const pdfFields = fromPdfFields.safeExtend(webhookFormFields.shape);
+// The webhook fields and the job's priority too: routes with a JSON body get them from ../jobs/webhook-fields.ts.
+const pdfFields = fromPdfFields.safeExtend({
+  ...webhookFormFields.shape,
+  priority: requestPriorityFormField.optional(),
+});
 const pdfForm = pdfFields.extend({ file: binaryFile.describe('The PDF (at most PDF_MAX_BYTES)') });
 
 export const routes = [
@@ -111,13 +115,14 @@ export const routes = [
         throw await refuseFile(onSite, file.key, new Problem(415, `The file is ${file.mimeType}, not a PDF.`));
       const fields = pdfFields.safeParse(file.fields);
       if (!fields.success) throw await refuseFile(onSite, file.key, fromZodError(fields.error, 'body'));
-      const { webhook, webhook_events, ...pdf } = fields.data;
+      const { webhook, webhook_events, priority, ...pdf } = fields.data;
       let job;
       try {
         job = await addPdf(context.db, config, access, params.agent_id, {
           file,
           fields: pdf,
           webhook: requestedWebhook(config, { webhook, webhook_events }),
+          priority,
         });
       } catch (error) {
         // Refused (a bad field, 402): the job that would have read the file will not.

@@ -13,6 +13,7 @@ import {
   transformBody,
   transformSubmission,
 } from '../../core/posts/post-jobs.ts';
+import { requestPriorityFormField } from '../../core/jobs/request-priority.ts';
 import { removeFiles } from '../../core/storage/index.ts';
 import { requestedWebhook, webhookFormFields } from '../../core/webhooks/request.ts';
 import { jobResponses, preferHeader, submitAndAnswer } from '../jobs/answer.ts';
@@ -29,8 +30,11 @@ const write: { site: 'write'; scope: ('jobs:write' | 'content:write')[] } = {
   scope: ['jobs:write', 'content:write'],
 };
 
-// The webhook fields too: routes with a JSON body get them from ../jobs/webhook-fields.ts.
-const pdfFields = fromPdfFields.safeExtend(webhookFormFields.shape);
+// The webhook fields and the job's priority too: routes with a JSON body get them from ../jobs/webhook-fields.ts.
+const pdfFields = fromPdfFields.safeExtend({
+  ...webhookFormFields.shape,
+  priority: requestPriorityFormField.optional(),
+});
 const pdfForm = pdfFields.extend({ file: binaryFile.describe('The PDF (at most PDF_MAX_BYTES)') });
 
 export const routes = [
@@ -78,9 +82,10 @@ export const routes = [
         throw await refuseFile(context, file.key, new Problem(415, `The file is ${file.mimeType}, not a PDF.`));
       const fields = pdfFields.safeParse(file.fields);
       if (!fields.success) throw await refuseFile(context, file.key, fromZodError(fields.error, 'body'));
-      const { webhook, webhook_events, ...pdf } = fields.data;
+      const { webhook, webhook_events, priority, ...pdf } = fields.data;
       try {
         context.webhook = requestedWebhook(context.services.config, { webhook, webhook_events });
+        context.priority = priority;
         const submission = fromPdfSubmission(context.services.config, context.access, file, pdf);
         return await submitAndAnswer(context, req.get('prefer'), submission);
       } catch (error) {

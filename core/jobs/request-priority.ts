@@ -32,6 +32,14 @@ export const requestPriorityField = z
       'scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share.',
   );
 
+/** The same as a multipart form's field: digits, with a minus sign for an earlier turn. */
+export const requestPriorityFormField = z
+  .string()
+  .regex(/^-?\d{1,3}$/, 'must be a whole number from -10 to 10')
+  .transform(Number)
+  .pipe(requestPriorityField)
+  .describe(requestPriorityField.description ?? '');
+
 /** The priority the job is submitted at: the one asked for, if the caller may ask for it (403 otherwise); 0 when none. */
 export function allowedPriority(access: Pick<SiteAccess, 'actor' | 'role'>, asked: number | undefined): number {
   const priority = asked ?? 0;

@@ -132,7 +132,12 @@ export function addPdf(
   config: Config,
   access: SiteAccess,
   agentId: string,
-  upload: { file: { key: string; fileName: string }; fields: FromPdfFields; webhook: JobWebhook | null },
+  upload: {
+    file: { key: string; fileName: string };
+    fields: FromPdfFields;
+    webhook: JobWebhook | null;
+    priority?: number | undefined;
+  },
 ): Promise<Job> {
   const { file, fields } = upload;
   const maxPages = fields.max_pages ?? config.pdf.maxPages;
@@ -152,6 +157,7 @@ export function addPdf(
   };
   return addSource(db, config, access, agentId, document, {
     webhook: upload.webhook,
+    priority: upload.priority,
     upload: { fileKey: file.key, maxPages },
   });
 }

@@ -14,6 +14,7 @@ import type { TestApp } from '../../helpers/app.ts';
 import { serviceAccount, type Caller } from '../../helpers/factories.ts';
 import type { Staffed } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, readJob } from '../../helpers/jobs.ts';
+import { makePdf } from '../../helpers/pdf.ts';
 
 const suite = jobsSuite();
 let t: TestApp;
@@ -133,4 +134,23 @@ it('is taken by job routes beyond the media ones (a site’s reindex), not yet b
     .send({ message: 'Hello', priority: -2 })
     .expect(422);
   expect(run.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'body' })]));
+});
+
+it('is a form field of a multipart upload (a post from a PDF), with the same rules', async () => {
+  const upload = (auth: { Authorization: string }, priority: string) =>
+    request(t.app)
+      .post(`/${a.site.slug}/posts/from-pdf`)
+      .set(auth)
+      .attach('file', makePdf([[{ text: 'A line of text.' }]]), 'a.pdf')
+      .field('priority', priority);
+  const urgent = await upload(a.admin.auth, '-3').expect(202);
+  expect(urgent.body.priority).toBe(-3);
+  expect(await entryPriority(urgent.body.id)).toBe(-3);
+  await upload(a.editor.auth, '-3').expect(403);
+  const later = await upload(a.editor.auth, '4').expect(202);
+  expect(later.body.priority).toBe(4);
+  for (const bad of ['11', 'soon', '1.5']) {
+    const refused = await upload(a.editor.auth, bad).expect(422);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ path: 'body.priority' })]);
+  }
 });
