@@ -2330,6 +2330,31 @@ export interface paths {
      */
     post: operations["rotateWebhookSecret"];
   };
+  "/api/tenants/{tenant_id}/api-keys": {
+    /**
+     * List API Keys
+     * @description The tenant’s API keys, without their secrets. Tenant admins only.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listApiKeys"];
+    /**
+     * Create API Key
+     * @description Makes an API key for a service account or a member of the tenant; the answer carries the key, shown this once. Send it as `Authorization: Bearer <key>` wherever an access token is taken. Tenant admins only.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["createApiKey"];
+  };
+  "/api/tenants/{tenant_id}/api-keys/{api_key_id}": {
+    /**
+     * Revoke API Key
+     * @description Revokes the key: every API process refuses it from now on. Tenant admins only.
+     *
+     * Timeout: 30 s.
+     */
+    delete: operations["revokeApiKey"];
+  };
   "/admin/providers": {
     /**
      * List AI Providers
@@ -5519,6 +5544,62 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       rotated_at: string | null;
+    };
+    ApiKeyWithSecret: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      tenant_id: string;
+      name: string;
+      /** @description The key’s prefix and last four characters, to tell keys apart: `cap_live_…x9Qz` */
+      hint: string;
+      holder: {
+        /** @enum {string} */
+        kind: "service_account" | "user";
+        /** Format: uuid */
+        id: string;
+      };
+      scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
+      /** @description The sites the key reaches; null: every site its holder reaches */
+      site_ids: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Updated at most once a minute
+       */
+      last_used_at: string | null;
+      /** Format: date-time */
+      expires_at: string | null;
+      /** @description The key, shown only now: send it as `Authorization: Bearer <key>` */
+      key: string;
+    };
+    ApiKey: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      tenant_id: string;
+      name: string;
+      /** @description The key’s prefix and last four characters, to tell keys apart: `cap_live_…x9Qz` */
+      hint: string;
+      holder: {
+        /** @enum {string} */
+        kind: "service_account" | "user";
+        /** Format: uuid */
+        id: string;
+      };
+      scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
+      /** @description The sites the key reaches; null: every site its holder reaches */
+      site_ids: string[] | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description Updated at most once a minute
+       */
+      last_used_at: string | null;
+      /** Format: date-time */
+      expires_at: string | null;
     };
     ProvidersOverview: {
       chains: ({
@@ -21584,6 +21665,150 @@ export interface operations {
       404: components["responses"]["NotFound"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List API Keys
+   * @description The tenant’s API keys, without their secrets. Tenant admins only.
+   *
+   * Timeout: 20 s.
+   */
+  listApiKeys: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+      };
+      path: {
+        tenant_id: string;
+      };
+    };
+    responses: {
+      /** @description A page of keys */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ApiKey"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Create API Key
+   * @description Makes an API key for a service account or a member of the tenant; the answer carries the key, shown this once. Send it as `Authorization: Bearer <key>` wherever an access token is taken. Tenant admins only.
+   *
+   * Timeout: 30 s.
+   */
+  createApiKey: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          /**
+           * Format: uuid
+           * @description The holder, a service account of the tenant (or user_id)
+           */
+          service_account_id?: string;
+          /**
+           * Format: uuid
+           * @description The holder, a member of the tenant (or service_account_id)
+           */
+          user_id?: string;
+          /** @description What the key may do; a service account’s key only scopes the account has. Site routes need sites:read */
+          scopes: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
+          /** @description The sites the key reaches (the holder must reach them); omitted: every site the holder reaches */
+          site_ids?: string[] | null;
+          /**
+           * Format: date-time
+           * @description When the key stops working; omitted: never. An instant with its offset (RFC 3339; up to ±23:59), in the years 0001 to 9999 once in UTC
+           */
+          expires_at?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The key, with its secret */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `no-store` */
+          "Cache-Control": string;
+        };
+        content: {
+          "application/json": components["schemas"]["ApiKeyWithSecret"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Revoke API Key
+   * @description Revokes the key: every API process refuses it from now on. Tenant admins only.
+   *
+   * Timeout: 30 s.
+   */
+  revokeApiKey: {
+    parameters: {
+      path: {
+        tenant_id: string;
+        api_key_id: string;
+      };
+    };
+    responses: {
+      /** @description Revoked */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
