@@ -7,6 +7,7 @@ import type { Services } from '../core/services.ts';
 import { service } from '../core/version.ts';
 import { adminUiRouter } from './admin-ui.ts';
 import { docsRouter } from './docs.ts';
+import { problemPagesRouter } from './problems/pages.ts';
 import { allEndpoints, type Endpoint } from './manifest.ts';
 import type { BareRequest, BareResponse } from './bare.ts';
 import { chain } from './middleware/chain.ts';
@@ -93,11 +94,12 @@ export function createApp(services: Services, options: AppOptions = {}): App {
   // 5. the endpoint found: its body (JSON or a form, bounded in size), then the route under its own timeout
   //    (or a failure of the steps above, to the error handler);
   app.use(dispatchedEndpoint());
-  // 6. the API description and its interactive documentation;
+  // 6. the API description, its interactive documentation, and the pages problem types link to;
   app.get('/openapi.json', (_req, res) => {
     res.json(document());
   });
   app.use(docsRouter());
+  app.use(problemPagesRouter());
   // 7. the admin page for the job tables (static; its script calls the API above);
   app.use(adminUiRouter());
   // 8. whatever is left is a 404 problem; every error becomes a problem.

@@ -5,7 +5,11 @@ import type { HeaderSpec, ResponseSpec } from './route.ts';
 
 export const problemSchema = z
   .object({
-    type: z.string().describe('A URI reference naming the kind of problem, e.g. /problems/validation-failed'),
+    type: z
+      .string()
+      .describe(
+        'A URI reference naming the kind of problem, e.g. /problems/validation-failed: GET it for a page saying when it happens and what to do',
+      ),
     title: z.string(),
     status: z.number().int(),
     detail: z.string().optional(),

@@ -1,5 +1,5 @@
-// Every built route module. An endpoint of the manifest without a route here
-// answers 501 until its issue is done.
+// Every built route module. Every endpoint of the manifest has a route here
+// (test/api/manifest.test.ts); one without would answer 501.
 import { routes as adminAgentSteps } from './admin-agent-steps/router.ts';
 import { routes as adminContentTypes } from './admin-content-types/router.ts';
 import { routes as adminJobs } from './admin-jobs/router.ts';

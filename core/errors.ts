@@ -13,7 +13,8 @@ export type ProblemBody = {
   [extension: string]: unknown;
 };
 
-const titles: Record<number, [slug: string, title: string]> = {
+/** The type and title of a problem whose thrower names none: one per status (explained in api/problems/catalog.ts). */
+export const statusProblems: Record<number, [slug: string, title: string]> = {
   400: ['bad-request', 'Bad Request'],
   401: ['unauthorized', 'Unauthorized'],
   402: ['insufficient-credits', 'Payment Required'],
@@ -29,11 +30,12 @@ const titles: Record<number, [slug: string, title: string]> = {
   429: ['rate-limited', 'Too Many Requests'],
   500: ['internal', 'Internal Server Error'],
   501: ['not-implemented', 'Not Implemented'],
+  502: ['bad-gateway', 'Bad Gateway'],
   503: ['unavailable', 'Service Unavailable'],
   504: ['timeout', 'Gateway Timeout'],
 };
 
-/** Problem type URIs are relative references, documented under /problems/ in the OpenAPI document. */
+/** Problem type URIs are relative references; GET /problems/{slug} explains each (api/problems/). */
 export function problemType(slug: string): string {
   return `/problems/${slug}`;
 }
@@ -57,8 +59,8 @@ export class Problem extends Error {
       headers?: Record<string, string>;
     } = {},
   ) {
-    super(detail ?? titles[status]?.[1] ?? 'Error');
-    const [slug, title] = titles[status] ?? ['error', 'Error'];
+    super(detail ?? statusProblems[status]?.[1] ?? 'Error');
+    const [slug, title] = statusProblems[status] ?? ['error', 'Error'];
     this.name = 'Problem';
     this.status = status;
     this.type = options.type ?? problemType(slug);

@@ -17,7 +17,7 @@ export const root = z
     openapi_url: z.url(),
     endpoints: z.object({
       total: z.number().int().describe('Endpoints of the specification'),
-      implemented: z.number().int().describe('Of those, the ones built; the rest answer 501'),
+      implemented: z.number().int().describe('Of those, the ones built (every one)'),
       beyond_spec: z.number().int().describe('Endpoints added beyond the specification (jobs, admin jobs, metrics)'),
     }),
   })

@@ -2531,7 +2531,7 @@ export interface components {
     };
     /** @description RFC 9457 problem details */
     Problem: {
-      /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed */
+      /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed: GET it for a page saying when it happens and what to do */
       type: string;
       title: string;
       status: number;
@@ -3391,7 +3391,7 @@ export interface components {
       endpoints: {
         /** @description Endpoints of the specification */
         total: number;
-        /** @description Of those, the ones built; the rest answer 501 */
+        /** @description Of those, the ones built (every one) */
         implemented: number;
         /** @description Endpoints added beyond the specification (jobs, admin jobs, metrics) */
         beyond_spec: number;
