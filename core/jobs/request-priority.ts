@@ -7,9 +7,9 @@
 // (below 0) goes before other members' work, so it takes the tenant's
 // administrators (global admins act as one) or a service account given the
 // jobs:priority scope. Whatever the priority, a tenant starts no more jobs than
-// its share of the slots (worker/tenant-slots.ts): an urgent job overtakes
-// its own tenant's queue and the jobs of a kind that runs later, never
-// another tenant's share.
+// its share of the slots (worker/tenant-slots.ts): an urgent job goes ahead of
+// the jobs queued before it, but only into a slot its tenant's share allows,
+// never one the share keeps for the other tenants.
 import { z } from 'zod';
 import { Problem } from '../errors.ts';
 import type { Scope } from '../identity/access.ts';
