@@ -49,7 +49,10 @@ async function send({ config, resolve, signal }: DeliverDeps, delivery: Pending,
   const url = new URL(delivery.url);
   // The allowlist may have changed since the job was submitted.
   if (url.protocol === 'http:' && !config.webhooks.httpHosts.includes(url.hostname)) {
-    const error = { code: 'url_not_allowed', message: 'Only https webhooks are sent to this host.' };
+    const error = {
+      code: 'url_not_allowed',
+      message: 'Only https webhooks are sent to this host: JOB_WEBHOOK_HTTP_HOSTS does not name it.',
+    };
     return { verdict: 'end', responseStatus: null, error };
   }
   const sentAt = Math.floor(Date.now() / 1000);

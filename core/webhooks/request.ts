@@ -44,8 +44,25 @@ export const webhookFormFields = z.object({
 
 export type WebhookFields = z.output<typeof webhookFields>;
 
-const invalid = (path: string, message: string) =>
-  new Problem(422, 'The request is not valid; see errors.', { errors: [{ path: `body.${path}`, message }] });
+const invalid = (path: string, message: string, detail = 'The request is not valid; see errors.') =>
+  new Problem(422, detail, { errors: [{ path: `body.${path}`, message }] });
+
+const loopbackNames = new Set(['localhost', '127.0.0.1', '::1']);
+const isLoopback = (host: string) => loopbackNames.has(host) || host.endsWith('.localhost') || host.startsWith('127.');
+
+/**
+ * Why a plain-http webhook is refused, naming the setting that would allow it:
+ * a developer trying a receiver on their own machine should not have to
+ * search for it. Reaching this machine takes FETCH_ALLOW_LOOPBACK too, which
+ * production refuses.
+ */
+function httpRefused(config: Config, host: string): Problem {
+  const loopback = isLoopback(host.replace(/^\[(.*)\]$/, '$1')) && !config.production;
+  const message =
+    `must be an https URL; plain http is sent only to the hosts JOB_WEBHOOK_HTTP_HOSTS names (add ${host})` +
+    (loopback && !config.fetch.allowLoopback ? ', and to this machine only with FETCH_ALLOW_LOOPBACK=true' : '');
+  return invalid('webhook', message, `The webhook ${message}.`);
+}
 
 /** The webhook a request asked for, or null; 422 for what the schema alone cannot judge. */
 export function requestedWebhook(config: Config, fields: WebhookFields): JobWebhook | null {
@@ -54,11 +71,17 @@ export function requestedWebhook(config: Config, fields: WebhookFields): JobWebh
     return null;
   }
   const { protocol, hostname } = new URL(fields.webhook);
-  if (protocol === 'http:' && !config.webhooks.httpHosts.includes(hostname))
-    throw invalid('webhook', 'must be an https URL');
+  if (protocol === 'http:' && !config.webhooks.httpHosts.includes(hostname)) throw httpRefused(config, hostname);
   const address = hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(address) && !isAllowedAddress(address, { allowLoopback: config.fetch.allowLoopback }))
-    throw invalid('webhook', 'leads to a private, local or reserved address');
+  if (isIP(address) && !isAllowedAddress(address, { allowLoopback: config.fetch.allowLoopback })) {
+    // Outside production a receiver on this machine is allowed by a setting; say which.
+    const setting = isLoopback(address) && !config.production ? ' (this machine: set FETCH_ALLOW_LOOPBACK=true)' : '';
+    throw invalid(
+      'webhook',
+      `leads to a private, local or reserved address${setting}`,
+      `The webhook leads to a private, local or reserved address${setting}.`,
+    );
+  }
   const events: WebhookEvent[] = fields.webhook_events ?? ['completed'];
   return { url: fields.webhook, events: [...new Set(events)] };
 }

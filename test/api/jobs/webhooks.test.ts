@@ -403,6 +403,16 @@ describe('the webhook fields of job-creating requests', () => {
     expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
   });
 
+  it('names the setting that allows a plain-http webhook when it refuses one', async () => {
+    const res = await reindex({ webhook: 'http://hooks.example.com/x' }).expect(422);
+    expect(res.body.detail).toBe(
+      'The webhook must be an https URL; plain http is sent only to the hosts JOB_WEBHOOK_HTTP_HOSTS names (add hooks.example.com).',
+    );
+    expect(res.body.errors).toEqual([
+      { path: 'body.webhook', message: expect.stringContaining('JOB_WEBHOOK_HTTP_HOSTS') },
+    ]);
+  });
+
   // The jobs made here never run (no worker) and are canceled, which they did not ask to be told.
   it('are taken beside a route’s own fields, which keep their meaning and stay out of the job’s input', async () => {
     const res = await request(suite.t.app)
