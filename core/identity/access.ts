@@ -68,6 +68,20 @@ export const keyReaches = (actor: Actor, tenantId: string, siteId?: string): boo
   (actor.apiKey.tenantId === tenantId &&
     (siteId === undefined || actor.apiKey.siteIds === null || actor.apiKey.siteIds.includes(siteId)));
 
+/** keyReaches as SQL over `sites`: true for a caller without a key. */
+export function keyReachesSite(actor: Actor) {
+  const key = actor.apiKey;
+  if (!key) return sql.fragment`true`;
+  const sites =
+    key.siteIds === null ? sql.fragment`true` : sql.fragment`sites.id = any(${sql.array(key.siteIds, 'uuid')})`;
+  return sql.fragment`(sites.tenant_id = ${key.tenantId} and ${sites})`;
+}
+
+/** No scope covers administration: a key, even one its admin holds, does not administer. */
+const refuseKey = (actor: Actor) => {
+  if (actor.apiKey) throw forbiddenProblem('An API key may not do this; it needs an administrator’s own token.');
+};
+
 /** The caller's role in a tenant: global admins act as its admin; null when it is not theirs to see. */
 export async function tenantRole(
   db: CommonQueryMethods,
@@ -88,6 +102,7 @@ export async function requireTenantAdmin(db: CommonQueryMethods, actor: Actor, t
   const role = await tenantRole(db, actor, tenantId);
   if (!role) throw notFound('No such tenant.');
   if (role !== 'admin') throw forbiddenProblem('Only the tenant’s administrators may do this.');
+  refuseKey(actor);
 }
 
 /**

@@ -6,7 +6,15 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, notFound } from '../errors.ts';
-import { activeMemberships, reachesSite, requireScope, roles, type Role, type Scope } from '../identity/access.ts';
+import {
+  activeMemberships,
+  keyReachesSite,
+  reachesSite,
+  requireScope,
+  roles,
+  type Role,
+  type Scope,
+} from '../identity/access.ts';
 import { siteSchema, siteColumns, type Site } from './sites.ts';
 
 export type SiteRole = Role | 'service';
@@ -42,11 +50,8 @@ export function resolveSite(db: CommonQueryMethods, identifier: string): Promise
 
 /** The caller's role on the site as SQL over `sites`: null where they do not reach it (or their API key does not). */
 function roleOf(actor: Actor) {
-  const key = actor.apiKey;
-  if (!key) return holderRoleOf(actor);
-  const sites =
-    key.siteIds === null ? sql.fragment`true` : sql.fragment`sites.id = any(${sql.array(key.siteIds, 'uuid')})`;
-  return sql.fragment`case when sites.tenant_id = ${key.tenantId} and ${sites} then ${holderRoleOf(actor)} end`;
+  if (!actor.apiKey) return holderRoleOf(actor);
+  return sql.fragment`case when ${keyReachesSite(actor)} then ${holderRoleOf(actor)} end`;
 }
 
 function holderRoleOf(actor: Actor) {
@@ -90,6 +95,10 @@ export function requireSiteNeed(found: SiteAccess | null, need: SiteNeed): SiteA
   if (!found) throw notFound('No such site.');
   if (need.site === 'admin' && found.role !== 'admin') {
     throw new Problem(403, 'Only the tenant’s administrators may do this.');
+  }
+  // No scope covers administration: a key, even one its admin holds, does not administer.
+  if (need.site === 'admin' && found.actor.apiKey) {
+    throw new Problem(403, 'An API key may not do this; it needs an administrator’s own token.');
   }
   if (need.site === 'manage' && found.role === 'author') {
     throw new Problem(403, 'Only editors and administrators may do this.');

@@ -11,7 +11,14 @@ import {
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
-import { activeMemberships, reachesSite, requireScope, requireTenantAdmin, tenantRole } from '../identity/access.ts';
+import {
+  activeMemberships,
+  keyReachesSite,
+  reachesSite,
+  requireScope,
+  requireTenantAdmin,
+  tenantRole,
+} from '../identity/access.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { findTenant, slug } from './tenants.ts';
 
@@ -72,9 +79,9 @@ export const siteColumns = sql.fragment`sites.id, sites.tenant_id, sites.slug, s
 
 /** Sites the caller can reach, optionally within one tenant. */
 function visible(actor: Actor) {
-  if (actor.kind === 'service') return sql.fragment`sites.tenant_id = ${actor.tenantId}`;
+  if (actor.kind === 'service') return sql.fragment`sites.tenant_id = ${actor.tenantId} and ${keyReachesSite(actor)}`;
   if (actor.isGlobalAdmin) return sql.fragment`true`;
-  return sql.fragment`exists (
+  return sql.fragment`${keyReachesSite(actor)} and exists (
     select 1 from ${activeMemberships}
     where m.tenant_id = sites.tenant_id and m.user_id = ${actor.userId} and ${reachesSite(sql.identifier(['sites', 'id']))})`;
 }

@@ -243,6 +243,17 @@ describe('using a key', () => {
     await request(t.app).get(`/${a.site.slug}/media/`).set(auth).expect(403);
     await request(t.app).get('/auth/currentuser').set(auth).expect(403);
     await request(t.app).get('/api/service-accounts/').set(auth).expect(403);
+    const sites = await request(t.app).get('/sites/').set(auth).expect(200);
+    expect(sites.body.items.map((site: { id: string }) => site.id)).toEqual([a.site.id]);
+  });
+
+  it('does not administer, even when its holder is the tenant’s admin', async () => {
+    const made = await makeKey({ user_id: a.admin.user.id, scopes: ['sites:read', 'content:read', 'content:write'] });
+    const auth = bearer(made.key);
+    await request(t.app).get(`/api/tenants/${a.tenant.id}/webhook-secret`).set(a.admin.auth).expect(200);
+    await request(t.app).get(`/api/tenants/${a.tenant.id}/webhook-secret`).set(auth).expect(403);
+    await request(t.app).get(`/sites/${a.site.slug}`).set(auth).expect(200);
+    await request(t.app).delete(`/sites/${a.site.slug}`).set(auth).expect(403);
   });
 
   it('stops working when its member is removed from the tenant', async () => {
