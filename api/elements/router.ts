@@ -38,7 +38,8 @@ export const routes = [
   defineRoute({
     key: 'POST /{site_identifier}/elements/',
     description:
-      'Creates an element of `type` (id or api_id), in `locale` (default: the site’s). With `master_id`, a translation of that element: ' +
+      'Creates an element of `type` (id or api_id) or `type_id` (its id, as element reads name it; both given, they must name the same ' +
+      'type), in `locale` (default: the site’s). With `master_id`, a translation of that element: ' +
       'of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. ' +
       '422 lists every problem of the data, each with its path.',
     access: write,
@@ -46,6 +47,7 @@ export const routes = [
       params: siteParams,
       body: z.strictObject({
         type: z.string().min(1).max(100).optional().describe('The content type, by id or api_id'),
+        type_id: z.uuid().optional().describe('The content type’s id, as element reads give it: instead of `type`'),
         name: elementName,
         locale: z.string().min(2).max(35).optional(),
         master_id: z.uuid().optional(),

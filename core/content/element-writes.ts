@@ -17,7 +17,10 @@ import { publishedAtAfter } from './status.ts';
 import { requireVersion, type ContentType, type IfMatch } from './types.ts';
 
 export type ElementInput = {
+  /** The content type by id or api_id. */
   type?: string | undefined;
+  /** The content type by id, as element reads name it: either field will do, and both must name the same type. */
+  type_id?: string | undefined;
   name: string;
   locale?: string | undefined;
   master_id?: string | undefined;
@@ -69,16 +72,23 @@ export async function createElement(db: CommonQueryMethods, access: SiteAccess, 
   const { site, actor } = access;
   return db.transaction(async (tx) => {
     const master = input.master_id ? await findMaster(tx, site.id, input.master_id) : undefined;
-    if (!master && !input.type)
+    const named = input.type ?? input.type_id;
+    if (!master && !named)
       throw new Problem(422, 'Name the content type.', {
         errors: [{ path: 'body.type', message: 'is required (unless master_id names the element translated)' }],
       });
-    const type = await typeFromQuery(tx, site.id, master?.type_id ?? input.type!).catch((error: unknown) => {
-      throw error instanceof Problem ? bodyTypeProblem() : error;
+    const type = await typeFromQuery(tx, site.id, master?.type_id ?? named!).catch((error: unknown) => {
+      throw error instanceof Problem ? bodyTypeProblem(input.type ? 'type' : 'type_id') : error;
     });
-    if (master && input.type && input.type !== type.id && input.type !== type.api_id)
+    const typeDiffers = Boolean(input.type) && input.type !== type.id && input.type !== type.api_id;
+    const typeIdDiffers = Boolean(input.type_id) && input.type_id !== type.id;
+    if (master && (typeDiffers || typeIdDiffers))
       throw new Problem(422, 'A translation is of its master’s type.', {
-        errors: [{ path: 'body.type', message: 'differs from the master’s type' }],
+        errors: [{ path: typeDiffers ? 'body.type' : 'body.type_id', message: 'differs from the master’s type' }],
+      });
+    if (typeIdDiffers)
+      throw new Problem(422, '`type` and `type_id` name different content types; send one of them.', {
+        errors: [{ path: 'body.type_id', message: 'names another content type than type' }],
       });
     const locale = input.locale ?? site.default_locale;
     requireSiteLocale(site, locale);
@@ -105,9 +115,9 @@ export async function createElement(db: CommonQueryMethods, access: SiteAccess, 
   });
 }
 
-const bodyTypeProblem = () =>
+const bodyTypeProblem = (field: 'type' | 'type_id') =>
   new Problem(422, 'No such content type in the site.', {
-    errors: [{ path: 'body.type', message: 'is not a content type of the site' }],
+    errors: [{ path: `body.${field}`, message: 'is not a content type of the site' }],
   });
 
 /** The element a translation translates: a master of the site (422 at body.master_id otherwise). */

@@ -429,7 +429,7 @@ export interface paths {
     get: operations["listContentElements"];
     /**
      * Create Content Element
-     * @description Creates an element of `type` (id or api_id), in `locale` (default: the site’s). With `master_id`, a translation of that element: of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. 422 lists every problem of the data, each with its path.
+     * @description Creates an element of `type` (id or api_id) or `type_id` (its id, as element reads name it; both given, they must name the same type), in `locale` (default: the site’s). With `master_id`, a translation of that element: of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. 422 lists every problem of the data, each with its path.
      *
      * Timeout: 30 s.
      */
@@ -8318,7 +8318,7 @@ export interface operations {
   };
   /**
    * Create Content Element
-   * @description Creates an element of `type` (id or api_id), in `locale` (default: the site’s). With `master_id`, a translation of that element: of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. 422 lists every problem of the data, each with its path.
+   * @description Creates an element of `type` (id or api_id) or `type_id` (its id, as element reads name it; both given, they must name the same type), in `locale` (default: the site’s). With `master_id`, a translation of that element: of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. 422 lists every problem of the data, each with its path.
    *
    * Timeout: 30 s.
    */
@@ -8334,6 +8334,11 @@ export interface operations {
         "application/json": {
           /** @description The content type, by id or api_id */
           type?: string;
+          /**
+           * Format: uuid
+           * @description The content type’s id, as element reads give it: instead of `type`
+           */
+          type_id?: string;
           name: string;
           locale?: string;
           /** Format: uuid */

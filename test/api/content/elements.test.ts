@@ -170,6 +170,42 @@ describe('creating', () => {
     await request(t.app).post(base()).set(c.a.editor.auth).send({ type: 'article' }).expect(422);
   });
 
+  it('takes the type as type_id, as reads name it, or both fields naming the same type; differing, a 422', async () => {
+    const byId = await request(t.app)
+      .post(base())
+      .set(c.a.editor.auth)
+      .send({ type_id: person.id, name: 'By id', data: { full_name: 'Ada' } })
+      .expect(201);
+    expect(byId.body.type_id).toBe(person.id);
+    const read = await request(t.app).get(at(byId.body.id)).set(c.a.editor.auth).expect(200);
+    // What a read gives can be sent back as it is.
+    const { type_id, name, data } = read.body;
+    await request(t.app).post(base()).set(c.a.editor.auth).send({ type_id, name, data }).expect(201);
+    for (const type of ['person', person.id])
+      await request(t.app)
+        .post(base())
+        .set(c.a.editor.auth)
+        .send({ type, type_id: person.id, name: 'Both', data: { full_name: 'Ada' } })
+        .expect(201);
+    for (const type of ['article', article.id]) {
+      const differing = await request(t.app)
+        .post(base())
+        .set(c.a.editor.auth)
+        .send({ type, type_id: person.id, name: 'x', data: { full_name: 'Ada' } })
+        .expect(422);
+      expect(pathsOf(differing.body)).toEqual(['body.type_id']);
+    }
+    const unknown = await request(t.app)
+      .post(base())
+      .set(c.a.editor.auth)
+      .send({ type_id: '00000000-0000-4000-8000-000000000000', name: 'x' })
+      .expect(422);
+    expect(pathsOf(unknown.body)).toEqual(['body.type_id']);
+    const notAnId = await request(t.app).post(base()).set(c.a.editor.auth).send({ type_id: 'person', name: 'x' });
+    expect(notAnId.status).toBe(422);
+    expect(pathsOf(notAnId.body)).toEqual(['body.type_id']);
+  });
+
   it('keeps unique values unique among the type’s elements of one locale', async () => {
     const slug = `s-${unique()}`;
     await newArticle({ slug });
@@ -223,6 +259,12 @@ describe('translations', () => {
       .send({ master_id: de.id, locale: 'de-CH', name: 'x' })
       .expect(422);
     expect(pathsOf(ofATranslation.body)).toEqual(['body.master_id']);
+    const otherTypeId = await request(t.app)
+      .post(base())
+      .set(c.a.editor.auth)
+      .send({ master_id: master.id, type_id: person.id, locale: 'de-CH', name: 'x' })
+      .expect(422);
+    expect(pathsOf(otherTypeId.body)).toEqual(['body.type_id']);
   });
 });
 
