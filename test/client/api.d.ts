@@ -3203,9 +3203,9 @@ export interface components {
       /** @description User id, or service account id */
       subject: string;
       session_id: string | null;
-      /** @description For service accounts */
+      /** @description For service accounts and API keys */
       tenant_id: string | null;
-      /** @description For service accounts */
+      /** @description For service accounts and API keys */
       scopes: string[] | null;
       token_id: string;
       issuer: string;

@@ -29,7 +29,7 @@ beforeAll(async () => {
 
 const keysOf = (tenantId: string) => `/api/tenants/${tenantId}/api-keys`;
 
-type Made = { id: string; key: string; hint: string };
+type Made = { id: string; key: string; hint: string; scopes: string[] };
 
 async function makeKey(body: Record<string, unknown>, by: Auth = a.admin.auth, tenantId = a.tenant.id): Promise<Made> {
   const res = await request(t.app)
@@ -242,6 +242,13 @@ describe('using a key', () => {
     await request(t.app).get(`/${b.site.slug}/jobs/`).set(auth).expect(404);
     await request(t.app).get(`/${a.site.slug}/media/`).set(auth).expect(403);
     await request(t.app).get('/auth/currentuser').set(auth).expect(403);
+    const info = await request(t.app).get('/auth/token-info').set(auth).expect(200);
+    expect(info.body).toMatchObject({
+      actor: 'user',
+      subject: editor.user.id,
+      tenant_id: a.tenant.id,
+      scopes: made.scopes,
+    });
     await request(t.app).get('/api/service-accounts/').set(auth).expect(403);
     const sites = await request(t.app).get('/sites/').set(auth).expect(200);
     expect(sites.body.items.map((site: { id: string }) => site.id)).toEqual([a.site.id]);
