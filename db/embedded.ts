@@ -43,7 +43,10 @@ export type EmbeddedOptions = {
   logger: Logger;
   /** Extra `-c name=value` settings, e.g. fsync=off for throwaway test clusters. */
   settings?: Record<string, string>;
-  /** The port to listen on (a server started again where its clients expect it); any free one by default. */
+  /**
+   * The port to listen on (a server started again where its clients expect it). By default the port of the
+   * last start in `dir` when it is free, else any free one.
+   */
   port?: number;
 };
 
@@ -58,6 +61,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const pgdata = path.join(dir, 'postgres');
   const passwordFile = path.join(dir, 'postgres.password');
   const logFile = path.join(dir, 'postgres.log');
+  const portFile = path.join(dir, 'postgres.port');
   mkdirSync(dir, { recursive: true, mode: 0o755 });
 
   if (!existsSync(path.join(pgdata, 'PG_VERSION'))) {
@@ -67,7 +71,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await stopOrphan(pgdata, logger);
 
   const password = readFileSync(passwordFile, 'utf8').trim();
-  const port = options.port ?? (await freePort());
+  const port = options.port ?? (await keptPort(portFile));
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings };
   const args = [
     '-D',
@@ -95,6 +99,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     throw error;
   }
   logger.info({ port, pgdata }, 'embedded PostgreSQL is accepting connections');
+  writeFileSync(portFile, `${port}\n`);
 
   return {
     adminUrl: urlFor('postgres'),
@@ -318,6 +323,25 @@ function parentOf(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The port the cluster listened on last time, so that a database client set up
+ * with its URL (psql, a GUI, a .env) finds it again after a restart; any free
+ * port when there is none yet or something else has taken it since.
+ */
+async function keptPort(portFile: string): Promise<number> {
+  const kept = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8').trim()) : NaN;
+  if (Number.isInteger(kept) && kept > 0 && kept < 65536 && (await isFree(kept))) return kept;
+  return freePort();
+}
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 function freePort(): Promise<number> {

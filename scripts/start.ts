@@ -50,8 +50,39 @@ try {
   started({ name: 'http', run: api.close });
 
   logger.info({ docs: `${api.url}/docs`, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'ready');
-  process.stdout.write(`\n  API documentation: ${api.url}/docs\n  Press Ctrl-C to stop.\n\n`);
+  process.stdout.write(banner(api.url, databaseUrl, Boolean(config.databaseUrl)));
 } catch (error) {
   for (const step of steps) await step.run().catch(() => undefined);
   exitOnStartupError(error);
+}
+
+/**
+ * What a newcomer needs to go on: where the API, its documentation and the
+ * admin page are, and the database. The embedded one's URL carries its
+ * password, as `npm run admin -- database-url` prints it: it is a local
+ * server on 127.0.0.1, and its port stays the same between starts
+ * (db/embedded.ts). A DATABASE_URL of one's own is shown without its password.
+ */
+function banner(apiUrl: string, databaseUrl: string, own: boolean): string {
+  const database = own ? `${withoutPassword(databaseUrl)} (DATABASE_URL)` : `${databaseUrl} (embedded)`;
+  return [
+    '',
+    `  API:               ${apiUrl}`,
+    `  API documentation: ${apiUrl}/docs`,
+    `  Admin page:        ${apiUrl}/admin/ui/`,
+    `  Database:          ${database}`,
+    '  Press Ctrl-C to stop.',
+    '',
+    '',
+  ].join('\n');
+}
+
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'DATABASE_URL';
+  }
 }

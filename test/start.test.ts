@@ -9,6 +9,7 @@ import { startProcess, stopProcess, untilReady } from './helpers/processes.ts';
 
 describe('npm start without DATABASE_URL', () => {
   let dataDir: string;
+  let databaseLine: string | undefined;
   beforeAll(() => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'platform-start-'));
     chmodSync(dataDir, 0o755);
@@ -23,6 +24,12 @@ describe('npm start without DATABASE_URL', () => {
     expect(first.output()).toContain('initialising embedded PostgreSQL');
     expect(first.output()).toContain('created the bootstrap admin with the local default credentials');
     expect(first.output()).toContain(`API documentation: ${first.url}/docs`);
+    expect(first.output()).toContain(`Admin page:        ${first.url}/admin/ui/`);
+    // The embedded database's URL, password and all, as `npm run admin -- database-url` prints it.
+    databaseLine = /Database: +(postgres:\/\/postgres:[^@\s]+@127\.0\.0\.1:\d+\/app) \(embedded\)/.exec(
+      first.output(),
+    )?.[1];
+    expect(databaseLine).toBeDefined();
     expect((await fetch(`${first.url}/docs`)).status).toBe(200);
     expect(await stopProcess(first)).toBe(0);
     expect(first.output()).toContain('worker stopped');
@@ -30,9 +37,10 @@ describe('npm start without DATABASE_URL', () => {
     expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
   });
 
-  it('starts again on the same data without initialising or creating another admin', async () => {
+  it('starts again on the same data, and the database on the same port, without initialising or creating another admin', async () => {
     const second = await startProcess('scripts/start.ts', { DATA_DIR: dataDir });
     expect((await untilReady(second.url)).status).toBe(200);
+    expect(second.output()).toContain(`Database:          ${databaseLine} (embedded)`);
     expect(second.output()).not.toContain('initialising embedded PostgreSQL');
     expect(second.output()).not.toContain('created the bootstrap admin');
     expect(await stopProcess(second, 'SIGINT')).toBe(0);
