@@ -9,6 +9,7 @@ import type { TestApp } from '../../helpers/app.ts';
 import { newSite, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { bearer, staffedTenant, type Auth, type Staffed } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite } from '../../helpers/jobs.ts';
+import { startCountedApp } from '../../helpers/counted-app.ts';
 import { stopProcess, twoApiProcesses, type Started } from '../../helpers/processes.ts';
 
 const suite = jobsSuite();
@@ -295,6 +296,23 @@ describe('using a key', () => {
     await request(t.app).get(`/${a.site.slug}/jobs/`).set(made.auth).expect(200);
     expect((await listed(made.id)).last_used_at).toBe(first);
   });
+});
+
+it('costs a warm request no more round trips than a service account’s token', async () => {
+  const counted = await startCountedApp(t);
+  try {
+    const made = await botKey(['sites:read', 'jobs:read']);
+    const trips = async (auth: Auth) => {
+      // The first use writes the last use (once a minute); the third is measured.
+      for (let i = 0; i < 2; i++) await request(counted.app).get(`/${a.site.slug}/jobs/`).set(auth).expect(200);
+      counted.counter.reset();
+      await request(counted.app).get(`/${a.site.slug}/jobs/`).set(auth).expect(200);
+      return counted.counter.count();
+    };
+    expect(await trips(made.auth)).toBe(await trips(bot.auth));
+  } finally {
+    await counted.close();
+  }
 });
 
 describe('two API processes', () => {
