@@ -12,6 +12,7 @@ import {
   type RouteConfig,
 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { scopes } from '../core/identity/access.ts';
 import { idempotencyKey } from '../core/idempotency.ts';
 import { pathParams, type Endpoint } from './manifest.ts';
 import { problemResponse, retryAfterHeader } from './responses.ts';
@@ -61,6 +62,22 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     bearerFormat: 'JWT',
     description: 'An access token from POST /auth/login or POST /auth/token',
   });
+  // The same bearer, got by Swagger UI's "Authorize" itself: the login is an OAuth 2.0 password grant (form-encoded
+  // username and password) and /auth/token a client-credentials grant. Every secured operation takes either scheme.
+  const tokenUrl = (path: string) => `${info.serverUrl ?? ''}${path}`;
+  const oauth2 = registry.registerComponent('securitySchemes', 'oauth2', {
+    type: 'oauth2',
+    description:
+      'Sign in with a user’s e-mail address (as username) and password, or with a service account’s client id and secret ' +
+      '(no scope chosen: all of the account’s). The token is then sent as the bearer.',
+    flows: {
+      password: { tokenUrl: tokenUrl('/auth/login'), scopes: {} },
+      clientCredentials: {
+        tokenUrl: tokenUrl('/auth/token'),
+        scopes: Object.fromEntries(scopes.map((scope) => [scope, `The service account’s ${scope} scope`])),
+      },
+    },
+  });
   registry.registerComponent('headers', 'RequestId', toHeader(requestIdHeader));
   registry.registerComponent('headers', 'RateLimitPolicy', toHeader(rateLimitPolicyHeader));
   registry.registerComponent('headers', 'RateLimit', toHeader(rateLimitHeader));
@@ -85,7 +102,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     registry.registerPath({
       ...describe(endpoint, route, components),
       operationId: operationId(endpoint, operationIds),
-      security: secured ? [{ [bearer.name]: [] }] : [],
+      security: secured ? [{ [bearer.name]: [] }, { [oauth2.name]: [] }] : [],
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);

@@ -52,7 +52,7 @@ it('lists every manifest endpoint once, with its group, name, timeout and who ma
     const route = routeOf(endpoint.key);
     // A built route says who may call it; it may ask for a token where the specification did not (a private file view).
     const secured = route ? withToken(route.access) : endpoint.auth === 'bearer';
-    expect(operation.security).toEqual(secured ? [{ bearerAuth: [] }] : []);
+    expect(operation.security).toEqual(secured ? [{ bearerAuth: [] }, { oauth2: [] }] : []);
     if (secured && route) expect(responseOf(operation, '401').headers['WWW-Authenticate']).toBeDefined();
     expect(operation.responses['504']).toBeDefined();
     for (const status of Object.keys(operation.responses)) {
