@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import { newSite, serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
-import { bearer, staffedTenant, type Auth, type Staffed } from '../../helpers/identity.ts';
+import { bearer, expectPaginates, staffedTenant, type Auth, type Staffed } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite } from '../../helpers/jobs.ts';
 import { startCountedApp } from '../../helpers/counted-app.ts';
 import { stopProcess, twoApiProcesses, type Started } from '../../helpers/processes.ts';
@@ -83,6 +83,14 @@ describe('making, listing and revoking', () => {
       select secret_hash from api_keys where id = ${res.body.id}`);
     expect(stored.toString('utf8')).not.toContain(res.body.key);
     expect(stored).toHaveLength(32);
+  });
+
+  it('prefixes a test-mode account’s key cap_test_, and pages the list', async () => {
+    const tester = await serviceAccount(t, a.tenant, ['sites:read', 'jobs:read'], a.admin, { test_mode: true });
+    const made = await makeKey({ service_account_id: tester.account.id, scopes: ['sites:read'] });
+    expect(made.key).toMatch(/^cap_test_[A-Za-z0-9_-]{40}$/);
+    await request(t.app).get(`/sites/${a.site.slug}`).set(bearer(made.key)).expect(200);
+    await expectPaginates(t, a.admin.auth, keysOf(a.tenant.id));
   });
 
   it('lets a global admin make one, and a member be its holder', async () => {
