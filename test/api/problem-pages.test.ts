@@ -13,7 +13,11 @@ const root = path.join(import.meta.dirname, '..', '..');
 /** The problem types the source names: `problemType('x')`, a literal `/problems/x`, a fetch failure's code. */
 function emittedTypes(): Set<string> {
   const names = new Set<string>(['error', ...Object.values(statusProblems).map(([slug]) => slug)]);
-  const patterns = [/problemType\('([a-z0-9-]+)'\)/g, /(?<![\w.])\/problems\/([a-z0-9-]+)(?![\w.-])/g, /SafeFetchError\('([a-z0-9-]+)'/g];
+  const patterns = [
+    /problemType\('([a-z0-9-]+)'\)/g,
+    /(?<![\w.])\/problems\/([a-z0-9-]+)(?![\w.-])/g,
+    /SafeFetchError\('([a-z0-9-]+)'/g,
+  ];
   for (const folder of ['api', 'core', 'worker']) {
     for (const file of readdirSync(path.join(root, folder), { recursive: true, encoding: 'utf8' })) {
       // Not the catalogue itself; mentions of its files (api/problems/pages.ts) are no types either.
