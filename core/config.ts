@@ -159,7 +159,11 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   // A worker process serves its own /metrics on this port when set (worker/metrics-server.ts); 0 takes a free one.
   WORKER_METRICS_PORT: port.optional(),
-  CORS_ORIGINS: list,
+  // An origin is scheme, host and port, nothing more: a trailing slash or a path would match no browser's Origin.
+  CORS_ORIGINS: list.refine(
+    (origins) => origins.every((origin) => origin === '*' || /^https?:\/\/[^/\s]+$/i.test(origin)),
+    'must be origins such as https://app.example or http://localhost:* (no path, no trailing slash), or *',
+  ),
   TRUST_PROXY: trustProxy.default(false),
   BODY_LIMIT: z
     .string()

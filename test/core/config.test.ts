@@ -96,6 +96,14 @@ it('allows CORS from local origins outside production, and only from the named o
   ]);
 });
 
+it('refuses a CORS origin no browser would send, saying what one looks like', () => {
+  expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example/' })).toThrow(
+    /CORS_ORIGINS: must be origins such as https:\/\/app\.example/,
+  );
+  expect(() => loadConfig({ CORS_ORIGINS: 'localhost:3000' })).toThrow(/CORS_ORIGINS/);
+  expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*']);
+});
+
 it('creates no default admin in production', () => {
   const secret = { JWT_SECRET: 'x'.repeat(32) };
   expect(loadConfig({ NODE_ENV: 'production', ...secret }).admin).toBeUndefined();
