@@ -44,14 +44,10 @@ export const routes = [
     },
     async handler({ params, body }, context, { req }) {
       context.limitJobs(context.site.tenant_id);
-      const { job } = await startRun(
-        context.db,
-        context.services.config,
-        context.access,
-        params.agent_id,
-        body,
-        context.webhook ?? null,
-      );
+      const { job } = await startRun(context.db, context.services.config, context.access, params.agent_id, body, {
+        webhook: context.webhook ?? null,
+        priority: context.priority,
+      });
       return answerJob(context, req.get('prefer'), job, 'submitted');
     },
   }),

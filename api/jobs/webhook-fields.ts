@@ -24,7 +24,7 @@ import { jobResponses } from './answer.ts';
  */
 function withWebhookFields(key: string, body: z.ZodType | undefined): z.ZodType {
   const rule = needs('webhook_events', 'webhook');
-  const fields = withoutPriority.has(key) ? webhookFields.shape : { ...webhookFields.shape, priority: priorityField };
+  const fields = { ...webhookFields.shape, priority: priorityField };
   if (body === undefined) return z.strictObject(fields).meta(rule).optional();
   if (body instanceof z.ZodObject) {
     const { id: _id, ...own } = body.meta() ?? {};
@@ -39,12 +39,6 @@ function withWebhookFields(key: string, body: z.ZodType | undefined): z.ZodType 
 }
 
 const priorityField = requestPriorityField.optional();
-
-/**
- * Job-creating routes whose domain function takes the webhook but not yet a
- * priority (an agent run's: core/agents/runs.ts), so they do not offer one.
- */
-const withoutPriority = new Set(['POST /{site_identifier}/agents/{agent_id}/runs']);
 
 export function takingWebhooks(route: RouteDefinition): RouteDefinition {
   if (route.responses[202] !== jobResponses[202] || route.request?.rawBody) return route;

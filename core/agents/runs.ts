@@ -137,7 +137,7 @@ export async function startRun(
   access: SiteAccess,
   agentId: string,
   body: RunRequest,
-  webhook: Parameters<typeof submitJob>[3]['webhook'],
+  asked: Pick<Parameters<typeof submitJob>[3], 'webhook' | 'priority'>,
 ): Promise<{ job: Job; conversation: Conversation }> {
   const agent = await agentForSite(db, access, agentId);
   const input =
@@ -187,7 +187,8 @@ export async function startRun(
       estimatedUnits: body.max_tokens / 1000,
       plan: { calls: plan, estimate: { '1k_tokens': body.max_tokens / 1000 } },
       ...(limit && { maxCost: limit.credits }),
-      webhook,
+      webhook: asked.webhook,
+      priority: asked.priority,
     });
     await addMessage(tx, {
       tenantId: access.site.tenant_id,

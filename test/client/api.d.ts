@@ -21911,6 +21911,8 @@ export interface operations {
           webhook?: string;
           /** @description Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed` */
           webhook_events?: ("start" | "progress" | "completed")[];
+          /** @description This job's priority, -10 to 10, added to its kind's (`GET /admin/queue/kinds`): lower runs first, 0 by default. Anyone may ask for a later turn (above 0); an earlier one (below 0) takes a tenant administrator or a service account with the `jobs:priority` scope (403 otherwise). It orders the jobs of the tenant’s share of the workers and never widens that share. */
+          priority?: number;
         };
       };
     };

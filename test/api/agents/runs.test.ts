@@ -284,8 +284,11 @@ it('answers 404 for another tenant’s agent or site, 403 for a role or scope th
     { input: 'x', prompt_id: a.site.id },
     { input: 'x', max_steps: 0 },
     { input: 'x', y: 1 },
+    { input: 'x', priority: 11 },
   ])
     await startRun(body, a.editor.auth, 0).expect(422);
+  // An earlier turn than others' work takes an administrator of the tenant (core/jobs/request-priority.ts).
+  await startRun({ input: 'x', priority: -5 }, a.editor.auth, 0).expect(403);
   await request(t.app)
     .get(runs(`/runs/${a.site.id}`))
     .set(a.editor.auth)
@@ -327,6 +330,20 @@ describe('the local runtime', () => {
       .set(local.a.editor.auth)
       .expect(200);
     expect(run.body.steps).toMatchObject([{ kind: 'retrieval', name: 'knowledge_search', cost: 0 }]);
+  });
+
+  it('takes the priority asked for: a later turn from anyone, an earlier one from the tenant’s admins', async () => {
+    const start = (auth: Auth, priority: number) =>
+      request(local.t.app)
+        .post(`/${local.a.site.slug}/agents/${localAgent}/runs`)
+        .set(auth)
+        .set('Prefer', 'wait=30')
+        .send({ input: 'When does the fish market open?', priority });
+    // Each test of a jobs suite starts with its worker stopped (jobsSuite's afterEach).
+    local.worker = await startTestWorker(local.t);
+    expect((await start(local.a.editor.auth, 3).expect(200)).body).toMatchObject({ status: 'succeeded', priority: 3 });
+    await start(local.a.editor.auth, -2).expect(403);
+    expect((await start(local.a.admin.auth, -2).expect(200)).body).toMatchObject({ status: 'succeeded', priority: -2 });
   });
 });
 
