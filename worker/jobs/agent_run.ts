@@ -33,7 +33,6 @@ export default defineJob({
   async run(input, context) {
     const { db, job, services } = context;
     if (!services) throw permanent('not_configured', 'This worker was started without the services agent runs need.');
-    // Read at once where one does not need the other: each is a round trip before the first step.
     const kept: KeptActor =
       input.actor.kind === 'user'
         ? { kind: 'user', userId: input.actor.user_id }
