@@ -6,13 +6,16 @@
 // memory. The refresh token too, while the page is open; it is written to
 // sessionStorage (which belongs to this tab alone and dies with it) only as
 // the page is hidden for a reload or navigation, and taken out again as soon
-// as the next page reads it. So a reload keeps the admin signed in, nothing
+// as the next page reads it — within 10 seconds, or never (a reopened tab's
+// restored storage is too old). So a reload keeps the admin signed in, nothing
 // is kept that outlives the tab, and a tab duplicated while the page is open
 // copies no token (two tabs spending one refresh token would revoke the
 // session, as a stolen token's reuse does). The API has no httpOnly cookie
 // to do this instead.
 
 const storageKey = 'admin-ui.refresh-token';
+/** How soon the next page must pick up the token the last one left: a reload takes far less. */
+const reloadWithinMs = 10_000;
 
 let access = null;
 let refreshToken = null;
@@ -65,7 +68,16 @@ export async function resume() {
   const saved = sessionStorage.getItem(storageKey);
   sessionStorage.removeItem(storageKey);
   if (!saved) return false;
-  refreshToken = saved;
+  // A browser that reopens a closed tab restores its sessionStorage: a token left longer ago than a reload
+  // takes is not picked up, so closing the tab signs the admin out however it is reopened.
+  let left;
+  try {
+    left = JSON.parse(saved);
+  } catch {
+    return false;
+  }
+  if (typeof left?.token !== 'string' || !(Date.now() - left.leftAt < reloadWithinMs)) return false;
+  refreshToken = left.token;
   return renew();
 }
 
@@ -130,7 +142,7 @@ export const send = (path, method, body) =>
 
 // Leaving the page (a reload, a link): the refresh token waits in this tab's storage for the next page.
 addEventListener('pagehide', () => {
-  if (refreshToken) sessionStorage.setItem(storageKey, refreshToken);
+  if (refreshToken) sessionStorage.setItem(storageKey, JSON.stringify({ token: refreshToken, leftAt: Date.now() }));
 });
 // Back from the back-forward cache, this page is alive again and holds the token itself.
 addEventListener('pageshow', (event) => {

@@ -437,6 +437,28 @@ browserDescribe('in a browser', () => {
     await page.waitForSelector('#sign-in:not([hidden])');
     expect(await page.isHidden('#console')).toBe(true);
 
+    // A tab reopened long after it was closed (the browser restores its storage) finds the token left there
+    // too old to pick up, and asks for the password.
+    const signedIn = await request(t.app)
+      .post('/auth/login')
+      .type('form')
+      .send({ username: admin.email, password, grant_type: 'password' })
+      .expect(200);
+    await page.evaluate(
+      (left) =>
+        (
+          globalThis as unknown as { sessionStorage: { setItem(key: string, value: string): void } }
+        ).sessionStorage.setItem('admin-ui.refresh-token', JSON.stringify(left)),
+      { token: signedIn.body.refresh_token as string, leftAt: Date.now() - 60_000 },
+    );
+    const renewals = refreshes.length;
+    await page.reload({ waitUntil: 'networkidle' });
+    await page.waitForSelector('#sign-in:not([hidden])');
+    expect(await page.isHidden('#console')).toBe(true);
+    // It did not even try the token.
+    expect(refreshes.length).toBe(renewals);
+    expect(await storage()).toEqual({ local: 0, session: 0 });
+
     const token = (
       await request(t.app)
         .post('/auth/login')
