@@ -110,6 +110,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
     db: options.db,
     logger,
     alsoSkip: () => gate.flags(),
+    onFreed: () => workerPool?.nudge(config.worker.concurrency),
   });
   slots.attach(events);
   await slots.start();

@@ -45,6 +45,12 @@ export type TenantSlotOptions = {
    * that skips tenants.
    */
   alsoSkip?: () => readonly string[];
+  /**
+   * Called when a tenant read as busy across the workers is busy no more:
+   * this process's slots that looked while it was, and found nothing, would
+   * otherwise wait for their next poll.
+   */
+  onFreed?: () => void;
 };
 
 export class TenantSlots {
@@ -150,7 +156,9 @@ export class TenantSlots {
 
   async #refresh(): Promise<void> {
     try {
+      const before = this.#busyEverywhere;
       this.#busyEverywhere = new Set(await busyTenants(this.options.db, this.#perTenant, this.options.kinds));
+      if ([...before].some((tenant) => !this.#busyEverywhere.has(tenant))) this.options.onFreed?.();
     } catch (error) {
       // Kept as last read: the per-process share still holds meanwhile.
       this.options.logger.warn({ err: (error as Error).message }, 'could not read which tenants are busy');
