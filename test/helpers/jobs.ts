@@ -90,6 +90,17 @@ export async function waitForJob(t: TestApp, id: string, statuses: JobStatus[], 
   }
 }
 
+/** Waits until each of the jobs has ended (succeeded, failed or canceled). */
+export const allEnded = (t: TestApp, ids: string[]) =>
+  Promise.all(ids.map((id) => waitForJob(t, id, ['succeeded', 'failed', 'canceled'])));
+
+/** When each of these jobs started, in milliseconds, by id. */
+export async function startsOf(t: TestApp, ids: string[]): Promise<Map<string, number>> {
+  const rows = await t.services.db.any(sql.type(z.object({ id: z.string(), started_at: z.string() }))`
+    select id, started_at from jobs where id = any(${sql.array(ids, 'uuid')})`);
+  return new Map(rows.map((row) => [row.id, Date.parse(row.started_at)]));
+}
+
 export const ledgerFor = (t: TestApp, jobId: string) =>
   t.services.db.any(sql.type(z.object({ kind: z.string(), amount: z.number(), reserved_change: z.number() }))`
     select kind, amount, reserved_change from credit_entries where job_id = ${jobId}

@@ -2,13 +2,11 @@
 // queued after its others runs first; and a tenant whose every job is urgent
 // still does not take the slot another tenant's share keeps
 // (worker/tenant-slots.ts). The request's side: test/api/jobs/job-priority.test.ts.
-import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
-import { sql } from '../../db/pool.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import type { Caller } from '../helpers/factories.ts';
-import { giveCredits, jobsSuite, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
+import { giveCredits, jobsSuite, startTestWorker, submitAs, allEnded, startsOf } from '../helpers/jobs.ts';
 
 const suite = jobsSuite();
 const workers: WorkerHandle[] = [];
@@ -44,17 +42,7 @@ const submitMany = async (count: number, caller: Caller, site: Site, priority: n
   return ids;
 };
 
-const allDone = (ids: string[]) =>
-  Promise.all(ids.map((id) => waitForJob(suite.t, id, ['succeeded', 'failed', 'canceled'])));
-
-/** When each of these jobs started, by id. */
-const startsOf = async (ids: string[]) =>
-  new Map(
-    (
-      await suite.t.services.db.any(sql.type(z.object({ id: z.string(), started_at: z.string() }))`
-        select id, started_at from jobs where id = any(${sql.array(ids, 'uuid')})`)
-    ).map((row) => [row.id, Date.parse(row.started_at)]),
-  );
+const allDone = (ids: string[]) => allEnded(suite.t, ids);
 
 it('runs a tenant’s urgent job before its others queued earlier, with one slot', async () => {
   const { a } = suite;
@@ -62,7 +50,7 @@ it('runs a tenant’s urgent job before its others queued earlier, with one slot
   const [urgent] = await submitMany(1, a.admin, a.site, -5, 20);
   workers.push(await startTestWorker(suite.t, { WORKER_CONCURRENCY: '1' }));
   await allDone([...later, urgent!]);
-  const starts = await startsOf([...later, urgent!]);
+  const starts = await startsOf(suite.t, [...later, urgent!]);
   expect(starts.get(urgent!)!).toBeLessThanOrEqual(Math.min(...later.map((id) => starts.get(id)!)));
 });
 
@@ -73,6 +61,6 @@ it('keeps another tenant’s share of the slots while one tenant’s jobs are al
   const [ofB] = await submitMany(1, b.editor, b.site, 10, 0);
   workers.push(await startTestWorker(suite.t, { WORKER_CONCURRENCY: '2', JOB_TENANT_CONCURRENCY: '2' }));
   await allDone([...ofA, ofB!]);
-  const starts = await startsOf([...ofA, ofB!]);
+  const starts = await startsOf(suite.t, [...ofA, ofB!]);
   expect(starts.get(ofB!)!).toBeLessThan(Math.max(...ofA.map((id) => starts.get(id)!)));
 });

@@ -18,7 +18,16 @@ import { jobKinds } from '../../worker/jobs/kinds.ts';
 import { kindsOutsidePool } from '../../worker/queue-gate.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import type { Caller } from '../helpers/factories.ts';
-import { giveCredits, jobsSuite, newJob, readJob, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
+import {
+  giveCredits,
+  jobsSuite,
+  newJob,
+  readJob,
+  startTestWorker,
+  submitAs,
+  waitForJob,
+  allEnded,
+} from '../helpers/jobs.ts';
 
 const suite = jobsSuite();
 const workers: WorkerHandle[] = [];
@@ -69,8 +78,7 @@ const submitMany = async (
   return ids;
 };
 
-const allDone = (ids: string[]) =>
-  Promise.all(ids.map((id) => waitForJob(suite.t, id, ['succeeded', 'failed', 'canceled'])));
+const allDone = (ids: string[]) => allEnded(suite.t, ids);
 
 /** The graphile-worker ids that ran attempts of these jobs. */
 const workerIdsOf = (ids: string[]) =>

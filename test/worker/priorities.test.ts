@@ -4,13 +4,11 @@
 // (fairness between tenants holds: worker/tenant-slots.ts). The admin route
 // itself: test/api/jobs/queue-priorities.test.ts.
 import request from 'supertest';
-import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
-import { sql } from '../../db/pool.ts';
 import type { WorkerHandle } from '../../worker/runner.ts';
 import type { Caller } from '../helpers/factories.ts';
-import { giveCredits, jobsSuite, startTestWorker, submitAs, waitForJob } from '../helpers/jobs.ts';
+import { giveCredits, jobsSuite, startTestWorker, submitAs, allEnded, startsOf } from '../helpers/jobs.ts';
 
 const suite = jobsSuite();
 const workers: WorkerHandle[] = [];
@@ -41,17 +39,7 @@ const submitMany = async (count: number, actor: Actor, site: Site, kind: string,
   return ids;
 };
 
-const allDone = (ids: string[]) =>
-  Promise.all(ids.map((id) => waitForJob(suite.t, id, ['succeeded', 'failed', 'canceled'])));
-
-/** When each of these jobs started, by id. */
-const startsOf = async (ids: string[]) =>
-  new Map(
-    (
-      await suite.t.services.db.any(sql.type(z.object({ id: z.string(), started_at: z.string() }))`
-        select id, started_at from jobs where id = any(${sql.array(ids, 'uuid')})`)
-    ).map((row) => [row.id, Date.parse(row.started_at)]),
-  );
+const allDone = (ids: string[]) => allEnded(suite.t, ids);
 
 it('runs the kind set to run first before the other, though queued after it, with one slot', async () => {
   const actor = actorOf(suite.a.editor);
@@ -60,7 +48,7 @@ it('runs the kind set to run first before the other, though queued after it, wit
   await request(suite.t.app).put('/admin/queue/kinds/test_noop').set(admin.auth).send({ priority: -10 }).expect(200);
   workers.push(await startTestWorker(suite.t, { WORKER_CONCURRENCY: '1' }));
   await allDone([...slow, ...quick]);
-  const starts = await startsOf([...slow, ...quick]);
+  const starts = await startsOf(suite.t, [...slow, ...quick]);
   const lastQuick = Math.max(...quick.map((id) => starts.get(id)!));
   const firstSlow = Math.min(...slow.map((id) => starts.get(id)!));
   expect(lastQuick).toBeLessThanOrEqual(firstSlow);
@@ -74,7 +62,7 @@ it('keeps another tenant’s share of the slots while one tenant’s kind runs f
   const [ofB] = await submitMany(1, actorOf(suite.b.editor), suite.b.site, 'test_noop', {});
   workers.push(await startTestWorker(suite.t, { WORKER_CONCURRENCY: '2', JOB_TENANT_CONCURRENCY: '2' }));
   await allDone([...ofA, ofB!]);
-  const starts = await startsOf([...ofA, ofB!]);
+  const starts = await startsOf(suite.t, [...ofA, ofB!]);
   const lastOfA = Math.max(...ofA.map((id) => starts.get(id)!));
   expect(starts.get(ofB!)!).toBeLessThan(lastOfA);
 });
