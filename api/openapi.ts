@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { scopes } from '../core/identity/access.ts';
 import { idempotencyKey } from '../core/idempotency.ts';
 import { pathParams, type Endpoint } from './manifest.ts';
+import { accessDoc, accessLine } from './openapi-access.ts';
 import { problemResponse, retryAfterHeader } from './responses.ts';
 import type { Access, HeaderSpec, ResponseSpec, RouteDefinition } from './route.ts';
 
@@ -204,7 +205,12 @@ function commonResponses(
           'WWW-Authenticate': { description: 'The scheme to authenticate with: Bearer', required: true },
         }),
       );
-      common[403] = shared('Forbidden', problemResponse('Authenticated, but the role or scopes do not allow this'));
+      common[403] = shared(
+        'Forbidden',
+        problemResponse(
+          'Authenticated, but the role or scopes do not allow this; `missing_permissions` names every scope lacking',
+        ),
+      );
     }
     if (hasBody) {
       common[413] = shared('PayloadTooLarge', problemResponse('The body is too large'));
@@ -296,6 +302,7 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined, compon
     summary: endpoint.name,
     description: [
       route ? route.description : 'Not implemented yet: answers 501.',
+      route ? accessLine(route.access) : undefined,
       `Timeout: ${endpoint.timeoutMs / 1000} s.`,
     ]
       .filter(Boolean)
@@ -318,6 +325,7 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined, compon
     responses,
     'x-timeout-seconds': endpoint.timeoutMs / 1000,
     'x-implemented': Boolean(route),
+    ...(route ? { 'x-access': accessDoc(route.access) } : {}),
   } as RouteConfig;
 }
 

@@ -1,6 +1,7 @@
 // Pieces of responses that many routes share, for the OpenAPI document: the
 // problem body every error has, and the headers routes answer with.
 import { z } from 'zod';
+import { scopes } from '../core/identity/access.ts';
 import type { HeaderSpec, ResponseSpec } from './route.ts';
 
 export const problemSchema = z
@@ -19,6 +20,10 @@ export const problemSchema = z
       .array(z.object({ path: z.string().describe('e.g. body.email'), message: z.string() }))
       .optional()
       .describe('Each invalid field, for 422'),
+    missing_permissions: z
+      .array(z.enum(scopes))
+      .optional()
+      .describe('For a 403 to a service account or an API key: every scope it lacks for this operation, all at once'),
   })
   .loose()
   .meta({ id: 'Problem', description: 'RFC 9457 problem details' });

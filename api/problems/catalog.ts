@@ -45,7 +45,8 @@ const pages: ProblemPage[] = [
     status: 403,
     title: 'Forbidden',
     when: 'The caller is known but may not do this: its role on the site or tenant is too low, a service account lacks the scope, or an author touches what another author made.',
-    action: 'Ask a tenant admin for the role or scope `detail` names, or act as someone who has it.',
+    action:
+      'Ask a tenant admin for the role `detail` names, or for every scope `missing_permissions` lists (all at once), or act as someone who has them. Each operation’s description says who may call it (`x-access` in /openapi.json).',
   },
   {
     name: 'not-found',

@@ -49,17 +49,26 @@ export function requireGlobalAdmin(actor: Actor): UserActor {
 }
 
 export function requireScope(actor: Actor, scope: Scope): void {
-  if (actor.kind === 'service' && !actor.scopes.includes(scope)) {
-    throw forbiddenProblem(
-      actor.apiKey
-        ? `The API key or its service account lacks the ${scope} scope.`
-        : `The service account lacks the ${scope} scope.`,
-    );
-  }
-  // A member's key acts with their role, narrowed to the key's scopes.
-  if (actor.kind === 'user' && actor.apiKey && !actor.apiKey.scopes.includes(scope)) {
-    throw forbiddenProblem(`The API key lacks the ${scope} scope.`);
-  }
+  requireScopes(actor, [scope]);
+}
+
+/**
+ * Every scope of `needed` the caller must hold, checked at once: the 403
+ * names all those missing (`missing_permissions`), so a service account or a
+ * key is fixed in one go rather than one refusal at a time.
+ */
+export function requireScopes(actor: Actor, needed: readonly Scope[]): void {
+  // A member's key acts with their role, narrowed to the key's scopes; a service account has its own.
+  const held = actor.kind === 'service' ? actor.scopes : actor.apiKey?.scopes;
+  if (!held) return;
+  const missing = [...new Set(needed)].filter((scope) => !held.includes(scope));
+  if (missing.length === 0) return;
+  const who =
+    actor.kind === 'user' ? 'The API key' : actor.apiKey ? 'The API key or its service account' : 'The service account';
+  const named = missing.join(', ').replace(/, ([^,]*)$/, ' and $1');
+  throw new Problem(403, `${who} lacks the ${named} scope${missing.length > 1 ? 's' : ''}.`, {
+    extensions: { missing_permissions: missing },
+  });
 }
 
 /** Whether an API key (if the caller used one) lets them reach this tenant, and this site of it. */

@@ -10,7 +10,7 @@ import {
   activeMemberships,
   keyReachesSite,
   reachesSite,
-  requireScope,
+  requireScopes,
   roles,
   type Role,
   type Scope,
@@ -103,7 +103,6 @@ export function requireSiteNeed(found: SiteAccess | null, need: SiteNeed): SiteA
   if (need.site === 'manage' && found.role === 'author') {
     throw new Problem(403, 'Only editors and administrators may do this.');
   }
-  requireScope(found.actor, 'sites:read');
-  for (const scope of [need.scope ?? []].flat()) requireScope(found.actor, scope);
+  requireScopes(found.actor, ['sites:read', ...[need.scope ?? []].flat()]);
   return found;
 }

@@ -20,6 +20,8 @@ export interface paths {
      * Get Abuse Patterns
      * @description Over the last window_hours (default 24): sign-up attempts by outcome and reason, networks behind many of them, one mailbox behind several accounts, and tenants whose jobs fail or whose payments are refunded far more than everyone’s.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getAbusePatterns"];
@@ -28,6 +30,8 @@ export interface paths {
     /**
      * Block Abusive Tenant
      * @description Blocks the tenant in one transaction: its members’ tokens stop reaching it at once, its service accounts are disabled, its queued, waiting and running jobs are canceled with their credits released; who and why are recorded. Unblock with PATCH /admin/tenants/{tenant_id} {status: active}.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -38,6 +42,8 @@ export interface paths {
      * Get Blocked Signups
      * @description Sign-ups the screening refused, oldest first, with why: a throwaway domain, too many from one address or network.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getBlockedSignups"];
@@ -46,6 +52,8 @@ export interface paths {
     /**
      * Get Suspicious Signups
      * @description Sign-ups let through with doubts, oldest first, with their reasons, score and the account each made: an address whose canonical form has an account already, a burst of similar addresses from one network, a busy network.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -56,6 +64,8 @@ export interface paths {
      * Distribute Content Type
      * @description Copies a content type to every site in `site_ids` and every site of the tenants in `tenant_ids` (the types it refers to along, where a site lacks them). Idempotent by api_id: a site that has it already is reported as `exists` and left alone. One result per site.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     post: operations["distributeContentType"];
@@ -64,6 +74,8 @@ export interface paths {
     /**
      * Trigger Cache Cleanup
      * @description Drops what has expired in this API process’s caches now (entries otherwise go when next asked for), and says how many went from each. Nothing that is still valid is dropped; to clear content, use DELETE /admin/cache/....
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -74,6 +86,8 @@ export interface paths {
      * Get Cache Stats
      * @description This API process’s caches (each process keeps its own): public answers and the access maps, with size, hits, misses, hit ratio, entries pushed out by the size bound and, for public answers, the invalidations heard.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getCacheStats"];
@@ -82,6 +96,8 @@ export interface paths {
     /**
      * Get Performance Metrics
      * @description Over the last window_minutes (default 60): latency percentiles and error rates per route across every site (requests are written once a minute by each API process), the slowest routes, and per job kind the queue wait and run time percentiles.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -92,6 +108,8 @@ export interface paths {
      * Get Rate Limit Statistics
      * @description Each rate limiter (ip and account for the sign-in family, contact for the contact form, per-ip and per-token for every request, per-tenant-jobs for job submits, webhook-signatures for failed webhook signatures): its limit and window, the requests this API process refused since it started, and from the store every process shares, the keys tracked now, those over their limit (blocked until their window ends) and the busiest.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getRateLimitStatistics"];
@@ -100,6 +118,8 @@ export interface paths {
     /**
      * Get Security Dashboard
      * @description Over the last `hours` (default 24): failed sign-ins per hour (passwords and client secrets, with the accounts and networks behind them), 401 and 403 answers per hour and as a share of all requests, refresh-token replays (sessions revoked for one), accounts the credential limiter refuses now, blocked and flagged sign-ups, and blocked tenants. Answers are counted by each API process and written once a minute (STATS_FLUSH_SECONDS).
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -110,6 +130,8 @@ export interface paths {
      * Get System Health
      * @description The database (latency, connections by application of the server’s maximum), migrations, worker processes and their last beat, queue depth and oldest job per kind, storage, the public cache, and this API process (event-loop delay, memory). `status` is degraded when a migration is pending, no worker is alive or the database is slow.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSystemHealth"];
@@ -118,6 +140,8 @@ export interface paths {
     /**
      * Get Threat Intelligence
      * @description The client networks (an IPv4 address, or an IPv6 /64) behind abuse patterns over the last `hours` (default 24): failed sign-ins across many accounts (credential_stuffing), many 404 and 405 answers (scanning), many 401 answers (token_guessing) and many sign-up attempts (signup_burst), each with its evidence counts and when it was first and last seen. The thresholds are query parameters.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -128,12 +152,16 @@ export interface paths {
      * List Agents
      * @description The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its tenant); every agent for global administrators. Filters: `tenant_id` (a tenant of the caller’s), `status`, `q` (part of the name).
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["listAgents"];
     /**
      * Create Agent
      * @description Creates an agent (global administrators). `tools` names the MCP tools a session configured with the agent may use: search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search. Nobody but global administrators sees it until it is assigned to a tenant.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -144,6 +172,8 @@ export interface paths {
      * Get All Agents With Tenants
      * @description Every agent, oldest first, with the tenants it is assigned to (global administrators).
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getAllAgentsWithTenants"];
@@ -152,6 +182,8 @@ export interface paths {
     /**
      * Compute Rag Index
      * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model; a chunk whose text (under the title) the same model embedded before keeps its stored embedding, and only the others are embedded and charged. A page’s or a PDF’s document whose text is not taken yet (its first job failed) has it fetched first; a PDF’s upload is gone by then, so such a job fails with pdf_missing. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 30 s.
      */
@@ -162,6 +194,8 @@ export interface paths {
      * Get Tenant Agents Count
      * @description How many agents are assigned to the tenant: for global administrators and the tenant’s administrators (403 for its other members, 404 for anyone else).
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getTenantAgentsCount"];
@@ -171,6 +205,8 @@ export interface paths {
      * Get Agent
      * @description The agent, for those who see it (members of an assigned tenant, global administrators); 404 otherwise.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getAgent"];
@@ -178,12 +214,16 @@ export interface paths {
      * Delete Agent
      * @description Deletes the agent with its tenant assignments and knowledge base. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 30 s.
      */
     delete: operations["deleteAgent"];
     /**
      * Update Agent
      * @description Changes what is given; the rest stays. `avatar_media_id: null` removes the avatar. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 30 s.
      */
@@ -194,6 +234,8 @@ export interface paths {
      * Set Agent Avatar From Media
      * @description Makes the media item the agent’s avatar. It must be a ready image the caller can read (404 otherwise), of a site of a tenant the agent is assigned to (409 otherwise). While it is an avatar, deleting the item needs `force=true`, which leaves the agent without one. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 30 s.
      */
     post: operations["setAgentAvatarFromMedia"];
@@ -202,6 +244,8 @@ export interface paths {
     /**
      * Get Agent Knowledge Base
      * @description The agent’s documents the caller sees (those of the sites they reach), oldest first, each with its indexing state (waiting → parsing → splitting → indexing → completed, or error with its code; a timestamp per stage) and, for a post’s snapshot, a link to the post and whether it changed since (`stale`). Filters: `state`, `stale`.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 20 s.
      */
@@ -212,6 +256,8 @@ export interface paths {
      * Add Post To Knowledge Base
      * @description Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s site. The post must be of a tenant the agent is assigned to (409 otherwise). Once indexed, the document follows the post: when the post’s text changes (title, excerpt, body; not its tags or status), a rag_index job indexes it again a moment later, with the chunk settings it was indexed with, embedding only the chunks whose text changed, paid from the tenant’s credit pool (no caller asked for it); if the pool cannot cover it, the document stays stale with the error insufficient_credits, and computing its index again takes the post’s new text. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 30 s.
      */
     post: operations["addPostToKnowledgeBase"];
@@ -221,12 +267,16 @@ export interface paths {
      * Get Knowledge Base Document
      * @description One document with its snapshot (`body`) and indexing state.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getKnowledgeBaseDocument"];
     /**
      * Remove Knowledge Base Document
      * @description Removes the document with its chunks and embeddings; searches stop finding it at once. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 30 s.
      */
@@ -237,6 +287,8 @@ export interface paths {
      * Get Agent Tenants
      * @description The tenants the agent is assigned to, oldest assignment first. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getAgentTenants"];
@@ -246,12 +298,16 @@ export interface paths {
      * Assign Agent To Tenant
      * @description Assigns the agent to the tenant: its members see it from now on. 201 when assigned now, 200 when it already was (nothing changes). Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 30 s.
      */
     post: operations["assignAgentToTenant"];
     /**
      * Remove Agent From Tenant
      * @description Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed too, and so are the knowledge-base documents (and their chunks) of that tenant’s sites. 404 when it was not assigned. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 30 s.
      */
@@ -262,6 +318,8 @@ export interface paths {
      * Get Current User Me
      * @description The signed-in user with their tenant memberships (and roles) and the sites they can reach.
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 20 s.
      */
     get: operations["getCurrentUserMe"];
@@ -270,6 +328,8 @@ export interface paths {
     /**
      * Login
      * @description Password sign-in (OAuth 2.0 password grant), as a form or JSON. A wrong address and a wrong password get the same 401. An unverified or blocked account gets 403 with type /problems/email-not-verified or /problems/account-blocked. Rate limited: all attempts per IP, failed ones per account (a success clears them).
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 30 s.
      */
@@ -280,6 +340,8 @@ export interface paths {
      * Logout
      * @description Ends the session: its refresh token stops working and its access tokens are refused from now on.
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 30 s.
      */
     post: operations["logout"];
@@ -288,6 +350,8 @@ export interface paths {
     /**
      * Confirm Password Reset
      * @description Sets a new password with the token from the e-mail, and ends every session of the account.
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 30 s.
      */
@@ -298,6 +362,8 @@ export interface paths {
      * Request Password Reset
      * @description E-mails a password reset link (1 h, single use, and only while the password stays as it was) from a queued job. Always 202, with the same work done, whether or not the address has an account.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 30 s.
      */
     post: operations["requestPasswordReset"];
@@ -306,6 +372,8 @@ export interface paths {
     /**
      * Refresh Token
      * @description Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again within a 10-second grace (parallel requests, a lost answer) answers the same successor it was exchanged for; later, or once that successor has been exchanged too, it revokes the whole session.
+     *
+     * Who may call: the holder of the credentials this operation reads itself (see above).
      *
      * Timeout: 30 s.
      */
@@ -316,6 +384,8 @@ export interface paths {
      * Signup
      * @description Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). Signing in needs the address verified first. A taken address is a 409. Screened first: a throwaway domain or too many sign-ups from one address or network are refused (403, without saying which); doubtful ones are flagged for review.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 30 s.
      */
     post: operations["signup"];
@@ -324,6 +394,8 @@ export interface paths {
     /**
      * Oauth Callback
      * @description Finishes the sign-in with the code and state the provider returned (and `iss`, when it sent one). The request must carry the `oauth_browser` cookie that GET /auth/signup/oauth/{provider} set: a browser sends it by itself from a page of the same site (from another origin, with `credentials: "include"` and that origin in CORS_ORIGINS); any other client keeps it from the start and sends it back, as a cookie jar does. Without it, or with another browser’s, the state is refused (400): nobody can finish their own sign-in in someone else’s browser. Links the identity to the user with that e-mail address, or creates one with a tenant of their own. An account whose address was never confirmed loses its password and sessions when linked (whoever registered it never proved the address), and the address is told by e-mail. An unknown, used or expired state is a 400.
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 30 s.
      */
@@ -334,6 +406,8 @@ export interface paths {
      * Initiate Oauth
      * @description Starts sign-in with `google` (any OpenID Connect issuer) or `github`: answers the authorization URL (PKCE, state and nonce kept server-side), or with ?redirect=true redirects to it. Sets the `oauth_browser` cookie that binds the sign-in to the browser that asked (a browser that has one from an earlier start keeps it, so sign-ins started side by side all finish); the callback needs it. An unknown or unconfigured provider is a 404.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 20 s.
      */
     get: operations["initiateOauth"];
@@ -342,6 +416,8 @@ export interface paths {
     /**
      * Resend Verification Email
      * @description Sends a new verification link to an unverified account, from a queued job. Always 202, with the same work done, whether or not the address has one.
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 30 s.
      */
@@ -352,6 +428,8 @@ export interface paths {
      * Verify Email
      * @description Confirms the address with the token from the e-mail. An invalid, expired or used token is a 400.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 30 s.
      */
     post: operations["verifyEmail"];
@@ -360,6 +438,8 @@ export interface paths {
     /**
      * Client Credentials Token
      * @description OAuth 2.0 client-credentials grant for service accounts: client_id and client_secret in the body (form or JSON) or as HTTP Basic. The token is limited to the account’s tenant and scopes. Rate limited per IP and per client.
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 30 s.
      */
@@ -370,6 +450,8 @@ export interface paths {
      * Get Token Info
      * @description The verified claims of the presented access token.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getTokenInfo"];
@@ -378,6 +460,8 @@ export interface paths {
     /**
      * Clear All Cache
      * @description Drops every public answer kept by every API process.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -388,6 +472,8 @@ export interface paths {
      * Clear Element Cache
      * @description Drops the public answers that show the element (and its translations), in every API process.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     delete: operations["clearElementCache"];
@@ -396,6 +482,8 @@ export interface paths {
     /**
      * Clear Site Cache
      * @description Drops every public answer of the site, in every API process.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -406,6 +494,8 @@ export interface paths {
      * Submit Contact Form
      * @description Sends a message to the people behind the platform, or behind `site` (a public site). Limited per client IP (RATE_LIMIT_CONTACT_PER_IP per RATE_LIMIT_CONTACT_WINDOW_SECONDS). Kept, and mailed through the outbox to CONTACT_TO, else the site’s tenant admins, else the global admins; a message that looks like spam (the hidden `website` field filled, more than CONTACT_MAX_LINKS links) is kept but not mailed, and answered the same. A throwaway address is refused.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 30 s.
      */
     post: operations["submitContactForm"];
@@ -414,6 +504,8 @@ export interface paths {
     /**
      * Test Smtp Configuration
      * @description Checks the SMTP server of SMTP_URL now (global admins): name resolution, connection, TLS and sign-in, and with ?send_to= sends a test message there. A failure is a 502 naming the stage that failed (dns, connect, tls, auth, send) and the server’s answer; the password is never shown.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -424,12 +516,16 @@ export interface paths {
      * List Content Elements
      * @description The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), and, with a type, field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). `sort`: created_at, updated_at, published_at or name, `-` first for descending.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["listContentElements"];
     /**
      * Create Content Element
      * @description Creates an element of `type` (id or api_id) or `type_id` (its id, as element reads name it; both given, they must name the same type), in `locale` (default: the site’s). With `master_id`, a translation of that element: of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. 422 lists every problem of the data, each with its path.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -438,12 +534,16 @@ export interface paths {
   "/{site_identifier}/elements/{element_id}": {
     /**
      * Read Content Element
-     * @description Timeout: 20 s.
+     * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
      */
     get: operations["readContentElement"];
     /**
      * Delete Content Element
      * @description Deletes the element and its translations. 409 with `references` (pages placing it, elements referring to it) while it is used.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -451,6 +551,8 @@ export interface paths {
     /**
      * Update Content Element
      * @description Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. The result is checked against the type’s current fields. `If-Match` with the ETag: 412 when someone saved first.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -461,6 +563,8 @@ export interface paths {
      * Force Delete Content Element
      * @description Deletes the element and its translations with every use, in one transaction: it leaves the pages that placed it, and the elements that referred to it lose the value (a reference becomes null, a list entry goes).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     delete: operations["forceDeleteContentElement"];
@@ -470,12 +574,16 @@ export interface paths {
      * List Content Types
      * @description The site’s content types, oldest first; `q` matches part of the name or api_id.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["listContentTypes"];
     /**
      * Create Content Type
      * @description Creates a content type. The schema is checked whole first: 422 lists every problem, each with its path (field ids, validations that fit the type, safe patterns, enum values, nesting depth, defaults, reference types of the site).
+     *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -486,6 +594,8 @@ export interface paths {
      * Validate Content Type Schema
      * @description Checks a content type without saving it: the body create takes (name, api_id, description, fields; each judged when given), and sample data against the fields when given (`mode`: draft rules or publish rules). Answers every problem at once, each with its path (a malformed or taken api_id among them); `valid` says whether there were none.
      *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["validateContentTypeSchema"];
@@ -493,12 +603,16 @@ export interface paths {
   "/{site_identifier}/contenttypes/{type_id}": {
     /**
      * Read Content Type
-     * @description Timeout: 20 s.
+     * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
      */
     get: operations["readContentType"];
     /**
      * Delete Content Type
      * @description Deletes a content type without elements that no other type refers to; 409 with the counts (`in_use`) otherwise.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -506,6 +620,8 @@ export interface paths {
     /**
      * Update Content Type
      * @description Changes the name, description or fields (the api_id stays). A change of the fields raises `version` and is checked against every element of the type first: 409 with `element_count`, the first `element_ids` and their `problems` when some would no longer be valid (a type changed, a field made required, an enum value removed...). `If-Match` with the ETag: 412 when someone changed it since.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -516,6 +632,8 @@ export interface paths {
      * Copy Content Type
      * @description Copies the type: in the same site under a new `api_id`, or to `target_site` (id or slug), a site of the same tenant that the caller manages. Types it refers to are mapped to the target’s types of the same api_id, or copied along when it has none.
      *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["copyContentType"];
@@ -524,6 +642,8 @@ export interface paths {
     /**
      * Get Content Type Dependencies
      * @description What the type refers to (the types its reference fields allow) and what refers to it: other types, its elements, elements that refer to those, and pages that place them.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -534,6 +654,8 @@ export interface paths {
      * Root
      * @description The service name and version, where its documentation is, and how much of the API is built.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 20 s.
      */
     get: operations["root"];
@@ -542,6 +664,8 @@ export interface paths {
     /**
      * Health Check
      * @description Overall status with each dependency: database, migrations, cache store, workers and, when configured, the read replica. 503 when the database is unreachable or not migrated.
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 20 s.
      */
@@ -552,6 +676,8 @@ export interface paths {
      * Liveness Check
      * @description The process is running and answering. Checks nothing else, so a database outage does not get the process restarted.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 20 s.
      */
     get: operations["livenessCheck"];
@@ -560,6 +686,8 @@ export interface paths {
     /**
      * Readiness Check
      * @description Ready for traffic: the database answers and every migration is applied. 503 (a problem with the checks) until then.
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 20 s.
      */
@@ -570,6 +698,8 @@ export interface paths {
      * Cache Store Health Check
      * @description Which cache store is in use (in-process, or Redis when REDIS_URL is set) and whether it answers. 503 when it does not.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 20 s.
      */
     get: operations["cacheStoreHealthCheck"];
@@ -579,12 +709,16 @@ export interface paths {
      * List Global Cost Settings
      * @description The global price list, active and inactive, oldest first.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["listGlobalCostSettings"];
     /**
      * Create Global Cost Setting
      * @description Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by. Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -595,6 +729,8 @@ export interface paths {
      * Bulk Update Global Cost Settings
      * @description Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). mode=replace also deletes every global price not listed. A listed price’s omitted tenant_minimum is null (the price). Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     put: operations["bulkUpdateGlobalCostSettings"];
@@ -603,6 +739,8 @@ export interface paths {
     /**
      * Get Global Credit Overview
      * @description Credits granted, bought, received by subscription, spent, reserved, expired and taken back in a period (default this month), in total, for the top tenants and by job kind.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -613,6 +751,8 @@ export interface paths {
      * Get Public Global Cost Settings
      * @description The active price of every kind of job, for any signed-in caller.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getPublicGlobalCostSettings"];
@@ -621,6 +761,8 @@ export interface paths {
     /**
      * Get Current Cost Settings Readonly
      * @description The prices in force: the active global ones, or with ?site_id= that site’s, its overrides merged.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -631,6 +773,8 @@ export interface paths {
      * Get Site Credit Details
      * @description A site’s users with their credits there, and its spend by job kind in a period (default this month).
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSiteCreditDetails"];
@@ -639,6 +783,8 @@ export interface paths {
     /**
      * Get All Tenant Credits
      * @description Every tenant’s pool, monthly limit and this month’s allocation and spend, in the order asked.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -649,6 +795,8 @@ export interface paths {
      * Allocate Tenant Credits
      * @description Global admins add credits to a tenant’s pool, from outside the system, optionally expiring. Honours Idempotency-Key.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     post: operations["allocateTenantCredits"];
@@ -657,6 +805,8 @@ export interface paths {
     /**
      * Get Tenant Credit Balance
      * @description A tenant’s pool, monthly limit and what was allocated from it this month (global admins).
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -667,6 +817,8 @@ export interface paths {
      * Update Tenant Monthly Limit
      * @description How many credits the tenant’s admins may move from its pool to users per calendar month; null lifts the limit.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     patch: operations["updateTenantMonthlyLimit"];
@@ -675,6 +827,8 @@ export interface paths {
     /**
      * Allocate User Credits Directly
      * @description Grants credits to a user on a site, from outside the system, with a reason and optionally an expiry; the ledger records who. Honours Idempotency-Key.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -685,6 +839,8 @@ export interface paths {
      * Get All Users Credit Summary
      * @description Every user holding credits, with the total and the balance on each site; ?email= finds one user.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getAllUsersCreditSummary"];
@@ -692,12 +848,16 @@ export interface paths {
   "/admin/global-cost-settings/{setting_id}": {
     /**
      * Get Global Cost Setting
-     * @description Timeout: 20 s.
+     * @description Who may call: global administrators only, with their own token.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getGlobalCostSetting"];
     /**
      * Delete Global Cost Setting
      * @description Deletes a price. Jobs of a kind without an active price cannot be priced (422) until one is added.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -705,6 +865,8 @@ export interface paths {
     /**
      * Update Global Cost Setting
      * @description Changes a price; its kind stays. Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -715,12 +877,16 @@ export interface paths {
      * List Media Files
      * @description Media items of the site, oldest first; filter by folder, kind, status, tag, text and creation date.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["listMediaFiles"];
     /**
      * Upload File
      * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413). The item is `processing` until its job (`job_id`) has read its metadata and made its variants; `webhook` and `webhook_events` send that job’s events, as a job-creating request’s do.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 60 s.
      */
@@ -729,7 +895,9 @@ export interface paths {
   "/{site_identifier}/media/by-id/{media_id}": {
     /**
      * Get Media By Id
-     * @description Timeout: 20 s.
+     * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getMediaById"];
   };
@@ -737,6 +905,8 @@ export interface paths {
     /**
      * Get Media Count
      * @description How many media items match the same filters as the list.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -747,6 +917,8 @@ export interface paths {
      * Generate Image
      * @description Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). Credits for `count` images are reserved now (402 when not available) and debited per image made. The providers IMAGE_PROVIDERS names are tried in turn (one answering 429, 5xx or not at all passes the job on); the local renderer draws deterministic abstract placeholders (the same prompt and seed, the same images; `output.placeholder` true). `model` names one of the models the operator allows, and `size` must be one it makes (a 422 names them). Honours Idempotency-Key and `Prefer: wait=N`.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
+     *
      * Timeout: 120 s.
      */
     post: operations["generateImage"];
@@ -755,6 +927,8 @@ export interface paths {
     /**
      * Generate Video
      * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 300 s.
      */
@@ -765,6 +939,8 @@ export interface paths {
      * Generate Video (variant B)
      * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_VARIANT_B_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
+     *
      * Timeout: 300 s.
      */
     post: operations["generateVideoVariantB"];
@@ -773,6 +949,8 @@ export interface paths {
     /**
      * Generate Video (variant A)
      * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_VARIANT_A_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 300 s.
      */
@@ -783,6 +961,8 @@ export interface paths {
      * Create Speech From Text
      * @description Speaks the text into an audio file (mp3, wav or ogg) as a job: 202 with the job and its Location; when it succeeds, `media_id` is the audio’s media item. Credits for the estimated seconds are reserved now (402 when they are not available); the seconds actually made are debited. The providers SPEECH_PROVIDERS names are tried in turn (OpenAI, ElevenLabs, the local espeak-ng, whose audio is a placeholder); `model` names one the operator allows. Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
+     *
      * Timeout: 60 s.
      */
     post: operations["createSpeechFromText"];
@@ -792,6 +972,8 @@ export interface paths {
      * Webhook Media Provider Result
      * @description Where the vendors that take work and call back deliver it: the URL the platform gives them names the vendor (`provider`) and the job. Each is verified by its own scheme before the body is read: Replicate signs the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the account’s signing secret, 5 minutes’ tolerance); fal with ED25519 over `request_id, user_id, timestamp, sha256(body)` (`X-Fal-Webhook-*` headers), verified against its published keys. A repeated event answers 200 and changes nothing; progress and late events are acknowledged and ignored; a failure fails the job and releases its credits here; a success is finished by a worker.
      *
+     * Who may call: anyone, without a token.
+     *
      * Timeout: 60 s.
      */
     post: operations["webhookMediaProviderResult"];
@@ -799,12 +981,16 @@ export interface paths {
   "/{site_identifier}/media/{media_id}": {
     /**
      * Get Media Item
-     * @description Timeout: 20 s.
+     * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getMediaItem"];
     /**
      * Delete Media File
      * @description Deletes the item, its file, variants and earlier versions. While something uses it (a job not yet finished that will read it) the answer is 409 with the `references`, unless `force=true`.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -812,6 +998,8 @@ export interface paths {
     /**
      * Update Media Metadata
      * @description Changes the alt text, title, caption, tags (lower-cased, without repeats) or focal point. Authors change only the media they added.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -822,6 +1010,8 @@ export interface paths {
      * Edit Image With Ai
      * @description Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with unsupported_instruction. A vendor named in IMAGE_EDIT_PROVIDERS (OpenAI’s /images/edits and compatible ones) follows any instruction; the mask then marks what to keep (light) and what to edit (dark).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
+     *
      * Timeout: 120 s.
      */
     post: operations["editImageWithAi"];
@@ -830,6 +1020,8 @@ export interface paths {
     /**
      * Generate Media Metadata
      * @description Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. Locally they come from technical metadata and the file name, and the job’s output says so; a language model named in TEXT_PROVIDERS looks at the picture.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 120 s.
      */
@@ -840,6 +1032,8 @@ export interface paths {
      * Validate Image Editor Access
      * @description Whether you may edit this image and why (reason), your role, and what an AI edit would cost you.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["validateImageEditorAccess"];
@@ -848,6 +1042,8 @@ export interface paths {
     /**
      * Get Image Versions
      * @description The versions of the item, newest first: the current one, then each it replaced, kept when an edit was saved.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -858,6 +1054,8 @@ export interface paths {
      * Move Media File
      * @description Files the item into a folder of the site, or into none with null.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
+     *
      * Timeout: 60 s.
      */
     post: operations["moveMediaFile"];
@@ -866,6 +1064,8 @@ export interface paths {
     /**
      * Save Edited Image
      * @description Saves a new version of an image: either JSON `{operations: [...]}` (crop, rotate, resize, flip, adjust — applied in order with sharp) or multipart/form-data with the new image in a part named `file`. The replaced version is kept (see image-versions); the item processes again for its variants. Authors edit only the media they added. The new file counts against the tenant’s storage quota, beside the version it replaces (413 when it does not fit).
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 60 s.
      */
@@ -876,6 +1076,8 @@ export interface paths {
      * View Media File
      * @description The file itself, with ETag / Last-Modified (304 on If-None-Match or If-Modified-Since) and byte ranges (206; 416 outside the file) for seeking. `?variant=` serves one of the item’s variants; `?width=` (320, 640, 1280, 1920) and `format` (webp, avif) the responsive size that fits. With S3 and S3_REDIRECT_SECONDS, a 302 to a presigned URL instead. Needs a bearer token that reaches the site (media:read for service accounts); GET /public/{site}/media/{id}/view serves public sites without one.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["viewMediaFile"];
@@ -885,12 +1087,16 @@ export interface paths {
      * List Folders
      * @description Folders of the site, oldest first; `parent_id` lists one folder’s children (`root`: the top level).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["listFolders"];
     /**
      * Create Folder
      * @description Creates a folder, at the top level or inside `parent_id`. 409 when a sibling has the name.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 60 s.
      */
@@ -901,6 +1107,8 @@ export interface paths {
      * Get Folder Tree
      * @description The whole tree in one answer, siblings by name, each folder with its item count and the count of everything below it.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getFolderTree"];
@@ -908,12 +1116,16 @@ export interface paths {
   "/{site_identifier}/media/folders/{folder_id}": {
     /**
      * Get Folder
-     * @description Timeout: 20 s.
+     * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getFolder"];
     /**
      * Delete Folder
      * @description Deletes an empty folder (409 otherwise). With `recursive=true`, also the folders below it and the media items in them, files included; 409 with the `references` when one of those items is in use, unless `force=true`.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -921,6 +1133,8 @@ export interface paths {
     /**
      * Update Folder
      * @description Renames and/or moves the folder. Authors change only the folders they made. 409 for a taken name or a move into itself.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -931,6 +1145,8 @@ export interface paths {
      * Move Folder
      * @description Moves the folder (and everything in it) under `parent_id`, or to the top level with null. 409 for a move into itself or a folder below it.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
+     *
      * Timeout: 60 s.
      */
     post: operations["moveFolder"];
@@ -940,12 +1156,16 @@ export interface paths {
      * List Pages
      * @description The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["listPages"];
     /**
      * Create Page
      * @description Creates a page under `parent_id` (or at the top) at `position` (the end by default); its path is the parent’s plus its slug. With `master_id`, a translation of that page in another locale. 409 when a sibling in that locale has the slug.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -956,6 +1176,8 @@ export interface paths {
      * Batch Move Pages
      * @description Applies the moves in order, all or nothing, and answers the pages moved as they ended. Editors and administrators.
      *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["batchMovePages"];
@@ -964,6 +1186,8 @@ export interface paths {
     /**
      * Reorder Pages
      * @description Puts one parent’s children (`parent_id` null: the top level) in the order of `page_ids`, which lists every child once. Editors and administrators.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -974,6 +1198,8 @@ export interface paths {
      * Get Page Tree
      * @description The whole tree, nested, siblings by position, each page with its element count; in one query, kept until a page or a layout of the site changes (every API process drops it when one does).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getPageTree"];
@@ -983,6 +1209,8 @@ export interface paths {
      * Read Page
      * @description The page with the elements placed on it (by area, then position), in one query.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["readPage"];
@@ -990,12 +1218,16 @@ export interface paths {
      * Delete Page
      * @description Deletes the page (its elements stay, unplaced). 409 when it has children, unless `recursive=true`.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     delete: operations["deletePage"];
     /**
      * Update Page
      * @description Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. `If-Match` with the ETag: 412 when someone changed it since.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1006,6 +1238,8 @@ export interface paths {
      * Add Element To Page
      * @description Places an element of the site on the page, in `area` at `position` (the end by default). 409 when it is there.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["addElementToPage"];
@@ -1014,6 +1248,8 @@ export interface paths {
     /**
      * Batch Update Page Elements
      * @description Replaces the page’s whole layout with `elements`, in one transaction, all or nothing: per area in the order of their `position` (else of the list). `If-Match` with the page’s ETag: 412 when someone changed it since.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1024,12 +1260,16 @@ export interface paths {
      * Remove Element From Page
      * @description Takes the element off the page (the element itself stays).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     delete: operations["removeElementFromPage"];
     /**
      * Update Page Element
      * @description Moves the element to another area or position on the page, or changes its settings.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1040,6 +1280,8 @@ export interface paths {
      * Move Page
      * @description Moves the page (and everything below it) under `parent_id` at `position` (the end by default), rewriting the paths. 409 for a move under itself or when the new path is taken.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     put: operations["movePage"];
@@ -1048,6 +1290,8 @@ export interface paths {
     /**
      * Create Payment Checkout Session
      * @description Starts buying a credit package: a pending payment and a Stripe Checkout Session (payment mode) naming it. Send the customer to `url`; the credits reach the buyer’s account on this site when Stripe reports the payment. success_url and cancel_url must be on the site’s domain (https) or an origin of PAYMENTS_RETURN_ORIGINS. Users only. Honours Idempotency-Key.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1058,6 +1302,8 @@ export interface paths {
      * Get Credit Packages
      * @description The credit packages on sale.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getCreditPackages"];
@@ -1067,6 +1313,8 @@ export interface paths {
      * Get Payment Transactions
      * @description The site’s payments, oldest first: tenant admins see everyone’s, others their own.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getPaymentTransactions"];
@@ -1074,7 +1322,9 @@ export interface paths {
   "/{site_identifier}/payments/transactions/{transaction_id}": {
     /**
      * Get Payment Transaction
-     * @description Timeout: 20 s.
+     * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getPaymentTransaction"];
   };
@@ -1082,6 +1332,8 @@ export interface paths {
     /**
      * Payment Webhook Handler
      * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, customer.subscription.created, .updated and .deleted and invoice.payment_failed (the tenant’s subscription is synced to what Stripe says now, so their order does not matter), invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice; a plan change: the top-up); other types are acknowledged and ignored.
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 30 s.
      */
@@ -1092,12 +1344,16 @@ export interface paths {
      * Get Posts
      * @description The site’s posts. Filters: `status`, `locale`, `tag`, `category`, `author_id`, `masters_only`, `q` (part of the title or excerpt). `sort`: created_at, updated_at, published_at or title, `-` first for descending.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getPosts"];
     /**
      * Create Post
      * @description Writes a post in `locale` (default: the site’s). With `master_id`, a translation of that post, in another locale. `status: scheduled` with `scheduled_for` publishes it then. An HTML body is sanitised (scripts, styles, event handlers and javascript: URLs go); Markdown is kept as written.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1108,6 +1364,8 @@ export interface paths {
      * Create Post From Pdf
      * @description Imports a PDF as a draft post, as a job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` (default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and a read longer than PDF_TIMEOUT_MS (pdf_timeout) or needing more memory than PDF_MEMORY_MB (pdf_too_complex). With an Idempotency-Key, a repeat answers the first job without reading its file.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["createPostFromPdf"];
@@ -1117,6 +1375,8 @@ export interface paths {
      * Create Post From Url
      * @description Imports the article at `url` as a draft post, as a job (one url_import unit). The page is fetched by the worker, never from a private, local or reserved address (checked for every address the name resolves to, and again after each redirect, at most 5); the article is extracted with Readability: title, byline, published time, language and lead image (og:image), the HTML body sanitised. With `import_lead_image`, the image goes into the media library as the featured image. The job’s output names `post_id` and what was extracted; failures have codes such as address_not_allowed, url_not_allowed, fetch_failed, page_not_found and not_an_article, and charge nothing.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["createPostFromUrl"];
@@ -1124,12 +1384,16 @@ export interface paths {
   "/{site_identifier}/posts/{post_id}": {
     /**
      * Get Post
-     * @description Timeout: 20 s.
+     * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getPost"];
     /**
      * Delete Post
      * @description Deletes the post and its translations.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1137,6 +1401,8 @@ export interface paths {
     /**
      * Update Post
      * @description Changes what is given; the rest stays. Status: draft, scheduled (with `scheduled_for`, or the time it has), published, archived. `If-Match` with the ETag: 412 when someone saved first.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1147,6 +1413,8 @@ export interface paths {
      * Recrawl Post
      * @description Fetches the post’s source URL again, as a job (one url_import unit), conditionally (If-None-Match with the stored ETag, If-Modified-Since with the stored Last-Modified). Unchanged (304, or the same article): the output says `changed: false`. Changed: the previous title and body are kept as a version, the post takes the new ones and its version goes up (If-Match clients see the change), and the output has a `diff` summary (paragraphs added, removed, changed; words before and after; whether the title changed). Authors recrawl only their own posts.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["recrawlPost"];
@@ -1155,6 +1423,8 @@ export interface paths {
     /**
      * Transform Post
      * @description Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): `summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With a language model named in TEXT_PROVIDERS, it writes it. Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` (default) the result is saved into the post, its previous content kept as a version and its version raised; the status is left as it is. If the post changes while the job runs, it fails with post_changed. Authors transform only their own posts.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1165,6 +1435,8 @@ export interface paths {
      * List Public Content Types
      * @description The site’s content types, by api_id, with their fields.
      *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+     *
      * Timeout: 20 s.
      */
     get: operations["listPublicContentTypes"];
@@ -1173,6 +1445,8 @@ export interface paths {
     /**
      * List Public Content Elements
      * @description Published elements in the locale asked, oldest first: each served in the best locale of the fallback chain, per item and per localized field (`served_locale` says which). `type` (api_id) and field filters as on the admin list, applied to the values served. `depth` resolves references and media.
+     *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
      *
      * Timeout: 20 s.
      */
@@ -1183,6 +1457,8 @@ export interface paths {
      * Read Public Content Element
      * @description A published element in the locale asked, its references and media resolved to `depth`.
      *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+     *
      * Timeout: 20 s.
      */
     get: operations["readPublicContentElement"];
@@ -1191,6 +1467,8 @@ export interface paths {
     /**
      * Get Content Element References
      * @description The published pages that place the element and the published elements that refer to it.
+     *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
      *
      * Timeout: 20 s.
      */
@@ -1201,6 +1479,8 @@ export interface paths {
      * Get Site Locales
      * @description The site’s locales, its default, and the fallback chain of each (e.g. de-CH → de → en).
      *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSiteLocales"];
@@ -1209,6 +1489,8 @@ export interface paths {
     /**
      * Get Public Media Metadata
      * @description A ready media item of a public site (visibility public), without its owner, job or folder: 404 for anything not public.
+     *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
      *
      * Timeout: 20 s.
      */
@@ -1219,6 +1501,8 @@ export interface paths {
      * View Public Media
      * @description The file of a ready media item of a public site, as GET /{site}/media/{id}/view serves it (variants, responsive sizes, ranges, 304), cacheable by shared caches for an hour.
      *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+     *
      * Timeout: 20 s.
      */
     get: operations["viewPublicMedia"];
@@ -1227,6 +1511,8 @@ export interface paths {
     /**
      * Get Public Navigation
      * @description The published page tree with titles and paths in the locale asked, siblings by position.
+     *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
      *
      * Timeout: 20 s.
      */
@@ -1237,6 +1523,8 @@ export interface paths {
      * List Public Pages
      * @description Published pages, one per page and its translations, in the locale asked; `path` finds the page at a path (as served in that locale), `parent_id` lists children.
      *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+     *
      * Timeout: 20 s.
      */
     get: operations["listPublicPages"];
@@ -1245,6 +1533,8 @@ export interface paths {
     /**
      * Read Public Page
      * @description A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their references resolved to `depth`.
+     *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
      *
      * Timeout: 20 s.
      */
@@ -1255,6 +1545,8 @@ export interface paths {
      * Search Engine Health
      * @description The search index of the whole service: documents, words, logged queries and table sizes; published items that are not indexed and when the oldest of them changed (`degraded` while there are any); the extensions search relies on.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["searchEngineHealth"];
@@ -1263,6 +1555,8 @@ export interface paths {
     /**
      * Delete Site Index
      * @description Drops every search document of the site (and the words suggestions draw on); analytics are kept. Items written afterwards are indexed again as they change; a reindex brings back the rest.
+     *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
      *
      * Timeout: 30 s.
      */
@@ -1273,6 +1567,8 @@ export interface paths {
      * Reindex Site Content
      * @description Rebuilds the site’s search documents from its items, as a search_reindex job (one unit, free unless a price is set). Writes keep the index current by themselves; this is for what they cannot see (a dropped index, a changed language configuration). One at a time per site: while one is queued or running, this answers that job. Safe to repeat.
      *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+     *
      * Timeout: 300 s.
      */
     post: operations["reindexSiteContent"];
@@ -1281,6 +1577,8 @@ export interface paths {
     /**
      * Search Site Content
      * @description Full-text search of a public site’s published posts, pages, elements (their text fields) and ready media (title, alt, caption). `q` reads like a web search: words (all must match, stemmed in each locale’s language), "a phrase", `or`, `-word`. Ranked by cover density (a title counts most, then headings, excerpt and descriptions, then body), recent items boosted. `facets` counts the hits per kind whatever `kind` asked. A query that finds nothing is tried again with its misspelt words replaced by the most alike words of the site (`corrected_query`). Each search (its first page) is logged for analytics with its locale and hit count, and nothing about who asked.
+     *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
      *
      * Timeout: 20 s.
      */
@@ -1291,6 +1589,8 @@ export interface paths {
      * Get Search Analytics
      * @description What readers searched for over the last `days` (UTC days, today included): the most searched queries with their average hits, the queries that found nothing, and searches per day. Queries are kept lower-cased, without anything that identifies who searched.
      *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `search:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSearchAnalytics"];
@@ -1299,6 +1599,8 @@ export interface paths {
     /**
      * Get Search Stats
      * @description What the site’s index holds: documents per kind and locale, distinct words, stored size, and the last reindex.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `search:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -1309,6 +1611,8 @@ export interface paths {
      * Get Search Suggestions
      * @description Up to 10 completions of what a reader has typed: titles of published items that start with it, then the site’s most frequent words that complete its last word. When neither exists the last word is taken as misspelt and the most alike words are offered (`corrected`). Not logged.
      *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSearchSuggestions"];
@@ -1317,6 +1621,8 @@ export interface paths {
     /**
      * Analyze Content For Seo
      * @description Reviews a text for search: title and meta description lengths, one h1 and heading order, the focus `keyword` in the title, slug, first paragraph and subheadings and its density, length and readability (Flesch for English, Amstad for German, LIX otherwise), links, images without alt text, the slug. Send `post_id` to review a post (its seo title and description when set), or the text itself. Answers a score (100 less 15 an error and 6 a warning) and every finding with where it is.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1327,6 +1633,8 @@ export interface paths {
      * Generate Text
      * @description Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With a language model named in TEXT_PROVIDERS a model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the first sentences; alt text from the media item’s own caption or title — an image with neither fails with text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With `apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 120 s.
      */
     post: operations["generateText"];
@@ -1336,12 +1644,16 @@ export interface paths {
      * List Service Accounts
      * @description Service accounts of the tenants the caller administers (all, for global admins).
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 20 s.
      */
     get: operations["listServiceAccounts"];
     /**
      * Create Service Account
      * @description Creates a service account; the answer carries its client_secret, shown this once.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
      *
      * Timeout: 30 s.
      */
@@ -1350,19 +1662,25 @@ export interface paths {
   "/api/service-accounts/{service_account_id}": {
     /**
      * Get Service Account
-     * @description Timeout: 20 s.
+     * @description Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getServiceAccount"];
     /**
      * Delete Service Account
      * @description Deletes the account; its tokens stop working at once.
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 30 s.
      */
     delete: operations["deleteServiceAccount"];
     /**
      * Update Service Account
-     * @description Timeout: 30 s.
+     * @description Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
+     * Timeout: 30 s.
      */
     patch: operations["updateServiceAccount"];
   };
@@ -1370,6 +1688,8 @@ export interface paths {
     /**
      * Get Diagnostic Info
      * @description What may be wrong with the site: no published pages, missing translations, jobs failed in the last 24 h, media stuck in processing, the search index, and when the counters were last written.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -1380,6 +1700,8 @@ export interface paths {
      * Get Endpoint Metrics
      * @description Per route (the manifest key, never the raw path) over the period: requests, 4xx and 5xx, error rate, mean and p50/p95/p99 latency from histograms merged across processes. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
      *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getEndpointMetrics"];
@@ -1388,6 +1710,8 @@ export interface paths {
     /**
      * Get Statistics Health
      * @description The statistics pipeline, for monitors (no token): when the API processes last wrote their counters, how far behind that is (lagging past three intervals), and what this process holds unwritten.
+     *
+     * Who may call: anyone, without a token.
      *
      * Timeout: 20 s.
      */
@@ -1398,6 +1722,8 @@ export interface paths {
      * Get Monthly Statistics
      * @description Requests, errors, public views, jobs and credits spent per calendar month (the site’s time zone), the last 12.
      *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getMonthlyStatistics"];
@@ -1406,6 +1732,8 @@ export interface paths {
     /**
      * Get Site Statistics Overview
      * @description Over ?from=&to= (default the last 30 days; dates in the site’s time zone, settings.time_zone): content counts, media and storage, requests with latency percentiles, public views and the top pages, search requests, jobs and credits spent. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -1416,6 +1744,8 @@ export interface paths {
      * Get Site Breakdown
      * @description The same figures for every site of the tenant (tenant admins), or every site (global admins), busiest first. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
      *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSiteBreakdown"];
@@ -1425,12 +1755,16 @@ export interface paths {
      * Get Sites
      * @description The sites the caller can reach.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSites"];
     /**
      * Create Site
      * @description Creates a site in a tenant the caller administers. Slugs are unique across all tenants.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 30 s.
      */
@@ -1441,6 +1775,8 @@ export interface paths {
      * Get Sites By Tenant
      * @description The sites of one tenant that the caller can reach.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSitesByTenant"];
@@ -1448,12 +1784,16 @@ export interface paths {
   "/sites/{site_identifier}": {
     /**
      * Get Site
-     * @description Timeout: 20 s.
+     * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getSite"];
     /**
      * Delete Site
      * @description Tenant admins only. Deletes the site and everything it holds.
+     *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
      *
      * Timeout: 30 s.
      */
@@ -1461,6 +1801,8 @@ export interface paths {
     /**
      * Update Site
      * @description Tenant admins only. default_locale must stay one of locales.
+     *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
      *
      * Timeout: 30 s.
      */
@@ -1471,6 +1813,8 @@ export interface paths {
      * Allocate Monthly Credits Manually
      * @description Runs the free plan’s monthly allocation now (global admins), as the hourly scheduled job does: this calendar month’s (UTC) credits to the pool of the tenant named, or of every active tenant without a paid subscription. Once per tenant per month: a second run grants nothing. Paid plans’ credits come with their invoices.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     post: operations["allocateMonthlyCreditsManually"];
@@ -1479,6 +1823,8 @@ export interface paths {
     /**
      * Cancel Subscription Endpoint
      * @description Cancels the paid subscription (tenant admins): at the end of the current period by default, now with ?immediately=true. The tenant is then on the free plan; credits already granted stay until they expire. With ?tenant_id= when the caller belongs to several tenants.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
      *
      * Timeout: 30 s.
      */
@@ -1489,6 +1835,8 @@ export interface paths {
      * Get Subscription Status
      * @description The tenant’s plan, status, current period, the plan’s credits granted this period and storage against the quota. With ?tenant_id= when the caller belongs to several tenants.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSubscriptionStatus"];
@@ -1497,6 +1845,8 @@ export interface paths {
     /**
      * Create Billing Portal Session
      * @description A Stripe Customer Portal session (tenant admins): a short-lived URL that signs the customer in to manage payment methods and invoices. Never cached, never logged. return_url: a domain of the tenant’s sites or PAYMENTS_RETURN_ORIGINS. With ?tenant_id= when the caller belongs to several tenants.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
      *
      * Timeout: 30 s.
      */
@@ -1507,6 +1857,8 @@ export interface paths {
      * Get Storage Stats
      * @description Bytes the tenant stores, per site and media kind (originals, variants, versions), against the plan’s quota. With ?tenant_id= when the caller belongs to several tenants.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getStorageStats"];
@@ -1515,6 +1867,8 @@ export interface paths {
     /**
      * Upgrade Subscription
      * @description Moves the tenant to a paid plan (tenant admins). Without a live paid subscription: a Stripe Checkout Session in subscription mode (outcome `checkout`; send the customer to `checkout.url`, whose success_url may carry `{CHECKOUT_SESSION_ID}` for verify-upgrade). With one: its price changes at once, prorated by Stripe (outcome `changed`), and the pool is topped up to the new plan’s monthly credits for this period; the current plan again resumes a subscription set to cancel (`resumed`). Return URLs must be on a domain of the tenant’s sites or in PAYMENTS_RETURN_ORIGINS. Honours Idempotency-Key. With ?tenant_id= when the caller belongs to several tenants.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
      *
      * Timeout: 30 s.
      */
@@ -1525,6 +1879,8 @@ export interface paths {
      * Verify Subscription Upgrade
      * @description After the customer returns from Checkout (tenant admins): Stripe’s word on the session, its subscription and first invoice, applied now; the webhook may come before or after, and the plan’s credits are granted once either way. With ?tenant_id= when the caller belongs to several tenants.
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 20 s.
      */
     get: operations["verifySubscriptionUpgrade"];
@@ -1533,6 +1889,8 @@ export interface paths {
     /**
      * Get All System Prompts
      * @description Every stored system prompt with its current text, by type. The generation jobs read these types: seo (SEO titles, descriptions and alt text), transform (post transforms), translate (machine translation), website (website generation); agents name theirs (agent by convention). A stored prompt comes first in the model’s instructions, before what the job itself asks (the item, limits, language and the JSON answer it reads, which a prompt cannot change); without one, the built-in instructions alone. A job copies the text when it is submitted and keeps it through retries; its input records the type and version.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 20 s.
      */
@@ -1543,12 +1901,16 @@ export interface paths {
      * Get System Prompt
      * @description The current text of a type and its versions, newest first, with who wrote each and when.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["getSystemPrompt"];
     /**
      * Create Or Update System Prompt
      * @description Creates the prompt of a type (201, version 1) or makes its next version (200); the earlier versions are kept. Sending the current text and description again changes nothing and makes no version (200). The generation jobs read these types: seo (SEO titles, descriptions and alt text), transform (post transforms), translate (machine translation), website (website generation); agents name theirs (agent by convention). A stored prompt comes first in the model’s instructions, before what the job itself asks (the item, limits, language and the JSON answer it reads, which a prompt cannot change); without one, the built-in instructions alone. A job copies the text when it is submitted and keeps it through retries; its input records the type and version.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -1557,6 +1919,8 @@ export interface paths {
      * Delete System Prompt
      * @description Deletes the prompt of a type with all its versions; jobs submitted from then on use their built-in instructions. Jobs already submitted keep the text they copied. Saving the type again starts at version 1.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     delete: operations["deleteSystemPrompt"];
@@ -1564,12 +1928,16 @@ export interface paths {
   "/admin/tenants/": {
     /**
      * List Tenants
-     * @description Timeout: 20 s.
+     * @description Who may call: global administrators only, with their own token.
+     *
+     * Timeout: 20 s.
      */
     get: operations["listTenants"];
     /**
      * Create Tenant
-     * @description Timeout: 30 s.
+     * @description Who may call: global administrators only, with their own token.
+     *
+     * Timeout: 30 s.
      */
     post: operations["createTenant"];
   };
@@ -1578,6 +1946,8 @@ export interface paths {
      * Get Current User Tenant Context
      * @description For any signed-in user: who they are, the tenants they belong to with their role, and the sites they can reach.
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 20 s.
      */
     get: operations["getCurrentUserTenantContext"];
@@ -1585,12 +1955,16 @@ export interface paths {
   "/admin/tenants/{tenant_id}": {
     /**
      * Get Tenant
-     * @description Timeout: 20 s.
+     * @description Who may call: global administrators only, with their own token.
+     *
+     * Timeout: 20 s.
      */
     get: operations["getTenant"];
     /**
      * Delete Tenant
      * @description Deletes the tenant with its memberships and service accounts. Refused (409) while it still has sites: delete those first.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -1598,6 +1972,8 @@ export interface paths {
     /**
      * Update Tenant
      * @description Changes the fields sent. `suspended` or `blocked`: its members and service accounts reach nothing from the next request on. `blocked` also does what POST /admin/fraud/block-tenant/{tenant_id} does, in the same transaction: its service accounts are disabled and its queued, waiting and running jobs canceled with their credits released (the reason recorded says it came from here). `active` lifts either; disabled service accounts stay disabled.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -1608,6 +1984,8 @@ export interface paths {
      * List Available Users For Tenant
      * @description Users who are not members of the tenant yet.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["listAvailableUsersForTenant"];
@@ -1617,6 +1995,8 @@ export interface paths {
      * Clone Tenant
      * @description A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug), memberships and site assignments. Users are shared, not copied; service accounts are not copied.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     post: operations["cloneTenant"];
@@ -1624,7 +2004,9 @@ export interface paths {
   "/admin/tenants/{tenant_id}/users": {
     /**
      * List Tenant Users
-     * @description Timeout: 20 s.
+     * @description Who may call: global administrators only, with their own token.
+     *
+     * Timeout: 20 s.
      */
     get: operations["listTenantUsers"];
   };
@@ -1633,6 +2015,8 @@ export interface paths {
      * Assign User To Tenant
      * @description Adds the user to the tenant with a role (default author). Already a member: 409.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     post: operations["assignUserToTenant"];
@@ -1640,12 +2024,16 @@ export interface paths {
      * Remove User From Tenant
      * @description Removes the user from the tenant and from its sites.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     delete: operations["removeUserFromTenant"];
     /**
      * Update User Role In Tenant
-     * @description Timeout: 30 s.
+     * @description Who may call: global administrators only, with their own token.
+     *
+     * Timeout: 30 s.
      */
     patch: operations["updateUserRoleInTenant"];
   };
@@ -1653,6 +2041,8 @@ export interface paths {
     /**
      * List Transactions
      * @description Ledger entries of the site, oldest first. Tenant admins see everyone’s (filter with user_id); others their own. Users only.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -1663,12 +2053,16 @@ export interface paths {
      * Get Cost Settings
      * @description What each kind of job costs on this site: the global price, or the site’s own where it sets one, with the lowest price a tenant admin may set (tenant_minimum).
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getCostSettings"];
     /**
      * Update Cost Settings
      * @description Sets the site’s own prices for the kinds listed; price null returns a kind to the global price. Tenant admins may not go below a kind’s floor (tenant_minimum in GET …/cost-settings: the floor a global admin set on the global price, else the global price itself): 422 naming the kind and the floor, and nothing is changed. Global admins may set any price, below the floor too. A tenant admin’s price that a later rise of the floor overtakes is charged at the floor.
+     *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
      *
      * Timeout: 30 s.
      */
@@ -1679,6 +2073,8 @@ export interface paths {
      * Add Credits
      * @description Global admins grant credits, from outside the system, to a member of the site’s tenant. Honours Idempotency-Key.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     post: operations["addCredits"];
@@ -1687,6 +2083,8 @@ export interface paths {
     /**
      * Allocate User Credits From Tenant
      * @description Tenant admins move credits from the tenant’s pool to a member’s account on this site, within the tenant’s monthly limit (402 /problems/monthly-limit-exceeded) and the pool’s balance (402 /problems/insufficient-credits). Honours Idempotency-Key.
+     *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
      *
      * Timeout: 30 s.
      */
@@ -1697,6 +2095,8 @@ export interface paths {
      * Get Credit Balance
      * @description Your credits on the site, or (tenant admins) another member’s with user_id. Users only.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getCreditBalance"];
@@ -1705,6 +2105,8 @@ export interface paths {
     /**
      * Get Credit Balance With Tenant Info
      * @description Your credits on the site with the tenant’s monthly limit; tenant admins also see the pool. Users only.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -1715,6 +2117,8 @@ export interface paths {
      * Check Credits
      * @description Whether you (or, for tenant admins, user_id) can afford `units` of a kind of job on this site, and what it costs. Users only.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["checkCredits"];
@@ -1723,6 +2127,8 @@ export interface paths {
     /**
      * Get Site User Credits
      * @description Tenant admins: every user who can work on the site, with their credits there.
+     *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
      *
      * Timeout: 20 s.
      */
@@ -1733,6 +2139,8 @@ export interface paths {
      * Get Monthly Usage
      * @description Credits spent in a month (UTC; default the current one) by job kind, by user and by day. Others than tenant admins see their own. Users only.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getMonthlyUsage"];
@@ -1741,6 +2149,8 @@ export interface paths {
     /**
      * Get Transaction Stats
      * @description Totals per entry kind and what the site’s accounts hold (yours only, unless you administer the tenant). Users only.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -1751,12 +2161,16 @@ export interface paths {
      * List Transfer Prompts
      * @description The transfer prompts, by name unless sorted otherwise.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 20 s.
      */
     get: operations["listTransferPrompts"];
     /**
      * Create Transfer Prompt
      * @description Adds a transfer prompt. Every {{name}} in the template must be declared in variables and every variable used (422 names each that is not).
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -1765,12 +2179,16 @@ export interface paths {
   "/transferprompts/{prompt_id}": {
     /**
      * Delete Transfer Prompt
-     * @description Timeout: 30 s.
+     * @description Who may call: global administrators only, with their own token.
+     *
+     * Timeout: 30 s.
      */
     delete: operations["deleteTransferPrompt"];
     /**
      * Update Transfer Prompt
      * @description Changes the fields sent. Every {{name}} in the template must be declared in variables and every variable used (422 names each that is not). The result is checked, so a template changed alone must still use exactly the variables stored.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -1781,6 +2199,8 @@ export interface paths {
      * Get elements translations
      * @description The element (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getElementsTranslations"];
@@ -1789,6 +2209,8 @@ export interface paths {
     /**
      * Sync elements translations
      * @description Copies the element’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1799,6 +2221,8 @@ export interface paths {
      * Translate elements
      * @description Creates or updates the element’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["translateElements"];
@@ -1807,6 +2231,8 @@ export interface paths {
     /**
      * Get media translations
      * @description The media item (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -1817,6 +2243,8 @@ export interface paths {
      * Sync media translations
      * @description Copies the media item’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
+     *
      * Timeout: 60 s.
      */
     post: operations["syncMediaTranslations"];
@@ -1825,6 +2253,8 @@ export interface paths {
     /**
      * Translate media
      * @description Creates or updates the media item’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
      *
      * Timeout: 60 s.
      */
@@ -1835,6 +2265,8 @@ export interface paths {
      * Get pages translations
      * @description The page (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getPagesTranslations"];
@@ -1843,6 +2275,8 @@ export interface paths {
     /**
      * Sync pages translations
      * @description Copies the page’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1853,6 +2287,8 @@ export interface paths {
      * Translate pages
      * @description Creates or updates the page’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["translatePages"];
@@ -1861,6 +2297,8 @@ export interface paths {
     /**
      * Get posts translations
      * @description The post (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -1871,6 +2309,8 @@ export interface paths {
      * Sync posts translations
      * @description Copies the post’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["syncPostsTranslations"];
@@ -1879,6 +2319,8 @@ export interface paths {
     /**
      * Translate posts
      * @description Creates or updates the post’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -1889,6 +2331,8 @@ export interface paths {
      * List users available for assignment to a site
      * @description Members of the site’s tenant who are not assigned to it yet.
      *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+     *
      * Timeout: 20 s.
      */
     get: operations["listUsersAvailableForAssignmentToSite"];
@@ -1897,6 +2341,8 @@ export interface paths {
     /**
      * List users with access to a site
      * @description Users assigned to the site, with their tenant role. (Tenant admins reach every site without an assignment.)
+     *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
      *
      * Timeout: 20 s.
      */
@@ -1907,12 +2353,16 @@ export interface paths {
      * Assign a user to a site
      * @description Gives a member of the site’s tenant access to the site. Someone outside the tenant is a 404; already assigned, 409.
      *
+     * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+     *
      * Timeout: 30 s.
      */
     post: operations["assignUserToSite"];
     /**
      * Remove a user from a site
-     * @description Timeout: 30 s.
+     * @description Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+     *
+     * Timeout: 30 s.
      */
     delete: operations["removeUserFromSite"];
   };
@@ -1920,6 +2370,8 @@ export interface paths {
     /**
      * List sites a user is assigned to
      * @description The sites a user can reach: yours, anyone’s for a global admin, or a member’s within the tenants you administer.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
      *
      * Timeout: 20 s.
      */
@@ -1930,12 +2382,16 @@ export interface paths {
      * Get Users
      * @description All users (global admins). `search` matches e-mail or name.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["getUsers"];
     /**
      * Create User
      * @description Creates a user (global admins). Passwords have at least 10 characters. A taken e-mail address is a 409.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -1946,6 +2402,8 @@ export interface paths {
      * Get User
      * @description A user: yourself, or anyone for a global admin (others are 404).
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 20 s.
      */
     get: operations["getUser"];
@@ -1953,12 +2411,16 @@ export interface paths {
      * Delete User
      * @description Deletes a user and their memberships and sessions (global admins; not yourself).
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     delete: operations["deleteUser"];
     /**
      * Update User
      * @description Updates a user. Yourself: full_name, password (with current_password). Global admins: also email, status, email_verified.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
      *
      * Timeout: 30 s.
      */
@@ -1969,6 +2431,8 @@ export interface paths {
      * Update Global Admin Status
      * @description Grants or withdraws global admin status (global admins). The last global admin cannot be withdrawn (409).
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     patch: operations["updateGlobalAdminStatus"];
@@ -1977,6 +2441,8 @@ export interface paths {
     /**
      * Generate Website
      * @description Turns a brief into a website, as a job paid one `website` unit: content types (hero, text_block, service; a type of that api_id already in the site is reused when its fields fit, else the job fails with content_type_conflict), a page tree (home at the root, the other pages asked as its children, in order, each with its elements placed in the `main` area), copies of each page and element in the other `locales` asked (translation mode copy, for a person to translate), and `posts` draft posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the brief’s words (`copy_source: template` on the output); with a language model named in TEXT_PROVIDERS it writes it (`copy_source: model`; an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: `content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
      *
      * Timeout: 120 s.
      */
@@ -1987,6 +2453,8 @@ export interface paths {
      * List Jobs
      * @description Jobs of the site, oldest first or (`sort=-created_at`) newest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["listJobs"];
@@ -1995,6 +2463,8 @@ export interface paths {
     /**
      * Get Job
      * @description One job. With `Prefer: wait=N` the answer waits until the job ends or N seconds pass (at most the timeout, 60 s).
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
      *
      * Timeout: 60 s.
      */
@@ -2005,6 +2475,8 @@ export interface paths {
      * Cancel Job
      * @description Cancels a queued, running or waiting job: a queued one leaves the queue, a running one is told to stop, and its reserved credits are released. 409 once it has finished.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:write`; an API key needs the same scopes.
+     *
      * Timeout: 30 s.
      */
     post: operations["cancelJob"];
@@ -2013,6 +2485,8 @@ export interface paths {
     /**
      * Stream Job Events
      * @description Server-sent events (`text/event-stream`): an event `job` with the whole job at once and after each change of state or progress, until it ends.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
      *
      * Timeout: 600 s.
      */
@@ -2023,6 +2497,8 @@ export interface paths {
      * List All Jobs
      * @description Every tenant’s jobs, oldest first or (`sort=-created_at`) newest first; filter by status, kind, tenant (its id, or a part of its name or slug), site, user, age and error code. Each row names its tenant and site.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["listAllJobs"];
@@ -2031,6 +2507,8 @@ export interface paths {
     /**
      * Job Statistics
      * @description Jobs per state and kind, queued jobs and the age of the oldest per kind, worker processes and their heartbeats, and the queue beneath.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -2041,6 +2519,8 @@ export interface paths {
      * Jobs Per Minute
      * @description The last `hours` minute by minute, per kind of job: how many succeeded, failed and were canceled, how many waited in the queue, and the median and 95th percentile wait and run times of those that finished. Read from the jobs themselves, for the admin console’s charts.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["jobsPerMinute"];
@@ -2049,6 +2529,8 @@ export interface paths {
     /**
      * Get Job With Attempts
      * @description One job, naming its tenant and site, with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it), and, for an agent run, its steps.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -2059,6 +2541,8 @@ export interface paths {
      * Retry Failed Job
      * @description Runs a failed job again from the start, reserving its credits again (402 when the payer can no longer cover them). 409 unless it failed.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     post: operations["retryFailedJob"];
@@ -2067,6 +2551,8 @@ export interface paths {
     /**
      * Cancel Any Job
      * @description Cancels any tenant’s queued, running or waiting job and releases its credits. 409 once it has finished.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -2077,6 +2563,8 @@ export interface paths {
      * Retry Failed Jobs In Bulk
      * @description Retries every failed job that matches the filter (the list’s: kind, tenant, site, user, age, error code), each as the single retry does: its credits reserved again; one whose payer can no longer cover them is skipped. `dry_run: true` only counts them. At most 10,000 jobs a call, in id order; `remaining` says how many are left for the next call. Each call that acts is written to the log as an audit line: who, the filter and the counts.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 120 s.
      */
     post: operations["retryFailedJobsInBulk"];
@@ -2085,6 +2573,8 @@ export interface paths {
     /**
      * Cancel Queued Jobs In Bulk
      * @description Cancels every queued or waiting job that matches the filter (the list’s: kind, tenant, site, user, age, error code), each as the single cancel does: its credits released, a vendor holding its work told to stop. Running jobs are left to finish (cancel them one by one). `dry_run: true` only counts them. At most 10,000 jobs a call, in id order; `remaining` says how many are left for the next call. Each call that acts is written to the log as an audit line: who, the filter and the counts.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 120 s.
      */
@@ -2095,6 +2585,8 @@ export interface paths {
      * List Agent Steps
      * @description Every recorded step, newest first: each model call, tool call and retrieval of an agent run, and each tools/call a client made over MCP (with its arguments and answer, or the problem it was refused with). Filter by source, run (job_id), MCP session, tenant, tool name and status.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["listAgentSteps"];
@@ -2103,6 +2595,8 @@ export interface paths {
     /**
      * List Queue Pauses
      * @description The paused kinds of job and the tenants whose jobs are paused, oldest pause first.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -2113,12 +2607,16 @@ export interface paths {
      * Pause Job Kind
      * @description Pauses a kind of job on every worker: its queued jobs wait (their stage says why) and new ones queue behind them; running ones finish. Pausing it again replaces the reason. 404 for a kind the platform does not know.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     put: operations["pauseJobKind"];
     /**
      * Resume Job Kind
      * @description Resumes a paused kind of job: its queued jobs run again. 404 when it was not paused.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -2129,12 +2627,16 @@ export interface paths {
      * Pause Tenant Jobs
      * @description Pauses a tenant’s jobs, of every kind, on every worker: its queued jobs wait (their stage says why); running ones finish. Pausing it again replaces the reason.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     put: operations["pauseTenantJobs"];
     /**
      * Resume Tenant Jobs
      * @description Resumes a tenant’s jobs: its queued jobs run again. 404 when they were not paused.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -2145,6 +2647,8 @@ export interface paths {
      * List Job Kind Settings
      * @description Every kind of job with its priority (0 unless set), by name.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["listJobKindSettings"];
@@ -2153,6 +2657,8 @@ export interface paths {
     /**
      * Set Job Kind Priority
      * @description Sets a kind of job’s priority: lower runs first among the jobs a worker may take, so within each tenant’s share of the slots, never past it. It applies to the kind’s queued jobs at once and to every later run of its jobs (retries too); running ones are not touched. 404 for a kind the platform does not know.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -2163,6 +2669,8 @@ export interface paths {
      * Prometheus Metrics
      * @description Prometheus metrics: queue depth and oldest wait per kind, jobs per state and live workers (read from the database); this process’s runtime metrics, HTTP requests by route key and status, and the jobs it settled, by kind and outcome, with wait and run times. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.
      *
+     * Who may call: the holder of the credentials this operation reads itself (see above).
+     *
      * Timeout: 20 s.
      */
     get: operations["prometheusMetrics"];
@@ -2172,12 +2680,16 @@ export interface paths {
      * List Credit Packages
      * @description Every credit package, on sale or not (global admins).
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["listCreditPackages"];
     /**
      * Create Credit Package
      * @description Puts a credit package on sale (global admins).
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -2188,6 +2700,8 @@ export interface paths {
      * Update Credit Package
      * @description Changes a package; active=false takes it off sale. Payments already made keep what they bought.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     patch: operations["updateCreditPackage"];
@@ -2196,6 +2710,8 @@ export interface paths {
     /**
      * List Plans
      * @description The plans a tenant can be on, cheapest first (the free plan among them).
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 20 s.
      */
@@ -2206,12 +2722,16 @@ export interface paths {
      * List All Plans
      * @description Every plan, active or not (global admins).
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 20 s.
      */
     get: operations["listAllPlans"];
     /**
      * Create Plan
      * @description Adds a paid plan (global admins): its recurring Stripe price, monthly credits and storage quota.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 30 s.
      */
@@ -2222,6 +2742,8 @@ export interface paths {
      * Update Plan
      * @description Changes a plan (global admins); active=false stops new subscriptions to it. Monthly credits and quota apply from the next grant and upload. The free plan keeps no Stripe price and stays active.
      *
+     * Who may call: global administrators only, with their own token.
+     *
      * Timeout: 30 s.
      */
     patch: operations["updatePlan"];
@@ -2230,6 +2752,8 @@ export interface paths {
     /**
      * List Public Posts
      * @description Published posts, newest first, one per post and its translations, each in the best locale of the fallback chain (`served_locale` says which); `tag` and `category` filter. Without bodies: read a post for its `body_html`.
+     *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
      *
      * Timeout: 20 s.
      */
@@ -2240,6 +2764,8 @@ export interface paths {
      * Read Public Post
      * @description A published post by its id (or a translation’s) or its slug, in the locale asked, its body as sanitised HTML (Markdown rendered).
      *
+     * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+     *
      * Timeout: 20 s.
      */
     get: operations["readPublicPost"];
@@ -2249,6 +2775,8 @@ export interface paths {
      * MCP Server Stream
      * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`). It ends at the endpoint’s timeout; clients open it again.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 600 s.
      */
     get: operations["mcpServerStream"];
@@ -2256,12 +2784,16 @@ export interface paths {
      * MCP Messages
      * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...). One JSON-RPC message a request: a batch (an array) is a 422.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 60 s.
      */
     post: operations["mcpMessages"];
     /**
      * End MCP Session
      * @description Ends the session: its id is no longer found, by any process. A stream still open on it ends at its timeout.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 20 s.
      */
@@ -2272,6 +2804,8 @@ export interface paths {
      * Add Text To Knowledge Base
      * @description Adds a plain-text or Markdown document for a site (`site_identifier`) of a tenant the agent is assigned to (409 otherwise). Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 30 s.
      */
     post: operations["addTextToKnowledgeBase"];
@@ -2280,6 +2814,8 @@ export interface paths {
     /**
      * Search Knowledge Base
      * @description The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be embedded, the answer is full text and `notice` says why. Filters narrow both rankings alike: `site_id`, `locale` (the language a document is indexed in; `en` takes `en-GB` too) and `source_kind` (post, text, url, pdf). Searches are not charged. Whoever sees the agent may search it, over the documents of the sites they reach (service accounts: content:read).
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 30 s.
      */
@@ -2290,6 +2826,8 @@ export interface paths {
      * Add Web Page To Knowledge Base
      * @description Adds the article at `url` to the knowledge base for a site (`site_identifier`), as a rag_index job: the worker fetches the page as a post’s import does (never from a private, local or reserved address, checked again after each redirect), extracts its article with Readability (title and language unless `title` and `locale` are given), keeps its text as the document’s (HTML, sanitised) and indexes it. Failures (address_not_allowed, fetch_failed, page_not_found, not_an_article, ...) are on the job and the document, and charge nothing. The document’s id is the job’s `input.document_id`; it reads `text_pending: true` until its text is taken. Paid as compute-rag-index is, by the caller: per 1,000 tokens embedded (nothing without EMBEDDING_PROVIDERS); what the source may hold at most is reserved, the tokens embedded are charged, never more than reserved. Global administrators and the administrators of the site’s tenant; others who see the agent get 403, anyone else 404.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 30 s.
      */
     post: operations["addWebPageToKnowledgeBase"];
@@ -2298,6 +2836,8 @@ export interface paths {
     /**
      * Add Pdf To Knowledge Base
      * @description Adds a PDF to the knowledge base for a site (`site_identifier`, in the query: who may is checked before the upload is read), as a rag_index job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. The worker reads it as a post’s import does (large type as headings; at most `max_pages`, PDF_TIMEOUT_MS and PDF_MEMORY_MB), keeps its text as the document’s and indexes it; the upload is removed once the text is kept. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing. The document’s id is the job’s `input.document_id`; it reads `text_pending: true` until its text is taken. Paid as compute-rag-index is, by the caller: per 1,000 tokens embedded (nothing without EMBEDDING_PROVIDERS); what the source may hold at most is reserved, the tokens embedded are charged, never more than reserved. Global administrators and the administrators of the site’s tenant; others who see the agent get 403, anyone else 404.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 30 s.
      */
@@ -2308,6 +2848,8 @@ export interface paths {
      * List Job Webhook Deliveries
      * @description The deliveries made to the job’s `webhook`, oldest first, each with its attempts: one per event asked for (`start`; `progress`, at most one a second; `completed` when it succeeds, fails or is canceled). Each is a POST of `{type: job.started | job.progress | job.completed, timestamp, data: <the Job>}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the tenant’s secret. A 2xx answer delivers it; 410 Gone stops it; other answers, timeouts (JOB_WEBHOOK_TIMEOUT_MS) and failed connections are retried after the waits of JOB_WEBHOOK_RETRY_SECONDS; a URL that leads to a private, local or reserved address is never sent to. Who may read the job may read its deliveries.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["listJobWebhookDeliveries"];
@@ -2316,6 +2858,8 @@ export interface paths {
     /**
      * Get Webhook Secret
      * @description The secret the tenant’s job webhooks are signed with (`whsec_…`, for any Standard Webhooks library), made on first use. Tenant admins only.
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 20 s.
      */
@@ -2326,6 +2870,8 @@ export interface paths {
      * Rotate Webhook Secret
      * @description Replaces the secret. For `grace_period_seconds` (default a day) deliveries carry a signature by each, so receivers that still know the old one keep accepting them while they switch; with 0 the old one stops at once. Tenant admins only.
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 30 s.
      */
     post: operations["rotateWebhookSecret"];
@@ -2335,12 +2881,16 @@ export interface paths {
      * List API Keys
      * @description The tenant’s API keys, without their secrets. Tenant admins only.
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 20 s.
      */
     get: operations["listApiKeys"];
     /**
      * Create API Key
      * @description Makes an API key for a service account or a member of the tenant; the answer carries the key, shown this once. Send it as `Authorization: Bearer <key>` wherever an access token is taken. Tenant admins only.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
      *
      * Timeout: 30 s.
      */
@@ -2351,6 +2901,8 @@ export interface paths {
      * Revoke API Key
      * @description Revokes the key: every API process refuses it from now on. Tenant admins only.
      *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
      * Timeout: 30 s.
      */
     delete: operations["revokeApiKey"];
@@ -2359,6 +2911,8 @@ export interface paths {
     /**
      * List AI Providers
      * @description Each chain of providers (a capability, or a video endpoint) in the order its jobs try them, the models each allows with the sizes, lengths, billing unit and default price the catalog knows; each vendor’s base URL and limits (never its key), and its last hour: calls, failures, median and 95th percentile latency, last errors.
+     *
+     * Who may call: global administrators only, with their own token.
      *
      * Timeout: 20 s.
      */
@@ -2369,6 +2923,8 @@ export interface paths {
      * Start Agent Run
      * @description Asks an agent assigned to the site’s tenant to do something, as a job of kind `agent_run`. Its `input` is text, or a transfer prompt (`prompt_id`) rendered with its `variables`. It goes on with a conversation (`conversation_id`) or begins one. The agent’s instructions, model and temperature drive a chat with its tools (the MCP server’s, narrowed to the agent’s list), acting with your access, never more: a tool you may not use answers the model 403 and the run goes on. It stops at `max_steps` model calls or `max_tokens` tokens, saying why. Credits for `max_tokens` at the model’s price are reserved (402 when not available); the run is charged the sum of its steps and the rest released. With no language model configured, the local runtime answers (free) by quoting the agent’s knowledge base. The job’s `output` has the `answer` and its `citations` ([n] in the answer). Honours Idempotency-Key and `Prefer: wait=N`.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:write`; an API key needs the same scopes.
+     *
      * Timeout: 60 s.
      */
     post: operations["startAgentRun"];
@@ -2378,6 +2934,8 @@ export interface paths {
      * Get Agent Run
      * @description A run of the agent: its job (status, credits, and in `output` the answer with its citations) and its steps, each model call and tool call with its input, output, tokens, duration and cost. Authors see their own runs.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["getAgentRun"];
@@ -2386,6 +2944,8 @@ export interface paths {
     /**
      * Cancel Agent Run
      * @description Cancels the run: it stops at its next step, the model call in flight is aborted, and what it had not used of its reservation is released. 409 once it has finished.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:write`; an API key needs the same scopes.
      *
      * Timeout: 30 s.
      */
@@ -2404,6 +2964,8 @@ export interface paths {
      *
      * What the run’s record keeps — `run.started`, the tool calls, `citations`, `run.finished` — is sent first to a client who connects late or comes back; text is sent live only (the answer is in `run.finished`). Send `Last-Event-ID` (EventSource does) to hear only what came after that event. The stream also ends when the endpoint’s timeout is near, so a client reconnects with Last-Event-ID to go on; a comment every 15 s keeps a quiet stream open. The job’s own changes are at GET /{site_identifier}/jobs/{job_id}/events.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+     *
      * Timeout: 600 s.
      */
     get: operations["streamAgentRunEvents"];
@@ -2412,6 +2974,8 @@ export interface paths {
     /**
      * List Agent Conversations
      * @description The conversations with the agent on the site that you may read: those you began, and shared ones. Oldest first.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
      *
      * Timeout: 20 s.
      */
@@ -2422,6 +2986,8 @@ export interface paths {
      * List Conversation Messages
      * @description The messages of a conversation, oldest first: each run’s input and the agent’s answer with its citations. 404 for a conversation you may not read.
      *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+     *
      * Timeout: 20 s.
      */
     get: operations["listConversationMessages"];
@@ -2430,6 +2996,8 @@ export interface paths {
     /**
      * List Agent Budgets
      * @description The monthly budgets of the tenant’s agent runs — of all of them, and of each agent assigned to the tenant — with what this calendar month (UTC) has used: what finished runs were charged and what unfinished ones hold reserved. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 20 s.
      */
@@ -2440,6 +3008,8 @@ export interface paths {
      * Set Tenant Agent Budget
      * @description Sets (or, with null, lifts) what all the tenant’s agent runs may cost in a calendar month. A run started once it is spent is refused (402, type agent-budget-spent); one started before reserves no more than is left, and stops when its steps have cost that, saying so. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
      *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+     *
      * Timeout: 30 s.
      */
     put: operations["setTenantAgentBudget"];
@@ -2448,6 +3018,8 @@ export interface paths {
     /**
      * Set Agent Budget
      * @description Sets (or, with null, lifts) what the agent’s runs in the tenant may cost in a calendar month, as the tenant’s budget does for all its runs. 404 when the agent is not assigned to the tenant. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+     *
+     * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
      *
      * Timeout: 30 s.
      */
@@ -2546,6 +3118,8 @@ export interface components {
           path: string;
           message: string;
         }[];
+      /** @description For a 403 to a service account or an API key: every scope it lacks for this operation, all at once */
+      missing_permissions?: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
       [key: string]: unknown;
     };
     ScreenedSignup: {
@@ -5902,7 +6476,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description Authenticated, but the role or scopes do not allow this */
+    /** @description Authenticated, but the role or scopes do not allow this; `missing_permissions` names every scope lacking */
     Forbidden: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
@@ -6065,6 +6639,8 @@ export interface operations {
    * Get Abuse Patterns
    * @description Over the last window_hours (default 24): sign-up attempts by outcome and reason, networks behind many of them, one mailbox behind several accounts, and tenants whose jobs fail or whose payments are refunded far more than everyone’s.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getAbusePatterns: {
@@ -6097,6 +6673,8 @@ export interface operations {
   /**
    * Block Abusive Tenant
    * @description Blocks the tenant in one transaction: its members’ tokens stop reaching it at once, its service accounts are disabled, its queued, waiting and running jobs are canceled with their credits released; who and why are recorded. Unblock with PATCH /admin/tenants/{tenant_id} {status: active}.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -6153,6 +6731,8 @@ export interface operations {
    * Get Blocked Signups
    * @description Sign-ups the screening refused, oldest first, with why: a throwaway domain, too many from one address or network.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getBlockedSignups: {
@@ -6202,6 +6782,8 @@ export interface operations {
    * Get Suspicious Signups
    * @description Sign-ups let through with doubts, oldest first, with their reasons, score and the account each made: an address whose canonical form has an account already, a burst of similar addresses from one network, a busy network.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getSuspiciousSignups: {
@@ -6250,6 +6832,8 @@ export interface operations {
   /**
    * Distribute Content Type
    * @description Copies a content type to every site in `site_ids` and every site of the tenants in `tenant_ids` (the types it refers to along, where a site lacks them). Idempotent by api_id: a site that has it already is reported as `exists` and left alone. One result per site.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -6307,6 +6891,8 @@ export interface operations {
    * Trigger Cache Cleanup
    * @description Drops what has expired in this API process’s caches now (entries otherwise go when next asked for), and says how many went from each. Nothing that is still valid is dropped; to clear content, use DELETE /admin/cache/....
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   triggerCacheCleanup: {
@@ -6334,6 +6920,8 @@ export interface operations {
    * Get Cache Stats
    * @description This API process’s caches (each process keeps its own): public answers and the access maps, with size, hits, misses, hit ratio, entries pushed out by the size bound and, for public answers, the invalidations heard.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getCacheStats: {
@@ -6360,6 +6948,8 @@ export interface operations {
   /**
    * Get Performance Metrics
    * @description Over the last window_minutes (default 60): latency percentiles and error rates per route across every site (requests are written once a minute by each API process), the slowest routes, and per job kind the queue wait and run time percentiles.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -6394,6 +6984,8 @@ export interface operations {
    * Get Rate Limit Statistics
    * @description Each rate limiter (ip and account for the sign-in family, contact for the contact form, per-ip and per-token for every request, per-tenant-jobs for job submits, webhook-signatures for failed webhook signatures): its limit and window, the requests this API process refused since it started, and from the store every process shares, the keys tracked now, those over their limit (blocked until their window ends) and the busiest.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getRateLimitStatistics: {
@@ -6420,6 +7012,8 @@ export interface operations {
   /**
    * Get Security Dashboard
    * @description Over the last `hours` (default 24): failed sign-ins per hour (passwords and client secrets, with the accounts and networks behind them), 401 and 403 answers per hour and as a share of all requests, refresh-token replays (sessions revoked for one), accounts the credential limiter refuses now, blocked and flagged sign-ups, and blocked tenants. Answers are counted by each API process and written once a minute (STATS_FLUSH_SECONDS).
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -6454,6 +7048,8 @@ export interface operations {
    * Get System Health
    * @description The database (latency, connections by application of the server’s maximum), migrations, worker processes and their last beat, queue depth and oldest job per kind, storage, the public cache, and this API process (event-loop delay, memory). `status` is degraded when a migration is pending, no worker is alive or the database is slow.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getSystemHealth: {
@@ -6480,6 +7076,8 @@ export interface operations {
   /**
    * Get Threat Intelligence
    * @description The client networks (an IPv4 address, or an IPv6 /64) behind abuse patterns over the last `hours` (default 24): failed sign-ins across many accounts (credential_stuffing), many 404 and 405 answers (scanning), many 401 answers (token_guessing) and many sign-up attempts (signup_burst), each with its evidence counts and when it was first and last seen. The thresholds are query parameters.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -6521,6 +7119,8 @@ export interface operations {
   /**
    * List Agents
    * @description The agents the caller sees, oldest first: those assigned to a tenant the caller belongs to (a service account: its tenant); every agent for global administrators. Filters: `tenant_id` (a tenant of the caller’s), `status`, `q` (part of the name).
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 20 s.
    */
@@ -6579,6 +7179,8 @@ export interface operations {
   /**
    * Create Agent
    * @description Creates an agent (global administrators). `tools` names the MCP tools a session configured with the agent may use: search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search. Nobody but global administrators sees it until it is assigned to a tenant.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -6648,6 +7250,8 @@ export interface operations {
    * Get All Agents With Tenants
    * @description Every agent, oldest first, with the tenants it is assigned to (global administrators).
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getAllAgentsWithTenants: {
@@ -6689,6 +7293,8 @@ export interface operations {
   /**
    * Compute Rag Index
    * @description Indexes the document, as a rag_index job on its site (Location: `/{site}/jobs/{job_id}`): its text (a post’s as it is now, which renews a stale snapshot) is cleaned and split into chunks of at most `chunk_tokens` tokens repeating `overlap_tokens` of the one before, cut at paragraph ends, else sentence ends, else word ends; each chunk is indexed for full text and, when EMBEDDING_PROVIDERS names a provider, embedded by its model; a chunk whose text (under the title) the same model embedded before keeps its stored embedding, and only the others are embedded and charged. A page’s or a PDF’s document whose text is not taken yet (its first job failed) has it fetched first; a PDF’s upload is gone by then, so such a job fails with pdf_missing. Paid per 1,000 tokens embedded (the rag_index price), reserved at submit from an estimate; full-text indexing alone is free. A document whose text, settings and model are those it was indexed with is left as it is and nothing is charged. The new chunks replace the old ones when the job succeeds; until then searches find the old ones. Failures (document_missing, provider_unavailable, provider_rejected, ...) are on the job and the document. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -6799,6 +7405,8 @@ export interface operations {
    * Get Tenant Agents Count
    * @description How many agents are assigned to the tenant: for global administrators and the tenant’s administrators (403 for its other members, 404 for anyone else).
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getTenantAgentsCount: {
@@ -6837,6 +7445,8 @@ export interface operations {
    * Get Agent
    * @description The agent, for those who see it (members of an assigned tenant, global administrators); 404 otherwise.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getAgent: {
@@ -6871,6 +7481,8 @@ export interface operations {
    * Delete Agent
    * @description Deletes the agent with its tenant assignments and knowledge base. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 30 s.
    */
   deleteAgent: {
@@ -6902,6 +7514,8 @@ export interface operations {
   /**
    * Update Agent
    * @description Changes what is given; the rest stays. `avatar_media_id: null` removes the avatar. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -6961,6 +7575,8 @@ export interface operations {
    * Set Agent Avatar From Media
    * @description Makes the media item the agent’s avatar. It must be a ready image the caller can read (404 otherwise), of a site of a tenant the agent is assigned to (409 otherwise). While it is an avatar, deleting the item needs `force=true`, which leaves the agent without one. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 30 s.
    */
   setAgentAvatarFromMedia: {
@@ -7006,6 +7622,8 @@ export interface operations {
   /**
    * Get Agent Knowledge Base
    * @description The agent’s documents the caller sees (those of the sites they reach), oldest first, each with its indexing state (waiting → parsing → splitting → indexing → completed, or error with its code; a timestamp per stage) and, for a post’s snapshot, a link to the post and whether it changed since (`stale`). Filters: `state`, `stale`.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 20 s.
    */
@@ -7057,6 +7675,8 @@ export interface operations {
    * Add Post To Knowledge Base
    * @description Adds a snapshot of the post (its title, excerpt and body now, and its version) to the knowledge base, for the post’s site. The post must be of a tenant the agent is assigned to (409 otherwise). Once indexed, the document follows the post: when the post’s text changes (title, excerpt, body; not its tags or status), a rag_index job indexes it again a moment later, with the chunk settings it was indexed with, embedding only the chunks whose text changed, paid from the tenant’s credit pool (no caller asked for it); if the pool cannot cover it, the document stays stale with the error insufficient_credits, and computing its index again takes the post’s new text. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 30 s.
    */
   addPostToKnowledgeBase: {
@@ -7105,6 +7725,8 @@ export interface operations {
    * Get Knowledge Base Document
    * @description One document with its snapshot (`body`) and indexing state.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getKnowledgeBaseDocument: {
@@ -7140,6 +7762,8 @@ export interface operations {
    * Remove Knowledge Base Document
    * @description Removes the document with its chunks and embeddings; searches stop finding it at once. Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 30 s.
    */
   removeKnowledgeBaseDocument: {
@@ -7172,6 +7796,8 @@ export interface operations {
   /**
    * Get Agent Tenants
    * @description The tenants the agent is assigned to, oldest assignment first. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 20 s.
    */
@@ -7208,6 +7834,8 @@ export interface operations {
   /**
    * Assign Agent To Tenant
    * @description Assigns the agent to the tenant: its members see it from now on. 201 when assigned now, 200 when it already was (nothing changes). Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -7255,6 +7883,8 @@ export interface operations {
    * Remove Agent From Tenant
    * @description Removes the agent from the tenant: its members no longer see it. An avatar from one of that tenant’s sites is removed too, and so are the knowledge-base documents (and their chunks) of that tenant’s sites. 404 when it was not assigned. Global administrators only; a caller who sees the agent (a member of an assigned tenant) gets 403, anyone else 404.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 30 s.
    */
   removeAgentFromTenant: {
@@ -7288,6 +7918,8 @@ export interface operations {
    * Get Current User Me
    * @description The signed-in user with their tenant memberships (and roles) and the sites they can reach.
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 20 s.
    */
   getCurrentUserMe: {
@@ -7314,6 +7946,8 @@ export interface operations {
   /**
    * Login
    * @description Password sign-in (OAuth 2.0 password grant), as a form or JSON. A wrong address and a wrong password get the same 401. An unverified or blocked account gets 403 with type /problems/email-not-verified or /problems/account-blocked. Rate limited: all attempts per IP, failed ones per account (a success clears them).
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 30 s.
    */
@@ -7404,6 +8038,8 @@ export interface operations {
    * Logout
    * @description Ends the session: its refresh token stops working and its access tokens are refused from now on.
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 30 s.
    */
   logout: {
@@ -7428,6 +8064,8 @@ export interface operations {
   /**
    * Confirm Password Reset
    * @description Sets a new password with the token from the e-mail, and ends every session of the account.
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 30 s.
    */
@@ -7486,6 +8124,8 @@ export interface operations {
    * Request Password Reset
    * @description E-mails a password reset link (1 h, single use, and only while the password stays as it was) from a queued job. Always 202, with the same work done, whether or not the address has an account.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 30 s.
    */
   requestPasswordReset: {
@@ -7535,6 +8175,8 @@ export interface operations {
    * Refresh Token
    * @description Send the refresh token as the bearer. Answers a new pair; the old refresh token is spent. Presenting a spent one again within a 10-second grace (parallel requests, a lost answer) answers the same successor it was exchanged for; later, or once that successor has been exchanged too, it revokes the whole session.
    *
+   * Who may call: the holder of the credentials this operation reads itself (see above).
+   *
    * Timeout: 30 s.
    */
   refreshToken: {
@@ -7575,6 +8217,8 @@ export interface operations {
   /**
    * Signup
    * @description Creates an unverified user and a tenant of their own, which they administer, and e-mails a verification link (24 h, single use). Signing in needs the address verified first. A taken address is a 409. Screened first: a throwaway domain or too many sign-ups from one address or network are refused (403, without saying which); doubtful ones are flagged for review.
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 30 s.
    */
@@ -7653,6 +8297,8 @@ export interface operations {
   /**
    * Oauth Callback
    * @description Finishes the sign-in with the code and state the provider returned (and `iss`, when it sent one). The request must carry the `oauth_browser` cookie that GET /auth/signup/oauth/{provider} set: a browser sends it by itself from a page of the same site (from another origin, with `credentials: "include"` and that origin in CORS_ORIGINS); any other client keeps it from the start and sends it back, as a cookie jar does. Without it, or with another browser’s, the state is refused (400): nobody can finish their own sign-in in someone else’s browser. Links the identity to the user with that e-mail address, or creates one with a tenant of their own. An account whose address was never confirmed loses its password and sessions when linked (whoever registered it never proved the address), and the address is told by e-mail. An unknown, used or expired state is a 400.
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 30 s.
    */
@@ -7770,6 +8416,8 @@ export interface operations {
    * Initiate Oauth
    * @description Starts sign-in with `google` (any OpenID Connect issuer) or `github`: answers the authorization URL (PKCE, state and nonce kept server-side), or with ?redirect=true redirects to it. Sets the `oauth_browser` cookie that binds the sign-in to the browser that asked (a browser that has one from an earlier start keeps it, so sign-ins started side by side all finish); the callback needs it. An unknown or unconfigured provider is a 404.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 20 s.
    */
   initiateOauth: {
@@ -7846,6 +8494,8 @@ export interface operations {
    * Resend Verification Email
    * @description Sends a new verification link to an unverified account, from a queued job. Always 202, with the same work done, whether or not the address has one.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 30 s.
    */
   resendVerificationEmail: {
@@ -7895,6 +8545,8 @@ export interface operations {
    * Verify Email
    * @description Confirms the address with the token from the e-mail. An invalid, expired or used token is a 400.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 30 s.
    */
   verifyEmail: {
@@ -7938,6 +8590,8 @@ export interface operations {
   /**
    * Client Credentials Token
    * @description OAuth 2.0 client-credentials grant for service accounts: client_id and client_secret in the body (form or JSON) or as HTTP Basic. The token is limited to the account’s tenant and scopes. Rate limited per IP and per client.
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 30 s.
    */
@@ -8027,6 +8681,8 @@ export interface operations {
    * Get Token Info
    * @description The verified claims of the presented access token.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getTokenInfo: {
@@ -8054,6 +8710,8 @@ export interface operations {
    * Clear All Cache
    * @description Drops every public answer kept by every API process.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   clearAllCache: {
@@ -8080,6 +8738,8 @@ export interface operations {
   /**
    * Clear Element Cache
    * @description Drops the public answers that show the element (and its translations), in every API process.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -8116,6 +8776,8 @@ export interface operations {
    * Clear Site Cache
    * @description Drops every public answer of the site, in every API process.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   clearSiteCache: {
@@ -8149,6 +8811,8 @@ export interface operations {
   /**
    * Submit Contact Form
    * @description Sends a message to the people behind the platform, or behind `site` (a public site). Limited per client IP (RATE_LIMIT_CONTACT_PER_IP per RATE_LIMIT_CONTACT_WINDOW_SECONDS). Kept, and mailed through the outbox to CONTACT_TO, else the site’s tenant admins, else the global admins; a message that looks like spam (the hidden `website` field filled, more than CONTACT_MAX_LINKS links) is kept but not mailed, and answered the same. A throwaway address is refused.
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 30 s.
    */
@@ -8205,6 +8869,8 @@ export interface operations {
   /**
    * Test Smtp Configuration
    * @description Checks the SMTP server of SMTP_URL now (global admins): name resolution, connection, TLS and sign-in, and with ?send_to= sends a test message there. A failure is a 502 naming the stage that failed (dns, connect, tls, auth, send) and the server’s answer; the password is never shown.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -8263,6 +8929,8 @@ export interface operations {
    * List Content Elements
    * @description The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), and, with a type, field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). `sort`: created_at, updated_at, published_at or name, `-` first for descending.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   listContentElements: {
@@ -8319,6 +8987,8 @@ export interface operations {
   /**
    * Create Content Element
    * @description Creates an element of `type` (id or api_id) or `type_id` (its id, as element reads name it; both given, they must name the same type), in `locale` (default: the site’s). With `master_id`, a translation of that element: of its type, in another locale, holding only localized fields. Defaults fill absent fields; `status: published` checks every rule. 422 lists every problem of the data, each with its path.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -8400,7 +9070,9 @@ export interface operations {
   };
   /**
    * Read Content Element
-   * @description Timeout: 20 s.
+   * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
    */
   readContentElement: {
     parameters: {
@@ -8437,6 +9109,8 @@ export interface operations {
   /**
    * Delete Content Element
    * @description Deletes the element and its translations. 409 with `references` (pages placing it, elements referring to it) while it is used.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -8482,6 +9156,8 @@ export interface operations {
   /**
    * Update Content Element
    * @description Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. The result is checked against the type’s current fields. `If-Match` with the ETag: 412 when someone saved first.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -8552,6 +9228,8 @@ export interface operations {
    * Force Delete Content Element
    * @description Deletes the element and its translations with every use, in one transaction: it leaves the pages that placed it, and the elements that referred to it lose the value (a reference becomes null, a list entry goes).
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   forceDeleteContentElement: {
@@ -8585,6 +9263,8 @@ export interface operations {
   /**
    * List Content Types
    * @description The site’s content types, oldest first; `q` matches part of the name or api_id.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -8634,6 +9314,8 @@ export interface operations {
   /**
    * Create Content Type
    * @description Creates a content type. The schema is checked whole first: 422 lists every problem, each with its path (field ids, validations that fit the type, safe patterns, enum values, nesting depth, defaults, reference types of the site).
+   *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -8700,6 +9382,8 @@ export interface operations {
    * Validate Content Type Schema
    * @description Checks a content type without saving it: the body create takes (name, api_id, description, fields; each judged when given), and sample data against the fields when given (`mode`: draft rules or publish rules). Answers every problem at once, each with its path (a malformed or taken api_id among them); `valid` says whether there were none.
    *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   validateContentTypeSchema: {
@@ -8762,7 +9446,9 @@ export interface operations {
   };
   /**
    * Read Content Type
-   * @description Timeout: 20 s.
+   * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
    */
   readContentType: {
     parameters: {
@@ -8799,6 +9485,8 @@ export interface operations {
   /**
    * Delete Content Type
    * @description Deletes a content type without elements that no other type refers to; 409 with the counts (`in_use`) otherwise.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -8844,6 +9532,8 @@ export interface operations {
   /**
    * Update Content Type
    * @description Changes the name, description or fields (the api_id stays). A change of the fields raises `version` and is checked against every element of the type first: 409 with `element_count`, the first `element_ids` and their `problems` when some would no longer be valid (a type changed, a field made required, an enum value removed...). `If-Match` with the ETag: 412 when someone changed it since.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -8921,6 +9611,8 @@ export interface operations {
    * Copy Content Type
    * @description Copies the type: in the same site under a new `api_id`, or to `target_site` (id or slug), a site of the same tenant that the caller manages. Types it refers to are mapped to the target’s types of the same api_id, or copied along when it has none.
    *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   copyContentType: {
@@ -8987,6 +9679,8 @@ export interface operations {
    * Get Content Type Dependencies
    * @description What the type refers to (the types its reference fields allow) and what refers to it: other types, its elements, elements that refer to those, and pages that place them.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getContentTypeDependencies: {
@@ -9023,6 +9717,8 @@ export interface operations {
    * Root
    * @description The service name and version, where its documentation is, and how much of the API is built.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 20 s.
    */
   root: {
@@ -9047,6 +9743,8 @@ export interface operations {
   /**
    * Health Check
    * @description Overall status with each dependency: database, migrations, cache store, workers and, when configured, the read replica. 503 when the database is unreachable or not migrated.
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 20 s.
    */
@@ -9087,6 +9785,8 @@ export interface operations {
    * Liveness Check
    * @description The process is running and answering. Checks nothing else, so a database outage does not get the process restarted.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 20 s.
    */
   livenessCheck: {
@@ -9113,6 +9813,8 @@ export interface operations {
   /**
    * Readiness Check
    * @description Ready for traffic: the database answers and every migration is applied. 503 (a problem with the checks) until then.
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 20 s.
    */
@@ -9155,6 +9857,8 @@ export interface operations {
    * Cache Store Health Check
    * @description Which cache store is in use (in-process, or Redis when REDIS_URL is set) and whether it answers. 503 when it does not.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 20 s.
    */
   cacheStoreHealthCheck: {
@@ -9195,6 +9899,8 @@ export interface operations {
   /**
    * List Global Cost Settings
    * @description The global price list, active and inactive, oldest first.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -9239,6 +9945,8 @@ export interface operations {
   /**
    * Create Global Cost Setting
    * @description Adds a price for a kind of job and a unit. At most one price per kind is active: the one jobs are charged by. Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -9304,6 +10012,8 @@ export interface operations {
    * Bulk Update Global Cost Settings
    * @description Sets many prices at once, matched by kind and unit, in one transaction: all or nothing, with every problem reported at once (422). mode=replace also deletes every global price not listed. A listed price’s omitted tenant_minimum is null (the price). Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   bulkUpdateGlobalCostSettings: {
@@ -9364,6 +10074,8 @@ export interface operations {
    * Get Global Credit Overview
    * @description Credits granted, bought, received by subscription, spent, reserved, expired and taken back in a period (default this month), in total, for the top tenants and by job kind.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getGlobalCreditOverview: {
@@ -9401,6 +10113,8 @@ export interface operations {
    * Get Public Global Cost Settings
    * @description The active price of every kind of job, for any signed-in caller.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getPublicGlobalCostSettings: {
@@ -9436,6 +10150,8 @@ export interface operations {
   /**
    * Get Current Cost Settings Readonly
    * @description The prices in force: the active global ones, or with ?site_id= that site’s, its overrides merged.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -9482,6 +10198,8 @@ export interface operations {
   /**
    * Get Site Credit Details
    * @description A site’s users with their credits there, and its spend by job kind in a period (default this month).
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -9533,6 +10251,8 @@ export interface operations {
    * Get All Tenant Credits
    * @description Every tenant’s pool, monthly limit and this month’s allocation and spend, in the order asked.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getAllTenantCredits: {
@@ -9572,6 +10292,8 @@ export interface operations {
   /**
    * Allocate Tenant Credits
    * @description Global admins add credits to a tenant’s pool, from outside the system, optionally expiring. Honours Idempotency-Key.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -9640,6 +10362,8 @@ export interface operations {
    * Get Tenant Credit Balance
    * @description A tenant’s pool, monthly limit and what was allocated from it this month (global admins).
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getTenantCreditBalance: {
@@ -9673,6 +10397,8 @@ export interface operations {
   /**
    * Update Tenant Monthly Limit
    * @description How many credits the tenant’s admins may move from its pool to users per calendar month; null lifts the limit.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -9727,6 +10453,8 @@ export interface operations {
   /**
    * Allocate User Credits Directly
    * @description Grants credits to a user on a site, from outside the system, with a reason and optionally an expiry; the ledger records who. Honours Idempotency-Key.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -9797,6 +10525,8 @@ export interface operations {
    * Get All Users Credit Summary
    * @description Every user holding credits, with the total and the balance on each site; ?email= finds one user.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getAllUsersCreditSummary: {
@@ -9837,7 +10567,9 @@ export interface operations {
   };
   /**
    * Get Global Cost Setting
-   * @description Timeout: 20 s.
+   * @description Who may call: global administrators only, with their own token.
+   *
+   * Timeout: 20 s.
    */
   getGlobalCostSetting: {
     parameters: {
@@ -9871,6 +10603,8 @@ export interface operations {
    * Delete Global Cost Setting
    * @description Deletes a price. Jobs of a kind without an active price cannot be priced (422) until one is added.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   deleteGlobalCostSetting: {
@@ -9902,6 +10636,8 @@ export interface operations {
   /**
    * Update Global Cost Setting
    * @description Changes a price; its kind stays. Global admins only. tenant_minimum is the floor of the kind’s site prices that tenant admins set (PUT /{site_identifier}/transactions/cost-settings); null makes the price itself the floor. Global admins may price a site below it through that same route.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -9965,6 +10701,8 @@ export interface operations {
    * List Media Files
    * @description Media items of the site, oldest first; filter by folder, kind, status, tag, text and creation date.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   listMediaFiles: {
@@ -10023,6 +10761,8 @@ export interface operations {
   /**
    * Upload File
    * @description Uploads a file as multipart/form-data: the file in a part named `file`, and optionally `folder_id`, `alt`, `title`, `caption`, `tags` (comma-separated or a JSON array) and `locale`. The file streams to storage; its type is read from its bytes (415 outside JPEG, PNG, WebP, GIF, AVIF, MP4, WebM, QuickTime, MP3, WAV, Ogg, M4A and PDF; SVG is refused), and its size is limited by MEDIA_MAX_UPLOAD_BYTES and by the storage quota of the tenant’s plan (413). The item is `processing` until its job (`job_id`) has read its metadata and made its variants; `webhook` and `webhook_events` send that job’s events, as a job-creating request’s do.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 60 s.
    */
@@ -10109,7 +10849,9 @@ export interface operations {
   };
   /**
    * Get Media By Id
-   * @description Timeout: 20 s.
+   * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
    */
   getMediaById: {
     parameters: {
@@ -10144,6 +10886,8 @@ export interface operations {
   /**
    * Get Media Count
    * @description How many media items match the same filters as the list.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -10195,6 +10939,8 @@ export interface operations {
   /**
    * Generate Image
    * @description Generates images from a prompt as a job: 202 with the job; when it succeeds, `media_ids` are the new images (in `folder_id` if given). Credits for `count` images are reserved now (402 when not available) and debited per image made. The providers IMAGE_PROVIDERS names are tried in turn (one answering 429, 5xx or not at all passes the job on); the local renderer draws deterministic abstract placeholders (the same prompt and seed, the same images; `output.placeholder` true). `model` names one of the models the operator allows, and `size` must be one it makes (a 422 names them). Honours Idempotency-Key and `Prefer: wait=N`.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 120 s.
    */
@@ -10339,6 +11085,8 @@ export interface operations {
   /**
    * Generate Video
    * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 300 s.
    */
@@ -10514,6 +11262,8 @@ export interface operations {
    * Generate Video (variant B)
    * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_VARIANT_B_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
+   *
    * Timeout: 300 s.
    */
   generateVideoVariantB: {
@@ -10687,6 +11437,8 @@ export interface operations {
   /**
    * Generate Video (variant A)
    * @description Makes a video (H.264 MP4 with a poster) from a prompt (each sentence a narrated scene) or a script of scenes, as a job, by the providers VIDEO_VARIANT_A_PROVIDERS names, tried in turn: `local` pictures each scene with the image providers, narrates it with the speech providers and moves over the picture with ffmpeg (progress per scene); `replicate` and `fal` ask their video model (`model`, or the first the operator allows) for a clip of the length it makes nearest above the plan, and their signed webhook delivers it. Credits for the longest the video can be are reserved (402 when not available); its seconds are debited. 503 when no provider is configured. Honours Idempotency-Key and `Prefer: wait=N`.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 300 s.
    */
@@ -10862,6 +11614,8 @@ export interface operations {
    * Create Speech From Text
    * @description Speaks the text into an audio file (mp3, wav or ogg) as a job: 202 with the job and its Location; when it succeeds, `media_id` is the audio’s media item. Credits for the estimated seconds are reserved now (402 when they are not available); the seconds actually made are debited. The providers SPEECH_PROVIDERS names are tried in turn (OpenAI, ElevenLabs, the local espeak-ng, whose audio is a placeholder); `model` names one the operator allows. Honours Idempotency-Key and `Prefer: wait=N` (then 200 if it finished).
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
+   *
    * Timeout: 60 s.
    */
   createSpeechFromText: {
@@ -10988,6 +11742,8 @@ export interface operations {
    * Webhook Media Provider Result
    * @description Where the vendors that take work and call back deliver it: the URL the platform gives them names the vendor (`provider`) and the job. Each is verified by its own scheme before the body is read: Replicate signs the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>` with the account’s signing secret, 5 minutes’ tolerance); fal with ED25519 over `request_id, user_id, timestamp, sha256(body)` (`X-Fal-Webhook-*` headers), verified against its published keys. A repeated event answers 200 and changes nothing; progress and late events are acknowledged and ignored; a failure fails the job and releases its credits here; a success is finished by a worker.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 60 s.
    */
   webhookMediaProviderResult: {
@@ -11095,7 +11851,9 @@ export interface operations {
   };
   /**
    * Get Media Item
-   * @description Timeout: 20 s.
+   * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
    */
   getMediaItem: {
     parameters: {
@@ -11130,6 +11888,8 @@ export interface operations {
   /**
    * Delete Media File
    * @description Deletes the item, its file, variants and earlier versions. While something uses it (a job not yet finished that will read it) the answer is 409 with the `references`, unless `force=true`.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -11179,6 +11939,8 @@ export interface operations {
   /**
    * Update Media Metadata
    * @description Changes the alt text, title, caption, tags (lower-cased, without repeats) or focal point. Authors change only the media they added.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -11232,6 +11994,8 @@ export interface operations {
   /**
    * Edit Image With Ai
    * @description Edits the image by instruction, as a job (one image_edit unit); the result becomes the item’s new version (the old one is kept). Locally: background removal (by colour, or by `mask_media_id`: an image whose lightness is kept), upscaling (2–4x) and style filters (black and white, sepia, blur, sharpen, invert), chosen by words in the instruction; anything else fails with unsupported_instruction. A vendor named in IMAGE_EDIT_PROVIDERS (OpenAI’s /images/edits and compatible ones) follows any instruction; the mask then marks what to keep (light) and what to edit (dark).
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 120 s.
    */
@@ -11353,6 +12117,8 @@ export interface operations {
    * Generate Media Metadata
    * @description Writes alt text, a caption and tags for the item, as a job (one media_metadata unit). Fills only empty fields unless `overwrite` is true. Locally they come from technical metadata and the file name, and the job’s output says so; a language model named in TEXT_PROVIDERS looks at the picture.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
+   *
    * Timeout: 120 s.
    */
   generateMediaMetadata: {
@@ -11462,6 +12228,8 @@ export interface operations {
    * Validate Image Editor Access
    * @description Whether you may edit this image and why (reason), your role, and what an AI edit would cost you.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   validateImageEditorAccess: {
@@ -11497,6 +12265,8 @@ export interface operations {
   /**
    * Get Image Versions
    * @description The versions of the item, newest first: the current one, then each it replaced, kept when an edit was saved.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -11535,6 +12305,8 @@ export interface operations {
   /**
    * Move Media File
    * @description Files the item into a folder of the site, or into none with null.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 60 s.
    */
@@ -11582,6 +12354,8 @@ export interface operations {
   /**
    * Save Edited Image
    * @description Saves a new version of an image: either JSON `{operations: [...]}` (crop, rotate, resize, flip, adjust — applied in order with sharp) or multipart/form-data with the new image in a part named `file`. The replaced version is kept (see image-versions); the item processes again for its variants. Authors edit only the media they added. The new file counts against the tenant’s storage quota, beside the version it replaces (413 when it does not fit).
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 60 s.
    */
@@ -11709,6 +12483,8 @@ export interface operations {
   /**
    * View Media File
    * @description The file itself, with ETag / Last-Modified (304 on If-None-Match or If-Modified-Since) and byte ranges (206; 416 outside the file) for seeking. `?variant=` serves one of the item’s variants; `?width=` (320, 640, 1280, 1920) and `format` (webp, avif) the responsive size that fits. With S3 and S3_REDIRECT_SECONDS, a 302 to a presigned URL instead. Needs a bearer token that reaches the site (media:read for service accounts); GET /public/{site}/media/{id}/view serves public sites without one.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -11860,6 +12636,8 @@ export interface operations {
    * List Folders
    * @description Folders of the site, oldest first; `parent_id` lists one folder’s children (`root`: the top level).
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   listFolders: {
@@ -11908,6 +12686,8 @@ export interface operations {
   /**
    * Create Folder
    * @description Creates a folder, at the top level or inside `parent_id`. 409 when a sibling has the name.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 60 s.
    */
@@ -11972,6 +12752,8 @@ export interface operations {
    * Get Folder Tree
    * @description The whole tree in one answer, siblings by name, each folder with its item count and the count of everything below it.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getFolderTree: {
@@ -12009,7 +12791,9 @@ export interface operations {
   };
   /**
    * Get Folder
-   * @description Timeout: 20 s.
+   * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
    */
   getFolder: {
     parameters: {
@@ -12044,6 +12828,8 @@ export interface operations {
   /**
    * Delete Folder
    * @description Deletes an empty folder (409 otherwise). With `recursive=true`, also the folders below it and the media items in them, files included; 409 with the `references` when one of those items is in use, unless `force=true`.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -12094,6 +12880,8 @@ export interface operations {
   /**
    * Update Folder
    * @description Renames and/or moves the folder. Authors change only the folders they made. 409 for a taken name or a move into itself.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -12157,6 +12945,8 @@ export interface operations {
    * Move Folder
    * @description Moves the folder (and everything in it) under `parent_id`, or to the top level with null. 409 for a move into itself or a folder below it.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
+   *
    * Timeout: 60 s.
    */
   moveFolder: {
@@ -12218,6 +13008,8 @@ export interface operations {
    * List Pages
    * @description The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title).
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   listPages: {
@@ -12272,6 +13064,8 @@ export interface operations {
   /**
    * Create Page
    * @description Creates a page under `parent_id` (or at the top) at `position` (the end by default); its path is the parent’s plus its slug. With `master_id`, a translation of that page in another locale. 409 when a sibling in that locale has the slug.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -12350,6 +13144,8 @@ export interface operations {
    * Batch Move Pages
    * @description Applies the moves in order, all or nothing, and answers the pages moved as they ended. Editors and administrators.
    *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   batchMovePages: {
@@ -12417,6 +13213,8 @@ export interface operations {
    * Reorder Pages
    * @description Puts one parent’s children (`parent_id` null: the top level) in the order of `page_ids`, which lists every child once. Editors and administrators.
    *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   reorderPages: {
@@ -12469,6 +13267,8 @@ export interface operations {
    * Get Page Tree
    * @description The whole tree, nested, siblings by position, each page with its element count; in one query, kept until a page or a layout of the site changes (every API process drops it when one does).
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getPageTree: {
@@ -12505,6 +13305,8 @@ export interface operations {
   /**
    * Read Page
    * @description The page with the elements placed on it (by area, then position), in one query.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -12543,6 +13345,8 @@ export interface operations {
   /**
    * Delete Page
    * @description Deletes the page (its elements stay, unplaced). 409 when it has children, unless `recursive=true`.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -12591,6 +13395,8 @@ export interface operations {
   /**
    * Update Page
    * @description Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. `If-Match` with the ETag: 412 when someone changed it since.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -12671,6 +13477,8 @@ export interface operations {
    * Add Element To Page
    * @description Places an element of the site on the page, in `area` at `position` (the end by default). 409 when it is there.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   addElementToPage: {
@@ -12738,6 +13546,8 @@ export interface operations {
   /**
    * Batch Update Page Elements
    * @description Replaces the page’s whole layout with `elements`, in one transaction, all or nothing: per area in the order of their `position` (else of the list). `If-Match` with the page’s ETag: 412 when someone changed it since.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -12815,6 +13625,8 @@ export interface operations {
    * Remove Element From Page
    * @description Takes the element off the page (the element itself stays).
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   removeElementFromPage: {
@@ -12849,6 +13661,8 @@ export interface operations {
   /**
    * Update Page Element
    * @description Moves the element to another area or position on the page, or changes its settings.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -12902,6 +13716,8 @@ export interface operations {
   /**
    * Move Page
    * @description Moves the page (and everything below it) under `parent_id` at `position` (the end by default), rewriting the paths. 409 for a move under itself or when the new path is taken.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -12981,6 +13797,8 @@ export interface operations {
   /**
    * Create Payment Checkout Session
    * @description Starts buying a credit package: a pending payment and a Stripe Checkout Session (payment mode) naming it. Send the customer to `url`; the credits reach the buyer’s account on this site when Stripe reports the payment. success_url and cancel_url must be on the site’s domain (https) or an origin of PAYMENTS_RETURN_ORIGINS. Users only. Honours Idempotency-Key.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -13079,6 +13897,8 @@ export interface operations {
    * Get Credit Packages
    * @description The credit packages on sale.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getCreditPackages: {
@@ -13115,6 +13935,8 @@ export interface operations {
   /**
    * Get Payment Transactions
    * @description The site’s payments, oldest first: tenant admins see everyone’s, others their own.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -13162,7 +13984,9 @@ export interface operations {
   };
   /**
    * Get Payment Transaction
-   * @description Timeout: 20 s.
+   * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
    */
   getPaymentTransaction: {
     parameters: {
@@ -13197,6 +14021,8 @@ export interface operations {
   /**
    * Payment Webhook Handler
    * @description Where Stripe delivers events, signed with STRIPE_WEBHOOK_SECRET (the Stripe-Signature header, checked on the raw body before anything else; 400 otherwise). A repeated event answers 200 and changes nothing; events may come in any order. Handled: checkout.session.completed (payment and subscription mode), .async_payment_succeeded, .async_payment_failed, .expired, charge.refunded, customer.subscription.created, .updated and .deleted and invoice.payment_failed (the tenant’s subscription is synced to what Stripe says now, so their order does not matter), invoice.paid (a subscription’s creation or renewal: the plan’s monthly credits, once per invoice; a plan change: the top-up); other types are acknowledged and ignored.
+   *
+   * Who may call: anyone, without a token.
    *
    * Timeout: 30 s.
    */
@@ -13288,6 +14114,8 @@ export interface operations {
    * Get Posts
    * @description The site’s posts. Filters: `status`, `locale`, `tag`, `category`, `author_id`, `masters_only`, `q` (part of the title or excerpt). `sort`: created_at, updated_at, published_at or title, `-` first for descending.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getPosts: {
@@ -13347,6 +14175,8 @@ export interface operations {
   /**
    * Create Post
    * @description Writes a post in `locale` (default: the site’s). With `master_id`, a translation of that post, in another locale. `status: scheduled` with `scheduled_for` publishes it then. An HTML body is sanitised (scripts, styles, event handlers and javascript: URLs go); Markdown is kept as written.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -13442,6 +14272,8 @@ export interface operations {
   /**
    * Create Post From Pdf
    * @description Imports a PDF as a draft post, as a job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. Its text becomes paragraphs, large type becomes headings. One pdf_import unit a page: `max_pages` (default PDF_MAX_PAGES) are reserved, the pages read are charged. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing; so do more pages than allowed (pdf_too_many_pages) and a read longer than PDF_TIMEOUT_MS (pdf_timeout) or needing more memory than PDF_MEMORY_MB (pdf_too_complex). With an Idempotency-Key, a repeat answers the first job without reading its file.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -13579,6 +14411,8 @@ export interface operations {
    * Create Post From Url
    * @description Imports the article at `url` as a draft post, as a job (one url_import unit). The page is fetched by the worker, never from a private, local or reserved address (checked for every address the name resolves to, and again after each redirect, at most 5); the article is extracted with Readability: title, byline, published time, language and lead image (og:image), the HTML body sanitised. With `import_lead_image`, the image goes into the media library as the featured image. The job’s output names `post_id` and what was extracted; failures have codes such as address_not_allowed, url_not_allowed, fetch_failed, page_not_found and not_an_article, and charge nothing.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   createPostFromUrl: {
@@ -13701,7 +14535,9 @@ export interface operations {
   };
   /**
    * Get Post
-   * @description Timeout: 20 s.
+   * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
    */
   getPost: {
     parameters: {
@@ -13739,6 +14575,8 @@ export interface operations {
    * Delete Post
    * @description Deletes the post and its translations.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   deletePost: {
@@ -13772,6 +14610,8 @@ export interface operations {
   /**
    * Update Post
    * @description Changes what is given; the rest stays. Status: draft, scheduled (with `scheduled_for`, or the time it has), published, archived. `If-Match` with the ETag: 412 when someone saved first.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -13875,6 +14715,8 @@ export interface operations {
   /**
    * Recrawl Post
    * @description Fetches the post’s source URL again, as a job (one url_import unit), conditionally (If-None-Match with the stored ETag, If-Modified-Since with the stored Last-Modified). Unchanged (304, or the same article): the output says `changed: false`. Changed: the previous title and body are kept as a version, the post takes the new ones and its version goes up (If-Match clients see the change), and the output has a `diff` summary (paragraphs added, removed, changed; words before and after; whether the title changed). Authors recrawl only their own posts.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -13992,6 +14834,8 @@ export interface operations {
   /**
    * Transform Post
    * @description Transforms the post with the text provider, as a job paid per 1,000 tokens (four characters a token, in and out, are reserved): `summarize`, `rewrite` (in a `tone`), `shorten`, `expand`, or `title_excerpt`. With a language model named in TEXT_PROVIDERS, it writes it. Without one, `summarize` is an extractive summary (the post’s most representative sentences, in order) and `title_excerpt` takes the first heading and sentences; the others fail with text_provider_not_configured and charge nothing. With `apply` (default) the result is saved into the post, its previous content kept as a version and its version raised; the status is left as it is. If the post changes while the job runs, it fails with post_changed. Authors transform only their own posts.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -14117,6 +14961,8 @@ export interface operations {
    * List Public Content Types
    * @description The site’s content types, by api_id, with their fields.
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   listPublicContentTypes: {
@@ -14172,6 +15018,8 @@ export interface operations {
   /**
    * List Public Content Elements
    * @description Published elements in the locale asked, oldest first: each served in the best locale of the fallback chain, per item and per localized field (`served_locale` says which). `type` (api_id) and field filters as on the admin list, applied to the values served. `depth` resolves references and media.
+   *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
    *
    * Timeout: 20 s.
    */
@@ -14242,6 +15090,8 @@ export interface operations {
    * Read Public Content Element
    * @description A published element in the locale asked, its references and media resolved to `depth`.
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   readPublicContentElement: {
@@ -14303,6 +15153,8 @@ export interface operations {
    * Get Content Element References
    * @description The published pages that place the element and the published elements that refer to it.
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   getContentElementReferences: {
@@ -14358,6 +15210,8 @@ export interface operations {
    * Get Site Locales
    * @description The site’s locales, its default, and the fallback chain of each (e.g. de-CH → de → en).
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   getSiteLocales: {
@@ -14412,6 +15266,8 @@ export interface operations {
    * Get Public Media Metadata
    * @description A ready media item of a public site (visibility public), without its owner, job or folder: 404 for anything not public.
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   getPublicMediaMetadata: {
@@ -14447,6 +15303,8 @@ export interface operations {
   /**
    * View Public Media
    * @description The file of a ready media item of a public site, as GET /{site}/media/{id}/view serves it (variants, responsive sizes, ranges, 304), cacheable by shared caches for an hour.
+   *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
    *
    * Timeout: 20 s.
    */
@@ -14596,6 +15454,8 @@ export interface operations {
    * Get Public Navigation
    * @description The published page tree with titles and paths in the locale asked, siblings by position.
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   getPublicNavigation: {
@@ -14655,6 +15515,8 @@ export interface operations {
   /**
    * List Public Pages
    * @description Published pages, one per page and its translations, in the locale asked; `path` finds the page at a path (as served in that locale), `parent_id` lists children.
+   *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
    *
    * Timeout: 20 s.
    */
@@ -14725,6 +15587,8 @@ export interface operations {
    * Read Public Page
    * @description A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their references resolved to `depth`.
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   readPublicPage: {
@@ -14786,6 +15650,8 @@ export interface operations {
    * Search Engine Health
    * @description The search index of the whole service: documents, words, logged queries and table sizes; published items that are not indexed and when the oldest of them changed (`degraded` while there are any); the extensions search relies on.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   searchEngineHealth: {
@@ -14812,6 +15678,8 @@ export interface operations {
   /**
    * Delete Site Index
    * @description Drops every search document of the site (and the words suggestions draw on); analytics are kept. Items written afterwards are indexed again as they change; a reindex brings back the rest.
+   *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
    *
    * Timeout: 30 s.
    */
@@ -14849,6 +15717,8 @@ export interface operations {
   /**
    * Reindex Site Content
    * @description Rebuilds the site’s search documents from its items, as a search_reindex job (one unit, free unless a price is set). Writes keep the index current by themselves; this is for what they cannot see (a dropped index, a changed language configuration). One at a time per site: while one is queued or running, this answers that job. Safe to repeat.
+   *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
    *
    * Timeout: 300 s.
    */
@@ -14956,6 +15826,8 @@ export interface operations {
    * Search Site Content
    * @description Full-text search of a public site’s published posts, pages, elements (their text fields) and ready media (title, alt, caption). `q` reads like a web search: words (all must match, stemmed in each locale’s language), "a phrase", `or`, `-word`. Ranked by cover density (a title counts most, then headings, excerpt and descriptions, then body), recent items boosted. `facets` counts the hits per kind whatever `kind` asked. A query that finds nothing is tried again with its misspelt words replaced by the most alike words of the site (`corrected_query`). Each search (its first page) is logged for analytics with its locale and hit count, and nothing about who asked.
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   searchSiteContent: {
@@ -15002,6 +15874,8 @@ export interface operations {
    * Get Search Analytics
    * @description What readers searched for over the last `days` (UTC days, today included): the most searched queries with their average hits, the queries that found nothing, and searches per day. Queries are kept lower-cased, without anything that identifies who searched.
    *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `search:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getSearchAnalytics: {
@@ -15043,6 +15917,8 @@ export interface operations {
    * Get Search Stats
    * @description What the site’s index holds: documents per kind and locale, distinct words, stored size, and the last reindex.
    *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `search:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getSearchStats: {
@@ -15077,6 +15953,8 @@ export interface operations {
   /**
    * Get Search Suggestions
    * @description Up to 10 completions of what a reader has typed: titles of published items that start with it, then the site’s most frequent words that complete its last word. When neither exists the last word is taken as misspelt and the most alike words are offered (`corrected`). Not logged.
+   *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
    *
    * Timeout: 20 s.
    */
@@ -15119,6 +15997,8 @@ export interface operations {
   /**
    * Analyze Content For Seo
    * @description Reviews a text for search: title and meta description lengths, one h1 and heading order, the focus `keyword` in the title, slug, first paragraph and subheadings and its density, length and readability (Flesch for English, Amstad for German, LIX otherwise), links, images without alt text, the slug. Send `post_id` to review a post (its seo title and description when set), or the text itself. Answers a score (100 less 15 an error and 6 a warning) and every finding with where it is.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -15186,6 +16066,8 @@ export interface operations {
   /**
    * Generate Text
    * @description Writes an SEO `title` (≤ 60 characters), `meta_description` (≤ 155) or `alt_text` (≤ 125) for a post, a page (its title and the text of its elements), a media item or a `text` sent, as a text job paid per 1,000 tokens. With a language model named in TEXT_PROVIDERS a model writes it. Without one, an algorithm does what it honestly can: the title from the item’s title, else its first heading or sentence, with the `keyword` put in front when it lacks it, cut at a word boundary; the meta description from the first sentences; alt text from the media item’s own caption or title — an image with neither fails with text_provider_not_configured and charges nothing. The job’s output has the `text`, and `source`: `model` or `local`. With `apply`, the text is saved into the post’s or page’s `seo.title` / `seo.description` or the media item’s `alt` when the job settles; that needs the right to change the item (authors their own; service accounts content:write or media:write).
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:read`; an API key needs the same scopes.
    *
    * Timeout: 120 s.
    */
@@ -15324,6 +16206,8 @@ export interface operations {
    * List Service Accounts
    * @description Service accounts of the tenants the caller administers (all, for global admins).
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 20 s.
    */
   listServiceAccounts: {
@@ -15366,6 +16250,8 @@ export interface operations {
   /**
    * Create Service Account
    * @description Creates a service account; the answer carries its client_secret, shown this once.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
    *
    * Timeout: 30 s.
    */
@@ -15429,7 +16315,9 @@ export interface operations {
   };
   /**
    * Get Service Account
-   * @description Timeout: 20 s.
+   * @description Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
+   * Timeout: 20 s.
    */
   getServiceAccount: {
     parameters: {
@@ -15463,6 +16351,8 @@ export interface operations {
    * Delete Service Account
    * @description Deletes the account; its tokens stop working at once.
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 30 s.
    */
   deleteServiceAccount: {
@@ -15493,7 +16383,9 @@ export interface operations {
   };
   /**
    * Update Service Account
-   * @description Timeout: 30 s.
+   * @description Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
+   * Timeout: 30 s.
    */
   updateServiceAccount: {
     parameters: {
@@ -15563,6 +16455,8 @@ export interface operations {
    * Get Diagnostic Info
    * @description What may be wrong with the site: no published pages, missing translations, jobs failed in the last 24 h, media stuck in processing, the search index, and when the counters were last written.
    *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getDiagnosticInfo: {
@@ -15597,6 +16491,8 @@ export interface operations {
   /**
    * Get Endpoint Metrics
    * @description Per route (the manifest key, never the raw path) over the period: requests, 4xx and 5xx, error rate, mean and p50/p95/p99 latency from histograms merged across processes. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -15648,6 +16544,8 @@ export interface operations {
    * Get Statistics Health
    * @description The statistics pipeline, for monitors (no token): when the API processes last wrote their counters, how far behind that is (lagging past three intervals), and what this process holds unwritten.
    *
+   * Who may call: anyone, without a token.
+   *
    * Timeout: 20 s.
    */
   getStatisticsHealth: {
@@ -15683,6 +16581,8 @@ export interface operations {
    * Get Monthly Statistics
    * @description Requests, errors, public views, jobs and credits spent per calendar month (the site’s time zone), the last 12.
    *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getMonthlyStatistics: {
@@ -15717,6 +16617,8 @@ export interface operations {
   /**
    * Get Site Statistics Overview
    * @description Over ?from=&to= (default the last 30 days; dates in the site’s time zone, settings.time_zone): content counts, media and storage, requests with latency percentiles, public views and the top pages, search requests, jobs and credits spent. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -15759,6 +16661,8 @@ export interface operations {
    * Get Site Breakdown
    * @description The same figures for every site of the tenant (tenant admins), or every site (global admins), busiest first. Requests are counted by every API process and written once a minute (STATS_FLUSH_SECONDS), so the last minute may be missing.
    *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+   *
    * Timeout: 20 s.
    */
   getSiteBreakdown: {
@@ -15799,6 +16703,8 @@ export interface operations {
   /**
    * Get Sites
    * @description The sites the caller can reach.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 20 s.
    */
@@ -15841,6 +16747,8 @@ export interface operations {
   /**
    * Create Site
    * @description Creates a site in a tenant the caller administers. Slugs are unique across all tenants.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -15919,6 +16827,8 @@ export interface operations {
    * Get Sites By Tenant
    * @description The sites of one tenant that the caller can reach.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getSitesByTenant: {
@@ -15963,7 +16873,9 @@ export interface operations {
   };
   /**
    * Get Site
-   * @description Timeout: 20 s.
+   * @description Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
    */
   getSite: {
     parameters: {
@@ -15998,6 +16910,8 @@ export interface operations {
    * Delete Site
    * @description Tenant admins only. Deletes the site and everything it holds.
    *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+   *
    * Timeout: 30 s.
    */
   deleteSite: {
@@ -16030,6 +16944,8 @@ export interface operations {
   /**
    * Update Site
    * @description Tenant admins only. default_locale must stay one of locales.
+   *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
    *
    * Timeout: 30 s.
    */
@@ -16100,6 +17016,8 @@ export interface operations {
    * Allocate Monthly Credits Manually
    * @description Runs the free plan’s monthly allocation now (global admins), as the hourly scheduled job does: this calendar month’s (UTC) credits to the pool of the tenant named, or of every active tenant without a paid subscription. Once per tenant per month: a second run grants nothing. Paid plans’ credits come with their invoices.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   allocateMonthlyCreditsManually: {
@@ -16149,6 +17067,8 @@ export interface operations {
   /**
    * Cancel Subscription Endpoint
    * @description Cancels the paid subscription (tenant admins): at the end of the current period by default, now with ?immediately=true. The tenant is then on the free plan; credits already granted stay until they expire. With ?tenant_id= when the caller belongs to several tenants.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
    *
    * Timeout: 30 s.
    */
@@ -16230,6 +17150,8 @@ export interface operations {
    * Get Subscription Status
    * @description The tenant’s plan, status, current period, the plan’s credits granted this period and storage against the quota. With ?tenant_id= when the caller belongs to several tenants.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getSubscriptionStatus: {
@@ -16274,6 +17196,8 @@ export interface operations {
   /**
    * Create Billing Portal Session
    * @description A Stripe Customer Portal session (tenant admins): a short-lived URL that signs the customer in to manage payment methods and invoices. Never cached, never logged. return_url: a domain of the tenant’s sites or PAYMENTS_RETURN_ORIGINS. With ?tenant_id= when the caller belongs to several tenants.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
    *
    * Timeout: 30 s.
    */
@@ -16369,6 +17293,8 @@ export interface operations {
    * Get Storage Stats
    * @description Bytes the tenant stores, per site and media kind (originals, variants, versions), against the plan’s quota. With ?tenant_id= when the caller belongs to several tenants.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getStorageStats: {
@@ -16413,6 +17339,8 @@ export interface operations {
   /**
    * Upgrade Subscription
    * @description Moves the tenant to a paid plan (tenant admins). Without a live paid subscription: a Stripe Checkout Session in subscription mode (outcome `checkout`; send the customer to `checkout.url`, whose success_url may carry `{CHECKOUT_SESSION_ID}` for verify-upgrade). With one: its price changes at once, prorated by Stripe (outcome `changed`), and the pool is topped up to the new plan’s monthly credits for this period; the current plan again resumes a subscription set to cancel (`resumed`). Return URLs must be on a domain of the tenant’s sites or in PAYMENTS_RETURN_ORIGINS. Honours Idempotency-Key. With ?tenant_id= when the caller belongs to several tenants.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
    *
    * Timeout: 30 s.
    */
@@ -16530,6 +17458,8 @@ export interface operations {
    * Verify Subscription Upgrade
    * @description After the customer returns from Checkout (tenant admins): Stripe’s word on the session, its subscription and first invoice, applied now; the webhook may come before or after, and the plan’s credits are granted once either way. With ?tenant_id= when the caller belongs to several tenants.
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 20 s.
    */
   verifySubscriptionUpgrade: {
@@ -16611,6 +17541,8 @@ export interface operations {
    * Get All System Prompts
    * @description Every stored system prompt with its current text, by type. The generation jobs read these types: seo (SEO titles, descriptions and alt text), transform (post transforms), translate (machine translation), website (website generation); agents name theirs (agent by convention). A stored prompt comes first in the model’s instructions, before what the job itself asks (the item, limits, language and the JSON answer it reads, which a prompt cannot change); without one, the built-in instructions alone. A job copies the text when it is submitted and keeps it through retries; its input records the type and version.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getAllSystemPrompts: {
@@ -16655,6 +17587,8 @@ export interface operations {
    * Get System Prompt
    * @description The current text of a type and its versions, newest first, with who wrote each and when.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getSystemPrompt: {
@@ -16695,6 +17629,8 @@ export interface operations {
   /**
    * Create Or Update System Prompt
    * @description Creates the prompt of a type (201, version 1) or makes its next version (200); the earlier versions are kept. Sending the current text and description again changes nothing and makes no version (200). The generation jobs read these types: seo (SEO titles, descriptions and alt text), transform (post transforms), translate (machine translation), website (website generation); agents name theirs (agent by convention). A stored prompt comes first in the model’s instructions, before what the job itself asks (the item, limits, language and the JSON answer it reads, which a prompt cannot change); without one, the built-in instructions alone. A job copies the text when it is submitted and keeps it through retries; its input records the type and version.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -16757,6 +17693,8 @@ export interface operations {
    * Delete System Prompt
    * @description Deletes the prompt of a type with all its versions; jobs submitted from then on use their built-in instructions. Jobs already submitted keep the text they copied. Saving the type again starts at version 1.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   deleteSystemPrompt: {
@@ -16788,7 +17726,9 @@ export interface operations {
   };
   /**
    * List Tenants
-   * @description Timeout: 20 s.
+   * @description Who may call: global administrators only, with their own token.
+   *
+   * Timeout: 20 s.
    */
   listTenants: {
     parameters: {
@@ -16828,7 +17768,9 @@ export interface operations {
   };
   /**
    * Create Tenant
-   * @description Timeout: 30 s.
+   * @description Who may call: global administrators only, with their own token.
+   *
+   * Timeout: 30 s.
    */
   createTenant: {
     requestBody: {
@@ -16885,6 +17827,8 @@ export interface operations {
    * Get Current User Tenant Context
    * @description For any signed-in user: who they are, the tenants they belong to with their role, and the sites they can reach.
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 20 s.
    */
   getCurrentUserTenantContext: {
@@ -16910,7 +17854,9 @@ export interface operations {
   };
   /**
    * Get Tenant
-   * @description Timeout: 20 s.
+   * @description Who may call: global administrators only, with their own token.
+   *
+   * Timeout: 20 s.
    */
   getTenant: {
     parameters: {
@@ -16943,6 +17889,8 @@ export interface operations {
   /**
    * Delete Tenant
    * @description Deletes the tenant with its memberships and service accounts. Refused (409) while it still has sites: delete those first.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -16986,6 +17934,8 @@ export interface operations {
   /**
    * Update Tenant
    * @description Changes the fields sent. `suspended` or `blocked`: its members and service accounts reach nothing from the next request on. `blocked` also does what POST /admin/fraud/block-tenant/{tenant_id} does, in the same transaction: its service accounts are disabled and its queued, waiting and running jobs canceled with their credits released (the reason recorded says it came from here). `active` lifts either; disabled service accounts stay disabled.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -17051,6 +18001,8 @@ export interface operations {
    * List Available Users For Tenant
    * @description Users who are not members of the tenant yet.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   listAvailableUsersForTenant: {
@@ -17096,6 +18048,8 @@ export interface operations {
   /**
    * Clone Tenant
    * @description A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug), memberships and site assignments. Users are shared, not copied; service accounts are not copied.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -17152,7 +18106,9 @@ export interface operations {
   };
   /**
    * List Tenant Users
-   * @description Timeout: 20 s.
+   * @description Who may call: global administrators only, with their own token.
+   *
+   * Timeout: 20 s.
    */
   listTenantUsers: {
     parameters: {
@@ -17197,6 +18153,8 @@ export interface operations {
   /**
    * Assign User To Tenant
    * @description Adds the user to the tenant with a role (default author). Already a member: 409.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -17258,6 +18216,8 @@ export interface operations {
    * Remove User From Tenant
    * @description Removes the user from the tenant and from its sites.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   removeUserFromTenant: {
@@ -17289,7 +18249,9 @@ export interface operations {
   };
   /**
    * Update User Role In Tenant
-   * @description Timeout: 30 s.
+   * @description Who may call: global administrators only, with their own token.
+   *
+   * Timeout: 30 s.
    */
   updateUserRoleInTenant: {
     parameters: {
@@ -17334,6 +18296,8 @@ export interface operations {
   /**
    * List Transactions
    * @description Ledger entries of the site, oldest first. Tenant admins see everyone’s (filter with user_id); others their own. Users only.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -17384,6 +18348,8 @@ export interface operations {
    * Get Cost Settings
    * @description What each kind of job costs on this site: the global price, or the site’s own where it sets one, with the lowest price a tenant admin may set (tenant_minimum).
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getCostSettings: {
@@ -17420,6 +18386,8 @@ export interface operations {
   /**
    * Update Cost Settings
    * @description Sets the site’s own prices for the kinds listed; price null returns a kind to the global price. Tenant admins may not go below a kind’s floor (tenant_minimum in GET …/cost-settings: the floor a global admin set on the global price, else the global price itself): 422 naming the kind and the floor, and nothing is changed. Global admins may set any price, below the floor too. A tenant admin’s price that a later rise of the floor overtakes is charged at the floor.
+   *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
    *
    * Timeout: 30 s.
    */
@@ -17473,6 +18441,8 @@ export interface operations {
   /**
    * Add Credits
    * @description Global admins grant credits, from outside the system, to a member of the site’s tenant. Honours Idempotency-Key.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -17528,6 +18498,8 @@ export interface operations {
   /**
    * Allocate User Credits From Tenant
    * @description Tenant admins move credits from the tenant’s pool to a member’s account on this site, within the tenant’s monthly limit (402 /problems/monthly-limit-exceeded) and the pool’s balance (402 /problems/insufficient-credits). Honours Idempotency-Key.
+   *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
    *
    * Timeout: 30 s.
    */
@@ -17598,6 +18570,8 @@ export interface operations {
    * Get Credit Balance
    * @description Your credits on the site, or (tenant admins) another member’s with user_id. Users only.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getCreditBalance: {
@@ -17645,6 +18619,8 @@ export interface operations {
   /**
    * Get Credit Balance With Tenant Info
    * @description Your credits on the site with the tenant’s monthly limit; tenant admins also see the pool. Users only.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -17705,6 +18681,8 @@ export interface operations {
    * Check Credits
    * @description Whether you (or, for tenant admins, user_id) can afford `units` of a kind of job on this site, and what it costs. Users only.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
    * Timeout: 30 s.
    */
   checkCredits: {
@@ -17757,6 +18735,8 @@ export interface operations {
    * Get Site User Credits
    * @description Tenant admins: every user who can work on the site, with their credits there.
    *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+   *
    * Timeout: 20 s.
    */
   getSiteUserCredits: {
@@ -17793,6 +18773,8 @@ export interface operations {
   /**
    * Get Monthly Usage
    * @description Credits spent in a month (UTC; default the current one) by job kind, by user and by day. Others than tenant admins see their own. Users only.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -17845,6 +18827,8 @@ export interface operations {
    * Get Transaction Stats
    * @description Totals per entry kind and what the site’s accounts hold (yours only, unless you administer the tenant). Users only.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getTransactionStats: {
@@ -17891,6 +18875,8 @@ export interface operations {
    * List Transfer Prompts
    * @description The transfer prompts, by name unless sorted otherwise.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   listTransferPrompts: {
@@ -17934,6 +18920,8 @@ export interface operations {
   /**
    * Create Transfer Prompt
    * @description Adds a transfer prompt. Every {{name}} in the template must be declared in variables and every variable used (422 names each that is not).
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -17997,7 +18985,9 @@ export interface operations {
   };
   /**
    * Delete Transfer Prompt
-   * @description Timeout: 30 s.
+   * @description Who may call: global administrators only, with their own token.
+   *
+   * Timeout: 30 s.
    */
   deleteTransferPrompt: {
     parameters: {
@@ -18028,6 +19018,8 @@ export interface operations {
   /**
    * Update Transfer Prompt
    * @description Changes the fields sent. Every {{name}} in the template must be declared in variables and every variable used (422 names each that is not). The result is checked, so a template changed alone must still use exactly the variables stored.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -18095,6 +19087,8 @@ export interface operations {
    * Get elements translations
    * @description The element (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getElementsTranslations: {
@@ -18130,6 +19124,8 @@ export interface operations {
   /**
    * Sync elements translations
    * @description Copies the element’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -18174,6 +19170,8 @@ export interface operations {
   /**
    * Translate elements
    * @description Creates or updates the element’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -18297,6 +19295,8 @@ export interface operations {
    * Get media translations
    * @description The media item (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getMediaTranslations: {
@@ -18332,6 +19332,8 @@ export interface operations {
   /**
    * Sync media translations
    * @description Copies the media item’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 60 s.
    */
@@ -18376,6 +19378,8 @@ export interface operations {
   /**
    * Translate media
    * @description Creates or updates the media item’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `media:write`; an API key needs the same scopes.
    *
    * Timeout: 60 s.
    */
@@ -18499,6 +19503,8 @@ export interface operations {
    * Get pages translations
    * @description The page (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getPagesTranslations: {
@@ -18534,6 +19540,8 @@ export interface operations {
   /**
    * Sync pages translations
    * @description Copies the page’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -18578,6 +19586,8 @@ export interface operations {
   /**
    * Translate pages
    * @description Creates or updates the page’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -18701,6 +19711,8 @@ export interface operations {
    * Get posts translations
    * @description The post (by its id or a translation’s) and its translations: for each, every localized field’s state — `current`, `stale` (the master changed it since the translation took it), `untranslated` or `empty` — and who last wrote it (machine, copy or person). A person’s edit of a translation’s field counts as taking the master’s current value. `missing_locales` lists the site’s locales without a translation.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getPostsTranslations: {
@@ -18736,6 +19748,8 @@ export interface operations {
   /**
    * Sync posts translations
    * @description Copies the post’s non-localized fields (`synced_fields`) into every translation, in one transaction, and says per translation what changed and which localized fields are stale. It never writes a localized field. Fields translations read from the master as they are served (`inherited_fields`) need no copy.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -18780,6 +19794,8 @@ export interface operations {
   /**
    * Translate posts
    * @description Creates or updates the post’s translation in `target_locale`, field by field, as a `translation` job (priced per 1,000 characters the machine translates; a copy costs nothing). `mode=machine` uses the text provider (TEXT_PROVIDERS naming a language model; otherwise the job fails with `translation_provider_not_configured`); rich text keeps its markup, or the job fails with `translation_markup_changed`. `mode=copy` writes the master’s text for a person to translate. Without `overwrite`, a person’s or the machine’s current work is kept: machine mode writes missing, stale and copied fields, copy mode missing and stale ones. The master’s field hashes are recorded, so later master edits show as stale.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -18903,6 +19919,8 @@ export interface operations {
    * List users available for assignment to a site
    * @description Members of the site’s tenant who are not assigned to it yet.
    *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+   *
    * Timeout: 20 s.
    */
   listUsersAvailableForAssignmentToSite: {
@@ -18949,6 +19967,8 @@ export interface operations {
   /**
    * List users with access to a site
    * @description Users assigned to the site, with their tenant role. (Tenant admins reach every site without an assignment.)
+   *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
    *
    * Timeout: 20 s.
    */
@@ -18997,6 +20017,8 @@ export interface operations {
    * Assign a user to a site
    * @description Gives a member of the site’s tenant access to the site. Someone outside the tenant is a 404; already assigned, 409.
    *
+   * Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+   *
    * Timeout: 30 s.
    */
   assignUserToSite: {
@@ -19042,7 +20064,9 @@ export interface operations {
   };
   /**
    * Remove a user from a site
-   * @description Timeout: 30 s.
+   * @description Who may call: administrators of the site’s tenant, with their own token (not an API key); global administrators; not service accounts.
+   *
+   * Timeout: 30 s.
    */
   removeUserFromSite: {
     parameters: {
@@ -19075,6 +20099,8 @@ export interface operations {
   /**
    * List sites a user is assigned to
    * @description The sites a user can reach: yours, anyone’s for a global admin, or a member’s within the tenants you administer.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
    *
    * Timeout: 20 s.
    */
@@ -19122,6 +20148,8 @@ export interface operations {
    * Get Users
    * @description All users (global admins). `search` matches e-mail or name.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   getUsers: {
@@ -19164,6 +20192,8 @@ export interface operations {
   /**
    * Create User
    * @description Creates a user (global admins). Passwords have at least 10 characters. A taken e-mail address is a 409.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -19219,6 +20249,8 @@ export interface operations {
    * Get User
    * @description A user: yourself, or anyone for a global admin (others are 404).
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 20 s.
    */
   getUser: {
@@ -19252,6 +20284,8 @@ export interface operations {
   /**
    * Delete User
    * @description Deletes a user and their memberships and sessions (global admins; not yourself).
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -19295,6 +20329,8 @@ export interface operations {
   /**
    * Update User
    * @description Updates a user. Yourself: full_name, password (with current_password). Global admins: also email, status, email_verified.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
    *
    * Timeout: 30 s.
    */
@@ -19366,6 +20402,8 @@ export interface operations {
    * Update Global Admin Status
    * @description Grants or withdraws global admin status (global admins). The last global admin cannot be withdrawn (409).
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   updateGlobalAdminStatus: {
@@ -19420,6 +20458,8 @@ export interface operations {
   /**
    * Generate Website
    * @description Turns a brief into a website, as a job paid one `website` unit: content types (hero, text_block, service; a type of that api_id already in the site is reused when its fields fit, else the job fails with content_type_conflict), a page tree (home at the root, the other pages asked as its children, in order, each with its elements placed in the `main` area), copies of each page and element in the other `locales` asked (translation mode copy, for a person to translate), and `posts` draft posts. Everything is a draft; the public navigation is the published page tree, so it shows the new pages once they are published. All is written in one transaction when the job settles: a refused write leaves nothing behind. The home page takes the first of home, home-2… free at the root. Without a text provider the copy comes from built-in templates filled with the brief’s words (`copy_source: template` on the output); with a language model named in TEXT_PROVIDERS it writes it (`copy_source: model`; an answer that is not the JSON asked fails with provider_invalid_response, charging nothing). The output lists what was made: `content_types`, `pages`, `navigation`, `translations`, `post_ids`. With an Idempotency-Key, a repeat answers the first job.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors assigned to the site; global administrators; service accounts of that tenant with `sites:read`, `jobs:write` and `content:write`; an API key needs the same scopes.
    *
    * Timeout: 120 s.
    */
@@ -19542,6 +20582,8 @@ export interface operations {
    * List Jobs
    * @description Jobs of the site, oldest first or (`sort=-created_at`) newest first; filter by status and kind. Authors see the jobs they submitted; editors, admins and service accounts (jobs:read) all.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   listJobs: {
@@ -19593,6 +20635,8 @@ export interface operations {
    * Get Job
    * @description One job. With `Prefer: wait=N` the answer waits until the job ends or N seconds pass (at most the timeout, 60 s).
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+   *
    * Timeout: 60 s.
    */
   getJob: {
@@ -19636,6 +20680,8 @@ export interface operations {
   /**
    * Cancel Job
    * @description Cancels a queued, running or waiting job: a queued one leaves the queue, a running one is told to stop, and its reserved credits are released. 409 once it has finished.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -19684,6 +20730,8 @@ export interface operations {
    * Stream Job Events
    * @description Server-sent events (`text/event-stream`): an event `job` with the whole job at once and after each change of state or progress, until it ends.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+   *
    * Timeout: 600 s.
    */
   streamJobEvents: {
@@ -19721,6 +20769,8 @@ export interface operations {
   /**
    * List All Jobs
    * @description Every tenant’s jobs, oldest first or (`sort=-created_at`) newest first; filter by status, kind, tenant (its id, or a part of its name or slug), site, user, age and error code. Each row names its tenant and site.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -19783,6 +20833,8 @@ export interface operations {
    * Job Statistics
    * @description Jobs per state and kind, queued jobs and the age of the oldest per kind, worker processes and their heartbeats, and the queue beneath.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   jobStatistics: {
@@ -19809,6 +20861,8 @@ export interface operations {
   /**
    * Jobs Per Minute
    * @description The last `hours` minute by minute, per kind of job: how many succeeded, failed and were canceled, how many waited in the queue, and the median and 95th percentile wait and run times of those that finished. Read from the jobs themselves, for the admin console’s charts.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -19843,6 +20897,8 @@ export interface operations {
   /**
    * Get Job With Attempts
    * @description One job, naming its tenant and site, with every attempt (the worker that ran it, when, and how it ended) and every call it made to an AI provider (which vendor and model, how long, and how it ended: a provider that passed the job on shows beside the one that made it), and, for an agent run, its steps.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -19941,6 +20997,8 @@ export interface operations {
    * Retry Failed Job
    * @description Runs a failed job again from the start, reserving its credits again (402 when the payer can no longer cover them). 409 unless it failed.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   retryFailedJob: {
@@ -19997,6 +21055,8 @@ export interface operations {
    * Cancel Any Job
    * @description Cancels any tenant’s queued, running or waiting job and releases its credits. 409 once it has finished.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   cancelAnyJob: {
@@ -20042,6 +21102,8 @@ export interface operations {
    * Retry Failed Jobs In Bulk
    * @description Retries every failed job that matches the filter (the list’s: kind, tenant, site, user, age, error code), each as the single retry does: its credits reserved again; one whose payer can no longer cover them is skipped. `dry_run: true` only counts them. At most 10,000 jobs a call, in id order; `remaining` says how many are left for the next call. Each call that acts is written to the log as an audit line: who, the filter and the counts.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 120 s.
    */
   retryFailedJobsInBulk: {
@@ -20078,6 +21140,8 @@ export interface operations {
    * Cancel Queued Jobs In Bulk
    * @description Cancels every queued or waiting job that matches the filter (the list’s: kind, tenant, site, user, age, error code), each as the single cancel does: its credits released, a vendor holding its work told to stop. Running jobs are left to finish (cancel them one by one). `dry_run: true` only counts them. At most 10,000 jobs a call, in id order; `remaining` says how many are left for the next call. Each call that acts is written to the log as an audit line: who, the filter and the counts.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 120 s.
    */
   cancelQueuedJobsInBulk: {
@@ -20113,6 +21177,8 @@ export interface operations {
   /**
    * List Agent Steps
    * @description Every recorded step, newest first: each model call, tool call and retrieval of an agent run, and each tools/call a client made over MCP (with its arguments and answer, or the problem it was refused with). Filter by source, run (job_id), MCP session, tenant, tool name and status.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -20166,6 +21232,8 @@ export interface operations {
    * List Queue Pauses
    * @description The paused kinds of job and the tenants whose jobs are paused, oldest pause first.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   listQueuePauses: {
@@ -20192,6 +21260,8 @@ export interface operations {
   /**
    * Pause Job Kind
    * @description Pauses a kind of job on every worker: its queued jobs wait (their stage says why) and new ones queue behind them; running ones finish. Pausing it again replaces the reason. 404 for a kind the platform does not know.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -20236,6 +21306,8 @@ export interface operations {
    * Resume Job Kind
    * @description Resumes a paused kind of job: its queued jobs run again. 404 when it was not paused.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   resumeJobKind: {
@@ -20268,6 +21340,8 @@ export interface operations {
   /**
    * Pause Tenant Jobs
    * @description Pauses a tenant’s jobs, of every kind, on every worker: its queued jobs wait (their stage says why); running ones finish. Pausing it again replaces the reason.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -20311,6 +21385,8 @@ export interface operations {
    * Resume Tenant Jobs
    * @description Resumes a tenant’s jobs: its queued jobs run again. 404 when they were not paused.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 30 s.
    */
   resumeTenantJobs: {
@@ -20343,6 +21419,8 @@ export interface operations {
    * List Job Kind Settings
    * @description Every kind of job with its priority (0 unless set), by name.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   listJobKindSettings: {
@@ -20369,6 +21447,8 @@ export interface operations {
   /**
    * Set Job Kind Priority
    * @description Sets a kind of job’s priority: lower runs first among the jobs a worker may take, so within each tenant’s share of the slots, never past it. It applies to the kind’s queued jobs at once and to every later run of its jobs (retries too); running ones are not touched. 404 for a kind the platform does not know.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -20413,6 +21493,8 @@ export interface operations {
    * Prometheus Metrics
    * @description Prometheus metrics: queue depth and oldest wait per kind, jobs per state and live workers (read from the database); this process’s runtime metrics, HTTP requests by route key and status, and the jobs it settled, by kind and outcome, with wait and run times. `Authorization: Bearer` with METRICS_TOKEN or a global admin’s access token.
    *
+   * Who may call: the holder of the credentials this operation reads itself (see above).
+   *
    * Timeout: 20 s.
    */
   prometheusMetrics: {
@@ -20439,6 +21521,8 @@ export interface operations {
   /**
    * List Credit Packages
    * @description Every credit package, on sale or not (global admins).
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 20 s.
    */
@@ -20468,6 +21552,8 @@ export interface operations {
   /**
    * Create Credit Package
    * @description Puts a credit package on sale (global admins).
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -20512,6 +21598,8 @@ export interface operations {
   /**
    * Update Credit Package
    * @description Changes a package; active=false takes it off sale. Payments already made keep what they bought.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -20562,6 +21650,8 @@ export interface operations {
    * List Plans
    * @description The plans a tenant can be on, cheapest first (the free plan among them).
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   listPlans: {
@@ -20591,6 +21681,8 @@ export interface operations {
    * List All Plans
    * @description Every plan, active or not (global admins).
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   listAllPlans: {
@@ -20619,6 +21711,8 @@ export interface operations {
   /**
    * Create Plan
    * @description Adds a paid plan (global admins): its recurring Stripe price, monthly credits and storage quota.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -20677,6 +21771,8 @@ export interface operations {
   /**
    * Update Plan
    * @description Changes a plan (global admins); active=false stops new subscriptions to it. Monthly credits and quota apply from the next grant and upload. The free plan keeps no Stripe price and stays active.
+   *
+   * Who may call: global administrators only, with their own token.
    *
    * Timeout: 30 s.
    */
@@ -20739,6 +21835,8 @@ export interface operations {
   /**
    * List Public Posts
    * @description Published posts, newest first, one per post and its translations, each in the best locale of the fallback chain (`served_locale` says which); `tag` and `category` filter. Without bodies: read a post for its `body_html`.
+   *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
    *
    * Timeout: 20 s.
    */
@@ -20810,6 +21908,8 @@ export interface operations {
    * Read Public Post
    * @description A published post by its id (or a translation’s) or its slug, in the locale asked, its body as sanitised HTML (Markdown rendered).
    *
+   * Who may call: anyone, without a token, on a public site of a tenant in good standing.
+   *
    * Timeout: 20 s.
    */
   readPublicPost: {
@@ -20869,6 +21969,8 @@ export interface operations {
   /**
    * MCP Server Stream
    * @description The session’s stream of messages the server starts (server-sent events; `Accept: text/event-stream`). It ends at the endpoint’s timeout; clients open it again.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 600 s.
    */
@@ -20942,6 +22044,8 @@ export interface operations {
   /**
    * MCP Messages
    * @description The Model Context Protocol server (streamable HTTP transport, JSON-RPC 2.0): the agent operations as tools — search_content, get_page, list_media, create_post, update_post, generate_image, text_to_speech, get_job, knowledge_search — each mirroring its REST endpoint with the same access rules, credits and argument schemas. Send `Accept: application/json, text/event-stream`. Start with an initialize request (optionally with `MCP-Agent-Id`); the answer’s `Mcp-Session-Id` goes on every later request, with the same caller’s token. Tools that address a site take `site_identifier`; job tools take `wait` (seconds) and answer the job. A refused call is a tool error whose text is a problem document (status 403, 404, 422, 402...). One JSON-RPC message a request: a batch (an array) is a 422.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 60 s.
    */
@@ -21047,6 +22151,8 @@ export interface operations {
    * End MCP Session
    * @description Ends the session: its id is no longer found, by any process. A stream still open on it ends at its timeout.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   endMcpSession: {
@@ -21099,6 +22205,8 @@ export interface operations {
   /**
    * Add Text To Knowledge Base
    * @description Adds a plain-text or Markdown document for a site (`site_identifier`) of a tenant the agent is assigned to (409 otherwise). Global administrators and the administrators of the tenant the document belongs to; others who see the agent get 403.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -21169,6 +22277,8 @@ export interface operations {
    * Search Knowledge Base
    * @description The chunks that best answer `query`, best first, each with its document, a score and the ranking that found it. Full text when nothing is embedded: any of the query’s words counts, stemmed in each document’s language; a chunk scores the rarity (BM25 idf) of the words it holds plus their cover density. A query of only very common words ranks a sample of the chunks holding the rarest of them. With AI_EMBEDDING_MODEL set and the agent’s chunks embedded, hybrid: the query is embedded too, the nearest embeddings are found by their 256-bit signatures and ranked by exact cosine similarity, and the two rankings are fused by reciprocal rank fusion (k = 60). If the query cannot be embedded, the answer is full text and `notice` says why. Filters narrow both rankings alike: `site_id`, `locale` (the language a document is indexed in; `en` takes `en-GB` too) and `source_kind` (post, text, url, pdf). Searches are not charged. Whoever sees the agent may search it, over the documents of the sites they reach (service accounts: content:read).
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 30 s.
    */
   searchKnowledgeBase: {
@@ -21210,6 +22320,8 @@ export interface operations {
   /**
    * Add Web Page To Knowledge Base
    * @description Adds the article at `url` to the knowledge base for a site (`site_identifier`), as a rag_index job: the worker fetches the page as a post’s import does (never from a private, local or reserved address, checked again after each redirect), extracts its article with Readability (title and language unless `title` and `locale` are given), keeps its text as the document’s (HTML, sanitised) and indexes it. Failures (address_not_allowed, fetch_failed, page_not_found, not_an_article, ...) are on the job and the document, and charge nothing. The document’s id is the job’s `input.document_id`; it reads `text_pending: true` until its text is taken. Paid as compute-rag-index is, by the caller: per 1,000 tokens embedded (nothing without EMBEDDING_PROVIDERS); what the source may hold at most is reserved, the tokens embedded are charged, never more than reserved. Global administrators and the administrators of the site’s tenant; others who see the agent get 403, anyone else 404.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -21368,6 +22480,8 @@ export interface operations {
   /**
    * Add Pdf To Knowledge Base
    * @description Adds a PDF to the knowledge base for a site (`site_identifier`, in the query: who may is checked before the upload is read), as a rag_index job: multipart/form-data with the PDF in a part named `file`, and optionally `title`, `locale` and `max_pages`. The worker reads it as a post’s import does (large type as headings; at most `max_pages`, PDF_TIMEOUT_MS and PDF_MEMORY_MB), keeps its text as the document’s and indexes it; the upload is removed once the text is kept. A password-protected, damaged or image-only PDF fails the job (pdf_encrypted, pdf_unreadable, pdf_no_text) and charges nothing. The document’s id is the job’s `input.document_id`; it reads `text_pending: true` until its text is taken. Paid as compute-rag-index is, by the caller: per 1,000 tokens embedded (nothing without EMBEDDING_PROVIDERS); what the source may hold at most is reserved, the tokens embedded are charged, never more than reserved. Global administrators and the administrators of the site’s tenant; others who see the agent get 403, anyone else 404.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -21551,6 +22665,8 @@ export interface operations {
    * List Job Webhook Deliveries
    * @description The deliveries made to the job’s `webhook`, oldest first, each with its attempts: one per event asked for (`start`; `progress`, at most one a second; `completed` when it succeeds, fails or is canceled). Each is a POST of `{type: job.started | job.progress | job.completed, timestamp, data: <the Job>}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the tenant’s secret. A 2xx answer delivers it; 410 Gone stops it; other answers, timeouts (JOB_WEBHOOK_TIMEOUT_MS) and failed connections are retried after the waits of JOB_WEBHOOK_RETRY_SECONDS; a URL that leads to a private, local or reserved address is never sent to. Who may read the job may read its deliveries.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   listJobWebhookDeliveries: {
@@ -21599,6 +22715,8 @@ export interface operations {
    * Get Webhook Secret
    * @description The secret the tenant’s job webhooks are signed with (`whsec_…`, for any Standard Webhooks library), made on first use. Tenant admins only.
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   getWebhookSecret: {
@@ -21632,6 +22750,8 @@ export interface operations {
   /**
    * Rotate Webhook Secret
    * @description Replaces the secret. For `grace_period_seconds` (default a day) deliveries carry a signature by each, so receivers that still know the old one keep accepting them while they switch; with 0 the old one stops at once. Tenant admins only.
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -21681,6 +22801,8 @@ export interface operations {
    * List API Keys
    * @description The tenant’s API keys, without their secrets. Tenant admins only.
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 20 s.
    */
   listApiKeys: {
@@ -21726,6 +22848,8 @@ export interface operations {
   /**
    * Create API Key
    * @description Makes an API key for a service account or a member of the tenant; the answer carries the key, shown this once. Send it as `Authorization: Bearer <key>` wherever an access token is taken. Tenant admins only.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
    *
    * Timeout: 30 s.
    */
@@ -21792,6 +22916,8 @@ export interface operations {
    * Revoke API Key
    * @description Revokes the key: every API process refuses it from now on. Tenant admins only.
    *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
    * Timeout: 30 s.
    */
   revokeApiKey: {
@@ -21825,6 +22951,8 @@ export interface operations {
    * List AI Providers
    * @description Each chain of providers (a capability, or a video endpoint) in the order its jobs try them, the models each allows with the sizes, lengths, billing unit and default price the catalog knows; each vendor’s base URL and limits (never its key), and its last hour: calls, failures, median and 95th percentile latency, last errors.
    *
+   * Who may call: global administrators only, with their own token.
+   *
    * Timeout: 20 s.
    */
   listAiProviders: {
@@ -21851,6 +22979,8 @@ export interface operations {
   /**
    * Start Agent Run
    * @description Asks an agent assigned to the site’s tenant to do something, as a job of kind `agent_run`. Its `input` is text, or a transfer prompt (`prompt_id`) rendered with its `variables`. It goes on with a conversation (`conversation_id`) or begins one. The agent’s instructions, model and temperature drive a chat with its tools (the MCP server’s, narrowed to the agent’s list), acting with your access, never more: a tool you may not use answers the model 403 and the run goes on. It stops at `max_steps` model calls or `max_tokens` tokens, saying why. Credits for `max_tokens` at the model’s price are reserved (402 when not available); the run is charged the sum of its steps and the rest released. With no language model configured, the local runtime answers (free) by quoting the agent’s knowledge base. The job’s `output` has the `answer` and its `citations` ([n] in the answer). Honours Idempotency-Key and `Prefer: wait=N`.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:write`; an API key needs the same scopes.
    *
    * Timeout: 60 s.
    */
@@ -22002,6 +23132,8 @@ export interface operations {
    * Get Agent Run
    * @description A run of the agent: its job (status, credits, and in `output` the answer with its citations) and its steps, each model call and tool call with its input, output, tokens, duration and cost. Authors see their own runs.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+   *
    * Timeout: 20 s.
    */
   getAgentRun: {
@@ -22038,6 +23170,8 @@ export interface operations {
   /**
    * Cancel Agent Run
    * @description Cancels the run: it stops at its next step, the model call in flight is aborted, and what it had not used of its reservation is released. 409 once it has finished.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:write`; an API key needs the same scopes.
    *
    * Timeout: 30 s.
    */
@@ -22095,6 +23229,8 @@ export interface operations {
    *
    * What the run’s record keeps — `run.started`, the tool calls, `citations`, `run.finished` — is sent first to a client who connects late or comes back; text is sent live only (the answer is in `run.finished`). Send `Last-Event-ID` (EventSource does) to hear only what came after that event. The stream also ends when the endpoint’s timeout is near, so a client reconnects with Last-Event-ID to go on; a comment every 15 s keeps a quiet stream open. The job’s own changes are at GET /{site_identifier}/jobs/{job_id}/events.
    *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+   *
    * Timeout: 600 s.
    */
   streamAgentRunEvents: {
@@ -22137,6 +23273,8 @@ export interface operations {
   /**
    * List Agent Conversations
    * @description The conversations with the agent on the site that you may read: those you began, and shared ones. Oldest first.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -22185,6 +23323,8 @@ export interface operations {
   /**
    * List Conversation Messages
    * @description The messages of a conversation, oldest first: each run’s input and the agent’s answer with its citations. 404 for a conversation you may not read.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
    *
    * Timeout: 20 s.
    */
@@ -22235,6 +23375,8 @@ export interface operations {
    * List Agent Budgets
    * @description The monthly budgets of the tenant’s agent runs — of all of them, and of each agent assigned to the tenant — with what this calendar month (UTC) has used: what finished runs were charged and what unfinished ones hold reserved. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
    *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
+   *
    * Timeout: 20 s.
    */
   listAgentBudgets: {
@@ -22268,6 +23410,8 @@ export interface operations {
   /**
    * Set Tenant Agent Budget
    * @description Sets (or, with null, lifts) what all the tenant’s agent runs may cost in a calendar month. A run started once it is spent is refused (402, type agent-budget-spent); one started before reserves no more than is left, and stops when its steps have cost that, saying so. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
@@ -22310,6 +23454,8 @@ export interface operations {
   /**
    * Set Agent Budget
    * @description Sets (or, with null, lifts) what the agent’s runs in the tenant may cost in a calendar month, as the tenant’s budget does for all its runs. 404 when the agent is not assigned to the tenant. For global administrators and the tenant’s administrators (403 for its other members and its service accounts, 404 for anyone else).
+   *
+   * Who may call: any signed-in user or service account; what it reaches is checked by the operation.
    *
    * Timeout: 30 s.
    */
