@@ -1,6 +1,7 @@
 // Pieces of responses that many routes share, for the OpenAPI document: the
 // problem body every error has, and the headers routes answer with.
 import { z } from 'zod';
+import { fundingSchema, payingBalanceSchema } from '../core/credits/funding.ts';
 import { scopes } from '../core/identity/access.ts';
 import type { HeaderSpec, ResponseSpec } from './route.ts';
 
@@ -34,6 +35,27 @@ export const problemResponse = (description: string, headers?: Record<string, He
   schema: problemSchema,
   contentType: 'application/problem+json',
   ...(headers ? { headers } : {}),
+});
+
+/** The 402 of a balance too short (core/credits/accounts.ts insufficientCredits): which balance, by how much, and how it is funded. */
+export const insufficientCreditsSchema = problemSchema
+  .extend({
+    balance: payingBalanceSchema.describe(
+      'Which balance was short: `user`, the caller’s own credits on the site (a user’s jobs, whatever their role); `tenant`, the tenant’s pool (a service account’s jobs)',
+    ),
+    required: z.number().int().describe('Credits needed'),
+    available: z.number().int().describe('Credits the balance had available (reserved ones not counted)'),
+    funding: fundingSchema,
+  })
+  .meta({
+    id: 'InsufficientCreditsProblem',
+    description: 'A problem of type /problems/insufficient-credits: the balance that pays was short',
+  });
+
+export const insufficientCreditsResponse = (description: string): ResponseSpec => ({
+  description,
+  schema: insufficientCreditsSchema,
+  contentType: 'application/problem+json',
 });
 
 export const locationHeader: HeaderSpec = { description: 'Where the resource can be read', required: true };

@@ -16,7 +16,7 @@ import { bulkCancel, bulkJobRequest, bulkJobResultSchema, bulkLimit, bulkRetry }
 import { jobsPerMinute, perMinuteQuery, perMinuteSchema } from '../../core/jobs/per-minute.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { providerCallSchema } from '../../core/providers/calls.ts';
-import { problemResponse } from '../responses.ts';
+import { insufficientCreditsResponse, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { uuidParams } from '../schemas.ts';
 
@@ -126,7 +126,7 @@ export const routes = [
     request: { params: jobParams },
     responses: {
       202: { description: 'The job, queued again', schema: adminJobSchema },
-      402: problemResponse('The payer can no longer cover the job'),
+      402: insufficientCreditsResponse('The balance that pays for the job (`balance`) can no longer cover it'),
       409: problemResponse('Only failed jobs can be retried'),
     },
     async handler({ params }, { db, services, actor }) {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { isFinished, jobSchema as jobSchema, jobPath, type Job } from '../../core/jobs/model.ts';
 import { rereadJob } from '../../core/jobs/queries.ts';
 import { submitJob, type Submission } from '../../core/jobs/submit.ts';
-import { locationHeader, problemResponse, retryAfterHeader } from '../responses.ts';
+import { insufficientCreditsResponse, locationHeader, problemResponse, retryAfterHeader } from '../responses.ts';
 import type { ContextFor, Reply, ResponseSpec } from '../route.ts';
 import type { SiteNeed } from '../../core/tenancy/site-access.ts';
 
@@ -105,7 +105,10 @@ export const jobResponses: Record<number, ResponseSpec> = {
     schema: jobSchema,
     headers: jobHeaders,
   },
-  402: problemResponse('Not enough credits for the estimate: `available` and `required` say how many'),
+  402: insufficientCreditsResponse(
+    'Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), ' +
+      '`available` and `required` how many, `funding` how that balance gets credits',
+  ),
   429: problemResponse(
     'Too many requests with this token, or too many jobs submitted for this tenant in the window (the `per-tenant-jobs` policy)',
     { 'Retry-After': retryAfterHeader },

@@ -36,9 +36,9 @@ const pages: ProblemPage[] = [
     name: 'insufficient-credits',
     status: 402,
     title: 'Insufficient credits',
-    when: 'The balance that pays for the request cannot cover its estimated cost (`required` against `available`). A job reserves its estimate when it is submitted; reserved credits are not available.',
+    when: 'The balance that pays for the request cannot cover its estimated cost (`required` against `available`). `balance` says which one: `user`, the caller’s own credits on the site, which pay for every user’s jobs whatever the tenant’s pool holds; or `tenant`, the tenant’s pool, which pays for service accounts’ jobs. A job reserves its estimate when it is submitted; reserved credits are not available.',
     action:
-      'Add credits to the balance that pays (`POST /{site_identifier}/transactions/credits/add`, or buy them), wait for running jobs to release their reservations, or ask for less.',
+      'Fund that balance as `funding` says: a user’s credits on a site come from a tenant admin (`POST /{site_identifier}/transactions/credits/allocate-from-tenant`), a global admin (`POST /{site_identifier}/transactions/credits/add`) or a credit package bought with `POST /{site_identifier}/payments/create-checkout-session`; the tenant’s pool from a global admin (`POST /admin/global-cost-settings/tenant-credits/allocate`) or the plan’s monthly credits. Or wait for running jobs to release their reservations, or ask for less. `GET /{site_identifier}/transactions/credits/available` says beforehand which balance pays and what it holds.',
   },
   {
     name: 'forbidden',

@@ -20,6 +20,7 @@ import {
   transactionStats,
   userCreditsSchema,
 } from '../../core/credits/reports.ts';
+import { spendable, spendableSchema } from '../../core/credits/spendable.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
@@ -146,6 +147,21 @@ export const routes = [
     async handler({ query }, { db, access }) {
       const found = await userBalance(db, access, query.user_id);
       return { body: { user_id: found.userId, ...found.balance } };
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/transactions/credits/available',
+    access: { site: 'read', scope: 'jobs:read' },
+    description:
+      'What the caller can spend on jobs on this site now, and from which balance: a user’s jobs (whatever their role, ' +
+      'with a token or an API key) are paid from their own credits on the site, a service account’s from the tenant’s ' +
+      'pool. Says how that balance is funded (who adds credits, with which endpoint), and, in test mode, that jobs are ' +
+      'free. Service accounts need jobs:read.',
+    request: { params: siteParams },
+    responses: { 200: { description: 'The balance that pays', schema: spendableSchema } },
+    async handler(_input, { db, access }) {
+      return { body: await spendable(db, access) };
     },
   }),
 

@@ -6,6 +6,7 @@ import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { causes, Problem, problemType } from '../errors.ts';
+import { fundingOf, type PayingBalance } from './funding.ts';
 import { entryKinds } from './reports.ts';
 
 export type EntryKind = (typeof entryKinds)[number];
@@ -23,16 +24,23 @@ export const balanceSchema = z
 const idOnly = z.object({ id: z.string() });
 
 /** How a payer's account is found, and made on first use. */
-export type Payer = { existing: ReturnType<typeof sql.fragment>; insert: ReturnType<typeof sql.fragment> };
+export type Payer = {
+  existing: ReturnType<typeof sql.fragment>;
+  insert: ReturnType<typeof sql.fragment>;
+  /** Which balance it is, for the 402 that says which was short. */
+  balance: PayingBalance;
+};
 
 /** The tenant's pool. */
 export const poolPayer = (tenantId: string): Payer => ({
+  balance: 'tenant',
   insert: sql.fragment`insert into credit_accounts (tenant_id) values (${tenantId})`,
   existing: sql.fragment`tenant_id = ${tenantId} and site_id is null`,
 });
 
 /** A user's credits on a site. */
 export const userPayer = (site: { id: string; tenant_id: string }, userId: string): Payer => ({
+  balance: 'user',
   insert: sql.fragment`insert into credit_accounts (tenant_id, site_id, user_id) values (${site.tenant_id}, ${site.id}, ${userId})`,
   existing: sql.fragment`site_id = ${site.id} and user_id = ${userId}`,
 });
@@ -96,12 +104,20 @@ export type Entry = {
   onceKey?: string | null;
 };
 
-export const insufficientCredits = (available: number, required: number) =>
-  new Problem(402, `Not enough credits: ${required} needed, ${available} available.`, {
-    type: problemType('insufficient-credits'),
-    title: 'Insufficient credits',
-    extensions: { available, required },
-  });
+/** A 402 naming the balance that was short, what was needed and there, and how that balance is funded. */
+export const insufficientCredits = (balance: PayingBalance, available: number, required: number) => {
+  const funding = fundingOf(balance);
+  const whose = balance === 'user' ? 'Your own credits on this site' : 'The tenant’s pool';
+  return new Problem(
+    402,
+    `Not enough credits: ${whose} had ${available} available, ${required} needed. ${funding.description}`,
+    {
+      type: problemType('insufficient-credits'),
+      title: 'Insufficient credits',
+      extensions: { balance, available, required, funding },
+    },
+  );
+};
 
 /** What every entry of one change shares: the account and whom it is for. */
 export type EntryOwner = Omit<Entry, 'kind' | 'amount' | 'reservedChange' | 'reason'>;
@@ -177,7 +193,9 @@ export async function applyEntry(db: CommonQueryMethods, entry: Entry): Promise<
   );
   if (!updated) {
     const current = await readBalance(db, entry.accountId);
-    throw insufficientCredits(current.available, Math.max(-entry.amount, entry.reservedChange ?? 0));
+    // A user's account has a user; the pool has none.
+    const balance = entry.userId ? 'user' : 'tenant';
+    throw insufficientCredits(balance, current.available, Math.max(-entry.amount, entry.reservedChange ?? 0));
   }
   return { ...updated, available: updated.balance - updated.reserved };
 }

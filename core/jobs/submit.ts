@@ -14,6 +14,7 @@ import {
   userPayer,
   type Payer,
 } from '../credits/accounts.ts';
+import { payingBalanceOf } from '../credits/funding.ts';
 import { costIn, effectivePricesQuery, priceOf } from '../credits/prices.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
@@ -45,7 +46,7 @@ export type Submission = {
   priority?: number | undefined;
 };
 
-/** Users pay from their credits on the site; service accounts from the tenant's pool. */
+/** Users pay from their credits on the site; service accounts from the tenant's pool (core/credits/funding.ts). */
 const payerOf = (actor: Actor, site: Site): Payer =>
   actor.kind === 'user' ? userPayer(site, actor.userId) : poolPayer(site.tenant_id);
 
@@ -173,7 +174,10 @@ export async function insertJob(db: CommonQueryMethods, config: Config, job: New
     if (row) return row;
   } catch (error) {
     const shortOf = creditsShort(error);
-    if (shortOf) throw insufficientCredits(shortOf.available, shortOf.required);
+    if (shortOf) {
+      const balance = 'payer' in job.pricing ? job.pricing.payer.balance : payingBalanceOf(actor);
+      throw insufficientCredits(balance, shortOf.available, shortOf.required);
+    }
     throw error;
   }
   // Nothing made: the kind has no price on the site (a 422), or the tenant is no longer active.

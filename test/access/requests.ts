@@ -438,6 +438,9 @@ export const requests: Record<string, Builder> = {
       body: { user_id: world.userIds.author, amount: 5 },
     };
   },
+  'GET /{site_identifier}/transactions/credits/available': async (world) => ({
+    path: `/${world.siteA.slug}/transactions/credits/available`,
+  }),
   'GET /{site_identifier}/transactions/credits/balance': async (world) => ({
     path: `/${world.siteA.slug}/transactions/credits/balance`,
   }),

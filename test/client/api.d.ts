@@ -3025,6 +3025,17 @@ export interface paths {
      */
     put: operations["setAgentBudget"];
   };
+  "/{site_identifier}/transactions/credits/available": {
+    /**
+     * Get Spendable Credits
+     * @description What the caller can spend on jobs on this site now, and from which balance: a user’s jobs (whatever their role, with a token or an API key) are paid from their own credits on the site, a service account’s from the tenant’s pool. Says how that balance is funded (who adds credits, with which endpoint), and, in test mode, that jobs are free. Service accounts need jobs:read.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["getSpendableCredits"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -3587,6 +3598,49 @@ export interface components {
       /** @description true: the job will be (or was) retried */
       transient?: boolean;
     } | null;
+    /** @description A problem of type /problems/insufficient-credits: the balance that pays was short */
+    InsufficientCreditsProblem: {
+      /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed: GET it for a page saying when it happens and what to do */
+      type: string;
+      title: string;
+      status: number;
+      detail?: string;
+      /** @description The path of the request that failed */
+      instance?: string;
+      /** @description Also in the X-Request-Id header and the logs */
+      request_id?: string;
+      /** @description Each invalid field, for 422 */
+      errors?: {
+          /** @description e.g. body.email */
+          path: string;
+          message: string;
+        }[];
+      /** @description For a 403 to a service account or an API key: every scope it lacks for this operation, all at once */
+      missing_permissions?: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
+      /**
+       * @description Which balance was short: `user`, the caller’s own credits on the site (a user’s jobs, whatever their role); `tenant`, the tenant’s pool (a service account’s jobs)
+       * @enum {string}
+       */
+      balance: "user" | "tenant";
+      /** @description Credits needed */
+      required: number;
+      /** @description Credits the balance had available (reserved ones not counted) */
+      available: number;
+      funding: components["schemas"]["CreditFunding"];
+      [key: string]: unknown;
+    };
+    /** @description How a balance is funded: who adds credits to it, and with which endpoint */
+    CreditFunding: {
+      /** @description How this balance gets credits, in a sentence */
+      description: string;
+      /** @description Each way credits reach this balance */
+      grants: {
+          /** @description The request that adds credits to it, e.g. POST /admin/… */
+          endpoint: string;
+          /** @description Who may make that request */
+          who: string;
+        }[];
+    };
     KnowledgeDocument: {
       /** Format: uuid */
       id: string;
@@ -6461,6 +6515,33 @@ export interface components {
       /** @description Credits a calendar month (UTC) may use; null lifts the budget */
       monthly_budget: number | null;
     };
+    SpendableCredits: {
+      /**
+       * @description Which balance pays: `user`, the caller’s own credits on the site; `tenant`, the tenant’s pool
+       * @enum {string}
+       */
+      balance: "user" | "tenant";
+      /** Format: uuid */
+      site_id: string;
+      /**
+       * Format: uuid
+       * @description Whose credits on the site (balance `user`); null for the pool
+       */
+      user_id: string | null;
+      /** Format: uuid */
+      tenant_id: string;
+      /** @description What can be spent now: `total` less `reserved` */
+      available: number;
+      /** @description Held for jobs that are still running */
+      reserved: number;
+      /** @description Credits the balance holds, reserved ones included */
+      total: number;
+      /** @description true: the caller’s jobs run on the local stand-ins at no charge, and this balance is not touched */
+      test_mode: boolean;
+      /** @description What pays for the caller’s jobs here, in a sentence */
+      description: string;
+      funding: components["schemas"]["CreditFunding"];
+    };
   };
   responses: {
     /** @description Missing, invalid or expired token */
@@ -7366,7 +7447,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -7374,7 +7455,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -11047,7 +11128,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11055,7 +11136,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -11211,7 +11292,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11219,7 +11300,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -11387,7 +11468,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11395,7 +11476,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -11563,7 +11644,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11571,7 +11652,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -11703,7 +11784,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -11711,7 +11792,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -12068,7 +12149,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12076,7 +12157,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -12189,7 +12270,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -12197,7 +12278,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -14352,7 +14433,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14360,7 +14441,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -14498,7 +14579,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14506,7 +14587,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -14786,7 +14867,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14794,7 +14875,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -14922,7 +15003,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -14930,7 +15011,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -15787,7 +15868,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -15795,7 +15876,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -16167,7 +16248,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -16175,7 +16256,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -19256,7 +19337,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -19264,7 +19345,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -19464,7 +19545,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -19472,7 +19553,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -19672,7 +19753,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -19680,7 +19761,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -19880,7 +19961,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -19888,7 +19969,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -20543,7 +20624,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -20551,7 +20632,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -21020,7 +21101,7 @@ export interface operations {
         };
       };
       401: components["responses"]["Unauthorized"];
-      /** @description The payer can no longer cover the job */
+      /** @description The balance that pays for the job (`balance`) can no longer cover it */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -21028,7 +21109,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -22400,7 +22481,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -22408,7 +22489,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       /** @description The caller sees the agent but may not change its knowledge base for this site */
@@ -22564,7 +22645,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -22572,7 +22653,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       /** @description The caller sees the agent but may not change its knowledge base for this site */
@@ -23083,7 +23164,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `available` and `required` say how many */
+      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -23091,7 +23172,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["Problem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
@@ -23489,6 +23570,43 @@ export interface operations {
       404: components["responses"]["NotFound"];
       413: components["responses"]["PayloadTooLarge"];
       415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Get Spendable Credits
+   * @description What the caller can spend on jobs on this site now, and from which balance: a user’s jobs (whatever their role, with a token or an API key) are paid from their own credits on the site, a service account’s from the tenant’s pool. Says how that balance is funded (who adds credits, with which endpoint), and, in test mode, that jobs are free. Service accounts need jobs:read.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  getSpendableCredits: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+      };
+    };
+    responses: {
+      /** @description The balance that pays */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["SpendableCredits"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
