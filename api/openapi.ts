@@ -3,7 +3,9 @@
 // and every answer it can give (its own, and those the request path adds:
 // 401 without a token, 404 for what is not yours, 422 for bad input, 503
 // while the database is away, 504 past the timeout...). The tests check every
-// response they get against it.
+// response they get against it. Request bodies and the main answers carry
+// examples (./openapi-examples.ts); each operation says who may call it
+// (./openapi-access.ts).
 // An endpoint of the manifest without a route would be listed too, as answering 501.
 import {
   OpenAPIRegistry,
@@ -16,6 +18,7 @@ import { scopes } from '../core/identity/access.ts';
 import { idempotencyKey } from '../core/idempotency.ts';
 import { pathParams, type Endpoint } from './manifest.ts';
 import { accessDoc, accessLine } from './openapi-access.ts';
+import { withExamples } from './openapi-examples.ts';
 import { problemResponse, retryAfterHeader } from './responses.ts';
 import type { Access, HeaderSpec, ResponseSpec, RouteDefinition } from './route.ts';
 
@@ -107,7 +110,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     });
   }
   const generator = new OpenApiGeneratorV31(registry.definitions);
-  return withoutNullQueryValues(
+  const document = withoutNullQueryValues(
     generator.generateDocument({
       openapi: '3.1.0',
       info: {
@@ -126,6 +129,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
       tags: [...new Set(endpoints.map((endpoint) => endpoint.group))].sort().map((name) => ({ name })),
     }),
   );
+  return withExamples(document);
 }
 
 /**

@@ -6767,6 +6767,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "reason": "Monthly top-up"
+         * }
+         */
         "application/json": {
           reason: string;
         };
@@ -6921,6 +6926,14 @@ export interface operations {
   distributeContentType: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "type_id": "15086d49-0894-4652-a639-b8264ea8df25",
+         *   "site_ids": [
+         *     "3b3a9904-3158-48fc-a2ce-0b5d9fc6a125"
+         *   ]
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           type_id: string;
@@ -7268,6 +7281,11 @@ export interface operations {
   createAgent: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name: string;
           /** @default */
@@ -7393,6 +7411,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": {
           /** @description Most tokens a chunk holds (default KNOWLEDGE_CHUNK_TOKENS, 500) */
           chunk_tokens?: number;
@@ -7608,6 +7627,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           description?: string;
@@ -8035,6 +8059,12 @@ export interface operations {
   login: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "username": "ada@example.com",
+         *   "password": "correct horse battery staple"
+         * }
+         */
         "application/x-www-form-urlencoded": {
           /** @description The user’s e-mail address */
           username: string;
@@ -8045,6 +8075,12 @@ export interface operations {
            */
           grant_type?: "password";
         };
+        /**
+         * @example {
+         *   "username": "ada@example.com",
+         *   "password": "correct horse battery staple"
+         * }
+         */
         "application/json": {
           /** @description The user’s e-mail address */
           username: string;
@@ -8153,6 +8189,12 @@ export interface operations {
   confirmPasswordReset: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "token": "Zp4kQ9vX2mL7",
+         *   "new_password": "correct horse battery staple"
+         * }
+         */
         "application/json": {
           token: string;
           new_password: string;
@@ -8212,6 +8254,11 @@ export interface operations {
   requestPasswordReset: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "email": "ada@example.com"
+         * }
+         */
         "application/json": {
           /** Format: email */
           email: string;
@@ -8306,6 +8353,13 @@ export interface operations {
   signup: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "email": "ada@example.com",
+         *   "password": "correct horse battery staple",
+         *   "full_name": "Ada Lovelace"
+         * }
+         */
         "application/json": {
           /** Format: email */
           email: string;
@@ -8386,6 +8440,12 @@ export interface operations {
   oauthCallback: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "code": "Zp4kQ9vX2mL7",
+         *   "state": "Zp4kQ9vX2mL7"
+         * }
+         */
         "application/json": {
           /** @enum {string} */
           provider?: "google" | "github";
@@ -8393,6 +8453,12 @@ export interface operations {
           state: string;
           iss?: string;
         };
+        /**
+         * @example {
+         *   "code": "Zp4kQ9vX2mL7",
+         *   "state": "Zp4kQ9vX2mL7"
+         * }
+         */
         "application/x-www-form-urlencoded": {
           /** @enum {string} */
           provider?: "google" | "github";
@@ -8582,6 +8648,11 @@ export interface operations {
   resendVerificationEmail: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "email": "ada@example.com"
+         * }
+         */
         "application/json": {
           /** Format: email */
           email: string;
@@ -8633,6 +8704,11 @@ export interface operations {
   verifyEmail: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "token": "Zp4kQ9vX2mL7"
+         * }
+         */
         "application/json": {
           token: string;
         };
@@ -8679,6 +8755,13 @@ export interface operations {
   clientCredentialsToken: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "grant_type": "client_credentials",
+         *   "client_id": "sa_7Hc2kq9Lm",
+         *   "client_secret": "sas_Jx8v2N4pQ7rT1wZ5"
+         * }
+         */
         "application/x-www-form-urlencoded": {
           /** @enum {string} */
           grant_type: "client_credentials";
@@ -8688,6 +8771,13 @@ export interface operations {
           /** @description Space-separated subset of the account’s scopes */
           scope?: string;
         };
+        /**
+         * @example {
+         *   "grant_type": "client_credentials",
+         *   "client_id": "sa_7Hc2kq9Lm",
+         *   "client_secret": "sas_Jx8v2N4pQ7rT1wZ5"
+         * }
+         */
         "application/json": {
           /** @enum {string} */
           grant_type: "client_credentials";
@@ -8900,6 +8990,14 @@ export interface operations {
   submitContactForm: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery",
+         *   "email": "ada@example.com",
+         *   "subject": "Do you bake gluten-free bread?",
+         *   "message": "Do you bake gluten-free bread?"
+         * }
+         */
         "application/json": {
           name: string;
           /** Format: email */
@@ -9082,6 +9180,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "type": "recipe",
+         *   "name": "Sourdough loaf",
+         *   "data": {
+         *     "title": "Sourdough loaf",
+         *     "minutes": 45
+         *   }
+         * }
+         */
         "application/json": {
           /** @description The content type, by id or api_id */
           type?: string;
@@ -9256,6 +9364,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           /** @description Values by field id, checked against the type (drafts may leave required fields empty) */
@@ -9409,6 +9522,31 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Recipe",
+         *   "api_id": "recipe",
+         *   "description": "A recipe of the bakery",
+         *   "fields": [
+         *     {
+         *       "id": "title",
+         *       "label": "Title",
+         *       "type": "text",
+         *       "required": true
+         *     },
+         *     {
+         *       "id": "minutes",
+         *       "label": "Baking time (minutes)",
+         *       "type": "integer"
+         *     },
+         *     {
+         *       "id": "photo",
+         *       "label": "Photo",
+         *       "type": "media"
+         *     }
+         *   ]
+         * }
+         */
         "application/json": {
           name: string;
           /** @description Unique in the site; how public clients and references name the type */
@@ -9476,6 +9614,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /** @example {} */
         "application/json": {
           /** @description The type’s name, judged as create judges it */
           name?: string;
@@ -9632,6 +9771,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           description?: string;
@@ -9706,6 +9850,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /** @example {} */
         "application/json": {
           /** @description The copy’s api_id; needed in the same site, else the original’s */
           api_id?: string;
@@ -10034,6 +10179,13 @@ export interface operations {
   createGlobalCostSetting: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "kind": "speech",
+         *   "unit": "item",
+         *   "credits_per_unit": 1
+         * }
+         */
         "application/json": {
           kind: string;
           /** @enum {string} */
@@ -10100,6 +10252,17 @@ export interface operations {
   bulkUpdateGlobalCostSettings: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "settings": [
+         *     {
+         *       "kind": "speech",
+         *       "unit": "item",
+         *       "credits_per_unit": 1
+         *     }
+         *   ]
+         * }
+         */
         "application/json": {
           /**
            * @default upsert
@@ -10387,6 +10550,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "tenant_id": "d9dbbd21-e052-404a-a4bf-8f3612e45595",
+         *   "amount": 500
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           tenant_id: string;
@@ -10491,6 +10660,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "monthly_limit": null
+         * }
+         */
         "application/json": {
           monthly_limit: number | null;
         };
@@ -10548,6 +10722,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "site_id": "3b3a9904-3158-48fc-a2ce-0b5d9fc6a125",
+         *   "user_id": "80a7beb0-21f2-49c8-a6ac-3fb9af8f9535",
+         *   "amount": 500
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           site_id: string;
@@ -10730,6 +10911,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "unit": "item"
+         * }
+         */
         "application/json": {
           /** @enum {string} */
           unit?: "item" | "second" | "1k_characters" | "1k_tokens" | "page";
@@ -10856,6 +11042,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "file": "(the file)"
+         * }
+         */
         "multipart/form-data": {
           /**
            * Format: binary
@@ -11040,6 +11231,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "prompt": "A lighthouse at dusk above a harbour bakery, in watercolour",
+         *   "size": "1024x1024"
+         * }
+         */
         "application/json": {
           prompt: string;
           /** @description A model the operator allows for this capability (GET /admin/providers lists those allowed here, with their prices); the first allowed when absent. The models the platform knows: gpt-image-2 (openai), gpt-image-1.5 (openai), gpt-image-1-mini (openai), gpt-image-1 (openai), black-forest-labs/flux-schnell (replicate), black-forest-labs/flux-dev (replicate), fal-ai/flux/schnell (fal), fal-ai/flux/dev (fal); a compatible server’s own models when the operator allows them. */
@@ -11186,6 +11383,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "prompt": "A lighthouse at dusk, in watercolour"
+         * }
+         */
         "application/json": {
           /** @description Each sentence becomes a scene, narrated (at most 12) */
           prompt?: string;
@@ -11362,6 +11564,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "prompt": "A lighthouse at dusk, in watercolour"
+         * }
+         */
         "application/json": {
           /** @description Each sentence becomes a scene, narrated (at most 12) */
           prompt?: string;
@@ -11538,6 +11745,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "prompt": "A lighthouse at dusk, in watercolour"
+         * }
+         */
         "application/json": {
           /** @description Each sentence becomes a scene, narrated (at most 12) */
           prompt?: string;
@@ -11714,6 +11926,17 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "text": "Fresh bread every morning at the harbour bakery.",
+         *   "voice": "female",
+         *   "format": "mp3",
+         *   "webhook": "https://bakery.example.com/hooks/jobs",
+         *   "webhook_events": [
+         *     "completed"
+         *   ]
+         * }
+         */
         "application/json": {
           /** @description What to say; at most SPEECH_MAX_CHARACTERS characters, and at most what the model takes */
           text: string;
@@ -11858,6 +12081,7 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /** @example {} */
         "application/json": components["schemas"]["MediaProviderDelivery"];
       };
     };
@@ -12035,6 +12259,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "alt": "A sourdough loaf on a floured board"
+         * }
+         */
         "application/json": {
           alt?: string;
           title?: string;
@@ -12096,6 +12325,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "instruction": "A lighthouse at dusk, in watercolour"
+         * }
+         */
         "application/json": {
           instruction: string;
           /** Format: uuid */
@@ -12218,6 +12452,11 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *   "overwrite": false
+         * }
+         */
         "application/json": {
           /** @default false */
           overwrite?: boolean;
@@ -12401,6 +12640,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "folder_id": null
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           folder_id: string | null;
@@ -12450,6 +12694,19 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "operations": [
+         *     {
+         *       "op": "crop",
+         *       "left": 1,
+         *       "top": 1,
+         *       "width": 1024,
+         *       "height": 1024
+         *     }
+         *   ]
+         * }
+         */
         "application/json": {
           operations: (OneOf<[{
               /** @enum {string} */
@@ -12496,6 +12753,11 @@ export interface operations {
               hue: unknown;
             })]>)[];
         };
+        /**
+         * @example {
+         *   "file": "(the file)"
+         * }
+         */
         "multipart/form-data": {
           /**
            * Format: binary
@@ -12781,6 +13043,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name: string;
           /**
@@ -12976,6 +13243,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           /**
@@ -13040,6 +13312,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "parent_id": null
+         * }
+         */
         "application/json": {
           /**
            * Format: uuid
@@ -13159,6 +13436,17 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "slug": "about",
+         *   "title": "About the bakery",
+         *   "status": "draft",
+         *   "seo": {
+         *     "title": "About the harbour bakery",
+         *     "description": "Who bakes, and since when"
+         *   }
+         * }
+         */
         "application/json": {
           /**
            * Format: uuid
@@ -13238,6 +13526,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "moves": [
+         *     {
+         *       "page_id": "3cd3ab0c-68e4-49e4-af6a-e4750b498a95",
+         *       "parent_id": null
+         *     }
+         *   ]
+         * }
+         */
         "application/json": {
           moves: ({
               /** Format: uuid */
@@ -13307,6 +13605,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "parent_id": null,
+         *   "page_ids": [
+         *     "3cd3ab0c-68e4-49e4-af6a-e4750b498a95"
+         *   ]
+         * }
+         */
         "application/json": {
           /**
            * Format: uuid
@@ -13495,6 +13801,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "title": "Hello from the harbour"
+         * }
+         */
         "application/json": {
           title?: string;
           slug?: string;
@@ -13572,6 +13883,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "element_id": "d6e07a07-8b0a-4ada-ac32-25b67e8fb61d"
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           element_id: string;
@@ -13646,6 +13962,15 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "elements": [
+         *     {
+         *       "element_id": "d6e07a07-8b0a-4ada-ac32-25b67e8fb61d"
+         *     }
+         *   ]
+         * }
+         */
         "application/json": {
           elements: {
               /** Format: uuid */
@@ -13758,6 +14083,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "area": "default"
+         * }
+         */
         "application/json": {
           /** @description Where on the page: main, sidebar… */
           area?: string;
@@ -13816,6 +14146,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "parent_id": null
+         * }
+         */
         "application/json": {
           /**
            * Format: uuid
@@ -13896,6 +14231,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "package_id": "1454bea3-7d12-4892-a5ad-f5cea6cf417d",
+         *   "success_url": "https://bakery.example.com/blog/spring-menu",
+         *   "cancel_url": "https://bakery.example.com/blog/spring-menu"
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           package_id: string;
@@ -14116,6 +14458,17 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "id": "evt_1PqRsTuVwXyZ",
+         *   "type": "checkout.session.completed",
+         *   "data": {
+         *     "object": {
+         *       "id": "cs_test_a1B2c3"
+         *     }
+         *   }
+         * }
+         */
         "application/json": {
           id: string;
           type: string;
@@ -14270,6 +14623,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "title": "Spring opening hours",
+         *   "body": "# Spring opening hours\n\nFrom March we open at **7 a.m.**, Monday to Saturday.",
+         *   "tags": [
+         *     "news"
+         *   ],
+         *   "status": "published"
+         * }
+         */
         "application/json": {
           title: string;
           /** @description Unique in the site and locale; made from the title when not given */
@@ -14373,6 +14736,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "file": "(the file)"
+         * }
+         */
         "multipart/form-data": {
           locale?: string;
           /** @description Default: the PDF’s title, else its first heading */
@@ -14511,6 +14879,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "url": "https://bakery.example.com/blog/spring-menu"
+         * }
+         */
         "application/json": {
           /**
            * Format: uri
@@ -14710,6 +15083,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "title": "Hello from the harbour"
+         * }
+         */
         "application/json": {
           title?: string;
           /** @description Unique in the site and locale; made from the title when not given */
@@ -14817,6 +15195,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": {
           /**
            * Format: uri
@@ -14936,6 +15315,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "operation": "summarize"
+         * }
+         */
         "application/json": {
           /**
            * @description title_excerpt writes the title and excerpt; the others write the body
@@ -15818,6 +16202,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": {
           /**
            * Format: uri
@@ -16092,6 +16477,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "post_id": "b1b40b57-8f97-4b4a-a516-edc0b62ae5c1"
+         * }
+         */
         "application/json": ({
           /**
            * Format: uuid
@@ -16167,6 +16557,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "kind": "title",
+         *   "text": "Fresh bread every morning, and a new cake each Friday, at the harbour."
+         * }
+         */
         "application/json": WithRequired<{
           /**
            * @description title (≤ 60 characters), meta_description (≤ 155) or alt_text (≤ 125)
@@ -16339,6 +16735,11 @@ export interface operations {
   createServiceAccount: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           /**
            * Format: uuid
@@ -16476,6 +16877,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           description?: string;
@@ -16836,6 +17242,13 @@ export interface operations {
   createSite: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "tenant_id": "d9dbbd21-e052-404a-a4bf-8f3612e45595",
+         *   "name": "Harbour bakery",
+         *   "slug": "harbour-bakery"
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           tenant_id: string;
@@ -17039,6 +17452,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           slug?: string;
@@ -17104,6 +17522,7 @@ export interface operations {
   allocateMonthlyCreditsManually: {
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": {
           /** Format: uuid */
           tenant_id?: string;
@@ -17291,6 +17710,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "return_url": "https://bakery.example.com/blog/spring-menu"
+         * }
+         */
         "application/json": {
           /** Format: uri */
           return_url: string;
@@ -17438,6 +17862,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "plan_id": "c4ffe710-a7e7-4358-a387-da791a1dc3b5"
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           plan_id: string;
@@ -17724,6 +18153,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "content": "Fresh bread every morning, and a new cake each Friday."
+         * }
+         */
         "application/json": {
           /** @description The prompt text */
           content: string;
@@ -17856,6 +18290,11 @@ export interface operations {
   createTenant: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name: string;
           /** @description Derived from the name when omitted */
@@ -18028,6 +18467,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           slug?: string;
@@ -18142,6 +18586,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name: string;
           /** @description Derived from the name when omitted */
@@ -18248,6 +18697,11 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *   "role": "author"
+         * }
+         */
         "application/json": {
           /**
            * @default author
@@ -18343,6 +18797,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "role": "admin"
+         * }
+         */
         "application/json": {
           /** @enum {string} */
           role: "admin" | "editor" | "author";
@@ -18481,6 +18940,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "settings": [
+         *     {
+         *       "kind": "speech",
+         *       "price": null
+         *     }
+         *   ]
+         * }
+         */
         "application/json": {
           settings: ({
               kind: string;
@@ -18540,6 +19009,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "user_id": "8d2e4f6a-1b3c-4d5e-8f7a-9b0c1d2e3f4a",
+         *   "amount": 500,
+         *   "reason": "Welcome credits"
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           user_id: string;
@@ -18597,6 +19073,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "user_id": "8d2e4f6a-1b3c-4d5e-8f7a-9b0c1d2e3f4a",
+         *   "amount": 200,
+         *   "reason": "March speech budget"
+         * }
+         */
         "application/json": {
           /** Format: uuid */
           user_id: string;
@@ -18775,6 +19258,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "kind": "speech",
+         *   "units": 1
+         * }
+         */
         "application/json": {
           kind: string;
           units: number;
@@ -19009,6 +19498,12 @@ export interface operations {
   createTransferPrompt: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery",
+         *   "template": "default"
+         * }
+         */
         "application/json": {
           /** @description Unique, regardless of case */
           name: string;
@@ -19112,6 +19607,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           /** @description Unique, regardless of case */
           name?: string;
@@ -19220,6 +19720,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": Record<string, never>;
       };
     };
@@ -19272,6 +19773,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "target_locale": "fr"
+         * }
+         */
         "application/json": {
           /** @description A locale of the site other than the master’s */
           target_locale: string;
@@ -19428,6 +19934,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": Record<string, never>;
       };
     };
@@ -19480,6 +19987,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "target_locale": "fr"
+         * }
+         */
         "application/json": {
           /** @description A locale of the site other than the master’s */
           target_locale: string;
@@ -19636,6 +20148,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": Record<string, never>;
       };
     };
@@ -19688,6 +20201,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "target_locale": "fr"
+         * }
+         */
         "application/json": {
           /** @description A locale of the site other than the master’s */
           target_locale: string;
@@ -19844,6 +20362,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": Record<string, never>;
       };
     };
@@ -19896,6 +20415,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "target_locale": "fr"
+         * }
+         */
         "application/json": {
           /** @description A locale of the site other than the master’s */
           target_locale: string;
@@ -20281,6 +20805,13 @@ export interface operations {
   createUser: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "email": "ada@example.com",
+         *   "password": "correct horse battery staple",
+         *   "full_name": "Ada Lovelace"
+         * }
+         */
         "application/json": {
           /** Format: email */
           email: string;
@@ -20423,6 +20954,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "email": "ada@example.com"
+         * }
+         */
         "application/json": {
           /**
            * Format: email
@@ -20495,6 +21031,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "is_global_admin": true
+         * }
+         */
         "application/json": {
           is_global_admin: boolean;
         };
@@ -20559,6 +21100,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "business": "A harbour bakery: bread every morning, cakes on Fridays"
+         * }
+         */
         "application/json": {
           /** @description What the business is and does, in its own words */
           business: string;
@@ -21190,6 +21736,7 @@ export interface operations {
   retryFailedJobsInBulk: {
     requestBody: {
       content: {
+        /** @example {} */
         "application/json": components["schemas"]["BulkJobRequest"];
       };
     };
@@ -21228,6 +21775,7 @@ export interface operations {
   cancelQueuedJobsInBulk: {
     requestBody: {
       content: {
+        /** @example {} */
         "application/json": components["schemas"]["BulkJobRequest"];
       };
     };
@@ -21355,6 +21903,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": components["schemas"]["QueuePauseRequest"];
       };
     };
@@ -21434,6 +21983,7 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /** @example {} */
         "application/json": components["schemas"]["QueuePauseRequest"];
       };
     };
@@ -21542,6 +22092,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "priority": 0
+         * }
+         */
         "application/json": components["schemas"]["JobKindSettingRequest"];
       };
     };
@@ -21641,6 +22196,14 @@ export interface operations {
   createCreditPackage: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery",
+         *   "credits": 500,
+         *   "price": 50,
+         *   "currency": "eur"
+         * }
+         */
         "application/json": {
           name: string;
           credits: number;
@@ -21692,6 +22255,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           credits?: number;
@@ -21800,6 +22368,15 @@ export interface operations {
   createPlan: {
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery",
+         *   "monthly_credits": 500,
+         *   "price": 1,
+         *   "currency": "eur",
+         *   "stripe_price_id": "price_1PqRsT"
+         * }
+         */
         "application/json": {
           name: string;
           monthly_credits: number;
@@ -21865,6 +22442,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Harbour bakery"
+         * }
+         */
         "application/json": {
           name?: string;
           monthly_credits?: number;
@@ -22143,6 +22725,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "jsonrpc": "2.0",
+         *   "id": 1,
+         *   "method": "tools/list",
+         *   "params": {}
+         * }
+         */
         "application/json": components["schemas"]["JsonRpcMessage"];
       };
     };
@@ -22299,6 +22889,13 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "site_identifier": "harbour-bakery",
+         *   "title": "Hello from the harbour",
+         *   "content": "Fresh bread every morning, and a new cake each Friday."
+         * }
+         */
         "application/json": {
           /** @description The site (id or slug) the document belongs to: a site of a tenant the agent is assigned to */
           site_identifier: string;
@@ -22370,6 +22967,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "query": "lighthouse"
+         * }
+         */
         "application/json": components["schemas"]["KnowledgeSearchInput"];
       };
     };
@@ -22420,6 +23022,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "site_identifier": "harbour-bakery",
+         *   "url": "https://bakery.example.com/blog/spring-menu"
+         * }
+         */
         "application/json": {
           /** @description The site (id or slug) the document belongs to: a site of a tenant the agent is assigned to */
           site_identifier: string;
@@ -22584,6 +23192,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "file": "(the file)"
+         * }
+         */
         "multipart/form-data": {
           /** @description Default: the PDF’s title, else its first heading */
           title?: string;
@@ -22844,6 +23457,11 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *   "grace_period_seconds": 86400
+         * }
+         */
         "application/json": {
           /**
            * @description How long deliveries are also signed with the old secret (default a day; 0: it stops at once)
@@ -22942,6 +23560,19 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "name": "Nightly speech batch",
+         *   "service_account_id": "7a0d3f7e-3c1b-4a59-9a43-2f1d6c2b9e10",
+         *   "scopes": [
+         *     "sites:read",
+         *     "jobs:read",
+         *     "jobs:write",
+         *     "media:write"
+         *   ],
+         *   "expires_at": "2027-06-30T00:00:00Z"
+         * }
+         */
         "application/json": {
           name: string;
           /**
@@ -23081,6 +23712,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "input": "A lighthouse at dusk, in watercolour"
+         * }
+         */
         "application/json": {
           /** @description What the agent is asked */
           input?: string;
@@ -23504,6 +24140,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "monthly_budget": null
+         * }
+         */
         "application/json": components["schemas"]["AgentBudgetChange"];
       };
     };
@@ -23549,6 +24190,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *   "monthly_budget": null
+         * }
+         */
         "application/json": components["schemas"]["AgentBudgetChange"];
       };
     };
