@@ -215,6 +215,10 @@ class Context {
     return this.#req.ip;
   }
 
+  get baseUrl(): string {
+    return this.services.config.publicUrl ?? `${this.#req.protocol}://${this.#req.get('host')}`;
+  }
+
   limitJobs(tenantId: string): void {
     const verdict = this.services.rateLimits.request('per-tenant-jobs', tenantId);
     announce(this.#res, verdict);

@@ -48,6 +48,8 @@ type BaseContext = {
   deps: Deps;
   /** The client's address (behind TRUST_PROXY, from X-Forwarded-For). */
   ip: string | undefined;
+  /** Where clients reach this API: PUBLIC_URL, else the scheme and host the request came to (for URLs in answers). */
+  baseUrl: string;
   /** The caller behind the Authorization header (401 otherwise), for routes that read it themselves. */
   authenticate(): Promise<Authenticated>;
   /** Counts a job submit against the tenant's limit (the answer's RateLimit headers say so); 429 past it. */

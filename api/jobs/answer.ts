@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { isFinished, jobSchema as jobSchema, jobPath, type Job } from '../../core/jobs/model.ts';
 import { rereadJob } from '../../core/jobs/queries.ts';
 import { submitJob, type Submission } from '../../core/jobs/submit.ts';
+import { withJobFileUrls } from '../../core/media/urls.ts';
+import { fileLinks } from '../media/urls.ts';
 import { insufficientCreditsResponse, locationHeader, problemResponse, retryAfterHeader } from '../responses.ts';
 import type { ContextFor, Reply, ResponseSpec } from '../route.ts';
 import type { SiteNeed } from '../../core/tenancy/site-access.ts';
@@ -76,7 +78,7 @@ export async function waitForJob(
   return { job: current, allowedSeconds: Math.round(ms / 1000) };
 }
 /** What answering a job reads of the route's context: the site named in Location (a job's site, for routes without one in their path). */
-type AnswerContext = Pick<SiteContext, 'site' | 'db' | 'deadline' | 'signal' | 'services'>;
+type AnswerContext = Pick<SiteContext, 'site' | 'db' | 'deadline' | 'signal' | 'services' | 'baseUrl'>;
 
 export async function answerJob(
   context: AnswerContext,
@@ -93,7 +95,7 @@ export async function answerJob(
     headers['Preference-Applied'] = `wait=${waited.allowedSeconds}`;
   }
   const status = mode === 'submitted' && !isFinished(current.status) ? 202 : 200;
-  return { status, body: current, headers };
+  return { status, body: withJobFileUrls(fileLinks(context), context.site, current), headers };
 }
 
 /** What a job-creating endpoint answers, beside the errors every route has; such a route also takes the webhook fields (./webhook-fields.ts). */

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { pageSchema } from '../../core/pagination.ts';
 import { jobSchema } from '../../core/jobs/model.ts';
 import { cancelJob, getJob, jobListQuery, listJobs } from '../../core/jobs/queries.ts';
+import { withJobFileUrls } from '../../core/media/urls.ts';
+import { fileLinks } from '../media/urls.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 import { cacheControlHeader, problemResponse } from '../responses.ts';
@@ -20,8 +22,10 @@ export const routes = [
     access: { site: 'read', scope: 'jobs:read' },
     request: { params: siteParams, query: jobListQuery },
     responses: { 200: { description: 'A page of jobs', schema: pageSchema(jobSchema) } },
-    async handler({ query }, { db, access }) {
-      return { body: await listJobs(db, access, query) };
+    async handler({ query }, context) {
+      const page = await listJobs(context.db, context.access, query);
+      const links = fileLinks(context);
+      return { body: { ...page, items: page.items.map((job) => withJobFileUrls(links, context.site, job)) } };
     },
   }),
 

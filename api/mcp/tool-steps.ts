@@ -31,6 +31,7 @@ function onTransaction(context: CallContext, tx: DatabaseTransactionConnection):
     db,
     deps: { ...context.deps, db },
     ip: context.ip,
+    baseUrl: context.baseUrl,
     authenticate: context.authenticate,
     limitJobs: (tenantId) => context.limitJobs(tenantId),
     webhook: context.webhook ?? null,

@@ -7,7 +7,6 @@ import { Problem } from '../../core/errors.ts';
 import { viewQuery } from '../../core/media/files.ts';
 import { imageRequest, imageSubmission } from '../../core/media/generation.ts';
 import { planFor } from '../../core/providers/plan.ts';
-import { mediaItemSchema } from '../../core/media/items.ts';
 import {
   countMedia,
   deleteMedia,
@@ -24,6 +23,13 @@ import {
 } from '../../core/media/library.ts';
 import { speechInput, speechSubmission } from '../../core/media/speech.ts';
 import {
+  mediaItemResponseSchema,
+  signedMediaFile,
+  signedViewQuery,
+  signingKey,
+  withFileUrl,
+} from '../../core/media/urls.ts';
+import {
   editOperations,
   editorAccessSchema,
   imageEditorAccess,
@@ -39,6 +45,7 @@ import { locationHeader, problemResponse, retryAfterHeader } from '../responses.
 import { defineRoute } from '../route.ts';
 import { flag, noContent, siteParams } from '../schemas.ts';
 import { receiveFile, receiveUpload, refuseFile, uploadForm } from './upload.ts';
+import { fileLinks } from './urls.ts';
 import { redirectSeconds, streamMedia, viewResponses } from './view.ts';
 
 const mediaParams = siteParams.extend({ media_id: z.uuid() });
@@ -59,9 +66,11 @@ const readItem = (key: 'GET /{site_identifier}/media/{media_id}' | 'GET /{site_i
     key,
     access: { site: 'read', scope: 'media:read' },
     request: { params: mediaParams },
-    responses: { 200: { description: 'The media item', schema: mediaItemSchema } },
-    async handler({ params }, { db, access }) {
-      return { body: await getMedia(db, access, params.media_id) };
+    responses: { 200: { description: 'The media item', schema: mediaItemResponseSchema } },
+    async handler({ params }, context) {
+      const { db, access } = context;
+      const item = await getMedia(db, access, params.media_id);
+      return { body: withFileUrl(fileLinks(context), access.site, item) };
     },
   });
 
@@ -71,9 +80,12 @@ export const routes = [
     access: { site: 'read', scope: 'media:read' },
     description: 'Media items of the site, oldest first; filter by folder, kind, status, tag, text and creation date.',
     request: { params: siteParams, query: mediaListQuery },
-    responses: { 200: { description: 'A page of media items', schema: pageSchema(mediaItemSchema) } },
-    async handler({ query }, { db, access }) {
-      return { body: await listMedia(db, access, query) };
+    responses: { 200: { description: 'A page of media items', schema: pageSchema(mediaItemResponseSchema) } },
+    async handler({ query }, context) {
+      const { db, access } = context;
+      const page = await listMedia(db, access, query);
+      const links = fileLinks(context);
+      return { body: { ...page, items: page.items.map((item) => withFileUrl(links, access.site, item)) } };
     },
   }),
 
@@ -89,13 +101,17 @@ export const routes = [
       'job-creating request’s do.',
     request: { params: siteParams, rawBody: [{ contentType: 'multipart/form-data', schema: uploadForm }] },
     responses: {
-      201: { description: 'The media item', schema: mediaItemSchema, headers: { Location: locationHeader } },
+      201: { description: 'The media item', schema: mediaItemResponseSchema, headers: { Location: locationHeader } },
       413: tooLarge,
       415: notAllowedType,
     },
     async handler({ params }, context, { req }) {
       const item = await receiveUpload(req, context);
-      return { status: 201, body: item, headers: { Location: `/${params.site_identifier}/media/${item.id}` } };
+      return {
+        status: 201,
+        body: withFileUrl(fileLinks(context), context.site, item),
+        headers: { Location: `/${params.site_identifier}/media/${item.id}` },
+      };
     },
   }),
 
@@ -125,6 +141,32 @@ export const routes = [
     responses: viewResponses,
     async handler({ params, query }, { db, access, services }, { req, res }) {
       const file = await mediaFile(db, access, params.media_id, query);
+      await streamMedia(req, res, services.storage, file, 'private, max-age=300', redirectSeconds(services.config));
+      return {};
+    },
+  }),
+
+  defineRoute({
+    key: 'GET /{site_identifier}/media/{media_id}/signed-view',
+    access: 'public',
+    description:
+      'The file, as GET …/view serves it (variants, responsive sizes, ranges, 304), to whoever holds the signed URL a media item ' +
+      'or a job gave as `url`: no token. The signature covers the site, the item and `expires`; `variant`, `width` and `format` ' +
+      'may be added. A changed signature or expiry, or a URL past `expires`, is a 403; an item deleted since, a 404.',
+    request: { params: mediaParams, query: signedViewQuery },
+    responses: {
+      ...viewResponses,
+      403: problemResponse(
+        'The signature does not match the URL, or the URL has expired (read the item again for a fresh one)',
+      ),
+    },
+    async handler({ params, query }, { db, services }, { req, res }) {
+      const file = await signedMediaFile(db, signingKey(services.config), {
+        siteIdentifier: params.site_identifier,
+        mediaId: params.media_id,
+        query,
+      });
+      // Whoever holds the URL may keep the file until the URL expires; shared caches do not.
       await streamMedia(req, res, services.storage, file, 'private, max-age=300', redirectSeconds(services.config));
       return {};
     },
@@ -169,15 +211,16 @@ export const routes = [
       ],
     },
     responses: {
-      200: { description: 'The item, now at its new version', schema: mediaItemSchema },
+      200: { description: 'The item, now at its new version', schema: mediaItemResponseSchema },
       409: problemResponse('The item is not an image, or its file is missing'),
       413: tooLarge,
       415: problemResponse('The body is neither JSON nor multipart, or the new file is not an image'),
     },
     async handler({ params }, context, { req }) {
       const { access, deps, db } = context;
-      const save = (edit: Parameters<typeof saveEdited>[1]['edit']) =>
-        saveEdited(deps, { access, id: params.media_id, edit });
+      const links = fileLinks(context);
+      const save = async (edit: Parameters<typeof saveEdited>[1]['edit']) =>
+        withFileUrl(links, access.site, await saveEdited(deps, { access, id: params.media_id, edit }));
       if (req.is('application/json')) {
         const body = editOperations.safeParse(req.body);
         if (!body.success) throw fromZodError(body.error, 'body');
@@ -203,9 +246,11 @@ export const routes = [
     description:
       'Changes the alt text, title, caption, tags (lower-cased, without repeats) or focal point. Authors change only the media they added.',
     request: { params: mediaParams, body: mediaChanges },
-    responses: { 200: { description: 'The media item', schema: mediaItemSchema } },
-    async handler({ params, body }, { db, access }) {
-      return { body: await updateMedia(db, access, params.media_id, body) };
+    responses: { 200: { description: 'The media item', schema: mediaItemResponseSchema } },
+    async handler({ params, body }, context) {
+      const { db, access } = context;
+      const item = await updateMedia(db, access, params.media_id, body);
+      return { body: withFileUrl(fileLinks(context), access.site, item) };
     },
   }),
 
@@ -214,9 +259,11 @@ export const routes = [
     access: { site: 'write', scope: 'media:write' },
     description: 'Files the item into a folder of the site, or into none with null.',
     request: { params: mediaParams, body: z.strictObject({ folder_id: z.uuid().nullable() }) },
-    responses: { 200: { description: 'The media item', schema: mediaItemSchema } },
-    async handler({ params, body }, { db, access }) {
-      return { body: await moveMedia(db, access, params.media_id, body.folder_id) };
+    responses: { 200: { description: 'The media item', schema: mediaItemResponseSchema } },
+    async handler({ params, body }, context) {
+      const { db, access } = context;
+      const item = await moveMedia(db, access, params.media_id, body.folder_id);
+      return { body: withFileUrl(fileLinks(context), access.site, item) };
     },
   }),
 

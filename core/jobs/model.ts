@@ -60,6 +60,24 @@ export const jobSchema = z
       ),
     media_id: z.uuid().nullable(),
     media_ids: z.array(z.uuid()),
+    media_url: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        'The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at ' +
+          '(as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks',
+      ),
+    media_urls: z
+      .array(z.string())
+      .optional()
+      .describe('The files of media_ids, in the same order, as media_url; given where media_url is'),
+    media_urls_expire_at: timestamp
+      .nullable()
+      .optional()
+      .describe(
+        'When the signed media_url and media_urls stop working (read the job again for fresh ones); null when public or none',
+      ),
     webhook: z.string().nullable().describe('Where the job’s events are sent (Standard Webhooks); null for none'),
     webhook_events: z.array(z.enum(webhookEvents)).describe('The events sent to `webhook`; empty without one'),
     created_at: timestamp,

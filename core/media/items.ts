@@ -55,7 +55,8 @@ export const mediaItemSchema = z
     created_at: timestamp,
     updated_at: timestamp,
   })
-  .meta({ id: 'MediaItem' });
+  // Answers give it with the file's URL: MediaItem in the document is ./urls.ts mediaItemResponseSchema.
+  .describe('A media item as stored');
 
 export type MediaItem = z.infer<typeof mediaItemSchema>;
 

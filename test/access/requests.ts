@@ -8,6 +8,7 @@ import { createServiceAccount } from '../../core/identity/service-accounts.ts';
 import { createApiKey } from '../../core/identity/api-keys.ts';
 import { sql } from '../../db/pool.ts';
 import type { JobStatus } from '../../core/jobs/model.ts';
+import { signedUrl, signingKey } from '../../core/media/urls.ts';
 import { createStorage } from '../../core/storage/index.ts';
 import { saveSystemPrompt } from '../../core/system-prompts/prompts.ts';
 import { stripeClient } from '../../core/billing/stripe.ts';
@@ -792,6 +793,15 @@ export const requests: Record<string, Builder> = {
     );
     await createStorage(world.t.config).put(key, Buffer.from('matrix'), 'image/png');
     return { path: `/${world.siteA.slug}/media/${id}/view` };
+  },
+  'GET /{site_identifier}/media/{media_id}/signed-view': async (world) => {
+    const id = await mediaOfA(world);
+    const key = await world.t.services.db.oneFirst(
+      sql.type(z.object({ storage_key: z.string() }))`select storage_key from media_items where id = ${id}`,
+    );
+    await createStorage(world.t.config).put(key, Buffer.from('matrix'), 'image/png');
+    const links = { base: '', secret: signingKey(world.t.config) };
+    return { path: signedUrl(links, world.siteA.id, id, Math.floor(Date.now() / 1000) + 3600) };
   },
   'GET /public/{site_identifier}/media/{media_id}': async (world) => ({
     path: `/public/${await publicSiteA(world)}/media/${await mediaOfA(world)}`,

@@ -3036,6 +3036,17 @@ export interface paths {
      */
     get: operations["getSpendableCredits"];
   };
+  "/{site_identifier}/media/{media_id}/signed-view": {
+    /**
+     * View Media File By Signed URL
+     * @description The file, as GET …/view serves it (variants, responsive sizes, ranges, 304), to whoever holds the signed URL a media item or a job gave as `url`: no token. The signature covers the site, the item and `expires`; `variant`, `width` and `format` may be added. A changed signature or expiry, or a URL past `expires`, is a 403; an item deleted since, a 404.
+     *
+     * Who may call: anyone, without a token.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["viewMediaFileBySignedUrl"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -3574,6 +3585,15 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+      media_url?: string | null;
+      /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
+      media_urls?: string[];
+      /**
+       * Format: date-time
+       * @description When the signed media_url and media_urls stop working (read the job again for fresh ones); null when public or none
+       */
+      media_urls_expire_at?: string | null;
       /** @description Where the job’s events are sent (Standard Webhooks); null for none */
       webhook: string | null;
       /** @description The events sent to `webhook`; empty without one */
@@ -4338,6 +4358,13 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description The file, fetchable without a token: on a public site (a ready item) its public view, which does not expire; otherwise a signed URL valid until url_expires_at (then 403). Add ?variant=, ?width= or ?format= as on the view. */
+      url: string;
+      /**
+       * Format: date-time
+       * @description When the signed url stops working; null for a public url, which does not expire
+       */
+      url_expires_at: string | null;
     };
     WebhookReceipt: {
       /** @enum {boolean} */
@@ -5595,6 +5622,15 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+      media_url?: string | null;
+      /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
+      media_urls?: string[];
+      /**
+       * Format: date-time
+       * @description When the signed media_url and media_urls stop working (read the job again for fresh ones); null when public or none
+       */
+      media_urls_expire_at?: string | null;
       /** @description Where the job’s events are sent (Standard Webhooks); null for none */
       webhook: string | null;
       /** @description The events sent to `webhook`; empty without one */
@@ -5773,6 +5809,15 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+      media_url?: string | null;
+      /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
+      media_urls?: string[];
+      /**
+       * Format: date-time
+       * @description When the signed media_url and media_urls stop working (read the job again for fresh ones); null when public or none
+       */
+      media_urls_expire_at?: string | null;
       /** @description Where the job’s events are sent (Standard Webhooks); null for none */
       webhook: string | null;
       /** @description The events sent to `webhook`; empty without one */
@@ -6330,6 +6375,15 @@ export interface components {
         /** Format: uuid */
         media_id: string | null;
         media_ids: string[];
+        /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+        media_url?: string | null;
+        /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
+        media_urls?: string[];
+        /**
+         * Format: date-time
+         * @description When the signed media_url and media_urls stop working (read the job again for fresh ones); null when public or none
+         */
+        media_urls_expire_at?: string | null;
         /** @description Where the job’s events are sent (Standard Webhooks); null for none */
         webhook: string | null;
         /** @description The events sent to `webhook`; empty without one */
@@ -21581,6 +21635,15 @@ export interface operations {
             /** Format: uuid */
             media_id: string | null;
             media_ids: string[];
+            /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+            media_url?: string | null;
+            /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
+            media_urls?: string[];
+            /**
+             * Format: date-time
+             * @description When the signed media_url and media_urls stop working (read the job again for fresh ones); null when public or none
+             */
+            media_urls_expire_at?: string | null;
             /** @description Where the job’s events are sent (Standard Webhooks); null for none */
             webhook: string | null;
             /** @description The events sent to `webhook`; empty without one */
@@ -24253,6 +24316,171 @@ export interface operations {
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * View Media File By Signed URL
+   * @description The file, as GET …/view serves it (variants, responsive sizes, ranges, 304), to whoever holds the signed URL a media item or a job gave as `url`: no token. The signature covers the site, the item and `expires`; `variant`, `width` and `format` may be added. A changed signature or expiry, or a URL past `expires`, is a 403; an item deleted since, a 404.
+   *
+   * Who may call: anyone, without a token.
+   *
+   * Timeout: 20 s.
+   */
+  viewMediaFileBySignedUrl: {
+    parameters: {
+      query: {
+        /** @description A variant listed on the item (w320, w640-avif, poster...) */
+        variant?: string;
+        /** @description A responsive size: 320, 640, 1280 or 1920 */
+        width?: "320" | "640" | "1280" | "1920";
+        /** @description With width: webp (default) or avif */
+        format?: "webp" | "avif";
+        /** @description When the URL stops working, in seconds since 1970 */
+        expires: number;
+        /** @description The URL’s signature, as given */
+        signature: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        media_id: string;
+      };
+    };
+    responses: {
+      /** @description The whole file, in its own media type */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description When the item last changed */
+          "Last-Modified": string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control"?: string;
+          /** @description `bytes`: ranges may be asked for */
+          "Accept-Ranges": string;
+        };
+        content: {
+          "image/jpeg": Blob;
+          "image/png": Blob;
+          "image/webp": Blob;
+          "image/gif": Blob;
+          "image/avif": Blob;
+          "video/mp4": Blob;
+          "video/webm": Blob;
+          "video/quicktime": Blob;
+          "audio/mpeg": Blob;
+          "audio/wav": Blob;
+          "audio/ogg": Blob;
+          "audio/mp4": Blob;
+          "audio/x-m4a": Blob;
+          "application/pdf": Blob;
+        };
+      };
+      /** @description The byte range asked for */
+      206: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description When the item last changed */
+          "Last-Modified": string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control"?: string;
+          /** @description `bytes`: ranges may be asked for */
+          "Accept-Ranges": string;
+          /** @description `bytes start-end/size` */
+          "Content-Range": string;
+        };
+        content: {
+          "image/jpeg": Blob;
+          "image/png": Blob;
+          "image/webp": Blob;
+          "image/gif": Blob;
+          "image/avif": Blob;
+          "video/mp4": Blob;
+          "video/webm": Blob;
+          "video/quicktime": Blob;
+          "audio/mpeg": Blob;
+          "audio/wav": Blob;
+          "audio/ogg": Blob;
+          "audio/mp4": Blob;
+          "audio/x-m4a": Blob;
+          "application/pdf": Blob;
+        };
+      };
+      /** @description With S3_REDIRECT_SECONDS: a presigned URL of the file, valid that long */
+      302: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The presigned URL */
+          Location: string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control"?: string;
+        };
+        content: never;
+      };
+      /** @description The copy the client has (If-None-Match, If-Modified-Since) is current */
+      304: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description When the item last changed */
+          "Last-Modified": string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control"?: string;
+          /** @description `bytes`: ranges may be asked for */
+          "Accept-Ranges": string;
+        };
+        content: never;
+      };
+      /** @description The signature does not match the URL, or the URL has expired (read the item again for a fresh one) */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      404: components["responses"]["NotFound"];
+      /** @description The range asked for is outside the file */
+      416: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+          /** @description When the item last changed */
+          "Last-Modified": string;
+          /** @description How long and by whom the answer may be cached */
+          "Cache-Control"?: string;
+          /** @description `bytes`: ranges may be asked for */
+          "Accept-Ranges": string;
+          /** @description `bytes *\/size` */
+          "Content-Range": string;
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];

@@ -49,6 +49,8 @@ export function toolContext(
     db: db as RequestDb,
     deps: { db, config: services.config, storage: services.storage, logger: run.logger },
     ip: undefined,
+    // No request: the URLs a tool's answer carries point where the API is published, else where it listens.
+    baseUrl: services.config.publicUrl ?? `http://localhost:${services.config.port}`,
     authenticate: () => Promise.resolve({ actor, claims: claimsOf(actor, run.job.id) }),
     limitJobs: (tenantId) => {
       const verdict = services.rateLimits.request('per-tenant-jobs', tenantId);

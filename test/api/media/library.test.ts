@@ -55,10 +55,14 @@ const itemKeys = [
   'created_by',
   'created_at',
   'updated_at',
+  // The file, fetchable without a token (test/api/media/file-urls.test.ts).
+  'url',
+  'url_expires_at',
 ].sort();
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // Answers carry file URLs made on PUBLIC_URL: without it, on the host asked, which supertest changes per request.
+  t = await startTestApp({ env: { PUBLIC_URL: 'http://api.test' } });
   ({ a, b, admin, author, otherAuthor, reader, writer, noScope } = await mediaCast(t));
 });
 afterAll(() => stopTestApp(t));
