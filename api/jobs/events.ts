@@ -5,11 +5,14 @@
 import type { Response } from 'express';
 import { isFinished, type Job } from '../../core/jobs/model.ts';
 import { rereadJob } from '../../core/jobs/queries.ts';
-import type { RouteContext } from '../route.ts';
+import { withJobFileUrls } from '../../core/media/urls.ts';
+import type { SiteNeed } from '../../core/tenancy/site-access.ts';
+import { fileLinks } from '../media/urls.ts';
+import type { ContextFor } from '../route.ts';
 
 const keepAliveMs = 15_000;
 
-export async function streamJobEvents(context: RouteContext, res: Response, first: Job): Promise<void> {
+export async function streamJobEvents(context: ContextFor<SiteNeed>, res: Response, first: Job): Promise<void> {
   res.status(200).set({
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
@@ -19,9 +22,10 @@ export async function streamJobEvents(context: RouteContext, res: Response, firs
   res.flushHeaders();
   let sent = 0;
   let last = '';
+  const links = fileLinks(context);
   const send = (job: Job) => {
     // Two notifications may carry the same state; the client hears each state once.
-    const data = JSON.stringify(job);
+    const data = JSON.stringify(withJobFileUrls(links, context.site, job));
     if (data === last) return;
     last = data;
     res.write(`id: ${++sent}\nevent: job\ndata: ${data}\n\n`);

@@ -52,8 +52,9 @@ export const routes = [
       200: { description: 'The canceled job', schema: jobSchema },
       409: problemResponse('The job has already finished'),
     },
-    async handler({ params }, { db, access }) {
-      return { body: await cancelJob(db, access, params.job_id) };
+    async handler({ params }, context) {
+      const job = await cancelJob(context.db, context.access, params.job_id);
+      return { body: withJobFileUrls(fileLinks(context), context.site, job) };
     },
   }),
 

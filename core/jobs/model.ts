@@ -66,7 +66,7 @@ export const jobSchema = z
       .optional()
       .describe(
         'The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at ' +
-          '(as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks',
+          '(as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks',
       ),
     media_urls: z
       .array(z.string())

@@ -3585,7 +3585,7 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
-      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
       media_url?: string | null;
       /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
       media_urls?: string[];
@@ -5622,7 +5622,7 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
-      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
       media_url?: string | null;
       /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
       media_urls?: string[];
@@ -5809,7 +5809,7 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
-      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
       media_url?: string | null;
       /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
       media_urls?: string[];
@@ -6375,7 +6375,7 @@ export interface components {
         /** Format: uuid */
         media_id: string | null;
         media_ids: string[];
-        /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+        /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
         media_url?: string | null;
         /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
         media_urls?: string[];
@@ -21635,7 +21635,7 @@ export interface operations {
             /** Format: uuid */
             media_id: string | null;
             media_ids: string[];
-            /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list), not in events or webhooks */
+            /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
             media_url?: string | null;
             /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
             media_urls?: string[];

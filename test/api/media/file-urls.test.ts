@@ -193,5 +193,9 @@ describe('jobs', () => {
     expect(read.body.media_url).toContain(`/media/${res.body.media_id}/`);
     const list = await request(t.app).get(`/${site.slug}/jobs/`).set(editor.auth).expect(200);
     expect(list.body.items[0]).toMatchObject({ media_url: expect.any(String), media_urls: expect.any(Array) });
+    // So do its events: a finished job's stream is its one last state.
+    const events = await request(t.app).get(`/${site.slug}/jobs/${res.body.id}/events`).set(editor.auth).expect(200);
+    const data = JSON.parse(/^data: (.*)$/m.exec(events.text)![1]!) as { media_url: string };
+    expect(data.media_url).toContain(`/media/${res.body.media_id}/signed-view?`);
   });
 });
