@@ -56,8 +56,7 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     // for a site not theirs to see) whatever the body, and learns nothing of what the route would accept.
     const site = bySite(access) ? { site_identifier: siteIdentifier(req) } : undefined;
     const admitted = await admit(services.accessCache, db, access, auth?.actor, site);
-    const bodyError = unreadBody.get(req);
-    if (bodyError !== undefined) throw bodyError;
+    if (unreadBody.has(req)) throw unreadBody.get(req);
     const input = parseInput(route, req);
     // A public read that carries a token this process knows reads its holder's own writes too.
     const reads = replica?.routing(

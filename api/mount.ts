@@ -115,7 +115,7 @@ export function endpointDispatcher(
     const limit = timeout(endpoint.timeoutMs);
     const handler: Handler = route ? handle(endpoint, route, services) : notImplemented(endpoint);
     const start: Handler = (req, res, next) =>
-      limit(req, res, () => Promise.resolve(handler(req, res, next)).catch(next));
+      limit(req, res, () => void Promise.resolve(handler(req, res, next)).catch(next));
     // Only an endpoint that takes a body reads one: a stray body on a GET (malformed JSON, an odd charset)
     // is none of its business, and the 400 and 415 it would cause are not among the endpoint's answers.
     const takesBody = Boolean(route?.request?.body || route?.request?.rawBody);

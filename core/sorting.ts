@@ -35,7 +35,8 @@ function decode(cursor: string, sort: SortKey): [string | null, string] {
 }
 
 /** A number is kept as its text, so every sort's cursor has one shape. */
-const cursorValue = (value: unknown) => (value === null || value === undefined ? null : String(value));
+const cursorValue = (value: unknown) =>
+  value === null || value === undefined ? null : String(value as string | number | bigint);
 
 /** The cursor after `row` for this sort. */
 export const sortedCursor = (row: object, sort: SortKey) =>

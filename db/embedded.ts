@@ -274,7 +274,7 @@ function initialise(binaries: Binaries, pgdata: string, passwordFile: string, ow
   } catch (error) {
     rmSync(pgdata, { recursive: true, force: true });
     const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    throw new Error(`initdb failed for ${pgdata}: ${stderr || (error as Error).message}`);
+    throw new Error(`initdb failed for ${pgdata}: ${stderr || (error as Error).message}`, { cause: error });
   } finally {
     rmSync(pwfile, { force: true });
   }
@@ -374,6 +374,7 @@ async function waitUntilAccepting(url: string, exited: Promise<number | null>, l
         if (Date.now() > deadline)
           throw new Error(
             `PostgreSQL did not accept connections within 60 s: ${(error as Error).message}\n${tail(logFile)}`,
+            { cause: error },
           );
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -102,7 +102,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   const lockIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
   events.on('pool:create', ({ workerPool }) => lockIds.add(workerPool.id));
-  events.on('pool:create', (created) => (workerPool = created.workerPool));
+  events.on('pool:create', (created) => {
+    workerPool = created.workerPool;
+  });
   const slots = new TenantSlots({
     concurrency: config.worker.concurrency,
     perTenant: config.jobs.tenantConcurrency,

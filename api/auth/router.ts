@@ -112,7 +112,7 @@ export const routes = [
     access: 'user',
     description: 'Ends the session: its refresh token stops working and its access tokens are refused from now on.',
     responses: noContent('Signed out'),
-    async handler(_input, { db, services, actor }) {
+    async handler(_input, { db, actor }) {
       const user = requireUser(actor);
       await revokeSession(db, user.sessionId, 'logout');
       return {};

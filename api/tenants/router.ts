@@ -123,7 +123,7 @@ export const routes = [
       'Deletes the tenant with its memberships and service accounts. Refused (409) while it still has sites: delete those first.',
     request: { params },
     responses: { ...noContent('Deleted'), 409: problemResponse('The tenant still has sites') },
-    async handler({ params }, { db, services, actor }) {
+    async handler({ params }, { db, actor }) {
       await deleteTenant(db, actor, params.tenant_id);
       return {};
     },
@@ -150,7 +150,7 @@ export const routes = [
       'Users are shared, not copied; service accounts are not copied.',
     request: { params, body: newTenant.pick({ name: true, slug: true }) },
     responses: { ...created('The new tenant', tenantSchema), 409: slugTaken },
-    async handler({ params, body }, { db, services, actor }) {
+    async handler({ params, body }, { db, actor }) {
       return { status: 201, body: await cloneTenant(db, actor, params.tenant_id, body) };
     },
   }),
@@ -200,7 +200,7 @@ export const routes = [
     description: 'Removes the user from the tenant and from its sites.',
     request: { params: memberParams },
     responses: noContent('Removed'),
-    async handler({ params }, { db, services, actor }) {
+    async handler({ params }, { db, actor }) {
       await removeUserFromTenant(db, actor, params.tenant_id, params.user_id);
       return {};
     },

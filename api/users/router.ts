@@ -82,7 +82,7 @@ export const routes = [
       200: { description: 'The updated user', schema: userSchema },
       409: problemResponse('The address belongs to another user, or you tried to block yourself'),
     },
-    async handler({ params, body }, { db, services, actor }) {
+    async handler({ params, body }, { db, actor }) {
       return { body: await updateUser(db, actor, params.user_id, body) };
     },
   }),
@@ -109,7 +109,7 @@ export const routes = [
       200: { description: 'The updated user', schema: userSchema },
       409: problemResponse('This would leave no global administrator'),
     },
-    async handler({ params, body }, { db, services, actor }) {
+    async handler({ params, body }, { db, actor }) {
       return { body: await setGlobalAdmin(db, actor, params.user_id, body.is_global_admin) };
     },
   }),

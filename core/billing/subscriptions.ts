@@ -206,7 +206,7 @@ export async function verifyUpgrade(
   const session = await callStripe('read the checkout session', () =>
     stripe.checkout.sessions
       .retrieve(sessionId)
-      .catch((error: { statusCode?: number }) => (error.statusCode === 404 ? null : Promise.reject(error))),
+      .catch((error: Error & { statusCode?: number }) => (error.statusCode === 404 ? null : Promise.reject(error))),
   );
   if (!session || session.mode !== 'subscription' || session.client_reference_id !== subscriber.tenantId)
     throw notFound('No such checkout session for this tenant.');

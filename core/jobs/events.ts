@@ -62,7 +62,7 @@ export class JobEvents {
     firstCheckMs = 0,
     wakesOn: (event: JobEvent) => boolean = () => true,
   ): Promise<boolean> {
-    let changed = false;
+    let changed: boolean;
     let wake = () => {};
     const unsubscribe = await this.subscribe(jobId, (event) => {
       if (!wakesOn(event)) return;

@@ -200,7 +200,7 @@ export async function safeFetch(input: string | URL, options: SafeFetchOptions =
     if (error instanceof SafeFetchError) throw error;
     if (options.signal?.aborted) throw options.signal.reason;
     if (timeout.aborted) throw new SafeFetchError('fetch-timeout', `The URL did not answer within ${timeoutMs} ms.`);
-    const code = (error as { code?: unknown }).code;
+    const code = (error as { code?: string }).code;
     throw new SafeFetchError('fetch-failed', `The URL could not be fetched${code ? ` (${code})` : ''}.`, error);
   }
 }

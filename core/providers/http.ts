@@ -102,7 +102,7 @@ export async function readBody(name: string, response: Response, maxBytes = maxP
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of response.body ?? []) {
+    for await (const chunk of (response.body ?? []) as AsyncIterable<Uint8Array>) {
       size += chunk.length;
       if (size > maxBytes) {
         await response.body?.cancel().catch(() => {});

@@ -96,7 +96,7 @@ const unblockedForMs = 1000;
 
 function freeAt(db: DatabasePool): Map<string, number> {
   let seen = seenUnblocked.get(db);
-  if (!seen) seenUnblocked.set(db, (seen = new Map()));
+  if (!seen) seenUnblocked.set(db, (seen = new Map<string, number>()));
   return seen;
 }
 

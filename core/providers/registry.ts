@@ -50,7 +50,7 @@ const made = new WeakMap<object, Map<string, unknown>>();
 /** One instance per configuration and key: adapters hold clients (connections, a fetched secret). */
 function once<T>(config: Pick<Config, 'providers'>, key: string, make: () => T): T {
   let instances = made.get(config.providers);
-  if (!instances) made.set(config.providers, (instances = new Map()));
+  if (!instances) made.set(config.providers, (instances = new Map<string, unknown>()));
   if (!instances.has(key)) instances.set(key, make());
   return instances.get(key) as T;
 }

@@ -59,8 +59,8 @@ it('adds endpoints beyond the specification without shadowing any of it', () => 
 describe.each(manifest.map((endpoint) => [endpoint.key, endpoint] as const))('%s', (_key, endpoint) => {
   it('is registered and reaches its own handler', async () => {
     const url = endpoint.path.replace(/\{([a-z_]+)\}/g, (_match, name: string) => sample(name));
-    const res = await request(t.app)
-      [endpoint.method.toLowerCase() as 'get'](url)
+    const requestTo = request(t.app)[endpoint.method.toLowerCase() as 'get'];
+    const res = await requestTo(url)
       .set('Content-Type', 'application/json')
       .send(endpoint.method === 'GET' ? undefined : '{}');
     // Express's default 404 is an HTML "Cannot GET" page; ours are problems.

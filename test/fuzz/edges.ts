@@ -125,7 +125,7 @@ function patternEdges(s: Schema): EdgeValue[] {
   const match = /^\^(.*)\$$/.exec(s.pattern);
   if (!match) return [];
   const atoms: Atom[] = [];
-  const token = /(\[(?:\\.|[^\]])+\]|\\.|[A-Za-z0-9_@.:\/-])(\{(\d+)(,(\d*))?\}|[+*?])?/y;
+  const token = /(\[(?:\\.|[^\]])+\]|\\.|[A-Za-z0-9_@.:/-])(\{(\d+)(,(\d*))?\}|[+*?])?/y;
   const source = match[1]!;
   while (token.lastIndex < source.length) {
     const at = token.lastIndex;

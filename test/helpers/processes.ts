@@ -57,7 +57,7 @@ export async function startCommand(
   });
   let output = '';
   const keep = (chunk: Buffer) => {
-    output += chunk;
+    output += chunk.toString();
     if (process.env.TEST_CHILD_OUTPUT) process.stderr.write(chunk);
   };
   child.stdout?.on('data', keep);

@@ -36,8 +36,8 @@ function admin(t: TestApp, args: string[], options: { env?: Record<string, strin
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdin.end(options.stdin ?? '');
   return new Promise<Ran>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }

@@ -153,7 +153,7 @@ export async function runJob(deps: TaskDeps, jobId: string, run: QueueRun): Prom
     // own writes (they overlap), any other settling before it begins.
     const backgroundDone = async () => {
       await background.done();
-      if (background.failure !== undefined) throw background.failure;
+      if (background.failure !== undefined) throw background.failure as unknown;
     };
     const transaction = done.status === 'succeeded' && (writesBeyondTheJob(done) || wants(job, 'completed'));
     if (!transaction) await backgroundDone();

@@ -56,7 +56,7 @@ async function fetchKeys(url: string, timeoutMs: number, now: number): Promise<K
   }
   const listed = (body as { keys?: unknown } | undefined)?.keys;
   const keys: KeyObject[] = [];
-  for (const jwk of Array.isArray(listed) ? listed : []) {
+  for (const jwk of (Array.isArray(listed) ? listed : []) as ({ kty?: unknown; crv?: unknown; x?: unknown } | null)[]) {
     if (jwk?.kty !== 'OKP' || jwk?.crv !== 'Ed25519' || typeof jwk?.x !== 'string') continue;
     try {
       keys.push(createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' }));
@@ -90,7 +90,9 @@ function failure(body: z.infer<typeof deliverySchema>): string {
     typeof detail === 'string'
       ? detail
       : Array.isArray(detail)
-        ? detail.map((item) => `${(item?.loc ?? []).join('.')}: ${item?.msg ?? ''}`).join('; ')
+        ? (detail as ({ loc?: unknown[]; msg?: string } | null)[])
+            .map((item) => `${(item?.loc ?? []).join('.')}: ${item?.msg ?? ''}`)
+            .join('; ')
         : '';
   const types = errorTypes(body.payload);
   return [

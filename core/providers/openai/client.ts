@@ -71,7 +71,8 @@ function failure(
   if (context.timedOut || error instanceof APIConnectionTimeoutError)
     return transient('provider_timeout', `${name} did not answer within ${context.timeoutMs} ms.`, error);
   if (error instanceof JobError) return error;
-  if (error instanceof APIError && error.status !== undefined) return refusal(error, error.status, name);
+  if (error instanceof APIError && error.status !== undefined)
+    return refusal(error as APIError, error.status as number, name);
   if (error instanceof APIConnectionError)
     return transient('provider_unavailable', `${name} could not be reached.`, error);
   // The SDK parses a 200's body as JSON and throws what JSON.parse throws.
@@ -131,7 +132,12 @@ async function keepingFlatErrors(input: string | URL | Request, init?: RequestIn
             message: flat.message,
             type: typeof flat.type === 'string' ? flat.type : 'error',
             param: typeof flat.param === 'string' ? flat.param : null,
-            code: flat.code === undefined || flat.code === null ? null : String(flat.code),
+            code:
+              flat.code === undefined || flat.code === null
+                ? null
+                : typeof flat.code === 'string'
+                  ? flat.code
+                  : JSON.stringify(flat.code),
           },
         })
       : text;

@@ -226,6 +226,8 @@ export async function predict(
     prediction.status === 'failed'
       ? 'The model failed on Replicate.'
       : 'Replicate stopped the prediction before it finished.',
-    new Error(`Replicate prediction ${prediction.id} ${prediction.status}: ${String(prediction.error ?? '')}`),
+    new Error(
+      `Replicate prediction ${prediction.id} ${prediction.status}: ${prediction.error == null ? '' : typeof prediction.error === 'string' ? prediction.error : JSON.stringify(prediction.error)}`,
+    ),
   );
 }

@@ -96,7 +96,7 @@ export class SearchEngine {
         pending?.reject(new Error(reply.error));
       } else pending?.resolve(reply.value as never);
     });
-    worker.on('error', (error) => this.#lost(worker, error));
+    worker.on('error', (error: Error) => this.#lost(worker, error));
     worker.on('exit', (code) => this.#lost(worker, new Error(`the search thread exited with code ${code}`)));
     this.#worker = worker;
     return worker;

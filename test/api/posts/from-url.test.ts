@@ -75,7 +75,7 @@ describe('importing a page', () => {
       lead_image: { imported: true },
     });
     const post = await request(suite.t.app)
-      .get(`/${suite.a.site.slug}/posts/${job.output!.post_id}`)
+      .get(`/${suite.a.site.slug}/posts/${String(job.output!.post_id)}`)
       .set(author.auth)
       .expect(200);
     expect(post.body).toMatchObject({

@@ -195,7 +195,7 @@ describe('machine mode', () => {
     ).body;
     expect(german.data.headline).toBe('[de] Fresh bread');
     expect(german.data.story).toMatch(
-      /^<p>\[de\] Baked <strong>\[de\] daily<\/strong>\[de\]  in <a href="https:\/\/example.com\/oven">/,
+      /^<p>\[de\] Baked <strong>\[de\] daily<\/strong>\[de\] {2}in <a href="https:\/\/example.com\/oven">/,
     );
     expect(german.data).not.toHaveProperty('price');
     // What the provider was told.

@@ -26,7 +26,7 @@ export const notConfigured = (setting: string) =>
   );
 
 /** `systemPrompt`: the translate system prompt the job was submitted with (a glossary, a form of address). */
-export function providerTranslator(context: ChatContext, systemPrompt?: string | undefined): Translator {
+export function providerTranslator(context: ChatContext, systemPrompt?: string): Translator {
   return async (text, field, from, to) => {
     // A test job calls no model (core/jobs/test-mode.ts): the text is kept as it is, as mode=copy keeps it,
     // so an app's translation flow can be tried for free; the job's output says it is a test.
