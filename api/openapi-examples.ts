@@ -44,10 +44,7 @@ export const exampleAnswers: [key: string, status: string][] = [
 
 /** The document with its examples added (in place): each request body's media types, and the answers above. */
 export function withExamples<D extends { paths?: object; components?: object }>(document: D): D {
-  const schemas = ((document.components as { schemas?: Record<string, Schema> } | undefined)?.schemas ?? {}) as Record<
-    string,
-    Schema
-  >;
+  const schemas: Record<string, Schema> = (document.components as { schemas?: Record<string, Schema> }).schemas ?? {};
   const paths = (document.paths ?? {}) as Record<string, Record<string, Operation>>;
   for (const [path, item] of Object.entries(paths))
     for (const [method, operation] of Object.entries(item)) {
