@@ -74,7 +74,7 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     const answer = async (): Promise<StoredReply & { json?: string | Buffer }> => {
       const reply = await (route.rateLimit === 'signature-failures'
         ? countingSignatureFailures(services, req, route.handler(input, context as never, { req, res }))
-        : route.handler(input, context as never, { req, res }));
+        : route.handler(input, context, { req, res }));
       return {
         status: reply.status ?? (reply.body === undefined && reply.json === undefined ? 204 : 200),
         body: reply.body,

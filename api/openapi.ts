@@ -330,7 +330,7 @@ function describe(endpoint: Endpoint, route: RouteDefinition | undefined, compon
     'x-timeout-seconds': endpoint.timeoutMs / 1000,
     'x-implemented': Boolean(route),
     ...(route ? { 'x-access': accessDoc(route.access) } : {}),
-  } as RouteConfig;
+  };
 }
 
 const articles = new Set(['a', 'an', 'the']);

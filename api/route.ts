@@ -170,5 +170,5 @@ export function defineRoute<const A extends Access, P extends AnyObject, Q exten
       ...definition,
       request: { ...request, body: somethingToChange(request.body) },
     } as unknown as RouteDefinition;
-  return definition as unknown as RouteDefinition;
+  return definition;
 }

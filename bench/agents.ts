@@ -68,7 +68,7 @@ async function startModel(apiKey: string) {
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const waiting: ((line: string) => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => waiting.shift()?.(line));
+  createInterface({ input: child.stdout }).on('line', (line) => waiting.shift()?.(line));
   const next = () =>
     Promise.race([
       new Promise<string>((resolve) => waiting.push(resolve)),
@@ -79,7 +79,7 @@ async function startModel(apiKey: string) {
     url,
     busy: async () => {
       const line = next();
-      child.stdin!.write('\n');
+      child.stdin.write('\n');
       return JSON.parse(await line) as { busyMs: number; answered: number };
     },
     stop: async () => {
@@ -97,7 +97,7 @@ async function startWorkerProcess(env: Record<string, string>) {
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   await new Promise<void>((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     const onLine = (line: string) => {
       if (!line.includes('"msg":"worker started"')) return;
       lines.off('line', onLine);

@@ -32,9 +32,9 @@ export async function uploadFigures(url: string, token: string, apiPid: number):
   const res = await fetch(`${url}/${site.slug}/media/`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
-    body: multipart(boundary, bytes) as unknown as RequestInit['body'],
+    body: multipart(boundary, bytes),
     duplex: 'half',
-  } as RequestInit);
+  });
   const seconds = (performance.now() - began) / 1000;
   clearInterval(sampler);
   if (res.status !== 201) throw new Error(`upload answered ${res.status}: ${await res.text()}`);

@@ -141,7 +141,7 @@ type Cause = { code?: unknown; message?: unknown; cause?: unknown; errors?: unkn
 export function* causes(error: unknown): Generator<Cause> {
   let current = error;
   for (let depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
-    yield current as Cause;
+    yield current;
     current = (current as Cause).cause;
   }
 }

@@ -79,7 +79,7 @@ function parseCommandLine(argv: string[]) {
       positionals: string[];
     });
   } catch (error) {
-    throw new UsageError((error as Error).message.split('. To specify')[0]!.split('\n')[0]!);
+    throw new UsageError((error as Error).message.split('. To specify')[0]!.split('\n')[0]);
   }
   if (values.help) return { help: help([name, spec]) };
   if (positionals.length !== spec.args.length) {
@@ -125,9 +125,9 @@ try {
     (line.missing ? process.stderr : process.stdout).write(`${line.help}\n`);
     process.exit(line.missing ? 2 : 0);
   }
-  const { spec, values, positionals } = line as Exclude<typeof line, { help: string }>;
+  const { spec, values, positionals } = line;
   const config = loadConfig();
-  const output = await run(config, spec!, values!, positionals!);
+  const output = await run(config, spec, values, positionals);
   process.stdout.write(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
   process.exit(0);
 } catch (error) {

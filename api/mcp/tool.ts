@@ -80,7 +80,7 @@ const waitSchema = z
   .describe(`Seconds to wait for the job to end before answering (like Prefer: wait=N), at most ${maxWaitSeconds}`);
 
 const shapeOf = (schema: z.ZodType | undefined): z.ZodRawShape =>
-  schema instanceof z.ZodObject ? (schema.shape as z.ZodRawShape) : {};
+  schema instanceof z.ZodObject ? schema.shape : {};
 
 /**
  * A tool, checked as it is defined: its schemas are the mirrored route's own
@@ -98,7 +98,7 @@ export function defineTool<P extends AnyObject, Q extends AnyObject, B extends z
   if (tool.waits) names.push('wait');
   if (makesJobs(tool)) names.push(...Object.keys(webhookFields.shape));
   if (new Set(names).size !== names.length) throw new Error(`Tool ${tool.name} has an argument name twice`);
-  return tool as unknown as ToolDefinition;
+  return tool;
 }
 
 /** Whether the tool's endpoint makes a job, and so takes the webhook fields. */

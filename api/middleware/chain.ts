@@ -16,7 +16,7 @@ export function chain(...steps: Step[]): Step {
         return;
       }
       try {
-        const result = current(req, res, step) as unknown;
+        const result = current(req, res, step);
         // An async step's failure reaches the error handler, as Express 5 does for a layer.
         if (result instanceof Promise) result.catch(step);
       } catch (thrown) {

@@ -43,10 +43,10 @@ async function startApi(databaseUrl: string, dataDir: string): Promise<{ url: st
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  for await (const line of createInterface({ input: child.stdout! })) {
+  for await (const line of createInterface({ input: child.stdout })) {
     const url = /"url":"(http:\/\/[^"]+)"/.exec(line)?.[1];
     if (url) {
-      child.stdout!.resume();
+      child.stdout.resume();
       return { url, child };
     }
   }

@@ -37,7 +37,7 @@ function startProcess(mode: 'platform' | 'raw', databaseUrl: string, concurrency
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return new Promise((resolve, reject) => {
-    child.stdout!.once('data', () => resolve({ child, exited }));
+    child.stdout.once('data', () => resolve({ child, exited }));
     child.once('exit', (code) => reject(new Error(`worker process exited with ${code}`)));
   });
 }

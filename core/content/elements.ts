@@ -116,12 +116,12 @@ export function fieldFilters(query: Record<string, unknown>, fields: readonly Fi
       errors.push({ path: `query.${key}`, message: `the type has no field ${fieldId}` });
       continue;
     }
-    if (!operators.includes(op as Operator)) {
+    if (!operators.includes(op)) {
       errors.push({ path: `query.${key}`, message: `unknown operator; use one of ${operators.join(', ')}` });
       continue;
     }
     const text = Array.isArray(raw) ? raw.join(',') : String(raw);
-    const condition = filterCondition(sql.identifier([column, 'data']), field, op as Operator, text);
+    const condition = filterCondition(sql.identifier([column, 'data']), field, op, text);
     if (typeof condition === 'string') errors.push({ path: `query.${key}`, message: condition });
     else conditions.push(condition);
   }

@@ -139,7 +139,7 @@ export const fieldSchema: z.ZodType<Field, unknown> = z
     id: 'ContentField',
     description:
       'A field of a content type; `of` says what a list holds, `fields` what an object holds (nested at most 4 deep)',
-  }) as z.ZodType<Field, unknown>;
+  });
 
 export type SchemaIssue = { path: string; message: string };
 

@@ -59,7 +59,7 @@ export async function findType(db: CommonQueryMethods, siteId: string, id: strin
   const row = await db.maybeOne(sql.type(typeRow)`
     select ${typeColumns} from content_types ct where ct.id = ${id} ${lock ? sql.fragment`for update` : sql.fragment``}`);
   if (!row || row.site_id !== siteId) throw notFound('No such content type.');
-  return row as ContentType;
+  return row;
 }
 
 export async function listTypes(db: CommonQueryMethods, { site }: SiteAccess, query: z.infer<typeof typeListQuery>) {
@@ -201,7 +201,7 @@ export function insertType(
               ${sql.jsonb(input.fields as never)}, ${createdBy})
       returning ${typeColumns}`,
     )
-    .catch(apiIdTaken) as Promise<ContentType>;
+    .catch(apiIdTaken);
 }
 
 export async function createType(db: CommonQueryMethods, access: SiteAccess, input: TypeInput): Promise<ContentType> {

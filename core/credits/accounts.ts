@@ -130,7 +130,7 @@ type Amount = number | Fragment;
 
 const sum = (amounts: Amount[]): Amount =>
   amounts.every((amount) => typeof amount === 'number')
-    ? amounts.reduce<number>((total, amount) => total + (amount as number), 0)
+    ? amounts.reduce<number>((total, amount) => total + amount, 0)
     : sql.fragment`(${sql.join(
         amounts.map((amount) => sql.fragment`${amount}`),
         sql.fragment` + `,

@@ -41,7 +41,7 @@ export async function cancelJobs(db: CommonQueryMethods, jobIds: readonly string
   // graphile-worker's own way to take an entry off the queue; a locked (running) entry is not deleted.
   await db.one(sql.type(z.object({ removed: z.number() }))`
     select count(graphile_worker.remove_job('job:' || id))::int as removed from unnest(${ids}) as id`);
-  const error = sql.jsonb({ code: 'canceled', message: reason } as never);
+  const error = sql.jsonb({ code: 'canceled', message: reason });
   const { canceled, unrun, told, atVendors } = await db.one(sql.type(canceledJobs)`
     with job as (
       update jobs set status = 'canceled', error = ${error}, canceled_at = now(), finished_at = now(), locked_by = null

@@ -29,7 +29,7 @@ export type EnqueueOptions = {
 export function addJob(task: string, payload: Record<string, unknown>, options: EnqueueOptions = {}) {
   return sql.fragment`graphile_worker.add_job(
       identifier => ${task},
-      payload => ${sql.json(payload as never)},
+      payload => ${sql.json(payload)},
       queue_name => ${options.queueName ?? null},
       run_at => ${options.runAt?.toISOString() ?? null}::timestamptz,
       max_attempts => ${options.maxAttempts ?? null}::integer,

@@ -31,5 +31,5 @@ export async function orderedJobPage<T extends { id: string; created_at: string 
     ${matching} and ${newestFirst ? before(query, 'jobs') : after(query, 'jobs')}
     order by ${newestFirst ? sql.fragment`jobs.created_at desc, jobs.id desc` : sql.fragment`jobs.created_at, jobs.id`}
     limit ${query.limit + 1}`);
-  return toPage(rows as readonly T[], query, () => countOf(db, matching));
+  return toPage(rows, query, () => countOf(db, matching));
 }

@@ -66,7 +66,7 @@ async function change(
       update jobs set ${set} where id = ${job.id} ${held} returning *
     ), attempt as (
       update job_attempts set finished_at = now(), outcome = ${attempt},
-             error = ${error ? sql.jsonb({ code: error.code, message: error.message } as never) : null}
+             error = ${error ? sql.jsonb({ code: error.code, message: error.message }) : null}
       where job_id = ${job.id} and outcome is null and exists (select from job)
     ) ${creditsOf(job, moves)}
     select ${jobColumns} from job as jobs`),
@@ -155,7 +155,7 @@ export async function succeed(
     job,
     {
       set: sql.fragment`
-        status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(output as never)}, error = null,
+        status = 'succeeded', progress = 1, stage = 'done', output = ${sql.jsonb(output)}, error = null,
         provider = coalesce(provider, ${provider}), unit_price = ${unitPrice}::numeric,
         credits_charged = ${charged}, media_id = ${ids[0] ?? null}, media_ids = ${sql.array(ids, 'uuid')},
         finished_at = now(), locked_by = null`,
@@ -186,7 +186,7 @@ export async function fail(
     job,
     {
       set: sql.fragment`
-        status = 'failed', error = ${sql.jsonb({ ...error, transient: false } as never)}, credits_charged = ${charged},
+        status = 'failed', error = ${sql.jsonb({ ...error, transient: false })}, credits_charged = ${charged},
         finished_at = now(), locked_by = null`,
       moves: [
         { kind: 'debit', amount: -charged, reservedChange: -charged, reason: `${job.kind}: spent before it failed` },
@@ -250,7 +250,7 @@ export async function requeue(
     job,
     {
       set: sql.fragment`
-        status = 'queued', stage = 'retrying', error = ${sql.jsonb({ ...error, transient: true } as never)}, locked_by = null`,
+        status = 'queued', stage = 'retrying', error = ${sql.jsonb({ ...error, transient: true })}, locked_by = null`,
       moves: [],
       attempt: options.attempt ?? 'retrying',
       error,

@@ -36,7 +36,7 @@ export class KnowledgeError extends Error {
  * compare; a base indexed with another model is indexed again.
  */
 export function embeddingProvider(config: Pick<Config, 'providers'>) {
-  const vendor = config.providers.chains.embeddings.find((name) => name !== 'local') as RemoteVendor | undefined;
+  const vendor = config.providers.chains.embeddings.find((name): name is RemoteVendor => name !== 'local');
   const model = vendor && config.providers.models[vendor]?.embeddings?.[0];
   return vendor && model ? { vendor, model } : null;
 }

@@ -3,7 +3,7 @@
 // operations applied with sharp, in the order given. The replaced file stays
 // as a version; the item's variants are made again by the processing job.
 import { randomUUID } from 'node:crypto';
-import type { FormatEnum, Sharp } from 'sharp';
+import type { Sharp } from 'sharp';
 import { z } from 'zod';
 import { atLeastOneOf } from '../field-rules.ts';
 import { timestamp } from '../timestamp.ts';
@@ -211,7 +211,7 @@ export async function applyOperations(
     ({ data, info } = await image.raw().toBuffer({ resolveWithObject: true }));
   }
   return sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } })
-    .toFormat(format as keyof FormatEnum)
+    .toFormat(format)
     .toBuffer();
 }
 

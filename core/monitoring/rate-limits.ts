@@ -34,7 +34,7 @@ export const rateLimitStatsSchema = z
 
 export async function rateLimitStats(db: CommonQueryMethods, rateLimits: RateLimits) {
   const limiters = rateLimits.limiters();
-  const limits = sql.jsonb(Object.fromEntries(limiters.map((limiter) => [limiter.name, limiter.limit])) as never);
+  const limits = sql.jsonb(Object.fromEntries(limiters.map((limiter) => [limiter.name, limiter.limit])));
   const live = sql.fragment`(expire is null or expire > (extract(epoch from now()) * 1000)::bigint)`;
   const rows = (where: ReturnType<typeof sql.fragment>, limit: number) =>
     db.any(sql.type(keyRow)`

@@ -12,7 +12,7 @@ import { vendorHealth, vendorHealthSchema } from './calls.ts';
 import { modelSpec } from './catalog.ts';
 import { describeSizes } from './models.ts';
 import { modelPrice } from './prices.ts';
-import { capabilityOf, chainNames, chainVariable, modelsVariable, pricesVariable, type Vendor } from './settings.ts';
+import { capabilityOf, chainNames, chainVariable, modelsVariable, pricesVariable } from './settings.ts';
 
 const modelSchema = z.object({
   model: z.string(),
@@ -84,8 +84,8 @@ export async function providersOverview(db: CommonQueryMethods, actor: Actor, co
         price_variable: pricesVariable(vendor, capability),
         placeholder: vendor === 'local',
         models: (providers.models[vendor]?.[capability] ?? []).map((model) => {
-          const spec = modelSpec(vendor as Vendor, capability, model);
-          const price = modelPrice(providers, capability, vendor as Vendor, model);
+          const spec = modelSpec(vendor, capability, model);
+          const price = modelPrice(providers, capability, vendor, model);
           return {
             model,
             known: spec !== undefined,

@@ -9,7 +9,7 @@ import type { Capability } from './capabilities.ts';
 import { allModels, modelSpec } from './catalog.ts';
 import { describeSizes, makesSize, type ModelSpec } from './models.ts';
 import { modelPrice } from './prices.ts';
-import { capabilityOf, chainVariable, type ChainName, type ProvidersConfig, type Vendor } from './settings.ts';
+import { capabilityOf, chainVariable, type ChainName, type ProvidersConfig } from './settings.ts';
 
 /**
  * One provider of a plan, the model it is asked for, and what the job is
@@ -52,7 +52,7 @@ export const modelField = (capability: Capability) =>
 
 /** The spec of a planned call; undefined for a model the catalog does not know (a compatible server's own). */
 export const specOf = (capability: Capability, call: PlannedCall): ModelSpec | undefined =>
-  modelSpec(call.vendor as Vendor, capability, call.model);
+  modelSpec(call.vendor, capability, call.model);
 
 /** Every model a chain's providers allow, for a 422 or a description. */
 export function allowedModels(config: ProvidersConfig, chain: ChainName): string[] {

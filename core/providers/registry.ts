@@ -61,7 +61,7 @@ export function adapterFor<C extends Capability>(
   capability: C,
   vendor: RemoteVendor,
 ): AdapterOf[C] {
-  const factory = factories[vendor][capability] as ((settings: VendorSettings) => AdapterOf[C]) | undefined;
+  const factory = factories[vendor][capability];
   if (!factory) throw permanent('not_configured', `${vendor} makes no ${capability}.`);
   return once(config, `${vendor}:${capability}`, () => factory(settingsOf(config, vendor)));
 }

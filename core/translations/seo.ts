@@ -19,7 +19,7 @@ export function seoWith(seo: Seo, values: Record<string, unknown>): Seo {
     if (value === null || value === undefined || value === '') delete next[part];
     else next[part] = value;
   }
-  return next as Seo;
+  return next;
 }
 
 /** The parts of `seo` that a sync copies, by name. */

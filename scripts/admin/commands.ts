@@ -69,8 +69,7 @@ function parsed<T extends z.ZodType>(schema: T, value: unknown, name: string): z
   return result.data;
 }
 
-const text = (values: Values, name: string) =>
-  typeof values[name] === 'string' ? (values[name] as string) : undefined;
+const text = (values: Values, name: string) => (typeof values[name] === 'string' ? values[name] : undefined);
 
 /** --password, --password-stdin, or a generated one that is printed (never asked for twice on a terminal). */
 async function newPassword(input: Input): Promise<{ value: string; generated: boolean }> {

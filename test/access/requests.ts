@@ -123,7 +123,7 @@ const mediaOfA = (world: World) =>
 /** Enough credits on site A for every caller who may submit a job (service accounts pay from the pool). */
 async function creditEveryone(world: World) {
   for (const caller of ['author', 'editor', 'tenant_admin', 'global_admin'] as const)
-    await giveCredits(world.t, world.siteA, 100, world.userIds[caller]!);
+    await giveCredits(world.t, world.siteA, 100, world.userIds[caller]);
   await giveCredits(world.t, world.siteA, 100);
 }
 

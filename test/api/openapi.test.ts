@@ -73,7 +73,7 @@ it('documents implemented endpoints with their response schemas, the rest as 501
       const bodiless = (code: string) => code === '204' || (code === '202' && !operation.responses[code].content);
       for (const status of success.filter((code) => !bodiless(code))) {
         // JSON for most; an event stream, a file or Prometheus text for a few, each with its schema.
-        const [media] = Object.values(operation.responses[status].content) as { schema?: unknown }[];
+        const [media] = Object.values<{ schema?: unknown }>(operation.responses[status].content);
         expect(media?.schema).toBeDefined();
       }
       expect(operation.responses['501']).toBeUndefined();

@@ -61,6 +61,7 @@ describe('created_at pages', () => {
 describe('sorted pages', () => {
   const byName: SortKey = { column: 'name', cast: 'text' };
   const bySize: SortKey = { column: 'size', cast: 'int8' };
+  const byDate: SortKey = { column: 'published_at', cast: 'timestamptz' };
 
   it('keep the sort value of the last row, as text, with its id', () => {
     const cursor = sortedCursor({ id: rows[0]!.id, size: 42 }, bySize);
@@ -75,7 +76,7 @@ describe('sorted pages', () => {
   it.each([
     ['a count past int8', encoded(['9223372036854775808', rows[0]!.id]), bySize],
     ['a count that is no number', encoded(['many', rows[0]!.id]), bySize],
-    ['an empty date', encoded(['', rows[0]!.id]), { column: 'published_at', cast: 'timestamptz' } as SortKey],
+    ['an empty date', encoded(['', rows[0]!.id]), byDate],
   ])('refuse a value its column cannot take (%s) as a 400', (_case, cursor, sort) => {
     expect(problemOf(() => afterSorted(cursor, 'media', sort, false))?.status).toBe(400);
   });

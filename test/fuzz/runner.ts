@@ -89,7 +89,7 @@ function baseOf(operation: Operation, built: MatrixRequest | undefined, document
     .split('/')
     .forEach((segment, index) => {
       const name = /^\{(.+)\}$/.exec(segment)?.[1];
-      if (name && concrete[index] !== undefined) params[name] = decodeURIComponent(concrete[index]!);
+      if (name && concrete[index] !== undefined) params[name] = decodeURIComponent(concrete[index]);
     });
   if (query) base.query = [...new URLSearchParams(query)];
   // Some of the optional query parameters too, so that a broken one meets the others' code paths;

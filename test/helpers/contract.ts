@@ -59,7 +59,7 @@ function matchers(document: Document): Matcher[] {
 export function contractChecker(document: Document) {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats.default(ajv);
-  ajv.addSchema(document as object, 'openapi.json');
+  ajv.addSchema(document, 'openapi.json');
   const compiled = new Map<string, ValidateFunction>();
   const validator = (pointer: string) => {
     let validate = compiled.get(pointer);
@@ -70,7 +70,7 @@ export function contractChecker(document: Document) {
   const escape = (text: string) => text.replace(/~/g, '~0').replace(/\//g, '~1');
   /** A component the document refers to (#/components/responses/NotFound), and its JSON pointer. */
   const resolve = <T>(value: T | Ref, pointer: string): { value: T; pointer: string } => {
-    if (!value || typeof value !== 'object' || !('$ref' in value)) return { value: value as T, pointer };
+    if (!value || typeof value !== 'object' || !('$ref' in value)) return { value: value, pointer };
     const path = value.$ref.replace(/^#/, '');
     const found = path
       .split('/')
@@ -168,6 +168,6 @@ export function contractChecker(document: Document) {
       }) as typeof res.end;
       handler(req, res);
     };
-    return Object.assign(checked, handler) as H;
+    return Object.assign<typeof checked, H>(checked, handler);
   };
 }

@@ -130,7 +130,7 @@ export async function startFakeStripe(key = 'sk_test_fake_0123456789'): Promise<
           item['price'] = { id: price, object: 'price' };
         }
         if (body['metadata'])
-          subscription['metadata'] = { ...(subscription['metadata'] as object), ...(body['metadata'] as object) };
+          subscription['metadata'] = { ...(subscription['metadata'] as object), ...body['metadata'] };
         // A price change invoiced at once: the prorations, paid.
         if (price && body['proration_behavior'] === 'always_invoice')
           subscription['latest_invoice'] = newInvoice(subscription, 'subscription_update', price, true).id;
@@ -160,8 +160,7 @@ export async function startFakeStripe(key = 'sk_test_fake_0123456789'): Promise<
     if (!session) throw new Error(`no session ${sessionId}`);
     session['status'] = 'complete';
     session['payment_status'] = options.async ? 'unpaid' : 'paid';
-    if (session['mode'] === 'payment')
-      session['payment_intent'] = (session['payment_intent'] as string | null) ?? id('pi');
+    if (session['mode'] === 'payment') session['payment_intent'] = session['payment_intent'] ?? id('pi');
     if (session['mode'] === 'subscription') {
       const customer = (session['customer'] as string | null) ?? id('cus');
       const start = now();

@@ -43,7 +43,7 @@ export async function newJob(
     values (${site.tenant_id}, ${site.id}, ${fields.userId ?? null}, ${fields.kind ?? 'speech'}, ${status},
             ${sql.jsonb((fields.input ?? { text: 'Hello' }) as never)}, ${fields.provider ?? null}, ${fields.providerRef ?? null},
             ${finished ? sql.fragment`now()` : null}, ${status === 'waiting' ? sql.fragment`now()` : null},
-            ${status === 'failed' ? sql.jsonb({ code: 'provider_rejected', message: 'no' } as never) : null})
+            ${status === 'failed' ? sql.jsonb({ code: 'provider_rejected', message: 'no' }) : null})
     returning ${jobColumns}`);
 }
 

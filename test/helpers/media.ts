@@ -38,7 +38,7 @@ export async function startListeningApp(env: Record<string, string> = {}): Promi
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const t = await startTestApp({ env: { ...env, PUBLIC_URL: publicUrl } });
-  app = t.app as unknown as http.RequestListener;
+  app = t.app;
   return {
     t,
     publicUrl,

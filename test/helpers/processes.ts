@@ -96,7 +96,7 @@ export async function twoApiProcesses(t: TestApp): Promise<[Started, Started]> {
   const env = { DATABASE_URL: t.database.url, LOG_LEVEL: 'info', NODE_ENV: 'test', DATA_DIR: t.config.dataDir };
   const started = await Promise.all([startProcess('api/main.ts', env), startProcess('api/main.ts', env)]);
   await Promise.all(started.map((one) => untilReady(one.url)));
-  return started as [Started, Started];
+  return started;
 }
 
 /**

@@ -234,7 +234,7 @@ it('does not let one tenant’s flood of jobs starve another tenant’s single j
       flood.map((job) => job.id),
       'uuid',
     )})
-      and (finished_at is null or finished_at > ${done.finished_at!}::timestamptz)`);
+      and (finished_at is null or finished_at > ${done.finished_at}::timestamptz)`);
   expect(floodLeft).toBeGreaterThan(20);
   for (const job of flood) await waitForJob(t, job.id, ['succeeded'], 60_000);
 }, 90_000);

@@ -218,7 +218,7 @@ it('deletes finished jobs and handled webhook ids past the retention period, and
   );
   const retention = t.config.jobs.retentionDays;
   const job = (name: string, status: string, finishedDaysAgo: number | null) => sql.fragment`
-    (${tenant}, ${site}, 'speech', ${status}, ${sql.jsonb({ name } as never)},
+    (${tenant}, ${site}, 'speech', ${status}, ${sql.jsonb({ name })},
      ${finishedDaysAgo === null ? null : sql.fragment`now() - ${finishedDaysAgo} * interval '1 day'`})`;
   await db.query(sql.typeAlias('void')`
     insert into jobs (tenant_id, site_id, kind, status, input, finished_at) values

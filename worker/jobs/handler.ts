@@ -47,5 +47,5 @@ export type JobHandler<S extends z.ZodType = z.ZodType> = {
 };
 
 export function defineJob<S extends z.ZodType>(handler: JobHandler<S>): JobHandler {
-  return handler as unknown as JobHandler;
+  return handler;
 }

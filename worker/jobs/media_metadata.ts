@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { mediaToDescribe, saveDescription } from '../../core/media/metadata.ts';
 import { usesLanguageModel } from '../providers/text/chat.ts';
-import { describeLocally, describeWithProvider, type Subject } from '../providers/text/describe.ts';
+import { describeLocally, describeWithProvider } from '../providers/text/describe.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { defineJob } from './handler.ts';
 
@@ -17,13 +17,9 @@ export default defineJob({
     let described;
     if (usesLanguageModel(config)) {
       const preview = item.preview_key ? await context.storage.read(item.preview_key) : null;
-      described = await describeWithProvider(
-        context,
-        item as Subject,
-        preview ? Buffer.concat(await preview.toArray()) : null,
-      );
+      described = await describeWithProvider(context, item, preview ? Buffer.concat(await preview.toArray()) : null);
     } else {
-      described = describeLocally(item as Subject);
+      described = describeLocally(item);
     }
     const applied = {
       alt: overwrite || !item.alt ? described.alt : item.alt,

@@ -88,7 +88,7 @@ export function extractArticle(html: string, url: string): Article | null {
   const base = document.createElement('base');
   base.setAttribute('href', url);
   (document.head ?? document.documentElement)?.prepend(base);
-  const parsed = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
+  const parsed = new Readability(document).parse();
   const text = parsed?.textContent?.replace(/\s+/g, ' ').trim() ?? '';
   if (!parsed?.content || text.length < 50) return null;
   return {

@@ -8,7 +8,7 @@
 // the log.
 import { parentPort, workerData } from 'node:worker_threads';
 import { getDocumentProxy } from 'unpdf';
-import { blocksOf, linesOf, type Line, type TextItem } from './pdf-layout.ts';
+import { blocksOf, linesOf, type Line } from './pdf-layout.ts';
 import type { PdfText } from './pdf-text.ts';
 
 export type PdfThreadInput = { bytes: Uint8Array; maxPages: number };
@@ -54,7 +54,7 @@ async function read({ bytes, maxPages }: PdfThreadInput): Promise<PdfText> {
   for (let number = 1; number <= pdf.numPages; number++) {
     const page = await pdf.getPage(number);
     const content = await page.getTextContent();
-    lines.push(...linesOf(content.items.filter((item) => 'str' in item) as TextItem[]));
+    lines.push(...linesOf(content.items.filter((item) => 'str' in item)));
     page.cleanup();
   }
   if (lines.length === 0)
@@ -62,6 +62,7 @@ async function read({ bytes, maxPages }: PdfThreadInput): Promise<PdfText> {
       'pdf_no_text',
       'The PDF has no text to import (scanned pages are images; text recognition is not done).',
     );
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc 7 reads `info` as Object: it needs it
   const info = (await pdf.getMetadata().catch(() => null))?.info as { Title?: unknown } | undefined;
   const title = typeof info?.Title === 'string' && info.Title.trim() ? info.Title.trim() : null;
   return { pages: pdf.numPages, title, blocks: blocksOf(lines) };

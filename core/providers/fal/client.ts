@@ -174,7 +174,7 @@ export function falClient(settings: VendorSettings) {
       const status = body.status;
       if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS' && status !== 'COMPLETED')
         throw permanent('provider_invalid_response', 'fal answered a status it does not document.');
-      return { status: status as QueueStatus, queuePosition: body.queue_position };
+      return { status: status, queuePosition: body.queue_position };
     },
 
     /** The model's output, once COMPLETED (a failed request answers its error, thrown as such). */

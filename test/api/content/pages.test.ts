@@ -336,15 +336,15 @@ describe('elements on a page', () => {
     ];
     const page = await create(site, { slug: 'layout' });
     const at = `/${site.slug}/pages/${page.id}/elements`;
-    const added = await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e1!.id }).expect(201);
-    expect(added.body).toMatchObject({ element_id: e1!.id, area: 'main', position: 0, settings: {} });
-    await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e2!.id, position: 0 }).expect(201);
+    const added = await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e1.id }).expect(201);
+    expect(added.body).toMatchObject({ element_id: e1.id, area: 'main', position: 0, settings: {} });
+    await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e2.id, position: 0 }).expect(201);
     await request(t.app)
       .post(at)
       .set(c.a.admin.auth)
-      .send({ element_id: e3!.id, area: 'sidebar', settings: { width: 'half' } })
+      .send({ element_id: e3.id, area: 'sidebar', settings: { width: 'half' } })
       .expect(201);
-    await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e1!.id }).expect(409);
+    await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e1.id }).expect(409);
     const layout = async () =>
       (await request(t.app).get(`/${site.slug}/pages/${page.id}`).set(c.a.admin.auth).expect(200)).body as {
         version: number;
@@ -355,25 +355,21 @@ describe('elements on a page', () => {
         (slot) => `${slot.area}:${slot.position}:${slot.element_id === slot.element.id ? slot.element_id : '?'}`,
       );
     let body = await layout();
-    expect(slots(body)).toEqual([`main:0:${e2!.id}`, `main:1:${e1!.id}`, `sidebar:0:${e3!.id}`]);
+    expect(slots(body)).toEqual([`main:0:${e2.id}`, `main:1:${e1.id}`, `sidebar:0:${e3.id}`]);
     expect(body.version).toBe(4);
-    await request(t.app)
-      .patch(`${at}/${e2!.id}`)
-      .set(c.a.admin.auth)
-      .send({ area: 'sidebar', position: 0 })
-      .expect(200);
+    await request(t.app).patch(`${at}/${e2.id}`).set(c.a.admin.auth).send({ area: 'sidebar', position: 0 }).expect(200);
     body = await layout();
-    expect(slots(body)).toEqual([`main:0:${e1!.id}`, `sidebar:0:${e2!.id}`, `sidebar:1:${e3!.id}`]);
-    await request(t.app).delete(`${at}/${e2!.id}`).set(c.a.admin.auth).expect(204);
+    expect(slots(body)).toEqual([`main:0:${e1.id}`, `sidebar:0:${e2.id}`, `sidebar:1:${e3.id}`]);
+    await request(t.app).delete(`${at}/${e2.id}`).set(c.a.admin.auth).expect(204);
     body = await layout();
-    expect(slots(body)).toEqual([`main:0:${e1!.id}`, `sidebar:0:${e3!.id}`]);
-    await request(t.app).delete(`${at}/${e2!.id}`).set(c.a.admin.auth).expect(404);
+    expect(slots(body)).toEqual([`main:0:${e1.id}`, `sidebar:0:${e3.id}`]);
+    await request(t.app).delete(`${at}/${e2.id}`).set(c.a.admin.auth).expect(404);
     const tree1 = await tree(site);
     expect(tree1[0]!.element_count).toBe(2);
     // The tree is kept between reads; a change of the layout drops it.
-    await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e2!.id }).expect(201);
+    await request(t.app).post(at).set(c.a.admin.auth).send({ element_id: e2.id }).expect(201);
     expect((await tree(site))[0]!.element_count).toBe(3);
-    await request(t.app).delete(`${at}/${e2!.id}`).set(c.a.admin.auth).expect(204);
+    await request(t.app).delete(`${at}/${e2.id}`).set(c.a.admin.auth).expect(204);
     expect((await tree(site))[0]!.element_count).toBe(2);
     const theirType = await createType(t, c.b.admin.auth, c.b.site);
     const theirs = await createElement(t, c.b.admin.auth, c.b.site, { type: theirType.id });

@@ -158,7 +158,7 @@ describe('filters on GET /admin/jobs/', () => {
       old: await newJob(t, otherSite, { kind: 'video', status: 'succeeded' }),
     };
     await t.services.db.query(sql.typeAlias('void')`
-      update jobs set error = ${sql.jsonb({ code: 'invalid_input', message: 'no' } as never)} where id = ${made.invalid!.id}`);
+      update jobs set error = ${sql.jsonb({ code: 'invalid_input', message: 'no' })} where id = ${made.invalid!.id}`);
     await t.services.db.query(sql.typeAlias('void')`
       update jobs set created_at = '2024-03-01T12:00:00Z' where id = ${made.old!.id}`);
   });

@@ -113,7 +113,7 @@ function parseEvents(raw: string): SseEvent[] {
         const colon = line.indexOf(':');
         event[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '');
       }
-      return event as SseEvent;
+      return event;
     });
 }
 

@@ -223,7 +223,7 @@ describe('the fake refuses what ElevenLabs refuses', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'xi-api-key': fake.apiKey, ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
-    }).then(async (response) => ({ status: response.status, body: (await response.json()) as unknown }));
+    }).then(async (response) => ({ status: response.status, body: await response.json() }));
   const george = '/v1/text-to-speech/JBFqnCBsd6RMkjVDRZzb?output_format=wav_24000';
   const text = { text: 'Hi.' };
 

@@ -281,6 +281,7 @@ function checkTools(body: Record<string, unknown>): Refusal | undefined {
   }
   const choice = body.tool_choice;
   if (choice === undefined || ['none', 'auto', 'required'].includes(String(choice))) return undefined;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc 7 reads `choice` as {}: it needs it
   const named = (choice as { type?: unknown; function?: { name?: unknown } } | null)?.function?.name;
   // SPEC ChatCompletionNamedToolChoice; naming a tool not offered is refused (wording not verified).
   if (typeof choice !== 'object' || typeof named !== 'string')
