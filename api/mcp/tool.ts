@@ -79,8 +79,7 @@ const waitSchema = z
   .optional()
   .describe(`Seconds to wait for the job to end before answering (like Prefer: wait=N), at most ${maxWaitSeconds}`);
 
-const shapeOf = (schema: z.ZodType | undefined): z.ZodRawShape =>
-  schema instanceof z.ZodObject ? schema.shape : {};
+const shapeOf = (schema: z.ZodType | undefined): z.ZodRawShape => (schema instanceof z.ZodObject ? schema.shape : {});
 
 /**
  * A tool, checked as it is defined: its schemas are the mirrored route's own
