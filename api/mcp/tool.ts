@@ -103,8 +103,18 @@ export function defineTool<P extends AnyObject, Q extends AnyObject, B extends z
 /** Whether the tool's endpoint makes a job, and so takes the webhook fields. */
 const makesJobs = (tool: Pick<ToolDefinition, 'route'>) => tool.route.responses[202] === jobResponses[202];
 
+// Built once per tool: zod compiles an object schema on its first parse, so a
+// schema made again for every call would pay that compile on every call.
+const argumentsSchemas = new WeakMap<ToolDefinition, z.ZodObject>();
+
 /** All of a tool's arguments as one object schema: what tools/list shows and what is checked first. */
 export function argumentsSchema(tool: ToolDefinition): z.ZodObject {
+  let schema = argumentsSchemas.get(tool);
+  if (!schema) argumentsSchemas.set(tool, (schema = wholeArguments(tool)));
+  return schema;
+}
+
+function wholeArguments(tool: ToolDefinition): z.ZodObject {
   return z.strictObject({
     ...shapeOf(tool.params),
     ...shapeOf(tool.query),
