@@ -7,7 +7,7 @@
 // runtime); it is charged the sum of its steps.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
-import type { Actor } from '../actor.ts';
+import type { Actor, ApiKeyLimits } from '../actor.ts';
 import type { Config } from '../config.ts';
 import { Problem, notFound } from '../errors.ts';
 import { findActiveAccount } from '../identity/authenticate.ts';
@@ -66,13 +66,23 @@ export const runRequest = z
 export type RunRequest = z.output<typeof runRequest>;
 
 /** Who a run acts for, as kept on its job: its tools act with this access, never more. */
+// The API key a run was started with, if any: the run acts within the key's
+// limits as the request did, and ends with the key (revoked or expired).
+const keptKey = z.object({
+  id: z.uuid(),
+  tenant_id: z.uuid(),
+  scopes: z.array(z.string()),
+  site_ids: z.array(z.uuid()).nullable(),
+});
+
 export const runActor = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('user'), user_id: z.uuid() }),
+  z.object({ kind: z.literal('user'), user_id: z.uuid(), api_key: keptKey.optional() }),
   z.object({
     kind: z.literal('service'),
     service_account_id: z.uuid(),
     scopes: z.array(z.string()),
     test_mode: z.boolean(),
+    api_key: keptKey.optional(),
   }),
 ]);
 
@@ -103,15 +113,30 @@ export async function agentForSite(db: CommonQueryMethods, { actor, site }: Site
   return agent;
 }
 
+const keyOf = ({ apiKey }: Actor) =>
+  apiKey
+    ? { api_key: { id: apiKey.id, tenant_id: apiKey.tenantId, scopes: apiKey.scopes, site_ids: apiKey.siteIds } }
+    : {};
+
 const actorOf = (actor: Actor): z.infer<typeof runActor> =>
   actor.kind === 'user'
-    ? { kind: 'user', user_id: actor.userId }
+    ? { kind: 'user', user_id: actor.userId, ...keyOf(actor) }
     : {
         kind: 'service',
         service_account_id: actor.serviceAccountId,
         scopes: actor.scopes,
         test_mode: actor.testMode ?? false,
+        ...keyOf(actor),
       };
+
+const limitsOf = (key: z.infer<typeof keptKey> | undefined): ApiKeyLimits | undefined =>
+  key && { id: key.id, tenantId: key.tenant_id, scopes: key.scopes, siteIds: key.site_ids };
+
+/** Whether the run's key (if it was started with one) is still neither revoked nor expired. */
+const keyLive = (key: z.infer<typeof keptKey> | undefined) =>
+  key
+    ? sql.fragment`exists (select 1 from api_keys k where k.id = ${key.id} and (k.expires_at is null or k.expires_at > now()))`
+    : sql.fragment`true`;
 
 /**
  * The models the run may call: the agent's own model where the operator
@@ -226,25 +251,37 @@ export async function getRun(db: CommonQueryMethods, access: SiteAccess, agentId
 /**
  * Who the run acts as, now: the member as they are (a global admin no longer
  * one has that access no more), or the service account with the scopes its
- * token had at submit (and still has). Null when either is gone or disabled.
+ * token had at submit (and still has); within the limits of the API key it
+ * was started with, if any. Null when either is gone or disabled, or the key
+ * was revoked or expired.
  */
 export async function runActorNow(db: CommonQueryMethods, kept: RunJobInput['actor'], tenantId: string) {
+  const apiKey = limitsOf(kept.api_key);
   if (kept.kind === 'service') {
-    const account = await findActiveAccount(db, kept.service_account_id);
-    if (!account || account.tenant_id !== tenantId) return null;
+    const [account, live] = await Promise.all([
+      findActiveAccount(db, kept.service_account_id),
+      kept.api_key
+        ? db.oneFirst(sql.type(z.object({ live: z.boolean() }))`select ${keyLive(kept.api_key)} as live`)
+        : true,
+    ]);
+    if (!account || account.tenant_id !== tenantId || !live) return null;
     const actor: Actor = {
       kind: 'service',
       serviceAccountId: kept.service_account_id,
       tenantId,
       scopes: kept.scopes.filter((scope) => account.scopes.includes(scope)),
       testMode: kept.test_mode,
+      ...(apiKey ? { apiKey } : {}),
     };
     return actor;
   }
   const user = await db.maybeOne(sql.type(z.object({ is_global_admin: z.boolean() }))`
-    select is_global_admin from users where id = ${kept.user_id} and status = 'active'`);
+    select is_global_admin from users where id = ${kept.user_id} and status = 'active' and ${keyLive(kept.api_key)}`);
   if (!user) return null;
   // No session: the run is not one, and nothing of a session's is asked of a run's actor.
-  const actor: Actor = { kind: 'user', userId: kept.user_id, sessionId: '', isGlobalAdmin: user.is_global_admin };
+  // A key never carries its holder's global administration (core/identity/api-keys.ts).
+  const actor: Actor = apiKey
+    ? { kind: 'user', userId: kept.user_id, sessionId: '', isGlobalAdmin: false, apiKey }
+    : { kind: 'user', userId: kept.user_id, sessionId: '', isGlobalAdmin: user.is_global_admin };
   return actor;
 }

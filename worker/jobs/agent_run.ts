@@ -48,7 +48,11 @@ export default defineJob({
       historyBefore(db, input.conversation_id, job.id),
       runSteps(db, job.id),
     ]);
-    if (!actor) throw permanent('actor_unavailable', 'Whoever started the run is no longer active.');
+    if (!actor)
+      throw permanent(
+        'actor_unavailable',
+        'Whoever started the run is no longer active, or the API key it was started with was revoked or expired.',
+      );
     if (agent instanceof Problem) throw permanent('agent_unavailable', agent.message);
     if (!agent) throw permanent('agent_unavailable', 'No such agent.');
     if (!agent.tenant_ids.includes(job.tenant_id))

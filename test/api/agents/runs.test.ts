@@ -11,7 +11,7 @@ import { sql } from '../../../db/pool.ts';
 import { newAgent } from '../../helpers/agents.ts';
 import { startFakeOpenAI, textModelEnv, type FakeOpenAI } from '../../helpers/fakes/openai.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
-import { globalAdmin, unique, type Auth } from '../../helpers/identity.ts';
+import { bearer, globalAdmin, unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, ledgerFor, startTestWorker } from '../../helpers/jobs.ts';
 import { indexCorpus } from '../../helpers/knowledge.ts';
 import { expectLedgerHolds } from '../../helpers/ledger.ts';
@@ -225,6 +225,56 @@ it('acts with the member’s access: an author’s run cannot change an editor�
     .set(suite.a.editor.auth)
     .expect(200);
   expect(unchanged.body.title).toBe(post.body.title);
+});
+
+it('acts within the API key it was started with: a key without content:write cannot write a post, and a revoked key ends the run', async () => {
+  const { t, a } = suite;
+  const keyFor = async (scopes: string[]) => {
+    const made = await request(t.app)
+      .post(`/api/tenants/${a.tenant.id}/api-keys`)
+      .set(a.admin.auth)
+      .send({ name: 'runs', user_id: a.editor.user.id, scopes })
+      .expect(201);
+    return { id: made.body.id as string, auth: bearer(made.body.key as string) };
+  };
+  const title = `Keyed ${unique()}`;
+  fake.script(
+    'chat/completions',
+    {
+      kind: 'ok',
+      reply: { toolCalls: [{ id: 'call_post', name: 'create_post', arguments: JSON.stringify({ title, body: 'x' }) }] },
+    },
+    { kind: 'ok', reply: { content: 'The key may not write posts.' } },
+  );
+  // The editor may write posts; her key names jobs only.
+  const narrow = await keyFor(['sites:read', 'jobs:read', 'jobs:write']);
+  const res = await startRun({ input: 'Write a post.' }, narrow.auth).expect(200);
+  expect(res.body).toMatchObject({ status: 'succeeded', output: { answer: 'The key may not write posts.' } });
+  const run = await readRun(res.body.id, narrow.auth);
+  expect(run.body.steps[1]).toMatchObject({
+    kind: 'tool',
+    name: 'create_post',
+    status: 'refused',
+    output: { problem: { status: 403 } },
+  });
+  const written = await t.services.db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    select id from posts where title = ${title}`);
+  expect(written).toEqual([]);
+
+  // Queued while no worker runs; the key is revoked before a worker takes it.
+  await suite.worker?.stop();
+  suite.worker = undefined;
+  const revoked = await keyFor(['sites:read', 'jobs:read', 'jobs:write', 'content:write']);
+  const queued = await startRun({ input: 'Write a post.' }, revoked.auth, 0).expect(202);
+  await request(t.app).delete(`/api/tenants/${a.tenant.id}/api-keys/${revoked.id}`).set(a.admin.auth).expect(204);
+  suite.worker = await startTestWorker(t, withModel());
+  const ended = await request(t.app)
+    .get(`/${a.site.slug}/jobs/${queued.body.id}`)
+    .set(a.editor.auth)
+    .set('Prefer', 'wait=30')
+    .expect(200);
+  expect(ended.body).toMatchObject({ status: 'failed', error: { code: 'actor_unavailable' } });
+  expect(chat()).toHaveLength(2);
 });
 
 it('searches before the first model call when the agent says so, handing the model the passages to cite', async () => {
