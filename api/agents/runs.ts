@@ -11,10 +11,22 @@ import { cancelJob } from '../../core/jobs/queries.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
-import { cacheControlHeader, problemResponse } from '../responses.ts';
+import { cacheControlHeader, insufficientCreditsSchema, problemResponse, problemSchema } from '../responses.ts';
 import { answerJob, jobResponses, preferHeader } from '../jobs/answer.ts';
 import { runEventSchema } from '../../core/agents/run-events.ts';
 import { streamRunEvents } from './run-stream.ts';
+
+/** The 402 of a spent monthly budget (core/agents/budgets.ts). */
+const budgetSpentSchema = problemSchema
+  .extend({
+    budget: z
+      .enum(['agent_budget', 'tenant_budget'])
+      .describe('Which budget is spent: the agent’s in this tenant, or the tenant’s for all runs'),
+    monthly_budget: z.number().int(),
+    used: z.number().describe('Credits used by runs this month (UTC)'),
+    resets_at: z.string().describe('When the budget starts again (the next month, UTC)'),
+  })
+  .meta({ id: 'AgentBudgetSpentProblem', description: 'A problem of type /problems/agent-budget-spent' });
 
 const agentParams = siteParams.extend({ agent_id: z.uuid() });
 const runParams = agentParams.extend({ run_id: z.uuid() });
@@ -40,6 +52,14 @@ export const routes = [
     request: { params: agentParams, body: runRequest, headers: preferHeader },
     responses: {
       ...jobResponses,
+      402: {
+        description:
+          'Not enough credits for what the run may cost (an InsufficientCreditsProblem: which balance, how many, how it ' +
+          'is funded), or a monthly budget for agent runs is spent (type /problems/agent-budget-spent: which budget, ' +
+          'what it was, what is used, when it starts again)',
+        schema: z.union([insufficientCreditsSchema, budgetSpentSchema]),
+        contentType: 'application/problem+json',
+      },
       404: problemResponse('No such site, or no such agent assigned to its tenant, or no such transfer prompt'),
     },
     async handler({ params, body }, context, { req }) {

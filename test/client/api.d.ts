@@ -6336,6 +6336,37 @@ export interface components {
           }) | null;
         })[];
     };
+    /** @description A problem of type /problems/agent-budget-spent */
+    AgentBudgetSpentProblem: {
+      /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed: GET it for a page saying when it happens and what to do */
+      type: string;
+      title: string;
+      status: number;
+      detail?: string;
+      /** @description The path of the request that failed */
+      instance?: string;
+      /** @description Also in the X-Request-Id header and the logs */
+      request_id?: string;
+      /** @description Each invalid field, for 422 */
+      errors?: {
+          /** @description e.g. body.email */
+          path: string;
+          message: string;
+        }[];
+      /** @description For a 403 to a service account or an API key: every scope it lacks for this operation, all at once */
+      missing_permissions?: ("sites:read" | "content:read" | "content:write" | "media:read" | "media:write" | "jobs:read" | "jobs:write" | "jobs:priority" | "search:read")[];
+      /**
+       * @description Which budget is spent: the agent’s in this tenant, or the tenant’s for all runs
+       * @enum {string}
+       */
+      budget: "agent_budget" | "tenant_budget";
+      monthly_budget: number;
+      /** @description Credits used by runs this month (UTC) */
+      used: number;
+      /** @description When the budget starts again (the next month, UTC) */
+      resets_at: string;
+      [key: string]: unknown;
+    };
     AgentRun: {
       /** @description The run’s job: status, progress, credits, and its answer in `output` */
       run: {
@@ -23863,7 +23894,7 @@ export interface operations {
       };
       400: components["responses"]["MalformedBody"];
       401: components["responses"]["Unauthorized"];
-      /** @description Not enough credits for the estimate: `balance` says which balance pays (the user’s own on the site, or the tenant’s pool), `available` and `required` how many, `funding` how that balance gets credits */
+      /** @description Not enough credits for what the run may cost (an InsufficientCreditsProblem: which balance, how many, how it is funded), or a monthly budget for agent runs is spent (type /problems/agent-budget-spent: which budget, what it was, what is used, when it starts again) */
       402: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -23871,7 +23902,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"];
+          "application/problem+json": components["schemas"]["InsufficientCreditsProblem"] | components["schemas"]["AgentBudgetSpentProblem"];
         };
       };
       403: components["responses"]["Forbidden"];
