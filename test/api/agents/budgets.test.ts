@@ -19,6 +19,8 @@ let fake: FakeOpenAI;
 beforeAll(async () => {
   fake = await startFakeOpenAI();
 });
+// Its listening socket would keep a lone run of this file from exiting.
+afterAll(() => fake.close());
 const withModel = () => textModelEnv(fake, '4/20');
 const suite = jobsSuite(withModel);
 let agentId: string;

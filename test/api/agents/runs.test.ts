@@ -20,6 +20,8 @@ let fake: FakeOpenAI;
 beforeAll(async () => {
   fake = await startFakeOpenAI();
 });
+// Its listening socket would keep a lone run of this file from exiting.
+afterAll(() => fake.close());
 // 10 credits per 1,000 tokens: a step's cost is easy to reckon.
 const withModel = () => textModelEnv(fake, 10);
 const suite = jobsSuite(withModel);
