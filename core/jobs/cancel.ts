@@ -5,7 +5,8 @@
 // entry in the ledger per job, each account's reserved sum lowered once).
 // Then each canceled job that has a webhook is announced, and work a vendor
 // holds for a canceled job is canceled there too, by a queued task
-// (provider__cancel): it stops rendering, and costing, upstream. The callers lock
+// (provider__cancel): it stops rendering, and costing, upstream. An agent run
+// is charged the steps it recorded before the cancel, as its failure would be. The callers lock
 // the jobs first (in id order, before any account), as a worker settling one
 // of them holds its row before its payer's account.
 //
@@ -43,23 +44,35 @@ export async function cancelJobs(db: CommonQueryMethods, jobIds: readonly string
     select count(graphile_worker.remove_job('job:' || id))::int as removed from unnest(${ids}) as id`);
   const error = sql.jsonb({ code: 'canceled', message: reason });
   const { canceled, unrun, told, atVendors } = await db.one(sql.type(canceledJobs)`
-    with job as (
-      update jobs set status = 'canceled', error = ${error}, canceled_at = now(), finished_at = now(), locked_by = null
+    with spent as (
+      -- An agent run's recorded steps were paid to the vendor whatever comes of the run: charged, never more than reserved.
+      select j.id, least(j.credits_reserved, ceil(sum(s.cost) - 1e-9)::bigint) as amount
+      from jobs j join agent_run_steps s on s.job_id = j.id
+      where j.id = any(${ids}) and j.kind = 'agent_run' and j.credits_reserved > 0
+      group by j.id, j.credits_reserved
+    ), job as (
+      update jobs set status = 'canceled', error = ${error}, canceled_at = now(), finished_at = now(), locked_by = null,
+             credits_charged = coalesce((select amount from spent where spent.id = jobs.id), jobs.credits_charged)
       from jobs was
       where was.id = jobs.id and jobs.id = any(${ids}) and jobs.status <> all(${sql.array([...finished], 'text')})
-      returning jobs.*, was.status <> 'running' or was.locked_by is null as unrun
+      returning jobs.*, was.status <> 'running' or was.locked_by is null as unrun,
+                coalesce((select amount from spent where spent.id = jobs.id), 0) as spent
     ), attempt as (
       update job_attempts set finished_at = now(), outcome = 'canceled', error = null
       where job_id in (select id from job) and outcome is null
     ), reserved as (
-      select account_id, sum(credits_reserved) as amount from job
+      select account_id, sum(credits_reserved) as amount, sum(spent) as spent from job
       where account_id is not null and credits_reserved > 0 group by account_id
     ), account as (
-      update credit_accounts a set reserved = a.reserved - r.amount from reserved r where a.id = r.account_id
+      update credit_accounts a set reserved = a.reserved - r.amount, balance = a.balance - r.spent
+      from reserved r where a.id = r.account_id
     ), entries as (
       insert into credit_entries (tenant_id, account_id, site_id, user_id, kind, amount, reserved_change, job_id, operation, reason)
-      select tenant_id, account_id, site_id, user_id, 'release', 0, -credits_reserved, id, kind, 'Job canceled'
-      from job where account_id is not null and credits_reserved > 0
+      select tenant_id, account_id, site_id, user_id, 'debit', -spent, -spent, id, kind, 'Steps made before it was canceled'
+      from job where account_id is not null and spent > 0
+      union all
+      select tenant_id, account_id, site_id, user_id, 'release', 0, -(credits_reserved - spent), id, kind, 'Job canceled'
+      from job where account_id is not null and credits_reserved > spent
     )
     select (select count(*)::int from job) as canceled,
            coalesce((select jsonb_agg(jsonb_build_object('kind', kind, 'created_at', created_at, 'started_at', started_at))

@@ -18,6 +18,7 @@ import { serviceAccount } from '../../helpers/factories.ts';
 import { globalAdmin, unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, readJob, startTestWorker } from '../../helpers/jobs.ts';
 import { indexCorpus } from '../../helpers/knowledge.ts';
+import { expectLedgerHolds } from '../../helpers/ledger.ts';
 import { pollUntil } from '../../helpers/poll.ts';
 
 let fake: FakeOpenAI;
@@ -326,7 +327,8 @@ describe('cancel', () => {
       .post(runs(`/${runId}/cancel`))
       .set(suite.a.editor.auth)
       .expect(200);
-    expect(canceled.body).toMatchObject({ status: 'canceled' });
+    // The job as the job endpoints answer it, with its (here no) media's file URLs.
+    expect(canceled.body).toMatchObject({ status: 'canceled', media_url: null, media_urls: [] });
     await stream.ended;
     expect(shape(stream.heard)).toEqual(['run.started', 'run.finished']);
     expect(stream.heard.at(-1)!.data).toMatchObject({ type: 'run.finished', status: 'canceled', answer: null });
@@ -349,6 +351,44 @@ describe('cancel', () => {
     );
     expect(attempts).toEqual(['canceled']);
     expect(chat()).toHaveLength(1);
+  });
+
+  it('charges the steps it recorded before the cancel, and releases the rest', async () => {
+    await worker();
+    // 1,000 tokens read and 200 written at 10 credits per 1,000: the first call costs 12; the second never ends.
+    fake.script(
+      'chat/completions',
+      {
+        kind: 'ok',
+        reply: {
+          toolCalls: [{ id: 'call_search', name: 'knowledge_search', arguments: '{"query":"ferry"}' }],
+          usage: { promptTokens: 1000, completionTokens: 200 },
+        },
+      },
+      { kind: 'stall' },
+    );
+    const runId = (await startRun({ input: 'When does the ferry leave?' })).body.id as string;
+    await pollUntil(
+      async () => chat().length,
+      (count) => count === 2,
+      { tries: 300, everyMs: 50 },
+    );
+    const canceled = await request(suite.t.app)
+      .post(runs(`/${runId}/cancel`))
+      .set(suite.a.editor.auth)
+      .expect(200);
+    expect(canceled.body).toMatchObject({ status: 'canceled', credits_charged: 12 });
+    const reserved = canceled.body.credits_reserved as number;
+    const entries = await suite.t.services.db.any(sql.type(
+      z.object({ kind: z.string(), amount: z.number(), reserved_change: z.number() }),
+    )`
+      select kind, amount::int, reserved_change::int from credit_entries where job_id = ${runId} order by created_at, kind`);
+    expect(entries).toEqual([
+      { kind: 'reservation', amount: 0, reserved_change: reserved },
+      { kind: 'debit', amount: -12, reserved_change: -12 },
+      { kind: 'release', amount: 0, reserved_change: -(reserved - 12) },
+    ]);
+    await expectLedgerHolds(suite.t);
   });
 
   it('stops at the next step boundary: the tool call in flight ends, and no other step begins', async () => {
