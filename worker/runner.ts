@@ -22,8 +22,8 @@ import { QueueGate } from './queue-gate.ts';
 import { TenantSlots } from './tenant-slots.ts';
 import type { TaskDefinition } from './task.ts';
 import { loadTaskDefinitions, toTaskList } from './tasks.ts';
-import { PatientPool } from './patient-pool.ts';
-import { UnflushedLooks } from './unflushed-looks.ts';
+import { GraphilePool } from './graphile-pool.ts';
+import { GetJobConnection } from './get-job-connection.ts';
 
 export type WorkerHandle = { runner: Runner; stop(): Promise<void> };
 
@@ -63,7 +63,7 @@ export const defaultCrontab = [
   '41 3 * * * storage__sweep',
 ].join('\n');
 
-/** How long graphile-worker's queries wait for a database that cannot be reached (./patient-pool.ts). */
+/** How long graphile-worker's queries wait for a database that cannot be reached (./graphile-pool.ts). */
 const databaseWaitMs = 5 * 60_000;
 
 export async function startWorker(options: StartWorkerOptions): Promise<WorkerHandle> {
@@ -78,12 +78,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<WorkerHa
   });
   let workerPool: WorkerPool | undefined;
   // One connection per concurrent job, plus one for LISTEN and one spare; and one for the looks for jobs.
-  const pgPool = new PatientPool(
+  const pgPool = new GraphilePool(
     { connectionString: options.databaseUrl, max: config.worker.concurrency + 2 },
     logger,
     databaseWaitMs,
   );
-  const looks = new UnflushedLooks(options.databaseUrl, logger, databaseWaitMs);
+  const looks = new GetJobConnection(options.databaseUrl, logger, databaseWaitMs);
   pgPool.on('connect', looks.route);
   const definitions = new Map([...(await loadTaskDefinitions()), ...(options.extraTasks ?? [])]);
   const notifications = new Notifications(options.databaseUrl, logger);

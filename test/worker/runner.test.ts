@@ -114,7 +114,7 @@ it('tries a job’s completion again when it fails (a deadlock, a dropped connec
 });
 
 it('locks an entry for its run without waiting for the disk, and records a failure waiting for it', async () => {
-  // worker/unflushed-looks.ts: each change of an entry is recorded with the commit setting it was made under.
+  // worker/get-job-connection.ts: each change of an entry is recorded with the commit setting it was made under.
   // The test cluster commits without waiting for the disk (test/setup/global-setup.ts); this database waits,
   // as a deployment's does, for the connections the worker opens below.
   await t.services.db.query(sql.unsafe`

@@ -23,7 +23,7 @@
 import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 import { withSetting } from '../db/pool.ts';
-import { PatientPool } from './patient-pool.ts';
+import { GraphilePool } from './graphile-pool.ts';
 
 type Query = pg.ClientBase['query'];
 
@@ -35,12 +35,12 @@ const isLook = (config: unknown): config is pg.QueryConfig =>
   (config as { name: string }).name.startsWith('get_job');
 
 /** The connection graphile-worker's looks run on, and what sends them there. */
-export class UnflushedLooks {
-  readonly #pool: PatientPool;
+export class GetJobConnection {
+  readonly #pool: GraphilePool;
 
   constructor(connectionString: string, logger: Logger, waitMs: number) {
     const unflushed = withSetting(connectionString, 'synchronous_commit', 'off');
-    this.#pool = new PatientPool({ connectionString: unflushed, max: 1 }, logger, waitMs);
+    this.#pool = new GraphilePool({ connectionString: unflushed, max: 1 }, logger, waitMs);
   }
 
   /** Sends the client's looks for jobs to the looks' connection; its other statements are left as they are. */

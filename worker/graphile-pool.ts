@@ -18,7 +18,7 @@ type Callback = (
   done: (release?: unknown) => void,
 ) => void;
 
-export class PatientPool extends pg.Pool {
+export class GraphilePool extends pg.Pool {
   readonly #logger: Logger;
   readonly #waitMs: number;
   #waiting = 0;
