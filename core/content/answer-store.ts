@@ -19,7 +19,7 @@ export type AnswerStore = {
   close(): void;
 };
 
-import { takeOldest } from '../oldest.ts';
+import { takeOldest } from '../cache-eviction.ts';
 
 type Entry = CachedAnswer & { expiresAt: number };
 

@@ -11,7 +11,7 @@ import type { CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { Subscription, type Notifications } from '../notifications.ts';
-import { takeOldest } from '../oldest.ts';
+import { takeOldest } from '../cache-eviction.ts';
 import type { Site } from '../tenancy/sites.ts';
 import { findPublicSite, findSiteAccess, type SiteAccess } from '../tenancy/site-access.ts';
 import type { Actor } from '../actor.ts';

@@ -17,7 +17,7 @@ import { sql, type DatabasePool } from '../../../db/pool.ts';
 import { actingFor, allTenants } from '../../../db/tenant-scope.ts';
 import type { Logger } from '../../logger.ts';
 import { Subscription, type Notifications } from '../../notifications.ts';
-import { takeOldest } from '../../oldest.ts';
+import { takeOldest } from '../../cache-eviction.ts';
 import { SearchEngine } from './engine.ts';
 import { readChanges, readSite } from './reading.ts';
 import type { SiteCopy } from './site-copy.ts';

@@ -1,14 +1,14 @@
 // A site's copy held in memory as the API's thread sees it: the index itself
 // lives in the search thread (./engine.ts), and here are what a search reads
 // on this side — the site's common words read as queries (./query-tree.ts)
-// and the hits' texts kept from earlier searches (./kept-texts.ts) — with
+// and the hits' texts kept from earlier searches (./hit-text-cache.ts) — with
 // the counts the search thread last gave.
 import type { CopyCounts, PageOptions, Ranked, SearchEngine } from './engine.ts';
-import { KeptTexts, type HitText } from './kept-texts.ts';
+import { HitTextCache, type HitText } from './hit-text-cache.ts';
 import { documentKey, type IndexedDocument, type Scope } from './site-index.ts';
 import type { QueryNode } from './tsquery.ts';
 
-/** Bytes of hits' texts kept per site (./kept-texts.ts). */
+/** Bytes of hits' texts kept per site (./hit-text-cache.ts). */
 const textBytes = 32 * 1024 * 1024;
 /** Documents sent to the search thread at a time while a site is read. */
 const batch = 500;
@@ -20,7 +20,7 @@ export class SiteCopy {
   readonly #copy: number;
   /** The site's common words read as a query (tsquery text) in each locale, by `locale word`. */
   readonly #words: Map<string, string>;
-  readonly #texts = new KeptTexts(textBytes);
+  readonly #texts = new HitTextCache(textBytes);
   #counts: CopyCounts;
 
   constructor(engine: SearchEngine, copy: number, counts: CopyCounts, words: Map<string, string>) {

@@ -8,7 +8,7 @@
 // kept apart (the changes), its base entry marked gone. A search combines
 // both. When the changes grow, the owner loads the site afresh
 // (./indexes.ts).
-import { takeOldest } from '../../oldest.ts';
+import { takeOldest } from '../../cache-eviction.ts';
 import { searchKinds, type SearchKind } from '../kinds.ts';
 import { holds, type QueryNode } from './tsquery.ts';
 import { Postings, PostingsBuilder } from './postings.ts';

@@ -4,7 +4,7 @@
 // round trip. Kept as UTF-8 outside the heap, up to a number of bytes, the
 // least recently shown out first; a text is used only for the version of its
 // document it was read from.
-import { takeOldest } from '../../oldest.ts';
+import { takeOldest } from '../../cache-eviction.ts';
 
 export type HitText = {
   locale: string;
@@ -20,7 +20,7 @@ type Kept = Omit<HitText, 'text'> & { body: Buffer };
 
 const overhead = 200;
 
-export class KeptTexts {
+export class HitTextCache {
   readonly #maxBytes: number;
   readonly #kept = new Map<string, Kept>();
   #bytes = 0;

@@ -1,6 +1,6 @@
-// takeOldest (core/oldest.ts) keeps one iterator per map across calls; it must
+// takeOldest (core/cache-eviction.ts) keeps one iterator per map across calls; it must
 // still answer the oldest entry whatever happened to the map in between.
-import { takeOldest } from '../../core/oldest.ts';
+import { takeOldest } from '../../core/cache-eviction.ts';
 
 describe('takeOldest', () => {
   it('takes entries oldest first, a touched one (deleted and set again) as the newest', () => {
