@@ -19,6 +19,7 @@ import { idempotencyKey } from '../core/idempotency.ts';
 import { pathParams, type Endpoint } from './manifest.ts';
 import { accessDoc, accessLine } from './openapi-access.ts';
 import { withExamples } from './openapi-examples.ts';
+import { registerJobWebhooks } from './openapi-webhooks.ts';
 import { problemResponse, retryAfterHeader } from './responses.ts';
 import type { Access, HeaderSpec, ResponseSpec, RouteDefinition } from './route.ts';
 
@@ -109,6 +110,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
       security: secured ? [{ [bearer.name]: [] }, { [oauth2.name]: [] }] : [],
     });
   }
+  registerJobWebhooks(registry);
   const generator = new OpenApiGeneratorV31(registry.definitions);
   const document = withoutNullQueryValues(
     generator.generateDocument({
