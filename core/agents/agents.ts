@@ -8,7 +8,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorUserId, type Actor } from '../actor.ts';
 import { Problem, notFound } from '../errors.ts';
 import { activeMemberships, requireGlobalAdmin, tenantRole } from '../identity/access.ts';
-import { containing } from '../like.ts';
+import { containing } from '../like-pattern.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import { timestamp } from '../timestamp.ts';
 import { currentSystemPrompt, generationPromptTypes } from '../system-prompts/for-jobs.ts';

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorUserId } from '../actor.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
-import { containing } from '../like.ts';
+import { containing } from '../like-pattern.ts';
 import { requireOwnChange } from '../media/access.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';

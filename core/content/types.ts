@@ -7,7 +7,7 @@ import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { Problem, conflict, notFound } from '../errors.ts';
-import { containing } from '../like.ts';
+import { containing } from '../like-pattern.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { timestamp } from '../timestamp.ts';

@@ -6,7 +6,7 @@ import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { Problem, conflict, notFound, problemType } from '../errors.ts';
-import { containing } from '../like.ts';
+import { containing } from '../like-pattern.ts';
 import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
 import { requireGlobalAdmin, requireUser } from './access.ts';
 import { hashPassword, verifyPassword } from './password.ts';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Actor } from '../actor.ts';
 import { requireGlobalAdmin } from '../identity/access.ts';
-import { containing } from '../like.ts';
+import { containing } from '../like-pattern.ts';
 import { instantAs } from '../timestamp.ts';
 import { adminJobSchema, toAdminJob } from './admin.ts';
 import { orderedJobPage } from './list-order.ts';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { instant } from '../timestamp.ts';
 import { prepared, sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { notFound } from '../errors.ts';
-import { containing } from '../like.ts';
+import { containing } from '../like-pattern.ts';
 import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import type { Deps } from '../services.ts';
 import { removeFiles } from '../storage/index.ts';

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { notFound } from '../errors.ts';
-import { containing } from '../like.ts';
+import { containing } from '../like-pattern.ts';
 import { pageQuery } from '../pagination.ts';
 import { sortOptions, sortedPage, type SortKey } from '../sorting.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
