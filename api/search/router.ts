@@ -11,10 +11,10 @@ import { maxSuggestions, suggest, suggestQuery, suggestionsSchema } from '../../
 import { answerJob, jobResponses, preferHeader } from '../jobs/answer.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
-import { keptSearch } from './kept.ts';
+import { cachedSearch } from './cache.ts';
 
 // Every search is logged, so answers are not kept by caches outside: this
-// process keeps them (./kept.ts) and counts each search it answers.
+// process keeps them (./cache.ts) and counts each search it answers.
 const noStore = { 'Cache-Control': { description: '`no-store`: every search is counted for the site’s analytics' } };
 
 /**
@@ -40,7 +40,7 @@ export const routes = [
     responses: { 200: { description: 'A page of hits', schema: searchResultSchema, headers: noStore } },
     async handler({ query }, { db, site, services }, { req }) {
       let computed: SearchResult | undefined;
-      const answer = await keptSearch({ services, site, db }, req, async () => {
+      const answer = await cachedSearch({ services, site, db }, req, async () => {
         computed = await searchSite(db, site, query, services.searchIndexes);
         return computed;
       });
@@ -64,7 +64,7 @@ export const routes = [
     request: { params: siteParams, query: suggestQuery },
     responses: { 200: { description: 'Completions, best first', schema: suggestionsSchema, headers: noStore } },
     async handler({ query }, { db, site, services }, { req }) {
-      const answer = await keptSearch({ services, site, db }, req, () => suggest(db, site, query));
+      const answer = await cachedSearch({ services, site, db }, req, () => suggest(db, site, query));
       return { json: answer, headers: { 'Cache-Control': 'no-store' } };
     },
   }),

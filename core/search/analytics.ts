@@ -14,7 +14,7 @@ export const normalizedQuery = (text: string) => text.trim().toLowerCase().repla
 
 /**
  * A reader's search of a public site done by an agent (the endpoint keeps its
- * answers, api/search/kept.ts), its first page counted for analytics.
+ * answers, api/search/cache.ts), its first page counted for analytics.
  */
 export async function searchLogged(
   db: CommonQueryMethods,

@@ -10,7 +10,7 @@
 // content_changed, 0029), or whenever announcements may go unheard: it
 // reads the rows written, and the removals made, by transactions its
 // snapshot did not see (0037). So an answer never misses a change announced
-// before it was asked — the rule the kept answers (api/search/kept.ts)
+// before it was asked — the rule the cached answers (api/search/cache.ts)
 // already rely on.
 import { z } from 'zod';
 import { sql, type DatabasePool } from '../../../db/pool.ts';

@@ -10,7 +10,11 @@ import type { Request } from 'express';
 import { keep, type Computing } from '../public-content/answers.ts';
 
 /** The answer for this URL of the site as JSON bytes: kept, or computed and kept. */
-export async function keptSearch(computing: Computing, req: Request, compute: () => Promise<unknown>): Promise<Buffer> {
+export async function cachedSearch(
+  computing: Computing,
+  req: Request,
+  compute: () => Promise<unknown>,
+): Promise<Buffer> {
   const { id } = computing.site;
   const answer = await keep(computing, req, async () => ({
     body: await compute(),
