@@ -22,7 +22,7 @@ import { securityHeaders } from './middleware/security-headers.ts';
 import { dispatchedEndpoint, endpointDispatcher, failedBefore, routesByKey } from './mount.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import type { RouteDefinition } from './route.ts';
-import { allRoutes } from './routes.ts';
+import { allRoutes } from './all-routes.ts';
 
 export type AppOptions = {
   /** Tests pass their own to exercise the machinery (e.g. a short timeout). */

@@ -9,7 +9,7 @@ import openapiTS from 'openapi-typescript';
 import { allEndpoints } from '../api/manifest.ts';
 import { routesByKey } from '../api/mount.ts';
 import { buildOpenApiDocument } from '../api/openapi.ts';
-import { allRoutes } from '../api/routes.ts';
+import { allRoutes } from '../api/all-routes.ts';
 
 export const clientTypesFile = path.join(import.meta.dirname, '..', 'test', 'client', 'api.d.ts');
 

@@ -3,7 +3,7 @@
 import { allEndpoints } from '../api/manifest.ts';
 import { routesByKey } from '../api/mount.ts';
 import { buildOpenApiDocument } from '../api/openapi.ts';
-import { allRoutes } from '../api/routes.ts';
+import { allRoutes } from '../api/all-routes.ts';
 import { service } from '../core/version.ts';
 
 const document = buildOpenApiDocument(allEndpoints, routesByKey(allEndpoints, allRoutes), {

@@ -1,7 +1,7 @@
 // Every job-creating route — one that answers jobResponses (./answer.ts) —
 // takes `webhook` and `webhook_events` beside its own fields
 // (core/webhooks/request.ts). They are added here, to every such route at
-// once (api/routes.ts), rather than spelt out in each: its body schema gains
+// once (api/all-routes.ts), rather than spelt out in each: its body schema gains
 // them, so validation and the document agree; its handler gets its own body
 // without them, and the webhook asked for on `context.webhook`, which
 // submitAndAnswer hands to the submit. A route with a multipart body reads

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { startFakeStripe, stripeEnv, type FakeStripe } from '../helpers/fake-stripe.ts';
 import { startFakeSmtp, type FakeSmtp } from '../helpers/smtp.ts';

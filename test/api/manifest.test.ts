@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { allEndpoints, extensions, manifest, parseManifest, pathParams, toExpressPath } from '../../api/manifest.ts';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 
 const specFile = path.join(import.meta.dirname, '..', '..', '..', 'shared', 'spec', 'endpoints.tsv');

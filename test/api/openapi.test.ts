@@ -3,7 +3,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import request from 'supertest';
 import { allEndpoints as manifest } from '../../api/manifest.ts';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 
 let t: TestApp;

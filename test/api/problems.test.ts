@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { parseManifest } from '../../api/manifest.ts';
 import { problemResponse } from '../../api/responses.ts';
 import { defineRoute } from '../../api/route.ts';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { allEndpoints as manifest } from '../../api/manifest.ts';
 import { Problem } from '../../core/errors.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { allEndpoints as manifest, parseManifest } from '../../api/manifest.ts';
 import { defineRoute } from '../../api/route.ts';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { sql } from '../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { pollUntil } from '../helpers/poll.ts';

@@ -2,7 +2,7 @@
 // every operation (a line of its description and `x-access`, from the route's
 // own declaration), and a 403 names every permission the caller lacks at once.
 import request from 'supertest';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newSite, newTenant, serviceAccount, signedIn, type Caller } from '../helpers/factories.ts';
 import { bearer } from '../helpers/identity.ts';

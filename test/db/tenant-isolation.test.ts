@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Actor } from '../../core/actor.ts';
 import { allEndpoints as manifest, parseManifest } from '../../api/manifest.ts';
 import { defineRoute } from '../../api/route.ts';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { sql } from '../../db/pool.ts';
 import { actingFor } from '../../db/tenant-scope.ts';
 import { defineJob } from '../../worker/jobs/handler.ts';

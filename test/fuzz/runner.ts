@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { takeViolations } from '../helpers/contract.ts';
 import type { TestApp } from '../helpers/app.ts';
 import { requests, tenantAIntact, type MatrixRequest } from '../access/requests.ts';

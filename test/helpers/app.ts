@@ -6,7 +6,7 @@ import { createApp, type App, type AppOptions } from '../../api/app.ts';
 import { allEndpoints } from '../../api/manifest.ts';
 import { routesByKey } from '../../api/mount.ts';
 import { buildOpenApiDocument } from '../../api/openapi.ts';
-import { allRoutes } from '../../api/routes.ts';
+import { allRoutes } from '../../api/all-routes.ts';
 import { closeServices, createServices } from '../../core/boot.ts';
 import { loadConfig, type Config } from '../../core/config.ts';
 import { createLogger } from '../../core/logger.ts';
