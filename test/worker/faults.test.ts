@@ -170,17 +170,24 @@ it('hands a running job back when its worker shuts down, and another worker fini
 it('retries a transient error with backoff and fails it, with its code, when the attempts run out', async () => {
   const who = await member();
   workers.push(await startTestWorker(t, workerEnv()));
-  const job = await submit(who, 'test_fail', { transient: true });
+  // Two attempts, not the file's three: one retry proves the backoff, and a third would wait e² ≈ 7.4 s more.
+  const job = await submitAs(
+    t,
+    who.actor,
+    who.site,
+    { kind: 'test_fail', input: { transient: true }, estimatedUnits: 5 },
+    { ...t.config, jobs: { ...t.config.jobs, maxAttempts: 2 } },
+  );
   const done = await waitForJob(t, job.id, ['failed', 'succeeded'], 60_000);
   expect(done).toMatchObject({
     status: 'failed',
-    attempts: 3,
+    attempts: 2,
     error: { code: 'provider_unavailable', transient: false },
   });
-  expect(await attemptOutcomes(job.id)).toEqual(['retrying', 'retrying', 'failed']);
+  expect(await attemptOutcomes(job.id)).toEqual(['retrying', 'failed']);
   const started = await t.services.db.anyFirst(sql.type(z.object({ started_at: z.string() }))`
     select started_at from job_attempts where job_id = ${job.id} order by attempt`);
-  // graphile-worker waits e^attempts seconds between runs: about 2.7 s, then 7.4 s.
+  // graphile-worker waits e^attempts seconds between runs: about 2.7 s after the first.
   expect(Date.parse(started[1]!) - Date.parse(started[0]!)).toBeGreaterThan(2000);
   expect((await ledgerFor(t, job.id)).map((entry) => entry.kind)).toEqual(['reservation', 'release']);
 }, 60_000);
@@ -245,7 +252,9 @@ it('keeps a slot of every worker for the other tenants while one floods it with 
   // Two slots and a per-tenant limit above them: only the slot kept for others stops the flood taking both.
   workers.push(await startTestWorker(t, { ...workerEnv(), WORKER_CONCURRENCY: '2', JOB_TENANT_CONCURRENCY: '4' }));
   const flood = [];
-  for (let i = 0; i < 6; i++) flood.push(await submit(busy, 'test_sleep', { ms: 4000 }, 1));
+  // Three jobs are more than the two slots, and two seconds each leave the quiet job time to start beside the
+  // first (six of four seconds proved the same in 24 s).
+  for (let i = 0; i < 3; i++) flood.push(await submit(busy, 'test_sleep', { ms: 2000 }, 1));
   await waitForJob(t, flood[0]!.id, ['running'], 30_000);
   const single = await submit(quiet, 'test_sleep', { ms: 10 }, 1);
   const done = await waitForJob(t, single.id, ['succeeded', 'failed'], 30_000);
