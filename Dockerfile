@@ -18,7 +18,7 @@ EXPOSE 3000
 # node itself is the container's first process, so `docker stop`'s SIGTERM
 # reaches it and it drains; npm would not pass the signal on. The command and
 # its memory settings are package.json's `api` script, written out (worker:
-# `node worker/main.ts`, migrations: `node db/main.ts`); test/container.test.ts
+# `node worker/main.ts`, migrations: `node scripts/migrate.ts`); test/container.test.ts
 # holds the two to each other.
 ENV MALLOC_MMAP_THRESHOLD_=65536
 CMD ["node", "--max-semi-space-size=8", "--max-old-space-size=192", "--no-allocation-site-pretenuring", "api/main.ts"]

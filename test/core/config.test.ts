@@ -118,7 +118,7 @@ it('creates no default admin in production', () => {
 });
 
 describe('a process started with a bad value', () => {
-  it.each(['api/main.ts', 'worker/main.ts', 'db/main.ts', 'scripts/start.ts'])(
+  it.each(['api/main.ts', 'worker/main.ts', 'scripts/migrate.ts', 'scripts/start.ts'])(
     '%s stops with exit 1 and names it',
     (entry) => {
       const result = spawnSync(process.execPath, [path.join(root, entry)], {

@@ -5,7 +5,7 @@ import { loadConfig, requireDatabaseUrl } from '../core/config.ts';
 import { exitOnStartupError } from '../core/lifecycle.ts';
 import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
-import { migrate } from './migrate.ts';
+import { migrate } from '../db/migrate.ts';
 
 try {
   const config = loadConfig();
