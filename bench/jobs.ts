@@ -19,7 +19,7 @@ import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { workerLogger } from '../core/worker-logger.ts';
 import { createPool, sql, type DatabasePool } from '../db/pool.ts';
-import { defineJob } from '../worker/jobs/handler.ts';
+import { defineJob } from '../worker/job.ts';
 import { startWorker, type StartWorkerOptions } from '../worker/runner.ts';
 
 type Row = [string, string];

@@ -14,7 +14,7 @@ import { createStorage } from '../core/storage/index.ts';
 import { workerLogger } from '../core/worker-logger.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Resolve } from '../core/net/safe-fetch.ts';
-import type { JobHandler } from './jobs/handler.ts';
+import type { JobHandler } from './job.ts';
 import { jobKinds } from './jobs/kinds.ts';
 import { actingForTheirTenant } from './jobs/acting-for-tenant.ts';
 import { startLiveness } from './liveness.ts';

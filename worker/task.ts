@@ -8,7 +8,7 @@ import type { Deps } from '../core/services.ts';
 import type { JobEvents } from '../core/jobs/events.ts';
 import type { DatabasePool } from '../db/pool.ts';
 import type { Resolve } from '../core/net/safe-fetch.ts';
-import type { JobHandler } from './jobs/handler.ts';
+import type { JobHandler } from './job.ts';
 
 /** What every task and every job run may use, built once per worker process: the domain's deps, on the pool. */
 export type TaskDeps = Deps & {

@@ -17,7 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
-import { defineJob } from '../../worker/jobs/handler.ts';
+import { defineJob } from '../../worker/job.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../helpers/app.ts';
 import { newUser, password, type Caller } from '../helpers/factories.ts';
 import { staffedTenant, type Staffed } from '../helpers/identity.ts';

@@ -10,7 +10,7 @@ import { defineRoute } from '../../api/route.ts';
 import { allRoutes } from '../../api/all-routes.ts';
 import { sql } from '../../db/pool.ts';
 import { actingFor } from '../../db/tenant-scope.ts';
-import { defineJob } from '../../worker/jobs/handler.ts';
+import { defineJob } from '../../worker/job.ts';
 import { startWorker, type WorkerHandle } from '../../worker/runner.ts';
 import { createLogger } from '../../core/logger.ts';
 import { startTestApp, stopTestApp, testConfig, type TestApp } from '../helpers/app.ts';

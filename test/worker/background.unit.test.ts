@@ -1,8 +1,8 @@
-// A job's background writes (worker/jobs/background.ts): each lane in order,
+// A job's background writes (worker/background.ts): each lane in order,
 // lanes side by side, the latest report replacing one not yet out, a
 // throttled lane writing now and then and dropping what waits at the end, and
 // a required write's failure kept for the run while others are only logged.
-import { Background } from '../../worker/jobs/background.ts';
+import { Background } from '../../worker/background.ts';
 import type { Logger } from '../../core/logger.ts';
 
 function recordingLogger() {

@@ -1,7 +1,7 @@
 // An agent run's events, published as they happen (core/agents/run-event-channel.ts)
 // for the streams that follow the run. They are a view of what the run
 // records, not a record: they go out in the job's background writes
-// (worker/jobs/background.ts), in order and without the run waiting for them
+// (worker/background.ts), in order and without the run waiting for them
 // (those that pile up meanwhile go together, in one statement),
 // and one that cannot be published is logged while the run goes on (a stream
 // reads the durable ones from the record anyway). The job's end is announced
@@ -13,7 +13,7 @@
 // most 6,000 bytes (\uXXXX), below PostgreSQL's 8,000-byte notifications.
 import { publishRunEvents } from '../../core/agents/run-event-channel.ts';
 import { eventIds, type PlacedEvent } from '../../core/agents/run-events.ts';
-import type { JobContext } from '../jobs/handler.ts';
+import type { JobContext } from '../job.ts';
 
 const batchMs = 100;
 const pieceChars = 1000;

@@ -11,7 +11,7 @@ import type { CommonQueryMethods } from '../../db/pool.ts';
 import type { RequestDb } from '../../db/cancellable.ts';
 import type { CallContext } from '../../api/mcp/tool.ts';
 import { overLimit } from '../../api/middleware/rate-limit.ts';
-import type { JobContext } from '../jobs/handler.ts';
+import type { JobContext } from '../job.ts';
 
 /** The claims a token for the actor would carry: tools do not read them, but the context's type has them. */
 function claimsOf(actor: Actor, jobId: string): Claims {

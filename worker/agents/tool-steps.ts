@@ -15,7 +15,7 @@ import { callAgentTool } from '../../api/mcp/call.ts';
 import { tools } from '../../api/mcp/tools.ts';
 import { isAgentTool } from '../../core/agents/tools.ts';
 import { toProblem } from '../../api/middleware/problems.ts';
-import type { JobContext } from '../jobs/handler.ts';
+import type { JobContext } from '../job.ts';
 import { toolContext } from './tool-context.ts';
 import type { RunPublisher } from './run-events.ts';
 

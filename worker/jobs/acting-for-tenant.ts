@@ -4,7 +4,7 @@
 // The run around it (claiming, settling, requeueing: worker/jobs/run.ts) is
 // the worker's own bookkeeping and acts for every tenant.
 import { actingFor } from '../../db/tenant-scope.ts';
-import type { JobHandler } from './handler.ts';
+import type { JobHandler } from '../job.ts';
 
 /** The same kinds, each handler's `run` and `finish` acting for the tenant of the job they are given. */
 export function actingForTheirTenant(kinds: Map<string, JobHandler>): Map<string, JobHandler> {

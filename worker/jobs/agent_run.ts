@@ -14,7 +14,7 @@ import { permanent } from '../../core/jobs/errors.ts';
 import { resolveSite } from '../../core/tenancy/site-access.ts';
 import { localAnswer } from '../agents/local-runtime.ts';
 import { runLoop } from '../agents/loop.ts';
-import { defineJob } from './handler.ts';
+import { defineJob } from '../job.ts';
 import { citationsPlacedEvent, startedEvent } from '../../core/agents/run-events.ts';
 import { RunPublisher } from '../agents/run-events.ts';
 

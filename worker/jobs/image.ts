@@ -13,7 +13,7 @@ import { adapterFor } from '../../core/providers/registry.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { inTurn } from '../providers/chain.ts';
 import { renderLocal } from '../providers/image/local.ts';
-import { defineJob, type JobContext, type Outcome } from './handler.ts';
+import { defineJob, type JobContext, type Outcome } from '../job.ts';
 import { callOf, webhookUrl } from './providers.ts';
 
 /** What a local image says it is: an abstract placeholder, not a picture of the prompt. */

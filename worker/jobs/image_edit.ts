@@ -15,7 +15,7 @@ import { adapterFor } from '../../core/providers/registry.ts';
 import { inTurn } from '../providers/chain.ts';
 import { editLocally, transparentWhereDark } from '../providers/image/edit.ts';
 import { permanent } from '../../core/jobs/errors.ts';
-import { defineJob } from './handler.ts';
+import { defineJob } from '../job.ts';
 
 export default defineJob({
   input: z.object({

@@ -1,6 +1,6 @@
 // Every kind of job the worker can run, by the `kind` stored on the job.
 import agentRun from './agent_run.ts';
-import type { JobHandler } from './handler.ts';
+import type { JobHandler } from '../job.ts';
 import image from './image.ts';
 import imageEdit from './image_edit.ts';
 import mediaMetadata from './media_metadata.ts';

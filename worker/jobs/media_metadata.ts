@@ -5,7 +5,7 @@ import { mediaToDescribe, saveDescription } from '../../core/media/metadata.ts';
 import { usesLanguageModel } from '../providers/text/chat.ts';
 import { describeLocally, describeWithProvider } from '../providers/text/describe.ts';
 import { permanent } from '../../core/jobs/errors.ts';
-import { defineJob } from './handler.ts';
+import { defineJob } from '../job.ts';
 
 export default defineJob({
   input: z.object({ media_id: z.uuid(), overwrite: z.boolean().default(false) }),

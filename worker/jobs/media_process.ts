@@ -23,7 +23,7 @@ import { hasLocation, pickExif } from '../media/exif.ts';
 import { storePoster } from '../media/poster.ts';
 import { deriveImages, withoutMetadata } from '../media/responsive.ts';
 import { JobError, permanent } from '../../core/jobs/errors.ts';
-import { defineJob, type JobContext } from './handler.ts';
+import { defineJob, type JobContext } from '../job.ts';
 
 async function download(storage: Storage, key: string, file: string): Promise<void> {
   const body = await storage.read(key);

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { importLocale, insertImportedPost } from '../../core/posts/imported.ts';
 import { renderBlocks, type Block } from '../posts/blocks.ts';
 import { readUploadedPdf } from '../posts/pdf-upload.ts';
-import { defineJob } from './handler.ts';
+import { defineJob } from '../job.ts';
 
 const input = z.object({
   file_key: z.string().min(1),

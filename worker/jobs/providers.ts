@@ -5,7 +5,7 @@ import { permanent } from '../../core/jobs/errors.ts';
 import type { Capability } from '../../core/providers/capabilities.ts';
 import type { PlannedCall } from '../../core/providers/plan.ts';
 import { vendors, type Vendor } from '../../core/providers/settings.ts';
-import type { JobContext } from './handler.ts';
+import type { JobContext } from '../job.ts';
 
 /**
  * The site's webhook endpoint, naming the vendor and the job: the job is

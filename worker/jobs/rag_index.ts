@@ -11,7 +11,7 @@ import { documentToIndex, indexDocument, markFailed, ragIndexInput } from '../..
 import { saveTakenText } from '../../core/knowledge/source-text.ts';
 import { describe, JobError } from '../../core/jobs/errors.ts';
 import { extractText } from '../knowledge/extract.ts';
-import { defineJob } from './handler.ts';
+import { defineJob } from '../job.ts';
 
 export default defineJob({
   input: ragIndexInput,

@@ -27,8 +27,8 @@ import { announce, wants } from '../../core/webhooks/announce.ts';
 import { countFinishedJob } from '../../core/metrics/jobs.ts';
 import type { TaskDeps } from '../task.ts';
 import { Deferred, describe, permanent } from '../../core/jobs/errors.ts';
-import type { Outcome } from './handler.ts';
-import { Background } from './background.ts';
+import type { Outcome } from '../job.ts';
+import { Background } from '../background.ts';
 
 /**
  * Thrown when another worker took the job over (this one was thought lost):

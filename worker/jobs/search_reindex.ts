@@ -1,7 +1,7 @@
 // Rebuilds a site's search documents (core/search/reindex.ts). One unit: the site.
 import { z } from 'zod';
 import { reindexSite } from '../../core/search/reindex.ts';
-import { defineJob } from './handler.ts';
+import { defineJob } from '../job.ts';
 
 export default defineJob({
   input: z.object({}),

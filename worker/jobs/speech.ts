@@ -10,7 +10,7 @@ import { audioFormats, encodeAudio, probeBuffer } from '../media/ffmpeg.ts';
 import { inTurn } from '../providers/chain.ts';
 import { localSpeech } from '../providers/speech/local.ts';
 import { permanent } from '../../core/jobs/errors.ts';
-import { defineJob, type JobContext, type Outcome } from './handler.ts';
+import { defineJob, type JobContext, type Outcome } from '../job.ts';
 import { callOf, webhookUrl } from './providers.ts';
 
 async function store(

@@ -21,7 +21,7 @@ import { seoTextJobInput } from '../../core/seo/generate-text.ts';
 import { jobSystemPromptSchema } from '../../core/system-prompts/for-jobs.ts';
 import { permanent } from '../../core/jobs/errors.ts';
 import { Problem } from '../../core/errors.ts';
-import { defineJob, type JobContext } from './handler.ts';
+import { defineJob, type JobContext } from '../job.ts';
 
 const postTransform = z.object({
   task: z.literal('post_transform'),

@@ -10,7 +10,7 @@ import { translationJobInput } from '../../core/translations/submit.ts';
 import { runTranslation } from '../../core/translations/translate.ts';
 import { providerTranslator } from '../providers/text/translate.ts';
 import { permanent } from '../../core/jobs/errors.ts';
-import { defineJob } from './handler.ts';
+import { defineJob } from '../job.ts';
 
 export default defineJob({
   input: translationJobInput,

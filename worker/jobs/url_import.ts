@@ -16,7 +16,7 @@ import { fetchForJob } from '../posts/fetch-page.ts';
 import { fetchLeadImage } from '../posts/lead-image.ts';
 import { acceptHtml, articleOf, extracted } from '../posts/page.ts';
 import { permanent } from '../../core/jobs/errors.ts';
-import { defineJob, type JobContext, type Outcome } from './handler.ts';
+import { defineJob, type JobContext, type Outcome } from '../job.ts';
 
 const input = z.discriminatedUnion('mode', [
   z.object({

@@ -16,7 +16,7 @@ import { adapterFor } from '../../core/providers/registry.ts';
 import { inTurn } from '../providers/chain.ts';
 import { composeLocally } from '../providers/video/local.ts';
 import { permanent } from '../../core/jobs/errors.ts';
-import { defineJob, type JobContext, type Outcome } from './handler.ts';
+import { defineJob, type JobContext, type Outcome } from '../job.ts';
 import { callOf, webhookUrl } from './providers.ts';
 
 async function store(

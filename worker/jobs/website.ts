@@ -14,7 +14,7 @@ import type { PlannedCall } from '../../core/providers/plan.ts';
 import { usesLanguageModel } from '../providers/text/chat.ts';
 import { websiteCopyWithProvider } from '../providers/text/website.ts';
 import { permanent } from '../../core/jobs/errors.ts';
-import { defineJob } from './handler.ts';
+import { defineJob } from '../job.ts';
 
 /** A write the domain refused (a type that does not fit, say): it would be refused again. */
 const refused = (error: unknown): never => {

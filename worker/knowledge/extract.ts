@@ -12,7 +12,7 @@ import { permanent } from '../../core/jobs/errors.ts';
 import type { RagIndexInput } from '../../core/knowledge/indexing.ts';
 import type { TakenText } from '../../core/knowledge/source-text.ts';
 import type { StoredDocument } from '../../core/knowledge/source.ts';
-import type { JobContext } from '../jobs/handler.ts';
+import type { JobContext } from '../job.ts';
 import { renderBlocks } from '../posts/blocks.ts';
 import { fetchForJob } from '../posts/fetch-page.ts';
 import { acceptHtml, articleOf, extracted } from '../posts/page.ts';

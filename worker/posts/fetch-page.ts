@@ -5,7 +5,7 @@
 // transient and retried with backoff.
 import { safeFetch, SafeFetchError, type SafeFetchResult } from '../../core/net/safe-fetch.ts';
 import { permanent, transient, type JobError } from '../../core/jobs/errors.ts';
-import type { JobContext } from '../jobs/handler.ts';
+import type { JobContext } from '../job.ts';
 
 const transientCodes = new Set(['fetch-timeout', 'fetch-failed']);
 

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import type { MediaDraft } from '../../core/media/items.ts';
 import { storeUpload, uploadTypes } from '../../core/media/upload.ts';
 import { JobError } from '../../core/jobs/errors.ts';
-import type { JobContext } from '../jobs/handler.ts';
+import type { JobContext } from '../job.ts';
 import { fetchForJob } from './fetch-page.ts';
 
 const maxImageBytes = 20 * 1024 * 1024;

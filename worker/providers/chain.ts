@@ -6,13 +6,13 @@
 // Retry-After it named (the runner's backoff), or waits for its slot. A
 // refusal of the input (a 4xx) fails the job at once: the next provider
 // would be asked the same thing. Each call is recorded (provider_calls),
-// whatever became of it (in the background: worker/jobs/background.ts).
+// whatever became of it (in the background: worker/background.ts).
 import type { Capability } from '../../core/providers/capabilities.ts';
 import { recordProviderCall, type CallOutcome } from '../../core/providers/calls.ts';
 import { Deferred, JobError } from '../../core/jobs/errors.ts';
 import { blockVendor, takeSlot } from '../../core/providers/limits.ts';
 import type { PlannedCall } from '../../core/providers/plan.ts';
-import type { JobContext } from '../jobs/handler.ts';
+import type { JobContext } from '../job.ts';
 
 export type Answered<T> = { value: T; call: PlannedCall };
 
@@ -43,7 +43,7 @@ export async function inTurn<T>(
   let last: unknown;
   for (const [index, call] of plan.entries()) {
     const startedAt = new Date();
-    // The record goes out behind the work (worker/jobs/background.ts): the next step need not wait for it.
+    // The record goes out behind the work (worker/background.ts): the next step need not wait for it.
     const record = (outcome: CallOutcome, error?: unknown) =>
       context.background.add('provider calls', () =>
         recordProviderCall(context.db, context.job, {

@@ -16,7 +16,7 @@ import { jobAccess } from '../../core/jobs/job-access.ts';
 import { resolveSite } from '../../core/tenancy/site-access.ts';
 import type { CommonQueryMethods } from '../../db/pool.ts';
 import { permanent } from '../../core/jobs/errors.ts';
-import type { JobContext } from '../jobs/handler.ts';
+import type { JobContext } from '../job.ts';
 import type { PlannedCall } from '../../core/providers/plan.ts';
 import { planUsesLanguageModel } from '../providers/text/chat.ts';
 import { writeSeoTextWithProvider } from '../providers/text/seo.ts';

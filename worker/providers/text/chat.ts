@@ -15,7 +15,7 @@ import type { ChatRequest, ContentPart } from '../../../core/providers/capabilit
 import { planFor, type PlannedCall } from '../../../core/providers/plan.ts';
 import { tokenCost } from '../../../core/providers/prices.ts';
 import { adapterFor } from '../../../core/providers/registry.ts';
-import type { JobContext } from '../../jobs/handler.ts';
+import type { JobContext } from '../../job.ts';
 import { inTurn } from '../chain.ts';
 
 /** Whether a language model writes text (a vendor is named in TEXT_PROVIDERS), or the built-in algorithms do. */

@@ -22,7 +22,7 @@ import {
 import { joinSegments, renderScene } from '../../media/compose.ts';
 import { encodeAudio, probe } from '../../media/ffmpeg.ts';
 import { permanent } from '../../../core/jobs/errors.ts';
-import type { JobContext } from '../../jobs/handler.ts';
+import type { JobContext } from '../../job.ts';
 import { isPending, type Capability } from '../../../core/providers/capabilities.ts';
 import { closestSize } from '../../../core/providers/models.ts';
 import { planFor, specOf, type PlannedCall } from '../../../core/providers/plan.ts';

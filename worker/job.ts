@@ -2,11 +2,11 @@
 // finishes (output, units used, files made) or hands the work to an
 // asynchronous provider and waits for its webhook, after which `finish` runs.
 import type { z } from 'zod';
-import type { Resolve } from '../../core/net/safe-fetch.ts';
-import type { Deps, Services } from '../../core/services.ts';
-import type { JobRow } from '../../core/jobs/model.ts';
-import type { Success } from '../../core/jobs/settle.ts';
-import type { DatabasePool } from '../../db/pool.ts';
+import type { Resolve } from '../core/net/safe-fetch.ts';
+import type { Deps, Services } from '../core/services.ts';
+import type { JobRow } from '../core/jobs/model.ts';
+import type { Success } from '../core/jobs/settle.ts';
+import type { DatabasePool } from '../db/pool.ts';
 import type { Background } from './background.ts';
 
 export type JobContext = Deps & {

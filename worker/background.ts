@@ -3,12 +3,12 @@
 // out behind the work instead of in front of it, each kind in order in a lane
 // of its own: the handler goes on without waiting a database round trip for
 // each (an agent run's step used to wait for three). The run waits for all of
-// them before it settles (./run.ts), so nobody reads a stage or an event after
+// them before it settles (./jobs/run.ts), so nobody reads a stage or an event after
 // the job's end. One that fails is logged and is not the job's failure: it
 // reports, it does not decide — unless it is marked required (an agent run's
 // last model call, whose record the run's charge must match). A worker killed
 // before they are out loses them, as it would have lost them a moment earlier.
-import type { Logger } from '../../core/logger.ts';
+import type { Logger } from '../core/logger.ts';
 
 export class Background {
   readonly #logger: Logger;
