@@ -1,6 +1,6 @@
 // `npm run kills -- [--kills N] [--seed N] [--only speech|agents]`: the long
 // runs of the kill tests, whose bounded runs are part of `npm test`:
-// test/worker/kills.test.ts (speech jobs, 10 kills there) and
+// test/worker/kills.test.ts (speech jobs, 6 kills there) and
 // test/worker/agent-kills.test.ts (agent runs whose steps write, 4 kills
 // there). 100 SIGKILLs of worker processes each by default, a new seed each
 // run unless one is given. Each file under Jest in turn (never side by side:
