@@ -7,7 +7,7 @@ import {
   requestVerificationResend,
   signup,
   verifyEmail,
-} from '../../core/identity/signup.ts';
+} from '../../core/signup/signup.ts';
 import { password, userSchema } from '../../core/identity/users.ts';
 import { tenantSchema } from '../../core/tenancy/tenants.ts';
 import { problemResponse, tooManyAttempts } from '../responses.ts';

@@ -11,7 +11,7 @@ import { allocateToTenant } from '../../core/credits/ledger.ts';
 import { emailAddress } from '../../core/email-address.ts';
 import { bootstrapAdmin } from '../../core/identity/bootstrap.ts';
 import { issueEmailToken } from '../../core/identity/email-tokens.ts';
-import { confirmPasswordReset } from '../../core/identity/signup.ts';
+import { confirmPasswordReset } from '../../core/signup/signup.ts';
 import {
   createUser,
   findUser,

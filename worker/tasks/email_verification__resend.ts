@@ -1,9 +1,9 @@
 // Mails a new verification link, queued by POST /auth/signup/resend-verification
-// for every address alike (core/identity/signup.ts says why). An address
+// for every address alike (core/signup/signup.ts says why). An address
 // without an unverified, active account gets nothing. A second run sends a
 // second link, which replaces the first.
 import { z } from 'zod';
-import { resendVerification } from '../../core/identity/signup.ts';
+import { resendVerification } from '../../core/signup/signup.ts';
 import { defineTask } from '../task.ts';
 
 export default defineTask({

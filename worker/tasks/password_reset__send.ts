@@ -1,9 +1,9 @@
 // Mails a password reset link, queued by POST /auth/password-reset-request for
-// every address alike (core/identity/signup.ts says why). An address without
+// every address alike (core/signup/signup.ts says why). An address without
 // an active account gets nothing. A second run sends a second link, which
 // replaces the first: harmless, and rarer than a person asking twice.
 import { z } from 'zod';
-import { sendPasswordReset } from '../../core/identity/signup.ts';
+import { sendPasswordReset } from '../../core/signup/signup.ts';
 import { defineTask } from '../task.ts';
 
 export default defineTask({

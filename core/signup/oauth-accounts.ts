@@ -12,8 +12,8 @@ import { queueEmail } from '../mail/outbox.ts';
 import { addMember } from '../tenancy/memberships.ts';
 import { insertTenant, workspaceName } from '../tenancy/tenants.ts';
 import type { ProviderName } from './oauth.ts';
-import { revokeAllSessions } from './sessions.ts';
-import { insertUser } from './users.ts';
+import { revokeAllSessions } from '../identity/sessions.ts';
+import { insertUser } from '../identity/users.ts';
 
 export type ExternalIdentity = { subject: string; email: string; name: string };
 

@@ -9,10 +9,10 @@ import { enqueue } from '../jobs/enqueue.ts';
 import { queueEmail } from '../mail/outbox.ts';
 import { addMember } from '../tenancy/memberships.ts';
 import { insertTenant, workspaceName, type Tenant } from '../tenancy/tenants.ts';
-import { consumeEmailToken, issueEmailToken } from './email-tokens.ts';
-import { hashPassword } from './password.ts';
-import { revokeAllSessions } from './sessions.ts';
-import { insertUser, type User } from './users.ts';
+import { consumeEmailToken, issueEmailToken } from '../identity/email-tokens.ts';
+import { hashPassword } from '../identity/password.ts';
+import { revokeAllSessions } from '../identity/sessions.ts';
+import { insertUser, type User } from '../identity/users.ts';
 
 export type SignupInput = { email: string; password: string; full_name: string; tenant_name?: string | undefined };
 

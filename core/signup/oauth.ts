@@ -15,8 +15,8 @@ import type { Config } from '../config.ts';
 import { screenSignup, screenedUser } from '../fraud/screening.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
 import { isNewAccount, linkIdentity, type ExternalIdentity } from './oauth-accounts.ts';
-import { digest, newSecret } from './secrets.ts';
-import { startSession, type SessionMeta, type TokenPair } from './sessions.ts';
+import { digest, newSecret } from '../identity/secrets.ts';
+import { startSession, type SessionMeta, type TokenPair } from '../identity/sessions.ts';
 
 export const providers = ['google', 'github'] as const;
 export type ProviderName = (typeof providers)[number];
