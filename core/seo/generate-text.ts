@@ -30,6 +30,17 @@ export type SeoTextKind = (typeof seoTextKinds)[number];
 /** The longest each is made: what search results show of a title and a description, and what screen readers read comfortably. */
 export const seoTextLimits: Record<SeoTextKind, number> = { title: 60, meta_description: 155, alt_text: 125 };
 
+/** The text cut to `max` characters at a word boundary, with an ellipsis when cut: how a text is held to its limit, written locally or by a model. */
+export function fitAtWord(text: string, max: number): string {
+  const clean = text.replace(/\s+/g, ' ').trim();
+  if (clean.length <= max) return clean;
+  const room = clean.slice(0, max - 1);
+  const space = room.lastIndexOf(' ');
+  // A single word longer than a third of the room is cut inside rather than leaving almost nothing.
+  const cut = space > max / 3 ? room.slice(0, space) : room;
+  return `${cut.replace(/[\s,;:.–—-]+$/u, '')}…`;
+}
+
 const sources = ['post_id', 'page_id', 'media_id', 'text'] as const;
 
 export const generateTextBody = z

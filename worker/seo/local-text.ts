@@ -6,20 +6,9 @@
 //   as fit, else the first cut at a word boundary.
 // - alt text: a media item's own caption or title, when it has one; an image
 //   without words needs a model to look at it (the job says which setting).
-import { seoTextLimits, type SeoSource, type SeoTextKind } from '../../core/seo/generate-text.ts';
+import { fitAtWord, seoTextLimits, type SeoSource, type SeoTextKind } from '../../core/seo/generate-text.ts';
 import { textBlocks } from '../posts/blocks.ts';
 import { sentences } from '../posts/local-transforms.ts';
-
-/** The text cut to `max` characters at a word boundary, with an ellipsis when cut. */
-export function fitAtWord(text: string, max: number): string {
-  const clean = text.replace(/\s+/g, ' ').trim();
-  if (clean.length <= max) return clean;
-  const room = clean.slice(0, max - 1);
-  const space = room.lastIndexOf(' ');
-  // A single word longer than a third of the room is cut inside rather than leaving almost nothing.
-  const cut = space > max / 3 ? room.slice(0, space) : room;
-  return `${cut.replace(/[\s,;:.–—-]+$/u, '')}…`;
-}
 
 const capitalise = (text: string) => text.charAt(0).toLocaleUpperCase() + text.slice(1);
 

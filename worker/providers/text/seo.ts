@@ -5,8 +5,7 @@
 // still the model's and useful. The seo system prompt the job was submitted
 // with, if any, comes first in the instructions (./instructions.ts).
 import { z } from 'zod';
-import { seoTextLimits, type SeoSource, type SeoTextKind } from '../../../core/seo/generate-text.ts';
-import { fitAtWord } from '../../seo/local-text.ts';
+import { fitAtWord, seoTextLimits, type SeoSource, type SeoTextKind } from '../../../core/seo/generate-text.ts';
 import type { PlannedCall } from '../../../core/providers/plan.ts';
 import { chatJson, type ChatContext, type ChatCost } from './chat.ts';
 import { instructionsFor } from './instructions.ts';
