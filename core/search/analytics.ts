@@ -9,9 +9,6 @@ import type { Site } from '../tenancy/sites.ts';
 import type { SearchIndexes } from './memory/indexes.ts';
 import { searchSite, type SearchQuery, type SearchResult } from './query.ts';
 
-/** Queries are kept as typed, lower-cased and with spaces collapsed, so "Shoes " and "shoes" count together. */
-export const normalizedQuery = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
-
 /**
  * A reader's search of a public site done by an agent (the endpoint keeps its
  * answers, api/search/cache.ts), its first page counted for analytics.

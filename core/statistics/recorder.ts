@@ -9,8 +9,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Logger } from '../logger.ts';
-import { normalizedQuery } from '../search/analytics.ts';
 import { bucketCount, bucketOf, mergeBuckets } from './histogram.ts';
+
+/** Queries are kept as typed, lower-cased and with spaces collapsed, so "Shoes " and "shoes" count together. */
+const normalizedQuery = (text: string) => text.trim().toLowerCase().replace(/\s+/g, ' ');
 
 export type ViewKind = 'page' | 'element' | 'post' | 'media';
 
