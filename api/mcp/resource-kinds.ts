@@ -11,6 +11,7 @@ import type { CommonQueryMethods } from '../../db/pool.ts';
 import { getPageWithElements } from '../../core/content/page-elements.ts';
 import { listPages, pageListQuery } from '../../core/content/pages.ts';
 import { getMedia, listMedia, mediaListQuery } from '../../core/media/library.ts';
+import { withFileUrl, type FileLinks } from '../../core/media/urls.ts';
 import type { Page } from '../../core/pagination.ts';
 import { getPost, listPosts, postListQuery } from '../../core/posts/posts.ts';
 import type { SiteAccess } from '../../core/tenancy/site-access.ts';
@@ -33,8 +34,8 @@ export type ResourceKind = {
   /** The REST endpoint reading one item: its access is the resource's. */
   route: RouteDefinition;
   template: Omit<ResourceTemplate, 'uriTemplate' | 'mimeType'>;
-  /** One item, as its endpoint answers it; `fileBase` is where this API is reached, for links. */
-  read(db: CommonQueryMethods, access: SiteAccess, id: string, fileBase: string): Promise<object>;
+  /** One item, as its endpoint answers it; `links` say where this API is reached and sign URLs, for links. */
+  read(db: CommonQueryMethods, access: SiteAccess, id: string, links: FileLinks): Promise<object>;
   /** A page of the site's items, oldest first, as the kind's list endpoint walks them. */
   list(db: CommonQueryMethods, access: SiteAccess, limit: number, cursor: string | undefined): Promise<Page<Listed>>;
   /** The item's name (unique in the site), title and description in resources/list. */
@@ -98,13 +99,13 @@ const media: ResourceKind = {
     name: 'media',
     title: 'A media item',
     description:
-      'A media item’s metadata, as GET /{site_identifier}/media/{media_id} answers it (JSON), with `file_url`: ' +
-      'GET /{site_identifier}/media/{media_id}/view, which serves the file to the same bearer token. The file itself is not ' +
-      'sent.',
+      'A media item’s metadata, as GET /{site_identifier}/media/{media_id} answers it (JSON: `url` fetches the file ' +
+      'with no token), with `file_url`: GET /{site_identifier}/media/{media_id}/view, which serves the file to the same ' +
+      'bearer token. The file itself is not sent.',
   },
-  read: async (db, access, id, fileBase) => {
-    const item = await getMedia(db, access, id);
-    return { ...item, file_url: `${fileBase}/${access.site.slug}/media/${item.id}/view` };
+  read: async (db, access, id, links) => {
+    const item = withFileUrl(links, access.site, await getMedia(db, access, id));
+    return { ...item, file_url: `${links.base}/${access.site.slug}/media/${item.id}/view` };
   },
   list: (db, access, limit, cursor) => listMedia(db, access, mediaListQuery.parse({ limit, cursor })),
   describe: (item) => {

@@ -18,6 +18,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { notFound } from '../../core/errors.ts';
+import { signingKey } from '../../core/media/urls.ts';
 import { actingFor } from '../../db/tenant-scope.ts';
 import { admit, tenantOf } from '../handle.ts';
 import { fromZodError } from '../middleware/problems.ts';
@@ -58,7 +59,8 @@ async function read(context: CallContext, agent: SessionAgent, uri: string, extr
     throw notFound(`No such site for the agent ${agent.name}.`);
   }
   const id = (checked.data as Record<string, string>)[kind.idName]!;
-  const reading = () => kind.read(context.db, access!, id, baseOf(context, extra));
+  const links = { base: baseOf(context, extra), secret: signingKey(context.services.config) };
+  const reading = () => kind.read(context.db, access!, id, links);
   // It reads in its site's tenant, as its REST route does.
   const tenant = tenantOf(site, context.actor);
   const item = await (tenant ? actingFor(tenant, reading) : reading());

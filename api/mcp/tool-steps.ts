@@ -13,7 +13,8 @@ import type { ProblemBody } from '../../core/errors.ts';
 import type { Job } from '../../core/jobs/model.ts';
 import type { RequestDb } from '../../db/cancellable.ts';
 import type { DatabaseTransactionConnection } from '../../db/pool.ts';
-import { callAgentTool, type AgentToolCall } from './call.ts';
+import type { Site } from '../../core/tenancy/sites.ts';
+import { callAgentTool, jobAnswer, type AgentToolCall } from './call.ts';
 import type { CallContext, ToolDefinition } from './tool.ts';
 
 /** The tools/call being recorded: the session it was made in and the id of its JSON-RPC request. */
@@ -47,6 +48,7 @@ const tenantOfCaller = (actor: Actor) => (actor.kind === 'service' ? actor.tenan
 export function mcpToolStep(context: CallContext, { sessionId, requestId }: McpCall, name: string, args: object) {
   const started = performance.now();
   let tenantId = tenantOfCaller(context.actor);
+  let admittedTo: Site | undefined;
   const step = (status: McpStep['status'], output: unknown): McpStep => ({
     sessionId,
     tenantId,
@@ -59,6 +61,7 @@ export function mcpToolStep(context: CallContext, { sessionId, requestId }: McpC
     durationMs: performance.now() - started,
   });
   const admitted: AgentToolCall['admitted'] = (site) => {
+    admittedTo = site;
     if (site) tenantId = site.tenant_id;
   };
 
@@ -89,8 +92,9 @@ export function mcpToolStep(context: CallContext, { sessionId, requestId }: McpC
         await recordMcpStep(tx, step('ok', done));
         return done;
       });
-      // A job tool answers the job it waited for (./tools.ts): the wait, now that it can end.
-      return held ? call.waitFor(held.job, held.seconds) : answer;
+      // A job tool answers the job it waited for (./tools.ts): the wait, now that it can end, answered
+      // as the tool answers a job (with its file URLs).
+      return held ? jobAnswer(context, admittedTo)(await call.waitFor(held.job, held.seconds)) : answer;
     },
 
     /** Records the problem the client is told. Never throws: the client is answered either way. */

@@ -33,7 +33,10 @@ export type ToolCall = {
   /** The site of `site_identifier`, admitted as the mirrored route admits it. */
   site: Site | undefined;
   access: SiteAccess | undefined;
-  /** Holds on to a job until it ends or `seconds` pass (capped by the request's deadline), telling the client its progress. */
+  /**
+   * Holds on to a job until it ends or `seconds` pass (capped by the request's deadline), telling the client its
+   * progress; answers it as the job endpoints do, with its media's file URLs (./call.ts).
+   */
   waitFor(job: Job, seconds: number | undefined): Promise<Job>;
 };
 

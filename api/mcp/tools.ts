@@ -1,7 +1,8 @@
 // The MCP server's tools, by the names of core/agents/tools.ts: each mirrors
 // one REST endpoint (its access, its schemas, its credits) and calls the same
-// domain function. Job tools answer the job, after `wait` seconds at most, and
-// send its events to `webhook` as their endpoints do.
+// domain function, and answers what the endpoint answers (media items and
+// jobs with their files' URLs). Job tools answer the job, after `wait`
+// seconds at most, and send its events to `webhook` as their endpoints do.
 import { z } from 'zod';
 import { agentTools, type AgentTool } from '../../core/agents/tools.ts';
 import { getPageWithElements } from '../../core/content/page-elements.ts';
@@ -12,11 +13,13 @@ import { submitJob, type Submission } from '../../core/jobs/submit.ts';
 import { imageRequest, imageSubmission } from '../../core/media/generation.ts';
 import { listMedia, mediaListQuery } from '../../core/media/library.ts';
 import { speechInput, speechSubmission } from '../../core/media/speech.ts';
+import { withFileUrl } from '../../core/media/urls.ts';
 import { createPost, updatePost } from '../../core/posts/post-writes.ts';
 import { searchLogged } from '../../core/search/analytics.ts';
 import { searchQuery } from '../../core/search/query.ts';
 import { jobParams, routes as jobRoutes } from '../jobs/router.ts';
 import { routes as mediaRoutes } from '../media/router.ts';
+import { fileLinks } from '../media/urls.ts';
 import { overLimit } from '../middleware/rate-limit.ts';
 import { pageParams, routes as pageRoutes } from '../pages/router.ts';
 import { newPostBody, postChangesBody, postParams, routes as postRoutes } from '../posts/router.ts';
@@ -90,7 +93,11 @@ const listMediaTool = defineTool({
   }),
   narrowed: 'arguments are JSON, not a query string: `include_total` is a boolean, not the text "true"',
   readOnly: true,
-  run: ({ query }, { context, access }) => listMedia(context.db, access!, query),
+  run: async ({ query }, { context, access }) => {
+    const page = await listMedia(context.db, access!, query);
+    const links = fileLinks(context);
+    return { ...page, items: page.items.map((item) => withFileUrl(links, access!.site, item)) };
+  },
 });
 
 const createPostTool = defineTool({

@@ -176,6 +176,12 @@ describe('the tools, called for real', () => {
     );
     expect(media.items.map((item: { id: string }) => item.id)).toContain(image);
     expect(media.total).toBeGreaterThanOrEqual(1);
+    // Each with its file's URL, as the endpoint answers it (a private site's: signed, expiring).
+    const listed = media.items.find((item: { id: string }) => item.id === image);
+    expect(listed).toMatchObject({
+      url: expect.stringMatching(new RegExp(`/${a.site.id}/media/${image}/signed-view\\?expires=\\d+&signature=`)),
+      url_expires_at: expect.any(String),
+    });
     // Another tenant's site is not found, as over REST.
     const other = await call(client, 'get_page', { site_identifier: b.site.slug, page_id: page.body.id });
     expect(problemOf(other).status).toBe(404);
@@ -236,6 +242,11 @@ describe('the tools, called for real', () => {
     expect(progress.length).toBeGreaterThan(0);
     expect(progress).toEqual([...progress].sort());
     expect(image).toMatchObject({ kind: 'image', status: 'succeeded', media_ids: [expect.any(String)] });
+    // The job as its endpoint answers it, with its media's file URLs (answered once the wait, after the commit, ends).
+    expect(image.media_urls).toEqual([
+      expect.stringContaining(`/${a.site.id}/media/${image.media_ids[0]}/signed-view?`),
+    ]);
+    expect(image.media_urls_expire_at).toEqual(expect.any(String));
     const rest = await request(t.app)
       .post(`/${a.site.slug}/media/generate`)
       .set(a.editor.auth)
@@ -259,11 +270,17 @@ describe('the tools, called for real', () => {
         format: 'wav',
       }),
     );
-    expect(speech).toMatchObject({ kind: 'speech', credits_reserved: expect.any(Number) });
+    expect(speech).toMatchObject({
+      kind: 'speech',
+      credits_reserved: expect.any(Number),
+      media_url: null,
+      media_urls: [],
+    });
     const spoken = answerOf(
       await call(client, 'get_job', { site_identifier: a.site.slug, job_id: speech.id, wait: 30 }),
     );
     expect(spoken).toMatchObject({ id: speech.id, status: 'succeeded', media_id: expect.any(String) });
+    expect(spoken.media_url).toContain(`/${a.site.id}/media/${spoken.media_id}/signed-view?`);
     const audio = await request(t.app).get(`/${a.site.slug}/media/${spoken.media_id}`).set(a.editor.auth).expect(200);
     expect(audio.body).toMatchObject({ kind: 'audio', mime_type: 'audio/wav' });
 

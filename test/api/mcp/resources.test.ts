@@ -117,13 +117,24 @@ describe('resources/read', () => {
     expect(read.contents).toHaveLength(1);
     expect(read.contents[0]).not.toHaveProperty('blob');
     const item = textOf(read);
-    const rest = await request(t.app).get(`/${a.site.slug}/media/${content.media}`).set(a.editor.auth).expect(200);
+    // Read over the same server, so that the REST answer's URLs name the same host as the resource's.
+    const rest = await request(server.url.origin)
+      .get(`/${a.site.slug}/media/${content.media}`)
+      .set(a.editor.auth)
+      .expect(200);
     const { file_url: fileUrl, ...metadata } = item;
     expect(metadata).toEqual(rest.body);
     expect(fileUrl).toBe(`${server.url.origin}/${a.site.slug}/media/${content.media}/view`);
     const file = await fetch(fileUrl, { headers: a.editor.auth });
     expect(file.status).toBe(200);
     expect(Buffer.from(await file.arrayBuffer())).toEqual(png);
+    // Its `url`, as the REST answer's, gives the file with no token.
+    expect(metadata.url).toMatch(
+      new RegExp(`^${server.url.origin}/${a.site.id}/media/${content.media}/signed-view\\?`),
+    );
+    const signed = await fetch(metadata.url);
+    expect(signed.status).toBe(200);
+    expect(Buffer.from(await signed.arrayBuffer())).toEqual(png);
   });
 
   it('does not find another tenant’s items, by its site or under the caller’s own', async () => {
