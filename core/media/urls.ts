@@ -35,6 +35,20 @@ export type FileLinks = { base: string; secret: Buffer; now?: number };
 export const signingKey = (config: Config): Buffer =>
   createHmac('sha256', config.auth.jwtSecret).update('media-file-urls').digest();
 
+/**
+ * Where clients reach the API, for URLs made with no request to read a host
+ * from (the worker's webhook payloads and agent runs): PUBLIC_URL, else the
+ * port the API listens on at localhost, which is right on this machine only;
+ * a deployment whose clients are elsewhere sets PUBLIC_URL.
+ */
+export const configuredBase = (config: Config): string => config.publicUrl ?? `http://localhost:${config.port}`;
+
+/** The links a process with no request makes: at configuredBase, signed with the process's key. */
+export const configuredLinks = (config: Config): FileLinks => ({
+  base: configuredBase(config),
+  secret: signingKey(config),
+});
+
 export const fileUrlFields = {
   url: z
     .string()

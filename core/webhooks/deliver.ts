@@ -13,6 +13,7 @@ import { enqueue } from '../jobs/enqueue.ts';
 import type { Logger } from '../logger.ts';
 import { safeFetch, SafeFetchError, type Resolve } from '../net/safe-fetch.ts';
 import { deliverTask, deliveryKey, deliveryLane, taskAttempts } from './announce.ts';
+import { withFileUrls } from './file-urls.ts';
 import { signature, signingSecrets } from './secrets.ts';
 
 /** A delivery still to be made, as an attempt reads it. */
@@ -141,9 +142,11 @@ export async function deliver(deps: DeliverDeps, webhookId: string): Promise<voi
   // Gone with its job, or already delivered or ended: a second run does nothing.
   if (!delivery) return;
   const attempt = delivery.attempts + 1;
+  // The job's file URLs are made now, so that a retry hours later carries URLs that still work (./file-urls.ts).
+  const sent = { ...delivery, payload: await withFileUrls(db, config, delivery.payload) };
   const startedAt = new Date();
   const started = performance.now();
-  const outcome = await send(deps, delivery, await signingSecrets(db, delivery.tenant_id));
+  const outcome = await send(deps, sent, await signingSecrets(db, delivery.tenant_id));
   const durationMs = Math.round(performance.now() - started);
   const status = await db.transaction((tx) =>
     recordAttempt(tx, config, delivery, { attempt, startedAt, durationMs, outcome }),

@@ -6,6 +6,7 @@
 // get_job.
 import type { Actor } from '../../core/actor.ts';
 import type { Claims } from '../../core/identity/tokens.ts';
+import { configuredBase } from '../../core/media/urls.ts';
 import type { Services } from '../../core/services.ts';
 import type { CommonQueryMethods } from '../../db/pool.ts';
 import type { RequestDb } from '../../db/cancellable.ts';
@@ -50,7 +51,7 @@ export function toolContext(
     deps: { db, config: services.config, storage: services.storage, logger: run.logger },
     ip: undefined,
     // No request: the URLs a tool's answer carries point where the API is published, else where it listens.
-    baseUrl: services.config.publicUrl ?? `http://localhost:${services.config.port}`,
+    baseUrl: configuredBase(services.config),
     authenticate: () => Promise.resolve({ actor, claims: claimsOf(actor, run.job.id) }),
     limitJobs: (tenantId) => {
       const verdict = services.rateLimits.request('per-tenant-jobs', tenantId);

@@ -14,6 +14,7 @@ import type { Resolve } from '../../../core/net/safe-fetch.ts';
 import type { WebhookEvent } from '../../../core/jobs/model.ts';
 import { sql } from '../../../db/pool.ts';
 import { createLogger } from '../../../core/logger.ts';
+import { configuredBase } from '../../../core/media/urls.ts';
 import { retryStrandedDeliveries } from '../../../core/webhooks/stranded.ts';
 import { serviceAccount, signedIn, type Caller } from '../../helpers/factories.ts';
 import { unique, type Auth } from '../../helpers/identity.ts';
@@ -153,6 +154,27 @@ describe('a job-creating request with a webhook', () => {
     ]);
     // Three messages, three ids.
     expect(new Set(received.map((delivery) => delivery.headers['webhook-id'])).size).toBe(3);
+  });
+
+  it('carries the URLs of the media the job made, at PUBLIC_URL (else the API’s port), which give the file', async () => {
+    await worker();
+    const { path, url } = hook();
+    const submitted = await request(suite.t.app)
+      .post(`/${suite.a.site.slug}/media/tts`)
+      .set(suite.a.editor.auth)
+      .send({ text: 'Told by webhook.', webhook: url })
+      .expect(202);
+    const [delivery] = await receiver.waitFor(path, 1);
+    const { data } = verified(await secretOf(), delivery!);
+    expect(data).toMatchObject({ id: submitted.body.id, status: 'succeeded', media_id: expect.any(String) });
+    // The worker has no request to take a host from: the URLs are where the configuration says clients reach the API.
+    const file = new URL(data.media_url as string);
+    expect(file.origin).toBe(configuredBase(suite.t.config));
+    expect(file.pathname).toBe(`/${suite.a.site.id}/media/${data.media_id as string}/signed-view`);
+    expect(data.media_urls).toEqual([data.media_url]);
+    expect(Date.parse(data.media_urls_expire_at as string)).toBeGreaterThan(Date.now());
+    const fetched = await request(suite.t.app).get(`${file.pathname}${file.search}`).buffer(true).expect(200);
+    expect(fetched.headers['content-type']).toMatch(/^audio\//);
   });
 
   it('tells an upload’s sender when its processing job is done, and refuses a webhook it may not send to', async () => {
