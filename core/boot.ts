@@ -9,7 +9,7 @@ import type { Config } from './config.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
 import { networkOf } from './fraud/networks.ts';
 import { createRateLimits } from './identity/rate-limit.ts';
-import { AccessCache } from './identity/access-cache.ts';
+import { AccessCache } from './access-cache.ts';
 import { PublicCache } from './content/public-cache.ts';
 import { SearchIndexes } from './search/memory/indexes.ts';
 import { JobEvents } from './jobs/events.ts';

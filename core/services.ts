@@ -2,7 +2,7 @@
 // passed explicitly, never imported as a global.
 import type { CacheStore } from './cache/store.ts';
 import type { Config } from './config.ts';
-import type { AccessCache } from './identity/access-cache.ts';
+import type { AccessCache } from './access-cache.ts';
 import type { PublicCache } from './content/public-cache.ts';
 import type { SearchIndexes } from './search/memory/indexes.ts';
 import type { RateLimits } from './identity/rate-limit.ts';

@@ -204,7 +204,7 @@ export const keyClaims = (config: Config, key: LiveKey): Claims => ({
   scopes: key.scopes,
 });
 
-/** Records a key's use; the caller asks at most once a minute per key (core/identity/access-cache.ts). */
+/** Records a key's use; the caller asks at most once a minute per key (core/access-cache.ts). */
 export async function touchApiKey(db: CommonQueryMethods, id: string): Promise<void> {
   await db.query(sql.typeAlias('void')`
     update api_keys set last_used_at = now()

@@ -2,7 +2,7 @@
 // claims are checked first, then the database: a revoked session, a blocked
 // user, a disabled service account or one whose secret was rotated since the
 // token was issued stops working at once, not at expiry:
-// the access cache (./access-cache.ts) keeps these answers only until a change
+// the access cache (../access-cache.ts) keeps these answers only until a change
 // is announced.
 import { z } from 'zod';
 import { timestamp } from '../timestamp.ts';

@@ -6,7 +6,7 @@
 // process asked of it.
 import { z } from 'zod';
 import type { PublicCache } from '../content/public-cache.ts';
-import type { AccessCache } from '../identity/access-cache.ts';
+import type { AccessCache } from '../access-cache.ts';
 
 const figures = z.object({
   name: z.string(),

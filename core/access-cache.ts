@@ -7,14 +7,14 @@
 // notifications connection is down nothing is kept, since a change could go
 // unheard. Entries also age out (ACCESS_CACHE_SECONDS) and the maps are
 // bounded, oldest out first.
-import type { CommonQueryMethods } from '../../db/pool.ts';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
-import { Subscription, type Notifications } from '../notifications.ts';
-import { takeOldest } from '../cache-eviction.ts';
-import type { Site } from '../tenancy/sites.ts';
-import { findPublicSite, findSiteAccess, type SiteAccess } from '../tenancy/site-access.ts';
-import type { Actor } from '../actor.ts';
+import type { CommonQueryMethods } from '../db/pool.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
+import { Subscription, type Notifications } from './notifications.ts';
+import { takeOldest } from './cache-eviction.ts';
+import type { Site } from './tenancy/sites.ts';
+import { findPublicSite, findSiteAccess, type SiteAccess } from './tenancy/site-access.ts';
+import type { Actor } from './actor.ts';
 import {
   accessClaims,
   actorOf,
@@ -24,7 +24,7 @@ import {
   type Authenticated,
   type LiveSession,
   bearerToken,
-} from './authenticate.ts';
+} from './identity/authenticate.ts';
 import {
   apiKeyPattern,
   findLiveKey,
@@ -33,9 +33,9 @@ import {
   looksLikeApiKey,
   touchApiKey,
   type LiveKey,
-} from './api-keys.ts';
-import { digest } from './secrets.ts';
-import { invalidToken, type Claims } from './tokens.ts';
+} from './identity/api-keys.ts';
+import { digest } from './identity/secrets.ts';
+import { invalidToken, type Claims } from './identity/tokens.ts';
 
 type Entry<V> = { value: V; expiresAt: number };
 
