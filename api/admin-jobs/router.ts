@@ -16,6 +16,7 @@ import { bulkCancel, bulkJobRequest, bulkJobResultSchema, bulkLimit, bulkRetry }
 import { jobsPerMinute, perMinuteQuery, perMinuteSchema } from '../../core/jobs/per-minute.ts';
 import { pageSchema } from '../../core/pagination.ts';
 import { providerCallSchema } from '../../core/providers/calls.ts';
+import { fileLinks } from '../media/urls.ts';
 import { insufficientCreditsResponse, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { uuidParams } from '../schemas.ts';
@@ -113,8 +114,8 @@ export const routes = [
         }),
       },
     },
-    async handler({ params }, { db, actor }) {
-      return { body: await jobWithAttempts(db, actor, params.job_id) };
+    async handler({ params }, context) {
+      return { body: await jobWithAttempts(context.db, context.actor, params.job_id, fileLinks(context)) };
     },
   }),
 

@@ -8,11 +8,13 @@ import { agentForSite, getRun, runRequest, runSchema, startRun } from '../../cor
 import { conversationSchema, listConversations, listMessages, messageSchema } from '../../core/agents/conversations.ts';
 import { jobSchema } from '../../core/jobs/model.ts';
 import { cancelJob } from '../../core/jobs/queries.ts';
+import { withJobFileUrls } from '../../core/media/urls.ts';
 import { pageQuery, pageSchema } from '../../core/pagination.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
 import { cacheControlHeader, insufficientCreditsSchema, problemResponse, problemSchema } from '../responses.ts';
 import { answerJob, jobResponses, preferHeader } from '../jobs/answer.ts';
+import { fileLinks } from '../media/urls.ts';
 import { runEventSchema } from '../../core/agents/run-events.ts';
 import { streamRunEvents } from './run-stream.ts';
 
@@ -96,9 +98,12 @@ export const routes = [
       200: { description: 'The canceled run’s job', schema: jobSchema },
       409: problemResponse('The run has already finished'),
     },
-    async handler({ params }, { db, access }) {
+    async handler({ params }, context) {
+      const { db, access } = context;
       await getRun(db, access, params.agent_id, params.run_id);
-      return { body: await cancelJob(db, access, params.run_id) };
+      const job = await cancelJob(db, access, params.run_id);
+      // Answered as the job endpoints answer a job (POST …/jobs/{job_id}/cancel), with its media's file URLs.
+      return { body: withJobFileUrls(fileLinks(context), access.site, job) };
     },
   }),
 

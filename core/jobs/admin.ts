@@ -10,6 +10,8 @@ import type { Config } from '../config.ts';
 import { applyEntry } from '../credits/accounts.ts';
 import { Problem, notFound } from '../errors.ts';
 import { requireGlobalAdmin } from '../identity/access.ts';
+import { withJobFileUrls, type FileLinks } from '../media/urls.ts';
+import { siteSchema } from '../tenancy/sites.ts';
 import { isFinished, jobById, jobSchema, jobColumns, jobErrorSchema, jobRow, toJob, type JobRow } from './model.ts';
 import { alreadyFinished } from './queries.ts';
 import { schedule } from './queue.ts';
@@ -40,17 +42,21 @@ export const toAdminJob = (row: z.infer<typeof jobRow>) => ({
   locked_by: row.locked_by,
 });
 
-export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobId: string) {
+/** One job as an admin reads it; `links` make its media's file URLs, as the site's job endpoints give them. */
+export async function jobWithAttempts(db: CommonQueryMethods, actor: Actor, jobId: string, links: FileLinks) {
   requireGlobalAdmin(actor);
   const row = await jobById(db, jobId);
   if (!row) throw notFound('No such job.');
-  const names = await db.one(sql.type(z.object({ tenant_name: z.string(), site_slug: z.string() }))`
-    select tenants.name as tenant_name, sites.slug as site_slug
+  const { visibility, ...names } = await db.one(sql.type(
+    z.object({ tenant_name: z.string(), site_slug: z.string(), visibility: siteSchema.shape.visibility }),
+  )`
+    select tenants.name as tenant_name, sites.slug as site_slug, sites.visibility
     from sites join tenants on tenants.id = sites.tenant_id where sites.id = ${row.site_id}`);
   const attempts = await db.any(sql.type(attemptSchema)`
     select attempt, worker_id, started_at, finished_at, outcome, error from job_attempts where job_id = ${jobId} order by attempt`);
+  const site = { id: row.site_id, slug: names.site_slug, visibility };
   return {
-    ...toAdminJob(row),
+    ...withJobFileUrls(links, site, toAdminJob(row)),
     ...names,
     attempts: [...attempts],
     provider_calls: [...(await callsOfJob(db, jobId))],

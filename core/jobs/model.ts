@@ -66,7 +66,9 @@ export const jobSchema = z
       .optional()
       .describe(
         'The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at ' +
-          '(as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks',
+          '(as a media item’s url). Given wherever a site’s job is answered: its job endpoints (submit, read, list, ' +
+          'cancel, events, an agent run’s cancel), the MCP job tools, the job’s webhooks (at PUBLIC_URL, else the API’s ' +
+          'port on localhost) and GET /admin/jobs/{job_id}; not by the admin list, retry and cancel',
       ),
     media_urls: z
       .array(z.string())

@@ -2846,7 +2846,7 @@ export interface paths {
   "/{site_identifier}/jobs/{job_id}/webhooks": {
     /**
      * List Job Webhook Deliveries
-     * @description The deliveries made to the job’s `webhook`, oldest first, each with its attempts: one per event asked for (`start`; `progress`, at most one a second; `completed` when it succeeds, fails or is canceled). Each is a POST of `{type: job.started | job.progress | job.completed, timestamp, data: <the Job>}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the tenant’s secret. A 2xx answer delivers it; 410 Gone stops it; other answers, timeouts (JOB_WEBHOOK_TIMEOUT_MS) and failed connections are retried after the waits of JOB_WEBHOOK_RETRY_SECONDS; a URL that leads to a private, local or reserved address is never sent to. Who may read the job may read its deliveries.
+     * @description The deliveries made to the job’s `webhook`, oldest first, each with its attempts: one per event asked for (`start`; `progress`, at most one a second; `completed` when it succeeds, fails or is canceled). Each is a POST of `{type: job.started | job.progress | job.completed, timestamp, data: <the Job>}` (the job as GET …/jobs/{job_id} answers it, its media’s file URLs made as each attempt is sent) signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the tenant’s secret. A 2xx answer delivers it; 410 Gone stops it; other answers, timeouts (JOB_WEBHOOK_TIMEOUT_MS) and failed connections are retried after the waits of JOB_WEBHOOK_RETRY_SECONDS; a URL that leads to a private, local or reserved address is never sent to. Who may read the job may read its deliveries.
      *
      * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
      *
@@ -3049,10 +3049,102 @@ export interface paths {
   };
 }
 
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  "job.started": {
+    /**
+     * job.started: a worker started the job (once per run: a job taken over is not told twice)
+     * @description Sent to the `webhook` URL of a job whose request named `start` in `webhook_events`: a worker started the job (once per run: a job taken over is not told twice). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+     */
+    post: operations["webhook_job_started"];
+  };
+  "job.progress": {
+    /**
+     * job.progress: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one)
+     * @description Sent to the `webhook` URL of a job whose request named `progress` in `webhook_events`: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+     */
+    post: operations["webhook_job_progress"];
+  };
+  "job.completed": {
+    /**
+     * job.completed: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given)
+     * @description Sent to the `webhook` URL of a job whose request named `completed` in `webhook_events`: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+     */
+    post: operations["webhook_job_completed"];
+  };
+}
 
 export interface components {
   schemas: {
+    Job: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      /**
+       * Format: uuid
+       * @description The user who submitted it; null for a service account
+       */
+      user_id: string | null;
+      /** @description speech, image, video, ... */
+      kind: string;
+      /** @enum {string} */
+      status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
+      /** @description How far it is, from 0 to 1, rounded to two decimals (0.47 is 47 %); `stage` says at what */
+      progress: number;
+      /** @description What it is doing now, in words */
+      stage: string;
+      input: {
+        [key: string]: unknown;
+      };
+      output: {
+        [key: string]: unknown;
+      } | null;
+      error: components["schemas"]["JobError"];
+      attempts: number;
+      max_attempts: number;
+      /** @description Its own priority as submitted (-10 to 10, lower runs first, 0 by default), added to its kind’s */
+      priority: number;
+      credits_reserved: number;
+      credits_charged: number;
+      provider: string | null;
+      /** @description Submitted in test mode (the tenant’s or the service account’s): run on the local stand-ins at no charge, its output marked `test` */
+      test_mode: boolean;
+      /** Format: uuid */
+      media_id: string | null;
+      media_ids: string[];
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given wherever a site’s job is answered: its job endpoints (submit, read, list, cancel, events, an agent run’s cancel), the MCP job tools, the job’s webhooks (at PUBLIC_URL, else the API’s port on localhost) and GET /admin/jobs/{job_id}; not by the admin list, retry and cancel */
+      media_url?: string | null;
+      /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
+      media_urls?: string[];
+      /**
+       * Format: date-time
+       * @description When the signed media_url and media_urls stop working (read the job again for fresh ones); null when public or none
+       */
+      media_urls_expire_at?: string | null;
+      /** @description Where the job’s events are sent (Standard Webhooks); null for none */
+      webhook: string | null;
+      /** @description The events sent to `webhook`; empty without one */
+      webhook_events: ("start" | "progress" | "completed")[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      started_at: string | null;
+      /** Format: date-time */
+      waiting_at: string | null;
+      /** Format: date-time */
+      finished_at: string | null;
+      /** Format: date-time */
+      canceled_at: string | null;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    JobError: {
+      /** @description Stable, machine-readable: provider_unavailable, provider_rejected, invalid_input, not_configured, canceled, ... */
+      code: string;
+      message: string;
+      /** @description true: the job will be (or was) retried */
+      transient?: boolean;
+    } | null;
     AbusePatterns: {
       window: {
         /** Format: date-time */
@@ -3548,76 +3640,6 @@ export interface components {
       /** Format: date-time */
       assigned_at: string;
     };
-    Job: {
-      /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      site_id: string;
-      /**
-       * Format: uuid
-       * @description The user who submitted it; null for a service account
-       */
-      user_id: string | null;
-      /** @description speech, image, video, ... */
-      kind: string;
-      /** @enum {string} */
-      status: "queued" | "running" | "waiting" | "succeeded" | "failed" | "canceled";
-      /** @description How far it is, from 0 to 1, rounded to two decimals (0.47 is 47 %); `stage` says at what */
-      progress: number;
-      /** @description What it is doing now, in words */
-      stage: string;
-      input: {
-        [key: string]: unknown;
-      };
-      output: {
-        [key: string]: unknown;
-      } | null;
-      error: components["schemas"]["JobError"];
-      attempts: number;
-      max_attempts: number;
-      /** @description Its own priority as submitted (-10 to 10, lower runs first, 0 by default), added to its kind’s */
-      priority: number;
-      credits_reserved: number;
-      credits_charged: number;
-      provider: string | null;
-      /** @description Submitted in test mode (the tenant’s or the service account’s): run on the local stand-ins at no charge, its output marked `test` */
-      test_mode: boolean;
-      /** Format: uuid */
-      media_id: string | null;
-      media_ids: string[];
-      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
-      media_url?: string | null;
-      /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
-      media_urls?: string[];
-      /**
-       * Format: date-time
-       * @description When the signed media_url and media_urls stop working (read the job again for fresh ones); null when public or none
-       */
-      media_urls_expire_at?: string | null;
-      /** @description Where the job’s events are sent (Standard Webhooks); null for none */
-      webhook: string | null;
-      /** @description The events sent to `webhook`; empty without one */
-      webhook_events: ("start" | "progress" | "completed")[];
-      /** Format: date-time */
-      created_at: string;
-      /** Format: date-time */
-      started_at: string | null;
-      /** Format: date-time */
-      waiting_at: string | null;
-      /** Format: date-time */
-      finished_at: string | null;
-      /** Format: date-time */
-      canceled_at: string | null;
-      /** Format: date-time */
-      updated_at: string;
-    };
-    JobError: {
-      /** @description Stable, machine-readable: provider_unavailable, provider_rejected, invalid_input, not_configured, canceled, ... */
-      code: string;
-      message: string;
-      /** @description true: the job will be (or was) retried */
-      transient?: boolean;
-    } | null;
     /** @description A problem of type /problems/insufficient-credits: the balance that pays was short */
     InsufficientCreditsProblem: {
       /** @description A URI reference naming the kind of problem, e.g. /problems/validation-failed: GET it for a page saying when it happens and what to do */
@@ -5622,7 +5644,7 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
-      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given wherever a site’s job is answered: its job endpoints (submit, read, list, cancel, events, an agent run’s cancel), the MCP job tools, the job’s webhooks (at PUBLIC_URL, else the API’s port on localhost) and GET /admin/jobs/{job_id}; not by the admin list, retry and cancel */
       media_url?: string | null;
       /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
       media_urls?: string[];
@@ -5809,7 +5831,7 @@ export interface components {
       /** Format: uuid */
       media_id: string | null;
       media_ids: string[];
-      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
+      /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given wherever a site’s job is answered: its job endpoints (submit, read, list, cancel, events, an agent run’s cancel), the MCP job tools, the job’s webhooks (at PUBLIC_URL, else the API’s port on localhost) and GET /admin/jobs/{job_id}; not by the admin list, retry and cancel */
       media_url?: string | null;
       /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
       media_urls?: string[];
@@ -6406,7 +6428,7 @@ export interface components {
         /** Format: uuid */
         media_id: string | null;
         media_ids: string[];
-        /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
+        /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given wherever a site’s job is answered: its job endpoints (submit, read, list, cancel, events, an agent run’s cancel), the MCP job tools, the job’s webhooks (at PUBLIC_URL, else the API’s port on localhost) and GET /admin/jobs/{job_id}; not by the admin list, retry and cancel */
         media_url?: string | null;
         /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
         media_urls?: string[];
@@ -21666,7 +21688,7 @@ export interface operations {
             /** Format: uuid */
             media_id: string | null;
             media_ids: string[];
-            /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given by the site’s job endpoints (submit, read, list, cancel, events), not in webhooks */
+            /** @description The file of media_id, fetchable without a token: public on a public site, else signed until media_urls_expire_at (as a media item’s url). Given wherever a site’s job is answered: its job endpoints (submit, read, list, cancel, events, an agent run’s cancel), the MCP job tools, the job’s webhooks (at PUBLIC_URL, else the API’s port on localhost) and GET /admin/jobs/{job_id}; not by the admin list, retry and cancel */
             media_url?: string | null;
             /** @description The files of media_ids, in the same order, as media_url; given where media_url is */
             media_urls?: string[];
@@ -23451,7 +23473,7 @@ export interface operations {
   };
   /**
    * List Job Webhook Deliveries
-   * @description The deliveries made to the job’s `webhook`, oldest first, each with its attempts: one per event asked for (`start`; `progress`, at most one a second; `completed` when it succeeds, fails or is canceled). Each is a POST of `{type: job.started | job.progress | job.completed, timestamp, data: <the Job>}` signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the tenant’s secret. A 2xx answer delivers it; 410 Gone stops it; other answers, timeouts (JOB_WEBHOOK_TIMEOUT_MS) and failed connections are retried after the waits of JOB_WEBHOOK_RETRY_SECONDS; a URL that leads to a private, local or reserved address is never sent to. Who may read the job may read its deliveries.
+   * @description The deliveries made to the job’s `webhook`, oldest first, each with its attempts: one per event asked for (`start`; `progress`, at most one a second; `completed` when it succeeds, fails or is canceled). Each is a POST of `{type: job.started | job.progress | job.completed, timestamp, data: <the Job>}` (the job as GET …/jobs/{job_id} answers it, its media’s file URLs made as each attempt is sent) signed the Standard Webhooks way (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the tenant’s secret. A 2xx answer delivers it; 410 Gone stops it; other answers, timeouts (JOB_WEBHOOK_TIMEOUT_MS) and failed connections are retried after the waits of JOB_WEBHOOK_RETRY_SECONDS; a URL that leads to a private, local or reserved address is never sent to. Who may read the job may read its deliveries.
    *
    * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `jobs:read`; an API key needs the same scopes.
    *
@@ -24517,6 +24539,117 @@ export interface operations {
       500: components["responses"]["InternalError"];
       503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * job.started: a worker started the job (once per run: a job taken over is not told twice)
+   * @description Sent to the `webhook` URL of a job whose request named `start` in `webhook_events`: a worker started the job (once per run: a job taken over is not told twice). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+   */
+  webhook_job_started: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "job.started";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["Job"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * job.progress: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one)
+   * @description Sent to the `webhook` URL of a job whose request named `progress` in `webhook_events`: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+   */
+  webhook_job_progress: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "job.progress";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["Job"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * job.completed: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given)
+   * @description Sent to the `webhook` URL of a job whose request named `completed` in `webhook_events`: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+   */
+  webhook_job_completed: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "job.completed";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["Job"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
     };
   };
 }

@@ -11,7 +11,7 @@ import { sql } from '../../../db/pool.ts';
 import type { WorkerHandle } from '../../../worker/runner.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { serviceAccount } from '../../helpers/factories.ts';
-import { staffedTenant } from '../../helpers/identity.ts';
+import { globalAdmin, staffedTenant } from '../../helpers/identity.ts';
 import { giveCredits, startTestWorker } from '../../helpers/jobs.ts';
 
 let t: TestApp;
@@ -197,5 +197,28 @@ describe('jobs', () => {
     const events = await request(t.app).get(`/${site.slug}/jobs/${res.body.id}/events`).set(editor.auth).expect(200);
     const data = JSON.parse(/^data: (.*)$/m.exec(events.text)![1]!) as { media_url: string };
     expect(data.media_url).toContain(`/media/${res.body.media_id}/signed-view?`);
+    // And an admin's read of the job (not the admin list, whose rows are many).
+    const admin = await globalAdmin(t);
+    const detail = await request(t.app).get(`/admin/jobs/${res.body.id}`).set(admin.auth).expect(200);
+    expect(detail.body).toMatchObject({
+      media_urls: [expect.stringContaining(`/media/${res.body.media_id}/signed-view?`)],
+    });
+    await fetchUrl(detail.body.media_url).expect(200);
+  });
+
+  it('give the public view’s URL on a public site, which does not expire', async () => {
+    const { site, editor } = await staffedTenant(t);
+    await makePublic(site);
+    await giveCredits(t, site, 100, editor.user.id);
+    worker = await startTestWorker(t);
+    const res = await request(t.app)
+      .post(`/${site.slug}/media/tts`)
+      .set(editor.auth)
+      .set('Prefer', 'wait=30')
+      .send({ text: 'Public.' })
+      .expect(200);
+    expect(res.body.media_url).toMatch(new RegExp(`/public/${site.slug}/media/${res.body.media_id}/view$`));
+    expect(res.body.media_urls_expire_at).toBeNull();
+    await fetchUrl(res.body.media_url).expect(200);
   });
 });
