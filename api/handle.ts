@@ -16,7 +16,7 @@ import { notPublic, requireSiteNeed, type SiteAccess } from '../core/tenancy/sit
 import type { Site } from '../core/tenancy/sites.ts';
 import { cancellableDb, type RequestDb } from '../db/cancellable.ts';
 import { allTenants } from '../db/tenant-scope.ts';
-import { networkOf } from '../core/fraud/networks.ts';
+import { networkOf } from '../core/net/client-network.ts';
 import type { BareRequest } from './bare.ts';
 import { parseInput, siteIdentifier } from './input.ts';
 import { requestLog } from './middleware/logging.ts';

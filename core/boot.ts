@@ -7,7 +7,7 @@ import { readMigrationFiles } from '../db/migrations.ts';
 import { createCacheStore } from './cache/index.ts';
 import type { Config } from './config.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
-import { networkOf } from './fraud/networks.ts';
+import { networkOf } from './net/client-network.ts';
 import { createRateLimits } from './identity/rate-limit.ts';
 import { AccessCache } from './access-cache.ts';
 import { PublicCache } from './content/public-cache.ts';

@@ -1,7 +1,7 @@
 // Contact: the public contact form, and the SMTP check behind it.
 import { z } from 'zod';
 import { contactInput, contactReceiptSchema, submitContact } from '../../core/contact/messages.ts';
-import { networkOf } from '../../core/fraud/networks.ts';
+import { networkOf } from '../../core/net/client-network.ts';
 import { checkSmtp, smtpCheckSchema, smtpStages } from '../../core/mail/smtp-check.ts';
 import { problemResponse, retryAfterHeader } from '../responses.ts';
 import { defineRoute } from '../route.ts';

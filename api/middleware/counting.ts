@@ -7,7 +7,7 @@
 // its own: a second listener and clock read per request cost a measurable
 // share of a cheap read's throughput.
 import type { BareRequest, BareResponse } from '../bare.ts';
-import { networkOf } from '../../core/fraud/networks.ts';
+import { networkOf } from '../../core/net/client-network.ts';
 import type { SignalKind, StatisticsRecorder } from '../../core/statistics/recorder.ts';
 
 export type RequestCounter = (req: BareRequest, res: BareResponse, ms: number) => void;

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import type { Config } from '../../core/config.ts';
 import { Problem } from '../../core/errors.ts';
-import { networkOf } from '../../core/fraud/networks.ts';
+import { networkOf } from '../../core/net/client-network.ts';
 import { accessClaims } from '../../core/identity/authenticate.ts';
 import type { Verdict } from '../../core/identity/rate-limit.ts';
 import type { Services } from '../../core/services.ts';

@@ -11,7 +11,7 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { Problem, problemType } from '../errors.ts';
 import { isDisposable } from '../identity/disposable.ts';
-import { networkOf } from './networks.ts';
+import { networkOf } from '../net/client-network.ts';
 
 export type SignupVia = 'password' | 'google' | 'github';
 

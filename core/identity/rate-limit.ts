@@ -11,7 +11,7 @@ import pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
 import { Problem } from '../errors.ts';
-import { networkOf } from '../fraud/networks.ts';
+import { networkOf } from '../net/client-network.ts';
 import { SharedWindow, type CountStore, type Verdict } from './shared-window.ts';
 
 export type { Verdict } from './shared-window.ts';
