@@ -4,7 +4,8 @@
 // returned and that cookie, finishes the flow and answers tokens.
 import type { Request } from 'express';
 import { z } from 'zod';
-import { finishOAuth, providers, startOAuth, stateLifetimeSeconds } from '../../core/signup/oauth.ts';
+import { finishOAuth, startOAuth, stateLifetimeSeconds } from '../../core/signup/oauth.ts';
+import { providers } from '../../core/signup/oauth-accounts.ts';
 import { tokenPairSchema } from '../../core/identity/sessions.ts';
 import { notFound } from '../../core/errors.ts';
 import { locationHeader, noStore, problemResponse, tooManyAttempts } from '../responses.ts';

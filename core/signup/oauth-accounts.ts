@@ -11,11 +11,14 @@ import type { Config } from '../config.ts';
 import { queueEmail } from '../mail/outbox.ts';
 import { addMember } from '../tenancy/memberships.ts';
 import { insertTenant, workspaceName } from '../tenancy/tenants.ts';
-import type { ProviderName } from './oauth.ts';
 import { revokeAllSessions } from '../identity/sessions.ts';
 import { insertUser } from '../identity/users.ts';
 
 export type ExternalIdentity = { subject: string; email: string; name: string };
+
+/** The external identity providers one may sign up and sign in with (./oauth.ts), and their names in mails. */
+export const providers = ['google', 'github'] as const;
+export type ProviderName = (typeof providers)[number];
 
 const providerNames: Record<ProviderName, string> = { google: 'Google', github: 'GitHub' };
 

@@ -14,12 +14,9 @@ import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { screenSignup, screenedUser } from '../fraud/screening.ts';
 import { Problem, notFound, problemType } from '../errors.ts';
-import { isNewAccount, linkIdentity, type ExternalIdentity } from './oauth-accounts.ts';
+import { isNewAccount, linkIdentity, providers, type ExternalIdentity, type ProviderName } from './oauth-accounts.ts';
 import { digest, newSecret } from '../identity/secrets.ts';
 import { startSession, type SessionMeta, type TokenPair } from '../identity/sessions.ts';
-
-export const providers = ['google', 'github'] as const;
-export type ProviderName = (typeof providers)[number];
 
 export const stateLifetimeSeconds = 600;
 
