@@ -1,8 +1,8 @@
 // Admin Content Types: global administrators give many sites the same
-// content type at once.
+// content type at once, or bring the sites that have it its new fields.
 import { z } from 'zod';
 import { atLeastOneOf } from '../../core/field-rules.ts';
-import { copyResultSchema, distributeType } from '../../core/content/type-copies.ts';
+import { distributeType, distributionResultSchema } from '../../core/content/type-distribution.ts';
 import { problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 
@@ -10,8 +10,13 @@ export const routes = [
   defineRoute({
     key: 'POST /admin/content-types/distribute',
     description:
-      'Copies a content type to every site in `site_ids` and every site of the tenants in `tenant_ids` (the types it refers to along, ' +
-      'where a site lacks them). Idempotent by api_id: a site that has it already is reported as `exists` and left alone. One result per site.',
+      'Brings a content type to every site in `site_ids` and every site of the tenants in `tenant_ids`. A site without a type of its ' +
+      'api_id gets a copy (`created`; the types it refers to along, where the site lacks them). A site that has one gets the source’s ' +
+      'fields it lacks and the source’s version of the fields both have (`updated`, naming `fields_added` and `fields_changed`), ' +
+      'applied as an edit of that site’s type would be: checked against every element of it, `version` raised. A change its elements ' +
+      'would fail (a new required field without default, a type changed, an enum value removed...) or its schema would not hold is ' +
+      '`refused` for that site with the `reasons` and left unapplied; other sites still get theirs. Fields only the site has are kept. ' +
+      'A site with every field as the source has it is `unchanged`, so a second distribution changes nothing. One result per site.',
     access: 'global-admin',
     request: {
       body: z
@@ -33,8 +38,15 @@ export const routes = [
           .object({
             type_id: z.uuid(),
             api_id: z.string(),
+            version: z.number().int().describe('The source type’s version'),
             created: z.number().int().describe('Sites that got the type now'),
-            results: z.array(copyResultSchema),
+            updated: z.number().int().describe('Sites whose type got new or changed fields'),
+            unchanged: z.number().int().describe('Sites whose type had every field already'),
+            refused: z
+              .number()
+              .int()
+              .describe('Sites whose elements or schema would fail the change (nothing applied)'),
+            results: z.array(distributionResultSchema),
           })
           .meta({ id: 'ContentTypeDistribution' }),
       },

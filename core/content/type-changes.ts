@@ -31,7 +31,7 @@ export type TypeChanges = { name?: string | undefined; description?: string | un
 
 export async function updateType(
   db: CommonQueryMethods,
-  { site }: SiteAccess,
+  { site }: Pick<SiteAccess, 'site'>,
   id: string,
   changes: TypeChanges,
   ifMatch?: IfMatch,

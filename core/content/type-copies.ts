@@ -1,15 +1,16 @@
 // Where a content type sits among the others (what it refers to, what refers
 // to it), and copies of it: within its site under a new api_id, to another
-// site of its tenant, or by global administrators to many sites at once. A
-// copy never leaves a reference dangling: a type it refers to is mapped to the
-// target's type of the same api_id, or copied along when the target has none.
+// site of its tenant, or by global administrators to many sites at once
+// (core/content/type-distribution.ts). A copy never leaves a reference
+// dangling: a type it refers to is mapped to the target's type of the same
+// api_id, or copied along when the target has none.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorUserId, type Actor } from '../actor.ts';
-import { Problem, conflict, notFound } from '../errors.ts';
+import { Problem, conflict } from '../errors.ts';
 import { findSiteAccess, requireSiteNeed, type SiteAccess } from '../tenancy/site-access.ts';
-import { siteColumns, siteSchema, type Site } from '../tenancy/sites.ts';
-import { referencedTypes } from './fields.ts';
+import type { Site } from '../tenancy/sites.ts';
+import { referencedTypes, type Field } from './fields.ts';
 import { findType, insertType, namesType, typeColumns, type ContentType } from './types.ts';
 
 const typeRef = z.object({ id: z.uuid(), api_id: z.string(), name: z.string() });
@@ -71,7 +72,7 @@ const existing = (db: CommonQueryMethods, siteId: string, apiIds: string[]) =>
  * Copies `type` into `target` as `apiId`, with every type it refers to
  * (transitively) that the target lacks. In the caller's transaction.
  */
-async function copyInto(
+export async function copyInto(
   db: CommonQueryMethods,
   type: ContentType,
   target: Site,
@@ -90,31 +91,50 @@ async function copyInto(
       detail: `The site already has a content type ${apiId}.`,
     };
   const copy = await insertType(db, target, { ...type, api_id: apiId, name }, createdBy);
+  const along =
+    target.id === type.site_id
+      ? { copied_along: [], mapped: [] }
+      : await copyReferredTypes(db, type.site_id, type.fields, target, [type.api_id, apiId], createdBy);
+  return { site_id: target.id, status: 'created', type_id: copy.id, ...along };
+}
+
+/**
+ * The types `fields` refer to (transitively) that `target` lacks, copied from
+ * the source site; those it has already are mapped by api_id. `seen` names
+ * the types not to copy (the one being copied or changed). In the caller's
+ * transaction.
+ */
+export async function copyReferredTypes(
+  db: CommonQueryMethods,
+  sourceSiteId: string,
+  fields: Field[],
+  target: Site,
+  seen: string[],
+  createdBy: string | null,
+): Promise<Pick<CopyResult, 'copied_along' | 'mapped'>> {
   const copiedAlong: { id: string; api_id: string }[] = [];
   const mapped = new Set<string>();
-  if (target.id !== type.site_id) {
-    const seen = new Set([type.api_id, apiId]);
-    let wanted = referencedTypes(type.fields).filter((name) => !seen.has(name));
-    while (wanted.length) {
-      wanted.forEach((name) => seen.add(name));
-      const there = new Set((await existing(db, target.id, wanted)).map((row) => row.api_id));
-      there.forEach((name) => mapped.add(name));
-      const sources = await db.any(sql.type(z.object({}).loose())`
-        select ${typeColumns} from content_types ct
-        where ct.site_id = ${type.site_id} and ct.api_id = any(${sql.array(
-          wanted.filter((name) => !there.has(name)),
-          'text',
-        )})`);
-      const next: string[] = [];
-      for (const source of sources as unknown as ContentType[]) {
-        const along = await insertType(db, target, source, createdBy);
-        copiedAlong.push({ id: along.id, api_id: along.api_id });
-        next.push(...referencedTypes(source.fields).filter((name) => !seen.has(name)));
-      }
-      wanted = [...new Set(next)];
+  const done = new Set(seen);
+  let wanted = referencedTypes(fields).filter((name) => !done.has(name));
+  while (wanted.length) {
+    wanted.forEach((name) => done.add(name));
+    const there = new Set((await existing(db, target.id, wanted)).map((row) => row.api_id));
+    there.forEach((name) => mapped.add(name));
+    const sources = await db.any(sql.type(z.object({}).loose())`
+      select ${typeColumns} from content_types ct
+      where ct.site_id = ${sourceSiteId} and ct.api_id = any(${sql.array(
+        wanted.filter((name) => !there.has(name)),
+        'text',
+      )})`);
+    const next: string[] = [];
+    for (const source of sources as unknown as ContentType[]) {
+      const along = await insertType(db, target, source, createdBy);
+      copiedAlong.push({ id: along.id, api_id: along.api_id });
+      next.push(...referencedTypes(source.fields).filter((name) => !done.has(name)));
     }
+    wanted = [...new Set(next)];
   }
-  return { site_id: target.id, status: 'created', type_id: copy.id, copied_along: copiedAlong, mapped: [...mapped] };
+  return { copied_along: copiedAlong, mapped: [...mapped] };
 }
 
 export type CopyInput = { api_id?: string | undefined; name?: string | undefined; target_site?: string | undefined };
@@ -148,60 +168,4 @@ async function targetSite(db: CommonQueryMethods, actor: Actor, identifier: stri
       errors: [{ path: 'body.target_site', message: 'is not a site of the tenant that you reach' }],
     });
   return requireSiteNeed(found, { site: 'manage', scope: 'content:write' }).site;
-}
-
-export type DistributeInput = { type_id: string; site_ids?: string[] | undefined; tenant_ids?: string[] | undefined };
-
-/**
- * Global administrators: the type copied to every site named and every site
- * of the tenants named, each in its own savepoint, so one site's failure
- * stops no other. A site that has the api_id already is reported, not changed.
- */
-export async function distributeType(db: CommonQueryMethods, actor: Actor, input: DistributeInput) {
-  return db.transaction(async (tx) => {
-    const source = await tx.maybeOne(sql.type(z.object({ site_id: z.uuid() }))`
-      select site_id from content_types where id = ${input.type_id}`);
-    if (!source) throw notFound('No such content type.');
-    const type = await findType(tx, source.site_id, input.type_id);
-    const sites = await tx.any(sql.type(siteSchema)`
-      select ${siteColumns} from sites
-      where (id = any(${sql.array(input.site_ids ?? [], 'uuid')}) or tenant_id = any(${sql.array(input.tenant_ids ?? [], 'uuid')}))
-        and id <> ${type.site_id}
-      order by created_at, id`);
-    const found = new Set(sites.map((site) => site.id));
-    const results: CopyResult[] = (input.site_ids ?? [])
-      .filter((siteId) => !found.has(siteId) && siteId !== type.site_id)
-      .map((siteId) => ({
-        site_id: siteId,
-        status: 'failed' as const,
-        type_id: null,
-        copied_along: [],
-        mapped: [],
-        detail: 'No such site.',
-      }));
-    for (const site of sites) {
-      try {
-        results.push(
-          await tx.transaction((savepoint) =>
-            copyInto(savepoint, type, site, type.api_id, type.name, actorUserId(actor)),
-          ),
-        );
-      } catch (error) {
-        results.push({
-          site_id: site.id,
-          status: 'failed',
-          type_id: null,
-          copied_along: [],
-          mapped: [],
-          detail: (error as Error).message,
-        });
-      }
-    }
-    return {
-      type_id: type.id,
-      api_id: type.api_id,
-      created: results.filter((result) => result.status === 'created').length,
-      results,
-    };
-  });
 }

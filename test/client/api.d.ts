@@ -62,7 +62,7 @@ export interface paths {
   "/admin/content-types/distribute": {
     /**
      * Distribute Content Type
-     * @description Copies a content type to every site in `site_ids` and every site of the tenants in `tenant_ids` (the types it refers to along, where a site lacks them). Idempotent by api_id: a site that has it already is reported as `exists` and left alone. One result per site.
+     * @description Brings a content type to every site in `site_ids` and every site of the tenants in `tenant_ids`. A site without a type of its api_id gets a copy (`created`; the types it refers to along, where the site lacks them). A site that has one gets the source’s fields it lacks and the source’s version of the fields both have (`updated`, naming `fields_added` and `fields_changed`), applied as an edit of that site’s type would be: checked against every element of it, `version` raised. A change its elements would fail (a new required field without default, a type changed, an enum value removed...) or its schema would not hold is `refused` for that site with the `reasons` and left unapplied; other sites still get theirs. Fields only the site has are kept. A site with every field as the source has it is `unchanged`, so a second distribution changes nothing. One result per site.
      *
      * Who may call: global administrators only, with their own token.
      *
@@ -3266,20 +3266,37 @@ export interface components {
       /** Format: uuid */
       type_id: string;
       api_id: string;
+      /** @description The source type’s version */
+      version: number;
       /** @description Sites that got the type now */
       created: number;
-      results: components["schemas"]["ContentTypeCopyResult"][];
+      /** @description Sites whose type got new or changed fields */
+      updated: number;
+      /** @description Sites whose type had every field already */
+      unchanged: number;
+      /** @description Sites whose elements or schema would fail the change (nothing applied) */
+      refused: number;
+      results: components["schemas"]["ContentTypeDistributionResult"][];
     };
-    ContentTypeCopyResult: {
+    ContentTypeDistributionResult: {
       /** Format: uuid */
       site_id: string;
-      /** @enum {string} */
-      status: "created" | "exists" | "failed";
+      /**
+       * @description `created`: the site lacked the type and has a copy; `updated`: its type got the fields in `fields_added` and `fields_changed`; `unchanged`: it has every field as the source has it; `refused`: the change would fail its elements or its schema (`reasons`), nothing applied; `failed`: no such site, or another error (`detail`)
+       * @enum {string}
+       */
+      status: "created" | "updated" | "unchanged" | "refused" | "failed";
       /**
        * Format: uuid
-       * @description The copy, or the type already there with the api_id
+       * @description The site’s type with the api_id (the copy, or the one it had)
        */
       type_id: string | null;
+      /** @description The site’s type’s version after the distribution */
+      version: number | null;
+      /** @description Ids of the fields the site’s type got */
+      fields_added: string[];
+      /** @description Ids of the fields now as the source has them */
+      fields_changed: string[];
       /** @description Referred types copied with it */
       copied_along: {
           /** Format: uuid */
@@ -3288,6 +3305,18 @@ export interface components {
         }[];
       /** @description Referred types the target had already (by api_id) */
       mapped: string[];
+      /** @description Why a change was refused: the first elements that would fail it, or the schema’s problems */
+      reasons: {
+          path: string;
+          message: string;
+          /**
+           * Format: uuid
+           * @description The element that would fail the change
+           */
+          element_id?: string;
+        }[];
+      /** @description Refused: how many elements would fail the change */
+      element_count?: number;
       detail?: string;
     };
     CacheCleanup: {
@@ -4026,6 +4055,26 @@ export interface components {
         }[];
       /** @description The fields as they would be saved (defaults filled) */
       fields?: components["schemas"]["ContentField"][];
+    };
+    ContentTypeCopyResult: {
+      /** Format: uuid */
+      site_id: string;
+      /** @enum {string} */
+      status: "created" | "exists" | "failed";
+      /**
+       * Format: uuid
+       * @description The copy, or the type already there with the api_id
+       */
+      type_id: string | null;
+      /** @description Referred types copied with it */
+      copied_along: {
+          /** Format: uuid */
+          id: string;
+          api_id: string;
+        }[];
+      /** @description Referred types the target had already (by api_id) */
+      mapped: string[];
+      detail?: string;
     };
     ContentTypeDependencies: {
       /** @description Types its reference fields allow (id null: named but missing) */
@@ -7024,7 +7073,7 @@ export interface operations {
   };
   /**
    * Distribute Content Type
-   * @description Copies a content type to every site in `site_ids` and every site of the tenants in `tenant_ids` (the types it refers to along, where a site lacks them). Idempotent by api_id: a site that has it already is reported as `exists` and left alone. One result per site.
+   * @description Brings a content type to every site in `site_ids` and every site of the tenants in `tenant_ids`. A site without a type of its api_id gets a copy (`created`; the types it refers to along, where the site lacks them). A site that has one gets the source’s fields it lacks and the source’s version of the fields both have (`updated`, naming `fields_added` and `fields_changed`), applied as an edit of that site’s type would be: checked against every element of it, `version` raised. A change its elements would fail (a new required field without default, a type changed, an enum value removed...) or its schema would not hold is `refused` for that site with the `reasons` and left unapplied; other sites still get theirs. Fields only the site has are kept. A site with every field as the source has it is `unchanged`, so a second distribution changes nothing. One result per site.
    *
    * Who may call: global administrators only, with their own token.
    *

@@ -2,7 +2,9 @@
 // checks (every problem at once, with paths), validate without saving,
 // changes that existing elements must survive (409 naming them) and If-Match,
 // deletion refused while in use, dependencies, copies (same site, another
-// site with the types it refers to) and distribution by global admins.
+// site with the types it refers to) and distribution by global admins (a copy
+// where a site lacks the type, its new fields where it has it, refused per site
+// when its elements would fail them).
 import request from 'supertest';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import {
@@ -570,7 +572,7 @@ describe('copying', () => {
 });
 
 describe('distribute', () => {
-  it('copies a type to many sites, reporting those that have it and those that do not exist', async () => {
+  it('copies a type to sites that lack it, brings it up to date where it is, reports sites that do not exist', async () => {
     const source = await createType(t, c.a.admin.auth, c.a.site, { fields: articleFields });
     const other = await newSite(t, c.a.tenant);
     await createType(t, c.a.admin.auth, other, { api_id: source.api_id });
@@ -584,13 +586,18 @@ describe('distribute', () => {
     const bySite = Object.fromEntries(
       (res.body.results as { site_id: string; status: string }[]).map((result) => [result.site_id, result.status]),
     );
-    expect(bySite).toEqual({ [c.b.site.id]: 'created', [other.id]: 'exists', [missing]: 'failed' });
+    // The other site's type had no fields: it gets them all (it has no elements to fail them).
+    expect(bySite).toEqual({ [c.b.site.id]: 'created', [other.id]: 'updated', [missing]: 'failed' });
     const again = await request(t.app)
       .post('/admin/content-types/distribute')
       .set(c.admin.auth)
       .send({ type_id: source.id, tenant_ids: [c.b.tenant.id] })
       .expect(200);
     expect(again.body.created).toBe(0);
+    await request(t.app)
+      .post('/admin/content-types/distribute')
+      .send({ type_id: source.id, tenant_ids: [c.b.tenant.id] })
+      .expect(401);
     await request(t.app)
       .post('/admin/content-types/distribute')
       .set(c.a.admin.auth)
@@ -606,5 +613,105 @@ describe('distribute', () => {
       .set(c.admin.auth)
       .send({ type_id: missing, site_ids: [other.id] })
       .expect(404);
+  });
+
+  const distribute = (typeId: string, siteIds: string[]) =>
+    request(t.app)
+      .post('/admin/content-types/distribute')
+      .set(c.admin.auth)
+      .send({ type_id: typeId, site_ids: siteIds });
+  const resultOf = (body: { results: { site_id: string }[] }, siteId: string) =>
+    body.results.find((result) => result.site_id === siteId);
+
+  it('brings a site with an older version the new optional fields as an edit would, its elements still read', async () => {
+    const [title] = articleFields;
+    const source = await createType(t, c.a.admin.auth, c.a.site, { fields: articleFields });
+    const older = await newSite(t, c.a.tenant);
+    const theirs = await createType(t, c.a.admin.auth, older, {
+      api_id: source.api_id,
+      fields: [
+        { ...title, validations: { max_length: 80 } },
+        { id: 'own', label: 'Own', type: 'text' },
+      ],
+    });
+    const element = await createElement(t, c.a.admin.auth, older, {
+      type: theirs.id,
+      data: { title: 'Kept', own: 'mine' },
+      status: 'published',
+    });
+    const res = await distribute(source.id, [older.id]).expect(200);
+    expect(res.body).toMatchObject({ created: 0, updated: 1, unchanged: 0, refused: 0 });
+    expect(resultOf(res.body, older.id)).toMatchObject({
+      status: 'updated',
+      type_id: theirs.id,
+      version: 2,
+      fields_added: ['views', 'kind'],
+      fields_changed: ['title'],
+      reasons: [],
+    });
+    const type = await request(t.app)
+      .get(`${base(older.slug)}${theirs.id}`)
+      .set(c.a.admin.auth)
+      .expect(200);
+    expect(type.headers.etag).toBe('"2"');
+    // The site's own field stays; the source's come after it, title as the source has it.
+    expect(type.body.fields.map((field: { id: string }) => field.id)).toEqual(['title', 'own', 'views', 'kind']);
+    expect(type.body.fields[0].validations).toEqual({ max_length: 120 });
+    const read = await request(t.app).get(`/${older.slug}/elements/${element.id}`).set(c.a.admin.auth).expect(200);
+    expect(read.body).toMatchObject({ data: { title: 'Kept', own: 'mine' }, schema_version: 2 });
+    // A second distribution finds nothing to bring.
+    const again = await distribute(source.id, [older.id]).expect(200);
+    expect(again.body).toMatchObject({ created: 0, updated: 0, unchanged: 1, refused: 0 });
+    expect(resultOf(again.body, older.id)).toMatchObject({ status: 'unchanged', version: 2, fields_added: [] });
+  });
+
+  it('refuses, for that site alone, a new required field its elements lack, leaving its type as it was', async () => {
+    const [title] = articleFields;
+    const summary = { id: 'summary', label: 'Summary', type: 'text', required: true };
+    const source = await createType(t, c.a.admin.auth, c.a.site, { fields: [title, summary] });
+    const used = await newSite(t, c.a.tenant);
+    const empty = await newSite(t, c.a.tenant);
+    const theirs = await createType(t, c.a.admin.auth, used, { api_id: source.api_id, fields: [title] });
+    await createType(t, c.a.admin.auth, empty, { api_id: source.api_id, fields: [title] });
+    const element = await createElement(t, c.a.admin.auth, used, {
+      type: theirs.id,
+      data: { title: 'Has no summary' },
+      status: 'published',
+    });
+    const res = await distribute(source.id, [used.id, empty.id]).expect(200);
+    expect(res.body).toMatchObject({ updated: 1, refused: 1 });
+    expect(resultOf(res.body, empty.id)).toMatchObject({ status: 'updated', fields_added: ['summary'] });
+    expect(resultOf(res.body, used.id)).toMatchObject({
+      status: 'refused',
+      type_id: theirs.id,
+      version: 1,
+      fields_added: [],
+      element_count: 1,
+      reasons: [{ element_id: element.id, path: 'data.summary', message: expect.any(String) }],
+    });
+    const type = await request(t.app)
+      .get(`${base(used.slug)}${theirs.id}`)
+      .set(c.a.admin.auth)
+      .expect(200);
+    expect(type.body).toMatchObject({ version: 1, fields: [expect.objectContaining({ id: 'title' })] });
+    expect(type.body.fields).toHaveLength(1);
+    // Still refused next time, and still nothing applied.
+    const again = await distribute(source.id, [used.id, empty.id]).expect(200);
+    expect(again.body).toMatchObject({ unchanged: 1, refused: 1 });
+  });
+
+  it('copies along the types a new reference field names, where the site lacks them', async () => {
+    const person = await createType(t, c.a.admin.auth, c.a.site);
+    const byline = { id: 'by', label: 'By', type: 'reference', validations: { reference_types: [person.api_id] } };
+    const source = await createType(t, c.a.admin.auth, c.a.site, { fields: [byline] });
+    const site = await newSite(t, c.a.tenant);
+    await createType(t, c.a.admin.auth, site, { api_id: source.api_id });
+    const res = await distribute(source.id, [site.id]).expect(200);
+    expect(resultOf(res.body, site.id)).toMatchObject({
+      status: 'updated',
+      fields_added: ['by'],
+      copied_along: [{ api_id: person.api_id, id: expect.any(String) }],
+      mapped: [],
+    });
   });
 });
