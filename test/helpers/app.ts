@@ -1,5 +1,6 @@
 // The API for a test file: its own cloned database, the real app, no network
 // listener (supertest drives it directly).
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createApp, type App, type AppOptions } from '../../api/app.ts';
@@ -51,14 +52,26 @@ export async function startTestApp(options: AppOptions & { env?: Record<string, 
   return { app: checkedAgainstDocument(createApp(services, options), options), services, database, config };
 }
 
+/** The OpenAPI document of these endpoints, as the app serves it. */
+export const buildTestDocument = (endpoints = allEndpoints, routes = allRoutes) =>
+  buildOpenApiDocument(endpoints, routesByKey(endpoints, routes), { title: 'test', version: 'test' });
+
+/**
+ * The whole app's document: built once per run by the global setup, which
+ * names its file in TEST_OPENAPI_DOCUMENT (test/setup/global-setup.ts), since
+ * building it takes ~0.3 s and nearly every test file starts an app; built
+ * here when no setup wrote it.
+ */
+let wholeDocument: unknown;
+const documentOf = (options: AppOptions): unknown => {
+  if (options.endpoints || options.routes) return buildTestDocument(options.endpoints, options.routes);
+  const file = process.env.TEST_OPENAPI_DOCUMENT;
+  return (wholeDocument ??= file ? JSON.parse(readFileSync(file, 'utf8')) : buildTestDocument());
+};
+
 /** The app, with every response it gives checked against the OpenAPI document it serves. */
 export function checkedAgainstDocument(app: App, options: AppOptions): App {
-  const endpoints = options.endpoints ?? allEndpoints;
-  const document = buildOpenApiDocument(endpoints, routesByKey(endpoints, options.routes ?? allRoutes), {
-    title: 'test',
-    version: 'test',
-  });
-  return contractChecker(document as never)(app);
+  return contractChecker(documentOf(options) as never)(app);
 }
 
 export async function stopTestApp(testApp: TestApp | undefined): Promise<void> {

@@ -1,13 +1,14 @@
 // Once per run: a PostgreSQL server, and a template database migrated once
 // that every test file clones (CREATE DATABASE … TEMPLATE is a file copy,
 // far faster than migrating per file).
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createLogger } from '../../core/logger.ts';
 import { startEmbeddedPostgres } from '../../db/embedded.ts';
 import { migrate } from '../../db/migrate.ts';
+import { buildTestDocument } from '../helpers/app.ts';
 import { databaseUrl, runId } from './cluster.ts';
 
 export default async function globalSetup(): Promise<void> {
@@ -32,6 +33,10 @@ export default async function globalSetup(): Promise<void> {
   await client.query(`create database ${client.escapeIdentifier(template)}`);
   await client.end();
   await migrate(databaseUrl(adminUrl, template));
+  // The whole app's OpenAPI document, built once for every test file's contract check (test/helpers/app.ts).
+  const document = path.join(os.tmpdir(), `platform-test-${runId}-openapi.json`);
+  writeFileSync(document, JSON.stringify(buildTestDocument()));
+  process.env.TEST_OPENAPI_DOCUMENT = document;
   process.env.TEST_PG_ADMIN_URL = adminUrl;
   process.env.TEST_PG_TEMPLATE = template;
   process.env.TEST_PG_PREFIX = prefix;

@@ -4,6 +4,7 @@ import type { EmbeddedPostgres } from '../../db/embedded.ts';
 import { clusterInfo } from './cluster.ts';
 
 export default async function globalTeardown(): Promise<void> {
+  if (process.env.TEST_OPENAPI_DOCUMENT) rmSync(process.env.TEST_OPENAPI_DOCUMENT, { force: true });
   const cluster = (globalThis as { testCluster?: { server: EmbeddedPostgres; dir: string } }).testCluster;
   if (cluster) {
     await cluster.server.stop();
