@@ -273,10 +273,16 @@ CREATE TABLE public.content_elements (
     updated_by uuid,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    draft jsonb,
+    draft_updated_at timestamp with time zone,
+    draft_updated_by uuid,
+    publish_at timestamp with time zone,
     CONSTRAINT content_elements_check CHECK ((master_id IS DISTINCT FROM id)),
     CONSTRAINT content_elements_check1 CHECK ((((status = 'published'::text) = (published_at IS NOT NULL)) OR (status = 'archived'::text))),
     CONSTRAINT content_elements_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id) ON DELETE SET NULL,
     CONSTRAINT content_elements_data_check CHECK ((jsonb_typeof(data) = 'object'::text)),
+    CONSTRAINT content_elements_draft_check CHECK (((draft IS NULL) OR (jsonb_typeof(draft) = 'object'::text))),
+    CONSTRAINT content_elements_draft_updated_by_fkey FOREIGN KEY (draft_updated_by) REFERENCES public.users(id) ON DELETE SET NULL,
     CONSTRAINT content_elements_locale_check CHECK (((length(locale) >= 2) AND (length(locale) <= 35))),
     CONSTRAINT content_elements_master_id_fkey FOREIGN KEY (master_id) REFERENCES public.content_elements(id) ON DELETE CASCADE,
     CONSTRAINT content_elements_master_id_locale_key UNIQUE (master_id, locale),
@@ -342,6 +348,36 @@ CREATE TRIGGER content_types_content_upd AFTER UPDATE ON public.content_types RE
 CREATE TRIGGER content_types_public AFTER UPDATE ON public.content_types REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_types_public();
 CREATE TRIGGER content_types_updated_at BEFORE UPDATE ON public.content_types FOR EACH ROW EXECUTE FUNCTION public.set_updated_at();
 CREATE POLICY tenant_isolation ON public.content_types TO PUBLIC
+    USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
+
+CREATE TABLE public.content_versions (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    tenant_id uuid NOT NULL,
+    site_id uuid NOT NULL,
+    element_id uuid,
+    page_id uuid,
+    number integer NOT NULL,
+    reason text NOT NULL,
+    content jsonb NOT NULL,
+    changed text[] DEFAULT '{}'::text[] NOT NULL,
+    created_by uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT content_versions_content_check CHECK ((jsonb_typeof(content) = 'object'::text)),
+    CONSTRAINT content_versions_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id) ON DELETE SET NULL,
+    CONSTRAINT content_versions_element_id_fkey FOREIGN KEY (element_id) REFERENCES public.content_elements(id) ON DELETE CASCADE,
+    CONSTRAINT content_versions_number_check CHECK ((number > 0)),
+    CONSTRAINT content_versions_one_item CHECK (((element_id IS NULL) <> (page_id IS NULL))),
+    CONSTRAINT content_versions_page_id_fkey FOREIGN KEY (page_id) REFERENCES public.pages(id) ON DELETE CASCADE,
+    CONSTRAINT content_versions_pkey PRIMARY KEY (id),
+    CONSTRAINT content_versions_reason_check CHECK ((reason = ANY (ARRAY['publish'::text, 'save'::text, 'restore'::text]))),
+    CONSTRAINT content_versions_site_id_tenant_id_fkey FOREIGN KEY (site_id, tenant_id) REFERENCES public.sites(id, tenant_id) ON DELETE CASCADE,
+    CONSTRAINT content_versions_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES public.tenants(id) ON DELETE CASCADE
+);
+ALTER TABLE public.content_versions ENABLE ROW LEVEL SECURITY;
+CREATE UNIQUE INDEX content_versions_element_number ON public.content_versions USING btree (element_id, number) WHERE (element_id IS NOT NULL);
+CREATE UNIQUE INDEX content_versions_page_number ON public.content_versions USING btree (page_id, number) WHERE (page_id IS NOT NULL);
+CREATE INDEX content_versions_saves_idx ON public.content_versions USING btree (created_at) WHERE (reason = 'save'::text);
+CREATE POLICY tenant_isolation ON public.content_versions TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
 
 CREATE TABLE public.cost_settings (
@@ -1046,9 +1082,15 @@ CREATE TABLE public.pages (
     updated_by uuid,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    draft jsonb,
+    draft_updated_at timestamp with time zone,
+    draft_updated_by uuid,
+    publish_at timestamp with time zone,
     CONSTRAINT pages_check CHECK ((parent_id IS DISTINCT FROM id)),
     CONSTRAINT pages_check1 CHECK ((master_id IS DISTINCT FROM id)),
     CONSTRAINT pages_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id) ON DELETE SET NULL,
+    CONSTRAINT pages_draft_check CHECK (((draft IS NULL) OR (jsonb_typeof(draft) = 'object'::text))),
+    CONSTRAINT pages_draft_updated_by_fkey FOREIGN KEY (draft_updated_by) REFERENCES public.users(id) ON DELETE SET NULL,
     CONSTRAINT pages_locale_check CHECK (((length(locale) >= 2) AND (length(locale) <= 35))),
     CONSTRAINT pages_master_id_fkey FOREIGN KEY (master_id) REFERENCES public.pages(id) ON DELETE SET NULL,
     CONSTRAINT pages_master_id_locale_key UNIQUE (master_id, locale),
