@@ -43,6 +43,7 @@ import { routes as seo } from './seo/router.ts';
 import { routes as serviceAccounts } from './service-accounts/router.ts';
 import { routes as siteUsers } from './site-users/router.ts';
 import { routes as siteStatistics } from './site-statistics/router.ts';
+import { routes as previewTokens } from './preview-tokens/router.ts';
 import { routes as sites } from './sites/router.ts';
 import { routes as subscription } from './subscription/router.ts';
 import { routes as systemPrompts } from './system-prompts/router.ts';
@@ -86,6 +87,7 @@ export const allRoutes: RouteDefinition[] = [
   ...translations,
   ...publicContent,
   ...publicPosts,
+  ...previewTokens,
   ...search,
   ...seo,
   ...generateWebsite,

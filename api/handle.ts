@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { actorId, type Actor } from '../core/actor.ts';
 import { Problem, problemType } from '../core/errors.ts';
+import { previewSite } from '../core/content/preview-tokens.ts';
 import { idempotencyKey, idempotent, requestHash, type StoredReply } from '../core/idempotency.ts';
 import { requireGlobalAdmin, requireUser } from '../core/identity/access.ts';
 import type { Logger } from '../core/logger.ts';
@@ -55,13 +56,18 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     // Whether they may comes before what they asked too: a caller the route refuses is told so (403, or 404
     // for a site not theirs to see) whatever the body, and learns nothing of what the route would accept.
     const site = bySite(access) ? { site_identifier: siteIdentifier(req) } : undefined;
-    const admitted = await admit(services.accessCache, db, access, auth?.actor, site);
+    const preview = previewToken(route, req);
+    const admitted = preview
+      ? { site: await previewSite(db, preview, site!.site_identifier) }
+      : await admit(services.accessCache, db, access, auth?.actor, site);
+    if (preview) previewing.add(req);
     if (unreadBody.has(req)) throw unreadBody.get(req);
     const input = parseInput(route, req);
-    // A public read that carries a token this process knows reads its holder's own writes too.
-    const reads = replica?.routing(
-      auth ? actorId(auth.actor) : services.accessCache.knownCaller(req.get('authorization')),
-    );
+    // A public read that carries a token this process knows reads its holder's own writes too; a preview
+    // reads the primary, where its temporary views can be made (core/content/preview.ts).
+    const reads = preview
+      ? undefined
+      : replica?.routing(auth ? actorId(auth.actor) : services.accessCache.knownCaller(req.get('authorization')));
     const handlerDb = cancellableDb(primary, signal, { reads, tenant: tenantOf(admitted.site, auth?.actor) });
     const context = new Context(handlerServices, req, res, handlerDb, signal, deadline, authenticate) as Context &
       RouteContext & { actor?: Actor; site?: unknown; access?: unknown };
@@ -99,6 +105,19 @@ export function handle(endpoint: Endpoint, route: RouteDefinition, services: Ser
     const headers = { ...reply.headers, ...(reply.replayed ? { 'Idempotent-Replayed': 'true' } : {}) };
     writeReply(req, res, { ...reply, headers });
   };
+}
+
+/**
+ * Public reads asked with a preview token (core/content/preview-tokens.ts),
+ * admitted by the token to its site rather than by the site being public: the
+ * public answers (./public-content/answers.ts) then read drafts, uncached.
+ */
+export const previewing = new WeakSet<IncomingMessage>();
+
+/** The Preview-Token of a request to a route that reads one (it declares the header), else undefined. */
+function previewToken(route: RouteDefinition, req: Request): string | undefined {
+  if (route.access !== 'public-site' || !route.request?.headers?.shape['preview-token']) return undefined;
+  return req.get('preview-token');
 }
 
 /**

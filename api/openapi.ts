@@ -218,6 +218,12 @@ function commonResponses(
         ),
       );
     }
+    if (request.headers?.shape['preview-token']) {
+      common[401] = shared(
+        'PreviewTokenRefused',
+        problemResponse('The Preview-Token is unknown, expired or revoked, or is not for this site'),
+      );
+    }
     if (hasBody) {
       common[413] = shared('PayloadTooLarge', problemResponse('The body is too large'));
       common[415] = shared(

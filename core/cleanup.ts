@@ -26,6 +26,7 @@ const removedSchema = z.object({
   signup_screenings: z.number(),
   contact_messages: z.number(),
   search_removals: z.number(),
+  preview_tokens: z.number(),
 });
 
 /** Removes it all in one statement and answers how many rows went from each table. */
@@ -48,7 +49,8 @@ export async function removeExpiredRows(
       security_counts as (delete from security_counts where minute < now() - ${securityDays} * interval '1 day' returning 1),
       signup_screenings as (delete from signup_screenings where created_at < now() - ${securityDays} * interval '1 day' returning 1),
       contact_messages as (delete from contact_messages where created_at < now() - ${securityDays} * interval '1 day' returning 1),
-      search_removals as (delete from search_removals where removed_at < now() - interval '1 day' returning 1)
+      search_removals as (delete from search_removals where removed_at < now() - interval '1 day' returning 1),
+      preview_tokens as (delete from preview_tokens where expires_at < now() returning 1)
     select (select count(*)::int from rate_limits) as rate_limits, (select count(*)::int from oauth_states) as oauth_states,
            (select count(*)::int from email_tokens) as email_tokens, (select count(*)::int from sessions) as sessions,
            (select count(*)::int from idempotency_keys) as idempotency_keys,
@@ -57,5 +59,6 @@ export async function removeExpiredRows(
            (select count(*)::int from security_counts) as security_counts,
            (select count(*)::int from signup_screenings) as signup_screenings,
            (select count(*)::int from contact_messages) as contact_messages,
-           (select count(*)::int from search_removals) as search_removals`);
+           (select count(*)::int from search_removals) as search_removals,
+           (select count(*)::int from preview_tokens) as preview_tokens`);
 }

@@ -1283,6 +1283,29 @@ CREATE TRIGGER posts_updated_at BEFORE UPDATE ON public.posts FOR EACH ROW EXECU
 CREATE POLICY tenant_isolation ON public.posts TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
 
+CREATE TABLE public.preview_tokens (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    tenant_id uuid NOT NULL,
+    site_id uuid NOT NULL,
+    name text NOT NULL,
+    last_four text NOT NULL,
+    secret_hash bytea NOT NULL,
+    created_by uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT preview_tokens_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id) ON DELETE SET NULL,
+    CONSTRAINT preview_tokens_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+    CONSTRAINT preview_tokens_pkey PRIMARY KEY (id),
+    CONSTRAINT preview_tokens_secret_hash_key UNIQUE (secret_hash),
+    CONSTRAINT preview_tokens_site_id_tenant_id_fkey FOREIGN KEY (site_id, tenant_id) REFERENCES public.sites(id, tenant_id) ON DELETE CASCADE,
+    CONSTRAINT preview_tokens_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES public.tenants(id) ON DELETE CASCADE
+);
+ALTER TABLE public.preview_tokens ENABLE ROW LEVEL SECURITY;
+CREATE INDEX preview_tokens_expires_idx ON public.preview_tokens USING btree (expires_at);
+CREATE INDEX preview_tokens_site_idx ON public.preview_tokens USING btree (site_id, created_at, id);
+CREATE POLICY tenant_isolation ON public.preview_tokens TO PUBLIC
+    USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
+
 CREATE TABLE public.provider_blocks (
     vendor text NOT NULL,
     until timestamp with time zone NOT NULL,

@@ -3,15 +3,17 @@
 // answered from what was kept, with its ETag (304 for a matching If-None-Match),
 // Cache-Control and Surrogate-Key, until a change to what it shows drops it.
 import { hash } from 'node:crypto';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Request } from 'express';
 import type { BareRequest, BareResponse } from '../bare.ts';
 import type { Serialized, Tagged } from '../../core/content/public.ts';
 import type { CachedAnswer } from '../../core/content/public-cache.ts';
+import { withDrafts } from '../../core/content/preview.ts';
 import type { Services } from '../../core/services.ts';
 import type { Site } from '../../core/tenancy/sites.ts';
 import { readAsOf, type RequestDb } from '../../db/cancellable.ts';
-import { countView, writeReply } from '../handle.ts';
+import type { CommonQueryMethods } from '../../db/pool.ts';
+import { countView, previewing, writeReply } from '../handle.ts';
 import { cacheControlHeader, etagHeader } from '../responses.ts';
 import type { HeaderSpec, Reply, ResponseSpec, RouteDefinition } from '../route.ts';
 
@@ -76,15 +78,40 @@ export async function keep(
   return answer;
 }
 
-/** Answers from the cache, or computes, keeps and answers. */
-export async function publicAnswer(
-  computing: Computing,
-  req: Request,
-  compute: () => Promise<Tagged<unknown> | Serialized>,
-): Promise<Reply> {
-  const answer = await keep(computing, req, compute);
+type Compute = (db: CommonQueryMethods) => Promise<Tagged<unknown> | Serialized>;
+
+/**
+ * Answers from the cache, or computes (reading the database it is given),
+ * keeps and answers. A preview (a request with a preview token, ../handle.ts)
+ * is computed against the site's drafts (core/content/preview.ts) and never
+ * kept, here or by anyone on the way: it is the token holder's alone.
+ */
+export async function publicAnswer(computing: Computing, req: Request, compute: Compute): Promise<Reply> {
+  if (previewing.has(req)) return previewReply(computing, req, compute);
+  const answer = await keep(computing, req, () => compute(computing.db));
   return replyOf(computing.services, answer, req.headers['if-none-match']);
 }
+
+async function previewReply({ site, db }: Computing, req: Request, compute: Compute): Promise<Reply> {
+  const computed = await withDrafts(db, site.id, compute);
+  const json = 'json' in computed ? computed.json : JSON.stringify(computed.body);
+  const etag = `"${hash('sha1', json, 'base64url')}"`;
+  const headers = { ETag: etag, 'Cache-Control': 'private, no-store', 'Surrogate-Key': computed.tags.join(' ') };
+  return matches(req.headers['if-none-match'], etag) ? { status: 304, headers } : { status: 200, json, headers };
+}
+
+/** The header a front end sends to read drafts (core/content/preview-tokens.ts), for routes that take it. */
+export const previewHeaders = z.object({
+  'preview-token': z
+    .string()
+    .max(200)
+    .optional()
+    .describe(
+      'A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published ' +
+        '(a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). ' +
+        'An unknown, expired or revoked token, or one of another site, is a 401',
+    ),
+});
 
 /**
  * For a route whose answers are kept (RouteDefinition.publicCache): serves
@@ -100,6 +127,8 @@ export function keptAnswers(
 ): ((req: BareRequest, res: BareResponse) => boolean) | undefined {
   if (!route.publicCache) return undefined;
   return (req, res) => {
+    // A preview is never answered from the cache (publicAnswer).
+    if (req.headers['preview-token'] !== undefined) return false;
     const site = services.accessCache.knownPublicSite(req.params.site_identifier as string);
     const answer = site && services.publicCache.hit(keyOf(site, req));
     if (!answer) return false;

@@ -14,7 +14,7 @@ import {
 } from '../../core/posts/public-posts.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
-import { cached, publicAnswer } from './answers.ts';
+import { cached, previewHeaders, publicAnswer } from './answers.ts';
 
 export const routes = [
   defineRoute({
@@ -25,11 +25,11 @@ export const routes = [
     description:
       'Published posts, newest first, one per post and its translations, each in the best locale of the fallback chain ' +
       '(`served_locale` says which); `tag` and `category` filter. Without bodies: read a post for its `body_html`.',
-    request: { params: siteParams, query: publicPostQuery },
+    request: { params: siteParams, query: publicPostQuery, headers: previewHeaders },
     responses: cached('A page of posts', pageSchema(publicPostSummarySchema)),
     async handler({ query }, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () =>
-        listPublicPosts(db, site, fallbackChain(site, query.locale), query),
+      return publicAnswer({ services, site, db }, req, (read) =>
+        listPublicPosts(read, site, fallbackChain(site, query.locale), query),
       );
     },
   }),
@@ -45,11 +45,12 @@ export const routes = [
     request: {
       params: siteParams.extend({ post: z.string().min(1).max(200).describe('The post’s id or slug') }),
       query: z.object({ locale: wantedLocale }),
+      headers: previewHeaders,
     },
     responses: cached('The post', publicPostSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () =>
-        readPublicPost(db, site, fallbackChain(site, query.locale), params.post),
+      return publicAnswer({ services, site, db }, req, (read) =>
+        readPublicPost(read, site, fallbackChain(site, query.locale), params.post),
       );
     },
   }),

@@ -26,7 +26,7 @@ import {
 } from '../../core/content/public-pages.ts';
 import { defineRoute } from '../route.ts';
 import { siteParams } from '../schemas.ts';
-import { cached, publicAnswer } from './answers.ts';
+import { cached, previewHeaders, publicAnswer } from './answers.ts';
 
 const depth = z.coerce.number().int().min(0).max(maxDepth).default(1).describe('How deep references are resolved');
 
@@ -40,7 +40,7 @@ export const routes = [
     reads: 'replica',
     publicCache: true,
     description: 'The site’s locales, its default, and the fallback chain of each (e.g. de-CH → de → en).',
-    request: { params: siteParams },
+    request: { params: siteParams, headers: previewHeaders },
     responses: cached('The locales', localesSchema),
     async handler(_input, { services, site, db }, { req }) {
       return publicAnswer({ services, site, db }, req, async () => ({
@@ -56,10 +56,10 @@ export const routes = [
     reads: 'replica',
     publicCache: true,
     description: 'The site’s content types, by api_id, with their fields.',
-    request: { params: siteParams },
+    request: { params: siteParams, headers: previewHeaders },
     responses: cached('The content types', z.object({ items: z.array(publicTypeSchema) })),
     async handler(_input, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () => listPublicTypes(db, site));
+      return publicAnswer({ services, site, db }, req, (read) => listPublicTypes(read, site));
     },
   }),
 
@@ -72,14 +72,14 @@ export const routes = [
       'Published elements in the locale asked, oldest first: each served in the best locale of the fallback chain, per item and per ' +
       'localized field (`served_locale` says which). `type` (api_id) and field filters as on the admin list, applied to the values served. ' +
       '`depth` resolves references and media.',
-    request: { params: siteParams, query: publicElementQuery },
+    request: { params: siteParams, query: publicElementQuery, headers: previewHeaders },
     responses: cached(
       'A page of elements',
       z.object({ items: z.array(publicElementSchema), next_cursor: z.string().nullable() }),
     ),
     async handler({ query }, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () =>
-        listPublicElements(db, site, fallbackChain(site, query.locale), query),
+      return publicAnswer({ services, site, db }, req, (read) =>
+        listPublicElements(read, site, fallbackChain(site, query.locale), query),
       );
     },
   }),
@@ -91,11 +91,11 @@ export const routes = [
     publicCache: true,
     description: 'A published element in the locale asked, its references and media resolved to `depth`.',
     views: { kind: 'element', param: 'element_id' },
-    request: { params: elementParams, query: z.object({ locale: wantedLocale, depth }) },
+    request: { params: elementParams, query: z.object({ locale: wantedLocale, depth }), headers: previewHeaders },
     responses: cached('The element', publicElementSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () =>
-        readPublicElement(db, site, fallbackChain(site, query.locale), params.element_id, query.depth),
+      return publicAnswer({ services, site, db }, req, (read) =>
+        readPublicElement(read, site, fallbackChain(site, query.locale), params.element_id, query.depth),
       );
     },
   }),
@@ -106,10 +106,10 @@ export const routes = [
     reads: 'replica',
     publicCache: true,
     description: 'The published pages that place the element and the published elements that refer to it.',
-    request: { params: elementParams },
+    request: { params: elementParams, headers: previewHeaders },
     responses: cached('What uses the element', publicReferencesSchema),
     async handler({ params }, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () => publicReferences(db, site, params.element_id));
+      return publicAnswer({ services, site, db }, req, (read) => publicReferences(read, site, params.element_id));
     },
   }),
 
@@ -121,14 +121,14 @@ export const routes = [
     description:
       'Published pages, one per page and its translations, in the locale asked; `path` finds the page at a path (as served in that ' +
       'locale), `parent_id` lists children.',
-    request: { params: siteParams, query: publicPageQuery },
+    request: { params: siteParams, query: publicPageQuery, headers: previewHeaders },
     responses: cached(
       'A page of pages',
       z.object({ items: z.array(publicPageSchema), next_cursor: z.string().nullable() }),
     ),
     async handler({ query }, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () =>
-        listPublicPages(db, site, fallbackChain(site, query.locale), query),
+      return publicAnswer({ services, site, db }, req, (read) =>
+        listPublicPages(read, site, fallbackChain(site, query.locale), query),
       );
     },
   }),
@@ -142,11 +142,11 @@ export const routes = [
       'A published page (by its id or a translation’s) in the locale asked, with its published elements in that locale, their ' +
       'references resolved to `depth`.',
     views: { kind: 'page', param: 'page_id' },
-    request: { params: pageParams, query: z.object({ locale: wantedLocale, depth }) },
+    request: { params: pageParams, query: z.object({ locale: wantedLocale, depth }), headers: previewHeaders },
     responses: cached('The page with its elements', publicPageWithElementsSchema),
     async handler({ params, query }, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () =>
-        readPublicPage(db, site, fallbackChain(site, query.locale), params.page_id, query.depth),
+      return publicAnswer({ services, site, db }, req, (read) =>
+        readPublicPage(read, site, fallbackChain(site, query.locale), params.page_id, query.depth),
       );
     },
   }),
@@ -157,11 +157,11 @@ export const routes = [
     reads: 'replica',
     publicCache: true,
     description: 'The published page tree with titles and paths in the locale asked, siblings by position.',
-    request: { params: siteParams, query: z.object({ locale: wantedLocale }) },
+    request: { params: siteParams, query: z.object({ locale: wantedLocale }), headers: previewHeaders },
     responses: cached('The navigation', z.object({ items: z.array(navigationNodeSchema) })),
     async handler({ query }, { services, site, db }, { req }) {
-      return publicAnswer({ services, site, db }, req, () =>
-        publicNavigation(db, site, fallbackChain(site, query.locale)),
+      return publicAnswer({ services, site, db }, req, (read) =>
+        publicNavigation(read, site, fallbackChain(site, query.locale)),
       );
     },
   }),

@@ -6,6 +6,7 @@ import { addMember } from '../../core/tenancy/memberships.ts';
 import { allocateToTenant } from '../../core/credits/ledger.ts';
 import { createServiceAccount } from '../../core/identity/service-accounts.ts';
 import { createApiKey } from '../../core/identity/api-keys.ts';
+import { createPreviewToken } from '../../core/content/preview-tokens.ts';
 import { sql } from '../../db/pool.ts';
 import type { JobStatus } from '../../core/jobs/model.ts';
 import { signedUrl, signingKey } from '../../core/media/urls.ts';
@@ -884,6 +885,22 @@ export const requests: Record<string, Builder> = {
     path: '/admin/content-types/distribute',
     body: { type_id: await typeOfA(world), tenant_ids: [world.tenantB.id] },
   }),
+  'POST /{site_identifier}/preview-tokens': async (world) => ({
+    path: `/${world.siteA.slug}/preview-tokens`,
+    body: { name: 'Matrix preview-tokens' },
+  }),
+  'GET /{site_identifier}/preview-tokens': async (world) => ({ path: `/${world.siteA.slug}/preview-tokens` }),
+  'DELETE /{site_identifier}/preview-tokens/{token_id}': async (world) => {
+    const made = await createPreviewToken(
+      world.t.services.db,
+      { actor: admin(world), site: world.siteA, role: 'admin' },
+      {
+        name: 'preview-tokens target',
+        expires_in_seconds: 600,
+      },
+    );
+    return { path: `/${world.siteA.slug}/preview-tokens/${made.id}` };
+  },
   'GET /{site_identifier}/elements/': async (world) => ({ path: `/${world.siteA.slug}/elements/` }),
   'POST /{site_identifier}/elements/': async (world) => ({
     path: `/${world.siteA.slug}/elements/`,

@@ -3047,6 +3047,85 @@ export interface paths {
      */
     get: operations["viewMediaFileBySignedUrl"];
   };
+  "/{site_identifier}/preview-tokens": {
+    /**
+     * List Preview Tokens
+     * @description The site’s preview tokens that have not expired, without their secrets.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listPreviewTokens"];
+    /**
+     * Create Preview Token
+     * @description Makes a preview token for the site; the answer carries it, shown this once. Sent as the `Preview-Token` header of the public delivery endpoints (/public/{site_identifier}/…), it shows drafts as if published, uncached, until it expires or is revoked. Anyone who may write the site’s content.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["createPreviewToken"];
+  };
+  "/{site_identifier}/preview-tokens/{token_id}": {
+    /**
+     * Revoke Preview Token
+     * @description Revokes the token: the next public read that sends it is refused (401).
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 30 s.
+     */
+    delete: operations["revokePreviewToken"];
+  };
+  "/api/tenants/{tenant_id}/content-webhooks": {
+    /**
+     * List Content Webhooks
+     * @description Not implemented yet: answers 501.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listContentWebhooks"];
+    /**
+     * Create Content Webhook
+     * @description Not implemented yet: answers 501.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["createContentWebhook"];
+  };
+  "/api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}": {
+    /**
+     * Get Content Webhook
+     * @description Not implemented yet: answers 501.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["getContentWebhook"];
+    /**
+     * Delete Content Webhook
+     * @description Not implemented yet: answers 501.
+     *
+     * Timeout: 30 s.
+     */
+    delete: operations["deleteContentWebhook"];
+    /**
+     * Update Content Webhook
+     * @description Not implemented yet: answers 501.
+     *
+     * Timeout: 30 s.
+     */
+    patch: operations["updateContentWebhook"];
+  };
+  "/api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries": {
+    /**
+     * List Content Webhook Deliveries
+     * @description Not implemented yet: answers 501.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listContentWebhookDeliveries"];
+  };
 }
 
 export interface webhooks {
@@ -6698,6 +6777,38 @@ export interface components {
       description: string;
       funding: components["schemas"]["CreditFunding"];
     };
+    PreviewTokenWithSecret: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      name: string;
+      /** @description `cpv_…` and the token’s last four characters, to tell tokens apart */
+      hint: string;
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      expires_at: string;
+      /** @description The token, shown only now: send it as the `Preview-Token` header of public reads */
+      token: string;
+    };
+    PreviewToken: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      name: string;
+      /** @description `cpv_…` and the token’s last four characters, to tell tokens apart */
+      hint: string;
+      /** Format: uuid */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      expires_at: string;
+    };
   };
   responses: {
     /** @description Missing, invalid or expired token */
@@ -6846,6 +6957,28 @@ export interface components {
         RateLimit: components["headers"]["RateLimit"];
         /** @description Seconds to wait before trying again */
         "Retry-After": string;
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description The Preview-Token is unknown, expired or revoked, or is not for this site */
+    PreviewTokenRefused: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
+    /** @description Not implemented yet */
+    NotImplemented: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
       };
       content: {
         "application/problem+json": components["schemas"]["Problem"];
@@ -15588,6 +15721,10 @@ export interface operations {
    */
   listPublicContentTypes: {
     parameters: {
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
+      };
       path: {
         /** @description The site’s id or slug */
         site_identifier: string;
@@ -15628,6 +15765,7 @@ export interface operations {
         };
         content: never;
       };
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -15656,6 +15794,10 @@ export interface operations {
         type?: string;
         /** @description How deep references are resolved */
         depth?: number;
+      };
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
       };
       path: {
         /** @description The site’s id or slug */
@@ -15699,6 +15841,7 @@ export interface operations {
         content: never;
       };
       400: components["responses"]["BadCursor"];
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -15722,6 +15865,10 @@ export interface operations {
         locale?: string;
         /** @description How deep references are resolved */
         depth?: number;
+      };
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
       };
       path: {
         /** @description The site’s id or slug */
@@ -15762,6 +15909,7 @@ export interface operations {
         };
         content: never;
       };
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -15780,6 +15928,10 @@ export interface operations {
    */
   getContentElementReferences: {
     parameters: {
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
+      };
       path: {
         /** @description The site’s id or slug */
         site_identifier: string;
@@ -15819,6 +15971,7 @@ export interface operations {
         };
         content: never;
       };
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -15837,6 +15990,10 @@ export interface operations {
    */
   getSiteLocales: {
     parameters: {
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
+      };
       path: {
         /** @description The site’s id or slug */
         site_identifier: string;
@@ -15875,6 +16032,7 @@ export interface operations {
         };
         content: never;
       };
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -16085,6 +16243,10 @@ export interface operations {
         /** @description The locale wanted; the site’s fallback chain applies */
         locale?: string;
       };
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
+      };
       path: {
         /** @description The site’s id or slug */
         site_identifier: string;
@@ -16125,6 +16287,7 @@ export interface operations {
         };
         content: never;
       };
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -16153,6 +16316,10 @@ export interface operations {
         path?: string;
         /** @description Only the children of this page */
         parent_id?: string;
+      };
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
       };
       path: {
         /** @description The site’s id or slug */
@@ -16196,6 +16363,7 @@ export interface operations {
         content: never;
       };
       400: components["responses"]["BadCursor"];
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -16219,6 +16387,10 @@ export interface operations {
         locale?: string;
         /** @description How deep references are resolved */
         depth?: number;
+      };
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
       };
       path: {
         /** @description The site’s id or slug */
@@ -16259,6 +16431,7 @@ export interface operations {
         };
         content: never;
       };
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -22679,6 +22852,10 @@ export interface operations {
         tag?: string;
         category?: string;
       };
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
+      };
       path: {
         /** @description The site’s id or slug */
         site_identifier: string;
@@ -22724,6 +22901,7 @@ export interface operations {
         content: never;
       };
       400: components["responses"]["BadCursor"];
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -22745,6 +22923,10 @@ export interface operations {
       query?: {
         /** @description The locale wanted; the site’s fallback chain applies */
         locale?: string;
+      };
+      header?: {
+        /** @description A preview token of the site (POST /{site_identifier}/preview-tokens): the answer shows drafts as if published (a private site too), with the same fallback, depth and shape, and is never cached (`Cache-Control: private, no-store`). An unknown, expired or revoked token, or one of another site, is a 401 */
+        "preview-token"?: string;
       };
       path: {
         /** @description The site’s id or slug */
@@ -22786,6 +22968,7 @@ export interface operations {
         };
         content: never;
       };
+      401: components["responses"]["PreviewTokenRefused"];
       404: components["responses"]["NotFound"];
       422: components["responses"]["ValidationFailed"];
       429: components["responses"]["TooManyRequests"];
@@ -24587,6 +24770,276 @@ export interface operations {
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Preview Tokens
+   * @description The site’s preview tokens that have not expired, without their secrets.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  listPreviewTokens: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+      };
+    };
+    responses: {
+      /** @description A page of tokens */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["PreviewToken"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Create Preview Token
+   * @description Makes a preview token for the site; the answer carries it, shown this once. Sent as the `Preview-Token` header of the public delivery endpoints (/public/{site_identifier}/…), it shows drafts as if published, uncached, until it expires or is revoked. Anyone who may write the site’s content.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 30 s.
+   */
+  createPreviewToken: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "name": "Staging front end",
+         *   "expires_in_seconds": 86400
+         * }
+         */
+        "application/json": {
+          /** @description Who or what it is for, e.g. the staging front end */
+          name: string;
+          /**
+           * @description How long it works, from now: a minute to a week (default an hour)
+           * @default 3600
+           */
+          expires_in_seconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The token, with its secret */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description `no-store` */
+          "Cache-Control": string;
+        };
+        content: {
+          "application/json": components["schemas"]["PreviewTokenWithSecret"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Revoke Preview Token
+   * @description Revokes the token: the next public read that sends it is refused (401).
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 30 s.
+   */
+  revokePreviewToken: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        token_id: string;
+      };
+    };
+    responses: {
+      /** @description Revoked */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Content Webhooks
+   * @description Not implemented yet: answers 501.
+   *
+   * Timeout: 20 s.
+   */
+  listContentWebhooks: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    responses: {
+      404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      501: components["responses"]["NotImplemented"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Create Content Webhook
+   * @description Not implemented yet: answers 501.
+   *
+   * Timeout: 30 s.
+   */
+  createContentWebhook: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    responses: {
+      404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      501: components["responses"]["NotImplemented"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Get Content Webhook
+   * @description Not implemented yet: answers 501.
+   *
+   * Timeout: 20 s.
+   */
+  getContentWebhook: {
+    parameters: {
+      path: {
+        tenant_id: string;
+        content_webhook_id: string;
+      };
+    };
+    responses: {
+      404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      501: components["responses"]["NotImplemented"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Delete Content Webhook
+   * @description Not implemented yet: answers 501.
+   *
+   * Timeout: 30 s.
+   */
+  deleteContentWebhook: {
+    parameters: {
+      path: {
+        tenant_id: string;
+        content_webhook_id: string;
+      };
+    };
+    responses: {
+      404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      501: components["responses"]["NotImplemented"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Update Content Webhook
+   * @description Not implemented yet: answers 501.
+   *
+   * Timeout: 30 s.
+   */
+  updateContentWebhook: {
+    parameters: {
+      path: {
+        tenant_id: string;
+        content_webhook_id: string;
+      };
+    };
+    responses: {
+      404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      501: components["responses"]["NotImplemented"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Content Webhook Deliveries
+   * @description Not implemented yet: answers 501.
+   *
+   * Timeout: 20 s.
+   */
+  listContentWebhookDeliveries: {
+    parameters: {
+      path: {
+        tenant_id: string;
+        content_webhook_id: string;
+      };
+    };
+    responses: {
+      404: components["responses"]["NotFound"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
