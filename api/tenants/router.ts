@@ -14,8 +14,8 @@ import {
   tenantUserSchema,
   updateTenantRole,
 } from '../../core/tenancy/memberships.ts';
+import { cloneTenantWithContent, tenantCloneSchema } from '../../core/cloning/tenant-clone.ts';
 import {
-  cloneTenant,
   createTenant,
   deleteTenant,
   getTenant,
@@ -146,12 +146,20 @@ export const routes = [
     key: 'POST /admin/tenants/{tenant_id}/clone',
     access: 'global-admin',
     description:
-      'A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug), memberships and site assignments. ' +
-      'Users are shared, not copied; service accounts are not copied.',
+      'A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug, the same visibility), ' +
+      'memberships and site assignments, made at once. Users are shared, not copied; service accounts are not copied. ' +
+      'The sites’ content follows as a `tenant_clone` job (`copy_job_id`, read at `copy_job_url` or /admin/jobs/{job_id}, ' +
+      'its progress per stage, no credits): content types, media folders and items (their stored files shared by reference: ' +
+      'deleting either side’s item leaves the other’s file), elements with translations, pages with their tree and slots, ' +
+      'posts with translations and versions, every reference between them pointing inside the copy. Element and page ' +
+      'history is not copied.',
     request: { params, body: newTenant.pick({ name: true, slug: true }) },
-    responses: { ...created('The new tenant', tenantSchema), 409: slugTaken },
-    async handler({ params, body }, { db, actor }) {
-      return { status: 201, body: await cloneTenant(db, actor, params.tenant_id, body) };
+    responses: { ...created('The new tenant, with the job copying its content', tenantCloneSchema), 409: slugTaken },
+    async handler({ params, body }, { db, actor, services }) {
+      return {
+        status: 201,
+        body: await cloneTenantWithContent(db, services.config, actor, params.tenant_id, body),
+      };
     },
   }),
 

@@ -16,4 +16,5 @@ export const jobKindNames = [
   'website',
   'rag_index',
   'agent_run',
+  'tenant_clone',
 ] as const;

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { timestamp } from '../timestamp.ts';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { unusedKeys } from './shared-files.ts';
 
 export const mediaKinds = ['image', 'video', 'audio', 'document'] as const;
 
@@ -137,8 +138,9 @@ export async function folderStillThere(
 }
 
 /**
- * Deletes the items matched by `where` and answers every storage key they
- * held (the file, its variants and earlier versions), for removal once the
+ * Deletes the items matched by `where` and answers the storage keys they
+ * held (the file, its variants and earlier versions) that no other item still
+ * names (a clone's copy shares them: ./shared-files.ts), for removal once the
  * transaction commits.
  */
 export async function deleteMediaRows(
@@ -149,5 +151,8 @@ export async function deleteMediaRows(
     delete from media_items where ${where}
     returning array_prepend(storage_key, array(select v->>'key' from jsonb_array_elements(variants) as v)
                                       || array(select mv.storage_key from media_versions mv where mv.media_id = media_items.id)) as keys`);
-  return rows.flatMap((row) => row.keys);
+  return unusedKeys(
+    db,
+    rows.flatMap((row) => row.keys),
+  );
 }

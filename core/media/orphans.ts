@@ -57,21 +57,18 @@ export async function sweepOrphans(
   return result;
 }
 
-/** Which of the site's `keys` no row refers to. */
+/**
+ * Which of the site's `keys` no row refers to: no media item of any site (a
+ * clone's copy shares the original's files, ./shared-files.ts), nor a job of
+ * the site.
+ */
 export async function unreferencedKeys(
   db: CommonQueryMethods,
   siteId: string,
   keys: string[],
 ): Promise<readonly string[]> {
   return db.anyFirst(sql.type(z.object({ key: z.string() }))`
-    select key from unnest(${sql.array(keys, 'text')}) as key
-    except
-    select storage_key from media_items where site_id = ${siteId}
-    except
-    select variant->>'key' from media_items, jsonb_array_elements(variants) as variant where site_id = ${siteId}
-    except
-    select versions.storage_key from media_versions as versions
-      join media_items as items on items.id = versions.media_id where items.site_id = ${siteId}
+    select key from media_keys_unused(${sql.array(keys, 'text')}) as key
     except
     select input->>'file_key' from jobs where site_id = ${siteId} and input ? 'file_key'`);
 }

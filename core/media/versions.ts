@@ -17,6 +17,7 @@ import { Problem } from '../errors.ts';
 import { insertJob } from '../jobs/submit.ts';
 import type { Deps } from '../services.ts';
 import { removeFiles } from '../storage/index.ts';
+import { unusedKeys } from './shared-files.ts';
 import type { Storage } from '../storage/storage.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import type { Site } from '../tenancy/sites.ts';
@@ -331,7 +332,8 @@ export async function recordVersion(
            version_created_by = ${version.actor.kind === 'user' ? version.actor.userId : null}, version_created_at = now(),
            version_job_id = ${version.jobId}
     where id = ${id} returning ${mediaColumns}`);
-  return { saved, staleVariants: stale };
+  // A clone's copy of the item may still show these variants (./shared-files.ts).
+  return { saved, staleVariants: await unusedKeys(tx, stale) };
 }
 
 export async function bytesOf(storage: Storage, key: string): Promise<Buffer> {

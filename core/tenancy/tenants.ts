@@ -185,12 +185,22 @@ export async function deleteTenant(db: CommonQueryMethods, actor: Actor, id: str
 const copiedSlug = (prefix: string, slug: ReturnType<typeof sql.identifier>) =>
   sql.fragment`rtrim(left(${prefix} || '-' || ${slug}, 63), '-')`;
 
+/** A source site and its copy in a clone. */
+export type CopiedSite = { from: string; to: string };
+
 /**
- * A copy of a tenant: its settings, its sites (with new slugs) and who may
- * use them (memberships and site assignments). Users are shared, not copied;
- * service accounts are not copied, since their secrets must not be.
+ * A copy of a tenant: its settings, its sites (with new slugs, the same
+ * visibility) and who may use them (memberships and site assignments). Users
+ * are shared, not copied; service accounts are not copied, since their
+ * secrets must not be. The sites' content is copied after, by a job
+ * (core/cloning/tenant-clone.ts); the sites copied are answered for it.
  */
-export async function cloneTenant(db: CommonQueryMethods, actor: Actor, id: string, input: NewTenant): Promise<Tenant> {
+export async function cloneTenant(
+  db: CommonQueryMethods,
+  actor: Actor,
+  id: string,
+  input: NewTenant,
+): Promise<{ tenant: Tenant; sites: CopiedSite[] }> {
   requireGlobalAdmin(actor);
   return db.transaction(async (tx) => {
     const source = await findTenant(tx, id);
@@ -204,21 +214,24 @@ export async function cloneTenant(db: CommonQueryMethods, actor: Actor, id: stri
     });
     await tx.query(sql.typeAlias('void')`
       insert into memberships (tenant_id, user_id, role) select ${copy.id}, user_id, role from memberships where tenant_id = ${id}`);
-    await taken(
-      tx.query(sql.typeAlias('void')`
+    const sites = await taken(
+      tx.any(sql.type(z.object({ from: z.uuid(), to: z.uuid() }))`
         with copied as (
-          insert into sites (tenant_id, slug, name, default_locale, locales, settings)
-          select ${copy.id}, ${copiedSlug(copy.slug, sql.identifier(['sites', 'slug']))}, name, default_locale, locales, settings
+          insert into sites (tenant_id, slug, name, default_locale, locales, settings, visibility)
+          select ${copy.id}, ${copiedSlug(copy.slug, sql.identifier(['sites', 'slug']))}, name, default_locale, locales, settings,
+                 visibility
           from sites where tenant_id = ${id}
           returning id, slug
         ), pairs as (
-          select c.id as new_id, s.id as old_id from copied c
+          select c.id as new_id, s.id as old_id, s.created_at from copied c
           join sites s on s.tenant_id = ${id} and ${copiedSlug(copy.slug, sql.identifier(['s', 'slug']))} = c.slug
+        ), assigned as (
+          insert into site_users (tenant_id, site_id, user_id)
+          select ${copy.id}, p.new_id, su.user_id from pairs p join site_users su on su.site_id = p.old_id
         )
-        insert into site_users (tenant_id, site_id, user_id)
-        select ${copy.id}, p.new_id, su.user_id from pairs p join site_users su on su.site_id = p.old_id`),
+        select old_id as "from", new_id as "to" from pairs order by created_at, old_id`),
       'A copied site slug',
     );
-    return copy;
+    return { tenant: copy, sites: [...sites] };
   });
 }

@@ -9,6 +9,7 @@ import pdfImport from './pdf_import.ts';
 import ragIndex from './rag_index.ts';
 import searchReindex from './search_reindex.ts';
 import speech from './speech.ts';
+import tenantClone from './tenant_clone.ts';
 import text from './text.ts';
 import urlImport from './url_import.ts';
 import translation from './translation.ts';
@@ -30,4 +31,5 @@ export const jobKinds = new Map<string, JobHandler>([
   ['website', website],
   ['rag_index', ragIndex],
   ['agent_run', agentRun],
+  ['tenant_clone', tenantClone],
 ]);

@@ -333,9 +333,12 @@ describe('POST /admin/tenants/{tenant_id}/clone', () => {
       .set(admin.auth)
       .send({ name: 'The Copy', slug })
       .expect(201);
-    expect(res.body).toEqual(
-      tenantShape({ name: 'The Copy', slug, monthly_credit_limit: 70, settings: { plan: 'pro' } }),
-    );
+    expect(res.body).toEqual({
+      ...tenantShape({ name: 'The Copy', slug, monthly_credit_limit: 70, settings: { plan: 'pro' } }),
+      // The content follows as a job on the first copied site (test/api/tenancy/tenant-clone.test.ts).
+      copy_job_id: expect.any(String),
+      copy_job_url: `/${slug}-${first.slug}/jobs/${res.body.copy_job_id}`,
+    });
     const copy = res.body.id as string;
     expect(copy).not.toBe(source.id);
 
