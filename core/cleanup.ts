@@ -8,10 +8,12 @@
 // signals, sign-up screenings and contact messages older than
 // SECURITY_RETENTION_DAYS, and search documents' removals after a day
 // (migration 0037: a process that has not caught up for that long reads the
-// site afresh).
+// site afresh), and preview tokens once expired; elements' and pages' saved
+// versions after CONTENT_SAVE_VERSIONS_DAYS (publishes and restores stay).
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../db/pool.ts';
 import type { Config } from './config.ts';
+import { pruneSaveSql } from './content/content-versions.ts';
 
 const removedSchema = z.object({
   rate_limits: z.number(),
@@ -27,6 +29,7 @@ const removedSchema = z.object({
   contact_messages: z.number(),
   search_removals: z.number(),
   preview_tokens: z.number(),
+  content_versions: z.number(),
 });
 
 /** Removes it all in one statement and answers how many rows went from each table. */
@@ -35,7 +38,7 @@ export async function removeExpiredRows(
   config: Pick<Config, 'jobs' | 'retention'>,
 ): Promise<z.infer<typeof removedSchema>> {
   const retention = config.jobs.retentionDays;
-  const { statsDays, securityDays } = config.retention;
+  const { statsDays, securityDays, contentSaveDays } = config.retention;
   return db.one(sql.type(removedSchema)`
     with
       rate_limits as (delete from rate_limits where expire is not null and expire < (extract(epoch from now()) * 1000)::bigint returning 1),
@@ -50,7 +53,8 @@ export async function removeExpiredRows(
       signup_screenings as (delete from signup_screenings where created_at < now() - ${securityDays} * interval '1 day' returning 1),
       contact_messages as (delete from contact_messages where created_at < now() - ${securityDays} * interval '1 day' returning 1),
       search_removals as (delete from search_removals where removed_at < now() - interval '1 day' returning 1),
-      preview_tokens as (delete from preview_tokens where expires_at < now() returning 1)
+      preview_tokens as (delete from preview_tokens where expires_at < now() returning 1),
+      content_versions as (${pruneSaveSql(contentSaveDays)} returning 1)
     select (select count(*)::int from rate_limits) as rate_limits, (select count(*)::int from oauth_states) as oauth_states,
            (select count(*)::int from email_tokens) as email_tokens, (select count(*)::int from sessions) as sessions,
            (select count(*)::int from idempotency_keys) as idempotency_keys,
@@ -60,5 +64,6 @@ export async function removeExpiredRows(
            (select count(*)::int from signup_screenings) as signup_screenings,
            (select count(*)::int from contact_messages) as contact_messages,
            (select count(*)::int from search_removals) as search_removals,
-           (select count(*)::int from preview_tokens) as preview_tokens`);
+           (select count(*)::int from preview_tokens) as preview_tokens,
+           (select count(*)::int from content_versions) as content_versions`);
 }

@@ -208,6 +208,8 @@ const envSchema = z.object({
   STATS_RETENTION_DAYS: positiveInt.min(31).default(400),
   // Security signals, sign-up screenings and contact messages.
   SECURITY_RETENTION_DAYS: positiveInt.default(90),
+  // Content history: saved (not published) versions of elements and pages are kept this long (drafts, issue 41).
+  CONTENT_SAVE_VERSIONS_DAYS: positiveInt.default(30),
   STATS_COUNTING: bool.default(true),
   SIGNUP_MAX_PER_IP: positiveInt.default(5),
   SIGNUP_MAX_PER_NETWORK: positiveInt.default(10),
@@ -381,7 +383,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     mail: { smtpUrl: values.SMTP_URL, from: values.MAIL_FROM },
     contact: { to: values.CONTACT_TO, maxLinks: values.CONTACT_MAX_LINKS },
     statsFlushSeconds: values.STATS_FLUSH_SECONDS,
-    retention: { statsDays: values.STATS_RETENTION_DAYS, securityDays: values.SECURITY_RETENTION_DAYS },
+    retention: {
+      statsDays: values.STATS_RETENTION_DAYS,
+      securityDays: values.SECURITY_RETENTION_DAYS,
+      contentSaveDays: values.CONTENT_SAVE_VERSIONS_DAYS, // drafts: content history's saves
+    },
     statsCounting: values.STATS_COUNTING,
     signupScreening: {
       perIp: values.SIGNUP_MAX_PER_IP,

@@ -939,7 +939,9 @@ ALTER TABLE public.media_items ENABLE ROW LEVEL SECURITY;
 CREATE INDEX media_items_folder_idx ON public.media_items USING btree (folder_id) WHERE (folder_id IS NOT NULL);
 CREATE UNIQUE INDEX media_items_job_key ON public.media_items USING btree (job_id, storage_key);
 CREATE INDEX media_items_site_idx ON public.media_items USING btree (site_id, created_at, id);
+CREATE INDEX media_items_storage_key_idx ON public.media_items USING btree (storage_key);
 CREATE INDEX media_items_tags_idx ON public.media_items USING gin (tags);
+CREATE INDEX media_items_variant_keys_idx ON public.media_items USING gin (variants jsonb_path_ops);
 CREATE TRIGGER media_items_content_del AFTER DELETE ON public.media_items REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
 CREATE TRIGGER media_items_content_ins AFTER INSERT ON public.media_items REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
 CREATE TRIGGER media_items_content_upd AFTER UPDATE ON public.media_items REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
@@ -1002,6 +1004,7 @@ CREATE TABLE public.media_versions (
     CONSTRAINT media_versions_version_check CHECK ((version >= 1))
 );
 ALTER TABLE public.media_versions ENABLE ROW LEVEL SECURITY;
+CREATE INDEX media_versions_storage_key_idx ON public.media_versions USING btree (storage_key);
 CREATE POLICY tenant_isolation ON public.media_versions TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
 
@@ -2028,6 +2031,12 @@ CREATE OR REPLACE FUNCTION public.changed_fields(new_values jsonb, old_values js
  IMMUTABLE
 RETURN ARRAY(SELECT n.key FROM jsonb_each(changed_fields.new_values) n(key, value) WHERE ((n.value IS DISTINCT FROM (changed_fields.old_values -> n.key)) AND ((changed_fields.old_values IS NOT NULL) OR (n.value <> ALL (ARRAY['null'::jsonb, '""'::jsonb])))));
 
+CREATE OR REPLACE FUNCTION public.clone_id(salt uuid, old uuid)
+ RETURNS uuid
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+RETURN (SELECT (((((substr(h.h, 1, 12) || '8'::text) || substr(h.h, 14, 3)) || substr('89ab'::text, ((get_byte(decode(substr(h.h, 17, 2), 'hex'::text), 0) & 3) + 1), 1)) || substr(h.h, 18)))::uuid AS uuid FROM md5(((clone_id.salt)::text || (clone_id.old)::text)) h(h));
+
 CREATE OR REPLACE FUNCTION public.content_elements_changed()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2131,6 +2140,24 @@ begin
   return null;
 end $function$;
 
+CREATE OR REPLACE FUNCTION public.jsonb_replace_strings(value jsonb, ids jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$
+begin
+  if ids = '{}' then return value; end if;
+  case jsonb_typeof(value)
+    when 'string' then return coalesce(ids -> (value #>> '{}'), value);
+    when 'object' then
+      return coalesce((select jsonb_object_agg(key, jsonb_replace_strings(v, ids)) from jsonb_each(value) as e (key, v)), '{}');
+    when 'array' then
+      return coalesce((select jsonb_agg(jsonb_replace_strings(v, ids) order by n)
+                       from jsonb_array_elements(value) with ordinality as e (v, n)), '[]');
+    else return value;
+  end case;
+end $function$;
+
 CREATE OR REPLACE FUNCTION public.knowledge_agents_deleted()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2228,6 +2255,18 @@ begin
   end if;
   return null;
 end $function$;
+
+CREATE OR REPLACE FUNCTION public.media_keys_unused(keys text[])
+ RETURNS SETOF text
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+  select key from unnest(keys) as key
+  where not exists (select 1 from media_items i where i.storage_key = key)
+    and not exists (select 1 from media_items i where i.variants @> jsonb_build_array(jsonb_build_object('key', key)))
+    and not exists (select 1 from media_versions v where v.storage_key = key)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.page_elements_changed()
  RETURNS trigger

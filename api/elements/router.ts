@@ -6,6 +6,8 @@ import { deleteElement } from '../../core/content/element-deletes.ts';
 import { createElement, updateElement } from '../../core/content/element-writes.ts';
 import { elementListQuery, elementSchema, getElement, listElements } from '../../core/content/elements.ts';
 import { pageSchema } from '../../core/pagination.ts';
+import { instant } from '../../core/timestamp.ts';
+import { draftRoutes } from '../content-drafts.ts';
 import { etagHeader, locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
 import { ifMatchHeader, ifMatchVersion, noContent, siteParams, versionTag } from '../schemas.ts';
@@ -87,7 +89,10 @@ export const routes = [
     key: 'PATCH /{site_identifier}/elements/{element_id}',
     description:
       'Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. ' +
-      'The result is checked against the type’s current fields. `If-Match` with the ETag: 412 when someone saved first.',
+      'The result is checked against the type’s current fields. On a published element, name and data go into its `draft` ' +
+      '(checked by the draft rules; public delivery keeps the live ones until POST …/publish); `status: published` publishes, ' +
+      'the draft and what is given included; another status unpublishes, the draft becoming the element’s own fields. ' +
+      '`publish_at` plans a publication (null cancels it). `If-Match` with the ETag: 412 when someone saved first.',
     access: write,
     request: {
       params: elementParams,
@@ -97,8 +102,9 @@ export const routes = [
           name: elementName.optional(),
           data: data.optional(),
           status: z.enum(['draft', 'published', 'archived']).optional(),
+          publish_at: instant.nullable().optional().describe('When to publish the draft (in the future); null cancels'),
         })
-        .refine((body) => Object.keys(body).length > 0, 'Send name, data or status.'),
+        .refine((body) => Object.keys(body).length > 0, 'Send name, data, status or publish_at.'),
     },
     responses: {
       200: { description: 'The element', schema: elementSchema, headers: withTag },
@@ -135,5 +141,15 @@ export const routes = [
       await deleteElement(db, access, params.element_id, true);
       return {};
     },
+  }),
+
+  ...draftRoutes('element', {
+    diff: 'GET /{site_identifier}/elements/{element_id}/draft-diff',
+    discard: 'DELETE /{site_identifier}/elements/{element_id}/draft',
+    publish: 'POST /{site_identifier}/elements/{element_id}/publish',
+    versions: 'GET /{site_identifier}/elements/{element_id}/versions',
+    compare: 'GET /{site_identifier}/elements/{element_id}/versions/compare',
+    version: 'GET /{site_identifier}/elements/{element_id}/versions/{number}',
+    restore: 'POST /{site_identifier}/elements/{element_id}/versions/{number}/restore',
   }),
 ];

@@ -25,8 +25,10 @@ import {
   pageSlug,
   cachedPageTree,
   seoSchema,
-  updatePage,
 } from '../../core/content/pages.ts';
+import { updatePage } from '../../core/content/page-writes.ts';
+import { instant } from '../../core/timestamp.ts';
+import { draftRoutes } from '../content-drafts.ts';
 import { pageSchema as listPageSchema } from '../../core/pagination.ts';
 import { etagHeader, locationHeader, problemResponse } from '../responses.ts';
 import { defineRoute } from '../route.ts';
@@ -163,7 +165,10 @@ export const routes = [
     key: 'PATCH /{site_identifier}/pages/{page_id}',
     description:
       'Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. ' +
-      '`If-Match` with the ETag: 412 when someone changed it since.',
+      'On a published page, title, seo and template go into its `draft` (public delivery keeps the live ones until ' +
+      'POST …/publish); the slug, moves and the elements placed change the live page. `status: published` publishes, the draft ' +
+      'and what is given included; another status unpublishes, the draft becoming the page’s own fields. `publish_at` plans a ' +
+      'publication (null cancels it). `If-Match` with the ETag: 412 when someone changed it since.',
     access: write,
     request: {
       params: pageParams,
@@ -175,6 +180,7 @@ export const routes = [
           status: z.enum(['draft', 'published', 'archived']).optional(),
           seo: seoSchema.optional(),
           template: template.optional(),
+          publish_at: instant.nullable().optional().describe('When to publish the draft (in the future); null cancels'),
         })
         .refine((body) => Object.keys(body).length > 0, 'Send something to change.'),
     },
@@ -309,5 +315,15 @@ export const routes = [
     async handler({ params, body }, { db, access }) {
       return { body: await updateSlot(db, access, params.page_id, params.element_id, body) };
     },
+  }),
+
+  ...draftRoutes('page', {
+    diff: 'GET /{site_identifier}/pages/{page_id}/draft-diff',
+    discard: 'DELETE /{site_identifier}/pages/{page_id}/draft',
+    publish: 'POST /{site_identifier}/pages/{page_id}/publish',
+    versions: 'GET /{site_identifier}/pages/{page_id}/versions',
+    compare: 'GET /{site_identifier}/pages/{page_id}/versions/compare',
+    version: 'GET /{site_identifier}/pages/{page_id}/versions/{number}',
+    restore: 'POST /{site_identifier}/pages/{page_id}/versions/{number}/restore',
   }),
 ];

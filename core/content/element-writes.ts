@@ -3,6 +3,8 @@
 // the ids it names and its unique values asked of the database, and every
 // problem answered at once. Authors change only the elements they made;
 // `If-Match` with the element's version turns a lost update into a 412.
+// A published element's edits wait in its draft (migration 0058) until they
+// are published; every publish and save keeps a version (content-versions.ts).
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { actorUserId } from '../actor.ts';
@@ -14,6 +16,8 @@ import { elementColumns, elementSchema, findElement, typeFromQuery, type Element
 import { saveLinks, targetProblems, uniqueProblems } from './links.ts';
 import { requireSiteLocale } from './locales.ts';
 import { publishedAtAfter } from './status.ts';
+import { diffContent, recordVersion, type VersionReason } from './content-versions.ts';
+import { futureTime, nothingToPublish, planPublication } from './publish-schedule.ts';
 import { requireVersion, type ContentType, type IfMatch } from './types.ts';
 
 export type ElementInput = {
@@ -32,15 +36,23 @@ export type ElementChanges = {
   name?: string | undefined;
   data?: Record<string, unknown> | undefined;
   status?: 'draft' | 'published' | 'archived' | undefined;
+  /** A time to publish at (the draft, or a draft-status element); null cancels it. */
+  publish_at?: string | null | undefined;
 };
 
-const invalid = (issues: DataIssue[]) =>
+/** What a write makes of the content: `name` and `data` given replace theirs (data field by field, unless `replace`). */
+export type ContentEdits = { name?: string | undefined; data?: Record<string, unknown> | undefined; replace?: boolean };
+
+/** Where the element is, for the version kept. */
+export type ElementPlace = { tenantId: string; siteId: string };
+
+export const invalid = (issues: DataIssue[]) =>
   new Problem(422, `The element is not valid: ${issues.length} problem(s).`, {
     errors: issues.map((issue) => ({ path: `body.${issue.path}`, message: issue.message })),
   });
 
-/** Checks data for a write and stores its links; throws 422 with every problem. */
-async function checkedData(
+/** Checks data for a write (its links are the caller's to store); throws 422 with every problem. */
+export async function checkedData(
   db: CommonQueryMethods,
   type: ContentType,
   element: { id: string | null; locale: string; translation: boolean; status: string },
@@ -111,6 +123,9 @@ export async function createElement(db: CommonQueryMethods, access: SiteAccess, 
       )
       .catch(translationTaken);
     await saveLinks(tx, created.id, site.id, checked);
+    const content = { name: input.name, data: checked.value, schema_version: type.version };
+    const place = { kind: 'element' as const, id: created.id, tenantId: site.tenant_id, siteId: site.id };
+    await recordVersion(tx, place, input.status === 'published' ? 'publish' : 'save', content, userId);
     return created;
   });
 }
@@ -130,6 +145,13 @@ async function findMaster(db: CommonQueryMethods, siteId: string, id: string): P
   return master;
 }
 
+/**
+ * PATCH. A published element keeps serving what it has: a new name or data
+ * goes into its draft (checked by the draft rules), until it is published.
+ * `status: published` publishes, the draft included; any other status takes
+ * the element out of publication with its draft folded into its own columns
+ * (an unpublished element has no draft beside it and is edited in place).
+ */
 export async function updateElement(
   db: CommonQueryMethods,
   access: SiteAccess,
@@ -138,23 +160,155 @@ export async function updateElement(
   ifMatch?: IfMatch,
 ): Promise<Element> {
   const { site, actor } = access;
+  const place = { tenantId: site.tenant_id, siteId: site.id };
+  const userId = actorUserId(actor);
   return db.transaction(async (tx) => {
     const current = await findElement(tx, site.id, id, true);
     requireOwnChange(access, current.created_by, 'the elements they made');
     requireVersion(current.version, ifMatch, 'element');
-    const status = changes.status ?? current.status;
-    const data = changes.data ? { ...current.data, ...changes.data } : current.data;
-    const type = await typeFromQuery(tx, site.id, current.type_id);
-    const element = { id, locale: current.locale, translation: current.master_id !== null, status };
-    const checked = await checkedData(tx, type, element, data, false);
-    const updated = await tx.one(sql.type(elementSchema)`
-      update content_elements e set
-        name = ${changes.name ?? current.name}, data = ${sql.jsonb(checked.value as never)}, status = ${status},
-        published_at = ${publishedAtAfter(status, 'e')}, schema_version = ${type.version}, version = e.version + 1,
-        updated_by = ${actorUserId(actor)}
-      where e.id = ${id}
-      returning ${elementColumns}`);
-    await saveLinks(tx, id, site.id, checked);
+    if (changes.status === 'published' && changes.publish_at)
+      throw new Problem(422, 'publish_at plans a later publication; this change publishes now.', {
+        errors: [{ path: 'body.publish_at', message: 'is not for a change to status published' }],
+      });
+    const edits = { name: changes.name, data: changes.data };
+    const edited = changes.name !== undefined || changes.data !== undefined;
+    let updated = current;
+    if (changes.status === 'published') updated = await publishElementLocked(tx, place, current, edits, userId);
+    else if (current.status === 'published' && changes.status === undefined) {
+      if (edited) updated = await saveElementDraft(tx, place, current, edits, userId, 'save');
+    } else
+      updated = await writeElementInPlace(tx, place, current, changes.status ?? current.status, edits, userId, 'save');
+    if (changes.publish_at !== undefined)
+      updated = await setElementPublishAt(tx, updated, changes.publish_at, updated === current);
     return updated;
   });
+}
+
+/** The element's content as its next write starts from: the draft when it has one, else its own columns. */
+const startingContent = (element: Element) =>
+  element.draft ? { name: element.draft.name, data: element.draft.data } : { name: element.name, data: element.data };
+
+function edited(element: Element, edits: ContentEdits) {
+  const start = startingContent(element);
+  const data = edits.data ? (edits.replace ? edits.data : { ...start.data, ...edits.data }) : start.data;
+  return { name: edits.name ?? start.name, data };
+}
+
+const placedFor = (element: Element) => ({
+  id: element.id,
+  locale: element.locale,
+  translation: element.master_id !== null,
+});
+
+/** Publishes the draft (or the element's own columns) with `edits` on top, by every rule; keeps a version. */
+export async function publishElementLocked(
+  tx: CommonQueryMethods,
+  place: ElementPlace,
+  current: Element,
+  edits: ContentEdits,
+  userId: string | null,
+  options: { scheduled?: boolean } = {},
+): Promise<Element> {
+  const { name, data } = edited(current, edits);
+  const type = await typeFromQuery(tx, place.siteId, current.type_id);
+  const checked = await checkedData(tx, type, { ...placedFor(current), status: 'published' }, data, false);
+  const updated = await tx.one(sql.type(elementSchema)`
+    update content_elements e set
+      name = ${name}, data = ${sql.jsonb(checked.value as never)}, status = 'published',
+      published_at = coalesce(e.published_at, now()), schema_version = ${type.version}, version = e.version + 1,
+      updated_by = ${userId}, draft = null, draft_updated_at = null, draft_updated_by = null, publish_at = null
+    where e.id = ${current.id}
+    returning ${elementColumns}`);
+  await saveLinks(tx, current.id, place.siteId, checked);
+  if (current.publish_at && !options.scheduled) await planPublication(tx, 'element', current.id, null);
+  const content = { name, data: checked.value, schema_version: type.version };
+  await recordVersion(tx, { kind: 'element', id: current.id, ...place }, 'publish', content, userId);
+  return updated;
+}
+
+/**
+ * Saves a published element's changes beside it. Checked by the draft rules,
+ * the ids it names asked of the database and its unique values against the
+ * other elements' live ones; its links are not stored (they are the live
+ * version's: what uses what, and what public delivery resolves) until it is
+ * published, when everything is checked again. A draft equal to the live
+ * content is no draft.
+ */
+export async function saveElementDraft(
+  tx: CommonQueryMethods,
+  place: ElementPlace,
+  current: Element,
+  edits: ContentEdits,
+  userId: string | null,
+  reason: VersionReason,
+): Promise<Element> {
+  const { name, data } = edited(current, edits);
+  const type = await typeFromQuery(tx, place.siteId, current.type_id);
+  const checked = checkData(type.fields, data, 'draft', { localizedOnly: current.master_id !== null });
+  const issues = [
+    ...checked.issues,
+    ...(await targetProblems(tx, place.siteId, checked)),
+    ...(await uniqueProblems(tx, type.id, current.locale, checked, current.id)),
+  ];
+  if (issues.length) throw invalid(issues);
+  const content = { name, data: checked.value, schema_version: type.version };
+  const live = { name: current.name, data: current.data };
+  const same = diffContent('element', live, { name, data: checked.value }).length === 0;
+  const updated = await tx.one(sql.type(elementSchema)`
+    update content_elements e set
+      draft = ${same ? null : sql.jsonb(content as never)}, draft_updated_at = ${same ? null : sql.fragment`now()`},
+      draft_updated_by = ${same ? null : userId}, version = e.version + 1
+    where e.id = ${current.id}
+    returning ${elementColumns}`);
+  await recordVersion(tx, { kind: 'element', id: current.id, ...place }, reason, content, userId);
+  return updated;
+}
+
+/** A write of the element's own columns (it is not published, or leaves publication): a draft folds in. */
+export async function writeElementInPlace(
+  tx: CommonQueryMethods,
+  place: ElementPlace,
+  current: Element,
+  status: 'draft' | 'published' | 'archived',
+  edits: ContentEdits,
+  userId: string | null,
+  reason: VersionReason,
+): Promise<Element> {
+  if (status === 'published') return publishElementLocked(tx, place, current, edits, userId);
+  const { name, data } = edited(current, edits);
+  const type = await typeFromQuery(tx, place.siteId, current.type_id);
+  const checked = await checkedData(tx, type, { ...placedFor(current), status }, data, false);
+  const updated = await tx.one(sql.type(elementSchema)`
+    update content_elements e set
+      name = ${name}, data = ${sql.jsonb(checked.value as never)}, status = ${status},
+      published_at = ${publishedAtAfter(status, 'e')}, schema_version = ${type.version}, version = e.version + 1,
+      updated_by = ${userId}, draft = null, draft_updated_at = null, draft_updated_by = null
+    where e.id = ${current.id}
+    returning ${elementColumns}`);
+  await saveLinks(tx, current.id, place.siteId, checked);
+  if (edits.name !== undefined || edits.data !== undefined || current.draft) {
+    const content = { name, data: checked.value, schema_version: type.version };
+    await recordVersion(tx, { kind: 'element', id: current.id, ...place }, reason, content, userId);
+  }
+  return updated;
+}
+
+/** Plans the element's publication at `at` (null: cancels it); `bump` raises the version when nothing else did. */
+export async function setElementPublishAt(
+  tx: CommonQueryMethods,
+  element: Element,
+  at: string | null,
+  bump: boolean,
+): Promise<Element> {
+  if (at === null && element.publish_at === null) return element;
+  if (at !== null) {
+    futureTime(at, 'body.publish_at');
+    if (element.status === 'published' && !element.has_draft) throw nothingToPublish('body.publish_at');
+  }
+  const updated = await tx.one(sql.type(elementSchema)`
+    update content_elements e set publish_at = ${at}, version = e.version + ${bump ? 1 : 0}
+    where e.id = ${element.id}
+    returning ${elementColumns}`);
+  await planPublication(tx, 'element', element.id, at);
+  return updated;
 }

@@ -16,6 +16,16 @@ import type { Field } from './fields.ts';
 import { contentStatuses } from './status.ts';
 import { findType, type ContentType } from './types.ts';
 
+export const elementDraftSchema = z
+  .object({
+    name: z.string(),
+    data: z.record(z.string(), z.unknown()),
+    schema_version: z.number().int(),
+    updated_at: timestamp,
+    updated_by: z.uuid().nullable(),
+  })
+  .meta({ id: 'ContentElementDraft' });
+
 export const elementSchema = z
   .object({
     id: z.uuid(),
@@ -33,13 +43,31 @@ export const elementSchema = z
     updated_by: z.uuid().nullable(),
     created_at: timestamp,
     updated_at: timestamp,
+    has_draft: z.boolean().describe('Whether a published element has changes not yet published (in `draft`)'),
+    draft: elementDraftSchema
+      .nullable()
+      .describe(
+        'A published element’s saved, unpublished changes; public delivery shows the live fields above until they are published',
+      ),
+    publish_at: timestamp.nullable().describe('When the draft (or a draft-status element) is to be published'),
   })
   .meta({ id: 'ContentElement' });
 
 export type Element = z.infer<typeof elementSchema>;
 
+/** Columns that are not the table's own, by the name they are read as: the draft as the API shows it. */
+const computedColumns: Partial<Record<keyof Element, ReturnType<typeof sql.fragment>>> = {
+  has_draft: sql.fragment`e.draft is not null`,
+  draft: sql.fragment`case when e.draft is null then null
+    else e.draft || jsonb_build_object('updated_at', api_time(e.draft_updated_at), 'updated_by', e.draft_updated_by) end`,
+};
+
+/** One column of an element read from `e` (page layouts read them one by one). */
+export const elementColumn = (key: keyof Element) => computedColumns[key] ?? sql.identifier(['e', key]);
+
 export const elementColumns = sql.fragment`e.id, e.site_id, e.type_id, e.schema_version, e.name, e.locale, e.master_id,
-  e.data, e.status, e.published_at, e.version, e.created_by, e.updated_by, e.created_at, e.updated_at`;
+  e.data, e.status, e.published_at, e.version, e.created_by, e.updated_by, e.created_at, e.updated_at,
+  ${computedColumns.has_draft!} as has_draft, ${computedColumns.draft!} as draft, e.publish_at`;
 
 export async function findElement(db: CommonQueryMethods, siteId: string, id: string, lock = false): Promise<Element> {
   // By primary key; the site checked here (see findMedia).

@@ -10,7 +10,7 @@ import { Problem, conflict, notFound } from '../errors.ts';
 import { requireVersion, type IfMatch } from './types.ts';
 import { requireOwnChange } from '../media/access.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
-import { elementSchema, type Element } from './elements.ts';
+import { elementColumn, elementSchema, type Element } from './elements.ts';
 import { findPage, pageColumns, pageSchema, type Page } from './pages.ts';
 import { timestamp } from '../timestamp.ts';
 
@@ -61,7 +61,7 @@ export async function getPageWithElements(db: CommonQueryMethods, { site }: Site
     select ${pageColumns}, pe.element_id as slot_element_id, pe.area as slot_area, pe.position as slot_position,
       pe.settings as slot_settings, pe.created_at as slot_created_at,
       ${sql.join(
-        elementKeys.map((key) => sql.fragment`e.${sql.identifier([key])} as ${sql.identifier([`e_${key}`])}`),
+        elementKeys.map((key) => sql.fragment`${elementColumn(key)} as ${sql.identifier([`e_${key}`])}`),
         sql.fragment`, `,
       )}
     from pages p

@@ -16,9 +16,9 @@ import { after, countOf, pageQuery, toPage } from '../pagination.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { timestamp } from '../timestamp.ts';
 import type { PublicCache } from './public-cache.ts';
-import { requireVersion, type IfMatch } from './types.ts';
 import { requireSiteLocale } from './locales.ts';
-import { contentStatuses, publishedAtAfter } from './status.ts';
+import { contentStatuses } from './status.ts';
+import { recordVersion } from './content-versions.ts';
 
 export const seoSchema = z
   .strictObject({
@@ -28,6 +28,16 @@ export const seoSchema = z
     noindex: z.boolean().optional(),
   })
   .meta({ id: 'PageSeo' });
+
+export const pageDraftSchema = z
+  .object({
+    title: z.string(),
+    seo: seoSchema,
+    template: z.string().nullable(),
+    updated_at: timestamp,
+    updated_by: z.uuid().nullable(),
+  })
+  .meta({ id: 'PageDraft' });
 
 export const pageSchema = z
   .object({
@@ -49,13 +59,25 @@ export const pageSchema = z
     updated_by: z.uuid().nullable(),
     created_at: timestamp,
     updated_at: timestamp,
+    has_draft: z.boolean().describe('Whether a published page has changes not yet published (in `draft`)'),
+    draft: pageDraftSchema
+      .nullable()
+      .describe(
+        'A published page’s saved, unpublished title, seo and template; public delivery shows the live ones until they are ' +
+          'published. Slug, parent, position and the elements placed are not drafted: they change the live page',
+      ),
+    publish_at: timestamp.nullable().describe('When the draft (or a draft-status page) is to be published'),
   })
   .meta({ id: 'Page' });
 
 export type Page = z.infer<typeof pageSchema>;
 
 export const pageColumns = sql.fragment`p.id, p.site_id, p.parent_id, p.position, p.slug, p.path, p.title, p.locale,
-  p.master_id, p.status, p.published_at, p.seo, p.template, p.version, p.created_by, p.updated_by, p.created_at, p.updated_at`;
+  p.master_id, p.status, p.published_at, p.seo, p.template, p.version, p.created_by, p.updated_by, p.created_at, p.updated_at,
+  p.draft is not null as has_draft,
+  case when p.draft is null then null
+    else p.draft || jsonb_build_object('updated_at', api_time(p.draft_updated_at), 'updated_by', p.draft_updated_by) end as draft,
+  p.publish_at`;
 
 export const pageSlug = z
   .string()
@@ -242,7 +264,7 @@ export async function createPage(db: CommonQueryMethods, access: SiteAccess, inp
     const position = Math.min(input.position ?? count, count);
     await shiftSiblings(tx, site.id, parentId, position, 1);
     const userId = actorUserId(actor);
-    return tx
+    const created = await tx
       .one(
         sql.type(pageSchema)`
         insert into pages as p (tenant_id, site_id, parent_id, position, slug, path, title, locale, master_id, status,
@@ -254,6 +276,10 @@ export async function createPage(db: CommonQueryMethods, access: SiteAccess, inp
         returning ${pageColumns}`,
       )
       .catch(pathTaken);
+    const content = { title: created.title, seo: created.seo, template: created.template };
+    const place = { kind: 'page' as const, id: created.id, tenantId: site.tenant_id, siteId: site.id };
+    await recordVersion(tx, place, input.status === 'published' ? 'publish' : 'save', content, userId);
+    return created;
   });
 }
 
@@ -268,6 +294,8 @@ export type PageChanges = {
   status?: (typeof contentStatuses)[number] | undefined;
   seo?: z.infer<typeof seoSchema> | undefined;
   template?: string | null | undefined;
+  /** A time to publish at (the draft, or a draft-status page); null cancels it. */
+  publish_at?: string | null | undefined;
 };
 
 /** Rewrites the paths of a page and everything below it, from its own new path. */
@@ -281,39 +309,6 @@ export async function rewritePaths(db: CommonQueryMethods, pageId: string, oldPa
     )
     update pages p set path = ${newPath} || substr(p.path, ${oldPath.length + 1})
     from subtree s where p.id = s.id`);
-}
-
-export async function updatePage(
-  db: CommonQueryMethods,
-  access: SiteAccess,
-  id: string,
-  changes: PageChanges,
-  ifMatch?: IfMatch,
-): Promise<Page> {
-  const { site, actor } = access;
-  return db.transaction(async (tx) => {
-    if (changes.slug !== undefined) await lockTree(tx, site.id);
-    const current = await findPage(tx, site.id, id, true);
-    requireOwnChange(access, current.created_by, 'the pages they made');
-    requireVersion(current.version, ifMatch, 'page');
-    await requireSeoImage(tx, site.id, changes.seo);
-    const slug = changes.slug ?? current.slug;
-    const path = `${current.path.slice(0, current.path.length - current.slug.length)}${slug}`;
-    await rewritePaths(tx, id, current.path, path).catch(pathTaken);
-    const status = changes.status ?? current.status;
-    return tx
-      .one(
-        sql.type(pageSchema)`
-        update pages p set
-          title = ${changes.title ?? current.title}, slug = ${slug}, status = ${status}, published_at = ${publishedAtAfter(status, 'p')},
-          seo = ${sql.jsonb((changes.seo ?? current.seo) as never)},
-          template = ${changes.template === undefined ? current.template : changes.template},
-          version = p.version + 1, updated_by = ${actorUserId(actor)}
-        where p.id = ${id}
-        returning ${pageColumns}`,
-      )
-      .catch(pathTaken);
-  });
 }
 
 export async function deletePage(db: CommonQueryMethods, access: SiteAccess, id: string, recursive: boolean) {

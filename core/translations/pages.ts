@@ -6,7 +6,8 @@
 // beside its master.
 import { z } from 'zod';
 import { sql } from '../../db/pool.ts';
-import { createPage, pageColumns, pageSchema, updatePage, type Page } from '../content/pages.ts';
+import { createPage, pageColumns, pageSchema, type Page } from '../content/pages.ts';
+import { updatePage } from '../content/page-writes.ts';
 import { requireOwnChange } from '../media/access.ts';
 import { tableGroup } from './group.ts';
 import { textOf as text, type TranslationAdapter } from './model.ts';

@@ -173,6 +173,20 @@ const slotOfA = async (world: World) => {
   return { pageId, elementId };
 };
 
+/** An element or page of site A with two versions kept (history: drafts, issue 41). */
+async function versionedOfA(world: World, kind: 'element' | 'page') {
+  const id = kind === 'element' ? await elementOfA(world) : await pageOfA(world);
+  const content =
+    kind === 'element'
+      ? [{ name: 'Matrix element', data: {}, schema_version: 1 }, { name: 'Renamed', data: {}, schema_version: 1 }]
+      : [{ title: 'Matrix page', seo: {}, template: null }, { title: 'Renamed', seo: {}, template: null }];
+  for (const [index, version] of content.entries())
+    await world.t.services.db.query(sql.typeAlias('void')`
+      insert into content_versions (tenant_id, site_id, ${sql.identifier([`${kind}_id`])}, number, reason, content, changed)
+      values (${world.tenantA.id}, ${world.siteA.id}, ${id}, ${index + 1}, 'save', ${sql.jsonb(version)}, '{}')`);
+  return id;
+}
+
 /** A published element of site A. */
 const publishedElementOfA = async (world: World) => {
   const id = await elementOfA(world);
@@ -919,6 +933,27 @@ export const requests: Record<string, Builder> = {
   'DELETE /{site_identifier}/elements/{element_id}/force': async (world) => ({
     path: `/${world.siteA.slug}/elements/${await elementOfA(world)}/force`,
   }),
+  'GET /{site_identifier}/elements/{element_id}/draft-diff': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await versionedOfA(world, 'element')}/draft-diff`,
+  }),
+  'DELETE /{site_identifier}/elements/{element_id}/draft': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await versionedOfA(world, 'element')}/draft`,
+  }),
+  'POST /{site_identifier}/elements/{element_id}/publish': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await versionedOfA(world, 'element')}/publish`,
+  }),
+  'GET /{site_identifier}/elements/{element_id}/versions': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await versionedOfA(world, 'element')}/versions`,
+  }),
+  'GET /{site_identifier}/elements/{element_id}/versions/compare': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await versionedOfA(world, 'element')}/versions/compare?from=1&to=2`,
+  }),
+  'GET /{site_identifier}/elements/{element_id}/versions/{number}': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await versionedOfA(world, 'element')}/versions/1`,
+  }),
+  'POST /{site_identifier}/elements/{element_id}/versions/{number}/restore': async (world) => ({
+    path: `/${world.siteA.slug}/elements/${await versionedOfA(world, 'element')}/versions/1/restore`,
+  }),
   'GET /{site_identifier}/posts/': async (world) => ({ path: `/${world.siteA.slug}/posts/` }),
   'POST /{site_identifier}/posts/': async (world) => ({
     path: `/${world.siteA.slug}/posts/`,
@@ -1002,6 +1037,27 @@ export const requests: Record<string, Builder> = {
   'PUT /{site_identifier}/pages/{page_id}/move': async (world) => ({
     path: `/${world.siteA.slug}/pages/${await pageOfA(world)}/move`,
     body: { parent_id: await pageOfA(world) },
+  }),
+  'GET /{site_identifier}/pages/{page_id}/draft-diff': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await versionedOfA(world, 'page')}/draft-diff`,
+  }),
+  'DELETE /{site_identifier}/pages/{page_id}/draft': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await versionedOfA(world, 'page')}/draft`,
+  }),
+  'POST /{site_identifier}/pages/{page_id}/publish': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await versionedOfA(world, 'page')}/publish`,
+  }),
+  'GET /{site_identifier}/pages/{page_id}/versions': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await versionedOfA(world, 'page')}/versions`,
+  }),
+  'GET /{site_identifier}/pages/{page_id}/versions/compare': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await versionedOfA(world, 'page')}/versions/compare?from=1&to=2`,
+  }),
+  'GET /{site_identifier}/pages/{page_id}/versions/{number}': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await versionedOfA(world, 'page')}/versions/1`,
+  }),
+  'POST /{site_identifier}/pages/{page_id}/versions/{number}/restore': async (world) => ({
+    path: `/${world.siteA.slug}/pages/${await versionedOfA(world, 'page')}/versions/1/restore`,
   }),
   'POST /{site_identifier}/pages/{page_id}/elements': async (world) => ({
     path: `/${world.siteA.slug}/pages/${await pageOfA(world)}/elements`,

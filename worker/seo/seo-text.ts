@@ -5,7 +5,8 @@
 // text_provider_not_configured, charging nothing. With apply, the text is
 // written into the item in the settling transaction — through the item's
 // own writer, so its version rises and its checks hold — or not at all.
-import { findPage, updatePage } from '../../core/content/pages.ts';
+import { findPage } from '../../core/content/pages.ts';
+import { updatePage } from '../../core/content/page-writes.ts';
 import { Problem } from '../../core/errors.ts';
 import { updateMedia } from '../../core/media/library.ts';
 import { estimateTokens } from '../../core/posts/post-jobs.ts';

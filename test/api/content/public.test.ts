@@ -129,8 +129,9 @@ describe('locales and fallback', () => {
     await patch(swiss.id, { status: 'published' });
     expect(await served(note.id)).toMatchObject({ served_locale: 'de-CH', data: { title: 'Notiz', summary: 'Kurz' } });
     // A field emptied falls back to the next locale that fills it; the master's own changes show through.
-    await patch(swiss.id, { data: { title: null } });
-    await patch(note.id, { data: { rating: 5 } });
+    // (A published element's edit waits in its draft; `status: published` publishes it with the edit.)
+    await patch(swiss.id, { data: { title: null }, status: 'published' });
+    await patch(note.id, { data: { rating: 5 }, status: 'published' });
     expect(await served(note.id)).toMatchObject({ data: { title: 'Vermerk', summary: 'Kurz', rating: 5 } });
     // Unpublished, then deleted: the translation's fields go with it.
     await patch(swiss.id, { status: 'draft' });
@@ -415,7 +416,7 @@ describe('pages', () => {
     expect((await onPage())[0]).toMatchObject({ served_locale: 'de', data: { title: 'Kachel' } });
     // A name that JSON has to escape, written by the database, reads back as it was written.
     const name = 'Say "hi" \\ \u00fc \u2028 \t end';
-    await patch(tile.id, { name });
+    await patch(tile.id, { name, status: 'published' });
     expect((await onPage())[0]).toEqual({ ...(await alone()), name });
     await patch(tile.id, { status: 'draft' });
     expect(await onPage()).toEqual([]);
@@ -432,7 +433,7 @@ describe('pages', () => {
         ],
       })
       .expect(200);
-    await patch(tile.id, { data: { next: target.id } });
+    await patch(tile.id, { data: { next: target.id }, status: 'published' });
     const [shown] = await onPage();
     expect(shown).toEqual(await alone());
     expect(shown!.data).toMatchObject({ title: 'Kachel', next: { id: target.id, data: { title: 'Target' } } });
@@ -642,7 +643,7 @@ describe('the cache', () => {
     await request(t.app)
       .patch(`/${site.slug}/elements/${de.id}`)
       .set(editor())
-      .send({ data: { title: 'Hallo Welt' } })
+      .send({ data: { title: 'Hallo Welt' }, status: 'published' })
       .expect(200);
     // The other process hears of it by notification; give it a moment on a loaded machine.
     const deadline = Date.now() + 5000;
@@ -720,7 +721,7 @@ describe('the cache in Redis (REDIS_URL)', () => {
     await request(t.app)
       .patch(`/${site.slug}/elements/${person.id}`)
       .set(editor())
-      .send({ data: { full_name: 'Dee Dee' } })
+      .send({ data: { full_name: 'Dee Dee' }, status: 'published' })
       .expect(200);
     const deadline = Date.now() + 5000;
     let name = (await read(second, `/elements/${person.id}`)).body.data.full_name;
@@ -771,7 +772,7 @@ describe('two API processes', () => {
     const res = await fetch(`${first.url}/${site.slug}/elements/${element.id}`, {
       method: 'PATCH',
       headers: { ...editor(), 'Content-Type': 'application/json' },
-      body: JSON.stringify({ data: { title: 'After' } }),
+      body: JSON.stringify({ data: { title: 'After' }, status: 'published' }),
     });
     expect(res.status).toBe(200);
     const answered = Date.now();
