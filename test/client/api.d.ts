@@ -1993,7 +1993,7 @@ export interface paths {
   "/admin/tenants/{tenant_id}/clone": {
     /**
      * Clone Tenant
-     * @description A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug), memberships and site assignments. Users are shared, not copied; service accounts are not copied.
+     * @description A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug, the same visibility), memberships and site assignments, made at once. Users are shared, not copied; service accounts are not copied. The sites’ content follows as a `tenant_clone` job (`copy_job_id`, read at `copy_job_url` or /admin/jobs/{job_id}, its progress per stage, no credits): content types, media folders and items (their stored files shared by reference: deleting either side’s item leaves the other’s file), elements with translations, pages with their tree and slots, posts with translations and versions, every reference between them pointing inside the copy. Element and page history is not copied.
      *
      * Who may call: global administrators only, with their own token.
      *
@@ -5526,6 +5526,29 @@ export interface components {
       changed_by: string | null;
       /** Format: date-time */
       changed_at: string;
+    };
+    TenantClone: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      slug: string;
+      /** @enum {string} */
+      status: "active" | "suspended" | "blocked";
+      monthly_credit_limit: number | null;
+      /** @description Every job of the tenant runs on the local stand-ins at no charge, marked as a test job */
+      test_mode: boolean;
+      settings: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: uuid
+       * @description The tenant_clone job copying the content (content types, elements, pages, posts, media) into the new sites; null when the tenant has no sites
+       */
+      copy_job_id: string | null;
+      /** @description Where the job is read, with its progress: /{site_identifier}/jobs/{job_id} on the first new site */
+      copy_job_url: string | null;
     };
     TenantUser: {
       /** Format: uuid */
@@ -18901,7 +18924,7 @@ export interface operations {
   };
   /**
    * Clone Tenant
-   * @description A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug), memberships and site assignments. Users are shared, not copied; service accounts are not copied.
+   * @description A new tenant copied from this one: settings, sites (slugs prefixed with the new tenant’s slug, the same visibility), memberships and site assignments, made at once. Users are shared, not copied; service accounts are not copied. The sites’ content follows as a `tenant_clone` job (`copy_job_id`, read at `copy_job_url` or /admin/jobs/{job_id}, its progress per stage, no credits): content types, media folders and items (their stored files shared by reference: deleting either side’s item leaves the other’s file), elements with translations, pages with their tree and slots, posts with translations and versions, every reference between them pointing inside the copy. Element and page history is not copied.
    *
    * Who may call: global administrators only, with their own token.
    *
@@ -18936,7 +18959,7 @@ export interface operations {
           RateLimit: components["headers"]["RateLimit"];
         };
         content: {
-          "application/json": components["schemas"]["Tenant"];
+          "application/json": components["schemas"]["TenantClone"];
         };
       };
       400: components["responses"]["MalformedBody"];
