@@ -311,7 +311,7 @@ CREATE TRIGGER content_elements_search_del AFTER DELETE ON public.content_elemen
 CREATE TRIGGER content_elements_search_ins AFTER INSERT ON public.content_elements REFERENCING NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('element');
 CREATE TRIGGER content_elements_search_upd AFTER UPDATE ON public.content_elements REFERENCING OLD TABLE AS src_old NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('element', 'n.name, n.data, n.locale, n.status, n.published_at');
 CREATE TRIGGER content_elements_translation_taken AFTER INSERT OR UPDATE OF data ON public.content_elements FOR EACH ROW WHEN ((new.master_id IS NOT NULL)) EXECUTE FUNCTION public.translation_taken('elements', 'content_elements', 'master_id');
-CREATE TRIGGER content_elements_updated_at BEFORE UPDATE ON public.content_elements FOR EACH ROW EXECUTE FUNCTION public.set_updated_at();
+CREATE TRIGGER content_elements_updated_at BEFORE UPDATE ON public.content_elements FOR EACH ROW EXECUTE FUNCTION public.set_live_updated_at();
 CREATE POLICY tenant_isolation ON public.content_elements TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
 
@@ -1124,7 +1124,7 @@ CREATE TRIGGER pages_search_del AFTER DELETE ON public.pages REFERENCING OLD TAB
 CREATE TRIGGER pages_search_ins AFTER INSERT ON public.pages REFERENCING NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('page');
 CREATE TRIGGER pages_search_upd AFTER UPDATE ON public.pages REFERENCING OLD TABLE AS src_old NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('page', 'n.title, n.path, n.seo, n.locale, n.status, n.published_at');
 CREATE TRIGGER pages_translation_taken AFTER INSERT OR UPDATE OF title, slug, seo ON public.pages FOR EACH ROW WHEN ((new.master_id IS NOT NULL)) EXECUTE FUNCTION public.translation_taken('pages', 'pages', 'master_id');
-CREATE TRIGGER pages_updated_at BEFORE UPDATE ON public.pages FOR EACH ROW EXECUTE FUNCTION public.set_updated_at();
+CREATE TRIGGER pages_updated_at BEFORE UPDATE ON public.pages FOR EACH ROW EXECUTE FUNCTION public.set_live_updated_at();
 CREATE POLICY tenant_isolation ON public.pages TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
 
@@ -2042,10 +2042,17 @@ CREATE OR REPLACE FUNCTION public.content_elements_changed()
  LANGUAGE plpgsql
 AS $function$
 begin
-  if tg_op <> 'DELETE' then
-    perform announce_content_tags(array(select distinct unnest(array['element:' || coalesce(r.master_id, r.id), 'type:' || r.type_id, 'elements:' || r.site_id]) from changed_new r));
+  if tg_op = 'UPDATE' then
+    perform announce_content_tags(array(
+      select distinct unnest(array['element:' || coalesce(n.master_id, n.id), 'type:' || n.type_id, 'elements:' || n.site_id,
+                                   'element:' || coalesce(o.master_id, o.id), 'type:' || o.type_id, 'elements:' || o.site_id])
+      from changed_new n join changed_old o on o.id = n.id
+      where content_live_columns(to_jsonb(n)) is distinct from content_live_columns(to_jsonb(o))));
+    return null;
   end if;
-  if tg_op <> 'INSERT' then
+  if tg_op = 'INSERT' then
+    perform announce_content_tags(array(select distinct unnest(array['element:' || coalesce(r.master_id, r.id), 'type:' || r.type_id, 'elements:' || r.site_id]) from changed_new r));
+  else
     perform announce_content_tags(array(select distinct unnest(array['element:' || coalesce(r.master_id, r.id), 'type:' || r.type_id, 'elements:' || r.site_id]) from changed_old r));
   end if;
   return null;
@@ -2066,6 +2073,14 @@ begin
   end if;
   return null;
 end $function$;
+
+CREATE OR REPLACE FUNCTION public.content_live_columns(row_json jsonb)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select row_json - array['draft', 'draft_updated_at', 'draft_updated_by', 'publish_at', 'version', 'updated_by', 'updated_at']
+$function$;
 
 CREATE OR REPLACE FUNCTION public.content_types_changed()
  RETURNS trigger
@@ -2297,10 +2312,17 @@ CREATE OR REPLACE FUNCTION public.pages_changed()
  LANGUAGE plpgsql
 AS $function$
 begin
-  if tg_op <> 'DELETE' then
-    perform announce_content_tags(array(select distinct unnest(array['page:' || coalesce(r.master_id, r.id), 'pages:' || r.site_id]) from changed_new r));
+  if tg_op = 'UPDATE' then
+    perform announce_content_tags(array(
+      select distinct unnest(array['page:' || coalesce(n.master_id, n.id), 'pages:' || n.site_id,
+                                   'page:' || coalesce(o.master_id, o.id), 'pages:' || o.site_id])
+      from changed_new n join changed_old o on o.id = n.id
+      where content_live_columns(to_jsonb(n)) is distinct from content_live_columns(to_jsonb(o))));
+    return null;
   end if;
-  if tg_op <> 'INSERT' then
+  if tg_op = 'INSERT' then
+    perform announce_content_tags(array(select distinct unnest(array['page:' || coalesce(r.master_id, r.id), 'pages:' || r.site_id]) from changed_new r));
+  else
     perform announce_content_tags(array(select distinct unnest(array['page:' || coalesce(r.master_id, r.id), 'pages:' || r.site_id]) from changed_old r));
   end if;
   return null;
@@ -2913,6 +2935,20 @@ AS $function$
   from unnest(to_tsvector('simple', title || ' ' || summary || ' ' || left(body, 200000))) w
   where length(w.lexeme) between 3 and 40 and w.lexeme ~ '^[[:alpha:]]+$'
 $function$;
+
+CREATE OR REPLACE FUNCTION public.set_live_updated_at()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+begin
+  if content_live_columns(to_jsonb(new)) is distinct from content_live_columns(to_jsonb(old))
+     or (new.draft is not distinct from old.draft and new.draft_updated_at is not distinct from old.draft_updated_at
+         and new.publish_at is not distinct from old.publish_at)
+  then
+    new.updated_at = now();
+  end if;
+  return new;
+end $function$;
 
 CREATE OR REPLACE FUNCTION public.set_updated_at()
  RETURNS trigger
