@@ -550,7 +550,7 @@ export interface paths {
     delete: operations["deleteContentElement"];
     /**
      * Update Content Element
-     * @description Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. The result is checked against the type’s current fields. `If-Match` with the ETag: 412 when someone saved first.
+     * @description Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. The result is checked against the type’s current fields. On a published element, name and data go into its `draft` (checked by the draft rules; public delivery keeps the live ones until POST …/publish); `status: published` publishes, the draft and what is given included; another status unpublishes, the draft becoming the element’s own fields. `publish_at` plans a publication (null cancels it). `If-Match` with the ETag: 412 when someone saved first.
      *
      * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
@@ -1225,7 +1225,7 @@ export interface paths {
     delete: operations["deletePage"];
     /**
      * Update Page
-     * @description Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. `If-Match` with the ETag: 412 when someone changed it since.
+     * @description Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. On a published page, title, seo and template go into its `draft` (public delivery keeps the live ones until POST …/publish); the slug, moves and the elements placed change the live page. `status: published` publishes, the draft and what is given included; another status unpublishes, the draft becoming the page’s own fields. `publish_at` plans a publication (null cancels it). `If-Match` with the ETag: 412 when someone changed it since.
      *
      * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
      *
@@ -2448,6 +2448,160 @@ export interface paths {
      */
     post: operations["generateWebsite"];
   };
+  "/{site_identifier}/elements/{element_id}/draft-diff": {
+    /**
+     * Show Content Element Draft Changes
+     * @description What the element’s draft changes, field by field: each with its live value (what public delivery shows) and its draft value. Drafted: name and data.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["showContentElementDraftChanges"];
+  };
+  "/{site_identifier}/elements/{element_id}/draft": {
+    /**
+     * Discard Content Element Draft
+     * @description Drops the element’s draft, and a publication planned for it; the live element stays. Without a draft, changes nothing.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 30 s.
+     */
+    delete: operations["discardContentElementDraft"];
+  };
+  "/{site_identifier}/elements/{element_id}/publish": {
+    /**
+     * Publish Content Element Draft
+     * @description Publishes the element’s draft, or the element itself when it is unpublished (draft or archived), checked by every rule; the public cache drops what showed it, and a version is kept. With `at`, plans the publication for then instead (a queue job runs it; planning again moves it; `at: null` cancels it), as a post’s `scheduled_for`. 409 when the published element has no draft. `If-Match` with the ETag: 412 when someone changed it since.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["publishContentElementDraft"];
+  };
+  "/{site_identifier}/elements/{element_id}/versions": {
+    /**
+     * List Content Element Versions
+     * @description The element’s versions, newest first: one at every publish, every save (saves are kept CONTENT_SAVE_VERSIONS_DAYS) and every restore, each with who made it, when, and the fields that differ from the version before. `reason` filters.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listContentElementVersions"];
+  };
+  "/{site_identifier}/elements/{element_id}/versions/compare": {
+    /**
+     * Compare Content Element Versions
+     * @description What differs between two versions (`from` and `to`, by number), field by field.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["compareContentElementVersions"];
+  };
+  "/{site_identifier}/elements/{element_id}/versions/{number}": {
+    /**
+     * Get Content Element Version
+     * @description One version of the element, with its content.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["getContentElementVersion"];
+  };
+  "/{site_identifier}/elements/{element_id}/versions/{number}/restore": {
+    /**
+     * Restore Content Element Version
+     * @description Restores a version as a new draft of a published element (public delivery keeps the live one until it is published), or into an unpublished element’s own fields; checked as a save is, against the type as it is now (422 lists what no longer fits). Kept as a version of reason restore.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["restoreContentElementVersion"];
+  };
+  "/{site_identifier}/pages/{page_id}/draft-diff": {
+    /**
+     * Show Content Page Draft Changes
+     * @description What the page’s draft changes, field by field: each with its live value (what public delivery shows) and its draft value. Drafted: title, seo and template (slug, place in the tree and elements placed are always live).
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["showContentPageDraftChanges"];
+  };
+  "/{site_identifier}/pages/{page_id}/draft": {
+    /**
+     * Discard Content Page Draft
+     * @description Drops the page’s draft, and a publication planned for it; the live page stays. Without a draft, changes nothing.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 30 s.
+     */
+    delete: operations["discardContentPageDraft"];
+  };
+  "/{site_identifier}/pages/{page_id}/publish": {
+    /**
+     * Publish Content Page Draft
+     * @description Publishes the page’s draft, or the page itself when it is unpublished (draft or archived), checked by every rule; the public cache drops what showed it, and a version is kept. With `at`, plans the publication for then instead (a queue job runs it; planning again moves it; `at: null` cancels it), as a post’s `scheduled_for`. 409 when the published page has no draft. `If-Match` with the ETag: 412 when someone changed it since.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["publishContentPageDraft"];
+  };
+  "/{site_identifier}/pages/{page_id}/versions": {
+    /**
+     * List Content Page Versions
+     * @description The page’s versions, newest first: one at every publish, every save (saves are kept CONTENT_SAVE_VERSIONS_DAYS) and every restore, each with who made it, when, and the fields that differ from the version before. `reason` filters.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listContentPageVersions"];
+  };
+  "/{site_identifier}/pages/{page_id}/versions/compare": {
+    /**
+     * Compare Content Page Versions
+     * @description What differs between two versions (`from` and `to`, by number), field by field.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["compareContentPageVersions"];
+  };
+  "/{site_identifier}/pages/{page_id}/versions/{number}": {
+    /**
+     * Get Content Page Version
+     * @description One version of the page, with its content.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["getContentPageVersion"];
+  };
+  "/{site_identifier}/pages/{page_id}/versions/{number}/restore": {
+    /**
+     * Restore Content Page Version
+     * @description Restores a version as a new draft of a published page (public delivery keeps the live one until it is published), or into an unpublished page’s own fields; checked as a save is, against the type as it is now (422 lists what no longer fits). Kept as a version of reason restore.
+     *
+     * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["restoreContentPageVersion"];
+  };
   "/{site_identifier}/jobs/": {
     /**
      * List Jobs
@@ -3077,54 +3231,6 @@ export interface paths {
      * Timeout: 30 s.
      */
     delete: operations["revokePreviewToken"];
-  };
-  "/api/tenants/{tenant_id}/content-webhooks": {
-    /**
-     * List Content Webhooks
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 20 s.
-     */
-    get: operations["listContentWebhooks"];
-    /**
-     * Create Content Webhook
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 30 s.
-     */
-    post: operations["createContentWebhook"];
-  };
-  "/api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}": {
-    /**
-     * Get Content Webhook
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 20 s.
-     */
-    get: operations["getContentWebhook"];
-    /**
-     * Delete Content Webhook
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 30 s.
-     */
-    delete: operations["deleteContentWebhook"];
-    /**
-     * Update Content Webhook
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 30 s.
-     */
-    patch: operations["updateContentWebhook"];
-  };
-  "/api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries": {
-    /**
-     * List Content Webhook Deliveries
-     * @description Not implemented yet: answers 501.
-     *
-     * Timeout: 20 s.
-     */
-    get: operations["listContentWebhookDeliveries"];
   };
 }
 
@@ -4050,6 +4156,25 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Whether a published element has changes not yet published (in `draft`) */
+      has_draft: boolean;
+      /** @description A published element’s saved, unpublished changes; public delivery shows the live fields above until they are published */
+      draft: ({
+        name: string;
+        data: {
+          [key: string]: unknown;
+        };
+        schema_version: number;
+        /** Format: date-time */
+        updated_at: string;
+        /** Format: uuid */
+        updated_by: string | null;
+      }) | null;
+      /**
+       * Format: date-time
+       * @description When the draft (or a draft-status element) is to be published
+       */
+      publish_at: string | null;
     };
     ContentType: {
       /** Format: uuid */
@@ -4631,6 +4756,23 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Whether a published page has changes not yet published (in `draft`) */
+      has_draft: boolean;
+      /** @description A published page’s saved, unpublished title, seo and template; public delivery shows the live ones until they are published. Slug, parent, position and the elements placed are not drafted: they change the live page */
+      draft: ({
+        title: string;
+        seo: components["schemas"]["PageSeo"];
+        template: string | null;
+        /** Format: date-time */
+        updated_at: string;
+        /** Format: uuid */
+        updated_by: string | null;
+      }) | null;
+      /**
+       * Format: date-time
+       * @description When the draft (or a draft-status page) is to be published
+       */
+      publish_at: string | null;
     };
     PageSeo: {
       title?: string;
@@ -4700,6 +4842,23 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Whether a published page has changes not yet published (in `draft`) */
+      has_draft: boolean;
+      /** @description A published page’s saved, unpublished title, seo and template; public delivery shows the live ones until they are published. Slug, parent, position and the elements placed are not drafted: they change the live page */
+      draft: ({
+        title: string;
+        seo: components["schemas"]["PageSeo"];
+        template: string | null;
+        /** Format: date-time */
+        updated_at: string;
+        /** Format: uuid */
+        updated_by: string | null;
+      }) | null;
+      /**
+       * Format: date-time
+       * @description When the draft (or a draft-status page) is to be published
+       */
+      publish_at: string | null;
       /** @description By area, then position */
       elements: components["schemas"]["PageSlotWithElement"][];
     };
@@ -5757,6 +5916,71 @@ export interface components {
       user_id: string;
       /** Format: date-time */
       created_at: string;
+    };
+    ContentDraftDiff: {
+      has_draft: boolean;
+      /** @description Each field the draft changes; empty without a draft */
+      changes: components["schemas"]["ContentDraftChange"][];
+    };
+    ContentDraftChange: {
+      /** @description `name` or `data.<field>` (pages: `title`, `template` or `seo.<key>`) */
+      field: string;
+      /** @description What public delivery shows now (absent: null) */
+      live?: unknown;
+      /** @description What the draft holds (absent: null) */
+      draft?: unknown;
+    };
+    ContentVersionSummary: {
+      /** Format: uuid */
+      id: string;
+      /** @description From 1, per element or page */
+      number: number;
+      /** @enum {string} */
+      reason: "publish" | "save" | "restore";
+      /** @description The fields that differ from the version before (all, for the first) */
+      changed: string[];
+      /**
+       * Format: uuid
+       * @description Who made it; null for a scheduled publication
+       */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    ContentVersionComparison: {
+      from: components["schemas"]["ContentVersionSummary"];
+      to: components["schemas"]["ContentVersionSummary"];
+      /** @description Each field that differs; empty when none does */
+      changes: components["schemas"]["ContentFieldChange"][];
+    };
+    ContentFieldChange: {
+      /** @description `name`, `title`, `template`, or `data.<field>` / `seo.<key>` */
+      field: string;
+      /** @description The value on the left (absent: null) */
+      from?: unknown;
+      /** @description The value on the right (absent: null) */
+      to?: unknown;
+    };
+    ContentVersion: {
+      /** Format: uuid */
+      id: string;
+      /** @description From 1, per element or page */
+      number: number;
+      /** @enum {string} */
+      reason: "publish" | "save" | "restore";
+      /** @description The fields that differ from the version before (all, for the first) */
+      changed: string[];
+      /**
+       * Format: uuid
+       * @description Who made it; null for a scheduled publication
+       */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** @description Elements: {name, data, schema_version}; pages: {title, seo, template} */
+      content: {
+        [key: string]: unknown;
+      };
     };
     AdminJobListItem: {
       /** Format: uuid */
@@ -6987,17 +7211,6 @@ export interface components {
     };
     /** @description The Preview-Token is unknown, expired or revoked, or is not for this site */
     PreviewTokenRefused: {
-      headers: {
-        "X-Request-Id": components["headers"]["RequestId"];
-        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-        RateLimit: components["headers"]["RateLimit"];
-      };
-      content: {
-        "application/problem+json": components["schemas"]["Problem"];
-      };
-    };
-    /** @description Not implemented yet */
-    NotImplemented: {
       headers: {
         "X-Request-Id": components["headers"]["RequestId"];
         "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -9656,7 +9869,7 @@ export interface operations {
   };
   /**
    * Update Content Element
-   * @description Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. The result is checked against the type’s current fields. `If-Match` with the ETag: 412 when someone saved first.
+   * @description Changes the name, the status (draft, published, archived) and/or data: the fields given replace theirs, the others stay. The result is checked against the type’s current fields. On a published element, name and data go into its `draft` (checked by the draft rules; public delivery keeps the live ones until POST …/publish); `status: published` publishes, the draft and what is given included; another status unpublishes, the draft becoming the element’s own fields. `publish_at` plans a publication (null cancels it). `If-Match` with the ETag: 412 when someone saved first.
    *
    * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
@@ -9689,6 +9902,11 @@ export interface operations {
           };
           /** @enum {string} */
           status?: "draft" | "published" | "archived";
+          /**
+           * Format: date-time
+           * @description When to publish the draft (in the future); null cancels
+           */
+          publish_at?: string | null;
         };
       };
     };
@@ -14093,7 +14311,7 @@ export interface operations {
   };
   /**
    * Update Page
-   * @description Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. `If-Match` with the ETag: 412 when someone changed it since.
+   * @description Changes the title, slug, status, seo or template. A new slug rewrites the paths of the page and everything below it. On a published page, title, seo and template go into its `draft` (public delivery keeps the live ones until POST …/publish); the slug, moves and the elements placed change the live page. `status: published` publishes, the draft and what is given included; another status unpublishes, the draft becoming the page’s own fields. `publish_at` plans a publication (null cancels it). `If-Match` with the ETag: 412 when someone changed it since.
    *
    * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
    *
@@ -14125,6 +14343,11 @@ export interface operations {
           status?: "draft" | "published" | "archived";
           seo?: components["schemas"]["PageSeo"];
           template?: string | null;
+          /**
+           * Format: date-time
+           * @description When to publish the draft (in the future); null cancels
+           */
+          publish_at?: string | null;
         };
       };
     };
@@ -18951,7 +19174,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The new tenant */
+      /** @description The new tenant, with the job copying its content */
       201: {
         headers: {
           "X-Request-Id": components["headers"]["RequestId"];
@@ -21552,6 +21775,752 @@ export interface operations {
           "application/problem+json": components["schemas"]["Problem"];
         };
       };
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Show Content Element Draft Changes
+   * @description What the element’s draft changes, field by field: each with its live value (what public delivery shows) and its draft value. Drafted: name and data.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  showContentElementDraftChanges: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        element_id: string;
+      };
+    };
+    responses: {
+      /** @description The fields the draft changes */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentDraftDiff"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Discard Content Element Draft
+   * @description Drops the element’s draft, and a publication planned for it; the live element stays. Without a draft, changes nothing.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 30 s.
+   */
+  discardContentElementDraft: {
+    parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        element_id: string;
+      };
+    };
+    responses: {
+      /** @description The element */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentElement"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description The element changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Publish Content Element Draft
+   * @description Publishes the element’s draft, or the element itself when it is unpublished (draft or archived), checked by every rule; the public cache drops what showed it, and a version is kept. With `at`, plans the publication for then instead (a queue job runs it; planning again moves it; `at: null` cancels it), as a post’s `scheduled_for`. 409 when the published element has no draft. `If-Match` with the ETag: 412 when someone changed it since.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 30 s.
+   */
+  publishContentElementDraft: {
+    parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        element_id: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        /** @example {} */
+        "application/json": {
+          /**
+           * Format: date-time
+           * @description When to publish (in the future); null cancels a planned publication
+           */
+          at?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The element */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentElement"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description Nothing to publish: the item is published and has no draft */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The element changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Content Element Versions
+   * @description The element’s versions, newest first: one at every publish, every save (saves are kept CONTENT_SAVE_VERSIONS_DAYS) and every restore, each with who made it, when, and the fields that differ from the version before. `reason` filters.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  listContentElementVersions: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        reason?: "publish" | "save" | "restore";
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        element_id: string;
+      };
+    };
+    responses: {
+      /** @description A page of versions */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ContentVersionSummary"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Compare Content Element Versions
+   * @description What differs between two versions (`from` and `to`, by number), field by field.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  compareContentElementVersions: {
+    parameters: {
+      query: {
+        from: number;
+        to: number;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        element_id: string;
+      };
+    };
+    responses: {
+      /** @description The two versions and what differs */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentVersionComparison"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Get Content Element Version
+   * @description One version of the element, with its content.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  getContentElementVersion: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        element_id: string;
+        /** @description The version’s number */
+        number: number;
+      };
+    };
+    responses: {
+      /** @description The version */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentVersion"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Restore Content Element Version
+   * @description Restores a version as a new draft of a published element (public delivery keeps the live one until it is published), or into an unpublished element’s own fields; checked as a save is, against the type as it is now (422 lists what no longer fits). Kept as a version of reason restore.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 30 s.
+   */
+  restoreContentElementVersion: {
+    parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        element_id: string;
+        /** @description The version’s number */
+        number: number;
+      };
+    };
+    requestBody?: {
+      content: {
+        /** @example {} */
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description The element */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["ContentElement"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description The element changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Show Content Page Draft Changes
+   * @description What the page’s draft changes, field by field: each with its live value (what public delivery shows) and its draft value. Drafted: title, seo and template (slug, place in the tree and elements placed are always live).
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  showContentPageDraftChanges: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        page_id: string;
+      };
+    };
+    responses: {
+      /** @description The fields the draft changes */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentDraftDiff"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Discard Content Page Draft
+   * @description Drops the page’s draft, and a publication planned for it; the live page stays. Without a draft, changes nothing.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 30 s.
+   */
+  discardContentPageDraft: {
+    parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        page_id: string;
+      };
+    };
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Page"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description The page changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Publish Content Page Draft
+   * @description Publishes the page’s draft, or the page itself when it is unpublished (draft or archived), checked by every rule; the public cache drops what showed it, and a version is kept. With `at`, plans the publication for then instead (a queue job runs it; planning again moves it; `at: null` cancels it), as a post’s `scheduled_for`. 409 when the published page has no draft. `If-Match` with the ETag: 412 when someone changed it since.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 30 s.
+   */
+  publishContentPageDraft: {
+    parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        page_id: string;
+      };
+    };
+    requestBody?: {
+      content: {
+        /** @example {} */
+        "application/json": {
+          /**
+           * Format: date-time
+           * @description When to publish (in the future); null cancels a planned publication
+           */
+          at?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Page"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description Nothing to publish: the item is published and has no draft */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      /** @description The page changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Content Page Versions
+   * @description The page’s versions, newest first: one at every publish, every save (saves are kept CONTENT_SAVE_VERSIONS_DAYS) and every restore, each with who made it, when, and the fields that differ from the version before. `reason` filters.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  listContentPageVersions: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+        reason?: "publish" | "save" | "restore";
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        page_id: string;
+      };
+    };
+    responses: {
+      /** @description A page of versions */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ContentVersionSummary"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Compare Content Page Versions
+   * @description What differs between two versions (`from` and `to`, by number), field by field.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  compareContentPageVersions: {
+    parameters: {
+      query: {
+        from: number;
+        to: number;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        page_id: string;
+      };
+    };
+    responses: {
+      /** @description The two versions and what differs */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentVersionComparison"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Get Content Page Version
+   * @description One version of the page, with its content.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
+   *
+   * Timeout: 20 s.
+   */
+  getContentPageVersion: {
+    parameters: {
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        page_id: string;
+        /** @description The version’s number */
+        number: number;
+      };
+    };
+    responses: {
+      /** @description The version */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentVersion"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Restore Content Page Version
+   * @description Restores a version as a new draft of a published page (public delivery keeps the live one until it is published), or into an unpublished page’s own fields; checked as a save is, against the type as it is now (422 lists what no longer fits). Kept as a version of reason restore.
+   *
+   * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:write`; an API key needs the same scopes.
+   *
+   * Timeout: 30 s.
+   */
+  restoreContentPageVersion: {
+    parameters: {
+      header?: {
+        /** @description The version (its ETag, e.g. "3") the change is based on: 412 when someone changed it since */
+        "if-match"?: string;
+      };
+      path: {
+        /** @description The site’s id or slug */
+        site_identifier: string;
+        page_id: string;
+        /** @description The version’s number */
+        number: number;
+      };
+    };
+    requestBody?: {
+      content: {
+        /** @example {} */
+        "application/json": Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description The page */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+          /** @description The version of the answer, for If-None-Match */
+          ETag: string;
+        };
+        content: {
+          "application/json": components["schemas"]["Page"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      /** @description The page changed since the version in If-Match */
+      412: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/problem+json": components["schemas"]["Problem"];
+        };
+      };
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       503: components["responses"]["DatabaseUnavailable"];
       504: components["responses"]["Timeout"];
@@ -24939,130 +25908,6 @@ export interface operations {
       429: components["responses"]["TooManyRequests"];
       500: components["responses"]["InternalError"];
       503: components["responses"]["DatabaseUnavailable"];
-      504: components["responses"]["Timeout"];
-    };
-  };
-  /**
-   * List Content Webhooks
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 20 s.
-   */
-  listContentWebhooks: {
-    parameters: {
-      path: {
-        tenant_id: string;
-      };
-    };
-    responses: {
-      404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
-      500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
-      504: components["responses"]["Timeout"];
-    };
-  };
-  /**
-   * Create Content Webhook
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 30 s.
-   */
-  createContentWebhook: {
-    parameters: {
-      path: {
-        tenant_id: string;
-      };
-    };
-    responses: {
-      404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
-      500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
-      504: components["responses"]["Timeout"];
-    };
-  };
-  /**
-   * Get Content Webhook
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 20 s.
-   */
-  getContentWebhook: {
-    parameters: {
-      path: {
-        tenant_id: string;
-        content_webhook_id: string;
-      };
-    };
-    responses: {
-      404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
-      500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
-      504: components["responses"]["Timeout"];
-    };
-  };
-  /**
-   * Delete Content Webhook
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 30 s.
-   */
-  deleteContentWebhook: {
-    parameters: {
-      path: {
-        tenant_id: string;
-        content_webhook_id: string;
-      };
-    };
-    responses: {
-      404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
-      500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
-      504: components["responses"]["Timeout"];
-    };
-  };
-  /**
-   * Update Content Webhook
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 30 s.
-   */
-  updateContentWebhook: {
-    parameters: {
-      path: {
-        tenant_id: string;
-        content_webhook_id: string;
-      };
-    };
-    responses: {
-      404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
-      500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
-      504: components["responses"]["Timeout"];
-    };
-  };
-  /**
-   * List Content Webhook Deliveries
-   * @description Not implemented yet: answers 501.
-   *
-   * Timeout: 20 s.
-   */
-  listContentWebhookDeliveries: {
-    parameters: {
-      path: {
-        tenant_id: string;
-        content_webhook_id: string;
-      };
-    };
-    responses: {
-      404: components["responses"]["NotFound"];
-      429: components["responses"]["TooManyRequests"];
-      500: components["responses"]["InternalError"];
-      501: components["responses"]["NotImplemented"];
       504: components["responses"]["Timeout"];
     };
   };
