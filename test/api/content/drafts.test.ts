@@ -12,6 +12,8 @@ import { sql } from '../../../db/pool.ts';
 import { startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { contentCast, createElement, createType, pathsOf, type ContentCast } from '../../helpers/content.ts';
 import { unique } from '../../helpers/identity.ts';
+import { startTestWorker } from '../../helpers/jobs.ts';
+import { pollUntil } from '../../helpers/poll.ts';
 
 let t: TestApp;
 let c: ContentCast;
@@ -251,6 +253,56 @@ describe('element drafts', () => {
     expect(pathsOf(bad.body)).toContain('body.at');
     await request(t.app).post(at(note.id, '/publish')).set(editor()).send({ when: future() }).expect(422);
     await request(t.app).patch(at(note.id)).set(editor()).send({ publish_at: 'soon' }).expect(422);
+  });
+});
+
+describe('scheduled publication by the worker', () => {
+  it('publishes an element’s draft and a draft page at their time, once', async () => {
+    const soon = (ms: number) => new Date(Date.now() + ms).toISOString();
+    const note = await publishedNote();
+    await request(t.app)
+      .patch(at(note.id))
+      .set(editor())
+      .send({ data: { title: 'Scheduled' } })
+      .expect(200);
+    await request(t.app)
+      .post(at(note.id, '/publish'))
+      .set(editor())
+      .send({ at: soon(800) })
+      .expect(200);
+    const page = (
+      await request(t.app)
+        .post(`/${site.slug}/pages/`)
+        .set(editor())
+        .send({ slug: `s-${unique()}`, title: 'Soon' })
+        .expect(201)
+    ).body as { id: string };
+    await request(t.app)
+      .patch(pageAt(page.id))
+      .set(editor())
+      .send({ publish_at: soon(900) })
+      .expect(200);
+    // No worker runs until after the time (a restart, a deploy).
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const worker = await startTestWorker(t);
+    try {
+      const element = await pollUntil(
+        async () => (await request(t.app).get(at(note.id)).set(editor())).body,
+        (body) => body.has_draft === false,
+        { tries: 100, everyMs: 100 },
+      );
+      expect(element).toMatchObject({ data: { title: 'Scheduled' }, publish_at: null });
+      const published = await pollUntil(
+        async () => (await request(t.app).get(pageAt(page.id)).set(editor())).body,
+        (body) => body.status === 'published',
+        { tries: 100, everyMs: 100 },
+      );
+      expect(published).toMatchObject({ title: 'Soon', publish_at: null });
+    } finally {
+      await worker.stop();
+    }
+    const versions = await request(t.app).get(at(note.id, '/versions?reason=publish&limit=1')).set(editor());
+    expect(versions.body.items[0]).toMatchObject({ reason: 'publish', created_by: null });
   });
 });
 
