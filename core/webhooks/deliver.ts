@@ -1,4 +1,4 @@
-// One attempt at delivering a job webhook, run by the queue
+// One attempt at delivering a webhook (a job's, or a content event's), run by the queue
 // (worker/tasks/webhook__deliver.ts): signed with the tenant's secret at the
 // moment it is sent, POSTed through the SSRF-safe fetcher (no redirects
 // followed, JOB_WEBHOOK_TIMEOUT_MS at most), and recorded. The attempt, the
@@ -7,7 +7,7 @@
 // end it; anything else is retried after the next wait of
 // JOB_WEBHOOK_RETRY_SECONDS, and fails once they are spent.
 import { z } from 'zod';
-import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
 import type { Config } from '../config.ts';
 import { enqueue } from '../jobs/enqueue.ts';
 import type { Logger } from '../logger.ts';
@@ -35,7 +35,7 @@ export type Outcome = {
 };
 
 export type DeliverDeps = {
-  db: CommonQueryMethods;
+  db: DatabasePool;
   config: Config;
   logger: Logger;
   resolve?: Resolve | undefined;
@@ -119,28 +119,56 @@ export async function recordAttempt(
     insert into job_webhook_attempts (webhook_id, tenant_id, attempt, started_at, duration_ms, response_status, error)
     values (${delivery.id}, ${delivery.tenant_id}, ${attempt}, ${startedAt.toISOString()}, ${durationMs},
             ${outcome.responseStatus}, ${outcome.error ? sql.jsonb(outcome.error) : null})`);
-  if (nextAt) {
-    await enqueue(
-      tx,
-      deliverTask,
-      { webhook_id: delivery.id },
-      {
-        queueName: deliveryLane(delivery.tenant_id),
-        runAt: nextAt,
-        maxAttempts: taskAttempts,
-        jobKey: deliveryKey(delivery.id),
-      },
-    );
-  }
+  if (nextAt) await queueAttempt(tx, delivery, nextAt);
   return status;
 }
 
+/** The delivery's next attempt, on its tenant's lane at `runAt`, replacing any entry it has. */
+const queueAttempt = (tx: CommonQueryMethods, delivery: Pending, runAt: Date) =>
+  enqueue(
+    tx,
+    deliverTask,
+    { webhook_id: delivery.id },
+    {
+      queueName: deliveryLane(delivery.tenant_id),
+      runAt,
+      maxAttempts: taskAttempts,
+      jobKey: deliveryKey(delivery.id),
+    },
+  );
+
+/**
+ * When an earlier delivery of the same item to the same subscription (a
+ * content event's, ./content-events.ts) that is still pending will next be
+ * tried; null when none is, and always for a job's delivery. A later
+ * delivery waits for it, so that an item's events arrive in order even
+ * when one is retried.
+ */
+const heldUntil = sql.fragment`(
+  select max(greatest(coalesce(b.next_attempt_at, now()), now())) from job_webhooks b
+  where b.subscription_id = d.subscription_id and b.item_id = d.item_id and b.event_id < d.event_id
+    and b.status = 'pending') as held_until`;
+
+/** Holds a delivery back until `until` (and a moment, so that the earlier one runs first): no attempt is made or counted. */
+async function holdBack(db: DatabasePool, delivery: Pending, until: string): Promise<void> {
+  const runAt = new Date(Date.parse(until) + heldMarginMs);
+  await db.transaction(async (tx) => {
+    await tx.query(sql.typeAlias('void')`
+      update job_webhooks set next_attempt_at = ${runAt.toISOString()} where id = ${delivery.id} and status = 'pending'`);
+    await queueAttempt(tx, delivery, runAt);
+  });
+}
+
+const heldMarginMs = 250;
+
 export async function deliver(deps: DeliverDeps, webhookId: string): Promise<void> {
   const { db, config, logger } = deps;
-  const delivery = await db.maybeOne(sql.type(pending)`
-    select ${pendingColumns} from job_webhooks where id = ${webhookId} and status = 'pending'`);
-  // Gone with its job, or already delivered or ended: a second run does nothing.
-  if (!delivery) return;
+  const found = await db.maybeOne(sql.type(pending.extend({ held_until: z.string().nullable() }))`
+    select ${pendingColumns}, ${heldUntil} from job_webhooks d where id = ${webhookId} and status = 'pending'`);
+  // Gone with its job or subscription, or already delivered or ended: a second run does nothing.
+  if (!found) return;
+  const { held_until: until, ...delivery } = found;
+  if (until) return holdBack(db, delivery, until);
   const attempt = delivery.attempts + 1;
   // The job's file URLs are made now, so that a retry hours later carries URLs that still work (./file-urls.ts).
   const sent = { ...delivery, payload: await withFileUrls(db, config, delivery.payload) };
@@ -154,6 +182,6 @@ export async function deliver(deps: DeliverDeps, webhookId: string): Promise<voi
   if (!status) return;
   logger.info(
     { webhook_id: delivery.id, attempt, status, response_status: outcome.responseStatus, error: outcome.error?.code },
-    'job webhook attempt',
+    'webhook attempt',
   );
 }

@@ -1,10 +1,11 @@
 // A job's webhook deliveries with their attempts, for whoever may read the
-// job (core/jobs/queries.ts decides that), oldest first.
+// job (core/jobs/queries.ts decides that), oldest first; and the attempts of
+// any page of deliveries.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
 import { getJob } from '../jobs/queries.ts';
 import { webhookEvents } from '../jobs/model.ts';
-import { after, countOf, toPage, type PageQuery } from '../pagination.ts';
+import { after, countOf, toPage, type Page, type PageQuery } from '../pagination.ts';
 import type { SiteAccess } from '../tenancy/site-access.ts';
 import { timestamp } from '../timestamp.ts';
 
@@ -57,6 +58,11 @@ export async function listJobWebhooks(db: CommonQueryMethods, access: SiteAccess
   const page = await toPage(rows, query, () =>
     countOf(db, sql.fragment`select from job_webhooks where job_id = ${jobId}`),
   );
+  return withAttempts(db, page);
+}
+
+/** A page of deliveries (a job's, or a content webhook's: ./subscriptions.ts), each with its attempts. */
+export async function withAttempts<T extends { id: string }>(db: CommonQueryMethods, page: Page<T>) {
   const attempts = await db.any(sql.type(attemptRow)`
     select webhook_id, attempt, started_at, duration_ms, response_status, error from job_webhook_attempts
     where webhook_id = any(${sql.array(

@@ -13,14 +13,14 @@ import { isAllowedAddress } from '../net/addresses.ts';
 
 export type JobWebhook = { url: string; events: WebhookEvent[] };
 
-const url = z
-  .url({ protocol: /^https?$/ })
-  .max(2000)
-  .describe(
-    'An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret ' +
-      '(`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. ' +
-      'Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.',
-  );
+/** An outbound webhook's URL as a body takes it (the rest is judged by checkWebhookUrl). */
+export const webhookUrl = z.url({ protocol: /^https?$/ }).max(2000);
+
+const url = webhookUrl.describe(
+  'An https URL the job’s events are POSTed to, signed the Standard Webhooks way with the tenant’s secret ' +
+    '(`GET /api/tenants/{tenant_id}/webhook-secret`); http only for hosts in JOB_WEBHOOK_HTTP_HOSTS. ' +
+    'Deliveries are listed at `/{site_identifier}/jobs/{job_id}/webhooks`.',
+);
 
 const eventsDescription =
   'Which events to send: `start`, `progress` (at most one a second), `completed`. Default: `completed`';
@@ -56,12 +56,33 @@ const isLoopback = (host: string) => loopbackNames.has(host) || host.endsWith('.
  * search for it. Reaching this machine takes FETCH_ALLOW_LOOPBACK too, which
  * production refuses.
  */
-function httpRefused(config: Config, host: string): Problem {
+function httpRefused(config: Config, host: string, field: string): Problem {
   const loopback = isLoopback(host.replace(/^\[(.*)\]$/, '$1')) && !config.production;
   const message =
     `must be an https URL; plain http is sent only to the hosts JOB_WEBHOOK_HTTP_HOSTS names (add ${host})` +
     (loopback && !config.fetch.allowLoopback ? ', and to this machine only with FETCH_ALLOW_LOOPBACK=true' : '');
-  return invalid('webhook', message, `The webhook ${message}.`);
+  return invalid(field, message, `The webhook ${message}.`);
+}
+
+/**
+ * 422 for a webhook URL (at body.`field`) that the schema alone cannot judge:
+ * plain http to a host JOB_WEBHOOK_HTTP_HOSTS does not name, or an address
+ * written out that is private, local or reserved. Content webhook
+ * subscriptions take their URL by the same rules (./subscriptions.ts).
+ */
+export function checkWebhookUrl(config: Config, webhook: string, field = 'webhook'): void {
+  const { protocol, hostname } = new URL(webhook);
+  if (protocol === 'http:' && !config.webhooks.httpHosts.includes(hostname)) throw httpRefused(config, hostname, field);
+  const address = hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(address) && !isAllowedAddress(address, { allowLoopback: config.fetch.allowLoopback })) {
+    // Outside production a receiver on this machine is allowed by a setting; say which.
+    const setting = isLoopback(address) && !config.production ? ' (this machine: set FETCH_ALLOW_LOOPBACK=true)' : '';
+    throw invalid(
+      field,
+      `leads to a private, local or reserved address${setting}`,
+      `The webhook leads to a private, local or reserved address${setting}.`,
+    );
+  }
 }
 
 /** The webhook a request asked for, or null; 422 for what the schema alone cannot judge. */
@@ -70,18 +91,7 @@ export function requestedWebhook(config: Config, fields: WebhookFields): JobWebh
     if (fields.webhook_events) throw invalid('webhook_events', 'needs a webhook');
     return null;
   }
-  const { protocol, hostname } = new URL(fields.webhook);
-  if (protocol === 'http:' && !config.webhooks.httpHosts.includes(hostname)) throw httpRefused(config, hostname);
-  const address = hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(address) && !isAllowedAddress(address, { allowLoopback: config.fetch.allowLoopback })) {
-    // Outside production a receiver on this machine is allowed by a setting; say which.
-    const setting = isLoopback(address) && !config.production ? ' (this machine: set FETCH_ALLOW_LOOPBACK=true)' : '';
-    throw invalid(
-      'webhook',
-      `leads to a private, local or reserved address${setting}`,
-      `The webhook leads to a private, local or reserved address${setting}.`,
-    );
-  }
+  checkWebhookUrl(config, fields.webhook);
   const events: WebhookEvent[] = fields.webhook_events ?? ['completed'];
   return { url: fields.webhook, events: [...new Set(events)] };
 }

@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import { entryCanRun } from '../jobs/queue.ts';
 import type { Logger } from '../logger.ts';
 import { deliveryKey } from './announce.ts';
+import { fanOutKey } from './content-events.ts';
 import { pending, pendingColumns, recordAttempt } from './deliver.ts';
 
 const notSent = {
@@ -24,6 +25,9 @@ export async function retryStrandedDeliveries(db: DatabasePool, config: Config, 
       select ${pendingColumns} from job_webhooks w
       where w.status = 'pending' and coalesce(w.next_attempt_at, w.created_at) < now() - interval '1 minute'
         and not ${entryCanRun(sql.fragment`${deliveryKey('')} || w.id::text`)}
+        -- A content delivery not yet tried is sent by its tenant's run (./content-events.ts).
+        and not (w.subscription_id is not null and w.attempts = 0 and w.next_attempt_at is null
+                 and ${entryCanRun(sql.fragment`${fanOutKey('')} || w.tenant_id::text`)})
       order by coalesce(w.next_attempt_at, w.created_at)
       limit 100
       for update of w skip locked`);

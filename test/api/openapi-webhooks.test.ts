@@ -1,4 +1,5 @@
-// The job webhooks in /openapi.json's `webhooks` (api/openapi-webhooks.ts),
+// The job webhooks in /openapi.json's `webhooks` (api/openapi-webhooks.ts; the
+// content events' are held to what is sent in test/api/content-webhooks/),
 // held to what is really sent: a speech job asks for every event, a receiver
 // on 127.0.0.1 hears them, and each delivery's headers and body are checked
 // against the documented ones with ajv, and verified with the
@@ -30,7 +31,11 @@ type Operation = {
 it('documents job.started, job.progress and job.completed as they are sent', async () => {
   const { t, a } = suite;
   const document = (await request(t.app).get('/openapi.json').expect(200)).body as Document;
-  expect(Object.keys(document.webhooks ?? {}).sort()).toEqual(['job.completed', 'job.progress', 'job.started']);
+  expect(
+    Object.keys(document.webhooks ?? {})
+      .filter((type) => type.startsWith('job.'))
+      .sort(),
+  ).toEqual(['job.completed', 'job.progress', 'job.started']);
 
   suite.worker = await startTestWorker(t, env);
   const path = '/hooks/speech';
