@@ -51,6 +51,7 @@ import { routes as globalCostSettings } from './global-cost-settings/router.ts';
 import { routes as tenants } from './tenants/router.ts';
 import { routes as webhookSecret } from './tenants/webhook-secret.ts';
 import { routes as apiKeys } from './tenants/api-keys.ts';
+import { routes as contentWebhooks } from './tenants/content-webhooks.ts';
 import { routes as transactions } from './transactions/router.ts';
 import { routes as transferPrompts } from './transferprompts/router.ts';
 import { routes as translations } from './translations/router.ts';
@@ -111,4 +112,5 @@ export const allRoutes: RouteDefinition[] = [
   ...jobWebhooks,
   ...webhookSecret,
   ...apiKeys,
+  ...contentWebhooks,
 ].map(takingWebhooks);

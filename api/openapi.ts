@@ -19,7 +19,7 @@ import { idempotencyKey } from '../core/idempotency.ts';
 import { pathParams, type Endpoint } from './manifest.ts';
 import { accessDoc, accessLine } from './openapi-access.ts';
 import { withExamples } from './openapi-examples.ts';
-import { registerJobWebhooks } from './openapi-webhooks.ts';
+import { registerContentWebhooks, registerJobWebhooks } from './openapi-webhooks.ts';
 import { problemResponse, retryAfterHeader } from './responses.ts';
 import type { Access, HeaderSpec, ResponseSpec, RouteDefinition } from './route.ts';
 
@@ -111,6 +111,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], routes: Map<string, 
     });
   }
   registerJobWebhooks(registry);
+  registerContentWebhooks(registry);
   const generator = new OpenApiGeneratorV31(registry.definitions);
   const document = withoutNullQueryValues(
     generator.generateDocument({

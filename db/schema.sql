@@ -304,6 +304,9 @@ CREATE INDEX content_elements_type_idx ON public.content_elements USING btree (t
 CREATE TRIGGER content_elements_content_del AFTER DELETE ON public.content_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_changed();
 CREATE TRIGGER content_elements_content_ins AFTER INSERT ON public.content_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_changed();
 CREATE TRIGGER content_elements_content_upd AFTER UPDATE ON public.content_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_changed();
+CREATE TRIGGER content_elements_events_del AFTER DELETE ON public.content_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_events();
+CREATE TRIGGER content_elements_events_ins AFTER INSERT ON public.content_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_events();
+CREATE TRIGGER content_elements_events_upd AFTER UPDATE ON public.content_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_events();
 CREATE TRIGGER content_elements_public_delete AFTER DELETE ON public.content_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_public();
 CREATE TRIGGER content_elements_public_insert AFTER INSERT ON public.content_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_public();
 CREATE TRIGGER content_elements_public_update AFTER UPDATE ON public.content_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_public();
@@ -313,6 +316,24 @@ CREATE TRIGGER content_elements_search_upd AFTER UPDATE ON public.content_elemen
 CREATE TRIGGER content_elements_translation_taken AFTER INSERT OR UPDATE OF data ON public.content_elements FOR EACH ROW WHEN ((new.master_id IS NOT NULL)) EXECUTE FUNCTION public.translation_taken('elements', 'content_elements', 'master_id');
 CREATE TRIGGER content_elements_updated_at BEFORE UPDATE ON public.content_elements FOR EACH ROW EXECUTE FUNCTION public.set_live_updated_at();
 CREATE POLICY tenant_isolation ON public.content_elements TO PUBLIC
+    USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
+
+CREATE TABLE public.content_events (
+    id bigint DEFAULT nextval('public.content_events_id_seq'::regclass) NOT NULL,
+    tenant_id uuid NOT NULL,
+    site_id uuid NOT NULL,
+    type text NOT NULL,
+    item_id uuid NOT NULL,
+    data jsonb NOT NULL,
+    xact_id xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    occurred_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT content_events_pkey PRIMARY KEY (id),
+    CONSTRAINT content_events_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES public.tenants(id) ON DELETE CASCADE
+);
+ALTER TABLE public.content_events ENABLE ROW LEVEL SECURITY;
+CREATE UNIQUE INDEX content_events_once ON public.content_events USING btree (xact_id, item_id, type);
+CREATE INDEX content_events_tenant_idx ON public.content_events USING btree (tenant_id, id);
+CREATE POLICY tenant_isolation ON public.content_events TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
 
 CREATE TABLE public.content_types (
@@ -378,6 +399,30 @@ CREATE UNIQUE INDEX content_versions_element_number ON public.content_versions U
 CREATE UNIQUE INDEX content_versions_page_number ON public.content_versions USING btree (page_id, number) WHERE (page_id IS NOT NULL);
 CREATE INDEX content_versions_saves_idx ON public.content_versions USING btree (created_at) WHERE (reason = 'save'::text);
 CREATE POLICY tenant_isolation ON public.content_versions TO PUBLIC
+    USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
+
+CREATE TABLE public.content_webhooks (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    tenant_id uuid NOT NULL,
+    site_id uuid,
+    url text NOT NULL,
+    events text[] NOT NULL,
+    enabled boolean DEFAULT true NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    created_by uuid,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT content_webhooks_created_by_fkey FOREIGN KEY (created_by) REFERENCES public.users(id) ON DELETE SET NULL,
+    CONSTRAINT content_webhooks_description_check CHECK ((length(description) <= 500)),
+    CONSTRAINT content_webhooks_events_check CHECK ((cardinality(events) > 0)),
+    CONSTRAINT content_webhooks_pkey PRIMARY KEY (id),
+    CONSTRAINT content_webhooks_site_id_tenant_id_fkey FOREIGN KEY (site_id, tenant_id) REFERENCES public.sites(id, tenant_id) ON DELETE CASCADE,
+    CONSTRAINT content_webhooks_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES public.tenants(id) ON DELETE CASCADE,
+    CONSTRAINT content_webhooks_url_check CHECK ((length(url) <= 2000))
+);
+ALTER TABLE public.content_webhooks ENABLE ROW LEVEL SECURITY;
+CREATE INDEX content_webhooks_tenant_idx ON public.content_webhooks USING btree (tenant_id, created_at, id);
+CREATE POLICY tenant_isolation ON public.content_webhooks TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
 
 CREATE TABLE public.cost_settings (
@@ -598,7 +643,7 @@ CREATE POLICY tenant_isolation ON public.job_webhook_attempts TO PUBLIC
 CREATE TABLE public.job_webhooks (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     tenant_id uuid NOT NULL,
-    job_id uuid NOT NULL,
+    job_id uuid,
     event text NOT NULL,
     url text NOT NULL,
     payload text NOT NULL,
@@ -608,16 +653,23 @@ CREATE TABLE public.job_webhooks (
     next_attempt_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     finished_at timestamp with time zone,
-    CONSTRAINT job_webhooks_event_check CHECK ((event = ANY (ARRAY['start'::text, 'progress'::text, 'completed'::text]))),
+    subscription_id uuid,
+    event_id bigint,
+    item_id uuid,
+    CONSTRAINT job_webhooks_event_check CHECK ((((event = ANY (ARRAY['start'::text, 'progress'::text, 'completed'::text])) AND (job_id IS NOT NULL) AND (subscription_id IS NULL)) OR ((event ~ '^(element|page|post|media)\.[a-z]+$'::text) AND (job_id IS NULL) AND (subscription_id IS NOT NULL) AND (event_id IS NOT NULL) AND (item_id IS NOT NULL)))),
     CONSTRAINT job_webhooks_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.jobs(id) ON DELETE CASCADE,
     CONSTRAINT job_webhooks_pkey PRIMARY KEY (id),
     CONSTRAINT job_webhooks_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'succeeded'::text, 'failed'::text]))),
+    CONSTRAINT job_webhooks_subscription_id_fkey FOREIGN KEY (subscription_id) REFERENCES public.content_webhooks(id) ON DELETE CASCADE,
     CONSTRAINT job_webhooks_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES public.tenants(id) ON DELETE CASCADE
 );
 ALTER TABLE public.job_webhooks ENABLE ROW LEVEL SECURITY;
+CREATE UNIQUE INDEX job_webhooks_content_once ON public.job_webhooks USING btree (subscription_id, event_id) WHERE (subscription_id IS NOT NULL);
+CREATE INDEX job_webhooks_item_pending_idx ON public.job_webhooks USING btree (subscription_id, item_id, event_id) WHERE ((status = 'pending'::text) AND (subscription_id IS NOT NULL));
 CREATE INDEX job_webhooks_job_idx ON public.job_webhooks USING btree (job_id, created_at, id);
 CREATE UNIQUE INDEX job_webhooks_once ON public.job_webhooks USING btree (job_id, event, occurred_at) WHERE (event <> 'progress'::text);
 CREATE INDEX job_webhooks_pending_idx ON public.job_webhooks USING btree (COALESCE(next_attempt_at, created_at)) WHERE (status = 'pending'::text);
+CREATE INDEX job_webhooks_subscription_idx ON public.job_webhooks USING btree (subscription_id, created_at, id) WHERE (subscription_id IS NOT NULL);
 CREATE POLICY tenant_isolation ON public.job_webhooks TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (tenant_id = ( SELECT (NULLIF(NULLIF(current_setting('app.tenant_id'::text, true), '*'::text), ''::text))::uuid AS "nullif"))));
 
@@ -945,6 +997,9 @@ CREATE INDEX media_items_variant_keys_idx ON public.media_items USING gin (varia
 CREATE TRIGGER media_items_content_del AFTER DELETE ON public.media_items REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
 CREATE TRIGGER media_items_content_ins AFTER INSERT ON public.media_items REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
 CREATE TRIGGER media_items_content_upd AFTER UPDATE ON public.media_items REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
+CREATE TRIGGER media_items_events_del AFTER DELETE ON public.media_items REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_events();
+CREATE TRIGGER media_items_events_ins AFTER INSERT ON public.media_items REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_events();
+CREATE TRIGGER media_items_events_upd AFTER UPDATE ON public.media_items REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_events();
 CREATE TRIGGER media_items_search_del AFTER DELETE ON public.media_items REFERENCING OLD TABLE AS src_old FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('media');
 CREATE TRIGGER media_items_search_ins AFTER INSERT ON public.media_items REFERENCING NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('media');
 CREATE TRIGGER media_items_search_upd AFTER UPDATE ON public.media_items REFERENCING OLD TABLE AS src_old NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('media', 'n.title, n.file_name, n.alt, n.caption, n.status');
@@ -1120,6 +1175,9 @@ CREATE INDEX pages_site_idx ON public.pages USING btree (site_id, created_at, id
 CREATE TRIGGER pages_content_del AFTER DELETE ON public.pages REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.pages_changed();
 CREATE TRIGGER pages_content_ins AFTER INSERT ON public.pages REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.pages_changed();
 CREATE TRIGGER pages_content_upd AFTER UPDATE ON public.pages REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.pages_changed();
+CREATE TRIGGER pages_events_del AFTER DELETE ON public.pages REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.pages_events();
+CREATE TRIGGER pages_events_ins AFTER INSERT ON public.pages REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.pages_events();
+CREATE TRIGGER pages_events_upd AFTER UPDATE ON public.pages REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.pages_events();
 CREATE TRIGGER pages_search_del AFTER DELETE ON public.pages REFERENCING OLD TABLE AS src_old FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('page');
 CREATE TRIGGER pages_search_ins AFTER INSERT ON public.pages REFERENCING NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('page');
 CREATE TRIGGER pages_search_upd AFTER UPDATE ON public.pages REFERENCING OLD TABLE AS src_old NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('page', 'n.title, n.path, n.seo, n.locale, n.status, n.published_at');
@@ -1278,6 +1336,9 @@ CREATE INDEX posts_tags_idx ON public.posts USING gin (tags);
 CREATE TRIGGER posts_content_del AFTER DELETE ON public.posts REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.posts_changed();
 CREATE TRIGGER posts_content_ins AFTER INSERT ON public.posts REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.posts_changed();
 CREATE TRIGGER posts_content_upd AFTER UPDATE ON public.posts REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.posts_changed();
+CREATE TRIGGER posts_events_del AFTER DELETE ON public.posts REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.posts_events();
+CREATE TRIGGER posts_events_ins AFTER INSERT ON public.posts REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.posts_events();
+CREATE TRIGGER posts_events_upd AFTER UPDATE ON public.posts REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.posts_events();
 CREATE TRIGGER posts_search_del AFTER DELETE ON public.posts REFERENCING OLD TABLE AS src_old FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('post');
 CREATE TRIGGER posts_search_ins AFTER INSERT ON public.posts REFERENCING NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('post');
 CREATE TRIGGER posts_search_upd AFTER UPDATE ON public.posts REFERENCING OLD TABLE AS src_old NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('post', 'n.title, n.slug, n.excerpt, n.body, n.body_format, n.locale, n.status, n.published_at');
@@ -2058,6 +2119,35 @@ begin
   return null;
 end $function$;
 
+CREATE OR REPLACE FUNCTION public.content_elements_events()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  events jsonb;
+begin
+  if tg_op = 'INSERT' then
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
+    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'element.published', r.id, element_event_data(r)))
+    into events from changed_new r where r.status = 'published';
+  elsif tg_op = 'UPDATE' then
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
+    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id, element_event_data(n)))
+    into events
+    from changed_new n join changed_old o on o.id = n.id,
+    lateral (select 'element.published' as type
+             where n.status = 'published' and (o.status <> 'published' or (o.name, o.data) is distinct from (n.name, n.data))
+             union all
+             select 'element.unpublished' where o.status = 'published' and n.status <> 'published') x;
+  else
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
+    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'element.deleted', r.id, element_event_data(r)))
+    into events from changed_old r;
+  end if;
+  if events is not null then perform record_content_events(events); end if;
+  return null;
+end $function$;
+
 CREATE OR REPLACE FUNCTION public.content_elements_public()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2073,6 +2163,14 @@ begin
   end if;
   return null;
 end $function$;
+
+CREATE OR REPLACE FUNCTION public.content_event(tenant_id uuid, site_id uuid, type text, item_id uuid, data jsonb)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select jsonb_build_object('tenant_id', tenant_id, 'site_id', site_id, 'type', type, 'item_id', item_id, 'data', data)
+$function$;
 
 CREATE OR REPLACE FUNCTION public.content_live_columns(row_json jsonb)
  RETURNS jsonb
@@ -2108,6 +2206,15 @@ begin
   return null;
 end $function$;
 
+CREATE OR REPLACE FUNCTION public.content_webhooks_listen(tenants uuid[])
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+  select exists (select from content_webhooks w where w.enabled and w.tenant_id = any(tenants))
+$function$;
+
 CREATE OR REPLACE FUNCTION public.credit_lots_follow()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2136,6 +2243,21 @@ begin
   raise exception 'Not enough credits: % needed, % available.', required, available
     using errcode = 'P0402', detail = json_build_object('available', available, 'required', required)::text;
 end $function$;
+
+CREATE OR REPLACE FUNCTION public.element_event_data(r public.content_elements)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select jsonb_build_object(
+    'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'type_id', r.type_id, 'locale', r.locale,
+    'name', r.name, 'status', r.status,
+    'paths', coalesce((select jsonb_agg(distinct p.path order by p.path) from page_elements pe
+                       join pages p on p.id = pe.page_id and p.status = 'published'
+                       where pe.element_id in (r.id, r.master_id)), '[]'),
+    'surrogate_keys', jsonb_build_array('element:' || coalesce(r.master_id, r.id), 'type:' || r.type_id,
+                                        'elements:' || r.site_id))
+$function$;
 
 CREATE OR REPLACE FUNCTION public.filled_fields(data jsonb)
  RETURNS jsonb
@@ -2257,6 +2379,16 @@ AS $function$
         + coalesce((select sum(n) from knowledge_count_changes where agent_id = agent and lexeme = word), 0))::int
 $function$;
 
+CREATE OR REPLACE FUNCTION public.media_event_data(r public.media_items)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select jsonb_build_object(
+    'id', r.id, 'site_id', r.site_id, 'locale', null, 'kind', r.kind, 'mime_type', r.mime_type, 'status', r.status,
+    'version', r.version, 'surrogate_keys', jsonb_build_array('media:' || r.id))
+$function$;
+
 CREATE OR REPLACE FUNCTION public.media_items_changed()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2268,6 +2400,33 @@ begin
   if tg_op <> 'INSERT' then
     perform announce_content_tags(array(select distinct 'media:' || r.id from changed_old r));
   end if;
+  return null;
+end $function$;
+
+CREATE OR REPLACE FUNCTION public.media_items_events()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  events jsonb;
+begin
+  if tg_op = 'INSERT' then
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
+    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'media.created', r.id, media_event_data(r)))
+    into events from changed_new r;
+  elsif tg_op = 'UPDATE' then
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
+    select jsonb_agg(content_event(n.tenant_id, n.site_id, 'media.updated', n.id, media_event_data(n)))
+    into events
+    from changed_new n join changed_old o on o.id = n.id
+    where (o.version, o.status, o.alt, o.title, o.caption, o.tags, o.focal_point)
+          is distinct from (n.version, n.status, n.alt, n.title, n.caption, n.tags, n.focal_point);
+  else
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
+    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'media.deleted', r.id, media_event_data(r)))
+    into events from changed_old r;
+  end if;
+  if events is not null then perform record_content_events(events); end if;
   return null;
 end $function$;
 
@@ -2307,6 +2466,18 @@ begin
   return new;
 end $function$;
 
+CREATE OR REPLACE FUNCTION public.page_event_data(r public.pages, previous_path text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select jsonb_build_object(
+    'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'parent_id', r.parent_id, 'locale', r.locale,
+    'title', r.title, 'status', r.status, 'path', r.path, 'previous_path', previous_path,
+    'paths', case when previous_path is null then jsonb_build_array(r.path) else jsonb_build_array(previous_path, r.path) end,
+    'surrogate_keys', jsonb_build_array('page:' || coalesce(r.master_id, r.id), 'pages:' || r.site_id))
+$function$;
+
 CREATE OR REPLACE FUNCTION public.pages_changed()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2328,11 +2499,55 @@ begin
   return null;
 end $function$;
 
+CREATE OR REPLACE FUNCTION public.pages_events()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  events jsonb;
+begin
+  if tg_op = 'INSERT' then
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
+    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'page.published', r.id, page_event_data(r, null)))
+    into events from changed_new r where r.status = 'published';
+  elsif tg_op = 'UPDATE' then
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
+    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id,
+                                   page_event_data(n, case when x.type = 'page.moved' then o.path end)))
+    into events
+    from changed_new n join changed_old o on o.id = n.id,
+    lateral (select 'page.published' as type
+             where n.status = 'published'
+               and (o.status <> 'published' or (o.title, o.seo, o.template) is distinct from (n.title, n.seo, n.template))
+             union all
+             select 'page.moved' where o.path <> n.path
+             union all
+             select 'page.unpublished' where o.status = 'published' and n.status <> 'published') x;
+  else
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
+    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'page.deleted', r.id, page_event_data(r, null)))
+    into events from changed_old r;
+  end if;
+  if events is not null then perform record_content_events(events); end if;
+  return null;
+end $function$;
+
 CREATE OR REPLACE FUNCTION public.password_hash_digest(password_hash text)
  RETURNS bytea
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$ select sha256(convert_to(coalesce(password_hash, ''), 'UTF8')) $function$;
+
+CREATE OR REPLACE FUNCTION public.post_event_data(r public.posts)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select jsonb_build_object(
+    'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'locale', r.locale, 'slug', r.slug,
+    'title', r.title, 'status', r.status,
+    'surrogate_keys', jsonb_build_array('post:' || coalesce(r.master_id, r.id), 'posts:' || r.site_id))
+$function$;
 
 CREATE OR REPLACE FUNCTION public.posts_changed()
  RETURNS trigger
@@ -2345,6 +2560,39 @@ begin
   if tg_op <> 'INSERT' then
     perform announce_content_tags(array(select distinct unnest(array['post:' || coalesce(r.master_id, r.id), 'posts:' || r.site_id]) from changed_old r));
   end if;
+  return null;
+end $function$;
+
+CREATE OR REPLACE FUNCTION public.posts_events()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  events jsonb;
+begin
+  if tg_op = 'INSERT' then
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
+    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'post.published', r.id, post_event_data(r)))
+    into events from changed_new r where r.status = 'published';
+  elsif tg_op = 'UPDATE' then
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
+    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id, post_event_data(n)))
+    into events
+    from changed_new n join changed_old o on o.id = n.id,
+    lateral (select 'post.published' as type
+             where n.status = 'published'
+               and (o.status <> 'published'
+                    or (o.title, o.slug, o.excerpt, o.body, o.body_format, o.tags, o.categories, o.featured_media_id, o.seo)
+                       is distinct from
+                       (n.title, n.slug, n.excerpt, n.body, n.body_format, n.tags, n.categories, n.featured_media_id, n.seo))
+             union all
+             select 'post.unpublished' where o.status = 'published' and n.status <> 'published') x;
+  else
+    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
+    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'post.deleted', r.id, post_event_data(r)))
+    into events from changed_old r;
+  end if;
+  if events is not null then perform record_content_events(events); end if;
   return null;
 end $function$;
 
@@ -2385,6 +2633,38 @@ AS $function$
     where slot.page_id = case when exists (select 1 from page_elements x where x.page_id = b.id) then b.id else b.group_id end
   ) s
 $function$;
+
+CREATE OR REPLACE FUNCTION public.record_content_events(events jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+declare
+  touched uuid[];
+begin
+  with made as (
+    insert into content_events as c (tenant_id, site_id, type, item_id, data)
+    select (e->>'tenant_id')::uuid, (e->>'site_id')::uuid, e->>'type', (e->>'item_id')::uuid, e->'data'
+    from jsonb_array_elements(events) e
+    on conflict (xact_id, item_id, type) do update set data = case
+      when excluded.type = 'page.moved' then excluded.data || jsonb_build_object(
+        'previous_path', c.data->'previous_path',
+        'paths', jsonb_build_array(c.data->'previous_path', excluded.data->'path'))
+      else excluded.data end
+    returning tenant_id
+  )
+  select array_agg(distinct tenant_id) into touched from made;
+  if touched is null then return; end if;
+  perform graphile_worker.add_job(
+    identifier => 'content_webhooks__fan_out',
+    payload => json_build_object('tenant_id', t),
+    queue_name => 'webhooks:' || t,
+    max_attempts => 5,
+    job_key => 'content-events:' || t,
+    job_key_mode => 'preserve_run_at')
+  from unnest(touched) t;
+end $function$;
 
 CREATE OR REPLACE FUNCTION public.record_taken(translation uuid, kind text, tenant uuid, site uuid, hashes jsonb, fields text[], source text)
  RETURNS void

@@ -6,6 +6,7 @@ import { addMember } from '../../core/tenancy/memberships.ts';
 import { allocateToTenant } from '../../core/credits/ledger.ts';
 import { createServiceAccount } from '../../core/identity/service-accounts.ts';
 import { createApiKey } from '../../core/identity/api-keys.ts';
+import { createContentWebhook } from '../../core/webhooks/subscriptions.ts';
 import { createPreviewToken } from '../../core/content/preview-tokens.ts';
 import { sql } from '../../db/pool.ts';
 import type { JobStatus } from '../../core/jobs/model.ts';
@@ -213,6 +214,14 @@ const admin = (world: World) => ({
   sessionId: 'setup',
   isGlobalAdmin: true,
 });
+
+/** A disabled content webhook subscription of tenant A, fresh for each request. */
+const contentWebhookOf = (world: World) =>
+  createContentWebhook(world.t.services.db, world.t.services.config, admin(world), world.tenantA.id, {
+    url: 'https://hooks.example.com/content',
+    events: ['element.published'],
+    enabled: false,
+  });
 
 const memberOfA = async (world: World, role: 'admin' | 'editor' | 'author' = 'author') => {
   const user = await newUser(world.t);
@@ -426,6 +435,27 @@ export const requests: Record<string, Builder> = {
     });
     return { path: `/api/tenants/${world.tenantA.id}/api-keys/${key.id}` };
   },
+  'GET /api/tenants/{tenant_id}/content-webhooks': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/content-webhooks`,
+  }),
+  'POST /api/tenants/{tenant_id}/content-webhooks': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/content-webhooks`,
+    // Disabled: the matrix's content writes record no events for it.
+    body: { url: 'https://hooks.example.com/content', events: ['page.published'], enabled: false },
+  }),
+  'GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/content-webhooks/${(await contentWebhookOf(world)).id}`,
+  }),
+  'PATCH /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/content-webhooks/${(await contentWebhookOf(world)).id}`,
+    body: { description: 'still the matrix content webhook' },
+  }),
+  'DELETE /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/content-webhooks/${(await contentWebhookOf(world)).id}`,
+  }),
+  'GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries': async (world) => ({
+    path: `/api/tenants/${world.tenantA.id}/content-webhooks/${(await contentWebhookOf(world)).id}/deliveries`,
+  }),
   'DELETE /api/service-accounts/{service_account_id}': async (world) => ({
     path: `/api/service-accounts/${(await freshAccount(world)).id}`,
   }),

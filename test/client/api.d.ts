@@ -3232,29 +3232,180 @@ export interface paths {
      */
     delete: operations["revokePreviewToken"];
   };
+  "/api/tenants/{tenant_id}/content-webhooks": {
+    /**
+     * List Content Webhooks
+     * @description The tenant’s content webhook subscriptions, oldest first. Tenant admins only.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listContentWebhooks"];
+    /**
+     * Create Content Webhook
+     * @description Subscribes a URL to content events: elements, pages and posts published, moved, unpublished or deleted, media added, changed or deleted, whoever makes the change. Each event is delivered once, in order per item, with the ids, locale, public paths and Surrogate-Keys it changed. Tenant admins only.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
+     * Timeout: 30 s.
+     */
+    post: operations["createContentWebhook"];
+  };
+  "/api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}": {
+    /**
+     * Get Content Webhook
+     * @description A content webhook subscription. Tenant admins only.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["getContentWebhook"];
+    /**
+     * Delete Content Webhook
+     * @description Ends a subscription, with its delivery log; deliveries still pending are not sent. Tenant admins only.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
+     * Timeout: 30 s.
+     */
+    delete: operations["deleteContentWebhook"];
+    /**
+     * Update Content Webhook
+     * @description Changes a subscription. Deliveries already made keep the URL they were made for. Tenant admins only.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
+     * Timeout: 30 s.
+     */
+    patch: operations["updateContentWebhook"];
+  };
+  "/api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries": {
+    /**
+     * List Content Webhook Deliveries
+     * @description The subscription’s deliveries, each with its attempts (status, the receiver’s answer, how long it took), oldest first. Tenant admins only.
+     *
+     * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+     *
+     * Timeout: 20 s.
+     */
+    get: operations["listContentWebhookDeliveries"];
+  };
 }
 
 export interface webhooks {
   "job.started": {
     /**
      * job.started: a worker started the job (once per run: a job taken over is not told twice)
-     * @description Sent to the `webhook` URL of a job whose request named `start` in `webhook_events`: a worker started the job (once per run: a job taken over is not told twice). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+     * @description Sent to the `webhook` URL of a job whose request named `start` in `webhook_events`: a worker started the job (once per run: a job taken over is not told twice). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
      */
     post: operations["webhook_job_started"];
   };
   "job.progress": {
     /**
      * job.progress: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one)
-     * @description Sent to the `webhook` URL of a job whose request named `progress` in `webhook_events`: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+     * @description Sent to the `webhook` URL of a job whose request named `progress` in `webhook_events`: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
      */
     post: operations["webhook_job_progress"];
   };
   "job.completed": {
     /**
      * job.completed: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given)
-     * @description Sent to the `webhook` URL of a job whose request named `completed` in `webhook_events`: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+     * @description Sent to the `webhook` URL of a job whose request named `completed` in `webhook_events`: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
      */
     post: operations["webhook_job_completed"];
+  };
+  "element.published": {
+    /**
+     * element.published: an element was published, or its live version changed while published (a first publish, an edit, a draft published; not a draft saved beside it)
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `element.published` and hears the item’s site: an element was published, or its live version changed while published (a first publish, an edit, a draft published; not a draft saved beside it). Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_element_published"];
+  };
+  "element.unpublished": {
+    /**
+     * element.unpublished: a published element went back to draft or was archived
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `element.unpublished` and hears the item’s site: a published element went back to draft or was archived. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_element_unpublished"];
+  };
+  "element.deleted": {
+    /**
+     * element.deleted: an element was deleted
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `element.deleted` and hears the item’s site: an element was deleted. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_element_deleted"];
+  };
+  "page.published": {
+    /**
+     * page.published: a page was published, or its title, SEO or template changed while published
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.published` and hears the item’s site: a page was published, or its title, SEO or template changed while published. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_page_published"];
+  };
+  "page.moved": {
+    /**
+     * page.moved: a page’s path changed (its slug, or a move of it or of a page above it: one event per page)
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.moved` and hears the item’s site: a page’s path changed (its slug, or a move of it or of a page above it: one event per page). Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_page_moved"];
+  };
+  "page.unpublished": {
+    /**
+     * page.unpublished: a published page went back to draft or was archived
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.unpublished` and hears the item’s site: a published page went back to draft or was archived. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_page_unpublished"];
+  };
+  "page.deleted": {
+    /**
+     * page.deleted: a page was deleted
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.deleted` and hears the item’s site: a page was deleted. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_page_deleted"];
+  };
+  "post.published": {
+    /**
+     * post.published: a post was published (also when scheduled), or edited while published
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `post.published` and hears the item’s site: a post was published (also when scheduled), or edited while published. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_post_published"];
+  };
+  "post.unpublished": {
+    /**
+     * post.unpublished: a published post went back to draft, was scheduled again or archived
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `post.unpublished` and hears the item’s site: a published post went back to draft, was scheduled again or archived. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_post_unpublished"];
+  };
+  "post.deleted": {
+    /**
+     * post.deleted: a post was deleted
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `post.deleted` and hears the item’s site: a post was deleted. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_post_deleted"];
+  };
+  "media.created": {
+    /**
+     * media.created: a media item was added (uploaded, imported or made by a job)
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `media.created` and hears the item’s site: a media item was added (uploaded, imported or made by a job). Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_media_created"];
+  };
+  "media.updated": {
+    /**
+     * media.updated: a media item’s file (a new version), status, alt, title, caption, tags or focal point changed
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `media.updated` and hears the item’s site: a media item’s file (a new version), status, alt, title, caption, tags or focal point changed. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_media_updated"];
+  };
+  "media.deleted": {
+    /**
+     * media.deleted: a media item was deleted
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `media.deleted` and hears the item’s site: a media item was deleted. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     */
+    post: operations["webhook_media_deleted"];
   };
 }
 
@@ -3330,6 +3481,78 @@ export interface components {
       /** @description true: the job will be (or was) retried */
       transient?: boolean;
     } | null;
+    ElementEventData: {
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: uuid
+       * @description The element it translates; null for a master
+       */
+      master_id: string | null;
+      /** Format: uuid */
+      site_id: string;
+      /** Format: uuid */
+      type_id: string;
+      locale: string;
+      name: string;
+      /** @enum {string} */
+      status: "draft" | "published" | "archived";
+      /** @description The paths of the published pages that place it */
+      paths: string[];
+      /** @description The Surrogate-Key tags of public answers the change makes stale, to purge a CDN by tag */
+      surrogate_keys: string[];
+    };
+    PageEventData: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      master_id: string | null;
+      /** Format: uuid */
+      site_id: string;
+      /** Format: uuid */
+      parent_id: string | null;
+      locale: string;
+      title: string;
+      /** @enum {string} */
+      status: "draft" | "published" | "archived";
+      path: string;
+      /** @description page.moved: the path it had before */
+      previous_path: string | null;
+      /** @description The public paths affected: the page’s, and for a move the one it left */
+      paths: string[];
+      /** @description The Surrogate-Key tags of public answers the change makes stale, to purge a CDN by tag */
+      surrogate_keys: string[];
+    };
+    PostEventData: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      master_id: string | null;
+      /** Format: uuid */
+      site_id: string;
+      locale: string;
+      slug: string;
+      title: string;
+      /** @enum {string} */
+      status: "draft" | "scheduled" | "published" | "archived";
+      /** @description The Surrogate-Key tags of public answers the change makes stale, to purge a CDN by tag */
+      surrogate_keys: string[];
+    };
+    MediaEventData: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      site_id: string;
+      locale: null;
+      /** @enum {string} */
+      kind: "image" | "video" | "audio" | "document";
+      mime_type: string;
+      /** @enum {string} */
+      status: "processing" | "ready" | "failed";
+      version: number;
+      /** @description The Surrogate-Key tags of public answers the change makes stale, to purge a CDN by tag */
+      surrogate_keys: string[];
+    };
     AbusePatterns: {
       window: {
         /** Format: date-time */
@@ -7055,6 +7278,59 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       expires_at: string;
+    };
+    ContentWebhook: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      tenant_id: string;
+      /**
+       * Format: uuid
+       * @description The one site it hears; null: every site of the tenant
+       */
+      site_id: string | null;
+      url: string;
+      events: ("element.published" | "element.unpublished" | "element.deleted" | "page.published" | "page.moved" | "page.unpublished" | "page.deleted" | "post.published" | "post.unpublished" | "post.deleted" | "media.created" | "media.updated" | "media.deleted")[];
+      enabled: boolean;
+      description: string;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ContentWebhookDelivery: {
+      /**
+       * Format: uuid
+       * @description The `webhook-id` header, the same on every attempt
+       */
+      id: string;
+      /** @enum {string} */
+      event: "element.published" | "element.unpublished" | "element.deleted" | "page.published" | "page.moved" | "page.unpublished" | "page.deleted" | "post.published" | "post.unpublished" | "post.deleted" | "media.created" | "media.updated" | "media.deleted";
+      /** @description The event’s place in the tenant’s order of events */
+      event_id: number;
+      /**
+       * Format: uuid
+       * @description The element, page, post or media item
+       */
+      item_id: string;
+      url: string;
+      /**
+       * @description pending: an attempt is due (at `next_attempt_at` after a failed one, or after an earlier delivery of the same item); failed: no more attempts
+       * @enum {string}
+       */
+      status: "pending" | "succeeded" | "failed";
+      /**
+       * Format: date-time
+       * @description When the change was made: the `timestamp` of its payload
+       */
+      occurred_at: string;
+      /** Format: date-time */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      finished_at: string | null;
+      attempts: components["schemas"]["JobWebhookAttempt"][];
     };
   };
   responses: {
@@ -25912,8 +26188,319 @@ export interface operations {
     };
   };
   /**
+   * List Content Webhooks
+   * @description The tenant’s content webhook subscriptions, oldest first. Tenant admins only.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
+   * Timeout: 20 s.
+   */
+  listContentWebhooks: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+      };
+      path: {
+        tenant_id: string;
+      };
+    };
+    responses: {
+      /** @description A page of subscriptions */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ContentWebhook"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Create Content Webhook
+   * @description Subscribes a URL to content events: elements, pages and posts published, moved, unpublished or deleted, media added, changed or deleted, whoever makes the change. Each event is delivered once, in order per item, with the ids, locale, public paths and Surrogate-Keys it changed. Tenant admins only.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
+   * Timeout: 30 s.
+   */
+  createContentWebhook: {
+    parameters: {
+      path: {
+        tenant_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "url": "https://build.example.com/hooks/cms",
+         *   "events": [
+         *     "element.published",
+         *     "page.published",
+         *     "page.moved",
+         *     "page.deleted"
+         *   ],
+         *   "description": "Static site rebuild"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uri
+           * @description Where the events are POSTed: https, or http to the hosts JOB_WEBHOOK_HTTP_HOSTS names. Signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`)
+           */
+          url: string;
+          /** @description The event types to send (see the document’s `webhooks`) */
+          events: ("element.published" | "element.unpublished" | "element.deleted" | "page.published" | "page.moved" | "page.unpublished" | "page.deleted" | "post.published" | "post.unpublished" | "post.deleted" | "media.created" | "media.updated" | "media.deleted")[];
+          /**
+           * Format: uuid
+           * @description Only this site’s events; null or omitted: every site of the tenant
+           */
+          site_id?: string | null;
+          /**
+           * @description While false nothing is recorded or sent for it
+           * @default true
+           */
+          enabled?: boolean;
+          /** @default */
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The subscription */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentWebhook"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Get Content Webhook
+   * @description A content webhook subscription. Tenant admins only.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
+   * Timeout: 20 s.
+   */
+  getContentWebhook: {
+    parameters: {
+      path: {
+        tenant_id: string;
+        content_webhook_id: string;
+      };
+    };
+    responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentWebhook"];
+        };
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Delete Content Webhook
+   * @description Ends a subscription, with its delivery log; deliveries still pending are not sent. Tenant admins only.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
+   * Timeout: 30 s.
+   */
+  deleteContentWebhook: {
+    parameters: {
+      path: {
+        tenant_id: string;
+        content_webhook_id: string;
+      };
+    };
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: never;
+      };
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * Update Content Webhook
+   * @description Changes a subscription. Deliveries already made keep the URL they were made for. Tenant admins only.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
+   * Timeout: 30 s.
+   */
+  updateContentWebhook: {
+    parameters: {
+      path: {
+        tenant_id: string;
+        content_webhook_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "url": "https://bakery.example.com/blog/spring-menu"
+         * }
+         */
+        "application/json": {
+          /**
+           * Format: uri
+           * @description Where the events are POSTed: https, or http to the hosts JOB_WEBHOOK_HTTP_HOSTS names. Signed the Standard Webhooks way with the tenant’s secret (`GET /api/tenants/{tenant_id}/webhook-secret`)
+           */
+          url?: string;
+          /** @description The event types to send (see the document’s `webhooks`) */
+          events?: ("element.published" | "element.unpublished" | "element.deleted" | "page.published" | "page.moved" | "page.unpublished" | "page.deleted" | "post.published" | "post.unpublished" | "post.deleted" | "media.created" | "media.updated" | "media.deleted")[];
+          /**
+           * Format: uuid
+           * @description Only this site’s events; null or omitted: every site of the tenant
+           */
+          site_id?: string | null;
+          /** @description While false nothing is recorded or sent for it */
+          enabled?: boolean;
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": components["schemas"]["ContentWebhook"];
+        };
+      };
+      400: components["responses"]["MalformedBody"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      413: components["responses"]["PayloadTooLarge"];
+      415: components["responses"]["UnsupportedMediaType"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
+   * List Content Webhook Deliveries
+   * @description The subscription’s deliveries, each with its attempts (status, the receiver’s answer, how long it took), oldest first. Tenant admins only.
+   *
+   * Who may call: any signed-in user, with their own token; not service accounts or API keys.
+   *
+   * Timeout: 20 s.
+   */
+  listContentWebhookDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        include_total?: "true" | "false";
+      };
+      path: {
+        tenant_id: string;
+        content_webhook_id: string;
+      };
+    };
+    responses: {
+      /** @description A page of deliveries */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["RequestId"];
+          "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+          RateLimit: components["headers"]["RateLimit"];
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["ContentWebhookDelivery"][];
+            /** @description Pass as ?cursor= for the next page; null on the last */
+            next_cursor: string | null;
+            /** @description With ?include_total=true */
+            total?: number;
+          };
+        };
+      };
+      400: components["responses"]["BadCursor"];
+      401: components["responses"]["Unauthorized"];
+      403: components["responses"]["Forbidden"];
+      404: components["responses"]["NotFound"];
+      422: components["responses"]["ValidationFailed"];
+      429: components["responses"]["TooManyRequests"];
+      500: components["responses"]["InternalError"];
+      503: components["responses"]["DatabaseUnavailable"];
+      504: components["responses"]["Timeout"];
+    };
+  };
+  /**
    * job.started: a worker started the job (once per run: a job taken over is not told twice)
-   * @description Sent to the `webhook` URL of a job whose request named `start` in `webhook_events`: a worker started the job (once per run: a job taken over is not told twice). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+   * @description Sent to the `webhook` URL of a job whose request named `start` in `webhook_events`: a worker started the job (once per run: a job taken over is not told twice). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
    */
   webhook_job_started: {
     parameters: {
@@ -25950,7 +26537,7 @@ export interface operations {
   };
   /**
    * job.progress: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one)
-   * @description Sent to the `webhook` URL of a job whose request named `progress` in `webhook_events`: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+   * @description Sent to the `webhook` URL of a job whose request named `progress` in `webhook_events`: the job’s progress or stage changed (at most once a second; changes meanwhile are folded into one). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
    */
   webhook_job_progress: {
     parameters: {
@@ -25987,7 +26574,7 @@ export interface operations {
   };
   /**
    * job.completed: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given)
-   * @description Sent to the `webhook` URL of a job whose request named `completed` in `webhook_events`: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id). Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}.
+   * @description Sent to the `webhook` URL of a job whose request named `completed` in `webhook_events`: the job ended: succeeded, failed or canceled (once; the default when `webhook_events` is not given). The body is the job as GET /{site_identifier}/jobs/{job_id} answers it at that moment. Deliveries of one tenant are sent in order. Every attempt is listed with the job in GET /admin/jobs/{job_id}. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
    */
   webhook_job_completed: {
     parameters: {
@@ -26008,6 +26595,487 @@ export interface operations {
           /** @description When it happened (RFC 3339, UTC) */
           timestamp: string;
           data: components["schemas"]["Job"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * element.published: an element was published, or its live version changed while published (a first publish, an edit, a draft published; not a draft saved beside it)
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `element.published` and hears the item’s site: an element was published, or its live version changed while published (a first publish, an edit, a draft published; not a draft saved beside it). Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_element_published: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "element.published";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["ElementEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * element.unpublished: a published element went back to draft or was archived
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `element.unpublished` and hears the item’s site: a published element went back to draft or was archived. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_element_unpublished: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "element.unpublished";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["ElementEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * element.deleted: an element was deleted
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `element.deleted` and hears the item’s site: an element was deleted. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_element_deleted: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "element.deleted";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["ElementEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * page.published: a page was published, or its title, SEO or template changed while published
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.published` and hears the item’s site: a page was published, or its title, SEO or template changed while published. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_page_published: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "page.published";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["PageEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * page.moved: a page’s path changed (its slug, or a move of it or of a page above it: one event per page)
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.moved` and hears the item’s site: a page’s path changed (its slug, or a move of it or of a page above it: one event per page). Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_page_moved: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "page.moved";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["PageEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * page.unpublished: a published page went back to draft or was archived
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.unpublished` and hears the item’s site: a published page went back to draft or was archived. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_page_unpublished: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "page.unpublished";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["PageEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * page.deleted: a page was deleted
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.deleted` and hears the item’s site: a page was deleted. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_page_deleted: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "page.deleted";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["PageEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * post.published: a post was published (also when scheduled), or edited while published
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `post.published` and hears the item’s site: a post was published (also when scheduled), or edited while published. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_post_published: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "post.published";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["PostEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * post.unpublished: a published post went back to draft, was scheduled again or archived
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `post.unpublished` and hears the item’s site: a published post went back to draft, was scheduled again or archived. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_post_unpublished: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "post.unpublished";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["PostEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * post.deleted: a post was deleted
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `post.deleted` and hears the item’s site: a post was deleted. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_post_deleted: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "post.deleted";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["PostEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * media.created: a media item was added (uploaded, imported or made by a job)
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `media.created` and hears the item’s site: a media item was added (uploaded, imported or made by a job). Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_media_created: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "media.created";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["MediaEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * media.updated: a media item’s file (a new version), status, alt, title, caption, tags or focal point changed
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `media.updated` and hears the item’s site: a media item’s file (a new version), status, alt, title, caption, tags or focal point changed. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_media_updated: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "media.updated";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["MediaEventData"];
+        };
+      };
+    };
+    responses: {
+      /** @description Any 2xx: received */
+      200: {
+        content: never;
+      };
+      /** @description Gone: send no more attempts of this delivery */
+      410: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * media.deleted: a media item was deleted
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `media.deleted` and hears the item’s site: a media item was deleted. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   */
+  webhook_media_deleted: {
+    parameters: {
+      header: {
+        /** @description The delivery’s id: the same on every retry of it, so a receiver can drop repeats */
+        "webhook-id": string;
+        /** @description When this attempt was signed, in seconds since the epoch: refuse ones too far from now */
+        "webhook-timestamp": string;
+        /** @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">` with the tenant’s webhook secret (GET /api/tenants/{tenant_id}/webhook-secret); during a rotation, one such value per secret, space-separated. Any Standard Webhooks library (e.g. the `standardwebhooks` package) verifies it */
+        "webhook-signature": string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          type: "media.deleted";
+          /** @description When it happened (RFC 3339, UTC) */
+          timestamp: string;
+          data: components["schemas"]["MediaEventData"];
         };
       };
     };
