@@ -10,6 +10,7 @@ import { thumbnailFigures, uploadFigures, videoFigures } from './media.ts';
 import { webhookFigures } from './billing.ts';
 import { countingFigures } from './statistics.ts';
 import { contentFigures } from './content.ts';
+import { cloneFigures } from './clone.ts';
 import { requestPathFigures } from './request-path.ts';
 import { postImportFigures } from './posts.ts';
 import { searchFigures } from './search.ts';
@@ -241,6 +242,8 @@ try {
   await stop(api);
   if (section('jobs')) rows.push(...(await speechFigures(second.proc.url, token)));
   if (section('posts')) rows.push(...(await postImportFigures(second.proc.url, token)));
+  // The clone's job runs in npm start's worker.
+  if (section('clone')) rows.push(...(await cloneFigures(second.proc.url, token, databaseUrl)));
   if (section('media')) {
     rows.push(...(await thumbnailFigures(second.proc.url, token)));
     rows.push(...(await videoFigures(second.proc.url, token)));
