@@ -26,7 +26,7 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/elements/',
     description:
-      'The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), and, with a type, ' +
+      'The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), `has_draft`, and, with a type, ' +
       'field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). ' +
       '`sort`: created_at, updated_at, published_at or name, `-` first for descending.',
     access: read,

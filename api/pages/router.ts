@@ -52,7 +52,8 @@ export const routes = [
   defineRoute({
     key: 'GET /{site_identifier}/pages/',
     description:
-      'The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title).',
+      'The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title), ' +
+      '`has_draft`.',
     access: read,
     request: { params: siteParams, query: pageListQuery },
     responses: { 200: { description: 'A page of pages', schema: listPageSchema(pageSchema) } },

@@ -99,6 +99,11 @@ export const elementListQuery = pageQuery
       .optional()
       .describe('Only masters, not translations'),
     q: z.string().max(200).optional().describe('Part of the name'),
+    has_draft: z
+      .enum(['true', 'false'])
+      .transform((value) => value === 'true')
+      .optional()
+      .describe('Only published elements with unpublished changes (true), or only those without (false)'),
     sort: z.enum(sortNames).default('created_at').describe('A field, `-` first for descending'),
   })
   .catchall(z.union([z.string().max(1000), z.array(z.string().max(1000)).max(20)]))
@@ -230,6 +235,7 @@ export async function listElements(db: CommonQueryMethods, { site }: SiteAccess,
     ...(query.locale ? [sql.fragment`e.locale = ${query.locale}`] : []),
     ...(query.masters_only ? [sql.fragment`e.master_id is null`] : []),
     ...(query.q ? [sql.fragment`e.name ilike ${containing(query.q)}`] : []),
+    ...(query.has_draft === undefined ? [] : [sql.fragment`(e.draft is not null) = ${query.has_draft}`]),
     ...fieldFilters(query, type?.fields),
   ];
   const matching = sql.fragment`select ${elementColumns} from content_elements e where ${sql.join(conditions, sql.fragment` and `)}`;

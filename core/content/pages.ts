@@ -113,6 +113,11 @@ export const pageListQuery = pageQuery.extend({
   locale: z.string().max(35).optional(),
   path: z.string().max(4000).optional().describe('The page at this path'),
   q: z.string().max(200).optional().describe('Part of the title'),
+  has_draft: z
+    .enum(['true', 'false'])
+    .transform((value) => value === 'true')
+    .optional()
+    .describe('Only published pages with unpublished changes (true), or only those without (false)'),
 });
 
 export async function listPages(db: CommonQueryMethods, { site }: SiteAccess, query: z.infer<typeof pageListQuery>) {
@@ -127,6 +132,7 @@ export async function listPages(db: CommonQueryMethods, { site }: SiteAccess, qu
     ...(query.locale ? [sql.fragment`p.locale = ${query.locale}`] : []),
     ...(query.path ? [sql.fragment`p.path = ${query.path}`] : []),
     ...(query.q ? [sql.fragment`p.title ilike ${containing(query.q)}`] : []),
+    ...(query.has_draft === undefined ? [] : [sql.fragment`(p.draft is not null) = ${query.has_draft}`]),
   ];
   const matching = sql.fragment`select ${pageColumns} from pages p where ${sql.join(conditions, sql.fragment` and `)}`;
   const rows = await db.any(

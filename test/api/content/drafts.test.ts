@@ -79,6 +79,11 @@ describe('element drafts', () => {
     expect(read.body.data).toEqual({ title: 'Live', rating: 1 });
     const listed = await request(t.app).get(`/${site.slug}/elements/?type=note`).set(c.reader).expect(200);
     expect(listed.body.items.find((item: { id: string }) => item.id === note.id).has_draft).toBe(true);
+    const drafted = await request(t.app).get(`/${site.slug}/elements/?has_draft=true`).set(c.reader).expect(200);
+    expect(drafted.body.items.map((item: { id: string }) => item.id)).toContain(note.id);
+    const clean = await request(t.app).get(`/${site.slug}/elements/?has_draft=false`).set(c.reader).expect(200);
+    expect(clean.body.items.map((item: { id: string }) => item.id)).not.toContain(note.id);
+    await request(t.app).get(`/${site.slug}/elements/?has_draft=maybe`).set(c.reader).expect(422);
     const diff = await request(t.app).get(at(note.id, '/draft-diff')).set(c.reader).expect(200);
     expect(diff.body).toEqual({
       has_draft: true,
@@ -337,6 +342,8 @@ describe('page drafts', () => {
       { field: 'title', live: 'Live title', draft: 'Draft title' },
       { field: 'seo.description', live: null, draft: 'D' },
     ]);
+    const drafted = await request(t.app).get(`/${site.slug}/pages/?has_draft=true`).set(c.reader).expect(200);
+    expect(drafted.body.items.map((item: { id: string }) => item.id)).toEqual([page.id]);
     const full = await request(t.app).get(pageAt(page.id)).set(editor()).expect(200);
     expect(full.body).toMatchObject({ has_draft: true, elements: [] });
     const published = await request(t.app).post(pageAt(page.id, '/publish')).set(editor()).expect(200);
