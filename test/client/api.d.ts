@@ -514,7 +514,7 @@ export interface paths {
   "/{site_identifier}/elements/": {
     /**
      * List Content Elements
-     * @description The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), and, with a type, field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). `sort`: created_at, updated_at, published_at or name, `-` first for descending.
+     * @description The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), `has_draft`, and, with a type, field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). `sort`: created_at, updated_at, published_at or name, `-` first for descending.
      *
      * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
      *
@@ -1154,7 +1154,7 @@ export interface paths {
   "/{site_identifier}/pages/": {
     /**
      * List Pages
-     * @description The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title).
+     * @description The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title), `has_draft`.
      *
      * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
      *
@@ -9907,7 +9907,7 @@ export interface operations {
   };
   /**
    * List Content Elements
-   * @description The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), and, with a type, field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). `sort`: created_at, updated_at, published_at or name, `-` first for descending.
+   * @description The site’s elements. Filters: `type` (id or api_id), `status`, `locale`, `masters_only`, `q` (part of the name), `has_draft`, and, with a type, field values: `filter[field]=value` or `filter[field][op]=value` (op: eq, ne, gt, gte, lt, lte, in (comma-separated), contains, exists). `sort`: created_at, updated_at, published_at or name, `-` first for descending.
    *
    * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
    *
@@ -9927,6 +9927,8 @@ export interface operations {
         masters_only?: "true" | "false";
         /** @description Part of the name */
         q?: string;
+        /** @description Only published elements with unpublished changes (true), or only those without (false) */
+        has_draft?: "true" | "false";
         /** @description A field, `-` first for descending */
         sort?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "published_at" | "-published_at" | "name" | "-name";
       };
@@ -14170,7 +14172,7 @@ export interface operations {
   };
   /**
    * List Pages
-   * @description The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title).
+   * @description The site’s pages, oldest first. Filters: `parent_id` (`root` for the top level), `status`, `locale`, `path`, `q` (part of the title), `has_draft`.
    *
    * Who may call: administrators of the site’s tenant, and its editors and authors assigned to the site; global administrators; service accounts of that tenant with `sites:read` and `content:read`; an API key needs the same scopes.
    *
@@ -14190,6 +14192,8 @@ export interface operations {
         path?: string;
         /** @description Part of the title */
         q?: string;
+        /** @description Only published pages with unpublished changes (true), or only those without (false) */
+        has_draft?: "true" | "false";
       };
       path: {
         /** @description The site’s id or slug */
