@@ -304,9 +304,9 @@ CREATE INDEX content_elements_type_idx ON public.content_elements USING btree (t
 CREATE TRIGGER content_elements_content_del AFTER DELETE ON public.content_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_changed();
 CREATE TRIGGER content_elements_content_ins AFTER INSERT ON public.content_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_changed();
 CREATE TRIGGER content_elements_content_upd AFTER UPDATE ON public.content_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_changed();
-CREATE TRIGGER content_elements_events_del AFTER DELETE ON public.content_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_events();
-CREATE TRIGGER content_elements_events_ins AFTER INSERT ON public.content_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_events();
-CREATE TRIGGER content_elements_events_upd AFTER UPDATE ON public.content_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_events();
+CREATE TRIGGER content_elements_events_del AFTER DELETE ON public.content_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('element_events');
+CREATE TRIGGER content_elements_events_ins AFTER INSERT ON public.content_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('element_events');
+CREATE TRIGGER content_elements_events_upd AFTER UPDATE ON public.content_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('element_events');
 CREATE TRIGGER content_elements_public_delete AFTER DELETE ON public.content_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_public();
 CREATE TRIGGER content_elements_public_insert AFTER INSERT ON public.content_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_public();
 CREATE TRIGGER content_elements_public_update AFTER UPDATE ON public.content_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_elements_public();
@@ -997,9 +997,9 @@ CREATE INDEX media_items_variant_keys_idx ON public.media_items USING gin (varia
 CREATE TRIGGER media_items_content_del AFTER DELETE ON public.media_items REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
 CREATE TRIGGER media_items_content_ins AFTER INSERT ON public.media_items REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
 CREATE TRIGGER media_items_content_upd AFTER UPDATE ON public.media_items REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_changed();
-CREATE TRIGGER media_items_events_del AFTER DELETE ON public.media_items REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_events();
-CREATE TRIGGER media_items_events_ins AFTER INSERT ON public.media_items REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_events();
-CREATE TRIGGER media_items_events_upd AFTER UPDATE ON public.media_items REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.media_items_events();
+CREATE TRIGGER media_items_events_del AFTER DELETE ON public.media_items REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('media_events');
+CREATE TRIGGER media_items_events_ins AFTER INSERT ON public.media_items REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('media_events');
+CREATE TRIGGER media_items_events_upd AFTER UPDATE ON public.media_items REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('media_events');
 CREATE TRIGGER media_items_search_del AFTER DELETE ON public.media_items REFERENCING OLD TABLE AS src_old FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('media');
 CREATE TRIGGER media_items_search_ins AFTER INSERT ON public.media_items REFERENCING NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('media');
 CREATE TRIGGER media_items_search_upd AFTER UPDATE ON public.media_items REFERENCING OLD TABLE AS src_old NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('media', 'n.title, n.file_name, n.alt, n.caption, n.status');
@@ -1175,9 +1175,9 @@ CREATE INDEX pages_site_idx ON public.pages USING btree (site_id, created_at, id
 CREATE TRIGGER pages_content_del AFTER DELETE ON public.pages REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.pages_changed();
 CREATE TRIGGER pages_content_ins AFTER INSERT ON public.pages REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.pages_changed();
 CREATE TRIGGER pages_content_upd AFTER UPDATE ON public.pages REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.pages_changed();
-CREATE TRIGGER pages_events_del AFTER DELETE ON public.pages REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.pages_events();
-CREATE TRIGGER pages_events_ins AFTER INSERT ON public.pages REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.pages_events();
-CREATE TRIGGER pages_events_upd AFTER UPDATE ON public.pages REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.pages_events();
+CREATE TRIGGER pages_events_del AFTER DELETE ON public.pages REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('page_events');
+CREATE TRIGGER pages_events_ins AFTER INSERT ON public.pages REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('page_events');
+CREATE TRIGGER pages_events_upd AFTER UPDATE ON public.pages REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('page_events');
 CREATE TRIGGER pages_search_del AFTER DELETE ON public.pages REFERENCING OLD TABLE AS src_old FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('page');
 CREATE TRIGGER pages_search_ins AFTER INSERT ON public.pages REFERENCING NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('page');
 CREATE TRIGGER pages_search_upd AFTER UPDATE ON public.pages REFERENCING OLD TABLE AS src_old NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('page', 'n.title, n.path, n.seo, n.locale, n.status, n.published_at');
@@ -1336,9 +1336,9 @@ CREATE INDEX posts_tags_idx ON public.posts USING gin (tags);
 CREATE TRIGGER posts_content_del AFTER DELETE ON public.posts REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.posts_changed();
 CREATE TRIGGER posts_content_ins AFTER INSERT ON public.posts REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.posts_changed();
 CREATE TRIGGER posts_content_upd AFTER UPDATE ON public.posts REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.posts_changed();
-CREATE TRIGGER posts_events_del AFTER DELETE ON public.posts REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.posts_events();
-CREATE TRIGGER posts_events_ins AFTER INSERT ON public.posts REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.posts_events();
-CREATE TRIGGER posts_events_upd AFTER UPDATE ON public.posts REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.posts_events();
+CREATE TRIGGER posts_events_del AFTER DELETE ON public.posts REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('post_events');
+CREATE TRIGGER posts_events_ins AFTER INSERT ON public.posts REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('post_events');
+CREATE TRIGGER posts_events_upd AFTER UPDATE ON public.posts REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.content_item_events('post_events');
 CREATE TRIGGER posts_search_del AFTER DELETE ON public.posts REFERENCING OLD TABLE AS src_old FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('post');
 CREATE TRIGGER posts_search_ins AFTER INSERT ON public.posts REFERENCING NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('post');
 CREATE TRIGGER posts_search_upd AFTER UPDATE ON public.posts REFERENCING OLD TABLE AS src_old NEW TABLE AS src_new FOR EACH STATEMENT EXECUTE FUNCTION public.search_source_changed('post', 'n.title, n.slug, n.excerpt, n.body, n.body_format, n.locale, n.status, n.published_at');
@@ -2119,35 +2119,6 @@ begin
   return null;
 end $function$;
 
-CREATE OR REPLACE FUNCTION public.content_elements_events()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-declare
-  events jsonb;
-begin
-  if tg_op = 'INSERT' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'element.published', r.id, element_event_data(r)))
-    into events from changed_new r where r.status = 'published';
-  elsif tg_op = 'UPDATE' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id, element_event_data(n)))
-    into events
-    from changed_new n join changed_old o on o.id = n.id,
-    lateral (select 'element.published' as type
-             where n.status = 'published' and (o.status <> 'published' or (o.name, o.data) is distinct from (n.name, n.data))
-             union all
-             select 'element.unpublished' where o.status = 'published' and n.status <> 'published') x;
-  else
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'element.deleted', r.id, element_event_data(r)))
-    into events from changed_old r;
-  end if;
-  if events is not null then perform record_content_events(events); end if;
-  return null;
-end $function$;
-
 CREATE OR REPLACE FUNCTION public.content_elements_public()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2171,6 +2142,27 @@ CREATE OR REPLACE FUNCTION public.content_event(tenant_id uuid, site_id uuid, ty
 AS $function$
   select jsonb_build_object('tenant_id', tenant_id, 'site_id', site_id, 'type', type, 'item_id', item_id, 'data', data)
 $function$;
+
+CREATE OR REPLACE FUNCTION public.content_item_events()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  listening boolean;
+  events jsonb;
+begin
+  execute format('select content_webhooks_listen(array(select distinct tenant_id from %I))',
+                 case tg_op when 'DELETE' then 'changed_old' else 'changed_new' end)
+  into listening;
+  if not listening then return null; end if;
+  execute format(case tg_op
+      when 'INSERT' then 'select jsonb_agg(e) from changed_new n, %1$I(null, n) e'
+      when 'UPDATE' then 'select jsonb_agg(e) from changed_old o join changed_new n using (id), %1$I(o, n) e'
+      else 'select jsonb_agg(e) from changed_old o, %1$I(o, null) e' end, tg_argv[0])
+  into events;
+  if events is not null then perform record_content_events(events); end if;
+  return null;
+end $function$;
 
 CREATE OR REPLACE FUNCTION public.content_live_columns(row_json jsonb)
  RETURNS jsonb
@@ -2244,19 +2236,32 @@ begin
     using errcode = 'P0402', detail = json_build_object('available', available, 'required', required)::text;
 end $function$;
 
-CREATE OR REPLACE FUNCTION public.element_event_data(r public.content_elements)
+CREATE OR REPLACE FUNCTION public.element_event(type text, r public.content_elements)
  RETURNS jsonb
  LANGUAGE sql
  STABLE
 AS $function$
-  select jsonb_build_object(
+  select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
     'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'type_id', r.type_id, 'locale', r.locale,
     'name', r.name, 'status', r.status,
     'paths', coalesce((select jsonb_agg(distinct p.path order by p.path) from page_elements pe
                        join pages p on p.id = pe.page_id and p.status = 'published'
                        where pe.element_id in (r.id, r.master_id)), '[]'),
     'surrogate_keys', jsonb_build_array('element:' || coalesce(r.master_id, r.id), 'type:' || r.type_id,
-                                        'elements:' || r.site_id))
+                                        'elements:' || r.site_id)))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.element_events(o public.content_elements, n public.content_elements)
+ RETURNS SETOF jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select element_event(t.type, coalesce(n, o)) from (values
+    ('element.published', n.status = 'published'
+       and (o is null or o.status <> 'published' or (o.name, o.data) is distinct from (n.name, n.data))),
+    ('element.unpublished', o.status = 'published' and n.status <> 'published'),
+    ('element.deleted', n is null)
+  ) t (type, happened) where t.happened
 $function$;
 
 CREATE OR REPLACE FUNCTION public.filled_fields(data jsonb)
@@ -2379,14 +2384,29 @@ AS $function$
         + coalesce((select sum(n) from knowledge_count_changes where agent_id = agent and lexeme = word), 0))::int
 $function$;
 
-CREATE OR REPLACE FUNCTION public.media_event_data(r public.media_items)
+CREATE OR REPLACE FUNCTION public.media_event(type text, r public.media_items)
  RETURNS jsonb
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-  select jsonb_build_object(
+  select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
     'id', r.id, 'site_id', r.site_id, 'locale', null, 'kind', r.kind, 'mime_type', r.mime_type, 'status', r.status,
-    'version', r.version, 'surrogate_keys', jsonb_build_array('media:' || r.id))
+    'version', r.version, 'surrogate_keys', jsonb_build_array('media:' || r.id)))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.media_events(o public.media_items, n public.media_items)
+ RETURNS SETOF jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select media_event(t.type, coalesce(n, o)) from (values
+    ('media.created', o is null),
+    ('media.updated', (o.version, o.status, o.alt, o.title, o.caption, o.tags, o.focal_point)
+                      is distinct from (n.version, n.status, n.alt, n.title, n.caption, n.tags, n.focal_point)
+                      -- (not `o is not null`: for a row, that means no column is null)
+                      and not (o is null or n is null)),
+    ('media.deleted', n is null)
+  ) t (type, happened) where t.happened
 $function$;
 
 CREATE OR REPLACE FUNCTION public.media_items_changed()
@@ -2400,33 +2420,6 @@ begin
   if tg_op <> 'INSERT' then
     perform announce_content_tags(array(select distinct 'media:' || r.id from changed_old r));
   end if;
-  return null;
-end $function$;
-
-CREATE OR REPLACE FUNCTION public.media_items_events()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-declare
-  events jsonb;
-begin
-  if tg_op = 'INSERT' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'media.created', r.id, media_event_data(r)))
-    into events from changed_new r;
-  elsif tg_op = 'UPDATE' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(n.tenant_id, n.site_id, 'media.updated', n.id, media_event_data(n)))
-    into events
-    from changed_new n join changed_old o on o.id = n.id
-    where (o.version, o.status, o.alt, o.title, o.caption, o.tags, o.focal_point)
-          is distinct from (n.version, n.status, n.alt, n.title, n.caption, n.tags, n.focal_point);
-  else
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'media.deleted', r.id, media_event_data(r)))
-    into events from changed_old r;
-  end if;
-  if events is not null then perform record_content_events(events); end if;
   return null;
 end $function$;
 
@@ -2466,16 +2459,30 @@ begin
   return new;
 end $function$;
 
-CREATE OR REPLACE FUNCTION public.page_event_data(r public.pages, previous_path text)
+CREATE OR REPLACE FUNCTION public.page_event(type text, r public.pages, previous_path text)
  RETURNS jsonb
  LANGUAGE sql
- STABLE
+ IMMUTABLE
 AS $function$
-  select jsonb_build_object(
+  select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
     'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'parent_id', r.parent_id, 'locale', r.locale,
     'title', r.title, 'status', r.status, 'path', r.path, 'previous_path', previous_path,
     'paths', case when previous_path is null then jsonb_build_array(r.path) else jsonb_build_array(previous_path, r.path) end,
-    'surrogate_keys', jsonb_build_array('page:' || coalesce(r.master_id, r.id), 'pages:' || r.site_id))
+    'surrogate_keys', jsonb_build_array('page:' || coalesce(r.master_id, r.id), 'pages:' || r.site_id)))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.page_events(o public.pages, n public.pages)
+ RETURNS SETOF jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select page_event(t.type, coalesce(n, o), case when t.type = 'page.moved' then o.path end) from (values
+    ('page.published', n.status = 'published'
+       and (o is null or o.status <> 'published' or (o.title, o.seo, o.template) is distinct from (n.title, n.seo, n.template))),
+    ('page.moved', o.path <> n.path),
+    ('page.unpublished', o.status = 'published' and n.status <> 'published'),
+    ('page.deleted', n is null)
+  ) t (type, happened) where t.happened
 $function$;
 
 CREATE OR REPLACE FUNCTION public.pages_changed()
@@ -2499,54 +2506,37 @@ begin
   return null;
 end $function$;
 
-CREATE OR REPLACE FUNCTION public.pages_events()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-declare
-  events jsonb;
-begin
-  if tg_op = 'INSERT' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'page.published', r.id, page_event_data(r, null)))
-    into events from changed_new r where r.status = 'published';
-  elsif tg_op = 'UPDATE' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id,
-                                   page_event_data(n, case when x.type = 'page.moved' then o.path end)))
-    into events
-    from changed_new n join changed_old o on o.id = n.id,
-    lateral (select 'page.published' as type
-             where n.status = 'published'
-               and (o.status <> 'published' or (o.title, o.seo, o.template) is distinct from (n.title, n.seo, n.template))
-             union all
-             select 'page.moved' where o.path <> n.path
-             union all
-             select 'page.unpublished' where o.status = 'published' and n.status <> 'published') x;
-  else
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'page.deleted', r.id, page_event_data(r, null)))
-    into events from changed_old r;
-  end if;
-  if events is not null then perform record_content_events(events); end if;
-  return null;
-end $function$;
-
 CREATE OR REPLACE FUNCTION public.password_hash_digest(password_hash text)
  RETURNS bytea
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$ select sha256(convert_to(coalesce(password_hash, ''), 'UTF8')) $function$;
 
-CREATE OR REPLACE FUNCTION public.post_event_data(r public.posts)
+CREATE OR REPLACE FUNCTION public.post_event(type text, r public.posts)
  RETURNS jsonb
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-  select jsonb_build_object(
+  select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
     'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'locale', r.locale, 'slug', r.slug,
     'title', r.title, 'status', r.status,
-    'surrogate_keys', jsonb_build_array('post:' || coalesce(r.master_id, r.id), 'posts:' || r.site_id))
+    'surrogate_keys', jsonb_build_array('post:' || coalesce(r.master_id, r.id), 'posts:' || r.site_id)))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.post_events(o public.posts, n public.posts)
+ RETURNS SETOF jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  select post_event(t.type, coalesce(n, o)) from (values
+    ('post.published', n.status = 'published'
+       and (o is null or o.status <> 'published'
+            or (o.title, o.slug, o.excerpt, o.body, o.body_format, o.tags, o.categories, o.featured_media_id, o.seo)
+               is distinct from
+               (n.title, n.slug, n.excerpt, n.body, n.body_format, n.tags, n.categories, n.featured_media_id, n.seo))),
+    ('post.unpublished', o.status = 'published' and n.status <> 'published'),
+    ('post.deleted', n is null)
+  ) t (type, happened) where t.happened
 $function$;
 
 CREATE OR REPLACE FUNCTION public.posts_changed()
@@ -2560,39 +2550,6 @@ begin
   if tg_op <> 'INSERT' then
     perform announce_content_tags(array(select distinct unnest(array['post:' || coalesce(r.master_id, r.id), 'posts:' || r.site_id]) from changed_old r));
   end if;
-  return null;
-end $function$;
-
-CREATE OR REPLACE FUNCTION public.posts_events()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-declare
-  events jsonb;
-begin
-  if tg_op = 'INSERT' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'post.published', r.id, post_event_data(r)))
-    into events from changed_new r where r.status = 'published';
-  elsif tg_op = 'UPDATE' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id, post_event_data(n)))
-    into events
-    from changed_new n join changed_old o on o.id = n.id,
-    lateral (select 'post.published' as type
-             where n.status = 'published'
-               and (o.status <> 'published'
-                    or (o.title, o.slug, o.excerpt, o.body, o.body_format, o.tags, o.categories, o.featured_media_id, o.seo)
-                       is distinct from
-                       (n.title, n.slug, n.excerpt, n.body, n.body_format, n.tags, n.categories, n.featured_media_id, n.seo))
-             union all
-             select 'post.unpublished' where o.status = 'published' and n.status <> 'published') x;
-  else
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'post.deleted', r.id, post_event_data(r)))
-    into events from changed_old r;
-  end if;
-  if events is not null then perform record_content_events(events); end if;
   return null;
 end $function$;
 

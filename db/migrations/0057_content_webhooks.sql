@@ -99,159 +99,118 @@ set search_path = public, pg_temp as $$
   select exists (select from content_webhooks w where w.enabled and w.tenant_id = any(tenants))
 $$;
 
--- An event's JSON: the shape record_content_events takes.
+-- An event as record_content_events takes it.
 create function content_event(tenant_id uuid, site_id uuid, type text, item_id uuid, data jsonb) returns jsonb
 language sql immutable as $$
   select jsonb_build_object('tenant_id', tenant_id, 'site_id', site_id, 'type', type, 'item_id', item_id, 'data', data)
 $$;
 
--- Elements: published (first, or its live name/data changed while
--- published; a draft kept beside it, 0058, is not live), unpublished,
+-- What happened to one row, per table: `o` as it was (null when inserted),
+-- `n` as it is (null when deleted); one event per kind of change.
+
+-- Elements: published (first, or its live name or data changed while
+-- published; a draft saved beside it, 0058, is not live), unpublished,
 -- deleted. Paths: the published pages placing it (a translation is placed
 -- as its master).
-create function content_elements_events() returns trigger language plpgsql as $$
-declare
-  events jsonb;
-begin
-  if tg_op = 'INSERT' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'element.published', r.id, element_event_data(r)))
-    into events from changed_new r where r.status = 'published';
-  elsif tg_op = 'UPDATE' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id, element_event_data(n)))
-    into events
-    from changed_new n join changed_old o on o.id = n.id,
-    lateral (select 'element.published' as type
-             where n.status = 'published' and (o.status <> 'published' or (o.name, o.data) is distinct from (n.name, n.data))
-             union all
-             select 'element.unpublished' where o.status = 'published' and n.status <> 'published') x;
-  else
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'element.deleted', r.id, element_event_data(r)))
-    into events from changed_old r;
-  end if;
-  if events is not null then perform record_content_events(events); end if;
-  return null;
-end $$;
-
-create function element_event_data(r content_elements) returns jsonb language sql stable as $$
-  select jsonb_build_object(
+create function element_event(type text, r content_elements) returns jsonb language sql stable as $$
+  select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
     'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'type_id', r.type_id, 'locale', r.locale,
     'name', r.name, 'status', r.status,
     'paths', coalesce((select jsonb_agg(distinct p.path order by p.path) from page_elements pe
                        join pages p on p.id = pe.page_id and p.status = 'published'
                        where pe.element_id in (r.id, r.master_id)), '[]'),
     'surrogate_keys', jsonb_build_array('element:' || coalesce(r.master_id, r.id), 'type:' || r.type_id,
-                                        'elements:' || r.site_id))
+                                        'elements:' || r.site_id)))
 $$;
 
-create function page_event_data(r pages, previous_path text) returns jsonb language sql stable as $$
-  select jsonb_build_object(
-    'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'parent_id', r.parent_id, 'locale', r.locale,
-    'title', r.title, 'status', r.status, 'path', r.path, 'previous_path', previous_path,
-    'paths', case when previous_path is null then jsonb_build_array(r.path) else jsonb_build_array(previous_path, r.path) end,
-    'surrogate_keys', jsonb_build_array('page:' || coalesce(r.master_id, r.id), 'pages:' || r.site_id))
+create function element_events(o content_elements, n content_elements) returns setof jsonb language sql stable as $$
+  select element_event(t.type, coalesce(n, o)) from (values
+    ('element.published', n.status = 'published'
+       and (o is null or o.status <> 'published' or (o.name, o.data) is distinct from (n.name, n.data))),
+    ('element.unpublished', o.status = 'published' and n.status <> 'published'),
+    ('element.deleted', n is null)
+  ) t (type, happened) where t.happened
 $$;
 
 -- Pages: published (first, or its title, SEO or template changed while
 -- published), moved (its path changed: a subtree moved is one event per
 -- page), unpublished, deleted.
-create function pages_events() returns trigger language plpgsql as $$
-declare
-  events jsonb;
-begin
-  if tg_op = 'INSERT' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'page.published', r.id, page_event_data(r, null)))
-    into events from changed_new r where r.status = 'published';
-  elsif tg_op = 'UPDATE' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id,
-                                   page_event_data(n, case when x.type = 'page.moved' then o.path end)))
-    into events
-    from changed_new n join changed_old o on o.id = n.id,
-    lateral (select 'page.published' as type
-             where n.status = 'published'
-               and (o.status <> 'published' or (o.title, o.seo, o.template) is distinct from (n.title, n.seo, n.template))
-             union all
-             select 'page.moved' where o.path <> n.path
-             union all
-             select 'page.unpublished' where o.status = 'published' and n.status <> 'published') x;
-  else
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'page.deleted', r.id, page_event_data(r, null)))
-    into events from changed_old r;
-  end if;
-  if events is not null then perform record_content_events(events); end if;
-  return null;
-end $$;
-
-create function post_event_data(r posts) returns jsonb language sql immutable as $$
-  select jsonb_build_object(
-    'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'locale', r.locale, 'slug', r.slug,
-    'title', r.title, 'status', r.status,
-    'surrogate_keys', jsonb_build_array('post:' || coalesce(r.master_id, r.id), 'posts:' || r.site_id))
+create function page_event(type text, r pages, previous_path text) returns jsonb language sql immutable as $$
+  select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
+    'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'parent_id', r.parent_id, 'locale', r.locale,
+    'title', r.title, 'status', r.status, 'path', r.path, 'previous_path', previous_path,
+    'paths', case when previous_path is null then jsonb_build_array(r.path) else jsonb_build_array(previous_path, r.path) end,
+    'surrogate_keys', jsonb_build_array('page:' || coalesce(r.master_id, r.id), 'pages:' || r.site_id)))
 $$;
 
--- Posts: published (first, or an edit of a published post), unpublished, deleted.
-create function posts_events() returns trigger language plpgsql as $$
-declare
-  events jsonb;
-begin
-  if tg_op = 'INSERT' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'post.published', r.id, post_event_data(r)))
-    into events from changed_new r where r.status = 'published';
-  elsif tg_op = 'UPDATE' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(n.tenant_id, n.site_id, x.type, n.id, post_event_data(n)))
-    into events
-    from changed_new n join changed_old o on o.id = n.id,
-    lateral (select 'post.published' as type
-             where n.status = 'published'
-               and (o.status <> 'published'
-                    or (o.title, o.slug, o.excerpt, o.body, o.body_format, o.tags, o.categories, o.featured_media_id, o.seo)
-                       is distinct from
-                       (n.title, n.slug, n.excerpt, n.body, n.body_format, n.tags, n.categories, n.featured_media_id, n.seo))
-             union all
-             select 'post.unpublished' where o.status = 'published' and n.status <> 'published') x;
-  else
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'post.deleted', r.id, post_event_data(r)))
-    into events from changed_old r;
-  end if;
-  if events is not null then perform record_content_events(events); end if;
-  return null;
-end $$;
+create function page_events(o pages, n pages) returns setof jsonb language sql immutable as $$
+  select page_event(t.type, coalesce(n, o), case when t.type = 'page.moved' then o.path end) from (values
+    ('page.published', n.status = 'published'
+       and (o is null or o.status <> 'published' or (o.title, o.seo, o.template) is distinct from (n.title, n.seo, n.template))),
+    ('page.moved', o.path <> n.path),
+    ('page.unpublished', o.status = 'published' and n.status <> 'published'),
+    ('page.deleted', n is null)
+  ) t (type, happened) where t.happened
+$$;
 
-create function media_event_data(r media_items) returns jsonb language sql immutable as $$
-  select jsonb_build_object(
-    'id', r.id, 'site_id', r.site_id, 'locale', null, 'kind', r.kind, 'mime_type', r.mime_type, 'status', r.status,
-    'version', r.version, 'surrogate_keys', jsonb_build_array('media:' || r.id))
+-- Posts: published (first, also when scheduled, or an edit of a published
+-- post), unpublished, deleted.
+create function post_event(type text, r posts) returns jsonb language sql immutable as $$
+  select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
+    'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'locale', r.locale, 'slug', r.slug,
+    'title', r.title, 'status', r.status,
+    'surrogate_keys', jsonb_build_array('post:' || coalesce(r.master_id, r.id), 'posts:' || r.site_id)))
+$$;
+
+create function post_events(o posts, n posts) returns setof jsonb language sql immutable as $$
+  select post_event(t.type, coalesce(n, o)) from (values
+    ('post.published', n.status = 'published'
+       and (o is null or o.status <> 'published'
+            or (o.title, o.slug, o.excerpt, o.body, o.body_format, o.tags, o.categories, o.featured_media_id, o.seo)
+               is distinct from
+               (n.title, n.slug, n.excerpt, n.body, n.body_format, n.tags, n.categories, n.featured_media_id, n.seo))),
+    ('post.unpublished', o.status = 'published' and n.status <> 'published'),
+    ('post.deleted', n is null)
+  ) t (type, happened) where t.happened
 $$;
 
 -- Media: created, updated (its file, status or descriptions changed), deleted.
-create function media_items_events() returns trigger language plpgsql as $$
+create function media_event(type text, r media_items) returns jsonb language sql immutable as $$
+  select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
+    'id', r.id, 'site_id', r.site_id, 'locale', null, 'kind', r.kind, 'mime_type', r.mime_type, 'status', r.status,
+    'version', r.version, 'surrogate_keys', jsonb_build_array('media:' || r.id)))
+$$;
+
+create function media_events(o media_items, n media_items) returns setof jsonb language sql immutable as $$
+  select media_event(t.type, coalesce(n, o)) from (values
+    ('media.created', o is null),
+    ('media.updated', (o.version, o.status, o.alt, o.title, o.caption, o.tags, o.focal_point)
+                      is distinct from (n.version, n.status, n.alt, n.title, n.caption, n.tags, n.focal_point)
+                      -- (not `o is not null`: for a row, that means no column is null)
+                      and not (o is null or n is null)),
+    ('media.deleted', n is null)
+  ) t (type, happened) where t.happened
+$$;
+
+-- One trigger function for the four tables: the statement's rows, old and
+-- new side by side, through the table's function above (the trigger's
+-- argument). Dynamic, since a statement's transition tables are named only
+-- for its operation (an insert has no old rows). A tenant without an
+-- enabled subscription stops at the first look.
+create function content_item_events() returns trigger language plpgsql as $$
 declare
+  listening boolean;
   events jsonb;
 begin
-  if tg_op = 'INSERT' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'media.created', r.id, media_event_data(r)))
-    into events from changed_new r;
-  elsif tg_op = 'UPDATE' then
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_new)) then return null; end if;
-    select jsonb_agg(content_event(n.tenant_id, n.site_id, 'media.updated', n.id, media_event_data(n)))
-    into events
-    from changed_new n join changed_old o on o.id = n.id
-    where (o.version, o.status, o.alt, o.title, o.caption, o.tags, o.focal_point)
-          is distinct from (n.version, n.status, n.alt, n.title, n.caption, n.tags, n.focal_point);
-  else
-    if not content_webhooks_listen(array(select distinct tenant_id from changed_old)) then return null; end if;
-    select jsonb_agg(content_event(r.tenant_id, r.site_id, 'media.deleted', r.id, media_event_data(r)))
-    into events from changed_old r;
-  end if;
+  execute format('select content_webhooks_listen(array(select distinct tenant_id from %I))',
+                 case tg_op when 'DELETE' then 'changed_old' else 'changed_new' end)
+  into listening;
+  if not listening then return null; end if;
+  execute format(case tg_op
+      when 'INSERT' then 'select jsonb_agg(e) from changed_new n, %1$I(null, n) e'
+      when 'UPDATE' then 'select jsonb_agg(e) from changed_old o join changed_new n using (id), %1$I(o, n) e'
+      else 'select jsonb_agg(e) from changed_old o, %1$I(o, null) e' end, tg_argv[0])
+  into events;
   if events is not null then perform record_content_events(events); end if;
   return null;
 end $$;
@@ -262,17 +221,17 @@ declare
   spec record;
 begin
   for spec in select * from (values
-    ('content_elements', 'content_elements_events'),
-    ('pages', 'pages_events'),
-    ('posts', 'posts_events'),
-    ('media_items', 'media_items_events')) as s (tab, fn)
+    ('content_elements', 'element_events'),
+    ('pages', 'page_events'),
+    ('posts', 'post_events'),
+    ('media_items', 'media_events')) as s (tab, fn)
   loop
     execute format('create trigger %I after insert on %I referencing new table as changed_new
-      for each statement execute function %I()', spec.tab || '_events_ins', spec.tab, spec.fn);
+      for each statement execute function content_item_events(%L)', spec.tab || '_events_ins', spec.tab, spec.fn);
     execute format('create trigger %I after update on %I referencing new table as changed_new old table as changed_old
-      for each statement execute function %I()', spec.tab || '_events_upd', spec.tab, spec.fn);
+      for each statement execute function content_item_events(%L)', spec.tab || '_events_upd', spec.tab, spec.fn);
     execute format('create trigger %I after delete on %I referencing old table as changed_old
-      for each statement execute function %I()', spec.tab || '_events_del', spec.tab, spec.fn);
+      for each statement execute function content_item_events(%L)', spec.tab || '_events_del', spec.tab, spec.fn);
   end loop;
 end $$;
 

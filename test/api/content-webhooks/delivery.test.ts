@@ -293,6 +293,32 @@ it('records no event for a tenant without a subscription, and one per item and c
   const [data] = await t.services.db.anyFirst(sql.type(z.object({ data: z.record(z.string(), z.unknown()) }))`
     select data from content_events where tenant_id = ${b.tenant.id} order by id desc limit 1`);
   expect(data).toMatchObject({ title: 'Twice, again', status: 'published' });
+
+  // A change nothing public shows (a touch of updated_at) is no event; one that is, is.
+  const typesSince = async (id: number) =>
+    t.services.db.anyFirst(sql.type(z.object({ type: z.string() }))`
+      select type from content_events where tenant_id = ${b.tenant.id} and id > ${id} order by id`);
+  const last = await t.services.db.oneFirst(sql.type(z.object({ id: z.number() }))`
+    select coalesce(max(id), 0)::int as id from content_events`);
+  const media = await t.services.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+    insert into media_items (tenant_id, site_id, kind, mime_type, storage_key, status)
+    values (${b.tenant.id}, ${b.site.id}, 'image', 'image/png', ${`${b.tenant.id}/${unique()}.png`}, 'ready')
+    returning id`);
+  await t.services.db.query(sql.typeAlias('void')`update media_items set alt = 'A cat' where id = ${media}`);
+  await t.services.db.query(sql.typeAlias('void')`update media_items set updated_at = now() where id = ${media}`);
+  const post = await t.services.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+    insert into posts (tenant_id, site_id, title, slug, locale, status, published_at)
+    values (${b.tenant.id}, ${b.site.id}, 'Post', ${`post-${unique()}`}, 'en', 'published', now()) returning id`);
+  await t.services.db.query(sql.typeAlias('void')`update posts set body = 'Edited' where id = ${post}`);
+  await t.services.db.query(sql.typeAlias('void')`update posts set updated_at = now() where id = ${post}`);
+  await t.services.db.query(sql.typeAlias('void')`delete from posts where id = ${post}`);
+  expect(await typesSince(last)).toEqual([
+    'media.created',
+    'media.updated',
+    'post.published',
+    'post.published',
+    'post.deleted',
+  ]);
 });
 
 it('hears only its site’s events, and only those it names', async () => {
