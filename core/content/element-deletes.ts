@@ -72,6 +72,7 @@ const referringRow = z.object({
   site_id: z.uuid(),
   data: z.record(z.string(), z.unknown()),
   master_id: z.uuid().nullable(),
+  draft: z.record(z.string(), z.unknown()).nullable(),
   fields: z.array(z.any()),
 });
 
@@ -82,14 +83,20 @@ async function removeUses(db: CommonQueryMethods, id: string, references: readon
   const referring = [...new Set(references.filter((ref) => ref.kind === 'element').map((ref) => ref.id))];
   if (referring.length === 0) return;
   const rows = await db.any(sql.type(referringRow)`
-    select e.id, e.site_id, e.data, e.master_id, t.fields from content_elements e join content_types t on t.id = e.type_id
+    select e.id, e.site_id, e.data, e.master_id, e.draft, t.fields from content_elements e join content_types t on t.id = e.type_id
     where e.id = any(${sql.array(referring, 'uuid')}) for update of e`);
   for (const row of rows) {
     const data = withoutIds(row.data, targets);
     // The links are worked out again from what is left: list entries after a removed one moved up.
     const checked = checkData(row.fields as Field[], data, 'draft', { localizedOnly: row.master_id !== null });
+    // A draft beside it loses the value too (drafts, issue 41), or its publication would name what is gone.
+    const draft = row.draft
+      ? { ...row.draft, data: withoutIds((row.draft.data ?? {}) as Record<string, unknown>, targets) }
+      : null;
     await db.query(sql.typeAlias('void')`
-      update content_elements set data = ${sql.jsonb(data as never)}, version = version + 1 where id = ${row.id}`);
+      update content_elements set data = ${sql.jsonb(data as never)}, draft = ${draft ? sql.jsonb(draft as never) : null},
+        version = version + 1
+      where id = ${row.id}`);
     await saveLinks(db, row.id, row.site_id, checked);
   }
 }
