@@ -123,7 +123,11 @@ export async function cloneFigures(url: string, token: string, databaseUrl: stri
       { name: `Clone bench copy ${Date.now()}` },
     );
     const answeredMs = performance.now() - began;
-    let job: { status: string; output: Record<string, number> | null; error: unknown };
+    let job: {
+      status: string;
+      output: (Record<string, number> & { stage_ms?: Record<string, number> }) | null;
+      error: unknown;
+    };
     for (;;) {
       job = await api(`${url}${copy.copy_job_url}`, token, 'GET');
       if (['succeeded', 'failed', 'canceled'].includes(job.status)) break;
@@ -160,9 +164,11 @@ export async function cloneFigures(url: string, token: string, databaseUrl: stri
       where e.tenant_id = ${copy.id} and s #>> '{}' ~ '^[0-9a-f-]{36}$'
         and not exists (select 1 from content_elements x where x.id = (s #>> '{}')::uuid and x.tenant_id = ${copy.id})
         and not exists (select 1 from media_items x where x.id = (s #>> '{}')::uuid and x.tenant_id = ${copy.id})`);
-    const rowsCopied = Object.entries(output)
-      .filter(([key]) => key !== 'took_ms' && key !== 'sites')
-      .reduce((sum, [, n]) => sum + n, 0);
+    const kinds = ['content_types', 'media_folders', 'media_items', 'elements', 'pages', 'page_elements', 'posts'];
+    const rowsCopied = kinds.reduce((sum, kind) => sum + (output[kind] ?? 0), 0);
+    const stages = Object.entries(output.stage_ms ?? {})
+      .map(([stage, ms]) => `${stage} ${ms}`)
+      .join(', ');
 
     return [
       [
@@ -176,6 +182,7 @@ export async function cloneFigures(url: string, token: string, databaseUrl: stri
         `${(doneMs / 1000).toFixed(2)} s (the job's own time ${output.took_ms} ms, ${rowsCopied} rows, ` +
           `${Math.round(rowsCopied / (output.took_ms! / 1000))} rows/s); ${((doneMs / wroteMs) * 100).toFixed(1)}% of the time the content took to write`,
       ],
+      ['Tenant clone job, time per stage (ms)', stages],
       [
         'Tenant clone: copy’s public pages equal to the original’s (en and fr, depth 2, ids mapped)',
         `${equal} of ${pages.length * 2}${differing.length ? `; differing: ${differing.slice(0, 3).join(', ')}` : ''}; ` +

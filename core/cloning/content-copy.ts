@@ -277,6 +277,9 @@ const postBatch =
     on conflict (id) do nothing
   ) ${tail(sql.fragment`id`)}`;
 
+/** Milliseconds each stage took, summed over the sites: where a clone's time goes. */
+export type StageTimes = Record<string, number>;
+
 /**
  * Copies the content of each source site into its copy, reporting rows
  * copied per stage. `salt` is the copy's tenant id. Safe to run again: a
@@ -288,7 +291,7 @@ export async function copyContent(
   sites: SitePair[],
   signal: AbortSignal,
   progress: Progress,
-): Promise<CopyCounts> {
+): Promise<{ counts: CopyCounts; stageMs: StageTimes }> {
   const counts: CopyCounts = {
     content_types: 0,
     media_folders: 0,
@@ -298,15 +301,25 @@ export async function copyContent(
     page_elements: 0,
     posts: 0,
   };
-  const run = (stage: string, batch: (after: string) => Fragment) => batches(db, signal, progress, stage, batch);
+  const stageMs: StageTimes = {};
+  const timed = async (stage: string, work: () => Promise<number>) => {
+    const began = performance.now();
+    const rows = await work();
+    stageMs[stage] = Math.round((stageMs[stage] ?? 0) + performance.now() - began);
+    return rows;
+  };
+  const run = (stage: string, batch: (after: string) => Fragment) =>
+    timed(stage, () => batches(db, signal, progress, stage, batch));
+  const once = (stage: string, copy: () => Promise<number>) =>
+    timed(stage, async () => {
+      const rows = await copy();
+      await progress(rows, stage);
+      return rows;
+    });
   for (const pair of sites) {
     signal.throwIfAborted();
-    const types = await copyTypes(db, salt, pair);
-    counts.content_types += types;
-    await progress(types, 'content types');
-    const folders = await copyFolders(db, salt, pair);
-    counts.media_folders += folders;
-    await progress(folders, 'media folders');
+    counts.content_types += await once('content types', () => copyTypes(db, salt, pair));
+    counts.media_folders += await once('media folders', () => copyFolders(db, salt, pair));
     counts.media_items += await run('media items', mediaBatch(salt, pair));
     counts.elements += await run('elements', elementBatch(salt, pair, false));
     counts.elements += await run('element translations', elementBatch(salt, pair, true));
@@ -317,5 +330,5 @@ export async function copyContent(
     counts.posts += await run('posts', postBatch(salt, pair, false));
     counts.posts += await run('post translations', postBatch(salt, pair, true));
   }
-  return counts;
+  return { counts, stageMs };
 }

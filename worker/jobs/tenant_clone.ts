@@ -15,7 +15,7 @@ export default defineJob({
       const counted = await countContent(db, input.sites);
       const total = Object.values(counted).reduce((sum, n) => sum + n, 0);
       let done = 0;
-      const copied = await copyContent(db, job.tenant_id, input.sites, signal, async (rows, stage) => {
+      const { counts, stageMs } = await copyContent(db, job.tenant_id, input.sites, signal, async (rows, stage) => {
         done += rows;
         await context.progress(total === 0 ? 1 : Math.min(done / total, 0.99), `copying ${stage}`);
       });
@@ -23,7 +23,7 @@ export default defineJob({
         status: 'succeeded',
         units: 1,
         credits: 0,
-        output: { sites: input.sites.length, ...copied, took_ms: Date.now() - started },
+        output: { sites: input.sites.length, ...counts, took_ms: Date.now() - started, stage_ms: stageMs },
       };
     });
   },

@@ -7,6 +7,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import type { Site } from '../../../core/tenancy/sites.ts';
 import { sql } from '../../../db/pool.ts';
+import { copyContent } from '../../../core/cloning/content-copy.ts';
 import { accessChangeHeard } from '../../helpers/app.ts';
 import { createElement, createType, withLocales } from '../../helpers/content.ts';
 import { unique } from '../../helpers/identity.ts';
@@ -16,6 +17,7 @@ const suite = jobsSuite();
 let site: Site;
 const media: { id: string; key: string }[] = [];
 const pageIds: string[] = [];
+let drafted: { article: string; author: string };
 
 const post = async (path: string, body: Record<string, unknown>) => {
   const res = await request(suite.t.app).post(`/${site.slug}${path}`).set(suite.a.admin.auth).send(body);
@@ -109,6 +111,13 @@ beforeAll(async () => {
     status: 'published',
     data: { name: 'Adé' },
   });
+  // A draft beside the live article, naming another author: copied, its reference remapped too.
+  await request(t.app)
+    .patch(`/${site.slug}/elements/${a1.id}`)
+    .set(a.admin.auth)
+    .send({ data: { author: p2.id } })
+    .expect(200);
+  drafted = { article: a1.id, author: p2.id };
 
   const home = await post('/pages/', { slug: 'home', title: 'Home', status: 'published' });
   const about = await post('/pages/', { slug: 'about', title: 'About', parent_id: home.id, status: 'published' });
@@ -200,6 +209,7 @@ describe('POST /admin/tenants/{tenant_id}/clone with content', () => {
       posts: 2,
     });
     expect(job.body.output).toMatchObject({ media_items: 4, media_folders: 2 });
+    expect(Object.keys(job.body.output.stage_ms)).toEqual(expect.arrayContaining(['elements', 'pages', 'page slots']));
     await request(t.app).get(`/admin/jobs/${copy.copy_job_id}`).set(admin.auth).expect(200);
 
     const map = await idMap(copy.id, copySite);
@@ -270,6 +280,21 @@ describe('POST /admin/tenants/{tenant_id}/clone with content', () => {
                    where f.site_id = ${copySite.id} and p.site_id <> ${copySite.id}`,
     ];
     for (const query of outside) expect(await count(query)).toBe(0);
+    // The draft beside the live article names the copy's author.
+    const mapped = (id: string) =>
+      db.oneFirst(sql.type(z.object({ id: z.string() }))`select clone_id(${copySite.tenant_id}, ${id})::text as id`);
+    const draftAuthor = await db.oneFirst(sql.type(z.object({ author: z.string().nullable() }))`
+      select draft -> 'data' ->> 'author' as author from content_elements where id = ${await mapped(drafted.article)}`);
+    expect(draftAuthor).toBe(await mapped(drafted.author));
+    // Run again (a retried job), the copy inserts nothing twice.
+    const again = await copyContent(
+      db,
+      copySite.tenant_id,
+      [{ from: site.id, to: copySite.id }],
+      new AbortController().signal,
+      async () => {},
+    );
+    expect(Object.values(again.counts).every((n) => n === 0)).toBe(true);
     // As many links, slots, translations and tree edges as the original has.
     const same = (table: string, where = sql.fragment`true`) =>
       Promise.all(
