@@ -239,22 +239,21 @@ describe('element drafts', () => {
   });
 
   it('takes a force-deleted element out of a draft that refers to it, as out of the live data', async () => {
-    await createType(t, editor(), site, {
+    const linkerType = await createType(t, editor(), site, {
       api_id: `linker_${unique()}`,
       fields: [{ id: 'target', label: 'Target', type: 'reference' }],
-    }).then(async (linkerType) => {
-      const target = await publishedNote();
-      const linker = await createElement(t, editor(), site, {
-        type: linkerType.id,
-        data: { target: target.id },
-        status: 'published',
-      });
-      await request(t.app).patch(at(linker.id)).set(editor()).send({ name: 'Drafted' }).expect(200);
-      await request(t.app).delete(at(target.id, '/force')).set(editor()).expect(204);
-      const after = await request(t.app).get(at(linker.id)).set(editor()).expect(200);
-      expect(after.body).toMatchObject({ data: { target: null }, draft: { name: 'Drafted', data: { target: null } } });
-      await request(t.app).post(at(linker.id, '/publish')).set(editor()).expect(200);
     });
+    const target = await publishedNote();
+    const linker = await createElement(t, editor(), site, {
+      type: linkerType.id,
+      data: { target: target.id },
+      status: 'published',
+    });
+    await request(t.app).patch(at(linker.id)).set(editor()).send({ name: 'Drafted' }).expect(200);
+    await request(t.app).delete(at(target.id, '/force')).set(editor()).expect(204);
+    const after = await request(t.app).get(at(linker.id)).set(editor()).expect(200);
+    expect(after.body).toMatchObject({ data: { target: null }, draft: { name: 'Drafted', data: { target: null } } });
+    await request(t.app).post(at(linker.id, '/publish')).set(editor()).expect(200);
   });
 
   it('answers 401, 403, 404 and 422 as the element’s own routes do', async () => {
