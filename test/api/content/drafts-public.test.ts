@@ -5,6 +5,7 @@
 // draft's content (the cache dropped, as for any live change).
 import request from 'supertest';
 import type { Site } from '../../../core/tenancy/sites.ts';
+import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
 import { accessChangeHeard, startTestApp, stopTestApp, type TestApp } from '../../helpers/app.ts';
 import { contentCast, createElement, createType, type ContentCast } from '../../helpers/content.ts';
@@ -37,6 +38,11 @@ async function publicRead(path: string) {
 
 const hits = () => t.services.publicCache.counts().hits;
 
+/** The element's public row (migration 0021), as text: what public delivery serves it from. */
+const publicRow = (id: string) =>
+  t.services.db.oneFirst(sql.type(z.object({ row: z.string() }))`
+    select to_jsonb(p)::text as row from public_elements p where master_id = ${id}`);
+
 it('serves the published element and page while drafts are edited, and the draft from the read after publish', async () => {
   const element = await createElement(t, editor(), site, {
     type: 'block',
@@ -57,6 +63,7 @@ it('serves the published element and page while drafts are edited, and the draft
     .send({ element_id: element.id })
     .expect(201);
 
+  const row = await publicRow(element.id);
   const elementPath = `/elements/${element.id}`;
   const pagePath = `/pages/${page.id}`;
   const firstElement = await publicRead(elementPath);
@@ -77,10 +84,13 @@ it('serves the published element and page while drafts are edited, and the draft
     expect(hits() - before).toBe(2);
     await request(t.app).get(`/public/${site.slug}${elementPath}`).set('If-None-Match', firstElement.etag).expect(304);
   }
+  // Saving drafts left the public row as it was; publishing rewrites it as a live edit does.
+  expect(await publicRow(element.id)).toBe(row);
   const admin = await request(t.app).get(`/${site.slug}/elements/${element.id}`).set(editor()).expect(200);
   expect(admin.body).toMatchObject({ data: { title: 'Published' }, draft: { data: { title: 'Draft 3' } } });
 
   await request(t.app).post(`/${site.slug}/elements/${element.id}/publish`).set(editor()).expect(200);
+  expect(JSON.parse(await publicRow(element.id))).toMatchObject({ data: { title: 'Draft 3' } });
   const publishedElement = await publicRead(elementPath);
   const publishedPage = await publicRead(pagePath);
   expect(publishedElement.body).toMatchObject({ name: 'Block 3', data: { title: 'Draft 3' } });
