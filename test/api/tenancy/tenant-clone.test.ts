@@ -286,6 +286,12 @@ describe('POST /admin/tenants/{tenant_id}/clone with content', () => {
     const draftAuthor = await db.oneFirst(sql.type(z.object({ author: z.string().nullable() }))`
       select draft -> 'data' ->> 'author' as author from content_elements where id = ${await mapped(drafted.article)}`);
     expect(draftAuthor).toBe(await mapped(drafted.author));
+    // The copy is searchable as the original is: its rows' triggers indexed them.
+    const documents = (id: string) =>
+      db.anyFirst(sql.type(z.object({ kind: z.string() }))`
+        select kind || ':' || locale || ':' || title as kind from search_documents where site_id = ${id} order by 1`);
+    expect(await documents(copySite.id)).toEqual(await documents(site.id));
+    expect((await documents(site.id)).length).toBeGreaterThan(5);
     // Run again (a retried job), the copy inserts nothing twice.
     const again = await copyContent(
       db,
