@@ -192,6 +192,25 @@ describe('reading drafts with a preview token', () => {
   });
 });
 
+describe('previewing an edit made through the API', () => {
+  it('shows the edit to the token while the public sees the published element, until it is published', async () => {
+    const person = await createElement(t, editor(), site, {
+      type: 'person',
+      data: { full_name: 'Grace' },
+      status: 'published',
+    });
+    await request(t.app)
+      .patch(`/${site.slug}/elements/${person.id}`)
+      .set(editor())
+      .send({ data: { full_name: 'Grace Hopper' } })
+      .expect(200);
+    expect((await pub(`/elements/${person.id}`).expect(200)).body.data).toEqual({ full_name: 'Grace' });
+    expect((await preview(`/elements/${person.id}`).expect(200)).body.data).toEqual({ full_name: 'Grace Hopper' });
+    await request(t.app).post(`/${site.slug}/elements/${person.id}/publish`).set(editor()).send({}).expect(200);
+    expect((await pub(`/elements/${person.id}`).expect(200)).body.data).toEqual({ full_name: 'Grace Hopper' });
+  });
+});
+
 describe('refused tokens', () => {
   it('refuses an unknown token, another site’s, an expired one and a revoked one with 401', async () => {
     const refused = await preview(`/elements/${story.id}`, 'cpv_nonsense').expect(401);
