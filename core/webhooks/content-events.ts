@@ -4,7 +4,7 @@
 // The triggers queue one run per tenant, folded into one that is still
 // waiting (a bulk change is one queue entry), on the tenant's delivery lane:
 // it makes a delivery per event and subscription that wants it, and sends
-// them in event order through ./deliver.ts, as a job's are sent.
+// them through ./deliver.ts, as a job's are sent, each item's in event order.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods, type DatabasePool } from '../../db/pool.ts';
 import { enqueue } from '../jobs/enqueue.ts';
@@ -60,9 +60,10 @@ export const fanOutKey = (tenantId: string) => `content-events:${tenantId}`;
 
 /**
  * A tenant's run: its events become deliveries, and the deliveries waiting
- * for their first attempt are sent, one after another in event order, by
- * ./deliver.ts as a job's are (a failed one is retried on its own queue
- * entry, and holds back the item's later ones). Sending them here, rather
+ * for their first attempt are sent by ./deliver.ts as a job's are, each
+ * item's one after another in event order, a few items at a time (a failed
+ * one is retried on its own queue entry, and holds back the item's later
+ * ones). Sending them here, rather
  * than one queue entry each, is what makes a bulk change quick to hear: a
  * subtree of 500 pages moved is one run, not 500 turns of the queue.
  */
@@ -79,18 +80,36 @@ export async function runContentWebhooks(deps: DeliverDeps, tenantId: string): P
   }
 }
 
+/**
+ * Deliveries sent at once, each to another item: an item's own go one after
+ * another, in event order; the receiver's round trips overlap.
+ */
+const parallelItems = 4;
+
 /** Sends the tenant's content deliveries that wait for their first attempt, oldest event first; answers how many it took. */
 async function sendWaiting(deps: DeliverDeps, tenantId: string): Promise<number> {
-  const waiting = await deps.db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
-    select id from job_webhooks
+  const waiting = await deps.db.any(sql.type(z.object({ id: z.uuid(), item: z.string() }))`
+    select id, subscription_id || ' ' || item_id as item from job_webhooks
     where tenant_id = ${tenantId} and subscription_id is not null and status = 'pending' and attempts = 0
       and next_attempt_at is null
     order by event_id, id limit ${batchSize}`);
-  for (const id of waiting) {
-    // A worker stopping leaves the rest to the next run.
-    if (deps.signal?.aborted) break;
-    await deliver(deps, id);
+  const byItem = new Map<string, string[]>();
+  for (const { id, item } of waiting) {
+    const ids = byItem.get(item);
+    if (ids) ids.push(id);
+    else byItem.set(item, [id]);
   }
+  const items = [...byItem.values()];
+  const sendItems = async () => {
+    for (let ids = items.shift(); ids; ids = items.shift()) {
+      for (const id of ids) {
+        // A worker stopping leaves the rest to the next run.
+        if (deps.signal?.aborted) return;
+        await deliver(deps, id);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: parallelItems }, sendItems));
   return waiting.length;
 }
 

@@ -72,8 +72,9 @@ const verified = (secret: string, delivery: Received) =>
 const hear = (path: string, done: (heard: Received[]) => boolean) =>
   pollUntil(async () => receiver.at(path), done, { tries: 1200, everyMs: 50 });
 
+/** How many of `heard` are of `type` (the body begins with it: cheap enough to ask every 50 ms of a thousand). */
 const countOf = (heard: Received[], type: string) =>
-  heard.filter((delivery) => (JSON.parse(delivery.body) as Event).type === type).length;
+  heard.filter((delivery) => delivery.body.startsWith(`{"type":"${type}"`)).length;
 
 /** `count` published pages under `parent`, in one statement (as a bulk import would write them). */
 async function bulkPages(staffed: Staffed, parent: { id: string; path: string }, count: number) {
@@ -152,6 +153,7 @@ it('hears a publish, an edit, a move of 500 pages, an unpublish and a delete, ea
     .set(auth)
     .send({ parent_id: archive.id });
   expect(moved.status).toBe(200);
+  const moveRequestMs = Math.round(performance.now() - movedAt);
   const heardMoves = await hear(path, (heard) => countOf(heard, 'page.moved') >= 500);
   const moveMs = Math.round(performance.now() - movedAt);
 
@@ -227,7 +229,8 @@ it('hears a publish, an edit, a move of 500 pages, an unpublish and a delete, ea
   expect(log.body.items[0]).toMatchObject({ status: 'succeeded', attempts: [{ attempt: 1, response_status: 200 }] });
 
   console.log(
-    `content webhooks figure: ${moves.length} page.moved events for a 500-page move, all delivered ${moveMs} ms after ` +
+    `content webhooks figure: ${moves.length} page.moved events for a 500-page move (the move's request took ` +
+      `${moveRequestMs} ms, the triggers' events included), all delivered ${moveMs} ms after ` +
       `the move was asked (${countOf(heardMoves, 'page.moved')} heard by then); ${events.length} deliveries in all, each once`,
   );
   expect(heard.length).toBeGreaterThan(0);
@@ -335,10 +338,13 @@ it('hears only its site’s events, and only those it names', async () => {
   await hear(path, (heard) => heard.some((delivery) => delivery.body.includes(fence.id)));
   await new Promise((resolve) => setTimeout(resolve, 500));
   const heard = receiver.at(path).map((delivery) => JSON.parse(delivery.body) as Event);
-  expect(heard.map((event) => [event.type, event.data.id])).toEqual([
-    ['page.published', mine.id],
-    ['page.published', fence.id],
-  ]);
+  // Two items: each heard once, in whichever order (an item's own events keep theirs).
+  expect(heard.map((event) => [event.type, event.data.id]).sort()).toEqual(
+    [
+      ['page.published', mine.id],
+      ['page.published', fence.id],
+    ].sort(),
+  );
 });
 
 it('signs with both secrets during a rotation’s grace period', async () => {
