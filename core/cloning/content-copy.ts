@@ -39,7 +39,15 @@ export type CopyCounts = {
 type Fragment = ReturnType<typeof sql.fragment>;
 type Progress = (done: number, stage: string) => Promise<void>;
 
-const emptyId = '00000000-0000-0000-0000-000000000000';
+/**
+ * Where a batch starts: after the last row the one before read, by
+ * (created_at, id), the order of each table's (site_id, created_at, id)
+ * index, so every batch is a range of that index, however big the site.
+ */
+const start = '-infinity|00000000-0000-0000-0000-000000000000';
+const after = (cursor: string) =>
+  sql.fragment`(created_at, id) > (split_part(${cursor}, '|', 1)::timestamptz, split_part(${cursor}, '|', 2)::uuid)`;
+const inOrder = sql.fragment`order by created_at, id limit ${batchSize}`;
 const uuidShape = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 
 /** What one batch did: how many rows it copied and the last key it read (null: nothing left). */
@@ -95,23 +103,24 @@ async function batches(
   signal: AbortSignal,
   progress: Progress,
   stage: string,
-  batch: (after: string) => Fragment,
+  batch: (cursor: string) => Fragment,
 ): Promise<number> {
-  let after = emptyId;
+  let cursor = start;
   let total = 0;
   for (;;) {
     signal.throwIfAborted();
-    const row = await db.one(sql.type(batchRow)`${batch(after)}`);
+    const row = await db.one(sql.type(batchRow)`${batch(cursor)}`);
     total += row.copied;
     if (row.copied > 0) await progress(row.copied, stage);
     if (row.last === null) return total;
-    after = row.last;
+    cursor = row.last;
   }
 }
 
 /** The statement's tail: how many rows the insert made, and the last key the batch read. */
-const tail = (key: Fragment) => sql.fragment`
-  select (select count(*)::int from copied) as copied, (select ${key}::text from batch order by ${key} desc limit 1) as last`;
+const tail = sql.fragment`
+  select (select count(*)::int from copied) as copied,
+         (select created_at::text || '|' || id from batch order by created_at desc, id desc limit 1) as last`;
 
 async function copyTypes(db: CommonQueryMethods, salt: string, { from, to }: SitePair): Promise<number> {
   // Few per site, and their fields name other types by api_id, which the copy keeps: one statement.
@@ -139,9 +148,9 @@ async function copyFolders(db: CommonQueryMethods, salt: string, { from, to }: S
 /** Media items with their translations and earlier versions; the stored files are the same keys. */
 const mediaBatch =
   (salt: string, { from, to }: SitePair) =>
-  (after: string) => sql.fragment`
+  (cursor: string) => sql.fragment`
   with batch as (
-    select * from media_items where site_id = ${from} and id > ${after} order by id limit ${batchSize}
+    select * from media_items where site_id = ${from} and ${after(cursor)} ${inOrder}
   ), copied as (
     insert into media_items (id, tenant_id, site_id, folder_id, kind, mime_type, size_bytes, width, height, duration_seconds,
                              status, storage_key, file_name, alt, title, caption, tags, job_id, created_by, created_at, updated_at,
@@ -167,15 +176,15 @@ const mediaBatch =
            v.width, v.height, v.created_by, v.created_at, v.replaced_at
     from media_versions v join copied c on c.id = clone_id(${salt}, v.media_id)
     on conflict (id) do nothing
-  ) ${tail(sql.fragment`id`)}`;
+  ) ${tail}`;
 
 /** Elements: masters first (`translations` false), then translations, whose master is copied by then. */
 const elementBatch =
   (salt: string, { from, to }: SitePair, translations: boolean) =>
-  (after: string) => sql.fragment`
+  (cursor: string) => sql.fragment`
   with batch as (
     select * from content_elements
-    where site_id = ${from} and (master_id is not null) = ${translations} and id > ${after} order by id limit ${batchSize}
+    where site_id = ${from} and (master_id is not null) = ${translations} and ${after(cursor)} ${inOrder}
   ), copied as (
     insert into content_elements (id, tenant_id, site_id, type_id, schema_version, name, locale, master_id, data, status,
                                   published_at, version, created_by, updated_by, created_at, updated_at, draft,
@@ -186,14 +195,14 @@ const elementBatch =
            e.draft_updated_at, e.draft_updated_by, e.publish_at
     from batch e
     on conflict (id) do nothing returning 1
-  ) ${tail(sql.fragment`id`)}`;
+  ) ${tail}`;
 
 /** What elements' data points at (core/content/links.ts), once every element and media item is there. */
 const linkBatch =
   (salt: string, { from, to }: SitePair) =>
-  (after: string) => sql.fragment`
+  (cursor: string) => sql.fragment`
   with batch as (
-    select id from content_elements where site_id = ${from} and id > ${after} order by id limit ${batchSize}
+    select id, created_at from content_elements where site_id = ${from} and ${after(cursor)} ${inOrder}
   ), links as (
     insert into content_element_links (element_id, path, target_id, site_id)
     select clone_id(${salt}, l.element_id), l.path, clone_id(${salt}, l.target_id), ${to}
@@ -205,59 +214,60 @@ const linkBatch =
     from content_element_media l join batch b on b.id = l.element_id
     on conflict (element_id, path) do nothing
   ), copied as (select 1 from batch where false)
-  ${tail(sql.fragment`id`)}`;
+  ${tail}`;
 
 /**
  * Pages whose parent and master are copied already (roots and masters
- * first), so each row's foreign keys hold as it is inserted: the tree is
- * copied level by level, in batches, until no page is left.
+ * first), so each row's foreign keys hold as it is inserted. One pass over
+ * the site's pages copies those; the next pass their children, and so on: as
+ * many passes as the tree is deep (copyPages).
  */
-function pageBatch(salt: string, { from, to }: SitePair): Fragment {
-  const copiedAlready = (id: Fragment) =>
-    sql.fragment`exists (select 1 from pages c where c.id = clone_id(${salt}, ${id}))`;
-  return sql.fragment`
-    with batch as (
-      select * from pages p
-      where p.site_id = ${from} and not ${copiedAlready(sql.fragment`p.id`)}
-        and (p.parent_id is null or ${copiedAlready(sql.fragment`p.parent_id`)})
-        and (p.master_id is null or ${copiedAlready(sql.fragment`p.master_id`)})
-      order by p.id limit ${batchSize}
-    ), copied as (
-      insert into pages (id, tenant_id, site_id, parent_id, position, slug, path, title, locale, master_id, status, published_at,
-                         seo, template, version, created_by, updated_by, created_at, updated_at, draft, draft_updated_at,
-                         draft_updated_by, publish_at)
-      select clone_id(${salt}, p.id), ${salt}, ${to}, clone_id(${salt}, p.parent_id), p.position, p.slug, p.path, p.title,
-             p.locale, clone_id(${salt}, p.master_id), p.status, p.published_at, ${remapped(sql.fragment`p.seo`, salt, from)},
-             p.template, p.version, p.created_by, p.updated_by, p.created_at, p.updated_at,
-             ${remapped(sql.fragment`p.draft`, salt, from)}, p.draft_updated_at, p.draft_updated_by, p.publish_at
-      from batch p
-      on conflict (id) do nothing returning 1
-    ) select (select count(*)::int from copied) as copied,
-             -- Until a batch copies nothing: all are in, or what is left cannot be (its parent is not in the site).
-             case when exists (select 1 from copied) then ${emptyId} end as last`;
-}
+const pageBatch =
+  (salt: string, { from, to }: SitePair) =>
+  (cursor: string) => {
+    const copiedAlready = (id: Fragment) =>
+      sql.fragment`exists (select 1 from pages c where c.id = clone_id(${salt}, ${id}))`;
+    return sql.fragment`
+      with batch as (
+        select * from pages p
+        where p.site_id = ${from} and ${after(cursor)} and not ${copiedAlready(sql.fragment`p.id`)}
+          and (p.parent_id is null or ${copiedAlready(sql.fragment`p.parent_id`)})
+          and (p.master_id is null or ${copiedAlready(sql.fragment`p.master_id`)})
+        ${inOrder}
+      ), copied as (
+        insert into pages (id, tenant_id, site_id, parent_id, position, slug, path, title, locale, master_id, status,
+                           published_at, seo, template, version, created_by, updated_by, created_at, updated_at, draft,
+                           draft_updated_at, draft_updated_by, publish_at)
+        select clone_id(${salt}, p.id), ${salt}, ${to}, clone_id(${salt}, p.parent_id), p.position, p.slug, p.path, p.title,
+               p.locale, clone_id(${salt}, p.master_id), p.status, p.published_at, ${remapped(sql.fragment`p.seo`, salt, from)},
+               p.template, p.version, p.created_by, p.updated_by, p.created_at, p.updated_at,
+               ${remapped(sql.fragment`p.draft`, salt, from)}, p.draft_updated_at, p.draft_updated_by, p.publish_at
+        from batch p
+        on conflict (id) do nothing returning 1
+      ) ${tail}`;
+  };
 
 /** Slots, by page: the element each holds is the copy's (its master_id is set by its trigger). */
 const slotBatch =
   (salt: string, { from, to }: SitePair) =>
-  (after: string) => sql.fragment`
+  (cursor: string) => sql.fragment`
   with batch as (
-    select id from pages where site_id = ${from} and id > ${after} order by id limit ${batchSize}
+    select id, created_at from pages where site_id = ${from} and ${after(cursor)} ${inOrder}
   ), copied as (
     insert into page_elements (page_id, element_id, site_id, area, position, settings, created_at)
     select clone_id(${salt}, s.page_id), clone_id(${salt}, s.element_id), ${to}, s.area, s.position,
            ${remapped(sql.fragment`s.settings`, salt, from)}, s.created_at
     from page_elements s join batch b on b.id = s.page_id
     on conflict (page_id, element_id) do nothing returning 1
-  ) ${tail(sql.fragment`id`)}`;
+  ) ${tail}`;
 
 /** Posts: masters first, then translations; with their versions. Authors are users, shared. */
 const postBatch =
   (salt: string, { from, to }: SitePair, translations: boolean) =>
-  (after: string) => sql.fragment`
+  (cursor: string) => sql.fragment`
   with batch as (
     select * from posts
-    where site_id = ${from} and (master_id is not null) = ${translations} and id > ${after} order by id limit ${batchSize}
+    where site_id = ${from} and (master_id is not null) = ${translations} and ${after(cursor)} ${inOrder}
   ), copied as (
     insert into posts (id, tenant_id, site_id, title, slug, excerpt, body, body_format, locale, master_id, status, published_at,
                        scheduled_for, author_id, tags, categories, featured_media_id, seo, source, version, created_by,
@@ -275,7 +285,7 @@ const postBatch =
            v.body_format, v.source, v.reason, null, v.created_at
     from post_versions v join copied c on c.id = clone_id(${salt}, v.post_id)
     on conflict (id) do nothing
-  ) ${tail(sql.fragment`id`)}`;
+  ) ${tail}`;
 
 /** Milliseconds each stage took, summed over the sites: where a clone's time goes. */
 export type StageTimes = Record<string, number>;
@@ -308,7 +318,7 @@ export async function copyContent(
     stageMs[stage] = Math.round((stageMs[stage] ?? 0) + performance.now() - began);
     return rows;
   };
-  const run = (stage: string, batch: (after: string) => Fragment) =>
+  const run = (stage: string, batch: (cursor: string) => Fragment) =>
     timed(stage, () => batches(db, signal, progress, stage, batch));
   const once = (stage: string, copy: () => Promise<number>) =>
     timed(stage, async () => {
@@ -324,8 +334,15 @@ export async function copyContent(
     counts.elements += await run('elements', elementBatch(salt, pair, false));
     counts.elements += await run('element translations', elementBatch(salt, pair, true));
     await run('element links', linkBatch(salt, pair));
-    // Level by level: each batch takes the pages whose parent and master are in already.
-    counts.pages += await run('pages', () => pageBatch(salt, pair));
+    // Pass after pass, each taking the pages whose parent and master are in already, until one copies none.
+    counts.pages += await timed('pages', async () => {
+      let copied = 0;
+      for (;;) {
+        const pass = await batches(db, signal, progress, 'pages', pageBatch(salt, pair));
+        if (pass === 0) return copied;
+        copied += pass;
+      }
+    });
     counts.page_elements += await run('page slots', slotBatch(salt, pair));
     counts.posts += await run('posts', postBatch(salt, pair, false));
     counts.posts += await run('post translations', postBatch(salt, pair, true));
