@@ -371,3 +371,22 @@ it('signs with both secrets during a rotation’s grace period', async () => {
     });
   }
 });
+
+it('forgets deliveries that ended more than JOB_RETENTION_DAYS ago, when the tenant’s next run comes', async () => {
+  const { t, b } = suite;
+  await worker();
+  const { path, url } = hook();
+  const subscription = await subscribe(b, { url, events: ['page.published'] });
+  const old = await t.services.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+    insert into job_webhooks (tenant_id, subscription_id, event_id, item_id, event, url, payload, occurred_at, status,
+                              attempts, created_at, finished_at)
+    values (${b.tenant.id}, ${subscription.id}, 1, gen_random_uuid(), 'page.published', ${url}, '{}',
+            now() - interval '40 days', 'succeeded', 1, now() - interval '40 days', now() - interval '40 days')
+    returning id`);
+  const page = await newPage(b, { slug: `recent-${unique()}`, title: 'Recent' });
+  await hear(path, (heard) => heard.some((delivery) => delivery.body.includes(page.id)));
+  const left = await t.services.db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+    select id from job_webhooks where subscription_id = ${subscription.id} order by created_at`);
+  expect(left).toHaveLength(1);
+  expect(left).not.toContain(old);
+});
