@@ -15,9 +15,12 @@ import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
+import { createLogger } from '../../../core/logger.ts';
+import { fanOut } from '../../../core/webhooks/content-events.ts';
+import { retryStrandedDeliveries } from '../../../core/webhooks/stranded.ts';
 import { createType } from '../../helpers/content.ts';
 import { newSite, newTenant } from '../../helpers/factories.ts';
-import { unique, type Staffed } from '../../helpers/identity.ts';
+import { staffedTenant, unique, type Staffed } from '../../helpers/identity.ts';
 import { jobsSuite, startTestWorker } from '../../helpers/jobs.ts';
 import { pollUntil } from '../../helpers/poll.ts';
 import { startReceiver, type Received, type Receiver } from '../../helpers/webhook-receiver.ts';
@@ -389,4 +392,34 @@ it('forgets deliveries that ended more than JOB_RETENTION_DAYS ago, when the ten
     select id from job_webhooks where subscription_id = ${subscription.id} order by created_at`);
   expect(left).toHaveLength(1);
   expect(left).not.toContain(old);
+});
+
+it('leaves a delivery to its tenant’s run while the run can still come, and sweeps it up when the run gave up', async () => {
+  const { t } = suite;
+  const c = await staffedTenant(t);
+  const { path, url } = hook();
+  await subscribe(c, { url, events: ['page.published'] });
+  // No worker yet: the event waits with its run's queue entry; the delivery is made as the run would make it.
+  const page = await newPage(c, { slug: `swept-${unique()}`, title: 'Swept' });
+  expect(await fanOut(t.services.db, c.tenant.id)).toBe(1);
+  const { db } = t.services;
+  await db.query(sql.typeAlias('void')`
+    update job_webhooks set created_at = now() - interval '5 minutes' where tenant_id = ${c.tenant.id}`);
+  const sweep = () => retryStrandedDeliveries(db, t.config, createLogger('silent'));
+  const attemptsOf = () =>
+    db.anyFirst(sql.type(z.object({ error: z.object({ code: z.string() }).nullable() }))`
+      select a.error from job_webhook_attempts a join job_webhooks d on d.id = a.webhook_id
+      where d.tenant_id = ${c.tenant.id} order by a.attempt`);
+  await sweep();
+  expect(await attemptsOf()).toEqual([]);
+
+  // The run's entry gave up (its task failed each time): the delivery counts a try that sent nothing, and is sent again.
+  await db.query(sql.typeAlias('void')`
+    update graphile_worker._private_jobs set attempts = max_attempts, last_error = 'the database was away'
+    where key = ${`content-events:${c.tenant.id}`}`);
+  await sweep();
+  expect(await attemptsOf()).toEqual([{ code: 'not_sent' }]);
+  await worker();
+  const [delivery] = await hear(path, (heard) => heard.length >= 1);
+  expect(JSON.parse(delivery!.body)).toMatchObject({ type: 'page.published', data: { id: page.id } });
 });
