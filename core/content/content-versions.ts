@@ -190,6 +190,12 @@ export async function compareVersions(
   return { from: summary(from), to: summary(to), changes: diffContent(kind, from.content, to.content) };
 }
 
-/** Removes saves older than the retention; publishes and restores stay. */
+/**
+ * Removes saves older than the retention; publishes and restores stay, and so
+ * does an item's latest version (numbers are the latest plus one: were it
+ * removed, its number would be given again).
+ */
 export const pruneSaveSql = (days: number) =>
-  sql.fragment`delete from content_versions where reason = 'save' and created_at < now() - ${days} * interval '1 day'`;
+  sql.fragment`delete from content_versions v where v.reason = 'save' and v.created_at < now() - ${days} * interval '1 day'
+    and exists (select from content_versions later
+                where (later.element_id = v.element_id or later.page_id = v.page_id) and later.number > v.number)`;

@@ -115,19 +115,29 @@ describe('element history', () => {
     expect(back.body).toMatchObject({ name: 'A', data: { title: 'A' }, has_draft: false, status: 'draft' });
   });
 
-  it('prunes saves past the retention, keeping publishes', async () => {
+  it('prunes saves past the retention, keeping publishes and the latest version', async () => {
     const card = await createElement(t, editor(), site, { type: 'card', data: { title: 'Kept' }, status: 'published' });
     await request(t.app)
       .patch(at(card.id))
       .set(editor())
       .send({ data: { title: 'Saved' } })
       .expect(200);
+    const latest = await createElement(t, editor(), site, { type: 'card', data: { title: 'Draft' } });
     await t.services.db.query(sql.typeAlias('void')`
-      update content_versions set created_at = now() - interval '31 days' where element_id = ${card.id}`);
+      update content_versions set created_at = now() - interval '31 days'
+      where element_id = ${card.id} or element_id = ${latest.id}`);
+    const reasons = async (id: string) =>
+      (await request(t.app).get(at(id, '/versions')).set(editor()).expect(200)).body.items.map(
+        (v: { number: number; reason: string }) => `${v.number} ${v.reason}`,
+      );
+    // The save is card's latest version: it stays (its number is not given again) until another follows.
+    await removeExpiredRows(t.services.db, t.services.config);
+    expect(await reasons(card.id)).toEqual(['2 save', '1 publish']);
+    await request(t.app).post(at(card.id, '/publish')).set(editor()).expect(200);
     const removed = await removeExpiredRows(t.services.db, t.services.config);
     expect(removed.content_versions).toBeGreaterThanOrEqual(1);
-    const left = await request(t.app).get(at(card.id, '/versions')).set(editor()).expect(200);
-    expect(left.body.items.map((v: { reason: string }) => v.reason)).toEqual(['publish']);
+    expect(await reasons(card.id)).toEqual(['3 publish', '1 publish']);
+    expect(await reasons(latest.id)).toEqual(['1 save']);
   });
 
   it('answers 401, 403, 404 and 422', async () => {
