@@ -18,6 +18,7 @@ let site: Site;
 const media: { id: string; key: string }[] = [];
 const pageIds: string[] = [];
 let drafted: { article: string; author: string };
+let second: Site;
 
 const post = async (path: string, body: Record<string, unknown>) => {
   const res = await request(suite.t.app).post(`/${site.slug}${path}`).set(suite.a.admin.auth).send(body);
@@ -144,6 +145,23 @@ beforeAll(async () => {
     master_id: story.id,
     status: 'published',
   });
+
+  // A second site of the tenant: its copy's element names its copy's media item, not the first site's.
+  const res = await request(t.app)
+    .post('/sites/')
+    .set(suite.admin.auth)
+    .send({ tenant_id: a.tenant.id, name: 'Second', slug: `second-${unique()}` });
+  expect(res.status).toBe(201);
+  second = res.body as Site;
+  const picture = await t.services.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+    insert into media_items (tenant_id, site_id, kind, mime_type, storage_key, status)
+    values (${a.tenant.id}, ${second.id}, 'image', 'image/png', ${`${a.tenant.id}/${second.id}/${unique()}.png`}, 'ready')
+    returning id`);
+  await createType(t, suite.admin.auth, second, {
+    api_id: 'banner',
+    fields: [{ id: 'picture', label: 'Picture', type: 'media' }],
+  });
+  await createElement(t, suite.admin.auth, second, { type: 'banner', data: { picture } });
 });
 
 type Clone = { id: string; slug: string; copy_job_id: string | null; copy_job_url: string | null };
@@ -162,7 +180,7 @@ async function cloneAndWait(): Promise<{ copy: Clone; copySite: Site }> {
   expect(job.error).toBeNull();
   expect(job.status).toBe('succeeded');
   const copySite = await t.services.db.one(sql.type(z.object({ id: z.uuid(), slug: z.string(), tenant_id: z.uuid() }))`
-    select id, slug, tenant_id from sites where tenant_id = ${copy.id}`);
+    select id, slug, tenant_id from sites where tenant_id = ${copy.id} and slug = ${`${copy.slug}-${site.slug}`}`);
   await accessChangeHeard(t);
   return { copy, copySite: { ...site, ...copySite } };
 }
@@ -201,14 +219,14 @@ describe('POST /admin/tenants/{tenant_id}/clone with content', () => {
     const job = await request(t.app).get(copy.copy_job_url!).set(admin.auth).expect(200);
     expect(job.body).toMatchObject({ kind: 'tenant_clone', status: 'succeeded', progress: 1, credits_charged: 0 });
     expect(job.body.output).toMatchObject({
-      sites: 1,
-      content_types: 2,
-      elements: 5,
+      sites: 2,
+      content_types: 3,
+      elements: 6,
       pages: 4,
       page_elements: 5,
       posts: 2,
     });
-    expect(job.body.output).toMatchObject({ media_items: 4, media_folders: 2 });
+    expect(job.body.output).toMatchObject({ media_items: 5, media_folders: 2 });
     expect(Object.keys(job.body.output.stage_ms)).toEqual(expect.arrayContaining(['elements', 'pages', 'page slots']));
     await request(t.app).get(`/admin/jobs/${copy.copy_job_id}`).set(admin.auth).expect(200);
 
@@ -280,6 +298,15 @@ describe('POST /admin/tenants/{tenant_id}/clone with content', () => {
                    where f.site_id = ${copySite.id} and p.site_id <> ${copySite.id}`,
     ];
     for (const query of outside) expect(await count(query)).toBe(0);
+    // The second site's copy holds its element, naming the media item of that copy.
+    const banner = await db.one(sql.type(z.object({ site: z.string(), picture_site: z.string() }))`
+      select s.slug as site, m.site_id::text as picture_site
+      from content_elements e join sites s on s.id = e.site_id
+      join media_items m on m.id = (e.data ->> 'picture')::uuid
+      where e.tenant_id = ${copySite.tenant_id} and e.site_id <> ${copySite.id}`);
+    const secondCopy = await db.oneFirst(sql.type(z.object({ id: z.string() }))`
+      select id::text from sites where tenant_id = ${copySite.tenant_id} and id <> ${copySite.id}`);
+    expect(banner).toEqual({ site: expect.stringContaining(second.slug), picture_site: secondCopy });
     // The draft beside the live article names the copy's author.
     const mapped = (id: string) =>
       db.oneFirst(sql.type(z.object({ id: z.string() }))`select clone_id(${copySite.tenant_id}, ${id})::text as id`);
