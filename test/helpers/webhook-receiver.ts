@@ -1,10 +1,23 @@
-// A receiver of outbound job webhooks on 127.0.0.1: it records every request
-// (its headers and raw body, as a receiver must verify them) and answers the
-// statuses a test lined up for the path, one per request, then 200 (a 3xx
-// with a Location further along the path; `hang`: no answer at all).
+// A receiver of outbound webhooks (jobs', content events') on 127.0.0.1: it
+// records every request (its headers and raw body, as a receiver must verify
+// them) and answers the statuses a test lined up for the path, one per
+// request, then 200 (a 3xx with a Location further along the path; `hang`:
+// no answer at all).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pollUntil } from './poll.ts';
+
+/**
+ * The settings under which the worker sends to it: loopback and plain http
+ * allowed, two retries a second apart (three attempts in all), each of at
+ * most 3 s.
+ */
+export const receiverEnv = {
+  FETCH_ALLOW_LOOPBACK: 'true',
+  JOB_WEBHOOK_HTTP_HOSTS: '127.0.0.1',
+  JOB_WEBHOOK_RETRY_SECONDS: '1,1',
+  JOB_WEBHOOK_TIMEOUT_MS: '3000',
+};
 
 /** A status to line up for a request that is never answered. */
 export const hang = 0;

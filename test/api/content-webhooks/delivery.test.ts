@@ -23,14 +23,10 @@ import { newSite, newTenant } from '../../helpers/factories.ts';
 import { staffedTenant, unique, type Staffed } from '../../helpers/identity.ts';
 import { jobsSuite, startTestWorker } from '../../helpers/jobs.ts';
 import { pollUntil } from '../../helpers/poll.ts';
-import { startReceiver, type Received, type Receiver } from '../../helpers/webhook-receiver.ts';
+import { receiverEnv, startReceiver, type Received, type Receiver } from '../../helpers/webhook-receiver.ts';
 
-const env = {
-  FETCH_ALLOW_LOOPBACK: 'true',
-  JOB_WEBHOOK_HTTP_HOSTS: '127.0.0.1',
-  JOB_WEBHOOK_RETRY_SECONDS: '1,1',
-  JOB_WEBHOOK_TIMEOUT_MS: '3000',
-};
+// Two retries a second apart: three attempts in all, each of at most 3 s.
+const env = receiverEnv;
 const suite = jobsSuite(env);
 let receiver: Receiver;
 beforeAll(async () => {

@@ -21,15 +21,10 @@ import { unique, type Auth } from '../../helpers/identity.ts';
 import { giveCredits, jobsSuite, startTestWorker, submitAs, waitForJob } from '../../helpers/jobs.ts';
 import { makePdf } from '../../helpers/pdf.ts';
 import { pollUntil } from '../../helpers/poll.ts';
-import { hang, startReceiver, type Received, type Receiver } from '../../helpers/webhook-receiver.ts';
+import { hang, receiverEnv, startReceiver, type Received, type Receiver } from '../../helpers/webhook-receiver.ts';
 
 // Two retries a second apart: three attempts in all, each of at most 3 s.
-const env = {
-  FETCH_ALLOW_LOOPBACK: 'true',
-  JOB_WEBHOOK_HTTP_HOSTS: '127.0.0.1',
-  JOB_WEBHOOK_RETRY_SECONDS: '1,1',
-  JOB_WEBHOOK_TIMEOUT_MS: '3000',
-};
+const env = receiverEnv;
 const suite = jobsSuite(env);
 let receiver: Receiver;
 let otherAuthor: Caller;
