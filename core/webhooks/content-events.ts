@@ -63,9 +63,9 @@ export const fanOutKey = (tenantId: string) => `content-events:${tenantId}`;
  * for their first attempt are sent by ./deliver.ts as a job's are, each
  * item's one after another in event order, a few items at a time (a failed
  * one is retried on its own queue entry, and holds back the item's later
- * ones). Sending them here, rather
- * than one queue entry each, is what makes a bulk change quick to hear: a
- * subtree of 500 pages moved is one run, not 500 turns of the queue.
+ * ones). Sending them here, rather than one queue entry each, is what
+ * makes a bulk change quick to hear: a subtree of 500 pages moved is one
+ * run, not 500 turns of the queue.
  */
 export async function runContentWebhooks(deps: DeliverDeps, tenantId: string): Promise<void> {
   const started = Date.now();
@@ -73,7 +73,8 @@ export async function runContentWebhooks(deps: DeliverDeps, tenantId: string): P
   for (;;) {
     const taken = await fanOut(deps.db, tenantId);
     const sent = await sendWaiting(deps, tenantId);
-    if (taken < batchSize && sent < batchSize) return;
+    // A worker stopping may have left some unsent: the next run sends them.
+    if (!deps.signal?.aborted && taken < batchSize && sent < batchSize) return;
     if (deps.signal?.aborted || Date.now() - started > budgetMs) {
       await queueFanOut(deps.db, tenantId);
       return;
