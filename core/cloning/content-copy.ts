@@ -15,11 +15,14 @@
 //
 // Not copied: content_versions (the history of elements and pages: a copy
 // starts its own), translation states (the translations' triggers record
-// them afresh), search documents (their triggers index the copies), queue
-// entries for scheduled publishes (publish_at and scheduled_for are copied;
-// nothing is queued to act on them in the copy).
+// them afresh), search documents (their triggers index the copies). Scheduled
+// publishes (publish_at, scheduled_for) are copied and planned again for the
+// copies, each a queue job keyed by its copy, as a schedule set by hand is.
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../../db/pool.ts';
+import { planPublication } from '../content/publish-schedule.ts';
+import { schedulePublication } from '../posts/schedule.ts';
+import { timestamp } from '../timestamp.ts';
 
 /** Rows per statement. */
 const batchSize = 500;
@@ -287,6 +290,23 @@ const postBatch =
     on conflict (id) do nothing
   ) ${tail}`;
 
+const planned = z.object({ kind: z.enum(['element', 'page', 'post']), id: z.uuid(), at: timestamp });
+
+/** Queues the scheduled publishes of the copy's site, as setting each by hand would; answers how many. */
+async function planSchedules(db: CommonQueryMethods, siteId: string): Promise<number> {
+  const rows = await db.any(sql.type(planned)`
+    select 'element' as kind, id, publish_at as at from content_elements where site_id = ${siteId} and publish_at is not null
+    union all
+    select 'page', id, publish_at from pages where site_id = ${siteId} and publish_at is not null
+    union all
+    select 'post', id, scheduled_for from posts where site_id = ${siteId} and status = 'scheduled' and scheduled_for is not null`);
+  for (const row of rows) {
+    if (row.kind === 'post') await schedulePublication(db, row.id, row.at);
+    else await planPublication(db, row.kind, row.id, row.at);
+  }
+  return rows.length;
+}
+
 /** Milliseconds each stage took, summed over the sites: where a clone's time goes. */
 export type StageTimes = Record<string, number>;
 
@@ -346,6 +366,7 @@ export async function copyContent(
     counts.page_elements += await run('page slots', slotBatch(salt, pair));
     counts.posts += await run('posts', postBatch(salt, pair, false));
     counts.posts += await run('post translations', postBatch(salt, pair, true));
+    await once('schedules', () => planSchedules(db, pair.to));
   }
   return { counts, stageMs };
 }

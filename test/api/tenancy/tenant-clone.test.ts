@@ -199,6 +199,11 @@ async function idMap(copyTenant: string, copySite: Site): Promise<Map<string, st
   return map;
 }
 
+const cloneId = (copyTenant: string, id: string) =>
+  suite.t.services.db.oneFirst(
+    sql.type(z.object({ id: z.string() }))`select clone_id(${copyTenant}, ${id})::text as id`,
+  );
+
 const asOriginal = (body: unknown, map: Map<string, string>) =>
   JSON.parse(
     JSON.stringify(body).replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[a-z0-9-]+/g, (found) =>
@@ -400,6 +405,27 @@ describe('POST /admin/tenants/{tenant_id}/clone with content', () => {
       .send({ name: 'X' })
       .expect(404);
     await request(t.app).post(path).set(admin.auth).send({}).expect(422);
+  });
+
+  it('plans the copy’s scheduled publishes again: each copy has its own queue job, at the original’s time', async () => {
+    const { t, a } = suite;
+    const at = new Date(Date.now() + 86_400_000).toISOString();
+    await t.services.db.query(sql.typeAlias('void')`update pages set publish_at = ${at} where id = ${pageIds[2]!}`);
+    const post = await t.services.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+      insert into posts (tenant_id, site_id, title, slug, locale, status, scheduled_for)
+      values (${a.tenant.id}, ${site.id}, 'Later', ${`later-${unique()}`}, 'en', 'scheduled', ${at}) returning id`);
+    try {
+      const { copy } = await cloneAndWait();
+      const queued = await t.services.db.any(sql.type(z.object({ key: z.string(), run_at: z.string() }))`
+        select key, run_at::text from graphile_worker.jobs
+        where key in (${`content-publish:page:${await cloneId(copy.id, pageIds[2]!)}`},
+                      ${`post-publish:${await cloneId(copy.id, post)}`})`);
+      expect(queued).toHaveLength(2);
+      for (const row of queued) expect(Date.parse(row.run_at)).toBe(Date.parse(at));
+    } finally {
+      await t.services.db.query(sql.typeAlias('void')`update pages set publish_at = null where id = ${pageIds[2]!}`);
+      await t.services.db.query(sql.typeAlias('void')`delete from posts where id = ${post}`);
+    }
   });
 
   it('makes no job for a tenant without sites', async () => {
