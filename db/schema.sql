@@ -1114,6 +1114,9 @@ CREATE INDEX page_elements_element_idx ON public.page_elements USING btree (elem
 CREATE TRIGGER page_elements_content_del AFTER DELETE ON public.page_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.page_elements_changed();
 CREATE TRIGGER page_elements_content_ins AFTER INSERT ON public.page_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.page_elements_changed();
 CREATE TRIGGER page_elements_content_upd AFTER UPDATE ON public.page_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.page_elements_changed();
+CREATE TRIGGER page_elements_events_del AFTER DELETE ON public.page_elements REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION public.page_elements_events();
+CREATE TRIGGER page_elements_events_ins AFTER INSERT ON public.page_elements REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.page_elements_events();
+CREATE TRIGGER page_elements_events_upd AFTER UPDATE ON public.page_elements REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION public.page_elements_events();
 CREATE TRIGGER page_elements_master BEFORE INSERT OR UPDATE OF element_id ON public.page_elements FOR EACH ROW EXECUTE FUNCTION public.page_elements_master();
 CREATE POLICY tenant_isolation ON public.page_elements TO PUBLIC
     USING (((( SELECT current_setting('app.tenant_id'::text, true) AS current_setting) = '*'::text) OR (site_id IN ( SELECT sites.id
@@ -2446,6 +2449,27 @@ begin
   if tg_op <> 'INSERT' then
     perform announce_content_tags(array(select distinct unnest(array['page:' || coalesce(p.master_id, p.id), 'tree:' || r.site_id]) from changed_old r left join pages p on p.id = r.page_id));
   end if;
+  return null;
+end $function$;
+
+CREATE OR REPLACE FUNCTION public.page_elements_events()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+declare
+  pages_changed text := case tg_op
+    when 'INSERT' then 'select page_id from changed_new'
+    when 'UPDATE' then 'select page_id from changed_old union select page_id from changed_new'
+    else 'select page_id from changed_old' end;
+  tenants uuid[];
+  events jsonb;
+begin
+  execute format('select array_agg(distinct p.tenant_id) from pages p where p.id in (%s)', pages_changed) into tenants;
+  if not content_webhooks_listen(tenants) then return null; end if;
+  execute format('select jsonb_agg(page_event(%L, p, null)) from pages p where p.status = %L and p.id in (%s)',
+                 'page.published', 'published', pages_changed)
+  into events;
+  if events is not null then perform record_content_events(events); end if;
   return null;
 end $function$;
 

@@ -20,7 +20,8 @@ export const contentEvents = {
     'not a draft saved beside it)',
   'element.unpublished': 'a published element went back to draft or was archived',
   'element.deleted': 'an element was deleted',
-  'page.published': 'a page was published, or its title, SEO or template changed while published',
+  'page.published':
+    'a page was published, or its title, SEO, template or layout (the elements placed on it) changed while published',
   'page.moved': 'a page’s path changed (its slug, or a move of it or of a page above it: one event per page)',
   'page.unpublished': 'a published page went back to draft or was archived',
   'page.deleted': 'a page was deleted',

@@ -133,8 +133,8 @@ create function element_events(o content_elements, n content_elements) returns s
 $$;
 
 -- Pages: published (first, or its title, SEO or template changed while
--- published), moved (its path changed: a subtree moved is one event per
--- page), unpublished, deleted.
+-- published; its layout, below), moved (its path changed: a subtree moved
+-- is one event per page), unpublished, deleted.
 create function page_event(type text, r pages, previous_path text) returns jsonb language sql immutable as $$
   select content_event(r.tenant_id, r.site_id, type, r.id, jsonb_build_object(
     'id', r.id, 'master_id', r.master_id, 'site_id', r.site_id, 'parent_id', r.parent_id, 'locale', r.locale,
@@ -214,6 +214,34 @@ begin
   if events is not null then perform record_content_events(events); end if;
   return null;
 end $$;
+
+-- A published page whose layout changed (an element placed, moved or
+-- taken away) is published anew: what it shows changed. Its slots have no
+-- tenant of their own: the pages say whose they are.
+create function page_elements_events() returns trigger language plpgsql as $$
+declare
+  pages_changed text := case tg_op
+    when 'INSERT' then 'select page_id from changed_new'
+    when 'UPDATE' then 'select page_id from changed_old union select page_id from changed_new'
+    else 'select page_id from changed_old' end;
+  tenants uuid[];
+  events jsonb;
+begin
+  execute format('select array_agg(distinct p.tenant_id) from pages p where p.id in (%s)', pages_changed) into tenants;
+  if not content_webhooks_listen(tenants) then return null; end if;
+  execute format('select jsonb_agg(page_event(%L, p, null)) from pages p where p.status = %L and p.id in (%s)',
+                 'page.published', 'published', pages_changed)
+  into events;
+  if events is not null then perform record_content_events(events); end if;
+  return null;
+end $$;
+
+create trigger page_elements_events_ins after insert on page_elements referencing new table as changed_new
+  for each statement execute function page_elements_events();
+create trigger page_elements_events_upd after update on page_elements
+  referencing new table as changed_new old table as changed_old for each statement execute function page_elements_events();
+create trigger page_elements_events_del after delete on page_elements referencing old table as changed_old
+  for each statement execute function page_elements_events();
 
 -- As 0011: one trigger per operation, each naming the transition tables it has.
 do $$

@@ -3339,8 +3339,8 @@ export interface webhooks {
   };
   "page.published": {
     /**
-     * page.published: a page was published, or its title, SEO or template changed while published
-     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.published` and hears the item’s site: a page was published, or its title, SEO or template changed while published. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+     * page.published: a page was published, or its title, SEO, template or layout (the elements placed on it) changed while published
+     * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.published` and hears the item’s site: a page was published, or its title, SEO, template or layout (the elements placed on it) changed while published. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
      */
     post: operations["webhook_page_published"];
   };
@@ -26725,8 +26725,8 @@ export interface operations {
     };
   };
   /**
-   * page.published: a page was published, or its title, SEO or template changed while published
-   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.published` and hears the item’s site: a page was published, or its title, SEO or template changed while published. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
+   * page.published: a page was published, or its title, SEO, template or layout (the elements placed on it) changed while published
+   * @description Sent to each content webhook subscription (POST /api/tenants/{tenant_id}/content-webhooks) that names `page.published` and hears the item’s site: a page was published, or its title, SEO, template or layout (the elements placed on it) changed while published. Recorded by the database whoever makes the change, once per item and change even when one statement changes many (a subtree moved: one event per page). An item’s events arrive in order: a later one waits while an earlier one is retried. Every attempt is listed at GET /api/tenants/{tenant_id}/content-webhooks/{content_webhook_id}/deliveries. A 2xx answer delivers it; 410 Gone ends it; any other answer, or none within JOB_WEBHOOK_TIMEOUT_MS, is retried after each wait of JOB_WEBHOOK_RETRY_SECONDS (with the same webhook-id).
    */
   webhook_page_published: {
     parameters: {
