@@ -179,8 +179,14 @@ async function versionedOfA(world: World, kind: 'element' | 'page') {
   const id = kind === 'element' ? await elementOfA(world) : await pageOfA(world);
   const content =
     kind === 'element'
-      ? [{ name: 'Matrix element', data: {}, schema_version: 1 }, { name: 'Renamed', data: {}, schema_version: 1 }]
-      : [{ title: 'Matrix page', seo: {}, template: null }, { title: 'Renamed', seo: {}, template: null }];
+      ? [
+          { name: 'Matrix element', data: {}, schema_version: 1 },
+          { name: 'Renamed', data: {}, schema_version: 1 },
+        ]
+      : [
+          { title: 'Matrix page', seo: {}, template: null },
+          { title: 'Renamed', seo: {}, template: null },
+        ];
   for (const [index, version] of content.entries())
     await world.t.services.db.query(sql.typeAlias('void')`
       insert into content_versions (tenant_id, site_id, ${sql.identifier([`${kind}_id`])}, number, reason, content, changed)
