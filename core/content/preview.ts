@@ -97,9 +97,10 @@ function columnsOf(db: CommonQueryMethods): Promise<Map<string, string[]>> {
 }
 
 /** Thrown to roll the preview's transaction back once its answer is in hand. */
-class Answered<T> {
+class Answered<T> extends Error {
   readonly answer: T;
   constructor(answer: T) {
+    super('preview answered');
     this.answer = answer;
   }
 }
