@@ -9,7 +9,9 @@
 // SECURITY_RETENTION_DAYS, and search documents' removals after a day
 // (migration 0037: a process that has not caught up for that long reads the
 // site afresh), and preview tokens once expired; elements' and pages' saved
-// versions after CONTENT_SAVE_VERSIONS_DAYS (publishes and restores stay).
+// versions after CONTENT_SAVE_VERSIONS_DAYS (publishes and restores stay),
+// and content webhook deliveries that ended more than JOB_RETENTION_DAYS ago,
+// with their attempts (a job's deliveries go with the job).
 import { z } from 'zod';
 import { sql, type CommonQueryMethods } from '../db/pool.ts';
 import type { Config } from './config.ts';
@@ -30,6 +32,7 @@ const removedSchema = z.object({
   search_removals: z.number(),
   preview_tokens: z.number(),
   content_versions: z.number(),
+  content_deliveries: z.number(),
 });
 
 /** Removes it all in one statement and answers how many rows went from each table. */
@@ -54,7 +57,9 @@ export async function removeExpiredRows(
       contact_messages as (delete from contact_messages where created_at < now() - ${securityDays} * interval '1 day' returning 1),
       search_removals as (delete from search_removals where removed_at < now() - interval '1 day' returning 1),
       preview_tokens as (delete from preview_tokens where expires_at < now() returning 1),
-      content_versions as (${pruneSaveSql(contentSaveDays)} returning 1)
+      content_versions as (${pruneSaveSql(contentSaveDays)} returning 1),
+      content_deliveries as (delete from job_webhooks where subscription_id is not null and status <> 'pending'
+                               and finished_at < now() - ${retention} * interval '1 day' returning 1)
     select (select count(*)::int from rate_limits) as rate_limits, (select count(*)::int from oauth_states) as oauth_states,
            (select count(*)::int from email_tokens) as email_tokens, (select count(*)::int from sessions) as sessions,
            (select count(*)::int from idempotency_keys) as idempotency_keys,
@@ -65,5 +70,6 @@ export async function removeExpiredRows(
            (select count(*)::int from contact_messages) as contact_messages,
            (select count(*)::int from search_removals) as search_removals,
            (select count(*)::int from preview_tokens) as preview_tokens,
-           (select count(*)::int from content_versions) as content_versions`);
+           (select count(*)::int from content_versions) as content_versions,
+           (select count(*)::int from content_deliveries) as content_deliveries`);
 }

@@ -664,6 +664,7 @@ CREATE TABLE public.job_webhooks (
     CONSTRAINT job_webhooks_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES public.tenants(id) ON DELETE CASCADE
 );
 ALTER TABLE public.job_webhooks ENABLE ROW LEVEL SECURITY;
+CREATE INDEX job_webhooks_content_ended_idx ON public.job_webhooks USING btree (finished_at) WHERE ((subscription_id IS NOT NULL) AND (status <> 'pending'::text));
 CREATE UNIQUE INDEX job_webhooks_content_once ON public.job_webhooks USING btree (subscription_id, event_id) WHERE (subscription_id IS NOT NULL);
 CREATE INDEX job_webhooks_item_pending_idx ON public.job_webhooks USING btree (subscription_id, item_id, event_id) WHERE ((status = 'pending'::text) AND (subscription_id IS NOT NULL));
 CREATE INDEX job_webhooks_job_idx ON public.job_webhooks USING btree (job_id, created_at, id);

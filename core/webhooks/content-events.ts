@@ -70,7 +70,6 @@ export const fanOutKey = (tenantId: string) => `content-events:${tenantId}`;
  */
 export async function runContentWebhooks(deps: DeliverDeps, tenantId: string): Promise<void> {
   const started = Date.now();
-  await pruneDeliveries(deps, tenantId);
   for (;;) {
     const taken = await fanOut(deps.db, tenantId);
     const sent = await sendWaiting(deps, tenantId);
@@ -81,20 +80,6 @@ export async function runContentWebhooks(deps: DeliverDeps, tenantId: string): P
       return;
     }
   }
-}
-
-/**
- * The tenant's content deliveries that ended more than JOB_RETENTION_DAYS
- * ago, with their attempts, a batch per run (a job's go with the job).
- */
-async function pruneDeliveries({ db, config }: DeliverDeps, tenantId: string): Promise<void> {
-  await db.query(sql.typeAlias('void')`
-    delete from job_webhooks where id in (
-      select d.id from content_webhooks s
-      join job_webhooks d on d.subscription_id = s.id
-        and d.created_at < now() - ${config.jobs.retentionDays} * interval '1 day'
-      where s.tenant_id = ${tenantId} and d.status <> 'pending'
-      limit ${batchSize})`);
 }
 
 /**

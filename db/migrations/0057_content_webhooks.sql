@@ -56,6 +56,8 @@ alter table job_webhooks
 create unique index job_webhooks_content_once on job_webhooks (subscription_id, event_id) where subscription_id is not null;
 create index job_webhooks_subscription_idx on job_webhooks (subscription_id, created_at, id) where subscription_id is not null;
 create index job_webhooks_item_pending_idx on job_webhooks (subscription_id, item_id, event_id) where status = 'pending' and subscription_id is not null;
+-- The hourly cleanup (core/cleanup.ts) removes content deliveries that ended JOB_RETENTION_DAYS ago.
+create index job_webhooks_content_ended_idx on job_webhooks (finished_at) where subscription_id is not null and status <> 'pending';
 
 -- Records events and queues their fan-out, one queue entry per tenant,
 -- folded into one that is already waiting (a bulk change is one entry). The

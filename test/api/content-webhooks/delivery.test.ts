@@ -15,6 +15,7 @@ import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 import { sql } from '../../../db/pool.ts';
+import { removeExpiredRows } from '../../../core/cleanup.ts';
 import { createLogger } from '../../../core/logger.ts';
 import { fanOut } from '../../../core/webhooks/content-events.ts';
 import { retryStrandedDeliveries } from '../../../core/webhooks/stranded.ts';
@@ -85,6 +86,23 @@ async function bulkPages(staffed: Staffed, parent: { id: string; path: string },
 }
 
 const site = (staffed: Staffed) => `/${staffed.site.slug}`;
+
+/** Checks one delivery of each type heard against the body /openapi.json's `webhooks` documents for it. */
+async function expectDocumented(heard: Received[]) {
+  const document = (await request(suite.t.app).get('/openapi.json').expect(200)).body;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema(document, 'doc');
+  const types = new Set<string>();
+  for (const delivery of heard) {
+    const event = JSON.parse(delivery.body) as Event;
+    if (types.has(event.type)) continue;
+    types.add(event.type);
+    const pointer = `doc#/webhooks/${event.type}/post/requestBody/content/application~1json/schema`;
+    if (!ajv.validate({ $ref: pointer }, event)) throw new Error(`${event.type}: ${ajv.errorsText(ajv.errors)}`);
+  }
+  return types;
+}
 
 async function newPage(staffed: Staffed, body: Record<string, unknown>) {
   const res = await request(suite.t.app)
@@ -209,15 +227,7 @@ it('hears a publish, an edit, a move of 500 pages, an unpublish and a delete, ea
   expect(second!.data).toMatchObject({ name: 'Hero', paths: ['/archive'] });
 
   // Each body is the one /openapi.json documents for its type.
-  const document = (await request(app).get('/openapi.json').expect(200)).body;
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats.default(ajv);
-  ajv.addSchema(document, 'doc');
-  for (const type of new Set(events.map(({ event }) => event.type))) {
-    const body = all.find((delivery) => (JSON.parse(delivery.body) as Event).type === type)!.body;
-    const pointer = `doc#/webhooks/${type}/post/requestBody/content/application~1json/schema`;
-    if (!ajv.validate({ $ref: pointer }, JSON.parse(body))) throw new Error(`${type}: ${ajv.errorsText(ajv.errors)}`);
-  }
+  await expectDocumented(all);
 
   // The log lists them, delivered at the first attempt.
   const log = await request(app)
@@ -324,6 +334,44 @@ it('records no event for a tenant without a subscription, and one per item and c
   ]);
 });
 
+it('sends post and media events in the shape the document gives them', async () => {
+  const { t, b } = suite;
+  await worker();
+  const { path, url } = hook();
+  await subscribe(b, {
+    url,
+    events: ['post.published', 'post.unpublished', 'post.deleted', 'media.created', 'media.updated', 'media.deleted'],
+  });
+  const post = await request(t.app)
+    .post(`${site(b)}/posts/`)
+    .set(b.admin.auth)
+    .send({ title: 'Documented', status: 'published' })
+    .expect(201);
+  await request(t.app)
+    .patch(`${site(b)}/posts/${post.body.id}`)
+    .set(b.admin.auth)
+    .send({ status: 'draft' })
+    .expect(200);
+  await request(t.app)
+    .delete(`${site(b)}/posts/${post.body.id}`)
+    .set(b.admin.auth)
+    .expect(204);
+  const media = await t.services.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+    insert into media_items (tenant_id, site_id, kind, mime_type, storage_key, status)
+    values (${b.tenant.id}, ${b.site.id}, 'image', 'image/png', ${`${b.tenant.id}/${unique()}.png`}, 'ready')
+    returning id`);
+  await t.services.db.query(sql.typeAlias('void')`update media_items set alt = 'Documented' where id = ${media}`);
+  await t.services.db.query(sql.typeAlias('void')`delete from media_items where id = ${media}`);
+  const heard = await hear(path, (deliveries) => deliveries.length >= 6);
+  expect(await expectDocumented(heard)).toEqual(
+    new Set(['post.published', 'post.unpublished', 'post.deleted', 'media.created', 'media.updated', 'media.deleted']),
+  );
+  const published = heard
+    .map((delivery) => JSON.parse(delivery.body) as Event)
+    .find((e) => e.type === 'post.published');
+  expect(published!.data.surrogate_keys).toEqual(expect.arrayContaining([expect.stringContaining(post.body.id)]));
+});
+
 it('hears only its site’s events, and only those it names', async () => {
   const { t, a } = suite;
   const other = await newSite(t, a.tenant);
@@ -372,7 +420,7 @@ it('signs with both secrets during a rotation’s grace period', async () => {
   }
 });
 
-it('forgets deliveries that ended more than JOB_RETENTION_DAYS ago, when the tenant’s next run comes', async () => {
+it('forgets deliveries that ended more than JOB_RETENTION_DAYS ago, in the hourly cleanup', async () => {
   const { t, b } = suite;
   await worker();
   const { path, url } = hook();
@@ -385,6 +433,8 @@ it('forgets deliveries that ended more than JOB_RETENTION_DAYS ago, when the ten
     returning id`);
   const page = await newPage(b, { slug: `recent-${unique()}`, title: 'Recent' });
   await hear(path, (heard) => heard.some((delivery) => delivery.body.includes(page.id)));
+  const removed = await removeExpiredRows(t.services.db, t.services.config);
+  expect(removed.content_deliveries).toBeGreaterThanOrEqual(1);
   const left = await t.services.db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
     select id from job_webhooks where subscription_id = ${subscription.id} order by created_at`);
   expect(left).toHaveLength(1);
