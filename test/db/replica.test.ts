@@ -104,7 +104,8 @@ async function retitle(app: TestApp): Promise<string> {
   await request(app.app)
     .patch(`/${site.slug}/elements/${article.id}`)
     .set(s.editor.auth)
-    .send({ data: { title } })
+    // Published at once: without the status, the edit of a published element would wait in its draft.
+    .send({ data: { title }, status: 'published' })
     .expect(200);
   return title;
 }
