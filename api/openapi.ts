@@ -205,6 +205,9 @@ function commonResponses(
     const paged = request.query instanceof z.ZodObject && 'cursor' in request.query.shape;
     if (hasBody) common[400] = shared('MalformedBody', problemResponse('The body is malformed'));
     if (paged) common[400] = shared('BadCursor', problemResponse('The cursor is not one this API gave'));
+    // A route that reads If-Match (api/schemas.ts ifMatchVersion) refuses one that is not a list of versions.
+    if (!common[400] && request.headers?.shape['if-match'])
+      common[400] = shared('BadIfMatch', problemResponse('If-Match is not a list of this resource’s ETags'));
     if (withToken(route.access)) {
       common[401] = shared(
         'Unauthorized',
