@@ -28,7 +28,8 @@ it('runs a tenant’s light job while its share of media jobs runs in the media 
   workers.push(await startTestWorker(t, { ...share, WORKER_KINDS: 'test_noop', WORKER_CONCURRENCY: '2' }));
 
   const long: string[] = [];
-  for (let i = 0; i < 4; i++) long.push((await submit('test_sleep', { ms: 4000 })).id);
+  // Long enough that none ends before the checks below on a loaded 2-core machine (stopping the workers cuts them short).
+  for (let i = 0; i < 4; i++) long.push((await submit('test_sleep', { ms: 20_000 })).id);
   const running = () =>
     t.services.db.oneFirst(sql.type(z.object({ count: z.number() }))`
       select count(*)::int as count from jobs where id = any(${sql.array(long, 'uuid')}) and status = 'running'`);
