@@ -7496,6 +7496,17 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
+    /** @description If-Match is not a list of this resource’s ETags */
+    BadIfMatch: {
+      headers: {
+        "X-Request-Id": components["headers"]["RequestId"];
+        "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+        RateLimit: components["headers"]["RateLimit"];
+      };
+      content: {
+        "application/problem+json": components["schemas"]["Problem"];
+      };
+    };
   };
   parameters: {
   };
@@ -22132,6 +22143,7 @@ export interface operations {
           "application/json": components["schemas"]["ContentElement"];
         };
       };
+      400: components["responses"]["BadIfMatch"];
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
@@ -22505,6 +22517,7 @@ export interface operations {
           "application/json": components["schemas"]["Page"];
         };
       };
+      400: components["responses"]["BadIfMatch"];
       401: components["responses"]["Unauthorized"];
       403: components["responses"]["Forbidden"];
       404: components["responses"]["NotFound"];
